@@ -1,0 +1,345 @@
+#include "layoutcheck/checker.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <sstream>
+
+namespace layoutcheck {
+namespace {
+
+constexpr uint8_t kPoisonExpected = 0xA5;
+constexpr uint8_t kPoisonActual = 0x5A;
+constexpr uint64_t kMaxDiagnosedElements = 1u << 22;
+
+std::string hex_byte(uint8_t b) {
+  static const char* digits = "0123456789abcdef";
+  return std::string("0x") + digits[b >> 4] + digits[b & 15];
+}
+
+std::string coord_text(const Coord& c) { return "(" + shape_to_string(c) + ")"; }
+
+// A buffer with poisoned guard zones on both sides.
+struct Guarded {
+  Guarded(size_t size_in, size_t guard_in, uint8_t poison_in)
+      : bytes(size_in + 2 * guard_in, poison_in), guard(guard_in), size(size_in), poison(poison_in) {}
+  uint8_t* data() { return bytes.data() + guard; }
+  const uint8_t* data() const { return bytes.data() + guard; }
+  // Index of the first clobbered guard byte, relative to data(); or 0 and false.
+  bool guards_intact(int64_t* where) const {
+    for (size_t i = 0; i < guard; ++i) {
+      if (bytes[i] != poison) { *where = static_cast<int64_t>(i) - static_cast<int64_t>(guard); return false; }
+      if (bytes[guard + size + i] != poison) { *where = static_cast<int64_t>(size + i); return false; }
+    }
+    return true;
+  }
+  std::vector<uint8_t> bytes;
+  size_t guard, size;
+  uint8_t poison;
+};
+
+struct Failure {
+  std::ostringstream out;
+  bool failed = false;
+  std::ostream& add() { failed = true; return out << "  "; }
+};
+
+// Looks at unit steps along every dimension for swapped or shifted dimensions.
+std::string diagnose_offsets(const Case& c, const Impl& expected, const Impl& actual) {
+  const LayoutSpec* spec = find_spec(c.layout.name);
+  Coord origin(c.shape.size(), 0);
+  auto e0 = expected.offset_bits(c, origin);
+  auto a0 = actual.offset_bits(c, origin);
+  if (!e0.ok() || !a0.ok()) return "";
+  std::vector<int64_t> es(c.shape.size(), 0), as(c.shape.size(), 0);
+  std::vector<bool> has(c.shape.size(), false);
+  for (size_t i = 0; i < c.shape.size(); ++i) {
+    if (c.shape[i] < 2) continue;
+    Coord step = origin;
+    step[i] = 1;
+    auto e = expected.offset_bits(c, step);
+    auto a = actual.offset_bits(c, step);
+    if (!e.ok() || !a.ok()) continue;
+    es[i] = static_cast<int64_t>(*e - *e0);
+    as[i] = static_cast<int64_t>(*a - *a0);
+    has[i] = true;
+  }
+  auto dim = [&](size_t i) { return spec && i < spec->dims.size() ? spec->dims[i] : std::to_string(i); };
+  std::string out;
+  for (size_t i = 0; i < es.size(); ++i) {
+    for (size_t j = i + 1; j < es.size(); ++j) {
+      if (has[i] && has[j] && es[i] != es[j] && as[i] == es[j] && as[j] == es[i]) {
+        out += "dimensions " + dim(i) + " and " + dim(j) + " look swapped; ";
+      }
+    }
+  }
+  for (size_t i = 0; i < es.size(); ++i) {
+    if (has[i] && as[i] != es[i]) {
+      out += "step along " + dim(i) + ": expected " + std::to_string(es[i] / 8) +
+             " bytes, actual " + std::to_string(as[i] / 8) + "; ";
+    }
+  }
+  if (*a0 != *e0) {
+    out += "origin shifted by " +
+           std::to_string((static_cast<int64_t>(*a0) - static_cast<int64_t>(*e0)) / 8) + " bytes; ";
+  }
+  if (!out.empty()) out.resize(out.size() - 2);
+  return out;
+}
+
+}  // namespace
+
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::kPass: return "pass";
+    case Verdict::kBothInvalid: return "invalid";
+    case Verdict::kDeclined: return "declined";
+    case Verdict::kSkipped: return "skipped";
+    case Verdict::kFail: return "FAIL";
+  }
+  return "?";
+}
+
+std::string repro_command(const Case& c, const std::string& impl_name) {
+  return "layoutcheck repro " + to_string(c) + " --impl " + impl_name;
+}
+
+void fill_position_unique(const Case& c, uint64_t seed, std::vector<uint8_t>* logical) {
+  const uint32_t bits = dtype_bits(c.dtype);
+  const uint64_t n = element_count(c.shape).ok() ? *element_count(c.shape) : 0;
+  logical->assign((n * bits + 7) / 8, 0);
+  const uint64_t salt = seed * 0x2545F4914F6CDD1Dull;
+  for (uint64_t i = 0; i < n; ++i) {
+    // An odd multiplier is a bijection modulo 2^bits: unique within each period.
+    uint64_t v = i * 0x9E3779B97F4A7C15ull + salt;
+    if (bits % 8 == 0) {
+      std::memcpy(logical->data() + i * (bits / 8), &v, bits / 8);
+    } else {
+      for (uint32_t b = 0; b < bits; ++b) {
+        uint64_t bit = i * bits + b;
+        if ((v >> b) & 1) (*logical)[bit / 8] |= static_cast<uint8_t>(1u << (bit % 8));
+      }
+    }
+  }
+}
+
+CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
+                  const CheckOptions& options) {
+  CheckReport report;
+  const std::string header = to_string(c) + ": " + actual.name() + " vs " + expected.name();
+  report.repro = repro_command(c, actual.name());
+  auto finish = [&](Verdict v, const std::string& body) {
+    report.verdict = v;
+    report.message = std::string(verdict_name(v)) + " " + header + "\n" + body;
+    if (v == Verdict::kFail) report.message += "  repro: " + report.repro + "\n";
+    return report;
+  };
+
+  Status se = expected.supports(c);
+  Status sa = actual.supports(c);
+  if (se.code() == StatusCode::kInvalid) {
+    if (sa.ok()) {
+      return finish(Verdict::kFail, "  " + actual.name() + " accepts a case " + expected.name() +
+                                        " rejects: " + se.message() + "\n");
+    }
+    return finish(Verdict::kBothInvalid, "  " + se.message() + "\n");
+  }
+  if (!se.ok()) return finish(Verdict::kSkipped, "  " + expected.name() + ": " + se.to_string() + "\n");
+  if (sa.code() == StatusCode::kUnsupported) return finish(Verdict::kDeclined, "  " + sa.message() + "\n");
+  if (!sa.ok()) {
+    return finish(Verdict::kFail, "  " + actual.name() + " rejects a valid case: " + sa.to_string() + "\n");
+  }
+
+  Failure f;
+  auto size_e = expected.size_bytes(c);
+  auto size_a = actual.size_bytes(c);
+  if (!size_e.ok()) return finish(Verdict::kSkipped, "  " + size_e.status().to_string() + "\n");
+  if (!size_a.ok() || *size_a != *size_e) {
+    f.add() << "size_bytes: expected " << *size_e << ", actual "
+            << (size_a.ok() ? std::to_string(*size_a) : size_a.status().to_string()) << "\n";
+    return finish(Verdict::kFail, f.out.str());
+  }
+  const uint64_t phys = *size_e;
+  if (phys > options.max_physical_bytes) {
+    return finish(Verdict::kSkipped, "  physical size " + std::to_string(phys) +
+                                         " bytes exceeds the check limit\n");
+  }
+  const uint64_t n = *element_count(c.shape);
+  std::vector<uint8_t> logical;
+  fill_position_unique(c, options.seed, &logical);
+
+  // Offsets, element by element (a strided sample of very large cases).
+  const uint64_t step = std::max<uint64_t>(1, n / std::max<uint64_t>(1, options.max_offset_checks));
+  uint64_t offset_mismatches = 0;
+  bool actual_has_offsets = true;
+  for (uint64_t i = 0; i < n && actual_has_offsets; i += step) {
+    Coord at = coord_of_index(c.shape, i);
+    auto oe = expected.offset_bits(c, at);
+    auto oa = actual.offset_bits(c, at);
+    if (!oe.ok()) {
+      f.add() << expected.name() << " offset" << coord_text(at) << ": " << oe.status().to_string() << "\n";
+      break;
+    }
+    if (!oa.ok() && oa.status().code() == StatusCode::kUnsupported) {
+      actual_has_offsets = false;
+      break;
+    }
+    if (!oa.ok() || *oa != *oe) {
+      if (offset_mismatches++ == 0) {
+        f.add() << "offset of element " << coord_text(at) << ": expected bit " << *oe << " (byte "
+                << *oe / 8 << "), actual "
+                << (oa.ok() ? "bit " + std::to_string(*oa) + " (byte " + std::to_string(*oa / 8) + ")"
+                            : oa.status().to_string())
+                << "\n";
+      }
+    }
+  }
+  if (offset_mismatches > 0) {
+    f.add() << offset_mismatches << " of " << (n + step - 1) / step << " checked offsets differ\n";
+    std::string d = diagnose_offsets(c, expected, actual);
+    if (!d.empty()) f.add() << "diagnosis: " << d << "\n";
+  }
+
+  // Pack with poisoned buffers.
+  Guarded pe(phys, options.guard_bytes, kPoisonExpected);
+  Guarded pa(phys, options.guard_bytes, kPoisonActual);
+  Status ke = expected.pack(c, logical.data(), logical.size(), pe.data(), phys);
+  if (!ke.ok()) return finish(Verdict::kSkipped, "  " + expected.name() + " pack: " + ke.to_string() + "\n");
+  Status ka = actual.pack(c, logical.data(), logical.size(), pa.data(), phys);
+  int64_t where = 0;
+  if (!ka.ok()) {
+    f.add() << "pack: " << ka.to_string() << "\n";
+  } else {
+    if (!pa.guards_intact(&where)) {
+      f.add() << "pack wrote outside the physical buffer, at byte " << where << " (size " << phys << ")\n";
+    }
+    uint64_t diff_count = 0, first = 0;
+    for (uint64_t b = 0; b < phys; ++b) {
+      if (pe.data()[b] != pa.data()[b] && diff_count++ == 0) first = b;
+    }
+    if (diff_count > 0) {
+      std::ostream& o = f.add();
+      o << "pack: " << diff_count << " of " << phys << " physical bytes differ; first at byte " << first
+        << ": expected " << hex_byte(pe.data()[first]) << ", actual " << hex_byte(pa.data()[first]);
+      if (pa.data()[first] == kPoisonActual) o << " (never written)";
+      // Which element should be there?
+      if (n <= kMaxDiagnosedElements) {
+        bool owned = false;
+        for (uint64_t i = 0; i < n && !owned; ++i) {
+          Coord at = coord_of_index(c.shape, i);
+          auto oe = expected.offset_bits(c, at);
+          if (oe.ok() && *oe / 8 <= first && first < (*oe + dtype_bits(c.dtype) + 7) / 8) {
+            owned = true;
+            o << "; it belongs to element " << coord_text(at);
+            if (actual_has_offsets) {
+              auto oa = actual.offset_bits(c, at);
+              if (oa.ok()) o << ", which " << actual.name() << " places at byte " << *oa / 8;
+            }
+          }
+        }
+        if (!owned) o << "; it belongs to no element (padding must be " << hex_byte(pe.data()[first]) << ")";
+      }
+      o << "\n";
+      if (offset_mismatches == 0) {
+        std::string d = diagnose_offsets(c, expected, actual);
+        if (!d.empty()) f.add() << "diagnosis: " << d << "\n";
+      }
+    }
+  }
+
+  // Round trips: each implementation unpacks the expected physical image.
+  for (const Impl* impl : {&expected, &actual}) {
+    Guarded back(logical.size(), options.guard_bytes, impl == &expected ? kPoisonExpected : kPoisonActual);
+    Status u = impl->unpack(c, pe.data(), phys, back.data(), logical.size());
+    if (!u.ok()) {
+      f.add() << impl->name() << " unpack: " << u.to_string() << "\n";
+      continue;
+    }
+    if (!back.guards_intact(&where)) {
+      f.add() << impl->name() << " unpack wrote outside the logical buffer, at byte " << where << "\n";
+    }
+    if (std::memcmp(back.data(), logical.data(), logical.size()) != 0) {
+      uint64_t b = 0;
+      while (back.data()[b] == logical[b]) ++b;
+      uint64_t elem = b * 8 / dtype_bits(c.dtype);
+      f.add() << impl->name() << " unpack(pack(x)) != x: first at logical byte " << b << ", element "
+              << coord_text(coord_of_index(c.shape, elem)) << ": expected " << hex_byte(logical[b])
+              << ", actual " << hex_byte(back.data()[b]) << "\n";
+    }
+  }
+  if (f.failed) return finish(Verdict::kFail, f.out.str());
+  return finish(Verdict::kPass, "");
+}
+
+bool glob_match(const std::string& pattern, const std::string& text) {
+  size_t p = 0, t = 0, star = std::string::npos, mark = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+      ++p, ++t;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = t;
+    } else if (star != std::string::npos) {
+      p = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+std::vector<LayoutTally> run_checks(const Impl& expected, const Impl& actual,
+                                    const RunOptions& options) {
+  using clock = std::chrono::steady_clock;
+  std::vector<const LayoutSpec*> specs;
+  for (const auto& s : layout_specs()) {
+    if (glob_match(options.layout_glob, s.name)) specs.push_back(&s);
+  }
+  std::vector<LayoutTally> tallies;
+  const auto start = clock::now();
+  const double per_layout = specs.empty() ? 0 : options.seconds / static_cast<double>(specs.size());
+  for (size_t k = 0; k < specs.size(); ++k) {
+    const LayoutSpec& spec = *specs[k];
+    LayoutTally t;
+    t.layout = spec.name;
+    auto record = [&](const Case& c, uint64_t seed) {
+      CheckOptions co = options.check;
+      co.seed = seed;
+      CheckReport r = check(c, expected, actual, co);
+      ++t.cases;
+      switch (r.verdict) {
+        case Verdict::kPass: ++t.passed; break;
+        case Verdict::kBothInvalid: ++t.invalid; break;
+        case Verdict::kDeclined: ++t.declined; break;
+        case Verdict::kSkipped: ++t.skipped; break;
+        case Verdict::kFail:
+          if (t.failed++ == 0) t.first_failure = r.message;
+          break;
+      }
+    };
+    const auto deadline = start + std::chrono::duration<double>(per_layout * static_cast<double>(k + 1));
+    if (spec.boundary_cases) {
+      for (const Case& c : spec.boundary_cases()) record(c, options.seed + t.cases);
+    }
+    std::mt19937_64 rng(options.seed * 1000003u + k);
+    while (spec.random_case) {
+      if (options.max_cases && t.cases >= options.max_cases) break;
+      if (t.cases >= options.min_cases && clock::now() >= deadline) break;
+      int size_class = static_cast<int>(t.cases % 4 == 3 ? 2 : t.cases % 2);
+      record(spec.random_case(rng, size_class), options.seed + t.cases);
+    }
+    if (options.progress) {
+      std::ostringstream line;
+      line << "[" << (k + 1) << "/" << specs.size() << "] " << spec.name << ": " << t.cases
+           << " cases, " << t.failed << " failed";
+      options.progress(line.str());
+    }
+    tallies.push_back(std::move(t));
+  }
+  return tallies;
+}
+
+}  // namespace layoutcheck

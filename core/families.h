@@ -1,0 +1,16 @@
+// The list of families whose layouts are registered (core/registry.cc).
+#pragma once
+
+#include <vector>
+
+#include "layoutcheck/layout.h"
+
+namespace layoutcheck {
+
+using SpecAdder = void (*)(std::vector<LayoutSpec>*);
+const std::vector<SpecAdder>& family_spec_adders();
+
+// One per family, defined in core/specs_<family>.cc.
+void add_tpu_specs(std::vector<LayoutSpec>* specs);
+
+}  // namespace layoutcheck

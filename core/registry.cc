@@ -1,0 +1,12 @@
+#include "core/families.h"
+
+namespace layoutcheck {
+
+const std::vector<SpecAdder>& family_spec_adders() {
+  static const std::vector<SpecAdder> adders = {
+      add_tpu_specs,
+  };
+  return adders;
+}
+
+}  // namespace layoutcheck

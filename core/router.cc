@@ -1,0 +1,59 @@
+#include "core/router.h"
+
+namespace layoutcheck {
+
+Result<const Impl*> FamilyRouter::route(const Case& c) const {
+  auto it = families_.find(c.layout.family());
+  if (it == families_.end()) {
+    return Status::unsupported(name_ + " has no implementation of the " + c.layout.family() + " family");
+  }
+  return it->second;
+}
+
+Status FamilyRouter::supports(const Case& c) const {
+  LC_ASSIGN_OR_RETURN(const Impl* impl, route(c));
+  return impl->supports(c);
+}
+
+Result<uint64_t> FamilyRouter::size_bytes(const Case& c) const {
+  LC_ASSIGN_OR_RETURN(const Impl* impl, route(c));
+  return impl->size_bytes(c);
+}
+
+Result<uint64_t> FamilyRouter::offset_bits(const Case& c, const Coord& at) const {
+  LC_ASSIGN_OR_RETURN(const Impl* impl, route(c));
+  return impl->offset_bits(c, at);
+}
+
+Status FamilyRouter::pack(const Case& c, const void* logical, size_t logical_size, void* physical,
+                          size_t physical_size) const {
+  LC_ASSIGN_OR_RETURN(const Impl* impl, route(c));
+  return impl->pack(c, logical, logical_size, physical, physical_size);
+}
+
+Status FamilyRouter::unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
+                            size_t logical_size) const {
+  LC_ASSIGN_OR_RETURN(const Impl* impl, route(c));
+  return impl->unpack(c, physical, physical_size, logical, logical_size);
+}
+
+Result<std::vector<Fact>> FamilyRouter::describe(const Case& c) const {
+  LC_ASSIGN_OR_RETURN(const Impl* impl, route(c));
+  return impl->describe(c);
+}
+
+Status check_buffers(const Impl& impl, const Case& c, size_t logical_size, size_t physical_size) {
+  LC_ASSIGN_OR_RETURN(uint64_t want_logical, logical_bytes(c));
+  LC_ASSIGN_OR_RETURN(uint64_t want_physical, impl.size_bytes(c));
+  if (logical_size != want_logical) {
+    return Status::invalid("logical buffer is " + std::to_string(logical_size) + " bytes, " + to_string(c) +
+                           " needs " + std::to_string(want_logical));
+  }
+  if (physical_size != want_physical) {
+    return Status::invalid("physical buffer is " + std::to_string(physical_size) + " bytes, " + to_string(c) +
+                           " needs " + std::to_string(want_physical));
+  }
+  return Status();
+}
+
+}  // namespace layoutcheck

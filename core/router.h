@@ -1,0 +1,31 @@
+// An Impl that routes each case to the implementation of its layout's family.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "layoutcheck/impl.h"
+
+namespace layoutcheck {
+
+class FamilyRouter : public Impl {
+ public:
+  FamilyRouter(std::string name, std::map<std::string, const Impl*> families)
+      : name_(std::move(name)), families_(std::move(families)) {}
+  std::string name() const override { return name_; }
+  Status supports(const Case& c) const override;
+  Result<uint64_t> size_bytes(const Case& c) const override;
+  Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override;
+  Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
+              size_t physical_size) const override;
+  Status unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
+                size_t logical_size) const override;
+  Result<std::vector<Fact>> describe(const Case& c) const override;
+
+ private:
+  Result<const Impl*> route(const Case& c) const;
+  std::string name_;
+  std::map<std::string, const Impl*> families_;
+};
+
+}  // namespace layoutcheck

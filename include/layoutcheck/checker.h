@@ -1,0 +1,81 @@
+// layoutcheck/checker.h — one checker, many drivers.
+//
+// check() compares an implementation against an expected one (normally the
+// reference) on a single case, the same way for gtest cases, RapidCheck
+// properties, libFuzzer harnesses, corpus replay and the CLI:
+//
+//   CheckReport r = check(c, reference_impl(), optimized_impl());
+//   if (r.verdict == Verdict::kFail) std::cerr << r.message;   // a reproducer
+//
+// It fills the logical tensor with position-unique values, pre-fills each
+// physical buffer with a different poison byte and guard zones on both sides,
+// compares every byte of the footprint and every element's offset, checks the
+// guards, and checks unpack(pack(x)) == x for both implementations.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "layoutcheck/impl.h"
+
+namespace layoutcheck {
+
+enum class Verdict {
+  kPass,         // both accept, identical bytes, offsets and round trips
+  kBothInvalid,  // both reject the case (the reference names the rule)
+  kDeclined,     // the implementation under test declines a valid case
+  kSkipped,      // too large to check under the options, or the expected impl cannot
+  kFail,
+};
+const char* verdict_name(Verdict v);
+
+struct CheckOptions {
+  uint64_t seed = 1;                          // salts the position-unique fill
+  uint64_t max_physical_bytes = 256u << 20;   // larger cases are skipped
+  uint64_t max_offset_checks = 1u << 18;      // offsets compared per case (strided sample)
+  size_t guard_bytes = 64;                    // poison zone on each side of every buffer
+};
+
+struct CheckReport {
+  Verdict verdict = Verdict::kPass;
+  std::string message;  // multi-line; for kFail it ends with the repro line
+  std::string repro;    // one line: `layoutcheck repro ...`
+};
+
+CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
+                  const CheckOptions& options = {});
+
+// The command line that replays a case against an implementation.
+std::string repro_command(const Case& c, const std::string& impl_name);
+
+// Fills a dense logical buffer with values unique per position (within the
+// period of the element width), salted by seed.
+void fill_position_unique(const Case& c, uint64_t seed, std::vector<uint8_t>* logical);
+
+// ---- many cases over the registry ------------------------------------------
+struct LayoutTally {
+  std::string layout;  // spec name
+  uint64_t cases = 0, passed = 0, invalid = 0, declined = 0, skipped = 0, failed = 0;
+  std::string first_failure;  // message of the first failure
+};
+
+struct RunOptions {
+  std::string layout_glob = "*";
+  double seconds = 10;        // wall-clock budget over all layouts
+  uint64_t seed = 1;
+  uint64_t min_cases = 20;    // per layout, even if the budget runs out
+  uint64_t max_cases = 0;     // per layout; 0 = no limit besides time
+  CheckOptions check;
+  std::function<void(const std::string& line)> progress;  // optional
+};
+
+// Boundary cases of every matching layout, then random cases until the time
+// budget, split evenly across layouts.
+std::vector<LayoutTally> run_checks(const Impl& expected, const Impl& actual,
+                                    const RunOptions& options);
+
+bool glob_match(const std::string& pattern, const std::string& text);
+
+}  // namespace layoutcheck

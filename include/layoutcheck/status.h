@@ -1,0 +1,85 @@
+// layoutcheck/status.h — errors are values.
+//
+// Every fallible library call returns a Status (or a Result<T>, a value or a
+// Status). A Status names the rule that was broken and the values that broke it:
+//
+//   Status s = Status::invalid("tpu.aligned: address 100 is not divisible by 128 "
+//                              "(128-Byte Aligned Layout)");
+//   if (!s.ok()) std::cerr << s.message() << "\n";
+//
+// Codes: kInvalid means the case violates a rule of the document (every
+// conforming implementation must reject it); kUnsupported means one
+// implementation declines a valid case (not a failure); kInternal is a bug.
+#pragma once
+
+#include <cassert>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace layoutcheck {
+
+enum class StatusCode { kOk = 0, kInvalid, kUnsupported, kInternal };
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  static Status ok_status() { return Status(); }
+  static Status invalid(std::string msg) { return Status(StatusCode::kInvalid, std::move(msg)); }
+  static Status unsupported(std::string msg) {
+    return Status(StatusCode::kUnsupported, std::move(msg));
+  }
+  static Status internal(std::string msg) { return Status(StatusCode::kInternal, std::move(msg)); }
+
+  bool ok() const { return code_ == StatusCode::kOk; }
+  StatusCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+  // "invalid: <message>" etc.; "ok" when ok.
+  std::string to_string() const;
+
+ private:
+  Status(StatusCode code, std::string msg) : code_(code), message_(std::move(msg)) {}
+  StatusCode code_ = StatusCode::kOk;
+  std::string message_;
+};
+
+const char* status_code_name(StatusCode code);
+
+// A value or the Status explaining why there is none.
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
+    assert(!std::get<Status>(v_).ok());
+  }
+  bool ok() const { return std::holds_alternative<T>(v_); }
+  const T& value() const& { return std::get<T>(v_); }
+  T& value() & { return std::get<T>(v_); }
+  T&& value() && { return std::get<T>(std::move(v_)); }
+  const T& operator*() const& { return value(); }
+  const T* operator->() const { return &value(); }
+  Status status() const { return ok() ? Status() : std::get<Status>(v_); }
+
+ private:
+  std::variant<T, Status> v_;
+};
+
+}  // namespace layoutcheck
+
+// Propagate a failed Status / Result from the current function.
+#define LC_RETURN_IF_ERROR(expr)                 \
+  do {                                           \
+    ::layoutcheck::Status lc_status_ = (expr);   \
+    if (!lc_status_.ok()) return lc_status_;     \
+  } while (0)
+
+#define LC_CONCAT_INNER(a, b) a##b
+#define LC_CONCAT(a, b) LC_CONCAT_INNER(a, b)
+#define LC_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                             \
+  if (!tmp.ok()) return tmp.status();            \
+  lhs = std::move(tmp).value()
+// LC_ASSIGN_OR_RETURN(auto x, f());
+#define LC_ASSIGN_OR_RETURN(lhs, expr) \
+  LC_ASSIGN_OR_RETURN_IMPL(LC_CONCAT(lc_result_, __LINE__), lhs, expr)

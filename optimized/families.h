@@ -1,0 +1,10 @@
+// The optimized implementation of each family (optimized/<family>.cc).
+#pragma once
+
+#include "layoutcheck/impl.h"
+
+namespace layoutcheck {
+
+const Impl& tpu_optimized();
+
+}  // namespace layoutcheck

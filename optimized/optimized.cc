@@ -1,0 +1,13 @@
+#include "core/router.h"
+#include "optimized/families.h"
+
+namespace layoutcheck {
+
+const Impl& optimized_impl() {
+  static const FamilyRouter impl("optimized", {
+                                                  {"tpu", &tpu_optimized()},
+                                              });
+  return impl;
+}
+
+}  // namespace layoutcheck

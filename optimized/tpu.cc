@@ -1,0 +1,303 @@
+// Fast pack/unpack for the Sophgo TPU layouts.
+//
+// Why it equals the reference: a local tensor puts channel c in NPU
+// (Q + c) mod X at slot (Q + c) div X, so the channels of NPU p are the
+// arithmetic progression c = (p - Q) mod X, +X, +2X, ...; every (n, c) feature
+// whose W stride is one element and H stride is W elements is one contiguous
+// run. When the N stride covers all slots, walking NPU p by (n, slot) visits
+// its features in increasing address order, so the image is written once,
+// front to back: gap (zeros), feature, gap, ..., tail. Storage modes interleave
+// the lanes of `lanes` consecutive batches into one stored word. Any other
+// stride order takes the general path: zero the image, copy row by row.
+#include <algorithm>
+#include <cstring>
+
+#include "layoutcheck/checked.h"
+#include "optimized/families.h"
+
+namespace layoutcheck {
+namespace {
+
+std::string str(uint64_t v) { return std::to_string(v); }
+
+struct Plan {
+  bool local = true;
+  bool matrix = false;
+  uint64_t npus = 1, lmem = 0, start_npu = 0, base = 0;
+  uint64_t lanes = 1, lane_bytes = 1, word = 1;      // word = lanes * lane_bytes
+  uint64_t batches = 0;                               // logical N
+  uint64_t outer = 0, channels = 0, rows = 0, cols = 0;  // stored shape
+  uint64_t matrix_cols = 0;                           // logical M of a matrix
+  uint64_t slots = 1;
+  uint64_t sn = 0, sc = 0, sh = 0, sw = 0;            // byte strides
+  uint64_t image = 0;
+};
+
+uint64_t round_up(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }
+
+Result<Plan> make_plan(const Case& c) {
+  const LayoutSpec* spec = find_spec(c.layout.name);
+  if (!spec) return Status::invalid("unknown layout " + c.layout.name);
+  LC_RETURN_IF_ERROR(check_shape(*spec, c.shape));
+  const uint32_t bits = dtype_bits(c.dtype);
+  if (bits % 8 != 0) return Status::invalid(std::string(dtype_name(c.dtype)) + " is not a TPU data type");
+  Plan p;
+  const std::string kind = c.layout.name.substr(c.layout.name.find('.') + 1);
+  const std::string mode = c.layout.params.count("mode") ? c.layout.get("mode") : "1n";
+  p.lane_bytes = bits / 8;
+  if (mode == "4n" || mode == "2n" || mode == "2ic") {
+    static const struct { const char* mode; DType a, b; uint64_t lanes; } kModes[] = {
+        {"4n", DType::kInt8, DType::kUInt8, 4}, {"2n", DType::kInt16, DType::kUInt16, 2},
+        {"2ic", DType::kFp32, DType::kFp32, 2}};
+    for (const auto& m : kModes) {
+      if (mode != m.mode) continue;
+      if (c.dtype != m.a && c.dtype != m.b) {
+        return Status::invalid("storage mode " + mode + " does not take " + dtype_name(c.dtype) + " data");
+      }
+      p.lanes = m.lanes;
+    }
+  }
+  p.word = p.lanes * p.lane_bytes;
+  p.batches = c.shape[0];
+
+  if (kind == "continuous") {
+    p.local = false;
+    p.outer = c.shape[0], p.channels = c.shape[1], p.rows = c.shape[2], p.cols = c.shape[3];
+    p.sw = p.word;
+    p.sh = p.sw * p.cols;
+    p.sc = p.sh * p.rows;
+    p.sn = p.sc * p.channels;
+    p.image = p.sn * p.outer;
+    return p;
+  }
+
+  p.npus = c.layout.get_int("npus");
+  p.lmem = c.layout.get_int("lmem");
+  const uint64_t addr = c.layout.get_int("addr");
+  const uint64_t eu = c.layout.get_int("eu");
+  if (!checked_mul(p.npus, p.lmem, &p.image)) return Status::invalid("npus * lmem overflows");
+  if (addr >= p.image) {
+    return Status::invalid("address " + str(addr) + " lies past the local memory image of " + str(p.image) + " bytes");
+  }
+  p.start_npu = addr / p.lmem;
+  p.base = addr - p.start_npu * p.lmem;
+
+  if (kind == "matrix") {
+    p.matrix = true;
+    p.matrix_cols = c.shape[1];
+    p.cols = c.layout.get_int("w");
+    if (p.cols == 0 || p.cols > p.matrix_cols) {
+      return Status::invalid("matrix w=" + str(p.cols) + " must be within [1, " + str(p.matrix_cols) + "]");
+    }
+    p.outer = c.shape[0];
+    p.channels = (p.matrix_cols + p.cols - 1) / p.cols;
+    p.rows = 1;
+  } else {
+    p.outer = (p.batches + p.lanes - 1) / p.lanes;
+    p.channels = c.shape[1], p.rows = c.shape[2], p.cols = c.shape[3];
+  }
+  p.slots = (p.start_npu + p.channels + p.npus - 1) / p.npus;
+  const uint64_t plane = p.rows * p.cols;  // bounded by element_count
+
+  if (kind == "aligned" || kind == "matrix") {
+    if (addr % 128 != 0) return Status::invalid("aligned layouts start at a multiple of 128, not " + str(addr));
+    if (eu % p.word != 0) return Status::invalid("eu=" + str(eu) + " is not a multiple of the " + str(p.word) + "-byte word");
+    p.sw = p.word;
+    p.sh = p.word * p.cols;
+    p.sc = round_up(plane, eu / p.word) * p.word;
+    p.sn = p.sc * p.slots;
+  } else if (kind == "compact") {
+    if (addr % 4 != 0) return Status::invalid("compact layouts start at a multiple of 4, not " + str(addr));
+    p.sw = p.word;
+    p.sh = p.word * p.cols;
+    p.sc = p.word * plane;
+    p.sn = p.sc * p.slots;
+  } else {
+    if (addr % p.word != 0) return Status::invalid("strided address " + str(addr) + " is not word-aligned");
+    Checked sn = Checked(c.layout.get_int("n")) * p.word, sc = Checked(c.layout.get_int("c")) * p.word;
+    Checked sh = Checked(c.layout.get_int("h")) * p.word, sw = Checked(c.layout.get_int("w")) * p.word;
+    if (!sn.ok() || !sc.ok() || !sh.ok() || !sw.ok()) return Status::invalid("strides overflow");
+    p.sn = sn.value(), p.sc = sc.value(), p.sh = sh.value(), p.sw = sw.value();
+    // Non-overlap: with the used dimensions ordered by stride, each stride must
+    // reach past the extent of the previous one.
+    std::pair<uint64_t, uint64_t> d[4] = {{p.sn, p.outer}, {p.sc, p.slots}, {p.sh, p.rows}, {p.sw, p.cols}};
+    std::sort(std::begin(d), std::end(d));
+    uint64_t reach = p.word;
+    for (const auto& [stride, extent] : d) {
+      if (extent == 1) continue;
+      if (stride < reach) return Status::invalid("strides make elements overlap");
+      if (!checked_mul(stride, extent, &reach)) return Status::invalid("strides overflow");
+    }
+  }
+  Checked last = Checked(p.outer - 1) * p.sn + Checked(p.slots - 1) * p.sc + Checked(p.rows - 1) * p.sh +
+                 Checked(p.cols - 1) * p.sw + p.word + p.base;
+  if (!last.ok() || last.value() > p.lmem) {
+    return Status::invalid("tensor exceeds the " + str(p.lmem) + "-byte local memory of an NPU");
+  }
+  return p;
+}
+
+// Copies `count` stored words between a physical run and the logical lanes
+// feeding it. Lane l of word i is logical element i of lane source l; a null
+// lane is a dummy element (0 when packing, skipped when unpacking).
+template <bool kPack, uint64_t kLanes, uint64_t kLaneBytes>
+void copy_words(uint8_t* phys, uint8_t* const* lanes, uint64_t count) {
+  for (uint64_t l = 0; l < kLanes; ++l) {
+    uint8_t* lane = lanes[l];
+    uint8_t* word = phys + l * kLaneBytes;
+    if (lane == nullptr) {
+      if (kPack) {
+        for (uint64_t i = 0; i < count; ++i) std::memset(word + i * kLanes * kLaneBytes, 0, kLaneBytes);
+      }
+      continue;
+    }
+    for (uint64_t i = 0; i < count; ++i) {
+      if (kPack) std::memcpy(word + i * kLanes * kLaneBytes, lane + i * kLaneBytes, kLaneBytes);
+      else std::memcpy(lane + i * kLaneBytes, word + i * kLanes * kLaneBytes, kLaneBytes);
+    }
+  }
+}
+
+template <bool kPack>
+void copy_run(const Plan& p, uint8_t* phys, uint8_t* const* lanes, uint64_t count) {
+  if (p.lanes == 1) {
+    if (kPack) std::memcpy(phys, lanes[0], count * p.word);
+    else std::memcpy(lanes[0], phys, count * p.word);
+    return;
+  }
+  if (p.lanes == 4) copy_words<kPack, 4, 1>(phys, lanes, count);
+  else if (p.lane_bytes == 2) copy_words<kPack, 2, 2>(phys, lanes, count);
+  else copy_words<kPack, 2, 4>(phys, lanes, count);
+}
+
+// Logical sources of stored element (m, c, h, w) for each lane.
+struct Lanes {
+  uint8_t* ptr[4] = {nullptr, nullptr, nullptr, nullptr};
+};
+
+Lanes lanes_at(const Plan& p, uint8_t* logical, uint64_t m, uint64_t c, uint64_t h, uint64_t w) {
+  Lanes out;
+  if (p.matrix) {
+    out.ptr[0] = logical + (m * p.matrix_cols + c * p.cols + w) * p.lane_bytes;
+    return out;
+  }
+  const uint64_t plane = p.rows * p.cols;
+  for (uint64_t l = 0; l < p.lanes; ++l) {
+    uint64_t n = m * p.lanes + l;
+    if (n < p.batches) out.ptr[l] = logical + ((n * p.channels + c) * plane + h * p.cols + w) * p.lane_bytes;
+  }
+  return out;
+}
+
+uint64_t feature_words(const Plan& p, uint64_t c) {
+  if (p.matrix && c + 1 == p.channels) return p.matrix_cols - c * p.cols;
+  return p.rows * p.cols;
+}
+
+template <bool kPack>
+void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
+  const bool contiguous_feature = p.sw == p.word && (p.rows == 1 || p.sh == p.cols * p.word);
+  if (!p.local) {
+    if (kPack) std::memcpy(phys, logical, p.image);
+    else std::memcpy(logical, phys, p.image);
+    return;
+  }
+  const bool ordered = p.sn >= p.slots * p.sc || p.outer == 1;
+  if (contiguous_feature && (p.slots == 1 || p.sc >= p.rows * p.cols * p.word) && ordered) {
+    // One front-to-back pass over each NPU's memory.
+    for (uint64_t npu = 0; npu < p.npus; ++npu) {
+      uint8_t* cursor = phys + npu * p.lmem;
+      uint8_t* npu_base = cursor + p.base;
+      const uint64_t first = (npu + p.npus - p.start_npu % p.npus) % p.npus;
+      for (uint64_t m = 0; m < p.outer; ++m) {
+        for (uint64_t c = first; c < p.channels; c += p.npus) {
+          uint8_t* dst = npu_base + m * p.sn + (p.start_npu + c) / p.npus * p.sc;
+          if (kPack) std::memset(cursor, 0, static_cast<size_t>(dst - cursor));
+          uint64_t words = feature_words(p, c);
+          Lanes src = lanes_at(p, logical, m, c, 0, 0);
+          copy_run<kPack>(p, dst, src.ptr, words);
+          cursor = dst + words * p.word;
+        }
+      }
+      if (kPack) std::memset(cursor, 0, static_cast<size_t>(phys + (npu + 1) * p.lmem - cursor));
+    }
+    return;
+  }
+  // General strides: zero everything, then copy row by row.
+  if (kPack) std::memset(phys, 0, p.image);
+  for (uint64_t m = 0; m < p.outer; ++m) {
+    for (uint64_t c = 0; c < p.channels; ++c) {
+      const uint64_t chan = p.start_npu + c;
+      uint8_t* feature = phys + (chan % p.npus) * p.lmem + p.base + m * p.sn + chan / p.npus * p.sc;
+      for (uint64_t h = 0; h < p.rows; ++h) {
+        uint8_t* row = feature + h * p.sh;
+        if (p.sw == p.word) {
+          Lanes src = lanes_at(p, logical, m, c, h, 0);
+          copy_run<kPack>(p, row, src.ptr, p.cols);
+          continue;
+        }
+        for (uint64_t w = 0; w < p.cols; ++w) {
+          Lanes src = lanes_at(p, logical, m, c, h, w);
+          copy_run<kPack>(p, row + w * p.sw, src.ptr, 1);
+        }
+      }
+    }
+  }
+}
+
+class TpuOptimized : public Impl {
+ public:
+  std::string name() const override { return "optimized"; }
+  Status supports(const Case& c) const override { return make_plan(c).status(); }
+  Result<uint64_t> size_bytes(const Case& c) const override {
+    LC_ASSIGN_OR_RETURN(Plan p, make_plan(c));
+    return p.image;
+  }
+  Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
+    LC_ASSIGN_OR_RETURN(Plan p, make_plan(c));
+    if (at.size() != c.shape.size()) return Status::invalid("coordinate rank differs from the shape's");
+    for (size_t i = 0; i < at.size(); ++i) {
+      if (at[i] < 0 || at[i] >= c.shape[i]) return Status::invalid("coordinate outside the shape");
+    }
+    uint64_t m = at[0], ch, h = 0, w, lane = 0;
+    if (p.matrix) {
+      ch = at[1] / p.cols;
+      w = at[1] - ch * p.cols;
+    } else {
+      m = at[0] / p.lanes;
+      lane = at[0] - m * p.lanes;
+      ch = at[1], h = at[2], w = at[3];
+    }
+    uint64_t byte = m * p.sn + h * p.sh + w * p.sw + lane * p.lane_bytes;
+    if (p.local) {
+      const uint64_t chan = p.start_npu + ch;
+      byte += (chan % p.npus) * p.lmem + p.base + chan / p.npus * p.sc;
+    } else {
+      byte += ch * p.sc;
+    }
+    return byte * 8;
+  }
+  Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
+              size_t physical_size) const override {
+    LC_ASSIGN_OR_RETURN(Plan p, make_plan(c));
+    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    walk<true>(p, const_cast<uint8_t*>(static_cast<const uint8_t*>(logical)), static_cast<uint8_t*>(physical));
+    return Status();
+  }
+  Status unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
+                size_t logical_size) const override {
+    LC_ASSIGN_OR_RETURN(Plan p, make_plan(c));
+    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    walk<false>(p, static_cast<uint8_t*>(logical), const_cast<uint8_t*>(static_cast<const uint8_t*>(physical)));
+    return Status();
+  }
+};
+
+}  // namespace
+
+const Impl& tpu_optimized() {
+  static const TpuOptimized impl;
+  return impl;
+}
+
+}  // namespace layoutcheck

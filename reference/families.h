@@ -1,0 +1,10 @@
+// The reference implementation of each family (reference/<family>.cc).
+#pragma once
+
+#include "layoutcheck/impl.h"
+
+namespace layoutcheck {
+
+const Impl& tpu_reference();
+
+}  // namespace layoutcheck

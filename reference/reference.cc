@@ -1,0 +1,13 @@
+#include "core/router.h"
+#include "reference/families.h"
+
+namespace layoutcheck {
+
+const Impl& reference_impl() {
+  static const FamilyRouter impl("reference", {
+                                                  {"tpu", &tpu_reference()},
+                                              });
+  return impl;
+}
+
+}  // namespace layoutcheck
