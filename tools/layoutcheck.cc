@@ -134,6 +134,15 @@ const Impl& impl_of(const Args& a) {
   return *impl;
 }
 
+// Rejects a case the implementation does not take. Where the case breaks a rule
+// of the document, the reference's message names the rule.
+void require_supported(const Impl& impl, const Case& c) {
+  Status s = impl.supports(c);
+  if (s.ok()) return;
+  Status ref = reference_impl().supports(c);
+  throw UsageError{ref.code() == StatusCode::kInvalid ? ref.message() : s.to_string()};
+}
+
 Case case_of(const Args& a) {
   if (a.positional.size() != 1) throw UsageError{"'" + a.command + "' takes one LAYOUT argument"};
   if (!a.has("dtype")) throw UsageError{"missing --dtype"};
@@ -203,7 +212,7 @@ int cmd_describe(const Args& a) {
   expect_known_options(a, {"dtype", "shape", "impl", "json"});
   Case c = case_of(a);
   const Impl& ref = a.has("impl") ? impl_of(a) : reference_impl();
-  or_fail(ref.supports(c));
+  require_supported(ref, c);
   uint64_t logical = or_fail(logical_bytes(c));
   std::vector<Fact> facts = {{"layout", to_string(c.layout)}, {"dtype", dtype_name(c.dtype)},
                              {"shape", shape_to_string(c.shape)}, {"logical_bytes", std::to_string(logical)}};
@@ -231,7 +240,7 @@ int cmd_offset(const Args& a) {
   expect_known_options(a, {"dtype", "shape", "impl", "at"});
   Case c = case_of(a);
   const Impl& impl = impl_of(a);
-  or_fail(impl.supports(c));
+  require_supported(impl, c);
   auto ats = a.all("at");
   if (ats.empty()) throw UsageError{"offset needs at least one --at i,j,..."};
   for (const auto& at : ats) {
@@ -247,7 +256,7 @@ int cmd_pack(const Args& a, bool pack) {
   expect_known_options(a, {"dtype", "shape", "impl", "in", "out"});
   Case c = case_of(a);
   const Impl& impl = impl_of(a);
-  or_fail(impl.supports(c));
+  require_supported(impl, c);
   uint64_t logical = or_fail(logical_bytes(c));
   uint64_t physical = or_fail(impl.size_bytes(c));
   std::vector<uint8_t> in = read_input(a);
