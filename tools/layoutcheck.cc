@@ -10,6 +10,7 @@
 //   layoutcheck oracle   [--id GLOB] [--impl NAME] [--dir DIR] [--json]
 //
 // Exit status: 0 success, 1 a check or oracle failed, 2 bad input.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -259,6 +260,11 @@ int cmd_pack(const Args& a, bool pack) {
   require_supported(impl, c);
   uint64_t logical = or_fail(logical_bytes(c));
   uint64_t physical = or_fail(impl.size_bytes(c));
+  constexpr uint64_t kMaxMaterialized = uint64_t{16} << 30;
+  if (physical > kMaxMaterialized || logical > kMaxMaterialized) {
+    throw UsageError{to_string(c) + " needs " + std::to_string(std::max(physical, logical)) +
+                     " bytes; the CLI materializes buffers of at most 16 GiB"};
+  }
   std::vector<uint8_t> in = read_input(a);
   uint64_t want = pack ? logical : physical;
   if (in.size() != want) {
