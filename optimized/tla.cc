@@ -52,7 +52,7 @@ void flatten(const IntTuple& shape, const IntTuple& stride, std::vector<Leaf>* o
 
 // The tiled mode: its rightmost integer becomes `v`.
 IntTuple with_last(const IntTuple& t, int64_t v) {
-  if (t.is_integer()) return IntTuple(v, t.is_static());
+  if (t.is_integer()) return IntTuple(v);  // computed from the runtime tile: dynamic
   std::vector<IntTuple> items = t.items();
   items.back() = with_last(items.back(), v);
   return IntTuple(std::move(items));
@@ -96,7 +96,7 @@ Status parse_notation_plan(const Case& c, Plan* p) {
     sizes[m] = n.value();
   }
   if (sizes[0] != p->rows || sizes[1] != p->cols) {
-    return Status::invalid("logical shape " + shape_to_string(c.shape) + " differs from the layout's " + str(sizes[0]) +
+    return Status::invalid("logical shape " + shape_to_string(c.shape) + " is not the layout's matrix " + str(sizes[0]) +
                            " x " + str(sizes[1]));
   }
   return Status();
@@ -192,7 +192,9 @@ Result<Plan> make_plan(const Case& c) {
   if (!spec) return Status::invalid("unknown layout " + c.layout.name);
   LC_RETURN_IF_ERROR(check_shape(*spec, c.shape));
   const uint32_t bits = dtype_bits(c.dtype);
-  if (bits % 8 != 0) return Status::invalid(std::string(dtype_name(c.dtype)) + " is not a whole number of bytes");
+  if (bits % 8 != 0) {
+    return Status::invalid(std::string(dtype_name(c.dtype)) + " is not a whole number of bytes (sizeof(ElemType))");
+  }
   Plan p;
   p.eb = bits / 8;
   p.rows = static_cast<uint64_t>(c.shape[0]);

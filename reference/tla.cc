@@ -85,7 +85,7 @@ namespace {
 // (4,2) under a tile of 4 becomes (4,1).
 Result<IntTuple> tile_mode(const IntTuple& mode, uint64_t tile, uint64_t inner_before) {
   if (mode.is_integer()) {
-    return IntTuple(static_cast<int64_t>(ceil_div(tile, inner_before)), mode.is_static());
+    return IntTuple(static_cast<int64_t>(ceil_div(tile, inner_before)));  // from the runtime tile: dynamic
   }
   std::vector<IntTuple> items = mode.items();
   Checked inner = inner_before;
