@@ -247,10 +247,12 @@ Result<TlaModel> model(const Case& c) {
                              " (size of mode 0 x size of mode 1)");
     }
   } else {
-    m.c0 = c.layout.params.count("c0") ? static_cast<uint64_t>(c.layout.get_int("c0")) : 0;
-    if (m.c0 == 0) m.c0 = kC0Bytes / m.element_bytes;
-    m.fractal_c0s = c.layout.params.count("c0_per_fractal")
-                        ? static_cast<uint64_t>(c.layout.get_int("c0_per_fractal")) : kC0PerFractal;
+    if (kind != "rowmajor" && kind != "colmajor") {
+      m.c0 = c.layout.params.count("c0") ? static_cast<uint64_t>(c.layout.get_int("c0")) : 0;
+      if (m.c0 == 0) m.c0 = kC0Bytes / m.element_bytes;
+      m.fractal_c0s = c.layout.params.count("c0_per_fractal")
+                          ? static_cast<uint64_t>(c.layout.get_int("c0_per_fractal")) : kC0PerFractal;
+    }
     LC_ASSIGN_OR_RETURN(m.layout, named_format(kind, m.rows, m.cols, m.c0, m.fractal_c0s));
   }
   LC_ASSIGN_OR_RETURN(uint64_t n, tla_ref::size(m.layout));
