@@ -229,10 +229,20 @@ std::function<Case(std::mt19937_64&, int)> matrix_generator(const std::string& n
       p["c0"] = std::to_string(pick(rng, 1, 8));
       p["c0_per_fractal"] = std::to_string(pick(rng, 1, 8));
     }
-    const int64_t scale = int64_t{1} << (2 * size_class);
+    const int64_t scale = int64_t{1} << size_class;
     Shape s = {pick(rng, 1, 20 * scale), pick(rng, 1, 40 * scale)};
     return make_case(name, p, draw_dtype(rng), s);
   };
+}
+
+std::vector<Case> small_matrices(const std::string& name) {
+  std::vector<Case> out;
+  for (DType t : {DType::kInt8, DType::kFp16, DType::kFp32}) {
+    for (int64_t rows : {1, 2, 3, 17}) {
+      for (int64_t cols : {1, 3, 33}) out.push_back(make_case(name, {}, t, {rows, cols}));
+    }
+  }
+  return out;
 }
 
 // Rows around the 16-row fractal, columns around the C0 of each element size.
@@ -282,7 +292,18 @@ void add_tla_specs(std::vector<LayoutSpec>* specs) {
   tile.params.push_back(text_param("tile", "the tile shape (rows,cols)"));
   tile.parse_notation = nullptr;
   tile.random_case = tile_case;
-  tile.boundary_cases = nullptr;
+  tile.boundary_cases = [] {
+    std::vector<Case> out;
+    const ParamMap doc = {{"shape", "((4,2),(4,3))"}, {"stride", "((4,16),(1,32))"}};
+    for (int64_t t0 : {1, 3, 4, 5, 8}) {
+      for (int64_t t1 : {1, 4, 7, 12}) {
+        ParamMap p = doc;
+        p["tile"] = "(" + std::to_string(t0) + "," + std::to_string(t1) + ")";
+        out.push_back(make_case("tla.tile", p, DType::kFp16, {(t0 + 3) / 4 * 4, (t1 + 3) / 4 * 4}));
+      }
+    }
+    return out;
+  };
   specs->push_back(tile);
 
   LayoutSpec row;
@@ -292,12 +313,14 @@ void add_tla_specs(std::vector<LayoutSpec>* specs) {
   row.summary = "rows x cols matrix, (rows,cols):(cols,1)";
   row.dims = {"rows", "cols"};
   row.random_case = matrix_generator(row.name, false);
+  row.boundary_cases = [] { return small_matrices("tla.rowmajor"); };
   specs->push_back(row);
 
   LayoutSpec col = row;
   col.name = "tla.colmajor";
   col.summary = "rows x cols matrix, (rows,cols):(1,rows)";
   col.random_case = matrix_generator(col.name, false);
+  col.boundary_cases = [] { return small_matrices("tla.colmajor"); };
   specs->push_back(col);
 
   struct Fractal {

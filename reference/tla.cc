@@ -206,7 +206,7 @@ Status check_injective(const TlaLayoutText& l, uint64_t size) {
     if (!reach.ok() || stride < reach.value()) {
       return Status::invalid("TLA layout " + to_string(l) + " has " + num(size) + " elements, more than the " +
                              num(kEnumerateLimit) + " checked one by one, and its strides interleave (stride " +
-                             num(stride) + " < span " + num(reach.value()) + "): injectivity is not established");
+                             num(stride) + " < span " + num(reach.value()) + "): that it is injective is not established");
     }
     reach = Checked(stride) * extent;
   }
