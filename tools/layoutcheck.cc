@@ -10,6 +10,7 @@
 //   layoutcheck oracle   [--id GLOB] [--impl NAME] [--dir DIR] [--json]
 //
 // Exit status: 0 success, 1 a check or oracle failed, 2 bad input.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -49,9 +50,10 @@ struct Args {
   std::vector<std::string> positional;
   std::multimap<std::string, std::string> options;
   bool has(const std::string& k) const { return options.count(k) > 0; }
+  // The last occurrence wins, so a script's defaults can be overridden by appending.
   std::string get(const std::string& k, const std::string& def = "") const {
-    auto it = options.find(k);
-    return it == options.end() ? def : it->second;
+    auto [first, last] = options.equal_range(k);
+    return first == last ? def : std::prev(last)->second;
   }
   std::vector<std::string> all(const std::string& k) const {
     std::vector<std::string> out;
@@ -133,6 +135,15 @@ const Impl& impl_of(const Args& a) {
   return *impl;
 }
 
+// Rejects a case the implementation does not take. Where the case breaks a rule
+// of the document, the reference's message names the rule.
+void require_supported(const Impl& impl, const Case& c) {
+  Status s = impl.supports(c);
+  if (s.ok()) return;
+  Status ref = reference_impl().supports(c);
+  throw UsageError{ref.code() == StatusCode::kInvalid ? ref.message() : s.to_string()};
+}
+
 Case case_of(const Args& a) {
   if (a.positional.size() != 1) throw UsageError{"'" + a.command + "' takes one LAYOUT argument"};
   if (!a.has("dtype")) throw UsageError{"missing --dtype"};
@@ -202,7 +213,7 @@ int cmd_describe(const Args& a) {
   expect_known_options(a, {"dtype", "shape", "impl", "json"});
   Case c = case_of(a);
   const Impl& ref = a.has("impl") ? impl_of(a) : reference_impl();
-  or_fail(ref.supports(c));
+  require_supported(ref, c);
   uint64_t logical = or_fail(logical_bytes(c));
   std::vector<Fact> facts = {{"layout", to_string(c.layout)}, {"dtype", dtype_name(c.dtype)},
                              {"shape", shape_to_string(c.shape)}, {"logical_bytes", std::to_string(logical)}};
@@ -230,7 +241,7 @@ int cmd_offset(const Args& a) {
   expect_known_options(a, {"dtype", "shape", "impl", "at"});
   Case c = case_of(a);
   const Impl& impl = impl_of(a);
-  or_fail(impl.supports(c));
+  require_supported(impl, c);
   auto ats = a.all("at");
   if (ats.empty()) throw UsageError{"offset needs at least one --at i,j,..."};
   for (const auto& at : ats) {
@@ -246,9 +257,14 @@ int cmd_pack(const Args& a, bool pack) {
   expect_known_options(a, {"dtype", "shape", "impl", "in", "out"});
   Case c = case_of(a);
   const Impl& impl = impl_of(a);
-  or_fail(impl.supports(c));
+  require_supported(impl, c);
   uint64_t logical = or_fail(logical_bytes(c));
   uint64_t physical = or_fail(impl.size_bytes(c));
+  constexpr uint64_t kMaxMaterialized = uint64_t{16} << 30;
+  if (physical > kMaxMaterialized || logical > kMaxMaterialized) {
+    throw UsageError{to_string(c) + " needs " + std::to_string(std::max(physical, logical)) +
+                     " bytes; the CLI materializes buffers of at most 16 GiB"};
+  }
   std::vector<uint8_t> in = read_input(a);
   uint64_t want = pack ? logical : physical;
   if (in.size() != want) {
@@ -308,7 +324,7 @@ int cmd_check(const Args& a) {
   }
   std::printf("%-20s %8s %8s %8s %8s %8s %8s  %s\n", "layout", "cases", "passed", "invalid", "declined", "skipped",
               "failed", "status");
-  uint64_t total = 0, total_failed = 0;
+  uint64_t total = 0, total_failed = 0, total_passed = 0;
   for (const auto& t : tallies) {
     std::printf("%-20s %8llu %8llu %8llu %8llu %8llu %8llu  %s\n", t.layout.c_str(),
                 static_cast<unsigned long long>(t.cases), static_cast<unsigned long long>(t.passed),
@@ -317,12 +333,15 @@ int cmd_check(const Args& a) {
                 status_of(t));
     total += t.cases;
     total_failed += t.failed;
+    total_passed += t.passed + t.invalid;
   }
   for (const auto& t : tallies) {
     if (t.failed) std::printf("\n%s", t.first_failure.c_str());
   }
-  std::printf("\n%llu cases, %llu failed\n", static_cast<unsigned long long>(total),
-              static_cast<unsigned long long>(total_failed));
+  // Cases both implementations reject count as passed: the rule was enforced.
+  std::printf("\ncheck: %llu passed, %llu failed, %llu skipped\n",
+              static_cast<unsigned long long>(total_passed), static_cast<unsigned long long>(total_failed),
+              static_cast<unsigned long long>(total - total_passed - total_failed));
   return total_failed ? 1 : 0;
 }
 
