@@ -9,13 +9,20 @@
 // 32 bytes use their compile-time layout (tla_layout.h): a z-fractal row is
 // one 32-byte C0 copied whole, an n-fractal is a C0 x 16 transpose.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <optional>
 
 #include "layoutcheck/checked.h"
 #include "layoutcheck/int_tuple.h"
 #include "optimized/families.h"
+#include "optimized/tla.h"
 #include "optimized/tla_layout.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define LC_TLA_X86 1
+#endif
 
 namespace layoutcheck {
 namespace {
@@ -274,6 +281,120 @@ void table_copy(const Plan& p, uint8_t* logical, uint8_t* phys) {
   }
 }
 
+// ---- AVX2 fractal transposes ----------------------------------------------------
+// An n-fractal stores logical column c of a C0 x 16 block as one 32-byte C0, so
+// pack and unpack are 32-byte-row transposes: per 128-bit lane the unpack
+// stages below turn rows into columns (the same sequence as any in-register
+// transpose; each stage interleaves element pairs, then pairs of pairs).
+#ifdef LC_TLA_X86
+std::atomic<bool> g_simd_enabled{true};
+
+bool has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes && g_simd_enabled.load(std::memory_order_relaxed);
+}
+
+// Per lane: 16 rows of 16 bytes -> 16 columns of 16 bytes.
+__attribute__((target("avx2"))) inline void transpose_bytes_per_lane(__m256i* r) {
+  __m256i t[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm256_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+  }
+  for (int g = 0; g < 4; ++g) {  // 32-bit element j: column 4q+j of rows 4g..4g+3
+    r[4 * g + 0] = _mm256_unpacklo_epi16(t[4 * g + 0], t[4 * g + 2]);
+    r[4 * g + 1] = _mm256_unpackhi_epi16(t[4 * g + 0], t[4 * g + 2]);
+    r[4 * g + 2] = _mm256_unpacklo_epi16(t[4 * g + 1], t[4 * g + 3]);
+    r[4 * g + 3] = _mm256_unpackhi_epi16(t[4 * g + 1], t[4 * g + 3]);
+  }
+  for (int h = 0; h < 2; ++h) {  // 64-bit halves: columns 2m, 2m+1 of rows 8h..8h+7
+    for (int q = 0; q < 4; ++q) {
+      t[8 * h + 2 * q] = _mm256_unpacklo_epi32(r[8 * h + q], r[8 * h + 4 + q]);
+      t[8 * h + 2 * q + 1] = _mm256_unpackhi_epi32(r[8 * h + q], r[8 * h + 4 + q]);
+    }
+  }
+  for (int m = 0; m < 8; ++m) {
+    r[2 * m] = _mm256_unpacklo_epi64(t[m], t[8 + m]);
+    r[2 * m + 1] = _mm256_unpackhi_epi64(t[m], t[8 + m]);
+  }
+}
+
+// int8 nZ/nN: 32 logical rows x 16 columns <-> 16 C0s of 32 bytes.
+__attribute__((target("avx2"))) void pack_n_fractal_u8(const uint8_t* src, size_t src_stride, uint8_t* dst) {
+  __m256i r[16];
+  for (size_t i = 0; i < 16; ++i) {
+    const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * src_stride));
+    const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + (i + 16) * src_stride));
+    r[i] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+  }
+  transpose_bytes_per_lane(r);
+  for (size_t k = 0; k < 16; ++k) _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + k * 32), r[k]);
+}
+
+__attribute__((target("avx2"))) void unpack_n_fractal_u8(const uint8_t* src, uint8_t* dst, size_t dst_stride) {
+  __m256i r[16];
+  for (size_t k = 0; k < 16; ++k) r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + k * 32));
+  transpose_bytes_per_lane(r);
+  for (size_t i = 0; i < 16; ++i) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * dst_stride), _mm256_castsi256_si128(r[i]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (i + 16) * dst_stride), _mm256_extracti128_si256(r[i], 1));
+  }
+}
+
+// Per lane: 8 rows of 8 16-bit elements -> 8 columns.
+__attribute__((target("avx2"))) inline void transpose_u16_per_lane(const __m256i* a, __m256i* d) {
+  __m256i b[8], c[8];
+  for (int i = 0; i < 4; ++i) {
+    b[2 * i] = _mm256_unpacklo_epi16(a[2 * i], a[2 * i + 1]);
+    b[2 * i + 1] = _mm256_unpackhi_epi16(a[2 * i], a[2 * i + 1]);
+  }
+  for (int g = 0; g < 2; ++g) {  // 64-bit element: columns 2p, 2p+1 of rows 4g..4g+3
+    c[4 * g + 0] = _mm256_unpacklo_epi32(b[4 * g + 0], b[4 * g + 2]);
+    c[4 * g + 1] = _mm256_unpackhi_epi32(b[4 * g + 0], b[4 * g + 2]);
+    c[4 * g + 2] = _mm256_unpacklo_epi32(b[4 * g + 1], b[4 * g + 3]);
+    c[4 * g + 3] = _mm256_unpackhi_epi32(b[4 * g + 1], b[4 * g + 3]);
+  }
+  for (int p = 0; p < 4; ++p) {
+    d[2 * p] = _mm256_unpacklo_epi64(c[p], c[4 + p]);
+    d[2 * p + 1] = _mm256_unpackhi_epi64(c[p], c[4 + p]);
+  }
+}
+
+// fp16/bf16/int16 nZ/nN: a 16 x 16 transpose of 32-byte rows (symmetric, so
+// it serves pack and unpack with the strides swapped).
+__attribute__((target("avx2"))) void transpose_16x16_u16(const uint8_t* src, size_t src_stride, uint8_t* dst,
+                                                         size_t dst_stride) {
+  __m256i r[16], t[8], u[8];
+  for (size_t i = 0; i < 16; ++i) r[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i * src_stride));
+  transpose_u16_per_lane(r, t);
+  transpose_u16_per_lane(r + 8, u);
+  for (size_t k = 0; k < 8; ++k) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + k * dst_stride), _mm256_permute2x128_si256(t[k], u[k], 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (k + 8) * dst_stride),
+                        _mm256_permute2x128_si256(t[k], u[k], 0x31));
+  }
+}
+#endif
+
+// A whole n-fractal with the AVX2 transposes; false when they do not apply.
+template <bool kPack, size_t EB>
+bool n_fractal_simd(uint8_t* block, uint8_t* src, uint64_t cols) {
+#ifdef LC_TLA_X86
+  if (!has_avx2()) return false;
+  if constexpr (EB == 1) {
+    if (kPack) pack_n_fractal_u8(src, cols, block);
+    else unpack_n_fractal_u8(block, src, cols);
+    return true;
+  } else if constexpr (EB == 2) {
+    if (kPack) transpose_16x16_u16(src, cols * 2, block, 32);
+    else transpose_16x16_u16(block, 32, src, cols * 2);
+    return true;
+  }
+#endif
+  (void)block, (void)src, (void)cols;
+  return false;
+}
+
 // Fractal formats with the in-core C0 (kC0 elements of EB bytes = 32 bytes)
 // and 16 C0s per fractal. The fractal is a static layout: z inside = 16 x kC0
 // rows of one C0, n inside = kC0 x 16 columns of one C0.
@@ -306,6 +427,7 @@ void fractal_copy(const Plan& p, uint8_t* logical, uint8_t* phys) {
       }
       if (!kZInside && h == static_cast<uint64_t>(kH) && w == static_cast<uint64_t>(kW)) {
         // A kC0 x 16 transpose: logical rows become the fractal's columns.
+        if (n_fractal_simd<kPack, EB>(block, src, cols)) continue;
         for (int64_t rr = 0; rr < kH; ++rr) {
           const uint8_t* s = src + static_cast<uint64_t>(rr) * cols * EB;
           for (int64_t cc = 0; cc < kW; ++cc) {
@@ -411,6 +533,16 @@ class TlaOptimized : public Impl {
 };
 
 }  // namespace
+
+bool tla_set_simd(bool enabled) {
+#ifdef LC_TLA_X86
+  g_simd_enabled = enabled;
+  return __builtin_cpu_supports("avx2");
+#else
+  (void)enabled;
+  return false;
+#endif
+}
 
 const Impl& tla_optimized() {
   static const TlaOptimized impl;

@@ -1,6 +1,7 @@
 #include <string>
 
 #include "layoutcheck/int_tuple.h"
+#include "optimized/tla.h"
 #include "optimized/tla_layout.h"
 #include "reference/tla.h"
 #include "support.h"
@@ -237,6 +238,27 @@ TEST(TlaImpl, describe_reports_the_layout) {
   auto opt = optimized_impl().describe(c);
   ASSERT_TRUE(ref.ok() && opt.ok());
   EXPECT_EQ(*ref, *opt);
+}
+
+}  // namespace
+}  // namespace layoutcheck
+
+namespace layoutcheck {
+namespace {
+
+TEST(TlaOptimized, fractal_transposes_match_the_reference_with_and_without_simd) {
+  for (bool simd : {true, false}) {
+    tla_set_simd(simd);
+    for (const char* layout : {"tla.nZ", "tla.nN", "tla.zN", "tla.zZ"}) {
+      for (const char* dtype : {"int8", "fp16", "bf16", "fp32"}) {
+        for (const char* shape : {"64,64", "96,48", "33,47", "32,16"}) {
+          CheckReport r = check(testing::must_case(layout, dtype, shape), reference_impl(), optimized_impl());
+          EXPECT_EQ(r.verdict, Verdict::kPass) << (simd ? "simd " : "portable ") << r.message;
+        }
+      }
+    }
+  }
+  tla_set_simd(true);
 }
 
 }  // namespace
