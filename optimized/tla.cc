@@ -398,7 +398,7 @@ bool n_fractal_simd(uint8_t* block, uint8_t* src, uint64_t cols) {
 // Fractal formats with the in-core C0 (kC0 elements of EB bytes = 32 bytes)
 // and 16 C0s per fractal. The fractal is a static layout: z inside = 16 x kC0
 // rows of one C0, n inside = kC0 x 16 columns of one C0.
-template <bool kPack, size_t EB, bool kZInside>
+template <bool kPack, size_t EB, bool kZInside, bool kRowSweep>
 void fractal_copy(const Plan& p, uint8_t* logical, uint8_t* phys) {
   constexpr int64_t kC0 = static_cast<int64_t>(kC0Bytes / EB);
   constexpr int64_t kH = kZInside ? 16 : kC0, kW = kZInside ? kC0 : 16;
@@ -408,6 +408,31 @@ void fractal_copy(const Plan& p, uint8_t* logical, uint8_t* phys) {
   const auto blocks = make_layout(make_shape(static_cast<int64_t>(p.R), static_cast<int64_t>(p.C)),
                                   make_stride(static_cast<int64_t>(p.out_row), static_cast<int64_t>(p.out_col)));
   const uint64_t cols = p.cols;
+  if constexpr (kZInside) {
+    if (kRowSweep) {
+      // Logical row by row: each fractal row is a contiguous run of up to one C0.
+      for (int64_t bi = 0; bi < static_cast<int64_t>(p.R); ++bi) {
+        const uint64_t r0 = static_cast<uint64_t>(bi * kH);
+        const uint64_t h = std::min<uint64_t>(kH, p.rows - r0);
+        for (uint64_t rr = 0; rr < h; ++rr) {
+          uint8_t* row = logical + (r0 + rr) * cols * EB;
+          const uint64_t in_fractal = static_cast<uint64_t>(crd2offset(make_coord(static_cast<int64_t>(rr), _0{}), fractal));
+          for (int64_t bj = 0; bj < static_cast<int64_t>(p.C); ++bj) {
+            const uint64_t c0 = static_cast<uint64_t>(bj * kW);
+            uint8_t* d = phys + (static_cast<uint64_t>(crd2offset(make_coord(bi, bj), blocks)) + in_fractal) * EB;
+            if (c0 + static_cast<uint64_t>(kW) <= cols) {
+              if (kPack) std::memcpy(d, row + c0 * EB, kC0Bytes);
+              else std::memcpy(row + c0 * EB, d, kC0Bytes);
+            } else {
+              if (kPack) std::memcpy(d, row + c0 * EB, (cols - c0) * EB);
+              else std::memcpy(row + c0 * EB, d, (cols - c0) * EB);
+            }
+          }
+        }
+      }
+      return;
+    }
+  }
   for (int64_t bi = 0; bi < static_cast<int64_t>(p.R); ++bi) {
     const uint64_t r0 = static_cast<uint64_t>(bi * kH);
     const uint64_t h = std::min<uint64_t>(kH, p.rows - r0);
@@ -455,8 +480,11 @@ void fractal_copy(const Plan& p, uint8_t* logical, uint8_t* phys) {
 template <bool kPack, size_t EB>
 void copy_sized(const Plan& p, uint8_t* logical, uint8_t* phys) {
   const bool in_core = p.c0 * EB == kC0Bytes && p.n16 == kFractalC0s;
-  if (in_core && (p.kind == Kind::kZN || p.kind == Kind::kZZ)) return fractal_copy<kPack, EB, true>(p, logical, phys);
-  if (in_core && (p.kind == Kind::kNZ || p.kind == Kind::kNN)) return fractal_copy<kPack, EB, false>(p, logical, phys);
+  // Measured: pack is fastest fractal by fractal (whole 512-byte fractals
+  // written in turn), unpack sweeping logical rows (each written once, front
+  // to back, from one C0 of every fractal of the row).
+  if (in_core && (p.kind == Kind::kZN || p.kind == Kind::kZZ)) return fractal_copy<kPack, EB, true, !kPack>(p, logical, phys);
+  if (in_core && (p.kind == Kind::kNZ || p.kind == Kind::kNN)) return fractal_copy<kPack, EB, false, false>(p, logical, phys);
   table_copy<kPack, EB>(p, logical, phys);
 }
 
