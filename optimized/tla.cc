@@ -260,23 +260,36 @@ inline void copy_elem(uint8_t* dst, const uint8_t* src) {
   std::memcpy(dst, src, EB);
 }
 
-// Any layout: row offsets + column offsets.
+// Any layout: row offsets + column offsets. Columns whose offsets step by
+// one element form runs, each copied with one memcpy per row.
 template <bool kPack, size_t EB>
 void table_copy(const Plan& p, uint8_t* logical, uint8_t* phys) {
-  std::vector<uint64_t> row = offsets_of(p.modes[0], p.rows), col = offsets_of(p.modes[1], p.cols);
-  bool unit = true;
-  for (uint64_t k = 0; k < p.cols; ++k) unit &= col[k] == col[0] + k;
+  const std::vector<uint64_t> row = offsets_of(p.modes[0], p.rows), col = offsets_of(p.modes[1], p.cols);
+  struct Run {
+    uint64_t first_col, length, offset;
+  };
+  std::vector<Run> runs;
+  for (uint64_t k = 0; k < p.cols; ++k) {
+    if (!runs.empty() && runs.back().offset + runs.back().length == col[k]) {
+      ++runs.back().length;
+    } else {
+      runs.push_back({k, 1, col[k]});
+    }
+  }
+  const bool singles = runs.size() * 2 > p.cols;  // mostly runs of one: copy element by element
   for (uint64_t r = 0; r < p.rows; ++r) {
     uint8_t* dst_row = phys + row[r] * EB;
     uint8_t* src_row = logical + r * p.cols * EB;
-    if (unit) {
-      if (kPack) std::memcpy(dst_row + col[0] * EB, src_row, p.cols * EB);
-      else std::memcpy(src_row, dst_row + col[0] * EB, p.cols * EB);
+    if (singles) {
+      for (uint64_t k = 0; k < p.cols; ++k) {
+        if (kPack) copy_elem<EB>(dst_row + col[k] * EB, src_row + k * EB);
+        else copy_elem<EB>(src_row + k * EB, dst_row + col[k] * EB);
+      }
       continue;
     }
-    for (uint64_t k = 0; k < p.cols; ++k) {
-      if (kPack) copy_elem<EB>(dst_row + col[k] * EB, src_row + k * EB);
-      else copy_elem<EB>(src_row + k * EB, dst_row + col[k] * EB);
+    for (const Run& run : runs) {
+      if (kPack) std::memcpy(dst_row + run.offset * EB, src_row + run.first_col * EB, run.length * EB);
+      else std::memcpy(src_row + run.first_col * EB, dst_row + run.offset * EB, run.length * EB);
     }
   }
 }
