@@ -454,6 +454,9 @@ void fractal_copy(const Plan& p, uint8_t* logical, uint8_t* phys) {
       const uint64_t w = std::min<uint64_t>(kW, cols - c0);
       uint8_t* block = phys + static_cast<uint64_t>(crd2offset(make_coord(bi, bj), blocks)) * EB;
       uint8_t* src = logical + (r0 * cols + c0) * EB;
+      if (kPack && (h < static_cast<uint64_t>(kH) || w < static_cast<uint64_t>(kW))) {
+        std::memset(block, 0, static_cast<size_t>(cosize(fractal)) * EB);  // an edge fractal's padding
+      }
       if (kZInside && w == static_cast<uint64_t>(kW)) {
         // Each fractal row is one whole C0.
         for (uint64_t rr = 0; rr < h; ++rr) {
@@ -490,9 +493,15 @@ void fractal_copy(const Plan& p, uint8_t* logical, uint8_t* phys) {
   }
 }
 
+// The fractal formats with the core's C0 of 32 bytes and 16 C0s per fractal.
+bool in_core_fractal(const Plan& p) {
+  return p.kind != Kind::kNotation && p.kind != Kind::kRowMajor && p.kind != Kind::kColMajor &&
+         p.c0 * p.eb == kC0Bytes && p.n16 == kFractalC0s && p.eb <= 4;
+}
+
 template <bool kPack, size_t EB>
 void copy_sized(const Plan& p, uint8_t* logical, uint8_t* phys) {
-  const bool in_core = p.c0 * EB == kC0Bytes && p.n16 == kFractalC0s;
+  const bool in_core = in_core_fractal(p);
   // Measured: pack is fastest fractal by fractal (whole 512-byte fractals
   // written in turn), unpack sweeping logical rows (each written once, front
   // to back, from one C0 of every fractal of the row).
@@ -504,8 +513,11 @@ void copy_sized(const Plan& p, uint8_t* logical, uint8_t* phys) {
 template <bool kPack>
 void copy(const Plan& p, uint8_t* logical, uint8_t* phys) {
   // Offsets no element maps to are 0: everything is covered only when the
-  // layout is injective onto [0, cosize) and the logical matrix is the whole layout.
-  if (kPack && (p.cosize != p.size || p.size != p.rows * p.cols)) std::memset(phys, 0, p.cosize * p.eb);
+  // layout is injective onto [0, cosize) and the logical matrix is the whole
+  // layout. The fractal copies zero the padding of edge fractals themselves.
+  if (kPack && !in_core_fractal(p) && (p.cosize != p.size || p.size != p.rows * p.cols)) {
+    std::memset(phys, 0, p.cosize * p.eb);
+  }
   switch (p.eb) {
     case 1: return copy_sized<kPack, 1>(p, logical, phys);
     case 2: return copy_sized<kPack, 2>(p, logical, phys);
