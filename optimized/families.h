@@ -6,5 +6,6 @@
 namespace layoutcheck {
 
 const Impl& tpu_optimized();
+const Impl& tla_optimized();
 
 }  // namespace layoutcheck
