@@ -46,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::abort();
   }
   if (!sa.ok()) return 0;
-  if ((a != b || na.input != nb.input || na.output != nb.output)) {
+  if (a != b || na.input != nb.input || na.output != nb.output) {
     size_t first = 0;
     while (first < a.size() && a[first] == b[first]) ++first;
     std::fprintf(stderr, "%s: reference and %s differ at output byte %zu (NaN counts %llu/%llu vs %llu/%llu)\n",
