@@ -91,8 +91,7 @@ uint64_t quiet_nan(const FloatFormat& f, const Value& v) {
 uint64_t round_to_format(const FloatFormat& f, bool sign, uint64_t m, int q, Overflow overflow) {
   const int p = f.precision;
   if (m == 0) return sign_bit(f, sign);
-  int msb = 63;
-  while (((m >> msb) & 1) == 0) --msb;
+  const int msb = 63 - __builtin_clzll(m);        // the leading bit of m
   const int e = q + msb;                         // m * 2^q lies in [2^e, 2^(e+1))
   int qe = (e < f.emin ? f.emin : e) - (p - 1);  // the spacing of the format there
   uint64_t n;                                    // m * 2^q = n * 2^qe, n an integer after rounding
