@@ -10,6 +10,9 @@
 #include <cfloat>
 #include <cmath>
 #include <algorithm>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <cstring>
 
 #include "layoutcheck/precision.h"
@@ -254,14 +257,22 @@ class OptimizedConverter : public Converter {
   Kernels k_;
 };
 
+#if defined(__x86_64__)
+bool cpuid_f16c() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & bit_F16C) != 0;
+}
+#endif
+
 bool cpu_has(SimdPath p) {
 #if defined(__x86_64__)
   switch (p) {
     case SimdPath::kAuto:
     case SimdPath::kPortable: return true;
     case SimdPath::kF16cAvx2:
-      return f16c_avx2_kernels().f32_to_f16 != nullptr && __builtin_cpu_supports("f16c") &&
-             __builtin_cpu_supports("avx2");
+      // clang 14 has no "f16c" for __builtin_cpu_supports: the CPUID bit, with AVX2
+      // (whose check includes the OS saving the ymm registers).
+      return f16c_avx2_kernels().f32_to_f16 != nullptr && __builtin_cpu_supports("avx2") && cpuid_f16c();
     case SimdPath::kAvx512:
       return avx512_kernels().f32_to_f16 != nullptr && __builtin_cpu_supports("avx512f");
   }

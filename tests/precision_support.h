@@ -4,6 +4,7 @@
 // the `ieee` rule; nvdla_from_ieee() applies the NVDLA clip to an fp16 result.
 #pragma once
 
+#include <cpuid.h>
 #include <fp16.h>
 #include <immintrin.h>
 
@@ -16,7 +17,9 @@
 namespace layoutcheck::testing {
 
 inline bool cpu_has_f16c() {
-  return __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx") && __builtin_cpu_supports("avx2");
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  const bool f16c = __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & bit_F16C) != 0;
+  return f16c && __builtin_cpu_supports("avx2");
 }
 
 inline float as_float(uint32_t b) {
