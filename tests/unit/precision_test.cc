@@ -157,5 +157,29 @@ TEST(PrecisionConvert, spec_text_names_every_setting) {
   EXPECT_EQ(to_string(s), "nvdla-int uint8->int8 offset=128 scale=0.5 truncate=nearest-away");
 }
 
+// The element sizes every document states, all read from the one dtype table.
+TEST(PrecisionDTypeTable, element_sizes_of_every_document) {
+  // NVDLA, Precision Type: int8 8-bit, int16 16-bit, fp16 16-bit half precision.
+  EXPECT_EQ(dtype_bits(DType::kInt8), 8u);
+  EXPECT_EQ(dtype_bits(DType::kInt16), 16u);
+  EXPECT_EQ(dtype_bits(DType::kFp16), 16u);
+  EXPECT_EQ(dtype_info(DType::kFp16).kind, DTypeKind::kFloat);
+  EXPECT_EQ(dtype_info(DType::kInt8).kind, DTypeKind::kSignedInt);
+  // TPU storage modes: int8x4 (4N), int16x2 (2N), fp32x2 (2IC) pack 4, 2 and 2 lanes.
+  EXPECT_EQ(dtype_bits(DType::kInt8x4), 4 * dtype_bits(DType::kInt8));
+  EXPECT_EQ(dtype_bits(DType::kInt16x2), 2 * dtype_bits(DType::kInt16));
+  EXPECT_EQ(dtype_bits(DType::kFp32x2), 2 * dtype_bits(DType::kFp32));
+  EXPECT_EQ(dtype_info(DType::kInt8x4).lanes, 4u);
+  EXPECT_EQ(dtype_info(DType::kFp32x2).lane, DType::kFp32);
+  // TLA fractal: 16 x (32 / sizeof(element)) elements of 32 bytes per row.
+  for (DType t : {DType::kInt8, DType::kFp16, DType::kFp32}) {
+    const uint32_t columns = 32 / (dtype_bits(t) / 8);
+    EXPECT_EQ(columns * dtype_bits(t) / 8, 32u) << dtype_name(t);
+  }
+  EXPECT_EQ(32 / (dtype_bits(DType::kInt8) / 8), 32u);
+  EXPECT_EQ(32 / (dtype_bits(DType::kFp16) / 8), 16u);
+  EXPECT_EQ(32 / (dtype_bits(DType::kFp32) / 8), 8u);
+}
+
 }  // namespace
 }  // namespace layoutcheck
