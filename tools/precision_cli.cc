@@ -17,6 +17,23 @@ namespace layoutcheck::cli {
 
 namespace {
 
+const char* const kUsage =
+    "usage: layoutcheck precision nvdla --layer conv|sdp|lrn|pdp --input FORMAT --output PRECISION\n"
+    "         FORMAT: image-uint8|image-int16|image-uint16|image-fp16|int8|int16|fp16; PRECISION: int8|int16|fp16\n"
+    "         exit 0: valid (prints the pipeline and weight precision), 1: invalid case, 2: bad input\n"
+    "       layoutcheck convert --rule ieee|nvdla|nvdla-int --from D --to D [--in F] [--out F] [--impl reference]\n"
+    "         nvdla:     [--unit conv|conv-winograd|sdp|cdp|pdp|pdp-minmax] [--flush-nan]\n"
+    "         nvdla-int: [--offset X] [--scale Y] [--truncate nearest-away|nearest-even|toward-zero]\n"
+    "         raw little-endian values in and out; NaN counts on standard error\n";
+
+bool wants_help(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") return true;
+  }
+  return false;
+}
+
 struct BadInput {
   std::string message;
 };
@@ -169,6 +186,10 @@ int run_convert(int argc, char** argv) {
 }  // namespace
 
 int precision_main(int argc, char** argv) {
+  if (wants_help(argc, argv)) {
+    std::cout << kUsage;
+    return 0;
+  }
   try {
     return run_precision(argc, argv);
   } catch (const BadInput& e) {
@@ -178,6 +199,10 @@ int precision_main(int argc, char** argv) {
 }
 
 int convert_main(int argc, char** argv) {
+  if (wants_help(argc, argv)) {
+    std::cout << kUsage;
+    return 0;
+  }
   try {
     return run_convert(argc, argv);
   } catch (const BadInput& e) {
