@@ -57,7 +57,11 @@ __attribute__((target("avx2,f16c"))) inline uint16_t f16c_f32_to_f16(uint32_t x)
 }
 
 inline uint16_t fp16lib_f32_to_f16(uint32_t x) { return fp16_ieee_from_fp32_value(as_float(x)); }
-inline uint32_t fp16lib_f16_to_f32(uint16_t h) { return fp16_ieee_to_fp32_bits(h); }
+// libfp16 passes a zero to __builtin_clz for +-0 (undefined behaviour, which
+// UBSan reports); the zeros are answered here and every other value by libfp16.
+inline uint32_t fp16lib_f16_to_f32(uint16_t h) {
+  return (h & 0x7fff) == 0 ? static_cast<uint32_t>(h) << 16 : fp16_ieee_to_fp32_bits(h);
+}
 
 #if defined(__FLT16_MAX__)
 constexpr bool kHaveFloat16 = true;
