@@ -261,7 +261,7 @@ int64_t boundary_extent(std::mt19937_64& rng, int64_t chunk, int size_class) {
 Shape draw_shape(std::mt19937_64& rng, const std::vector<int64_t>& chunk, int size_class) {
   Shape s;
   for (int64_t e : chunk) s.push_back(boundary_extent(rng, e, size_class));
-  const uint64_t budget = uint64_t{1} << (12 + 3 * std::min(size_class, 3));
+  const uint64_t budget = uint64_t{1} << (11 + 3 * std::min(size_class, 3));
   for (int guard = 0; guard < 256; ++guard) {
     Checked padded = 1;
     for (size_t i = 0; i < s.size(); ++i) padded *= ceil_div(static_cast<uint64_t>(s[i]), static_cast<uint64_t>(chunk[i])) * static_cast<uint64_t>(chunk[i]);
