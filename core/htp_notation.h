@@ -31,6 +31,7 @@ namespace layoutcheck {
 // Limits of this implementation of the notation (the document sets none).
 constexpr int64_t kHtpMaxRank = 64;
 constexpr uint64_t kHtpMaxChunkElements = uint64_t{1} << 56;  // as element_count()
+constexpr size_t kHtpMaxPairs = 256;
 
 struct HtpPair {
   int64_t dim = 0;
@@ -46,7 +47,8 @@ struct HtpNotation {
 
 // Checks the rules of the notation: rank in [1, kHtpMaxRank], every dimension
 // in [0, rank), exactly one zero-size pair per dimension, zero-size pairs
-// before sized pairs, chunk sizes whose product fits kHtpMaxChunkElements.
+// before sized pairs, at most kHtpMaxPairs pairs, chunk sizes whose product
+// fits kHtpMaxChunkElements.
 Status validate_htp_notation(const HtpNotation& n);
 
 // The body between '<' and '>' of ChunkedMemoryLayout<...>: "4, 0,0, 1,0, ...".

@@ -371,6 +371,10 @@ Status validate_htp_notation(const HtpNotation& n) {
     return Status::invalid(where + ": rank " + std::to_string(n.rank) + " exceeds the supported maximum " +
                            std::to_string(kHtpMaxRank));
   }
+  if (n.pairs.size() > kHtpMaxPairs) {
+    return Status::invalid(where + ": " + std::to_string(n.pairs.size()) + " pairs exceed the supported maximum " +
+                           std::to_string(kHtpMaxPairs));
+  }
   for (const auto& p : n.pairs) {
     if (p.dim < 0 || p.dim >= n.rank) {
       return Status::invalid(where + ": pair " + pair_text(p) + " names dimension " + std::to_string(p.dim) +
@@ -431,6 +435,10 @@ Result<HtpNotation> parse_htp_notation_body(std::string_view body) {
   }
   HtpNotation n = rank_only(rank);
   if (rank < 1 || rank > static_cast<uint64_t>(kHtpMaxRank)) return validate_htp_notation(n);
+  if ((tokens.size() - 1) / 2 > kHtpMaxPairs) {
+    return Status::invalid("htp notation <" + std::to_string(rank) + ", ...>: " + std::to_string((tokens.size() - 1) / 2) +
+                           " pairs exceed the supported maximum " + std::to_string(kHtpMaxPairs));
+  }
   for (size_t i = 1; i + 1 < tokens.size(); i += 2) {
     LC_ASSIGN_OR_RETURN(uint64_t dim, parse_count(tokens[i], "dimension"));
     LC_ASSIGN_OR_RETURN(uint64_t size, parse_count(tokens[i + 1], "size"));

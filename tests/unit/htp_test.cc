@@ -108,6 +108,9 @@ TEST(HtpNotation, invalid_notations_name_the_rule_and_values) {
   expect_invalid("FlatMemoryLayout<100>", {"rank 65", "maximum 64"});
   expect_invalid("FlatMemoryLayout<4>(pad=1)", {"unknown parameter 'pad'"});
   expect_invalid("htp.nchw(pad=1)", {"unknown parameter 'pad'"});
+  std::string many = "ChunkedMemoryLayout<1, 0,0";
+  for (int i = 0; i < 300; ++i) many += ", 0,1";
+  expect_invalid(many + ">", {"301 pairs exceed the supported maximum 256"});
 }
 
 TEST(HtpNotation, shared_parser) {
