@@ -8,9 +8,14 @@
 // step x inner count count one range and are fused; adjacent loops over
 // unpadded dimensions whose logical strides nest are fused too. The innermost
 // loop, when its logical stride is one element, is a contiguous run on both
-// sides: a row copy (padding clipped off its tail), written front to back.
+// sides: a row copy (padding clipped off its tail). The nest visits the same
+// (physical, logical) pairs in any loop order, so pack runs it in physical
+// order (memory written front to back) and unpack with the outer loops sorted
+// by logical stride (the tensor written front to back).
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <optional>
 
 #include "core/htp_notation.h"
 #include "layoutcheck/checked.h"
@@ -29,6 +34,7 @@ struct Loop {
   uint64_t count = 1;
   uint64_t step = 1;  // along dim
   uint64_t ls = 0;    // logical stride in elements: step * row-major stride of dim
+  uint64_t ps = 0;    // physical stride in elements: product of the counts of the loops inside
   bool clipped = false;
 };
 
@@ -36,7 +42,8 @@ struct Plan {
   size_t rank = 0;
   std::vector<uint64_t> extent, padded, lstride, chunk;
   std::vector<Loop> pairs;  // one per pair, for offsets
-  std::vector<Loop> loops;  // fused, for pack/unpack; innermost has ls == 1
+  std::vector<Loop> loops;  // fused, physical order (pack); innermost has ls == ps == 1
+  std::vector<Loop> logical_order;  // the same loops, outer ones by decreasing ls (unpack)
   uint64_t elem = 1, elements = 1;
   uint8_t pad = 0;
 };
@@ -121,36 +128,52 @@ Result<Plan> make_plan(const Case& c) {
     row.clipped = p.padded[row.dim] != p.extent[row.dim];
     p.loops.push_back(row);
   }
+  uint64_t ps = 1;
+  for (size_t i = p.loops.size(); i-- > 0;) {
+    p.loops[i].ps = ps;
+    ps *= p.loops[i].count;
+  }
+  // Unpack writes the logical tensor front to back: the same loops, the outer
+  // ones ordered by logical stride (any order of a loop nest visits the same
+  // (physical, logical) pairs).
+  p.logical_order = p.loops;
+  std::stable_sort(p.logical_order.begin(), p.logical_order.end() - 1,
+                   [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
   return p;
 }
 
 // ---- row copies ---------------------------------------------------------------
 
-template <bool kPack, size_t kRowBytes>
-inline __attribute__((always_inline)) void copy_row(uint8_t* phys, uint8_t* logical, size_t row_bytes,
-                                                   size_t valid_bytes, uint8_t pad) {
-  if (kRowBytes != 0 && valid_bytes == kRowBytes) {
-    if (kPack) std::memcpy(phys, logical, kRowBytes);
-    else std::memcpy(logical, phys, kRowBytes);
+// Large outputs bypass the cache with non-temporal 16-byte stores (SSE2, part
+// of x86-64), as memcpy does for large copies.
+constexpr uint64_t kStreamBytes = uint64_t{8} << 20;
+
+template <size_t kRowBytes, bool kStream>
+inline __attribute__((always_inline)) void copy_bytes(uint8_t* dst, const uint8_t* src, size_t n) {
+#ifdef LC_HTP_X86
+  if (kStream && n % 16 == 0 && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
+    for (size_t i = 0; i < n; i += 16) {
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+    }
     return;
   }
-  if (valid_bytes != 0) {
-    if (kPack) std::memcpy(phys, logical, valid_bytes);
-    else std::memcpy(logical, phys, valid_bytes);
-  }
-  if (kPack) std::memset(phys + valid_bytes, pad, row_bytes - valid_bytes);
+#endif
+  if (kRowBytes != 0 && n == kRowBytes) std::memcpy(dst, src, kRowBytes);
+  else std::memcpy(dst, src, n);
 }
 
-// Rows of the two innermost loops: `mid` runs over rows of `row` (logical
-// stride 1). Memory advances one row at a time, front to back. Coordinates are
-// tracked only where they can fall into padding (clipped dimensions).
-template <bool kPack, size_t kRowBytes>
-inline __attribute__((always_inline)) void walk_body(const Plan& p, uint8_t* logical, uint8_t* phys) {
-  const size_t m = p.loops.size();
-  const Loop& row = p.loops[m - 1];
+// Walks `loops` (the innermost a row with logical and physical stride 1):
+// the two innermost loops run as plain loops, the others as an odometer.
+// Coordinates are tracked where they can fall into padding (clipped
+// dimensions); a row copies its valid head and, when packing, pads its tail.
+template <bool kPack, size_t kRowBytes, bool kStream>
+inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
+                                                    uint8_t* phys) {
+  const size_t m = loops.size();
+  const Loop& row = loops[m - 1];
   Loop unit;  // count 1: a stand-in middle loop when there is only the row
   unit.dim = row.dim;
-  const Loop& mid = m >= 2 ? p.loops[m - 2] : unit;
+  const Loop& mid = m >= 2 ? loops[m - 2] : unit;
   const size_t outer_loops = m >= 2 ? m - 2 : 0;
   const size_t e = p.elem;
   const size_t row_bytes = row.count * e;
@@ -158,17 +181,15 @@ inline __attribute__((always_inline)) void walk_body(const Plan& p, uint8_t* log
   const uint64_t xa_limit = p.extent[a];
 
   std::vector<uint64_t> value(outer_loops, 0), x(p.rank, 0);
-  uint64_t base = 0;  // logical element offset of the current position
-  uint8_t* dst = phys;
+  uint64_t lbase = 0, pbase = 0;  // element offsets of the current position
   while (true) {
     // Dimensions other than a and b are fixed during the two inner loops.
     bool others_ok = true;
     for (size_t d = 0; d < p.rank; ++d) {
       others_ok &= d == a || d == b || p.padded[d] == p.extent[d] || x[d] < p.extent[d];
     }
-    uint64_t src = base;
-    uint64_t xb = x[b];
-    for (uint64_t it = 0; it < mid.count; ++it, xb += mid.step, src += mid.ls, dst += row_bytes) {
+    uint64_t lo = lbase, po = pbase, xb = x[b];
+    for (uint64_t it = 0; it < mid.count; ++it, xb += mid.step, lo += mid.ls, po += mid.ps) {
       uint64_t valid = 0;
       if (others_ok) {
         if (!row.clipped) {
@@ -179,36 +200,49 @@ inline __attribute__((always_inline)) void walk_body(const Plan& p, uint8_t* log
           if (b_ok && xa < xa_limit) valid = std::min<uint64_t>(row.count, xa_limit - xa);
         }
       }
-      copy_row<kPack, kRowBytes>(dst, valid != 0 ? logical + src * e : logical, row_bytes, valid * e, p.pad);
+      uint8_t* dst = phys + po * e;
+      const size_t valid_bytes = valid * e;
+      if (kPack) {
+        if (valid_bytes != 0) copy_bytes<kRowBytes, kStream>(dst, logical + lo * e, valid_bytes);
+        if (valid_bytes != row_bytes) std::memset(dst + valid_bytes, p.pad, row_bytes - valid_bytes);
+      } else if (valid_bytes != 0) {
+        copy_bytes<kRowBytes, kStream>(logical + lo * e, dst, valid_bytes);
+      }
     }
     // Advance the outer odometer; the last outer loop moves fastest.
     size_t i = outer_loops;
     while (i-- > 0) {
-      const Loop& l = p.loops[i];
+      const Loop& l = loops[i];
       if (++value[i] < l.count) {
         x[l.dim] += l.step;
-        base += l.ls;
+        lbase += l.ls;
+        pbase += l.ps;
         break;
       }
       value[i] = 0;
       x[l.dim] -= l.step * (l.count - 1);
-      base -= l.ls * (l.count - 1);
+      lbase -= l.ls * (l.count - 1);
+      pbase -= l.ps * (l.count - 1);
     }
     if (i == SIZE_MAX) break;
   }
+#ifdef LC_HTP_X86
+  if (kStream) _mm_sfence();
+#endif
 }
 
-template <bool kPack, size_t kRowBytes>
-void walk_portable(const Plan& p, uint8_t* logical, uint8_t* phys) {
-  walk_body<kPack, kRowBytes>(p, logical, phys);
+template <bool kPack, size_t kRowBytes, bool kStream>
+void walk_portable(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys) {
+  walk_body<kPack, kRowBytes, kStream>(p, loops, logical, phys);
 }
 
 #ifdef LC_HTP_X86
 // The same walk compiled for AVX2: whole 32- and 64-byte rows become single
 // 256-bit loads and stores.
-template <bool kPack, size_t kRowBytes>
-__attribute__((target("avx2"))) void walk_avx2(const Plan& p, uint8_t* logical, uint8_t* phys) {
-  walk_body<kPack, kRowBytes>(p, logical, phys);
+template <bool kPack, size_t kRowBytes, bool kStream>
+__attribute__((target("avx2"))) void walk_avx2(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
+                                               uint8_t* phys) {
+  walk_body<kPack, kRowBytes, kStream>(p, loops, logical, phys);
 }
 bool has_avx2() {
   static const bool yes = __builtin_cpu_supports("avx2");
@@ -216,22 +250,29 @@ bool has_avx2() {
 }
 #endif
 
-template <bool kPack, size_t kRowBytes>
+template <bool kPack, size_t kRowBytes, bool kStream>
 void walk_rows(const Plan& p, uint8_t* logical, uint8_t* phys) {
+  const std::vector<Loop>& loops = kPack ? p.loops : p.logical_order;
 #ifdef LC_HTP_X86
-  if (has_avx2()) return walk_avx2<kPack, kRowBytes>(p, logical, phys);
+  if (has_avx2()) return walk_avx2<kPack, kRowBytes, kStream>(p, loops, logical, phys);
 #endif
-  walk_portable<kPack, kRowBytes>(p, logical, phys);
+  walk_portable<kPack, kRowBytes, kStream>(p, loops, logical, phys);
+}
+
+template <bool kPack, size_t kRowBytes>
+void walk_sized(const Plan& p, uint8_t* logical, uint8_t* phys) {
+  if (p.elements * p.elem >= kStreamBytes) return walk_rows<kPack, kRowBytes, true>(p, logical, phys);
+  walk_rows<kPack, kRowBytes, false>(p, logical, phys);
 }
 
 template <bool kPack>
 void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
   const size_t row_bytes = p.loops.back().count * p.elem;
   switch (row_bytes) {
-    case 32: return walk_rows<kPack, 32>(p, logical, phys);
-    case 64: return walk_rows<kPack, 64>(p, logical, phys);
-    case 128: return walk_rows<kPack, 128>(p, logical, phys);
-    default: return walk_rows<kPack, 0>(p, logical, phys);
+    case 32: return walk_sized<kPack, 32>(p, logical, phys);
+    case 64: return walk_sized<kPack, 64>(p, logical, phys);
+    case 128: return walk_sized<kPack, 128>(p, logical, phys);
+    default: return walk_sized<kPack, 0>(p, logical, phys);
   }
 }
 
@@ -244,7 +285,16 @@ class HtpOptimized : public Impl {
     return p.elements * p.elem;
   }
   Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
-    LC_ASSIGN_OR_RETURN(Plan p, make_plan(c));
+    // Offsets come one element at a time: the plan of the last case is kept.
+    thread_local std::optional<Case> key;
+    thread_local std::optional<Result<Plan>> cached;
+    if (!key || !(*key == c)) {
+      key.reset();
+      cached = make_plan(c);
+      key = c;
+    }
+    if (!cached->ok()) return cached->status();
+    const Plan& p = cached->value();
     if (at.size() != p.rank) return Status::invalid("coordinate rank differs from the shape's");
     for (size_t d = 0; d < p.rank; ++d) {
       if (at[d] < 0 || static_cast<uint64_t>(at[d]) >= p.extent[d]) return Status::invalid("coordinate outside the shape");

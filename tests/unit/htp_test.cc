@@ -250,5 +250,11 @@ TEST(HtpChecker, tells_the_nchw_readings_apart) {
   EXPECT_NE(r.message.find("step along height: expected 3 bytes, actual 1"), std::string::npos) << r.message;
 }
 
+// Outputs of 8 MiB and more take the non-temporal store path.
+TEST(HtpLarge, streaming_rows_equal_the_reference) {
+  expect_pass("htp.depth32", "fp16", "1,64,64,1024");
+  expect_pass("htp.crouton(pad=5)", "uint8", "1,63,70,2050");
+}
+
 }  // namespace
 }  // namespace layoutcheck
