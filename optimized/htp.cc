@@ -147,6 +147,7 @@ Result<Plan> make_plan(const Case& c) {
 // Large outputs bypass the cache with non-temporal 16-byte stores (SSE2, part
 // of x86-64), as memcpy does for large copies.
 constexpr uint64_t kStreamBytes = uint64_t{8} << 20;
+constexpr uintptr_t kPrefetchBytes = 256;
 
 template <size_t kRowBytes, bool kStream>
 inline __attribute__((always_inline)) void copy_bytes(uint8_t* dst, const uint8_t* src, size_t n) {
@@ -203,6 +204,10 @@ inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::v
       uint8_t* dst = phys + po * e;
       const size_t valid_bytes = valid * e;
       if (kPack) {
+        if (kStream) {
+          // Rows are read at a stride; the lines the next chunks read sit just after this row.
+          __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(logical + lo * e) + kPrefetchBytes));
+        }
         if (valid_bytes != 0) copy_bytes<kRowBytes, kStream>(dst, logical + lo * e, valid_bytes);
         if (valid_bytes != row_bytes) std::memset(dst + valid_bytes, p.pad, row_bytes - valid_bytes);
       } else if (valid_bytes != 0) {
