@@ -17,6 +17,8 @@ const bool registered = [] {
            Row{"htp.depth32/fp16/64MiB", "htp.depth32", "fp16", "1,256,256,512", false},
            Row{"htp.crouton/uint8/padded-16MiB", "htp.crouton", "uint8", "1,250,250,250", false},
            Row{"htp.depth32/fp16/padded-16MiB", "htp.depth32", "fp16", "1,255,255,125", false},
+           Row{"htp.crouton4x1/uint8/64MiB", "htp.crouton4x1", "uint8", "1,256,256,1024", false},
+           Row{"htp.weights/uint8/16MiB", "htp.weights", "uint8", "3,3,1024,1820", false},
            Row{"htp.crouton/uint8/1MiB", "htp.crouton", "uint8", "1,32,32,1024", true},
        }) {
     auto c = parse_case(r.layout, r.dtype, r.shape);

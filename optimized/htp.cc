@@ -46,6 +46,7 @@ struct Plan {
   std::vector<Loop> logical_order;  // the same loops, outer ones by decreasing ls (unpack)
   uint64_t elem = 1, elements = 1;
   uint8_t pad = 0;
+  bool tile = false;  // the two innermost loops form a tile (see make_plan)
 };
 
 Result<Plan> make_plan(const Case& c) {
@@ -120,8 +121,13 @@ Result<Plan> make_plan(const Case& c) {
     }
     p.loops.push_back(l);
   }
-  // The innermost loop is a row: logical stride 1. Otherwise a row of one element.
-  if (p.loops.empty() || p.loops.back().ls != 1) {
+  // The innermost loop is a row: logical stride 1. When instead the loop
+  // around it has logical stride 1 (32 depths x 4 columns in R4Crouton4x1Layout),
+  // the two form a tile: a small transpose. Otherwise a row of one element.
+  const size_t m = p.loops.size();
+  p.tile = m >= 2 && p.loops[m - 1].ls != 1 && p.loops[m - 2].ls == 1 && p.loops[m - 1].count <= 64 &&
+           p.loops[m - 2].count <= 1024;
+  if (!p.tile && (p.loops.empty() || p.loops.back().ls != 1)) {
     Loop row;
     row.dim = p.loops.empty() ? p.rank - 1 : p.loops.back().dim;
     row.ls = 1;
@@ -270,8 +276,125 @@ void walk_sized(const Plan& p, uint8_t* logical, uint8_t* phys) {
   walk_rows<kPack, kRowBytes, false>(p, logical, phys);
 }
 
+// ---- tiles ------------------------------------------------------------------------
+
+#ifdef LC_HTP_X86
+// 32 x 4 bytes: physical [c][k] <-> logical rows k of 32 bytes, with SSE2 byte
+// and word interleaves (pack) and three rounds of byte unpacks (unpack).
+inline void interleave_32x4_u8(uint8_t* phys, const uint8_t* const* rows) {
+  for (int half = 0; half < 2; ++half) {
+    const __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[0] + 16 * half));
+    const __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[1] + 16 * half));
+    const __m128i r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[2] + 16 * half));
+    const __m128i r3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[3] + 16 * half));
+    const __m128i a = _mm_unpacklo_epi8(r0, r1), b = _mm_unpacklo_epi8(r2, r3);
+    const __m128i c = _mm_unpackhi_epi8(r0, r1), d = _mm_unpackhi_epi8(r2, r3);
+    __m128i* out = reinterpret_cast<__m128i*>(phys + 64 * half);
+    _mm_storeu_si128(out + 0, _mm_unpacklo_epi16(a, b));
+    _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(a, b));
+    _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(c, d));
+    _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(c, d));
+  }
+}
+
+inline void deinterleave_32x4_u8(const uint8_t* phys, uint8_t* const* rows) {
+  for (int half = 0; half < 2; ++half) {
+    const __m128i* in = reinterpret_cast<const __m128i*>(phys + 64 * half);
+    __m128i w[4];
+    for (int pair = 0; pair < 2; ++pair) {
+      const __m128i v0 = _mm_loadu_si128(in + 2 * pair), v1 = _mm_loadu_si128(in + 2 * pair + 1);
+      // v0 holds depths 0..3 (4 columns each), v1 depths 4..7 of this pair of registers.
+      const __m128i t0 = _mm_unpacklo_epi8(v0, v1), t1 = _mm_unpackhi_epi8(v0, v1);
+      const __m128i u0 = _mm_unpacklo_epi8(t0, t1), u1 = _mm_unpackhi_epi8(t0, t1);
+      w[2 * pair] = _mm_unpacklo_epi8(u0, u1);      // column 0 then 1, depths 0..7
+      w[2 * pair + 1] = _mm_unpackhi_epi8(u0, u1);  // column 2 then 3
+    }
+    // w[0], w[1]: depths 0..7; w[2], w[3]: depths 8..15 of this half.
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(rows[0] + 16 * half), _mm_unpacklo_epi64(w[0], w[2]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(rows[1] + 16 * half), _mm_unpackhi_epi64(w[0], w[2]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(rows[2] + 16 * half), _mm_unpacklo_epi64(w[1], w[3]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(rows[3] + 16 * half), _mm_unpackhi_epi64(w[1], w[3]));
+  }
+}
+#endif
+
+// One tile: physical [t][i] (t the stride-1 loop, i the inner loop) against
+// logical rows i of `t_count` elements, `i_stride` elements apart. Elements
+// past valid_t or valid_i are padding.
+template <bool kPack, size_t kE>
+inline void copy_tile(uint8_t* phys, uint8_t* logical, uint64_t t_count, uint64_t i_count, uint64_t i_stride,
+                      uint64_t valid_t, uint64_t valid_i, uint8_t pad) {
+#ifdef LC_HTP_X86
+  if (kE == 1 && t_count == 32 && i_count == 4 && valid_t == 32 && valid_i == 4) {
+    uint8_t* rows[4] = {logical, logical + i_stride, logical + 2 * i_stride, logical + 3 * i_stride};
+    if (kPack) interleave_32x4_u8(phys, rows);
+    else deinterleave_32x4_u8(phys, rows);
+    return;
+  }
+#endif
+  for (uint64_t t = 0; t < t_count; ++t) {
+    for (uint64_t i = 0; i < i_count; ++i) {
+      uint8_t* ph = phys + (t * i_count + i) * kE;
+      if (t < valid_t && i < valid_i) {
+        uint8_t* lg = logical + (i * i_stride + t) * kE;
+        if (kPack) std::memcpy(ph, lg, kE);
+        else std::memcpy(lg, ph, kE);
+      } else if (kPack) {
+        std::memset(ph, pad, kE);
+      }
+    }
+  }
+}
+
+template <bool kPack, size_t kE>
+void walk_tiles(const Plan& p, uint8_t* logical, uint8_t* phys) {
+  const size_t m = p.loops.size();
+  const Loop& in = p.loops[m - 1];
+  const Loop& tl = p.loops[m - 2];
+  const size_t outer_loops = m - 2;
+  std::vector<uint64_t> value(outer_loops, 0), x(p.rank, 0);
+  uint64_t lbase = 0, pbase = 0;
+  while (true) {
+    bool ok = true;
+    for (size_t d = 0; d < p.rank; ++d) {
+      ok &= d == tl.dim || d == in.dim || p.padded[d] == p.extent[d] || x[d] < p.extent[d];
+    }
+    uint64_t valid_t = 0, valid_i = 0;
+    if (ok) {
+      const uint64_t xt = x[tl.dim], xi = x[in.dim], et = p.extent[tl.dim], ei = p.extent[in.dim];
+      valid_t = !tl.clipped ? tl.count : xt < et ? std::min(tl.count, et - xt) : 0;
+      valid_i = !in.clipped ? in.count : xi < ei ? std::min(in.count, (ei - xi + in.step - 1) / in.step) : 0;
+    }
+    copy_tile<kPack, kE>(phys + pbase * kE, valid_t != 0 && valid_i != 0 ? logical + lbase * kE : logical, tl.count,
+                         in.count, in.ls, valid_t, valid_i, p.pad);
+    size_t i = outer_loops;
+    while (i-- > 0) {
+      const Loop& l = p.loops[i];
+      if (++value[i] < l.count) {
+        x[l.dim] += l.step;
+        lbase += l.ls;
+        pbase += l.ps;
+        break;
+      }
+      value[i] = 0;
+      x[l.dim] -= l.step * (l.count - 1);
+      lbase -= l.ls * (l.count - 1);
+      pbase -= l.ps * (l.count - 1);
+    }
+    if (i == SIZE_MAX) break;
+  }
+}
+
 template <bool kPack>
 void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
+  if (p.tile) {
+    switch (p.elem) {
+      case 1: return walk_tiles<kPack, 1>(p, logical, phys);
+      case 2: return walk_tiles<kPack, 2>(p, logical, phys);
+      case 4: return walk_tiles<kPack, 4>(p, logical, phys);
+      default: return walk_tiles<kPack, 8>(p, logical, phys);
+    }
+  }
   const size_t row_bytes = p.loops.back().count * p.elem;
   switch (row_bytes) {
     case 32: return walk_sized<kPack, 32>(p, logical, phys);
