@@ -11,7 +11,10 @@
 // sides: a row copy (padding clipped off its tail). The nest visits the same
 // (physical, logical) pairs in any loop order, so pack runs it in physical
 // order (memory written front to back) and unpack with the outer loops sorted
-// by logical stride (the tensor written front to back).
+// by logical stride (the tensor written front to back). When the innermost
+// pair is not stride-1 but the loop around it is (R4Crouton4x1Layout, the
+// weights), the two are a small transpose per tile. Outputs of 8 MiB or more
+// use non-temporal stores; the bytes written are the same.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
