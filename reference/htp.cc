@@ -173,9 +173,13 @@ uint64_t element_offset(const HtpModel& m, const Coord& at) {
   return chunk_index * m.chunk_elements + inside;
 }
 
-// Walks memory front to back. For every element of memory, calls
-// visit(memory_index, logical_index) for a tensor element or
-// visit(memory_index, nullopt-like UINT64_MAX) for padding.
+constexpr uint64_t kPadding = UINT64_MAX;  // "pad introduced by the memory layout"
+
+// Walks memory front to back, as the 2x9x20x50 example does: "(0,0,0,0) ...
+// (0,7,7,31) > end of chunk", then the next chunk "(0,0,0,32) ...", until
+// "finished traversing all 64 in dimension 3", and so on outwards. For every
+// element of memory calls visit(memory_index, logical_index), with kPadding as
+// the logical index where the walk is outside the tensor.
 template <typename Visit>
 void walk(const HtpModel& m, Visit visit) {
   const size_t rank = m.shape.size();
@@ -187,7 +191,7 @@ void walk(const HtpModel& m, Visit visit) {
     for (size_t i = 0; i < m.digits.size(); ++i) at[m.digits[i].dim] += static_cast<int64_t>(value[i] * m.digits[i].step);
     bool inside = true;
     for (size_t d = 0; d < rank; ++d) inside = inside && at[d] < m.shape[d];
-    visit(memory, inside ? index_of_coord(m.shape, at) : UINT64_MAX);
+    visit(memory, inside ? index_of_coord(m.shape, at) : kPadding);
     // Next step: the rightmost digit moves fastest.
     for (size_t i = m.digits.size(); i-- > 0;) {
       if (++value[i] < m.digits[i].count) break;
@@ -225,7 +229,7 @@ class HtpReference : public Impl {
     // "user padding need to be explicitly set to quantized 0 (or other specified
     // value)" (Practical tips): every byte of a padding element is the pad byte.
     walk(m, [&](uint64_t memory, uint64_t index) {
-      if (index == UINT64_MAX) std::memset(dst + memory * e, m.pad, e);
+      if (index == kPadding) std::memset(dst + memory * e, m.pad, e);
       else std::memcpy(dst + memory * e, src + index * e, e);
     });
     return Status();
@@ -239,7 +243,7 @@ class HtpReference : public Impl {
     auto* dst = static_cast<uint8_t*>(logical);
     const auto* src = static_cast<const uint8_t*>(physical);
     walk(m, [&](uint64_t memory, uint64_t index) {
-      if (index != UINT64_MAX) std::memcpy(dst + index * e, src + memory * e, e);
+      if (index != kPadding) std::memcpy(dst + index * e, src + memory * e, e);
     });
     return Status();
   }
