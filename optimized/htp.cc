@@ -12,8 +12,9 @@
 // (physical, logical) pairs in any loop order, so pack runs it in physical
 // order (memory written front to back) and unpack with the outer loops sorted
 // by logical stride (the tensor written front to back). When the innermost
-// pair is not stride-1 but the loop around it is (R4Crouton4x1Layout, the
-// weights), the two are a small transpose per tile. Outputs of 8 MiB or more
+// pair is not stride-1 but a loop further out is (R4Crouton4x1Layout,
+// R4Crouton2x2Layout, the weights), that loop and the loops inside it are a
+// small transpose per tile: physical [t][k] = logical row k, element t. Outputs of 8 MiB or more
 // use non-temporal stores; the bytes written are the same.
 #include <algorithm>
 #include <cstdint>
@@ -49,7 +50,13 @@ struct Plan {
   std::vector<Loop> logical_order;  // the same loops, outer ones by decreasing ls (unpack)
   uint64_t elem = 1, elements = 1;
   uint8_t pad = 0;
-  bool tile = false;  // the two innermost loops form a tile (see make_plan)
+  // Tiles (see make_plan): loops[tile_at] has logical stride 1 and the K
+  // physical elements of one of its steps are the loops inside it.
+  bool tile = false;
+  size_t tile_at = 0;
+  uint64_t tile_k = 1;
+  std::vector<uint64_t> tile_offset;  // K logical offsets (elements)
+  std::vector<uint64_t> tile_delta;   // K x inner loops: coordinate along the loop's dimension
 };
 
 Result<Plan> make_plan(const Case& c) {
@@ -124,12 +131,40 @@ Result<Plan> make_plan(const Case& c) {
     }
     p.loops.push_back(l);
   }
-  // The innermost loop is a row: logical stride 1. When instead the loop
-  // around it has logical stride 1 (32 depths x 4 columns in R4Crouton4x1Layout),
-  // the two form a tile: a small transpose. Otherwise a row of one element.
+  // The innermost loop is a row: logical stride 1. When instead a loop further
+  // out has logical stride 1 (32 depths around 4 columns in R4Crouton4x1Layout,
+  // around 2x2 rows and columns in R4Crouton2x2Layout), it and the loops inside
+  // it form a tile: a small transpose. Otherwise a row of one element.
   const size_t m = p.loops.size();
-  p.tile = m >= 2 && p.loops[m - 1].ls != 1 && p.loops[m - 2].ls == 1 && p.loops[m - 1].count <= 64 &&
-           p.loops[m - 2].count <= 1024;
+  if (m >= 2 && p.loops[m - 1].ls != 1) {
+    size_t j = m - 1;
+    while (j-- > 0 && p.loops[j].ls != 1) {
+    }
+    uint64_t k = 1;
+    for (size_t i = j + 1; j != SIZE_MAX && i < m; ++i) k *= p.loops[i].count;
+    if (j != SIZE_MAX && k <= 64 && p.loops[j].count <= 1024) {
+      p.tile = true;
+      p.tile_at = j;
+      p.tile_k = k;
+      for (uint64_t e = 0; e < k; ++e) {
+        uint64_t rest = e, offset = 0;
+        std::vector<uint64_t> digit(m, 0);
+        for (size_t i = m; i-- > j + 1;) {
+          digit[i] = rest % p.loops[i].count;
+          rest /= p.loops[i].count;
+          offset += digit[i] * p.loops[i].ls;
+        }
+        p.tile_offset.push_back(offset);
+        for (size_t i = j + 1; i < m; ++i) {
+          uint64_t along = 0;
+          for (size_t o = j + 1; o < m; ++o) {
+            if (p.loops[o].dim == p.loops[i].dim) along += digit[o] * p.loops[o].step;
+          }
+          p.tile_delta.push_back(along);
+        }
+      }
+    }
+  }
   if (!p.tile && (p.loops.empty() || p.loops.back().ls != 1)) {
     Loop row;
     row.dim = p.loops.empty() ? p.rank - 1 : p.loops.back().dim;
@@ -321,25 +356,25 @@ inline void deinterleave_32x4_u8(const uint8_t* phys, uint8_t* const* rows) {
 }
 #endif
 
-// One tile: physical [t][i] (t the stride-1 loop, i the inner loop) against
-// logical rows i of `t_count` elements, `i_stride` elements apart. Elements
-// past valid_t or valid_i are padding.
+// One tile: physical [t][k] (t the stride-1 loop, k the loops inside it)
+// against logical rows k of `t_count` elements at offsets row[k]. Element
+// (t, k) is padding unless t < valid_t and valid_k[k].
 template <bool kPack, size_t kE>
-inline void copy_tile(uint8_t* phys, uint8_t* logical, uint64_t t_count, uint64_t i_count, uint64_t i_stride,
-                      uint64_t valid_t, uint64_t valid_i, uint8_t pad) {
+inline void copy_tile(uint8_t* phys, uint8_t* logical, uint64_t t_count, uint64_t k_count, const uint64_t* row,
+                      uint64_t valid_t, const uint8_t* valid_k, bool all_valid, uint8_t pad) {
 #ifdef LC_HTP_X86
-  if (kE == 1 && t_count == 32 && i_count == 4 && valid_t == 32 && valid_i == 4) {
-    uint8_t* rows[4] = {logical, logical + i_stride, logical + 2 * i_stride, logical + 3 * i_stride};
+  if (kE == 1 && t_count == 32 && k_count == 4 && all_valid) {
+    uint8_t* rows[4] = {logical + row[0], logical + row[1], logical + row[2], logical + row[3]};
     if (kPack) interleave_32x4_u8(phys, rows);
     else deinterleave_32x4_u8(phys, rows);
     return;
   }
 #endif
   for (uint64_t t = 0; t < t_count; ++t) {
-    for (uint64_t i = 0; i < i_count; ++i) {
-      uint8_t* ph = phys + (t * i_count + i) * kE;
-      if (t < valid_t && i < valid_i) {
-        uint8_t* lg = logical + (i * i_stride + t) * kE;
+    for (uint64_t k = 0; k < k_count; ++k) {
+      uint8_t* ph = phys + (t * k_count + k) * kE;
+      if (all_valid || (t < valid_t && valid_k[k])) {
+        uint8_t* lg = logical + (row[k] + t) * kE;
         if (kPack) std::memcpy(ph, lg, kE);
         else std::memcpy(lg, ph, kE);
       } else if (kPack) {
@@ -352,24 +387,33 @@ inline void copy_tile(uint8_t* phys, uint8_t* logical, uint64_t t_count, uint64_
 template <bool kPack, size_t kE>
 void walk_tiles(const Plan& p, uint8_t* logical, uint8_t* phys) {
   const size_t m = p.loops.size();
-  const Loop& in = p.loops[m - 1];
-  const Loop& tl = p.loops[m - 2];
-  const size_t outer_loops = m - 2;
-  std::vector<uint64_t> value(outer_loops, 0), x(p.rank, 0);
+  const Loop& tl = p.loops[p.tile_at];
+  const size_t outer_loops = p.tile_at, inner = m - p.tile_at - 1;
+  const uint64_t k_count = p.tile_k;
+  std::vector<bool> in_tile(p.rank, false);
+  in_tile[tl.dim] = true;
+  for (size_t i = p.tile_at + 1; i < m; ++i) in_tile[p.loops[i].dim] = true;
+  std::vector<uint64_t> value(outer_loops, 0), x(p.rank, 0), row(k_count);
+  std::vector<uint8_t> valid_k(k_count);
   uint64_t lbase = 0, pbase = 0;
   while (true) {
     bool ok = true;
-    for (size_t d = 0; d < p.rank; ++d) {
-      ok &= d == tl.dim || d == in.dim || p.padded[d] == p.extent[d] || x[d] < p.extent[d];
+    for (size_t d = 0; d < p.rank; ++d) ok &= in_tile[d] || p.padded[d] == p.extent[d] || x[d] < p.extent[d];
+    const uint64_t xt = x[tl.dim], et = p.extent[tl.dim];
+    const uint64_t valid_t = !ok ? 0 : !tl.clipped ? tl.count : xt < et ? std::min(tl.count, et - xt) : 0;
+    bool all_valid = valid_t == tl.count;
+    for (uint64_t k = 0; k < k_count; ++k) {
+      bool v = valid_t != 0;
+      for (size_t i = 0; i < inner && v; ++i) {
+        const Loop& l = p.loops[p.tile_at + 1 + i];
+        v = !l.clipped || x[l.dim] + p.tile_delta[k * inner + i] < p.extent[l.dim];
+      }
+      valid_k[k] = v;
+      all_valid = all_valid && v;
+      row[k] = v ? lbase + p.tile_offset[k] : 0;
     }
-    uint64_t valid_t = 0, valid_i = 0;
-    if (ok) {
-      const uint64_t xt = x[tl.dim], xi = x[in.dim], et = p.extent[tl.dim], ei = p.extent[in.dim];
-      valid_t = !tl.clipped ? tl.count : xt < et ? std::min(tl.count, et - xt) : 0;
-      valid_i = !in.clipped ? in.count : xi < ei ? std::min(in.count, (ei - xi + in.step - 1) / in.step) : 0;
-    }
-    copy_tile<kPack, kE>(phys + pbase * kE, valid_t != 0 && valid_i != 0 ? logical + lbase * kE : logical, tl.count,
-                         in.count, in.ls, valid_t, valid_i, p.pad);
+    copy_tile<kPack, kE>(phys + pbase * kE, logical, tl.count, k_count, row.data(), valid_t, valid_k.data(),
+                         all_valid, p.pad);
     size_t i = outer_loops;
     while (i-- > 0) {
       const Loop& l = p.loops[i];

@@ -171,6 +171,8 @@ TEST(HtpBoundary, split_width_gt_chunk) { expect_pass("htp.crouton4x1", "uint8",
 TEST(HtpBoundary, split_width_eq_chunk) { expect_pass("htp.crouton4x1", "uint8", "2,8,16,64"); }
 TEST(HtpBoundary, weights_eq_chunk) { expect_pass("htp.weights", "uint8", "3,3,64,64"); }
 TEST(HtpBoundary, weights_eq_chunk_fp16) { expect_pass("htp.weights", "fp16", "2,3,32,64"); }
+TEST(HtpBoundary, split_both_eq_chunk) { expect_pass("htp.crouton2x2", "uint8", "2,8,16,64"); }
+TEST(HtpBoundary, split_both_gt_chunk) { expect_pass("htp.crouton2x2(pad=3)", "uint8", "1,9,9,65"); }
 TEST(HtpBoundary, split_both_lt_chunk) { expect_pass("htp.crouton2x2", "bf16", "1,7,7,31"); }
 TEST(HtpBoundary, crouton2_eq_chunk) { expect_pass("htp.crouton2", "int16", "1,8,4,32"); }
 TEST(HtpBoundary, weights_in_gt_chunk) { expect_pass("htp.weights", "uint8", "3,3,33,32"); }
