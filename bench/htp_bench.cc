@@ -1,6 +1,7 @@
 // Qualcomm HTP: crouton and depth32 pack/unpack of 64 MiB activations (uint8
-// and fp16), a padded crouton tensor, and the reference on a small one, each
-// beside memcpy of the same bytes.
+// and fp16), padded tensors, the tiled layouts (crouton4x1, crouton2x2,
+// weights), and the reference on a small one, each beside memcpy of the same
+// bytes.
 #include "bench_util.h"
 
 namespace layoutcheck {
@@ -18,6 +19,7 @@ const bool registered = [] {
            Row{"htp.crouton/uint8/padded-16MiB", "htp.crouton", "uint8", "1,250,250,250", false},
            Row{"htp.depth32/fp16/padded-16MiB", "htp.depth32", "fp16", "1,255,255,125", false},
            Row{"htp.crouton4x1/uint8/64MiB", "htp.crouton4x1", "uint8", "1,256,256,1024", false},
+           Row{"htp.crouton2x2/uint8/64MiB", "htp.crouton2x2", "uint8", "1,256,256,1024", false},
            Row{"htp.weights/uint8/16MiB", "htp.weights", "uint8", "3,3,1024,1820", false},
            Row{"htp.crouton/uint8/1MiB", "htp.crouton", "uint8", "1,32,32,1024", true},
        }) {

@@ -319,6 +319,7 @@ void walk_sized(const Plan& p, uint8_t* logical, uint8_t* phys) {
 #ifdef LC_HTP_X86
 // 32 x 4 bytes: physical [c][k] <-> logical rows k of 32 bytes, with SSE2 byte
 // and word interleaves (pack) and three rounds of byte unpacks (unpack).
+template <bool kStream>
 inline void interleave_32x4_u8(uint8_t* phys, const uint8_t* const* rows) {
   for (int half = 0; half < 2; ++half) {
     const __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[0] + 16 * half));
@@ -328,10 +329,12 @@ inline void interleave_32x4_u8(uint8_t* phys, const uint8_t* const* rows) {
     const __m128i a = _mm_unpacklo_epi8(r0, r1), b = _mm_unpacklo_epi8(r2, r3);
     const __m128i c = _mm_unpackhi_epi8(r0, r1), d = _mm_unpackhi_epi8(r2, r3);
     __m128i* out = reinterpret_cast<__m128i*>(phys + 64 * half);
-    _mm_storeu_si128(out + 0, _mm_unpacklo_epi16(a, b));
-    _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(a, b));
-    _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(c, d));
-    _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(c, d));
+    const __m128i o[4] = {_mm_unpacklo_epi16(a, b), _mm_unpackhi_epi16(a, b), _mm_unpacklo_epi16(c, d),
+                          _mm_unpackhi_epi16(c, d)};
+    for (int i = 0; i < 4; ++i) {
+      if (kStream) _mm_stream_si128(out + i, o[i]);  // the caller checked the alignment
+      else _mm_storeu_si128(out + i, o[i]);
+    }
   }
 }
 
@@ -359,13 +362,13 @@ inline void deinterleave_32x4_u8(const uint8_t* phys, uint8_t* const* rows) {
 // One tile: physical [t][k] (t the stride-1 loop, k the loops inside it)
 // against logical rows k of `t_count` elements at offsets row[k]. Element
 // (t, k) is padding unless t < valid_t and valid_k[k].
-template <bool kPack, size_t kE>
+template <bool kPack, size_t kE, bool kStream>
 inline void copy_tile(uint8_t* phys, uint8_t* logical, uint64_t t_count, uint64_t k_count, const uint64_t* row,
                       uint64_t valid_t, const uint8_t* valid_k, bool all_valid, uint8_t pad) {
 #ifdef LC_HTP_X86
   if (kE == 1 && t_count == 32 && k_count == 4 && all_valid) {
     uint8_t* rows[4] = {logical + row[0], logical + row[1], logical + row[2], logical + row[3]};
-    if (kPack) interleave_32x4_u8(phys, rows);
+    if (kPack) interleave_32x4_u8<kStream>(phys, rows);
     else deinterleave_32x4_u8(phys, rows);
     return;
   }
@@ -384,7 +387,7 @@ inline void copy_tile(uint8_t* phys, uint8_t* logical, uint64_t t_count, uint64_
   }
 }
 
-template <bool kPack, size_t kE>
+template <bool kPack, size_t kE, bool kStream>
 void walk_tiles(const Plan& p, uint8_t* logical, uint8_t* phys) {
   const size_t m = p.loops.size();
   const Loop& tl = p.loops[p.tile_at];
@@ -394,7 +397,9 @@ void walk_tiles(const Plan& p, uint8_t* logical, uint8_t* phys) {
   in_tile[tl.dim] = true;
   for (size_t i = p.tile_at + 1; i < m; ++i) in_tile[p.loops[i].dim] = true;
   std::vector<uint64_t> value(outer_loops, 0), x(p.rank, 0), row(k_count);
-  std::vector<uint8_t> valid_k(k_count);
+  std::vector<uint8_t> valid_k(k_count, 1);
+  bool tile_clipped = tl.clipped;
+  for (size_t i = p.tile_at + 1; i < m; ++i) tile_clipped = tile_clipped || p.loops[i].clipped;
   uint64_t lbase = 0, pbase = 0;
   while (true) {
     bool ok = true;
@@ -402,7 +407,11 @@ void walk_tiles(const Plan& p, uint8_t* logical, uint8_t* phys) {
     const uint64_t xt = x[tl.dim], et = p.extent[tl.dim];
     const uint64_t valid_t = !ok ? 0 : !tl.clipped ? tl.count : xt < et ? std::min(tl.count, et - xt) : 0;
     bool all_valid = valid_t == tl.count;
-    for (uint64_t k = 0; k < k_count; ++k) {
+    if (!tile_clipped) {
+      // No tile dimension is padded: every row of the tile is in the tensor, or none.
+      for (uint64_t k = 0; k < k_count; ++k) row[k] = lbase + p.tile_offset[k];
+    }
+    for (uint64_t k = 0; k < k_count && tile_clipped; ++k) {
       bool v = valid_t != 0;
       for (size_t i = 0; i < inner && v; ++i) {
         const Loop& l = p.loops[p.tile_at + 1 + i];
@@ -412,8 +421,12 @@ void walk_tiles(const Plan& p, uint8_t* logical, uint8_t* phys) {
       all_valid = all_valid && v;
       row[k] = v ? lbase + p.tile_offset[k] : 0;
     }
-    copy_tile<kPack, kE>(phys + pbase * kE, logical, tl.count, k_count, row.data(), valid_t, valid_k.data(),
-                         all_valid, p.pad);
+    if (!tile_clipped) std::fill(valid_k.begin(), valid_k.end(), static_cast<uint8_t>(ok));
+    if (kPack && kStream) {
+      __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(logical + row[0] * kE) + kPrefetchBytes));
+    }
+    copy_tile<kPack, kE, kStream>(phys + pbase * kE, logical, tl.count, k_count, row.data(), valid_t, valid_k.data(),
+                                  all_valid, p.pad);
     size_t i = outer_loops;
     while (i-- > 0) {
       const Loop& l = p.loops[i];
@@ -430,16 +443,23 @@ void walk_tiles(const Plan& p, uint8_t* logical, uint8_t* phys) {
     }
     if (i == SIZE_MAX) break;
   }
+#ifdef LC_HTP_X86
+  if (kStream) _mm_sfence();
+#endif
 }
 
 template <bool kPack>
 void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
   if (p.tile) {
+    // Streaming stores need 16-byte aligned 128-byte tiles (byte elements, 32 x 4).
+    const bool stream = kPack && p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32 &&
+                        p.elements >= kStreamBytes && (reinterpret_cast<uintptr_t>(phys) & 15) == 0;
     switch (p.elem) {
-      case 1: return walk_tiles<kPack, 1>(p, logical, phys);
-      case 2: return walk_tiles<kPack, 2>(p, logical, phys);
-      case 4: return walk_tiles<kPack, 4>(p, logical, phys);
-      default: return walk_tiles<kPack, 8>(p, logical, phys);
+      case 1:
+        return stream ? walk_tiles<kPack, 1, true>(p, logical, phys) : walk_tiles<kPack, 1, false>(p, logical, phys);
+      case 2: return walk_tiles<kPack, 2, false>(p, logical, phys);
+      case 4: return walk_tiles<kPack, 4, false>(p, logical, phys);
+      default: return walk_tiles<kPack, 8, false>(p, logical, phys);
     }
   }
   const size_t row_bytes = p.loops.back().count * p.elem;
