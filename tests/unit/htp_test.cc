@@ -259,6 +259,8 @@ TEST(HtpChecker, tells_the_nchw_readings_apart) {
 TEST(HtpLarge, streaming_rows_equal_the_reference) {
   expect_pass("htp.depth32", "fp16", "1,64,64,1024");
   expect_pass("htp.crouton(pad=5)", "uint8", "1,63,70,2050");
+  expect_pass("htp.crouton4x1", "uint8", "1,64,64,2048");
+  expect_pass("htp.crouton4x1(pad=9)", "uint8", "1,63,70,2050");
 }
 
 }  // namespace
