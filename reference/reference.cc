@@ -7,6 +7,7 @@ const Impl& reference_impl() {
   static const FamilyRouter impl("reference", {
                                                   {"tpu", &tpu_reference()},
                                                   {"htp", &htp_reference()},
+                                                  {"tla", &tla_reference()},
                                               });
   return impl;
 }
