@@ -6,6 +6,7 @@
 namespace layoutcheck {
 
 const Impl& tpu_reference();
+const Impl& htp_reference();
 const Impl& tla_reference();
 
 }  // namespace layoutcheck

@@ -1,0 +1,73 @@
+// core/htp_notation.h — the Qualcomm HTP memory-layout notation, parsed.
+//
+// The document (qualcomm-htp-memory-layout.txt) writes a layout as
+//
+//   ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 1,8, 2,8, 3,32>
+//                       ^rank  ^ zero-size pairs:    ^ sized pairs: the chunk
+//                              chunk order,            and the order inside it,
+//                              first = slowest         first = slowest
+//
+// and FlatMemoryLayout<4> for ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0>.
+// This header is shared by the reference and the optimized implementation:
+// it turns text and descriptors into the list of pairs and validates the
+// rules of the notation, nothing more. What the pairs mean for offsets is
+// computed independently by each implementation.
+//
+//   auto n = parse_htp_notation("ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 1,8, 2,8, 3,32>");
+//   n->rank == 4;  n->pairs[4].dim == 1 && n->pairs[4].size == 8;
+//   htp_notation_text(*n) == "ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 1,8, 2,8, 3,32>";
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "layoutcheck/layout.h"
+#include "layoutcheck/status.h"
+
+namespace layoutcheck {
+
+// Limits of this implementation of the notation (the document sets none).
+constexpr int64_t kHtpMaxRank = 64;
+constexpr uint64_t kHtpMaxChunkElements = uint64_t{1} << 56;  // as element_count()
+constexpr size_t kHtpMaxPairs = 256;
+
+struct HtpPair {
+  int64_t dim = 0;
+  uint64_t size = 0;  // 0: "all the rest of dimension dim"
+  bool operator==(const HtpPair& o) const { return dim == o.dim && size == o.size; }
+};
+
+struct HtpNotation {
+  int64_t rank = 0;
+  std::vector<HtpPair> pairs;  // as written: zero-size pairs first, then sized pairs
+  bool operator==(const HtpNotation& o) const { return rank == o.rank && pairs == o.pairs; }
+};
+
+// Checks the rules of the notation: rank in [1, kHtpMaxRank], every dimension
+// in [0, rank), exactly one zero-size pair per dimension, zero-size pairs
+// before sized pairs, at most kHtpMaxPairs pairs, chunk sizes whose product
+// fits kHtpMaxChunkElements.
+Status validate_htp_notation(const HtpNotation& n);
+
+// The body between '<' and '>' of ChunkedMemoryLayout<...>: "4, 0,0, 1,0, ...".
+// C comments (/* ... */) and whitespace are ignored, as in the document's listings.
+Result<HtpNotation> parse_htp_notation_body(std::string_view body);
+// "ChunkedMemoryLayout<...>" or "FlatMemoryLayout<R>".
+Result<HtpNotation> parse_htp_notation(std::string_view text);
+// The flat layout of a rank: <R, 0,0, 1,0, ..., R-1,0>.
+HtpNotation flat_htp_notation(int64_t rank);
+
+// "ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 1,8, 2,8, 3,32>" (the document's spacing).
+std::string htp_notation_text(const HtpNotation& n);
+// The comma-free parameter form of the pairs: "0:0 1:0 2:0 3:0 1:8 2:8 3:32".
+std::string htp_pairs_param(const HtpNotation& n);
+Result<HtpNotation> parse_htp_pairs_param(int64_t rank, std::string_view pairs);
+
+// The notation of any htp.* layout (named layouts through the document's table),
+// validated, and its padding byte.
+Result<HtpNotation> htp_notation_of(const Layout& layout);
+uint8_t htp_pad_byte(const Layout& layout);
+
+}  // namespace layoutcheck

@@ -1,0 +1,529 @@
+// Fast pack/unpack for the Qualcomm HTP chunked layouts.
+//
+// Why it equals the reference: memory is the nest of loops the pairs describe,
+// one loop per pair, slowest first; memory index = the loops' mixed-radix
+// number, and the logical coordinate along a pair's dimension = sum of the
+// loop value times the loop's step. Loops of count 1 do nothing and are
+// dropped; two adjacent loops of the same dimension with outer step = inner
+// step x inner count count one range and are fused; adjacent loops over
+// unpadded dimensions whose logical strides nest are fused too. The innermost
+// loop, when its logical stride is one element, is a contiguous run on both
+// sides: a row copy (padding clipped off its tail). The nest visits the same
+// (physical, logical) pairs in any loop order, so pack runs it in physical
+// order (memory written front to back) and unpack with the outer loops sorted
+// by logical stride (the tensor written front to back). When the innermost
+// pair is not stride-1 but a loop further out is (R4Crouton4x1Layout,
+// R4Crouton2x2Layout, the weights), that loop and the loops inside it are a
+// small transpose per tile: physical [t][k] = logical row k, element t. Outputs of 8 MiB or more
+// use non-temporal stores; the bytes written are the same.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+
+#include "core/htp_notation.h"
+#include "layoutcheck/checked.h"
+#include "optimized/families.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define LC_HTP_X86 1
+#endif
+
+namespace layoutcheck {
+namespace {
+
+struct Loop {
+  size_t dim = 0;
+  uint64_t count = 1;
+  uint64_t step = 1;  // along dim
+  uint64_t ls = 0;    // logical stride in elements: step * row-major stride of dim
+  uint64_t ps = 0;    // physical stride in elements: product of the counts of the loops inside
+  bool clipped = false;
+};
+
+struct Plan {
+  size_t rank = 0;
+  std::vector<uint64_t> extent, padded, lstride, chunk;
+  std::vector<Loop> pairs;  // one per pair, for offsets
+  std::vector<Loop> loops;  // fused, physical order (pack); innermost has ls == ps == 1
+  std::vector<Loop> logical_order;  // the same loops, outer ones by decreasing ls (unpack)
+  uint64_t elem = 1, elements = 1;
+  uint8_t pad = 0;
+  // Tiles (see make_plan): loops[tile_at] has logical stride 1 and the K
+  // physical elements of one of its steps are the loops inside it.
+  bool tile = false;
+  size_t tile_at = 0;
+  uint64_t tile_k = 1;
+  std::vector<uint64_t> tile_offset;  // K logical offsets (elements)
+  std::vector<uint64_t> tile_delta;   // K x inner loops: coordinate along the loop's dimension
+};
+
+Result<Plan> make_plan(const Case& c) {
+  const DTypeInfo& info = dtype_info(c.dtype);
+  if (!info.logical) return Status::invalid(std::string(info.name) + " is not a logical element type");
+  if (info.bits % 8 != 0) return Status::unsupported(std::string(info.name) + ": sub-byte elements are not laid out");
+  LC_ASSIGN_OR_RETURN(HtpNotation n, htp_notation_of(c.layout));
+  Plan p;
+  p.rank = static_cast<size_t>(n.rank);
+  if (c.shape.size() != p.rank) {
+    return Status::invalid("shape " + shape_to_string(c.shape) + " does not have the layout's rank " +
+                           std::to_string(p.rank));
+  }
+  LC_RETURN_IF_ERROR(element_count(c.shape).status());
+  p.elem = info.bits / 8;
+  p.pad = htp_pad_byte(c.layout);
+  p.chunk.assign(p.rank, 1);
+  for (const HtpPair& q : n.pairs) p.chunk[static_cast<size_t>(q.dim)] *= q.size == 0 ? 1 : q.size;
+  p.extent.resize(p.rank);
+  p.padded.resize(p.rank);
+  p.lstride.assign(p.rank, 1);
+  Checked total = 1;
+  for (size_t d = 0; d < p.rank; ++d) {
+    p.extent[d] = static_cast<uint64_t>(c.shape[d]);
+    Checked padded = Checked((p.extent[d] + p.chunk[d] - 1) / p.chunk[d]) * p.chunk[d];
+    if (p.extent[d] + p.chunk[d] - 1 < p.extent[d]) padded = Checked(UINT64_MAX) * 2;
+    total *= padded;
+    p.padded[d] = padded.value();
+  }
+  Checked bytes = total * p.elem;
+  if (!total.ok() || !bytes.ok() || total.value() > (uint64_t{1} << 56)) {
+    return Status::invalid("padded tensor of shape " + shape_to_string(c.shape) + " is too large");
+  }
+  p.elements = total.value();
+  for (size_t d = p.rank - 1; d-- > 0;) p.lstride[d] = p.lstride[d + 1] * p.extent[d + 1];
+
+  // Loops, slowest first: zero-size pairs count chunks, sized pairs count
+  // inside a chunk; a sized pair steps over the later sized pairs of its dimension.
+  std::vector<uint64_t> inner(p.rank, 1);
+  for (size_t i = n.pairs.size(); i-- > 0;) {
+    const HtpPair& q = n.pairs[i];
+    const size_t d = static_cast<size_t>(q.dim);
+    Loop l;
+    l.dim = d;
+    if (q.size == 0) {
+      l.count = p.padded[d] / p.chunk[d];
+      l.step = p.chunk[d];
+    } else {
+      l.count = q.size;
+      l.step = inner[d];
+      inner[d] *= q.size;
+    }
+    l.ls = l.step * p.lstride[d];
+    l.clipped = p.padded[d] != p.extent[d];
+    p.pairs.push_back(l);
+  }
+  std::reverse(p.pairs.begin(), p.pairs.end());
+
+  for (const Loop& l : p.pairs) {
+    if (l.count == 1) continue;
+    if (!p.loops.empty()) {
+      Loop& o = p.loops.back();
+      const bool same_dim = o.dim == l.dim && o.step == l.step * l.count;
+      const bool nested = !o.clipped && !l.clipped && o.ls == l.ls * l.count;
+      if (same_dim || nested) {
+        o.count *= l.count;
+        o.step = l.step;
+        o.ls = l.ls;
+        o.dim = l.dim;
+        continue;
+      }
+    }
+    p.loops.push_back(l);
+  }
+  // The innermost loop is a row: logical stride 1. When instead a loop further
+  // out has logical stride 1 (32 depths around 4 columns in R4Crouton4x1Layout,
+  // around 2x2 rows and columns in R4Crouton2x2Layout), it and the loops inside
+  // it form a tile: a small transpose. Otherwise a row of one element.
+  const size_t m = p.loops.size();
+  if (m >= 2 && p.loops[m - 1].ls != 1) {
+    size_t j = m - 1;
+    while (j-- > 0 && p.loops[j].ls != 1) {
+    }
+    uint64_t k = 1;
+    for (size_t i = j + 1; j != SIZE_MAX && i < m; ++i) k *= p.loops[i].count;
+    if (j != SIZE_MAX && k <= 64 && p.loops[j].count <= 1024) {
+      p.tile = true;
+      p.tile_at = j;
+      p.tile_k = k;
+      for (uint64_t e = 0; e < k; ++e) {
+        uint64_t rest = e, offset = 0;
+        std::vector<uint64_t> digit(m, 0);
+        for (size_t i = m; i-- > j + 1;) {
+          digit[i] = rest % p.loops[i].count;
+          rest /= p.loops[i].count;
+          offset += digit[i] * p.loops[i].ls;
+        }
+        p.tile_offset.push_back(offset);
+        for (size_t i = j + 1; i < m; ++i) {
+          uint64_t along = 0;
+          for (size_t o = j + 1; o < m; ++o) {
+            if (p.loops[o].dim == p.loops[i].dim) along += digit[o] * p.loops[o].step;
+          }
+          p.tile_delta.push_back(along);
+        }
+      }
+    }
+  }
+  if (!p.tile && (p.loops.empty() || p.loops.back().ls != 1)) {
+    Loop row;
+    row.dim = p.loops.empty() ? p.rank - 1 : p.loops.back().dim;
+    row.ls = 1;
+    row.clipped = p.padded[row.dim] != p.extent[row.dim];
+    p.loops.push_back(row);
+  }
+  uint64_t ps = 1;
+  for (size_t i = p.loops.size(); i-- > 0;) {
+    p.loops[i].ps = ps;
+    ps *= p.loops[i].count;
+  }
+  // Unpack writes the logical tensor front to back: the same loops, the outer
+  // ones ordered by logical stride (any order of a loop nest visits the same
+  // (physical, logical) pairs).
+  p.logical_order = p.loops;
+  std::stable_sort(p.logical_order.begin(), p.logical_order.end() - 1,
+                   [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
+  return p;
+}
+
+// ---- row copies ---------------------------------------------------------------
+
+// Large outputs bypass the cache with non-temporal 16-byte stores (SSE2, part
+// of x86-64), as memcpy does for large copies.
+constexpr uint64_t kStreamBytes = uint64_t{8} << 20;
+constexpr uintptr_t kPrefetchBytes = 256;
+
+template <size_t kRowBytes, bool kStream>
+inline __attribute__((always_inline)) void copy_bytes(uint8_t* dst, const uint8_t* src, size_t n) {
+#ifdef LC_HTP_X86
+  if (kStream && n % 16 == 0 && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
+    for (size_t i = 0; i < n; i += 16) {
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+    }
+    return;
+  }
+#endif
+  if (kRowBytes != 0 && n == kRowBytes) std::memcpy(dst, src, kRowBytes);
+  else std::memcpy(dst, src, n);
+}
+
+// Walks `loops` (the innermost a row with logical and physical stride 1):
+// the two innermost loops run as plain loops, the others as an odometer.
+// Coordinates are tracked where they can fall into padding (clipped
+// dimensions); a row copies its valid head and, when packing, pads its tail.
+template <bool kPack, size_t kRowBytes, bool kStream>
+inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
+                                                    uint8_t* phys) {
+  const size_t m = loops.size();
+  const Loop& row = loops[m - 1];
+  Loop unit;  // count 1: a stand-in middle loop when there is only the row
+  unit.dim = row.dim;
+  const Loop& mid = m >= 2 ? loops[m - 2] : unit;
+  const size_t outer_loops = m >= 2 ? m - 2 : 0;
+  const size_t e = p.elem;
+  const size_t row_bytes = row.count * e;
+  const size_t a = row.dim, b = mid.dim;
+  const uint64_t xa_limit = p.extent[a];
+
+  std::vector<uint64_t> value(outer_loops, 0), x(p.rank, 0);
+  uint64_t lbase = 0, pbase = 0;  // element offsets of the current position
+  while (true) {
+    // Dimensions other than a and b are fixed during the two inner loops.
+    bool others_ok = true;
+    for (size_t d = 0; d < p.rank; ++d) {
+      others_ok &= d == a || d == b || p.padded[d] == p.extent[d] || x[d] < p.extent[d];
+    }
+    uint64_t lo = lbase, po = pbase, xb = x[b];
+    for (uint64_t it = 0; it < mid.count; ++it, xb += mid.step, lo += mid.ls, po += mid.ps) {
+      uint64_t valid = 0;
+      if (others_ok) {
+        if (!row.clipped) {
+          valid = (!mid.clipped || a == b || xb < p.extent[b]) ? row.count : 0;
+        } else {
+          const uint64_t xa = a == b ? xb : x[a];
+          const bool b_ok = a == b || !mid.clipped || xb < p.extent[b];
+          if (b_ok && xa < xa_limit) valid = std::min<uint64_t>(row.count, xa_limit - xa);
+        }
+      }
+      uint8_t* dst = phys + po * e;
+      const size_t valid_bytes = valid * e;
+      if (kPack) {
+        if (kStream) {
+          // Rows are read at a stride; the lines the next chunks read sit just after this row.
+          __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(logical + lo * e) + kPrefetchBytes));
+        }
+        if (valid_bytes != 0) copy_bytes<kRowBytes, kStream>(dst, logical + lo * e, valid_bytes);
+        if (valid_bytes != row_bytes) std::memset(dst + valid_bytes, p.pad, row_bytes - valid_bytes);
+      } else if (valid_bytes != 0) {
+        copy_bytes<kRowBytes, kStream>(logical + lo * e, dst, valid_bytes);
+      }
+    }
+    // Advance the outer odometer; the last outer loop moves fastest.
+    size_t i = outer_loops;
+    while (i-- > 0) {
+      const Loop& l = loops[i];
+      if (++value[i] < l.count) {
+        x[l.dim] += l.step;
+        lbase += l.ls;
+        pbase += l.ps;
+        break;
+      }
+      value[i] = 0;
+      x[l.dim] -= l.step * (l.count - 1);
+      lbase -= l.ls * (l.count - 1);
+      pbase -= l.ps * (l.count - 1);
+    }
+    if (i == SIZE_MAX) break;
+  }
+#ifdef LC_HTP_X86
+  if (kStream) _mm_sfence();
+#endif
+}
+
+template <bool kPack, size_t kRowBytes, bool kStream>
+void walk_portable(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys) {
+  walk_body<kPack, kRowBytes, kStream>(p, loops, logical, phys);
+}
+
+#ifdef LC_HTP_X86
+// The same walk compiled for AVX2: whole 32- and 64-byte rows become single
+// 256-bit loads and stores.
+template <bool kPack, size_t kRowBytes, bool kStream>
+__attribute__((target("avx2"))) void walk_avx2(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
+                                               uint8_t* phys) {
+  walk_body<kPack, kRowBytes, kStream>(p, loops, logical, phys);
+}
+bool has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+#endif
+
+template <bool kPack, size_t kRowBytes, bool kStream>
+void walk_rows(const Plan& p, uint8_t* logical, uint8_t* phys) {
+  const std::vector<Loop>& loops = kPack ? p.loops : p.logical_order;
+#ifdef LC_HTP_X86
+  if (has_avx2()) return walk_avx2<kPack, kRowBytes, kStream>(p, loops, logical, phys);
+#endif
+  walk_portable<kPack, kRowBytes, kStream>(p, loops, logical, phys);
+}
+
+template <bool kPack, size_t kRowBytes>
+void walk_sized(const Plan& p, uint8_t* logical, uint8_t* phys) {
+  if (p.elements * p.elem >= kStreamBytes) return walk_rows<kPack, kRowBytes, true>(p, logical, phys);
+  walk_rows<kPack, kRowBytes, false>(p, logical, phys);
+}
+
+// ---- tiles ------------------------------------------------------------------------
+
+#ifdef LC_HTP_X86
+// 32 x 4 bytes: physical [c][k] <-> logical rows k of 32 bytes, with SSE2 byte
+// and word interleaves (pack) and three rounds of byte unpacks (unpack).
+template <bool kStream>
+inline void interleave_32x4_u8(uint8_t* phys, const uint8_t* const* rows) {
+  for (int half = 0; half < 2; ++half) {
+    const __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[0] + 16 * half));
+    const __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[1] + 16 * half));
+    const __m128i r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[2] + 16 * half));
+    const __m128i r3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[3] + 16 * half));
+    const __m128i a = _mm_unpacklo_epi8(r0, r1), b = _mm_unpacklo_epi8(r2, r3);
+    const __m128i c = _mm_unpackhi_epi8(r0, r1), d = _mm_unpackhi_epi8(r2, r3);
+    __m128i* out = reinterpret_cast<__m128i*>(phys + 64 * half);
+    const __m128i o[4] = {_mm_unpacklo_epi16(a, b), _mm_unpackhi_epi16(a, b), _mm_unpacklo_epi16(c, d),
+                          _mm_unpackhi_epi16(c, d)};
+    for (int i = 0; i < 4; ++i) {
+      if (kStream) _mm_stream_si128(out + i, o[i]);  // the caller checked the alignment
+      else _mm_storeu_si128(out + i, o[i]);
+    }
+  }
+}
+
+inline void deinterleave_32x4_u8(const uint8_t* phys, uint8_t* const* rows) {
+  for (int half = 0; half < 2; ++half) {
+    const __m128i* in = reinterpret_cast<const __m128i*>(phys + 64 * half);
+    __m128i w[4];
+    for (int pair = 0; pair < 2; ++pair) {
+      const __m128i v0 = _mm_loadu_si128(in + 2 * pair), v1 = _mm_loadu_si128(in + 2 * pair + 1);
+      // v0 holds depths 0..3 (4 columns each), v1 depths 4..7 of this pair of registers.
+      const __m128i t0 = _mm_unpacklo_epi8(v0, v1), t1 = _mm_unpackhi_epi8(v0, v1);
+      const __m128i u0 = _mm_unpacklo_epi8(t0, t1), u1 = _mm_unpackhi_epi8(t0, t1);
+      w[2 * pair] = _mm_unpacklo_epi8(u0, u1);      // column 0 then 1, depths 0..7
+      w[2 * pair + 1] = _mm_unpackhi_epi8(u0, u1);  // column 2 then 3
+    }
+    // w[0], w[1]: depths 0..7; w[2], w[3]: depths 8..15 of this half.
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(rows[0] + 16 * half), _mm_unpacklo_epi64(w[0], w[2]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(rows[1] + 16 * half), _mm_unpackhi_epi64(w[0], w[2]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(rows[2] + 16 * half), _mm_unpacklo_epi64(w[1], w[3]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(rows[3] + 16 * half), _mm_unpackhi_epi64(w[1], w[3]));
+  }
+}
+#endif
+
+// One tile: physical [t][k] (t the stride-1 loop, k the loops inside it)
+// against logical rows k of `t_count` elements at offsets row[k]. Element
+// (t, k) is padding unless t < valid_t and valid_k[k].
+template <bool kPack, size_t kE, bool kStream>
+inline void copy_tile(uint8_t* phys, uint8_t* logical, uint64_t t_count, uint64_t k_count, const uint64_t* row,
+                      uint64_t valid_t, const uint8_t* valid_k, bool all_valid, uint8_t pad) {
+#ifdef LC_HTP_X86
+  if (kE == 1 && t_count == 32 && k_count == 4 && all_valid) {
+    uint8_t* rows[4] = {logical + row[0], logical + row[1], logical + row[2], logical + row[3]};
+    if (kPack) interleave_32x4_u8<kStream>(phys, rows);
+    else deinterleave_32x4_u8(phys, rows);
+    return;
+  }
+#endif
+  for (uint64_t t = 0; t < t_count; ++t) {
+    for (uint64_t k = 0; k < k_count; ++k) {
+      uint8_t* ph = phys + (t * k_count + k) * kE;
+      if (all_valid || (t < valid_t && valid_k[k])) {
+        uint8_t* lg = logical + (row[k] + t) * kE;
+        if (kPack) std::memcpy(ph, lg, kE);
+        else std::memcpy(lg, ph, kE);
+      } else if (kPack) {
+        std::memset(ph, pad, kE);
+      }
+    }
+  }
+}
+
+template <bool kPack, size_t kE, bool kStream>
+void walk_tiles(const Plan& p, uint8_t* logical, uint8_t* phys) {
+  const size_t m = p.loops.size();
+  const Loop& tl = p.loops[p.tile_at];
+  const size_t outer_loops = p.tile_at, inner = m - p.tile_at - 1;
+  const uint64_t k_count = p.tile_k;
+  std::vector<bool> in_tile(p.rank, false);
+  in_tile[tl.dim] = true;
+  for (size_t i = p.tile_at + 1; i < m; ++i) in_tile[p.loops[i].dim] = true;
+  std::vector<uint64_t> value(outer_loops, 0), x(p.rank, 0), row(k_count);
+  std::vector<uint8_t> valid_k(k_count, 1);
+  bool tile_clipped = tl.clipped;
+  for (size_t i = p.tile_at + 1; i < m; ++i) tile_clipped = tile_clipped || p.loops[i].clipped;
+  uint64_t lbase = 0, pbase = 0;
+  while (true) {
+    bool ok = true;
+    for (size_t d = 0; d < p.rank; ++d) ok &= in_tile[d] || p.padded[d] == p.extent[d] || x[d] < p.extent[d];
+    const uint64_t xt = x[tl.dim], et = p.extent[tl.dim];
+    const uint64_t valid_t = !ok ? 0 : !tl.clipped ? tl.count : xt < et ? std::min(tl.count, et - xt) : 0;
+    bool all_valid = valid_t == tl.count;
+    if (!tile_clipped) {
+      // No tile dimension is padded: every row of the tile is in the tensor, or none.
+      for (uint64_t k = 0; k < k_count; ++k) row[k] = lbase + p.tile_offset[k];
+    }
+    for (uint64_t k = 0; k < k_count && tile_clipped; ++k) {
+      bool v = valid_t != 0;
+      for (size_t i = 0; i < inner && v; ++i) {
+        const Loop& l = p.loops[p.tile_at + 1 + i];
+        v = !l.clipped || x[l.dim] + p.tile_delta[k * inner + i] < p.extent[l.dim];
+      }
+      valid_k[k] = v;
+      all_valid = all_valid && v;
+      row[k] = v ? lbase + p.tile_offset[k] : 0;
+    }
+    if (!tile_clipped) std::fill(valid_k.begin(), valid_k.end(), static_cast<uint8_t>(ok));
+    if (kPack && kStream) {
+      __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(logical + row[0] * kE) + kPrefetchBytes));
+    }
+    copy_tile<kPack, kE, kStream>(phys + pbase * kE, logical, tl.count, k_count, row.data(), valid_t, valid_k.data(),
+                                  all_valid, p.pad);
+    size_t i = outer_loops;
+    while (i-- > 0) {
+      const Loop& l = p.loops[i];
+      if (++value[i] < l.count) {
+        x[l.dim] += l.step;
+        lbase += l.ls;
+        pbase += l.ps;
+        break;
+      }
+      value[i] = 0;
+      x[l.dim] -= l.step * (l.count - 1);
+      lbase -= l.ls * (l.count - 1);
+      pbase -= l.ps * (l.count - 1);
+    }
+    if (i == SIZE_MAX) break;
+  }
+#ifdef LC_HTP_X86
+  if (kStream) _mm_sfence();
+#endif
+}
+
+template <bool kPack>
+void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
+  if (p.tile) {
+    // Streaming stores need 16-byte aligned 128-byte tiles (byte elements, 32 x 4).
+    const bool stream = kPack && p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32 &&
+                        p.elements >= kStreamBytes && (reinterpret_cast<uintptr_t>(phys) & 15) == 0;
+    switch (p.elem) {
+      case 1:
+        return stream ? walk_tiles<kPack, 1, true>(p, logical, phys) : walk_tiles<kPack, 1, false>(p, logical, phys);
+      case 2: return walk_tiles<kPack, 2, false>(p, logical, phys);
+      case 4: return walk_tiles<kPack, 4, false>(p, logical, phys);
+      default: return walk_tiles<kPack, 8, false>(p, logical, phys);
+    }
+  }
+  const size_t row_bytes = p.loops.back().count * p.elem;
+  switch (row_bytes) {
+    case 32: return walk_sized<kPack, 32>(p, logical, phys);
+    case 64: return walk_sized<kPack, 64>(p, logical, phys);
+    case 128: return walk_sized<kPack, 128>(p, logical, phys);
+    default: return walk_sized<kPack, 0>(p, logical, phys);
+  }
+}
+
+class HtpOptimized : public Impl {
+ public:
+  std::string name() const override { return "optimized"; }
+  Status supports(const Case& c) const override { return make_plan(c).status(); }
+  Result<uint64_t> size_bytes(const Case& c) const override {
+    LC_ASSIGN_OR_RETURN(Plan p, make_plan(c));
+    return p.elements * p.elem;
+  }
+  Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
+    // Offsets come one element at a time: the plan of the last case is kept.
+    thread_local std::optional<Case> key;
+    thread_local std::optional<Result<Plan>> cached;
+    if (!key || !(*key == c)) {
+      key.reset();
+      cached = make_plan(c);
+      key = c;
+    }
+    if (!cached->ok()) return cached->status();
+    const Plan& p = cached->value();
+    if (at.size() != p.rank) return Status::invalid("coordinate rank differs from the shape's");
+    for (size_t d = 0; d < p.rank; ++d) {
+      if (at[d] < 0 || static_cast<uint64_t>(at[d]) >= p.extent[d]) return Status::invalid("coordinate outside the shape");
+    }
+    // Mixed radix over the pair loops, innermost first.
+    uint64_t offset = 0, weight = 1;
+    for (size_t i = p.pairs.size(); i-- > 0;) {
+      const Loop& l = p.pairs[i];
+      offset += (static_cast<uint64_t>(at[l.dim]) / l.step % l.count) * weight;
+      weight *= l.count;
+    }
+    return offset * p.elem * 8;
+  }
+  Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
+              size_t physical_size) const override {
+    LC_ASSIGN_OR_RETURN(Plan p, make_plan(c));
+    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    walk<true>(p, const_cast<uint8_t*>(static_cast<const uint8_t*>(logical)), static_cast<uint8_t*>(physical));
+    return Status();
+  }
+  Status unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
+                size_t logical_size) const override {
+    LC_ASSIGN_OR_RETURN(Plan p, make_plan(c));
+    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    walk<false>(p, static_cast<uint8_t*>(logical), const_cast<uint8_t*>(static_cast<const uint8_t*>(physical)));
+    return Status();
+  }
+};
+
+}  // namespace
+
+const Impl& htp_optimized() {
+  static const HtpOptimized impl;
+  return impl;
+}
+
+}  // namespace layoutcheck

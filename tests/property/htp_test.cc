@@ -1,0 +1,235 @@
+#include <algorithm>
+#include <numeric>
+
+#include "core/htp_notation.h"
+#include "support.h"  // gtest before rapidcheck/gtest.h
+
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+namespace layoutcheck {
+namespace {
+
+// A random notation: the chunk order a permutation of the dimensions, then up
+// to four sized pairs (sizes 1..8, now and then 32).
+HtpNotation draw_notation(int64_t max_rank = 4) {
+  HtpNotation n;
+  n.rank = *rc::gen::inRange<int64_t>(1, max_rank + 1);
+  std::vector<int64_t> order(static_cast<size_t>(n.rank));
+  std::iota(order.begin(), order.end(), 0);
+  const auto keys = *rc::gen::container<std::vector<int>>(order.size(), rc::gen::arbitrary<int>());
+  std::vector<size_t> idx(order.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
+  for (size_t i : idx) n.pairs.push_back({order[i], 0});
+  const int sized = *rc::gen::inRange(0, 5);
+  uint64_t volume = 1;
+  for (int i = 0; i < sized; ++i) {
+    const uint64_t size = *rc::gen::element<uint64_t>(1, 2, 3, 4, 5, 8, 32);
+    if (volume * size > 1024) continue;
+    volume *= size;
+    n.pairs.push_back({*rc::gen::inRange<int64_t>(0, n.rank), size});
+  }
+  return n;
+}
+
+std::vector<int64_t> extents_of(const HtpNotation& n) {
+  std::vector<int64_t> e(static_cast<size_t>(n.rank), 1);
+  for (const auto& p : n.pairs) e[static_cast<size_t>(p.dim)] *= static_cast<int64_t>(std::max<uint64_t>(p.size, 1));
+  return e;
+}
+
+// Each extent below, at or above its chunk extent, or a multiple of it.
+Shape draw_shape(const std::vector<int64_t>& chunk) {
+  Shape s;
+  for (int64_t e : chunk) {
+    const int cls = *rc::gen::inRange(0, 5);
+    s.push_back(cls == 0 ? std::max<int64_t>(1, e - 1)
+                : cls == 1 ? e
+                : cls == 2 ? e + 1
+                : cls == 3 ? 2 * e
+                           : *rc::gen::inRange<int64_t>(1, 2 * e + 2));
+  }
+  // Keep the padded tensor small: shrink the largest extent.
+  auto padded = [&] {
+    uint64_t v = 1;
+    for (size_t i = 0; i < s.size(); ++i) v *= static_cast<uint64_t>((s[i] + chunk[i] - 1) / chunk[i] * chunk[i]);
+    return v;
+  };
+  while (padded() > (1u << 15)) {
+    auto big = std::max_element(s.begin(), s.end());
+    if (*big == 1) break;
+    *big = *big / 2;
+  }
+  return s;
+}
+
+Layout chunked_layout(const HtpNotation& n, int pad = 0) {
+  ParamMap p = {{"rank", std::to_string(n.rank)}, {"pairs", htp_pairs_param(n)}};
+  if (pad != 0) p["pad"] = std::to_string(pad);
+  auto l = make_layout("htp.chunked", p);
+  RC_ASSERT(l.ok());
+  return *l;
+}
+
+DType draw_dtype() {
+  return *rc::gen::element(DType::kUInt8, DType::kInt8, DType::kFp16, DType::kBf16, DType::kInt32, DType::kFp32);
+}
+
+Case draw_case() {
+  const bool named = *rc::gen::arbitrary<bool>();
+  if (named) {
+    const std::string name = *rc::gen::element<std::string>("htp.nchw", "htp.depth32", "htp.crouton", "htp.crouton4x1",
+                                                            "htp.crouton2x2", "htp.crouton2", "htp.weights");
+    ParamMap p;
+    if (name != "htp.nchw" && *rc::gen::arbitrary<bool>()) p["pad"] = std::to_string(*rc::gen::inRange(0, 256));
+    Layout l = *make_layout(name, p);
+    return Case{l, draw_dtype(), draw_shape(extents_of(*htp_notation_of(l)))};
+  }
+  HtpNotation n = draw_notation();
+  return Case{chunked_layout(n, *rc::gen::inRange(0, 256)), draw_dtype(), draw_shape(extents_of(n))};
+}
+
+std::vector<uint64_t> offsets(const Impl& impl, const Case& c) {
+  std::vector<uint64_t> out;
+  const uint64_t n = *element_count(c.shape);
+  for (uint64_t i = 0; i < n; ++i) {
+    auto o = impl.offset_bits(c, coord_of_index(c.shape, i));
+    RC_ASSERT(o.ok());
+    out.push_back(*o / 8);
+  }
+  return out;
+}
+
+std::vector<uint8_t> packed(const Impl& impl, const Case& c, const std::vector<uint8_t>& logical) {
+  std::vector<uint8_t> phys(*impl.size_bytes(c), 0xCC);
+  RC_ASSERT(impl.pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
+  return phys;
+}
+
+RC_GTEST_PROP(HtpProperty, OptimizedEqualsReference, ()) {
+  const Case c = draw_case();
+  CheckReport r = check(c, reference_impl(), optimized_impl());
+  RC_ASSERT(r.verdict == Verdict::kPass);
+}
+
+// Over the padded shape every coordinate is an element: offsets are a
+// permutation of [0, padded elements).
+RC_GTEST_PROP(HtpProperty, PaddedCoordinatesAreABijection, ()) {
+  const HtpNotation n = draw_notation();
+  const std::vector<int64_t> chunk = extents_of(n);
+  Shape s = draw_shape(chunk);
+  for (size_t i = 0; i < s.size(); ++i) s[i] = (s[i] + chunk[i] - 1) / chunk[i] * chunk[i];
+  const Case c{chunked_layout(n), DType::kUInt8, s};
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    std::vector<uint64_t> o = offsets(*impl, c);
+    RC_ASSERT(*impl->size_bytes(c) == o.size());
+    std::sort(o.begin(), o.end());
+    for (size_t i = 0; i < o.size(); ++i) RC_ASSERT(o[i] == i);
+  }
+}
+
+// On any shape offsets are distinct and inside the buffer.
+RC_GTEST_PROP(HtpProperty, OffsetsAreInjective, ()) {
+  const Case c = draw_case();
+  std::vector<uint64_t> o = offsets(reference_impl(), c);
+  const uint64_t size = *reference_impl().size_bytes(c);
+  const uint64_t e = dtype_bits(c.dtype) / 8;
+  std::sort(o.begin(), o.end());
+  for (size_t i = 0; i < o.size(); ++i) {
+    RC_ASSERT(o[i] % e == 0);
+    RC_ASSERT(o[i] + e <= size);
+    if (i > 0) RC_ASSERT(o[i] > o[i - 1]);
+  }
+}
+
+RC_GTEST_PROP(HtpProperty, FlatEqualsItsChunkedSpelling, ()) {
+  const int64_t rank = *rc::gen::inRange<int64_t>(1, 6);
+  const Case flat{*parse_layout("FlatMemoryLayout<" + std::to_string(rank) + ">"), draw_dtype(),
+                  draw_shape(std::vector<int64_t>(static_cast<size_t>(rank), 3))};
+  Case chunked = flat;
+  chunked.layout = chunked_layout(flat_htp_notation(rank));
+  RC_ASSERT(to_string(flat.layout) != to_string(chunked.layout));
+  std::vector<uint8_t> logical;
+  fill_position_unique(flat, 7, &logical);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    RC_ASSERT(offsets(*impl, flat) == offsets(*impl, chunked));
+    RC_ASSERT(packed(*impl, flat, logical) == packed(*impl, chunked, logical));
+    RC_ASSERT(packed(*impl, flat, logical) == logical);  // row-major, no padding
+  }
+}
+
+// With every chunk size 1 there is no padding and the layout is the flat
+// layout of the dimensions taken in chunk order.
+RC_GTEST_PROP(HtpProperty, SizeOneChunksArePermutedFlat, ()) {
+  HtpNotation n = draw_notation();
+  n.pairs.resize(static_cast<size_t>(n.rank));
+  const int extra = *rc::gen::inRange(0, 4);
+  for (int i = 0; i < extra; ++i) n.pairs.push_back({*rc::gen::inRange<int64_t>(0, n.rank), 1});
+  const Case c{chunked_layout(n), DType::kUInt8, draw_shape(std::vector<int64_t>(static_cast<size_t>(n.rank), 3))};
+  Shape permuted;
+  for (size_t k = 0; k < static_cast<size_t>(n.rank); ++k) permuted.push_back(c.shape[static_cast<size_t>(n.pairs[k].dim)]);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    RC_ASSERT(*impl->size_bytes(c) == *element_count(c.shape));
+    const uint64_t count = *element_count(c.shape);
+    for (uint64_t i = 0; i < count; ++i) {
+      Coord at = coord_of_index(c.shape, i), p;
+      for (size_t k = 0; k < static_cast<size_t>(n.rank); ++k) p.push_back(at[static_cast<size_t>(n.pairs[k].dim)]);
+      RC_ASSERT(*impl->offset_bits(c, at) == index_of_coord(permuted, p) * 8);
+    }
+  }
+}
+
+// Every byte no element owns is the pad byte; every element's bytes are its own.
+RC_GTEST_PROP(HtpProperty, PaddingBytesAreThePadValue, ()) {
+  const HtpNotation n = draw_notation();
+  const int pad = *rc::gen::inRange(0, 256);
+  const Case c{chunked_layout(n, pad), draw_dtype(), draw_shape(extents_of(n))};
+  std::vector<uint8_t> logical;
+  fill_position_unique(c, 3, &logical);
+  const uint64_t e = dtype_bits(c.dtype) / 8;
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    std::vector<uint8_t> phys = packed(*impl, c, logical);
+    std::vector<bool> owned(phys.size(), false);
+    const std::vector<uint64_t> o = offsets(*impl, c);
+    for (size_t i = 0; i < o.size(); ++i) {
+      for (uint64_t b = 0; b < e; ++b) {
+        owned[o[i] + b] = true;
+        RC_ASSERT(phys[o[i] + b] == logical[i * e + b]);
+      }
+    }
+    for (size_t b = 0; b < phys.size(); ++b) {
+      if (!owned[b]) RC_ASSERT(phys[b] == static_cast<uint8_t>(pad));
+    }
+  }
+}
+
+// A named layout equals its notation spelled out.
+RC_GTEST_PROP(HtpProperty, NamedEqualsItsNotation, ()) {
+  const std::string name = *rc::gen::element<std::string>("htp.nchw", "htp.depth32", "htp.crouton", "htp.crouton4x1",
+                                                          "htp.crouton2x2", "htp.crouton2", "htp.weights");
+  const Layout named = *make_layout(name);
+  const HtpNotation n = *htp_notation_of(named);
+  const Case a{named, DType::kFp16, draw_shape(extents_of(n))};
+  Case b = a;
+  b.layout = *parse_layout(htp_notation_text(n));
+  RC_ASSERT(b.layout.name == "htp.chunked");
+  RC_ASSERT(offsets(reference_impl(), a) == offsets(reference_impl(), b));
+}
+
+RC_GTEST_PROP(HtpProperty, NotationTextRoundTrips, ()) {
+  const HtpNotation n = draw_notation(8);
+  const Layout l = chunked_layout(n, *rc::gen::inRange(0, 256));
+  const std::string text = to_string(l);
+  RC_ASSERT(text.rfind("ChunkedMemoryLayout<", 0) == 0);
+  auto again = parse_layout(text);
+  RC_ASSERT(again.ok());
+  RC_ASSERT(*again == l);
+  RC_ASSERT(to_string(*again) == text);
+  auto parsed = parse_htp_notation(text);
+  RC_ASSERT(parsed.ok());
+  RC_ASSERT(*parsed == n);
+}
+
+}  // namespace
+}  // namespace layoutcheck

@@ -1,0 +1,267 @@
+#include <algorithm>
+#include <map>
+
+#include "core/htp_notation.h"
+#include "support.h"
+
+namespace layoutcheck {
+namespace {
+
+using testing::must_case;
+using testing::must_offset;
+
+std::map<std::string, std::string> facts_of(const Case& c) {
+  auto f = reference_impl().describe(c);
+  EXPECT_TRUE(f.ok()) << f.status().message();
+  std::map<std::string, std::string> out;
+  if (f.ok()) out.insert(f->begin(), f->end());
+  return out;
+}
+
+void expect_pass(const std::string& layout, const std::string& dtype, const std::string& shape) {
+  CheckReport r = check(must_case(layout, dtype, shape), reference_impl(), optimized_impl());
+  EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
+}
+
+std::string canonical(const std::string& text) {
+  auto l = parse_layout(text);
+  EXPECT_TRUE(l.ok()) << text << ": " << l.status().message();
+  return l.ok() ? to_string(*l) : "";
+}
+
+void expect_invalid(const std::string& text, std::vector<std::string> needles) {
+  auto l = parse_layout(text);
+  ASSERT_FALSE(l.ok()) << text << " parsed as " << to_string(*l);
+  EXPECT_EQ(l.status().code(), StatusCode::kInvalid);
+  for (const auto& n : needles) EXPECT_NE(l.status().message().find(n), std::string::npos) << l.status().message() << " lacks " << n;
+}
+
+TEST(HtpNotation, canonical_text_is_the_documents_spacing) {
+  EXPECT_EQ(canonical("ChunkedMemoryLayout<4,0,0,1,0,2,0,3,0,1,8,2,8,3,32>"),
+            "ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 1,8, 2,8, 3,32>");
+  EXPECT_EQ(canonical("  ChunkedMemoryLayout < 4 , 3,0, 2,0, 0,0, 1,0, 2, 8, 3,32, 2,004 >  "),
+            "ChunkedMemoryLayout<4, 3,0, 2,0, 0,0, 1,0, 2,8, 3,32, 2,4>");
+  EXPECT_EQ(canonical("ChunkedMemoryLayout</* RANK */ 2, /* rows */ 0,0, 1,0, 1,4>"), "ChunkedMemoryLayout<2, 0,0, 1,0, 1,4>");
+  EXPECT_EQ(canonical("ChunkedMemoryLayout<2, 0,0, 1,0, 1,4>(pad=7)"), "ChunkedMemoryLayout<2, 0,0, 1,0, 1,4>(pad=7)");
+  EXPECT_EQ(canonical("ChunkedMemoryLayout<2, 0,0, 1,0, 1,4>(pad=0)"), "ChunkedMemoryLayout<2, 0,0, 1,0, 1,4>");
+  EXPECT_EQ(canonical("FlatMemoryLayout<4>"), "FlatMemoryLayout<4>");
+  EXPECT_EQ(canonical("FlatMemoryLayout< 3 >"), "FlatMemoryLayout<3>");
+  EXPECT_EQ(canonical("htp.flat"), "FlatMemoryLayout<4>");
+  EXPECT_EQ(canonical("htp.chunked(rank=2,pairs=1:0 0:0 0:3)"), "ChunkedMemoryLayout<2, 1,0, 0,0, 0,3>");
+}
+
+TEST(HtpNotation, vendor_names_are_aliases) {
+  const std::map<std::string, std::string> aliases = {
+      {"R4FlatMemoryLayout", "FlatMemoryLayout<4>"},  {"R4NCHWMemoryLayout", "htp.nchw"},
+      {"R4Depth32MemoryLayout", "htp.depth32"},       {"R4CroutonLayout", "htp.crouton"},
+      {"R4Crouton4x1Layout", "htp.crouton4x1"},       {"R4Crouton2x2Layout", "htp.crouton2x2"},
+      {"R4Crouton2Layout", "htp.crouton2"},           {"R4CroutonLayout(pad=31)", "htp.crouton(pad=31)"}};
+  for (const auto& [alias, name] : aliases) EXPECT_EQ(canonical(alias), name) << alias;
+  expect_invalid("R4CroutonLayoutX", {"unknown layout"});
+}
+
+TEST(HtpNotation, round_trips) {
+  for (const char* text : {"ChunkedMemoryLayout<1, 0,0>", "ChunkedMemoryLayout<3, 2,0, 0,0, 1,0, 1,3, 2,5, 1,2>",
+                           "ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 1,4, 2,4, 3,32, 1,2, 2,2>(pad=255)",
+                           "FlatMemoryLayout<7>", "htp.weights", "htp.depth32(pad=1)", "htp.nchw",
+                           "htp.chunked(rank=2,pairs=not pairs)", "htp.chunked(rank=2,pairs=0:0  1:0)"}) {
+    auto l = parse_layout(text);
+    ASSERT_TRUE(l.ok()) << text << ": " << l.status().message();
+    auto again = parse_layout(to_string(*l));
+    ASSERT_TRUE(again.ok()) << to_string(*l) << ": " << again.status().message();
+    EXPECT_EQ(*again, *l) << text << " -> " << to_string(*l);
+  }
+}
+
+TEST(HtpNotation, both_nchw_readings_are_reachable) {
+  Case prose = must_case("ChunkedMemoryLayout<4, 0,0, 3,0, 1,0, 2,0>", "uint8", "1,2,3,1");
+  Case table = must_case("ChunkedMemoryLayout<4, 0,0, 3,0, 2,0, 1,0>", "uint8", "1,2,3,1");
+  Case named = must_case("R4NCHWMemoryLayout", "uint8", "1,2,3,1");
+  EXPECT_EQ(must_offset(reference_impl(), prose, {0, 0, 1, 0}), 1u);
+  EXPECT_EQ(must_offset(reference_impl(), table, {0, 0, 1, 0}), 2u);
+  EXPECT_EQ(must_offset(reference_impl(), named, {0, 0, 1, 0}), 1u);
+  EXPECT_EQ(must_offset(optimized_impl(), table, {0, 0, 1, 0}), 2u);
+}
+
+TEST(HtpNotation, invalid_notations_name_the_rule_and_values) {
+  expect_invalid("ChunkedMemoryLayout<0>", {"rank 0", "at least 1"});
+  expect_invalid("ChunkedMemoryLayout<65, 0,0>", {"rank 65", "maximum 64"});
+  expect_invalid("ChunkedMemoryLayout<4, 0,0, 1,0, 2,0>", {"rank 4", "got 3", "dimension 3 has no (3,0)"});
+  expect_invalid("ChunkedMemoryLayout<3, 0,0, 1,0, 2,0, 3,0>", {"pair (3,0)", "dimension 3", "[0, 2]"});
+  expect_invalid("ChunkedMemoryLayout<2, 0,0, 1,0, 1,4, 7,2>", {"pair (7,2)", "[0, 1]"});
+  expect_invalid("ChunkedMemoryLayout<2, 0,0, 1>", {"do not form", "'1' has no size"});
+  expect_invalid("ChunkedMemoryLayout<2, 0,0, 1,4, 1,0>", {"(1,0) follows the sized pair (1,4)"});
+  expect_invalid("ChunkedMemoryLayout<2, 0,0, 0,0, 1,0>", {"dimension 0 has more than one zero-size pair"});
+  expect_invalid("ChunkedMemoryLayout<1, 0,0, 0,4294967296, 0,4294967296>", {"more than 2^64"});
+  expect_invalid("ChunkedMemoryLayout<1, 0,0, 0,131072, 0,1099511627776>", {"144115188075855872", "2^56"});
+  expect_invalid("ChunkedMemoryLayout<99999999999999999999>", {"overflows 64 bits"});
+  expect_invalid("ChunkedMemoryLayout<2, 0,0, 1,0, 1,-1>", {"'-1'", "non-negative decimal"});
+  expect_invalid("ChunkedMemoryLayout<2, 0,0, 1,0, 1,0x4>", {"'0x4'"});
+  expect_invalid("ChunkedMemoryLayout<>", {"missing rank"});
+  expect_invalid("ChunkedMemoryLayout<2, /* 0,0, 1,0>", {"unterminated"});
+  expect_invalid("ChunkedMemoryLayout<2, 0,0, 1,0", {"expected ChunkedMemoryLayout<"});
+  expect_invalid("ChunkedMemoryLayout<1, 0,0> x", {"unexpected text 'x'"});
+  expect_invalid("ChunkedMemoryLayout<1, 0,0>(foo=1)", {"unknown parameter 'foo'"});
+  expect_invalid("ChunkedMemoryLayout<1, 0,0>(pad=256)", {"pad=256", "[0, 255]"});
+  expect_invalid("ChunkedMemoryLayout<1, 0,0>(rank=2)", {"rank and pairs are given in <...>"});
+  expect_invalid("FlatMemoryLayout<0>", {"rank 0"});
+  expect_invalid("FlatMemoryLayout<100>", {"rank 65", "maximum 64"});
+  expect_invalid("FlatMemoryLayout<4>(pad=1)", {"unknown parameter 'pad'"});
+  expect_invalid("htp.nchw(pad=1)", {"unknown parameter 'pad'"});
+  std::string many = "ChunkedMemoryLayout<1, 0,0";
+  for (int i = 0; i < 300; ++i) many += ", 0,1";
+  expect_invalid(many + ">", {"301 pairs exceed the supported maximum 256"});
+}
+
+TEST(HtpNotation, shared_parser) {
+  auto n = parse_htp_notation("R4Crouton4x1Layout");
+  ASSERT_TRUE(n.ok()) << n.status().message();
+  EXPECT_EQ(htp_notation_text(*n), "ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 1,8, 2,2, 3,32, 2,4>");
+  EXPECT_EQ(htp_pairs_param(*n), "0:0 1:0 2:0 3:0 1:8 2:2 3:32 2:4");
+  EXPECT_FALSE(parse_htp_notation("tpu.continuous").ok());
+  EXPECT_EQ(htp_notation_text(flat_htp_notation(2)), "ChunkedMemoryLayout<2, 0,0, 1,0>");
+}
+
+TEST(HtpCases, invalid_cases_name_the_rule_and_values) {
+  struct Bad { const char* layout; const char* dtype; const char* shape; std::vector<const char*> needles; };
+  for (const Bad& b : std::vector<Bad>{
+           {"htp.crouton", "uint8", "2,3", {"shape 2,3 has rank 2", "rank 4"}},
+           {"ChunkedMemoryLayout<2, 0,0, 1,0>", "uint8", "1,2,3", {"rank 3", "rank 2"}},
+           {"htp.crouton", "uint8", "1,0,5,30", {"dimension 1 = 0", "positive"}},
+           {"htp.crouton", "uint8", "1,72057594037927935,1,1", {"padded", "too many"}},
+           {"htp.chunked(rank=2,pairs=garbage)", "uint8", "1,1", {"'garbage'", "dim:size"}},
+       }) {
+    Case c = must_case(b.layout, b.dtype, b.shape);
+    Status s = reference_impl().supports(c);
+    ASSERT_EQ(s.code(), StatusCode::kInvalid) << b.layout << " " << s.to_string();
+    for (const char* n : b.needles) EXPECT_NE(s.message().find(n), std::string::npos) << s.message() << " lacks " << n;
+    EXPECT_EQ(optimized_impl().supports(c).code(), StatusCode::kInvalid) << b.layout;
+    EXPECT_EQ(check(c, reference_impl(), optimized_impl()).verdict, Verdict::kBothInvalid);
+  }
+}
+
+TEST(HtpCases, sub_byte_types_are_declined) {
+  Case c = must_case("htp.crouton", "int4", "1,8,8,32");
+  EXPECT_EQ(reference_impl().supports(c).code(), StatusCode::kUnsupported);
+  EXPECT_EQ(optimized_impl().supports(c).code(), StatusCode::kUnsupported);
+}
+
+TEST(HtpDescribe, crouton_walk_facts) {
+  auto f = facts_of(must_case("R4CroutonLayout(pad=31)", "fp16", "2,9,20,50"));
+  EXPECT_EQ(f["padded_shape"], "2,16,24,64");
+  EXPECT_EQ(f["chunk_shape"], "1,8,8,32");
+  EXPECT_EQ(f["chunk_grid"], "2,2,3,2");
+  EXPECT_EQ(f["chunk_order"], "0,1,2,3");
+  EXPECT_EQ(f["chunk_bytes"], "4096");
+  EXPECT_EQ(f["size_bytes"], "98304");
+  EXPECT_EQ(f["pad_byte"], "31");
+  EXPECT_EQ(f["notation"], "ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 1,8, 2,8, 3,32>");
+}
+
+// Boundary classes: every dimension against its chunk extent.
+TEST(HtpBoundary, depth_lt_chunk) { expect_pass("htp.crouton", "uint8", "1,8,8,31"); }
+TEST(HtpBoundary, depth_eq_chunk) { expect_pass("htp.crouton", "uint8", "1,8,8,32"); }
+TEST(HtpBoundary, depth_gt_chunk) { expect_pass("htp.crouton", "fp16", "1,8,8,33"); }
+TEST(HtpBoundary, depth_div_chunk) { expect_pass("htp.crouton", "fp32", "1,8,8,64"); }
+TEST(HtpBoundary, height_lt_chunk) { expect_pass("htp.crouton(pad=9)", "uint8", "2,7,8,32"); }
+TEST(HtpBoundary, height_gt_chunk) { expect_pass("htp.crouton", "uint8", "2,9,8,32"); }
+TEST(HtpBoundary, width_lt_chunk) { expect_pass("htp.depth32", "uint8", "1,3,3,32"); }
+TEST(HtpBoundary, width_gt_chunk) { expect_pass("htp.depth32(pad=1)", "fp16", "1,3,5,65"); }
+TEST(HtpBoundary, split_width_gt_chunk) { expect_pass("htp.crouton4x1", "uint8", "1,9,9,33"); }
+TEST(HtpBoundary, split_width_eq_chunk) { expect_pass("htp.crouton4x1", "uint8", "2,8,16,64"); }
+TEST(HtpBoundary, weights_eq_chunk) { expect_pass("htp.weights", "uint8", "3,3,64,64"); }
+TEST(HtpBoundary, weights_eq_chunk_fp16) { expect_pass("htp.weights", "fp16", "2,3,32,64"); }
+TEST(HtpBoundary, split_both_eq_chunk) { expect_pass("htp.crouton2x2", "uint8", "2,8,16,64"); }
+TEST(HtpBoundary, split_both_gt_chunk) { expect_pass("htp.crouton2x2(pad=3)", "uint8", "1,9,9,65"); }
+TEST(HtpBoundary, split_both_lt_chunk) { expect_pass("htp.crouton2x2", "bf16", "1,7,7,31"); }
+TEST(HtpBoundary, crouton2_eq_chunk) { expect_pass("htp.crouton2", "int16", "1,8,4,32"); }
+TEST(HtpBoundary, weights_in_gt_chunk) { expect_pass("htp.weights", "uint8", "3,3,33,32"); }
+TEST(HtpBoundary, weights_out_lt_chunk) { expect_pass("htp.weights", "fp32", "1,2,32,31"); }
+TEST(HtpBoundary, rank1) { expect_pass("ChunkedMemoryLayout<1, 0,0, 0,3, 0,5>(pad=4)", "uint8", "16"); }
+TEST(HtpBoundary, rank5_permuted) { expect_pass("ChunkedMemoryLayout<5, 4,0, 2,0, 0,0, 3,0, 1,0, 4,2, 0,3>", "fp16", "4,2,3,2,5"); }
+TEST(HtpBoundary, flat_rank3) { expect_pass("FlatMemoryLayout<3>", "int32", "3,4,5"); }
+
+TEST(HtpPack, padding_is_the_pad_byte_and_elements_land) {
+  Case c = must_case("R4CroutonLayout(pad=31)", "uint8", "1,3,5,30");
+  std::vector<uint8_t> logical(450);
+  for (size_t i = 0; i < logical.size(); ++i) logical[i] = static_cast<uint8_t>(100 + i % 100);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    std::vector<uint8_t> phys(2048, 0xEE);
+    ASSERT_TRUE(impl->pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
+    EXPECT_EQ(phys[0], 100);
+    EXPECT_EQ(phys[29], 129);
+    EXPECT_EQ(phys[30], 31);   // (0,0,0,30) is padding
+    EXPECT_EQ(phys[31], 31);
+    EXPECT_EQ(phys[32], 130);  // (0,0,1,0)
+    EXPECT_EQ(phys[160], 31);  // (0,0,5,0) is padding
+    EXPECT_EQ(phys[2047], 31);
+    EXPECT_EQ(std::count(phys.begin(), phys.end(), 31), 1598) << impl->name();
+    std::vector<uint8_t> back(450, 0);
+    ASSERT_TRUE(impl->unpack(c, phys.data(), phys.size(), back.data(), back.size()).ok());
+    EXPECT_EQ(back, logical) << impl->name();
+  }
+}
+
+TEST(HtpPack, wrong_buffer_sizes_are_rejected) {
+  Case c = must_case("htp.crouton", "uint8", "1,3,5,30");
+  std::vector<uint8_t> logical(450), phys(2047);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    Status s = impl->pack(c, logical.data(), logical.size(), phys.data(), phys.size());
+    EXPECT_EQ(s.code(), StatusCode::kInvalid);
+    EXPECT_NE(s.message().find("2048"), std::string::npos) << s.message();
+  }
+}
+
+// The checker notices a pack that ignores the pad parameter.
+class ZeroPadding : public testing::ForwardingImpl {
+ public:
+  using ForwardingImpl::ForwardingImpl;
+  Status pack(const Case& c, const void* l, size_t ls, void* p, size_t ps) const override {
+    Case zero = c;
+    zero.layout.params["pad"] = "0";
+    return inner_.pack(zero, l, ls, p, ps);
+  }
+};
+
+TEST(HtpChecker, catches_padding_without_the_pad_byte) {
+  ZeroPadding mutant(optimized_impl());
+  CheckReport r = check(must_case("htp.crouton(pad=31)", "uint8", "1,3,5,30"), reference_impl(), mutant);
+  EXPECT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_NE(r.message.find("belongs to no element (padding must be 0x1f)"), std::string::npos) << r.message;
+}
+
+// The checker notices an implementation that takes the table's NCHW reading.
+class TableNchw : public testing::ForwardingImpl {
+ public:
+  using ForwardingImpl::ForwardingImpl;
+  static Case as_table(const Case& c) {
+    Case t = c;
+    t.layout = *parse_layout("ChunkedMemoryLayout<4, 0,0, 3,0, 2,0, 1,0>");
+    return t;
+  }
+  Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override { return inner_.offset_bits(as_table(c), at); }
+  Status pack(const Case& c, const void* l, size_t ls, void* p, size_t ps) const override {
+    return inner_.pack(as_table(c), l, ls, p, ps);
+  }
+  Status unpack(const Case& c, const void* p, size_t ps, void* l, size_t ls) const override {
+    return inner_.unpack(as_table(c), p, ps, l, ls);
+  }
+};
+
+TEST(HtpChecker, tells_the_nchw_readings_apart) {
+  TableNchw mutant(optimized_impl());
+  CheckReport r = check(must_case("htp.nchw", "uint8", "1,2,3,1"), reference_impl(), mutant);
+  EXPECT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_NE(r.message.find("step along height: expected 3 bytes, actual 1"), std::string::npos) << r.message;
+}
+
+// Outputs of 8 MiB and more take the non-temporal store path.
+TEST(HtpLarge, streaming_rows_equal_the_reference) {
+  expect_pass("htp.depth32", "fp16", "1,64,64,1024");
+  expect_pass("htp.crouton(pad=5)", "uint8", "1,63,70,2050");
+  expect_pass("htp.crouton4x1", "uint8", "1,64,64,2048");
+  expect_pass("htp.crouton4x1(pad=9)", "uint8", "1,63,70,2050");
+}
+
+}  // namespace
+}  // namespace layoutcheck
