@@ -6,5 +6,6 @@
 namespace layoutcheck {
 
 const Impl& tpu_optimized();
+const Impl& nvdla_optimized();
 
 }  // namespace layoutcheck

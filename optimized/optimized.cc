@@ -6,6 +6,7 @@ namespace layoutcheck {
 const Impl& optimized_impl() {
   static const FamilyRouter impl("optimized", {
                                                   {"tpu", &tpu_optimized()},
+                                                  {"nvdla", &nvdla_optimized()},
                                               });
   return impl;
 }

@@ -6,5 +6,6 @@
 namespace layoutcheck {
 
 const Impl& tpu_reference();
+const Impl& nvdla_reference();
 
 }  // namespace layoutcheck

@@ -1,0 +1,54 @@
+// layoutcheck/nvdla.h — NVDLA sparse weight compression (WGS, WMB, compressed data).
+//
+// nvdla-in-memory-data-formats.txt, "Sparse Compression option": a mapped weight
+// surface (the physical buffer of nvdla.weight.dc) becomes three surfaces:
+//
+//   WGS   one 32-bit little-endian word per kernel group: the bytes of that
+//         group's compressed (non-zero) weights; zeros to 128-byte alignment.
+//   WMB   one bit per weight element, in the order of the mapped surface,
+//         bit i of the surface = bit (i mod 8) of byte i / 8 (little-endian);
+//         1 = the element is kept, 0 = it was zero; zero bits to 128 bytes.
+//   data  the non-zero elements in the order of the mapped surface, packed
+//         compactly across groups; zeros to 128-byte alignment.
+//
+// A compressed weight is data-dependent in size, so it is not a layout of the
+// Impl model (size_bytes() and offset_bits() do not depend on values); it is
+// this API over a packed weight buffer instead (oracles/ERRATA.md).
+//
+//   Case c = *parse_case("nvdla.weight.dc", "int8", "33,5,3,3");
+//   std::vector<uint8_t> packed(*optimized_impl().size_bytes(c));
+//   optimized_impl().pack(c, logical.data(), logical.size(), packed.data(), packed.size());
+//   auto z = nvdla::compress(c, packed.data(), packed.size());        // z->wgs, z->wmb, z->data
+//   nvdla::decompress(c, *z, back.data(), back.size());                 // back == packed
+//
+// compress/decompress are the optimized implementation (layoutcheck::optimized);
+// compress_reference/decompress_reference walk the document's steps element by
+// element (layoutcheck::reference). Both accept nvdla.weight.* cases.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "layoutcheck/impl.h"
+
+namespace layoutcheck::nvdla {
+
+struct CompressedWeights {
+  std::vector<uint8_t> wgs;   // 32-bit weight group sizes, padded to 128 bytes
+  std::vector<uint8_t> wmb;   // weight mask bits, padded to 128 bytes
+  std::vector<uint8_t> data;  // non-zero weights, padded to 128 bytes
+  bool operator==(const CompressedWeights& o) const { return wgs == o.wgs && wmb == o.wmb && data == o.data; }
+};
+
+// `physical` is the packed weight buffer of `weights` (size_bytes() long).
+Result<CompressedWeights> compress(const Case& weights, const void* physical, size_t physical_size);
+// Rebuilds the packed weight buffer (128-byte tail zeros included). Rejects
+// surfaces of the wrong size, WGS words that disagree with the mask, and
+// non-zero padding.
+Status decompress(const Case& weights, const CompressedWeights& in, void* physical, size_t physical_size);
+
+Result<CompressedWeights> compress_reference(const Case& weights, const void* physical, size_t physical_size);
+Status decompress_reference(const Case& weights, const CompressedWeights& in, void* physical, size_t physical_size);
+
+}  // namespace layoutcheck::nvdla

@@ -1,0 +1,344 @@
+// Fast pack/unpack for the NVDLA feature and weight formats.
+//
+// Why it equals the reference:
+// - Feature data: for one surface s and line h, the physical line is W atoms of
+//   32 bytes, atom w holding channels s*C'..s*C'+C'-1 at (h, w). The logical
+//   rows of those channels at line h are W contiguous elements each, so the
+//   line is the transpose of a C' x W block. Full blocks go through SSE2 tile
+//   transposes (16x16 bytes, or 8x8 16-bit words); edges and the partial last
+//   surface go element by element. Every byte of a line that holds no element
+//   (channel padding, line gap) and every surface gap is written 0.
+// - Weights: group g starts at g * 32|16 * C*H*W elements; inside it, channel
+//   block cc (64 wide, or what is left of C) starts after the full blocks, and
+//   the run of cw channels of kernel k at (h, w) is contiguous physically and
+//   strided by H*W logically: a strided gather (a memcpy when H*W == 1).
+#include <algorithm>
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "layoutcheck/checked.h"
+#include "optimized/families.h"
+
+namespace layoutcheck {
+namespace {
+
+std::string str(uint64_t v) { return std::to_string(v); }
+
+constexpr uint64_t kAtom = 32;
+
+struct FeaturePlan {
+  uint64_t C = 0, H = 0, W = 0, eb = 1, per_atom = 32, surfaces = 0, ls = 0, ss = 0, size = 0, addr = 0;
+};
+
+struct WeightPlan {
+  uint64_t K = 0, C = 0, H = 0, W = 0, eb = 1, group = 32, groups = 0, data = 0, size = 0, addr = 0;
+};
+
+Status precision_ok(DType t) {
+  if (t == DType::kInt8 || t == DType::kInt16 || t == DType::kFp16) return Status();
+  return Status::invalid(std::string(dtype_name(t)) + " is not an NVDLA precision (int8, int16, fp16)");
+}
+
+Result<FeaturePlan> feature_plan(const Case& c) {
+  LC_RETURN_IF_ERROR(precision_ok(c.dtype));
+  FeaturePlan p;
+  p.C = c.shape[0], p.H = c.shape[1], p.W = c.shape[2];
+  p.eb = dtype_bits(c.dtype) / 8;
+  p.per_atom = kAtom / p.eb;
+  p.surfaces = (p.C + p.per_atom - 1) / p.per_atom;
+  p.addr = c.layout.get_int("addr");
+  if (p.addr % kAtom) return Status::invalid("feature start address " + str(p.addr) + " is not 32-byte aligned");
+  uint64_t line = 0, surface = 0;
+  if (!checked_mul(p.W, kAtom, &line)) return Status::invalid("feature line overflows");
+  p.ls = c.layout.get_int("line_stride");
+  if (p.ls == 0) p.ls = line;
+  if (p.ls % kAtom || p.ls < line) return Status::invalid("feature line stride " + str(p.ls) + " unusable for W=" + str(p.W));
+  if (!checked_mul(p.H, p.ls, &surface)) return Status::invalid("feature surface overflows");
+  p.ss = c.layout.get_int("surface_stride");
+  if (p.ss == 0) p.ss = surface;
+  if (p.ss % kAtom || p.ss < surface) {
+    return Status::invalid("feature surface stride " + str(p.ss) + " unusable for H=" + str(p.H));
+  }
+  if (!checked_mul(p.surfaces, p.ss, &p.size)) return Status::invalid("feature size overflows");
+  return p;
+}
+
+Result<WeightPlan> weight_plan(const Case& c) {
+  LC_RETURN_IF_ERROR(precision_ok(c.dtype));
+  WeightPlan p;
+  p.K = c.shape[0], p.C = c.shape[1], p.H = c.shape[2], p.W = c.shape[3];
+  p.eb = dtype_bits(c.dtype) / 8;
+  p.group = p.eb == 1 ? 32 : 16;
+  p.groups = (p.K + p.group - 1) / p.group;
+  p.addr = c.layout.get_int("addr");
+  if (p.addr % 256) return Status::invalid("weight start address " + str(p.addr) + " is not 256-byte aligned");
+  Checked data = Checked(p.K) * p.C * p.H * p.W * p.eb;
+  Checked size = Checked((data.value() + 127) / 128) * 128;
+  if (!data.ok() || !size.ok()) return Status::invalid("weight size overflows");
+  p.data = data.value();
+  p.size = size.value();
+  return p;
+}
+
+// ---- feature transposes -------------------------------------------------------
+
+// dst rows of `dst_pitch` bytes, src rows of `src_pitch` bytes; n x m elements
+// of `eb` bytes: dst[j][i] = src[i][j].
+void transpose_scalar(const uint8_t* src, uint64_t src_pitch, uint8_t* dst, uint64_t dst_pitch, uint64_t rows,
+                      uint64_t cols, uint64_t eb) {
+  if (eb == 1) {
+    for (uint64_t i = 0; i < rows; ++i) {
+      const uint8_t* s = src + i * src_pitch;
+      for (uint64_t j = 0; j < cols; ++j) dst[j * dst_pitch + i] = s[j];
+    }
+    return;
+  }
+  for (uint64_t i = 0; i < rows; ++i) {
+    const uint8_t* s = src + i * src_pitch;
+    for (uint64_t j = 0; j < cols; ++j) std::memcpy(dst + j * dst_pitch + 2 * i, s + 2 * j, 2);
+  }
+}
+
+#if defined(__SSE2__)
+// 16x16 bytes: dst row j = byte j of the 16 src rows.
+inline void transpose16x16_u8(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp) {
+  __m128i r[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * sp));
+  __m128i a[16], b[16];
+  for (int i = 0; i < 8; ++i) {
+    a[2 * i] = _mm_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
+    a[2 * i + 1] = _mm_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      b[4 * i + 2 * j] = _mm_unpacklo_epi16(a[4 * i + j], a[4 * i + j + 2]);
+      b[4 * i + 2 * j + 1] = _mm_unpackhi_epi16(a[4 * i + j], a[4 * i + j + 2]);
+    }
+  }
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      a[8 * i + 2 * j] = _mm_unpacklo_epi32(b[8 * i + j], b[8 * i + j + 4]);
+      a[8 * i + 2 * j + 1] = _mm_unpackhi_epi32(b[8 * i + j], b[8 * i + j + 4]);
+    }
+  }
+  for (int j = 0; j < 8; ++j) {
+    b[2 * j] = _mm_unpacklo_epi64(a[j], a[j + 8]);
+    b[2 * j + 1] = _mm_unpackhi_epi64(a[j], a[j + 8]);
+  }
+  for (int j = 0; j < 16; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j * dp), b[j]);
+}
+
+// 8x8 16-bit words: dst row j = word j of the 8 src rows.
+inline void transpose8x8_u16(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp) {
+  __m128i r[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * sp));
+  __m128i a[8], b[8];
+  for (int i = 0; i < 4; ++i) {
+    a[2 * i] = _mm_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
+    a[2 * i + 1] = _mm_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      b[4 * i + 2 * j] = _mm_unpacklo_epi32(a[4 * i + j], a[4 * i + j + 2]);
+      b[4 * i + 2 * j + 1] = _mm_unpackhi_epi32(a[4 * i + j], a[4 * i + j + 2]);
+    }
+  }
+  for (int j = 0; j < 4; ++j) {
+    a[2 * j] = _mm_unpacklo_epi64(b[j], b[j + 4]);
+    a[2 * j + 1] = _mm_unpackhi_epi64(b[j], b[j + 4]);
+  }
+  for (int j = 0; j < 8; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j * dp), a[j]);
+}
+#endif
+
+// Transposes a rows x cols block of eb-byte elements (rows <= 32 bytes worth).
+void transpose_block(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp, uint64_t rows, uint64_t cols,
+                     uint64_t eb) {
+#if defined(__SSE2__)
+  const uint64_t tile = eb == 1 ? 16 : 8;  // elements per tile side
+  const uint64_t full_rows = rows / tile * tile, full_cols = cols / tile * tile;
+  for (uint64_t i = 0; i < full_rows; i += tile) {
+    for (uint64_t j = 0; j < full_cols; j += tile) {
+      const uint8_t* s = src + i * sp + j * eb;
+      uint8_t* d = dst + j * dp + i * eb;
+      if (eb == 1) transpose16x16_u8(s, sp, d, dp);
+      else transpose8x8_u16(s, sp, d, dp);
+    }
+    if (full_cols < cols) {
+      transpose_scalar(src + i * sp + full_cols * eb, sp, dst + full_cols * dp + i * eb, dp, tile, cols - full_cols, eb);
+    }
+  }
+  if (full_rows < rows) {
+    transpose_scalar(src + full_rows * sp, sp, dst + full_rows * eb, dp, rows - full_rows, cols, eb);
+  }
+#else
+  transpose_scalar(src, sp, dst, dp, rows, cols, eb);
+#endif
+}
+
+void feature_pack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
+  const uint64_t row = p.W * p.eb, plane = p.H * row, line = p.W * kAtom;
+  for (uint64_t s = 0; s < p.surfaces; ++s) {
+    const uint64_t c0 = s * p.per_atom, nc = std::min(p.per_atom, p.C - c0);
+    uint8_t* surface = dst + s * p.ss;
+    for (uint64_t h = 0; h < p.H; ++h) {
+      uint8_t* d = surface + h * p.ls;
+      if (nc < p.per_atom) std::memset(d, 0, line);
+      transpose_block(src + c0 * plane + h * row, plane, d, kAtom, nc, p.W, p.eb);
+      if (p.ls > line) std::memset(d + line, 0, p.ls - line);
+    }
+    if (p.ss > p.H * p.ls) std::memset(surface + p.H * p.ls, 0, p.ss - p.H * p.ls);
+  }
+}
+
+void feature_unpack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
+  const uint64_t row = p.W * p.eb, plane = p.H * row;
+  for (uint64_t s = 0; s < p.surfaces; ++s) {
+    const uint64_t c0 = s * p.per_atom, nc = std::min(p.per_atom, p.C - c0);
+    for (uint64_t h = 0; h < p.H; ++h) {
+      // The physical line is a W x C' block; its transpose is C' logical rows.
+      transpose_block(src + s * p.ss + h * p.ls, kAtom, dst + c0 * plane + h * row, plane, p.W, nc, p.eb);
+    }
+  }
+}
+
+// ---- weights -------------------------------------------------------------------
+
+template <typename T>
+void gather(const uint8_t* src, uint64_t stride_elems, uint8_t* dst, uint64_t n) {
+  const T* s = reinterpret_cast<const T*>(src);
+  T* d = reinterpret_cast<T*>(dst);
+  for (uint64_t i = 0; i < n; ++i) std::memcpy(d + i, s + i * stride_elems, sizeof(T));
+}
+
+template <typename T>
+void scatter(const uint8_t* src, uint8_t* dst, uint64_t stride_elems, uint64_t n) {
+  const T* s = reinterpret_cast<const T*>(src);
+  T* d = reinterpret_cast<T*>(dst);
+  for (uint64_t i = 0; i < n; ++i) std::memcpy(d + i * stride_elems, s + i, sizeof(T));
+}
+
+// `to_physical`: logical -> physical; otherwise the reverse.
+void weight_copy(const WeightPlan& p, const uint8_t* logical_in, uint8_t* logical_out, uint8_t* phys_out,
+                 const uint8_t* phys_in, bool to_physical) {
+  const uint64_t hw = p.H * p.W, khw = p.C * hw;
+  uint64_t place = 0;  // physical element index
+  for (uint64_t g = 0; g < p.groups; ++g) {
+    const uint64_t k0 = g * p.group, gk = std::min(p.group, p.K - k0);
+    for (uint64_t c0 = 0; c0 < p.C; c0 += 64) {
+      const uint64_t cw = std::min<uint64_t>(64, p.C - c0);
+      for (uint64_t pos = 0; pos < hw; ++pos) {
+        for (uint64_t kk = 0; kk < gk; ++kk) {
+          const uint64_t logical = (k0 + kk) * khw + c0 * hw + pos;  // element (k, c0, h, w)
+          if (to_physical) {
+            const uint8_t* s = logical_in + logical * p.eb;
+            uint8_t* d = phys_out + place * p.eb;
+            if (hw == 1) std::memcpy(d, s, cw * p.eb);
+            else if (p.eb == 1) gather<uint8_t>(s, hw, d, cw);
+            else gather<uint16_t>(s, hw, d, cw);
+          } else {
+            const uint8_t* s = phys_in + place * p.eb;
+            uint8_t* d = logical_out + logical * p.eb;
+            if (hw == 1) std::memcpy(d, s, cw * p.eb);
+            else if (p.eb == 1) scatter<uint8_t>(s, d, hw, cw);
+            else scatter<uint16_t>(s, d, hw, cw);
+          }
+          place += cw;
+        }
+      }
+    }
+  }
+}
+
+// ---- the Impl ---------------------------------------------------------------------
+
+Status check_case(const Case& c) {
+  const LayoutSpec* spec = find_spec(c.layout.name);
+  if (!spec || (c.layout.name != "nvdla.feature" && c.layout.name != "nvdla.weight.dc")) {
+    return Status::invalid("unknown layout " + c.layout.name);
+  }
+  return check_shape(*spec, c.shape);
+}
+
+bool is_feature(const Case& c) { return c.layout.name == "nvdla.feature"; }
+
+class NvdlaOptimized : public Impl {
+ public:
+  std::string name() const override { return "optimized"; }
+
+  Status supports(const Case& c) const override { return size_bytes(c).status(); }
+
+  Result<uint64_t> size_bytes(const Case& c) const override {
+    LC_RETURN_IF_ERROR(check_case(c));
+    if (is_feature(c)) {
+      LC_ASSIGN_OR_RETURN(FeaturePlan p, feature_plan(c));
+      return p.size;
+    }
+    LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));
+    return p.size;
+  }
+
+  Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
+    LC_RETURN_IF_ERROR(check_case(c));
+    if (at.size() != c.shape.size()) return Status::invalid("coordinate rank differs from the shape's");
+    for (size_t i = 0; i < at.size(); ++i) {
+      if (at[i] < 0 || at[i] >= c.shape[i]) return Status::invalid("coordinate outside the shape");
+    }
+    if (is_feature(c)) {
+      LC_ASSIGN_OR_RETURN(FeaturePlan p, feature_plan(c));
+      const uint64_t ch = at[0];
+      return (ch / p.per_atom * p.ss + at[1] * p.ls + at[2] * kAtom + ch % p.per_atom * p.eb) * 8;
+    }
+    LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));
+    const uint64_t k = at[0], ch = at[1], pos = at[2] * p.W + at[3], hw = p.H * p.W;
+    const uint64_t g = k / p.group, gk = std::min(p.group, p.K - g * p.group);
+    const uint64_t c0 = ch / 64 * 64, cw = std::min<uint64_t>(64, p.C - c0);
+    const uint64_t element = g * p.group * p.C * hw + c0 * hw * gk + (pos * gk + k % p.group) * cw + (ch - c0);
+    return element * p.eb * 8;
+  }
+
+  Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
+              size_t physical_size) const override {
+    LC_RETURN_IF_ERROR(check_case(c));
+    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    auto* dst = static_cast<uint8_t*>(physical);
+    const auto* src = static_cast<const uint8_t*>(logical);
+    if (is_feature(c)) {
+      LC_ASSIGN_OR_RETURN(FeaturePlan p, feature_plan(c));
+      feature_pack(p, src, dst);
+      return Status();
+    }
+    LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));
+    weight_copy(p, src, nullptr, dst, nullptr, true);
+    std::memset(dst + p.data, 0, p.size - p.data);
+    return Status();
+  }
+
+  Status unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
+                size_t logical_size) const override {
+    LC_RETURN_IF_ERROR(check_case(c));
+    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    auto* dst = static_cast<uint8_t*>(logical);
+    const auto* src = static_cast<const uint8_t*>(physical);
+    if (is_feature(c)) {
+      LC_ASSIGN_OR_RETURN(FeaturePlan p, feature_plan(c));
+      feature_unpack(p, src, dst);
+      return Status();
+    }
+    LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));
+    weight_copy(p, nullptr, dst, nullptr, src, false);
+    return Status();
+  }
+};
+
+}  // namespace
+
+const Impl& nvdla_optimized() {
+  static const NvdlaOptimized impl;
+  return impl;
+}
+
+}  // namespace layoutcheck

@@ -1,0 +1,130 @@
+// NVDLA sparse weight compression, word at a time.
+//
+// Why it equals the reference: the mask bit of element i is bit i % 8 of byte
+// i / 8 over the whole mapped surface, so eight consecutive elements make one
+// mask byte; full kernel groups hold a multiple of 16 elements (16 or 32
+// kernels), so group boundaries fall on mask bytes and a group's WGS is its
+// popcount times the element size. Non-zero elements are appended with a
+// branch-free store-then-advance.
+#include <cstring>
+
+#include "layoutcheck/checked.h"
+#include "layoutcheck/nvdla.h"
+#include "optimized/families.h"
+
+namespace layoutcheck::nvdla {
+namespace {
+
+uint64_t up128(uint64_t v) { return (v + 127) / 128 * 128; }
+
+struct Shape4 {
+  uint64_t eb = 1, per_group = 0, groups = 0, total = 0;
+};
+
+Result<Shape4> shape_of(const Case& c, size_t physical_size) {
+  if (c.layout.name.compare(0, 13, "nvdla.weight.") != 0) {
+    return Status::invalid("sparse compression is for NVDLA weights, not " + c.layout.name);
+  }
+  LC_ASSIGN_OR_RETURN(uint64_t size, nvdla_optimized().size_bytes(c));
+  if (size != physical_size) return Status::invalid("mapped weight buffer size " + std::to_string(physical_size) + " is not " + std::to_string(size));
+  Shape4 s;
+  s.eb = dtype_bits(c.dtype) / 8;
+  const uint64_t kernels = s.eb == 1 ? 32 : 16;
+  const uint64_t per_kernel = static_cast<uint64_t>(c.shape[1]) * c.shape[2] * c.shape[3];
+  s.per_group = kernels * per_kernel;
+  s.groups = (static_cast<uint64_t>(c.shape[0]) + kernels - 1) / kernels;
+  s.total = static_cast<uint64_t>(c.shape[0]) * per_kernel;
+  return s;
+}
+
+template <typename T>
+uint64_t compress_run(const uint8_t* src, uint64_t n, uint64_t first, uint8_t* mask, uint8_t* out) {
+  // first is a multiple of 8 (a group boundary): whole mask bytes.
+  uint64_t kept = 0;
+  uint64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    T v[8];
+    std::memcpy(v, src + i * sizeof(T), sizeof(v));
+    unsigned m = 0;
+    for (int j = 0; j < 8; ++j) {
+      const bool nz = v[j] != 0;
+      m |= static_cast<unsigned>(nz) << j;
+      std::memcpy(out + kept * sizeof(T), &v[j], sizeof(T));
+      kept += nz;
+    }
+    mask[(first + i) / 8] = static_cast<uint8_t>(m);
+  }
+  for (; i < n; ++i) {
+    T v;
+    std::memcpy(&v, src + i * sizeof(T), sizeof(T));
+    if (v != 0) {
+      mask[(first + i) / 8] |= static_cast<uint8_t>(1u << ((first + i) % 8));
+      std::memcpy(out + kept * sizeof(T), &v, sizeof(T));
+      ++kept;
+    }
+  }
+  return kept;
+}
+
+}  // namespace
+
+Result<CompressedWeights> compress(const Case& c, const void* physical, size_t physical_size) {
+  LC_ASSIGN_OR_RETURN(Shape4 s, shape_of(c, physical_size));
+  CompressedWeights out;
+  out.wmb.assign(up128((s.total + 7) / 8), 0);
+  out.wgs.assign(up128(4 * s.groups), 0);
+  // Room for every element plus the 8-element store-ahead of compress_run.
+  out.data.assign(up128(s.total * s.eb + 8 * s.eb), 0);
+  const auto* src = static_cast<const uint8_t*>(physical);
+  uint64_t kept = 0;
+  for (uint64_t g = 0; g < s.groups; ++g) {
+    const uint64_t first = g * s.per_group, n = std::min(s.per_group, s.total - first);
+    uint8_t* dst = out.data.data() + kept * s.eb;
+    const uint64_t k = s.eb == 1 ? compress_run<uint8_t>(src + first, n, first, out.wmb.data(), dst)
+                                 : compress_run<uint16_t>(src + first * 2, n, first, out.wmb.data(), dst);
+    const uint32_t bytes = static_cast<uint32_t>(k * s.eb);
+    std::memcpy(out.wgs.data() + 4 * g, &bytes, 4);  // little-endian host
+    kept += k;
+  }
+  const uint64_t used = kept * s.eb;
+  out.data.resize(up128(used));
+  std::memset(out.data.data() + used, 0, out.data.size() - used);
+  return out;
+}
+
+Status decompress(const Case& c, const CompressedWeights& in, void* physical, size_t physical_size) {
+  LC_ASSIGN_OR_RETURN(Shape4 s, shape_of(c, physical_size));
+  if (in.wmb.size() != up128((s.total + 7) / 8)) return Status::invalid("WMB surface has the wrong size");
+  if (in.wgs.size() != up128(4 * s.groups)) return Status::invalid("WGS surface has the wrong size");
+  for (uint64_t i = s.total; i < in.wmb.size() * 8; ++i) {
+    if ((in.wmb[i / 8] >> (i % 8)) & 1) return Status::invalid("WMB padding bits are not 0");
+  }
+  for (uint64_t i = 4 * s.groups; i < in.wgs.size(); ++i) {
+    if (in.wgs[i]) return Status::invalid("WGS padding is not 0");
+  }
+  auto* dst = static_cast<uint8_t*>(physical);
+  std::memset(dst, 0, physical_size);
+  uint64_t read = 0;
+  for (uint64_t g = 0; g < s.groups; ++g) {
+    const uint64_t first = g * s.per_group, n = std::min(s.per_group, s.total - first);
+    uint64_t kept = 0;
+    for (uint64_t i = first; i < first + n; ++i) kept += (in.wmb[i / 8] >> (i % 8)) & 1;
+    uint32_t wgs;
+    std::memcpy(&wgs, in.wgs.data() + 4 * g, 4);
+    if (wgs != kept * s.eb) return Status::invalid("WGS of group " + std::to_string(g) + " disagrees with its mask");
+    if (read + kept * s.eb > in.data.size()) return Status::invalid("compressed weight surface is too short");
+    for (uint64_t i = first; i < first + n; ++i) {
+      if ((in.wmb[i / 8] >> (i % 8)) & 1) {
+        std::memcpy(dst + i * s.eb, in.data.data() + read, s.eb);
+        read += s.eb;
+      }
+    }
+  }
+  if (in.data.size() != up128(read)) return Status::invalid("compressed weight surface has the wrong size");
+  for (uint64_t i = read; i < in.data.size(); ++i) {
+    if (in.data[i]) return Status::invalid("compressed weight padding is not 0");
+  }
+  return Status();
+}
+
+}  // namespace layoutcheck::nvdla

@@ -1,0 +1,338 @@
+// The NVDLA in-memory data formats in executable form.
+// Document: ../shared/spec/nvdla-in-memory-data-formats.txt
+//
+// Offsets come from the document's formulas; pack and unpack walk the
+// document's scan orders literally ("C' -> W -> H -> C" for feature data,
+// "C' -> K -> W -> H -> C" inside a weight group) and place each element at
+// the next free place of the scan, so the two readings check each other.
+#include <algorithm>
+#include <cstring>
+
+#include "layoutcheck/checked.h"
+#include "reference/families.h"
+
+namespace layoutcheck {
+namespace {
+
+std::string num(uint64_t v) { return std::to_string(v); }
+
+// "Precision Type": int8, int16 and fp16; one element is 1 or 2 bytes.
+Status check_precision(DType t) {
+  if (t != DType::kInt8 && t != DType::kInt16 && t != DType::kFp16) {
+    return Status::invalid(std::string("NVDLA data precisions are int8, int16 and fp16, not ") + dtype_name(t) +
+                           " (Precision Type)");
+  }
+  return Status();
+}
+
+// "Alignment of Start Address and Stride", table "Requirements of alignment".
+Status check_alignment(const char* format, const char* what, uint64_t value, uint64_t align) {
+  if (value % align != 0) {
+    return Status::invalid(std::string(format) + ": " + what + " " + num(value) + " is not aligned to " + num(align) +
+                           " bytes (Alignment of Start Address and Stride, Requirements of alignment)");
+  }
+  return Status();
+}
+
+Status check_coord(const Case& c, const Coord& at) {
+  if (at.size() != c.shape.size()) {
+    return Status::invalid("coordinate (" + shape_to_string(at) + ") has rank " + num(at.size()) + ", the shape " +
+                           shape_to_string(c.shape) + " has rank " + num(c.shape.size()));
+  }
+  for (size_t i = 0; i < at.size(); ++i) {
+    if (at[i] < 0 || at[i] >= c.shape[i]) {
+      return Status::invalid("coordinate (" + shape_to_string(at) + ") is outside the shape " + shape_to_string(c.shape));
+    }
+  }
+  return Status();
+}
+
+// ---- Feature Data Format -------------------------------------------------------
+
+constexpr uint64_t kFeatureAtomBytes = 32;  // "Split the data cube into 1x1x32byte small atom cubes."
+
+struct Feature {
+  uint64_t C = 0, H = 0, W = 0;
+  uint64_t element_bytes = 1;
+  uint64_t atom_elements = 32;   // C' = 32 bytes of channels
+  uint64_t surfaces = 0;         // ceil(C / C'): C padded to the atom
+  uint64_t line_stride = 0, surface_stride = 0, addr = 0;
+  bool packed_lines = true, packed_surfaces = true;
+  uint64_t size = 0;
+};
+
+Result<Feature> feature_model(const Case& c) {
+  LC_RETURN_IF_ERROR(check_precision(c.dtype));
+  Feature f;
+  f.C = c.shape[0], f.H = c.shape[1], f.W = c.shape[2];
+  f.element_bytes = dtype_bits(c.dtype) / 8;
+  // "Adding data into end of channel if the original data is not 32byte aligned in C direction."
+  f.atom_elements = kFeatureAtomBytes / f.element_bytes;
+  f.surfaces = ceil_div(f.C, f.atom_elements);
+  // "All atom cubes in the same line are mapped compactly": a line is W atoms.
+  Checked line_bytes = Checked(f.W) * kFeatureAtomBytes;
+  if (!line_bytes.ok()) return Status::invalid("feature data: W * 32 overflows (W = " + num(f.W) + ")");
+  f.addr = c.layout.get_int("addr");
+  // "Line stride and surface stride of feature data shall always align to 32bytes.
+  //  Start address has same alignment as well."
+  LC_RETURN_IF_ERROR(check_alignment("feature data cube", "start address", f.addr, kFeatureAtomBytes));
+  const uint64_t ls = c.layout.get_int("line_stride");
+  f.packed_lines = ls == 0;
+  f.line_stride = f.packed_lines ? line_bytes.value() : ls;
+  if (!f.packed_lines) {
+    LC_RETURN_IF_ERROR(check_alignment("feature data cube", "line stride", ls, kFeatureAtomBytes));
+    if (ls < line_bytes.value()) {
+      return Status::invalid("feature data cube: line stride " + num(ls) + " is smaller than one line of W = " +
+                             num(f.W) + " atoms, W * 32 = " + num(line_bytes.value()) + " bytes (Feature Data Format)");
+    }
+  }
+  Checked surface_bytes = Checked(f.H) * f.line_stride;
+  if (!surface_bytes.ok()) return Status::invalid("feature data: H * line stride overflows");
+  const uint64_t ss = c.layout.get_int("surface_stride");
+  f.packed_surfaces = ss == 0;
+  f.surface_stride = f.packed_surfaces ? surface_bytes.value() : ss;
+  if (!f.packed_surfaces) {
+    LC_RETURN_IF_ERROR(check_alignment("feature data cube", "surface stride", ss, kFeatureAtomBytes));
+    if (ss < surface_bytes.value()) {
+      return Status::invalid("feature data cube: surface stride " + num(ss) + " is smaller than one surface of H = " +
+                             num(f.H) + " lines, H * line stride = " + num(surface_bytes.value()) +
+                             " bytes (Feature Data Format)");
+    }
+  }
+  Checked size = Checked(f.surfaces) * f.surface_stride;
+  if (!size.ok()) return Status::invalid("feature data: surfaces * surface stride overflows");
+  f.size = size.value();
+  return f;
+}
+
+// "The order is C' (32byte) -> W -> H -> C (surfaces)": element (c, h, w) is
+// element c mod C' of the atom at (w, h) of surface floor(c / C').
+uint64_t feature_offset(const Feature& f, uint64_t c, uint64_t h, uint64_t w) {
+  return (c / f.atom_elements) * f.surface_stride + h * f.line_stride + w * kFeatureAtomBytes +
+         (c % f.atom_elements) * f.element_bytes;
+}
+
+// Walks the scan order "W (line) -> H (height) -> C (channel)" over the atoms,
+// C' inside each atom, and hands every (place, logical element) pair to `visit`;
+// channels past C (the padding added "into end of channel") have no element.
+template <typename Visit>
+void feature_scan(const Feature& f, Visit visit) {
+  for (uint64_t s = 0; s < f.surfaces; ++s) {          // C (surfaces), slowest
+    for (uint64_t h = 0; h < f.H; ++h) {                // H
+      for (uint64_t w = 0; w < f.W; ++w) {              // W (line)
+        const uint64_t atom = s * f.surface_stride + h * f.line_stride + w * kFeatureAtomBytes;
+        for (uint64_t ci = 0; ci < f.atom_elements; ++ci) {  // C' (32 bytes), fastest
+          const uint64_t c = s * f.atom_elements + ci;
+          if (c < f.C) visit(atom + ci * f.element_bytes, (c * f.H + h) * f.W + w);
+        }
+      }
+    }
+  }
+}
+
+// ---- Basic Weight for Direct Convolution ---------------------------------------
+
+constexpr uint64_t kCubeElements = 64;    // "Divide each kernel to 1x1x64-element small cubes."
+constexpr uint64_t kWeightEndAlign = 128; // "Append 0s at end of all mapped weight for 128-byte alignment."
+constexpr uint64_t kWeightAddrAlign = 256;
+
+struct Weights {
+  uint64_t K = 0, C = 0, H = 0, W = 0;
+  uint64_t element_bytes = 1;
+  uint64_t group_kernels = 32;  // 32 for int8, 16 for int16 / fp16
+  uint64_t groups = 0;
+  uint64_t data_bytes = 0, size = 0, addr = 0;
+};
+
+Result<Weights> weight_model(const Case& c) {
+  LC_RETURN_IF_ERROR(check_precision(c.dtype));
+  Weights m;
+  m.K = c.shape[0], m.C = c.shape[1], m.H = c.shape[2], m.W = c.shape[3];
+  m.element_bytes = dtype_bits(c.dtype) / 8;
+  // "For int16 and fp16 weight, one group has 16 kernels. For int8, one group has 32 kernels."
+  m.group_kernels = c.dtype == DType::kInt8 ? 32 : 16;
+  m.groups = ceil_div(m.K, m.group_kernels);
+  m.addr = c.layout.get_int("addr");
+  LC_RETURN_IF_ERROR(check_alignment("weight", "start address", m.addr, kWeightAddrAlign));
+  Checked data = Checked(m.K) * m.C * m.H * m.W * m.element_bytes;
+  if (!data.ok()) return Status::invalid("weight: K * C * H * W * element bytes overflows");
+  m.data_bytes = data.value();
+  // "Append 0s at end of all mapped weight for 128-byte alignment."
+  Checked size = Checked(ceil_div(m.data_bytes, kWeightEndAlign)) * kWeightEndAlign;
+  if (!size.ok()) return Status::invalid("weight: size overflows");
+  m.size = size.value();
+  return m;
+}
+
+uint64_t kernels_in_group(const Weights& m, uint64_t g) {
+  // "Last group can have fewer kernels."
+  return std::min(m.group_kernels, m.K - g * m.group_kernels);
+}
+
+// Offset of (k, c, h, w). Groups are mapped compactly one after another; inside
+// a group, the cubes of channel block cc come after the full 64-element cubes
+// of the blocks before; within block cc, (h, w, kernel) select a cube of C'
+// elements, C' = 64 or what is left of C ("Do not append 0 if channel size is
+// not divisible").
+uint64_t weight_offset(const Weights& m, uint64_t k, uint64_t c, uint64_t h, uint64_t w) {
+  const uint64_t g = k / m.group_kernels, kk = k % m.group_kernels, gk = kernels_in_group(m, g);
+  const uint64_t group_base = g * m.group_kernels * m.C * m.H * m.W;  // elements of the full groups before
+  const uint64_t cc = c / kCubeElements, c0 = cc * kCubeElements;
+  const uint64_t cw = std::min(kCubeElements, m.C - c0);
+  const uint64_t element = group_base + c0 * m.H * m.W * gk + ((h * m.W + w) * gk + kk) * cw + (c - c0);
+  return element * m.element_bytes;
+}
+
+// "Scan the 1x1xC' small cubes in a group with C'->K->W->H->C sequence. Here C'
+// changes fastest and C changes slowest. And map them compactly as scanning
+// sequence." "Map the weight groups compactly."
+template <typename Visit>
+void weight_scan(const Weights& m, Visit visit) {
+  uint64_t place = 0;
+  for (uint64_t g = 0; g < m.groups; ++g) {
+    const uint64_t k0 = g * m.group_kernels, gk = kernels_in_group(m, g);
+    for (uint64_t c0 = 0; c0 < m.C; c0 += kCubeElements) {   // C, slowest
+      const uint64_t cw = std::min(kCubeElements, m.C - c0);
+      for (uint64_t h = 0; h < m.H; ++h) {                   // H
+        for (uint64_t w = 0; w < m.W; ++w) {                 // W
+          for (uint64_t kk = 0; kk < gk; ++kk) {             // K
+            for (uint64_t ci = 0; ci < cw; ++ci) {           // C', fastest
+              const uint64_t k = k0 + kk, c = c0 + ci;
+              visit(place, ((k * m.C + c) * m.H + h) * m.W + w);
+              place += m.element_bytes;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---- the Impl -------------------------------------------------------------------
+
+enum class Kind { kFeature, kWeightDc, kUnknown };
+
+Kind kind_of(const Case& c) {
+  if (c.layout.name == "nvdla.feature") return Kind::kFeature;
+  if (c.layout.name == "nvdla.weight.dc") return Kind::kWeightDc;
+  return Kind::kUnknown;
+}
+
+Status check_case(const Case& c) {
+  const LayoutSpec* spec = find_spec(c.layout.name);
+  if (spec == nullptr || kind_of(c) == Kind::kUnknown) return Status::invalid("unknown layout " + c.layout.name);
+  return check_shape(*spec, c.shape);
+}
+
+class NvdlaReference : public Impl {
+ public:
+  std::string name() const override { return "reference"; }
+
+  Status supports(const Case& c) const override { return size_bytes(c).status(); }
+
+  Result<uint64_t> size_bytes(const Case& c) const override {
+    LC_RETURN_IF_ERROR(check_case(c));
+    if (kind_of(c) == Kind::kFeature) {
+      LC_ASSIGN_OR_RETURN(Feature f, feature_model(c));
+      return f.size;
+    }
+    LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
+    return m.size;
+  }
+
+  Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
+    LC_RETURN_IF_ERROR(check_case(c));
+    LC_RETURN_IF_ERROR(check_coord(c, at));
+    if (kind_of(c) == Kind::kFeature) {
+      LC_ASSIGN_OR_RETURN(Feature f, feature_model(c));
+      return feature_offset(f, at[0], at[1], at[2]) * 8;
+    }
+    LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
+    return weight_offset(m, at[0], at[1], at[2], at[3]) * 8;
+  }
+
+  Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
+              size_t physical_size) const override {
+    LC_RETURN_IF_ERROR(check_case(c));
+    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    // Channel padding, stride gaps and the 128-byte tail are 0 (oracles/ERRATA.md).
+    std::memset(physical, 0, physical_size);
+    auto* dst = static_cast<uint8_t*>(physical);
+    const auto* src = static_cast<const uint8_t*>(logical);
+    const uint64_t eb = dtype_bits(c.dtype) / 8;
+    auto put = [&](uint64_t place, uint64_t index) { std::memcpy(dst + place, src + index * eb, eb); };
+    if (kind_of(c) == Kind::kFeature) {
+      LC_ASSIGN_OR_RETURN(Feature f, feature_model(c));
+      feature_scan(f, put);
+    } else {
+      LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
+      weight_scan(m, put);
+    }
+    return Status();
+  }
+
+  Status unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
+                size_t logical_size) const override {
+    LC_RETURN_IF_ERROR(check_case(c));
+    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    auto* dst = static_cast<uint8_t*>(logical);
+    const auto* src = static_cast<const uint8_t*>(physical);
+    const uint64_t eb = dtype_bits(c.dtype) / 8;
+    auto get = [&](uint64_t place, uint64_t index) { std::memcpy(dst + index * eb, src + place, eb); };
+    if (kind_of(c) == Kind::kFeature) {
+      LC_ASSIGN_OR_RETURN(Feature f, feature_model(c));
+      feature_scan(f, get);
+    } else {
+      LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
+      weight_scan(m, get);
+    }
+    return Status();
+  }
+
+  Result<std::vector<Fact>> describe(const Case& c) const override {
+    LC_RETURN_IF_ERROR(check_case(c));
+    std::vector<Fact> out;
+    if (kind_of(c) == Kind::kFeature) {
+      LC_ASSIGN_OR_RETURN(Feature f, feature_model(c));
+      out.push_back({"size_bytes", num(f.size)});
+      out.push_back({"atom_bytes", num(kFeatureAtomBytes)});
+      out.push_back({"atom_elements", num(f.atom_elements)});
+      out.push_back({"surfaces", num(f.surfaces)});
+      out.push_back({"padded_channels", num(f.surfaces * f.atom_elements)});
+      out.push_back({"line_stride", num(f.line_stride)});
+      out.push_back({"surface_stride", num(f.surface_stride)});
+      out.push_back({"start_address", num(f.addr)});
+      const bool packed = f.line_stride == f.W * kFeatureAtomBytes && f.surface_stride == f.H * f.line_stride;
+      out.push_back({"packed", packed ? "yes" : "no"});
+      // "If a 1x1xC feature data cube maps as surface-packed, NVDLA can treat it
+      //  like (C/32) x1x 32 cube to save bandwidth."
+      if (f.H == 1 && f.W == 1 && f.surface_stride == kFeatureAtomBytes) {
+        out.push_back({"treated_as", num(f.surfaces) + "x1x32"});
+      }
+      return out;
+    }
+    LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
+    out.push_back({"size_bytes", num(m.size)});
+    out.push_back({"data_bytes", num(m.data_bytes)});
+    out.push_back({"end_padding_bytes", num(m.size - m.data_bytes)});
+    out.push_back({"group_kernels", num(m.group_kernels)});
+    out.push_back({"groups", num(m.groups)});
+    out.push_back({"last_group_kernels", num(kernels_in_group(m, m.groups - 1))});
+    out.push_back({"cube_elements", num(kCubeElements)});
+    out.push_back({"cube_bytes", num(kCubeElements * m.element_bytes)});
+    out.push_back({"cubes_per_kernel_line", num(ceil_div(m.C, kCubeElements))});
+    out.push_back({"last_cube_elements", num(m.C - (ceil_div(m.C, kCubeElements) - 1) * kCubeElements)});
+    out.push_back({"first_group_bytes", num(kernels_in_group(m, 0) * m.C * m.H * m.W * m.element_bytes)});
+    out.push_back({"start_address", num(m.addr)});
+    return out;
+  }
+};
+
+}  // namespace
+
+const Impl& nvdla_reference() {
+  static const NvdlaReference impl;
+  return impl;
+}
+
+}  // namespace layoutcheck
