@@ -28,6 +28,7 @@ namespace {
 std::string str(uint64_t v) { return std::to_string(v); }
 
 constexpr uint64_t kAtom = 32;
+constexpr uint64_t kMaxBytes = uint64_t{1} << 60;  // bit offsets must fit in 64 bits
 
 struct FeaturePlan {
   uint64_t C = 0, H = 0, W = 0, eb = 1, per_atom = 32, surfaces = 0, ls = 0, ss = 0, size = 0, addr = 0;
@@ -62,7 +63,7 @@ Result<FeaturePlan> feature_plan(const Case& c) {
   if (p.ss % kAtom || p.ss < surface) {
     return Status::invalid("feature surface stride " + str(p.ss) + " unusable for H=" + str(p.H));
   }
-  if (!checked_mul(p.surfaces, p.ss, &p.size)) return Status::invalid("feature size overflows");
+  if (!checked_mul(p.surfaces, p.ss, &p.size) || p.size > kMaxBytes) return Status::invalid("feature size overflows");
   return p;
 }
 
@@ -76,8 +77,8 @@ Result<WeightPlan> weight_plan(const Case& c) {
   p.addr = c.layout.get_int("addr");
   if (p.addr % 256) return Status::invalid("weight start address " + str(p.addr) + " is not 256-byte aligned");
   Checked data = Checked(p.K) * p.C * p.H * p.W * p.eb;
-  Checked size = Checked((data.value() + 127) / 128) * 128;
-  if (!data.ok() || !size.ok()) return Status::invalid("weight size overflows");
+  Checked size = Checked(data.value() / 128 + (data.value() % 128 != 0)) * 128;
+  if (!data.ok() || !size.ok() || size.value() > kMaxBytes) return Status::invalid("weight size overflows");
   p.data = data.value();
   p.size = size.value();
   return p;

@@ -16,6 +16,8 @@ namespace {
 
 std::string num(uint64_t v) { return std::to_string(v); }
 
+constexpr uint64_t kMaxBytes = uint64_t{1} << 60;  // offsets are reported in bits
+
 // "Precision Type": int8, int16 and fp16; one element is 1 or 2 bytes.
 Status check_precision(DType t) {
   if (t != DType::kInt8 && t != DType::kInt16 && t != DType::kFp16) {
@@ -100,7 +102,9 @@ Result<Feature> feature_model(const Case& c) {
     }
   }
   Checked size = Checked(f.surfaces) * f.surface_stride;
-  if (!size.ok()) return Status::invalid("feature data: surfaces * surface stride overflows");
+  if (!size.ok() || size.value() > kMaxBytes) {
+    return Status::invalid("feature data: surfaces * surface stride overflows 2^60 bytes (bit offsets are 64-bit)");
+  }
   f.size = size.value();
   return f;
 }
@@ -159,7 +163,9 @@ Result<Weights> weight_model(const Case& c) {
   m.data_bytes = data.value();
   // "Append 0s at end of all mapped weight for 128-byte alignment."
   Checked size = Checked(ceil_div(m.data_bytes, kWeightEndAlign)) * kWeightEndAlign;
-  if (!size.ok()) return Status::invalid("weight: size overflows");
+  if (!size.ok() || size.value() > kMaxBytes) {
+    return Status::invalid("weight: size overflows 2^60 bytes (bit offsets are 64-bit)");
+  }
   m.size = size.value();
   return m;
 }

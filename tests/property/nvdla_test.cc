@@ -1,0 +1,163 @@
+#include <set>
+
+#include "layoutcheck/nvdla.h"
+#include "support.h"  // gtest before rapidcheck/gtest.h
+
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+namespace layoutcheck {
+namespace {
+
+DType draw_precision() { return *rc::gen::element(DType::kInt8, DType::kInt16, DType::kFp16); }
+
+Case draw_feature() {
+  const DType t = draw_precision();
+  const int64_t C = *rc::gen::inRange<int64_t>(1, 80), H = *rc::gen::inRange<int64_t>(1, 6),
+                W = *rc::gen::inRange<int64_t>(1, 40);
+  ParamMap p;
+  int64_t line = W * 32;
+  if (*rc::gen::arbitrary<bool>()) {
+    line += 32 * *rc::gen::inRange<int64_t>(0, 4);
+    p["line_stride"] = std::to_string(line);
+  }
+  if (*rc::gen::arbitrary<bool>()) p["surface_stride"] = std::to_string(H * line + 32 * *rc::gen::inRange<int64_t>(0, 4));
+  auto layout = make_layout("nvdla.feature", p);
+  RC_ASSERT(layout.ok());
+  return Case{*layout, t, {C, H, W}};
+}
+
+Case draw_weights() {
+  const DType t = draw_precision();
+  Shape s = {*rc::gen::inRange<int64_t>(1, 70), *rc::gen::inRange<int64_t>(1, 140), *rc::gen::inRange<int64_t>(1, 4),
+             *rc::gen::inRange<int64_t>(1, 4)};
+  return Case{*make_layout("nvdla.weight.dc"), t, s};
+}
+
+std::vector<uint64_t> all_offsets(const Impl& impl, const Case& c) {
+  std::vector<uint64_t> out;
+  for (uint64_t i = 0; i < *element_count(c.shape); ++i) out.push_back(*impl.offset_bits(c, coord_of_index(c.shape, i)));
+  return out;
+}
+
+RC_GTEST_PROP(NvdlaProperty, optimized_equals_reference, ()) {
+  const Case c = *rc::gen::arbitrary<bool>() ? draw_feature() : draw_weights();
+  CheckReport r = check(c, reference_impl(), optimized_impl());
+  RC_LOG() << r.message;
+  RC_ASSERT(r.verdict == Verdict::kPass);
+}
+
+RC_GTEST_PROP(NvdlaProperty, feature_offsets_are_injective_within_the_padded_cube, ()) {
+  const Case c = draw_feature();
+  RC_PRE(reference_impl().supports(c).ok());
+  const uint64_t eb = dtype_bits(c.dtype) / 8, per_atom = 32 / eb;
+  const uint64_t surfaces = (c.shape[0] + per_atom - 1) / per_atom;
+  const uint64_t size = *reference_impl().size_bytes(c);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    std::set<uint64_t> seen;
+    for (uint64_t bit : all_offsets(*impl, c)) {
+      const uint64_t byte = bit / 8;
+      RC_ASSERT(bit % 8 == 0);
+      RC_ASSERT(byte % eb == 0);
+      RC_ASSERT(byte + eb <= size);
+      RC_ASSERT(seen.insert(byte).second);
+    }
+  }
+  // The padded cube: every atom of every surface, line and column holds its
+  // channels at the same in-atom positions, and distinct (c, h, w) map to
+  // distinct atoms or positions.
+  const uint64_t ls = std::stoull(c.layout.get("line_stride")) ? std::stoull(c.layout.get("line_stride"))
+                                                                 : static_cast<uint64_t>(c.shape[2]) * 32;
+  const uint64_t ss = std::stoull(c.layout.get("surface_stride")) ? std::stoull(c.layout.get("surface_stride"))
+                                                                    : static_cast<uint64_t>(c.shape[1]) * ls;
+  RC_ASSERT(size == surfaces * ss);
+  const Coord last = {c.shape[0] - 1, c.shape[1] - 1, c.shape[2] - 1};
+  RC_ASSERT(*optimized_impl().offset_bits(c, last) / 8 ==
+            (surfaces - 1) * ss + (c.shape[1] - 1) * ls + (c.shape[2] - 1) * 32 + (c.shape[0] - 1) % per_atom * eb);
+}
+
+RC_GTEST_PROP(NvdlaProperty, weight_mapping_is_a_bijection_onto_the_data_bytes, ()) {
+  const Case c = draw_weights();
+  const uint64_t eb = dtype_bits(c.dtype) / 8, n = *element_count(c.shape);
+  RC_ASSERT(*reference_impl().size_bytes(c) == (n * eb + 127) / 128 * 128);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    std::vector<bool> hit(n, false);
+    for (uint64_t bit : all_offsets(*impl, c)) {
+      RC_ASSERT(bit % (8 * eb) == 0);
+      const uint64_t slot = bit / (8 * eb);
+      RC_ASSERT(slot < n);
+      RC_ASSERT(!hit[slot]);
+      hit[slot] = true;
+    }
+  }
+}
+
+RC_GTEST_PROP(NvdlaProperty, unpack_inverts_pack, ()) {
+  const Case c = *rc::gen::arbitrary<bool>() ? draw_feature() : draw_weights();
+  RC_PRE(reference_impl().supports(c).ok());
+  std::vector<uint8_t> logical;
+  fill_position_unique(c, *rc::gen::arbitrary<uint64_t>(), &logical);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    std::vector<uint8_t> phys(*impl->size_bytes(c)), back(logical.size(), 0xA5);
+    RC_ASSERT(impl->pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
+    RC_ASSERT(impl->unpack(c, phys.data(), phys.size(), back.data(), back.size()).ok());
+    RC_ASSERT(back == logical);
+  }
+}
+
+// Random sparse weights: each element zero with a drawn probability.
+std::vector<uint8_t> sparse_logical(const Case& c) {
+  const uint64_t eb = dtype_bits(c.dtype) / 8, n = *element_count(c.shape);
+  const int zero_percent = *rc::gen::inRange(0, 101);
+  std::vector<uint8_t> logical(n * eb, 0);
+  const auto values = *rc::gen::container<std::vector<uint16_t>>(n, rc::gen::arbitrary<uint16_t>());
+  const auto dice = *rc::gen::container<std::vector<int>>(n, rc::gen::inRange(0, 100));
+  for (uint64_t i = 0; i < n; ++i) {
+    if (dice[i] < zero_percent) continue;
+    logical[i * eb] = static_cast<uint8_t>(values[i]);
+    if (eb == 2) logical[i * eb + 1] = static_cast<uint8_t>(values[i] >> 8);
+  }
+  return logical;
+}
+
+RC_GTEST_PROP(NvdlaProperty, compressed_size_equals_the_formula, ()) {
+  const Case c = draw_weights();
+  const std::vector<uint8_t> logical = sparse_logical(c);
+  std::vector<uint8_t> phys(*optimized_impl().size_bytes(c));
+  RC_ASSERT(optimized_impl().pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
+  const uint64_t eb = dtype_bits(c.dtype) / 8, n = *element_count(c.shape);
+  const uint64_t group = eb == 1 ? 32 : 16, groups = (c.shape[0] + group - 1) / group;
+  uint64_t nonzero = 0;
+  for (uint64_t i = 0; i < n; ++i) nonzero += logical[i * eb] != 0 || (eb == 2 && logical[i * eb + 1] != 0);
+  auto up128 = [](uint64_t v) { return (v + 127) / 128 * 128; };
+  auto z = nvdla::compress(c, phys.data(), phys.size());
+  auto zr = nvdla::compress_reference(c, phys.data(), phys.size());
+  RC_ASSERT(z.ok());
+  RC_ASSERT(zr.ok());
+  RC_ASSERT(*z == *zr);
+  RC_ASSERT(z->wmb.size() == up128((n + 7) / 8));
+  RC_ASSERT(z->data.size() == up128(nonzero * eb));
+  RC_ASSERT(z->wgs.size() == up128(4 * groups));
+  uint64_t wgs_total = 0;
+  for (uint64_t g = 0; g < groups; ++g) {
+    wgs_total += z->wgs[4 * g] | z->wgs[4 * g + 1] << 8 | z->wgs[4 * g + 2] << 16 | uint64_t{z->wgs[4 * g + 3]} << 24;
+  }
+  RC_ASSERT(wgs_total == nonzero * eb);
+}
+
+RC_GTEST_PROP(NvdlaProperty, decompress_inverts_compress, ()) {
+  const Case c = draw_weights();
+  const std::vector<uint8_t> logical = sparse_logical(c);
+  std::vector<uint8_t> phys(*reference_impl().size_bytes(c));
+  RC_ASSERT(reference_impl().pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
+  auto z = nvdla::compress(c, phys.data(), phys.size());
+  RC_ASSERT(z.ok());
+  for (auto decompress : {&nvdla::decompress, &nvdla::decompress_reference}) {
+    std::vector<uint8_t> back(phys.size(), 0x5A);
+    RC_ASSERT(decompress(c, *z, back.data(), back.size()).ok());
+    RC_ASSERT(back == phys);
+  }
+}
+
+}  // namespace
+}  // namespace layoutcheck

@@ -1,0 +1,187 @@
+#include <map>
+
+#include "layoutcheck/nvdla.h"
+#include "support.h"
+
+namespace layoutcheck {
+namespace {
+
+using testing::must_case;
+using testing::must_offset;
+
+std::map<std::string, std::string> facts_of(const Case& c) {
+  auto f = reference_impl().describe(c);
+  EXPECT_TRUE(f.ok()) << f.status().message();
+  std::map<std::string, std::string> out;
+  if (f.ok()) out.insert(f->begin(), f->end());
+  return out;
+}
+
+void expect_pass(const std::string& layout, const std::string& dtype, const std::string& shape) {
+  CheckReport r = check(must_case(layout, dtype, shape), reference_impl(), optimized_impl());
+  EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
+}
+
+TEST(NvdlaFeatureBoundary, c_lt_atom) { expect_pass("nvdla.feature", "int8", "31,3,17"); }
+TEST(NvdlaFeatureBoundary, c_eq_atom) { expect_pass("nvdla.feature", "int8", "32,3,17"); }
+TEST(NvdlaFeatureBoundary, c_gt_atom) { expect_pass("nvdla.feature", "int8", "33,3,17"); }
+TEST(NvdlaFeatureBoundary, c_lt_atom_fp16) { expect_pass("nvdla.feature", "fp16", "15,2,9"); }
+TEST(NvdlaFeatureBoundary, c_eq_atom_fp16) { expect_pass("nvdla.feature", "fp16", "16,2,9"); }
+TEST(NvdlaFeatureBoundary, c_gt_atom_int16) { expect_pass("nvdla.feature", "int16", "17,2,9"); }
+TEST(NvdlaFeatureBoundary, w_multiple_of_tile) { expect_pass("nvdla.feature", "int8", "64,2,32"); }
+TEST(NvdlaFeatureBoundary, unpacked) { expect_pass("nvdla.feature(line_stride=640,surface_stride=1920)", "fp16", "40,3,17"); }
+TEST(NvdlaFeatureBoundary, surface_packed_1x1xC) { expect_pass("nvdla.feature", "int8", "100,1,1"); }
+
+TEST(NvdlaWeightBoundary, k_lt_group) { expect_pass("nvdla.weight.dc", "int8", "31,70,3,3"); }
+TEST(NvdlaWeightBoundary, k_eq_group) { expect_pass("nvdla.weight.dc", "int8", "32,70,3,3"); }
+TEST(NvdlaWeightBoundary, k_gt_group) { expect_pass("nvdla.weight.dc", "int8", "33,70,3,3"); }
+TEST(NvdlaWeightBoundary, k_gt_group_fp16) { expect_pass("nvdla.weight.dc", "fp16", "17,65,2,3"); }
+TEST(NvdlaWeightBoundary, c_lt_cube) { expect_pass("nvdla.weight.dc", "int16", "16,63,1,1"); }
+TEST(NvdlaWeightBoundary, c_eq_cube) { expect_pass("nvdla.weight.dc", "int16", "16,64,1,1"); }
+TEST(NvdlaWeightBoundary, c_gt_cube) { expect_pass("nvdla.weight.dc", "int16", "16,65,1,1"); }
+
+TEST(NvdlaErrors, name_rule_and_values) {
+  struct Bad { const char* layout; const char* dtype; const char* shape; std::vector<const char*> needles; };
+  for (const Bad& b : std::vector<Bad>{
+           {"nvdla.feature(line_stride=100)", "int8", "8,2,3", {"line stride 100", "32 bytes", "Requirements of alignment"}},
+           {"nvdla.feature(line_stride=64)", "int8", "8,2,3", {"line stride 64", "W * 32 = 96"}},
+           {"nvdla.feature(surface_stride=96)", "int16", "8,2,3", {"surface stride 96", "H * line stride = 192"}},
+           {"nvdla.feature(surface_stride=33)", "int16", "8,2,3", {"surface stride 33", "32 bytes"}},
+           {"nvdla.feature(addr=8)", "fp16", "8,2,3", {"start address 8", "32 bytes"}},
+           {"nvdla.feature", "fp32", "8,2,3", {"fp32", "Precision Type"}},
+           {"nvdla.weight.dc(addr=32)", "int8", "1,1,1,1", {"start address 32", "256 bytes"}},
+           {"nvdla.weight.dc", "bf16", "1,1,1,1", {"bf16", "int8, int16 and fp16"}},
+       }) {
+    Status s = reference_impl().supports(must_case(b.layout, b.dtype, b.shape));
+    ASSERT_EQ(s.code(), StatusCode::kInvalid) << b.layout;
+    for (const char* n : b.needles) EXPECT_NE(s.message().find(n), std::string::npos) << s.message() << " lacks " << n;
+    EXPECT_EQ(optimized_impl().supports(must_case(b.layout, b.dtype, b.shape)).code(), StatusCode::kInvalid) << b.layout;
+  }
+}
+
+TEST(NvdlaErrors, huge_strides_overflow_cleanly) {
+  Case c = must_case("nvdla.feature(surface_stride=9223372036854775776)", "int8", "100,1,1");
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    EXPECT_EQ(impl->supports(c).code(), StatusCode::kInvalid);
+  }
+  Case w = must_case("nvdla.weight.dc", "fp16", "4294967296,4294967296,1,1");
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    EXPECT_EQ(impl->supports(w).code(), StatusCode::kInvalid);
+  }
+}
+
+TEST(NvdlaDescriptor, round_trip_and_defaults) {
+  auto l = parse_layout("nvdla.feature(line_stride=96,surface_stride=0)");
+  ASSERT_TRUE(l.ok()) << l.status().message();
+  EXPECT_EQ(to_string(*l), "nvdla.feature(line_stride=96)");
+  EXPECT_EQ(*parse_layout(to_string(*l)), *l);
+  EXPECT_EQ(to_string(*parse_layout("nvdla.weight.dc(addr=0)")), "nvdla.weight.dc");
+  EXPECT_FALSE(parse_layout("nvdla.feature(line_stride=-32)").ok());
+  EXPECT_FALSE(parse_layout("nvdla.weight.dc(stride=1)").ok());
+}
+
+TEST(NvdlaFeature, padding_channels_and_gaps_are_zero) {
+  Case c = must_case("nvdla.feature(line_stride=64,surface_stride=160)", "int8", "33,2,1");
+  std::vector<uint8_t> logical(66, 0xFF);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    std::vector<uint8_t> phys(320, 0xCC);
+    ASSERT_TRUE(impl->pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
+    for (size_t i = 0; i < phys.size(); ++i) {
+      const bool element = (i < 32) || (i >= 64 && i < 96) || i == 160 || i == 224;
+      EXPECT_EQ(phys[i], element ? 0xFF : 0x00) << impl->name() << " byte " << i;
+    }
+  }
+  EXPECT_EQ(facts_of(c)["surfaces"], "2");
+}
+
+TEST(NvdlaWeight, offsets_agree_with_the_3x3x192_byte_group) {
+  Case c = must_case("nvdla.weight.dc", "int16", "16,96,3,3");
+  EXPECT_EQ(must_offset(optimized_impl(), c, {3, 70, 1, 2}), 18432u + ((1 * 3 + 2) * 16 + 3) * 64u + 12u);
+  EXPECT_EQ(must_offset(reference_impl(), c, {3, 70, 1, 2}), 18432u + ((1 * 3 + 2) * 16 + 3) * 64u + 12u);
+}
+
+TEST(NvdlaWeight, out_of_shape_coordinate_is_an_error) {
+  Case c = must_case("nvdla.weight.dc", "int8", "2,3,4,5");
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    EXPECT_EQ(impl->offset_bits(c, {2, 0, 0, 0}).status().code(), StatusCode::kInvalid);
+    EXPECT_EQ(impl->offset_bits(c, {0, 0, 0}).status().code(), StatusCode::kInvalid);
+    EXPECT_EQ(impl->offset_bits(c, {0, 0, -1, 0}).status().code(), StatusCode::kInvalid);
+  }
+}
+
+// ---- sparse compression --------------------------------------------------------
+
+std::vector<uint8_t> packed_weights(const Case& c, const std::vector<uint8_t>& logical) {
+  std::vector<uint8_t> phys(*reference_impl().size_bytes(c));
+  EXPECT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
+  return phys;
+}
+
+TEST(NvdlaSparse, hand_worked_int8_group) {
+  // 33 kernels of one int8 element: group 0 = kernels 0..31, group 1 = kernel 32.
+  Case c = must_case("nvdla.weight.dc", "int8", "33,1,1,1");
+  std::vector<uint8_t> logical(33, 0);
+  logical[0] = 5, logical[9] = 7, logical[31] = 1, logical[32] = 0x80;
+  auto phys = packed_weights(c, logical);
+  for (auto compress : {&nvdla::compress, &nvdla::compress_reference}) {
+    auto z = compress(c, phys.data(), phys.size());
+    ASSERT_TRUE(z.ok()) << z.status().message();
+    ASSERT_EQ(z->wmb.size(), 128u);
+    EXPECT_EQ(z->wmb[0], 0x01);
+    EXPECT_EQ(z->wmb[1], 0x02);
+    EXPECT_EQ(z->wmb[2], 0x00);
+    EXPECT_EQ(z->wmb[3], 0x80);
+    EXPECT_EQ(z->wmb[4], 0x01);
+    ASSERT_EQ(z->wgs.size(), 128u);
+    EXPECT_EQ(std::vector<uint8_t>(z->wgs.begin(), z->wgs.begin() + 9),
+              (std::vector<uint8_t>{3, 0, 0, 0, 1, 0, 0, 0, 0}));
+    ASSERT_EQ(z->data.size(), 128u);
+    EXPECT_EQ(std::vector<uint8_t>(z->data.begin(), z->data.begin() + 5), (std::vector<uint8_t>{5, 7, 1, 0x80, 0}));
+  }
+}
+
+TEST(NvdlaSparse, fp16_negative_zero_is_kept) {
+  Case c = must_case("nvdla.weight.dc", "fp16", "1,2,1,1");
+  std::vector<uint8_t> logical = {0x00, 0x80, 0x00, 0x00};  // -0.0, +0.0
+  auto phys = packed_weights(c, logical);
+  for (auto compress : {&nvdla::compress, &nvdla::compress_reference}) {
+    auto z = compress(c, phys.data(), phys.size());
+    ASSERT_TRUE(z.ok());
+    EXPECT_EQ(z->wmb[0], 0x01);
+    EXPECT_EQ(z->wgs[0], 2);
+  }
+}
+
+TEST(NvdlaSparse, decompress_rejects_inconsistent_surfaces) {
+  Case c = must_case("nvdla.weight.dc", "int16", "17,3,1,1");
+  std::vector<uint8_t> logical(17 * 3 * 2);
+  for (size_t i = 0; i < logical.size(); ++i) logical[i] = static_cast<uint8_t>(i % 3 == 0 ? 0 : i);
+  auto phys = packed_weights(c, logical);
+  auto z = nvdla::compress_reference(c, phys.data(), phys.size());
+  ASSERT_TRUE(z.ok());
+  std::vector<uint8_t> back(phys.size());
+  for (auto decompress : {&nvdla::decompress, &nvdla::decompress_reference}) {
+    ASSERT_TRUE(decompress(c, *z, back.data(), back.size()).ok());
+    EXPECT_EQ(back, phys);
+    nvdla::CompressedWeights bad = *z;
+    bad.wgs[0] ^= 2;
+    EXPECT_EQ(decompress(c, bad, back.data(), back.size()).code(), StatusCode::kInvalid);
+    bad = *z;
+    bad.wmb[127] = 0x80;
+    EXPECT_EQ(decompress(c, bad, back.data(), back.size()).code(), StatusCode::kInvalid);
+    bad = *z;
+    bad.data.resize(256);
+    EXPECT_EQ(decompress(c, bad, back.data(), back.size()).code(), StatusCode::kInvalid);
+    bad = *z;
+    bad.wmb[0] ^= 0x01;  // the mask now disagrees with WGS
+    EXPECT_EQ(decompress(c, bad, back.data(), back.size()).code(), StatusCode::kInvalid);
+    EXPECT_EQ(decompress(c, *z, back.data(), back.size() - 1).code(), StatusCode::kInvalid);
+  }
+  Case f = must_case("nvdla.feature", "int8", "8,1,1");
+  std::vector<uint8_t> fp(32);
+  EXPECT_EQ(nvdla::compress(f, fp.data(), fp.size()).status().code(), StatusCode::kInvalid);
+  EXPECT_EQ(nvdla::compress_reference(f, fp.data(), fp.size()).status().code(), StatusCode::kInvalid);
+}
+
+}  // namespace
+}  // namespace layoutcheck
