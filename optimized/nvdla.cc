@@ -182,6 +182,15 @@ void transpose_block(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp,
 
 void feature_pack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
   const uint64_t row = p.W * p.eb, plane = p.H * row, line = p.W * kAtom;
+  if (p.H == 1 && p.W == 1) {
+    // A 1x1xC cube: each surface holds C' consecutive channels, a plain copy.
+    for (uint64_t s = 0; s < p.surfaces; ++s) {
+      const uint64_t c0 = s * p.per_atom, nc = std::min(p.per_atom, p.C - c0);
+      std::memcpy(dst + s * p.ss, src + c0 * p.eb, nc * p.eb);
+      std::memset(dst + s * p.ss + nc * p.eb, 0, p.ss - nc * p.eb);
+    }
+    return;
+  }
   for (uint64_t s = 0; s < p.surfaces; ++s) {
     const uint64_t c0 = s * p.per_atom, nc = std::min(p.per_atom, p.C - c0);
     uint8_t* surface = dst + s * p.ss;
@@ -197,6 +206,13 @@ void feature_pack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
 
 void feature_unpack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
   const uint64_t row = p.W * p.eb, plane = p.H * row;
+  if (p.H == 1 && p.W == 1) {
+    for (uint64_t s = 0; s < p.surfaces; ++s) {
+      const uint64_t c0 = s * p.per_atom;
+      std::memcpy(dst + c0 * p.eb, src + s * p.ss, std::min(p.per_atom, p.C - c0) * p.eb);
+    }
+    return;
+  }
   for (uint64_t s = 0; s < p.surfaces; ++s) {
     const uint64_t c0 = s * p.per_atom, nc = std::min(p.per_atom, p.C - c0);
     for (uint64_t h = 0; h < p.H; ++h) {
