@@ -112,6 +112,76 @@ std::vector<Case> weight_dc_boundaries() {
   return out;
 }
 
+// ---- SDP auxiliary data -------------------------------------------------------
+
+ParamSpec enum_param(std::string key, std::vector<std::string> choices, std::string doc) {
+  ParamSpec p;
+  p.key = std::move(key);
+  p.kind = ParamKind::kEnum;
+  std::string def = choices.front();
+  p.choices = std::move(choices);
+  p.default_value = [def](const ParamMap&) { return def; };
+  p.doc = std::move(doc);
+  return p;
+}
+
+int64_t components_of(const std::string& use) { return use == "bn" || use == "ew2" ? 2 : 1; }
+
+// A component dtype and a processing precision that mostly go together.
+void draw_sdp_types(std::mt19937_64& rng, ParamMap* p, DType* t) {
+  static const char* kProcs[] = {"int8", "int16", "fp16"};
+  const int64_t proc = pick(rng, 0, 2);
+  const bool explicit_proc = pick(rng, 0, 1) == 1;
+  if (explicit_proc) (*p)["proc"] = kProcs[proc];
+  if (proc == 2) *t = DType::kFp16;
+  else if (!explicit_proc) *t = proc == 0 ? DType::kInt8 : DType::kInt16;
+  else *t = pick(rng, 0, 1) ? DType::kInt8 : DType::kInt16;  // 1 or 2 bytes per component
+  if (pick(rng, 0, 40) == 0) *t = DType::kFp32;
+}
+
+Case sdp_channel_case(std::mt19937_64& rng, int size_class) {
+  static const char* kUses[] = {"bias", "prelu", "bn"};
+  ParamMap p;
+  const std::string use = kUses[pick(rng, 0, 2)];
+  p["use"] = use;
+  DType t = DType::kInt8;
+  draw_sdp_types(rng, &p, &t);
+  int64_t comps = components_of(use);
+  if (pick(rng, 0, 30) == 0) comps = 3 - comps;  // the wrong component count
+  return make_case("nvdla.sdp.channel", p, t, {pick(rng, 1, 80 * (size_class + 1)), comps});
+}
+
+Case sdp_element_case(std::mt19937_64& rng, int size_class) {
+  static const char* kUses[] = {"bias", "ew", "ew2"};
+  ParamMap p;
+  const std::string use = kUses[pick(rng, 0, 2)];
+  p["use"] = use;
+  DType t = DType::kInt8;
+  draw_sdp_types(rng, &p, &t);
+  const int64_t scale = size_class + 1;
+  Shape s = {pick(rng, 1, 40 * scale), pick(rng, 1, 3 * scale), pick(rng, 1, 5 * scale), components_of(use)};
+  if (pick(rng, 0, 3) == 0) p["line_stride"] = std::to_string(32 * pick(rng, 1, 4) * s[2]);
+  if (pick(rng, 0, 30) == 0) p["line_stride"] = std::to_string(pick(rng, 1, 100));
+  return make_case("nvdla.sdp.element", p, t, s);
+}
+
+std::vector<Case> sdp_boundaries(const std::string& name, std::vector<std::string> uses) {
+  std::vector<Case> out;
+  struct T { const char* proc; DType t; };
+  for (const std::string& use : uses) {
+    for (T tp : {T{"int8", DType::kInt8}, T{"int8", DType::kInt16}, T{"int16", DType::kInt16}, T{"int16", DType::kInt8},
+                 T{"fp16", DType::kFp16}}) {
+      const int64_t epa = std::string(tp.proc) == "int8" ? 32 : 16;
+      for (int64_t c : {int64_t{1}, epa - 1, epa, epa + 1, 2 * epa + 3}) {  // c_lt/eq/gt_atom
+        ParamMap p{{"use", use}, {"proc", tp.proc}};
+        if (name == "nvdla.sdp.channel") out.push_back(make_case(name, p, tp.t, {c, components_of(use)}));
+        else out.push_back(make_case(name, p, tp.t, {c, 2, 3, components_of(use)}));
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 void add_nvdla_specs(std::vector<LayoutSpec>* specs) {
@@ -140,6 +210,38 @@ void add_nvdla_specs(std::vector<LayoutSpec>* specs) {
   dc.random_case = weight_dc_case;
   dc.boundary_cases = weight_dc_boundaries;
   specs->push_back(dc);
+
+  const std::vector<ParamSpec> sdp_common = {
+      enum_param("proc", {"same", "int8", "int16", "fp16"},
+                 "PROC_PRECISION of the SDP pipeline; same = the component dtype"),
+      int_param("addr", 0, INT64_MAX, "0", "start address (checked for its 32-byte alignment only)"),
+  };
+  LayoutSpec channel;
+  channel.name = "nvdla.sdp.channel";
+  channel.document = kDoc;
+  channel.section = "Bias Data Format";
+  channel.summary = "per-channel bias / PReLU / batch-normalization pairs: continuous 1x1xC, BytesPerAtom atoms";
+  channel.dims = {"C", "P"};
+  channel.params = {enum_param("use", {"bias", "prelu", "bn"}, "data use: P = 1 component (bias, prelu) or 2 (bn)")};
+  channel.params.insert(channel.params.end(), sdp_common.begin(), sdp_common.end());
+  channel.random_case = sdp_channel_case;
+  channel.boundary_cases = [] { return sdp_boundaries("nvdla.sdp.channel", {"bias", "prelu", "bn"}); };
+  specs->push_back(channel);
+
+  LayoutSpec element;
+  element.name = "nvdla.sdp.element";
+  element.document = kDoc;
+  element.section = "Element-Wise Data Format";
+  element.summary = "per-element bias / element-wise data: C,H,W,P cube in BytesPerAtom atoms, C' -> W -> H -> C";
+  element.dims = {"C", "H", "W", "P"};
+  element.params = {enum_param("use", {"bias", "ew", "ew2"},
+                               "data use: bias or ew (ALU or MUL, P = 1), ew2 (ALU and MUL, P = 2)")};
+  element.params.insert(element.params.end(), sdp_common.begin(), sdp_common.end());
+  element.params.push_back(int_param("line_stride", 0, INT64_MAX, "0", "bytes between lines; 0 = packed"));
+  element.params.push_back(int_param("surface_stride", 0, INT64_MAX, "0", "bytes between surfaces; 0 = packed"));
+  element.random_case = sdp_element_case;
+  element.boundary_cases = [] { return sdp_boundaries("nvdla.sdp.element", {"bias", "ew", "ew2"}); };
+  specs->push_back(element);
 }
 
 }  // namespace layoutcheck

@@ -99,7 +99,7 @@ void transpose_scalar(const uint8_t* src, uint64_t src_pitch, uint8_t* dst, uint
   }
   for (uint64_t i = 0; i < rows; ++i) {
     const uint8_t* s = src + i * src_pitch;
-    for (uint64_t j = 0; j < cols; ++j) std::memcpy(dst + j * dst_pitch + 2 * i, s + 2 * j, 2);
+    for (uint64_t j = 0; j < cols; ++j) std::memcpy(dst + j * dst_pitch + eb * i, s + eb * j, eb);
   }
 }
 
@@ -159,6 +159,10 @@ inline void transpose8x8_u16(const uint8_t* src, uint64_t sp, uint8_t* dst, uint
 void transpose_block(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp, uint64_t rows, uint64_t cols,
                      uint64_t eb) {
 #if defined(__SSE2__)
+  if (eb > 2) {
+    transpose_scalar(src, sp, dst, dp, rows, cols, eb);
+    return;
+  }
   const uint64_t tile = eb == 1 ? 16 : 8;  // elements per tile side
   const uint64_t full_rows = rows / tile * tile, full_cols = cols / tile * tile;
   for (uint64_t i = 0; i < full_rows; i += tile) {
@@ -270,11 +274,93 @@ void weight_copy(const WeightPlan& p, const uint8_t* logical_in, uint8_t* logica
   }
 }
 
+// ---- SDP data ---------------------------------------------------------------------
+//
+// Per channel, atom a holds channels a*E..a*E+E-1 (E elements per atom) of P
+// components each, so channel c starts at c * P * component bytes: the logical
+// (C, P) buffer is the physical one, then zeros. Per element, the atom at
+// (surface, h, w) holds E elements of P components: a transpose of E x W
+// elements of P * component bytes, like feature data.
+
+struct SdpPlan {
+  bool per_element = false;
+  uint64_t C = 0, H = 1, W = 1, P = 1, bpc = 1, epa = 32, bpa = 32, surfaces = 0, ls = 0, ss = 0, size = 0;
+};
+
+uint64_t up32(uint64_t v) { return v / 32 * 32 + (v % 32 ? 32 : 0); }
+
+Result<SdpPlan> sdp_plan(const Case& c) {
+  LC_RETURN_IF_ERROR(precision_ok(c.dtype));
+  SdpPlan p;
+  p.per_element = c.layout.name == "nvdla.sdp.element";
+  const std::string use = c.layout.get("use");
+  std::string proc = c.layout.get("proc");
+  if (proc == "same") proc = dtype_name(c.dtype);
+  if ((proc == "fp16") != (c.dtype == DType::kFp16)) return Status::invalid("fp16 SDP data and fp16 processing go together");
+  p.epa = proc == "int8" ? 32 : 16;
+  const uint64_t comps = use == "bn" || use == "ew2" ? 2 : 1;
+  p.P = c.shape.back();
+  if (p.P != comps) return Status::invalid("SDP use " + use + " has " + str(comps) + " components, not " + str(p.P));
+  p.bpc = dtype_bits(c.dtype) / 8;
+  p.bpa = p.epa * p.P * p.bpc;
+  p.C = c.shape[0];
+  p.surfaces = (p.C + p.epa - 1) / p.epa;
+  if (c.layout.get_int("addr") % 32) return Status::invalid("SDP start address is not 32-byte aligned");
+  if (!p.per_element) {
+    uint64_t bytes = 0;
+    if (!checked_mul(p.surfaces, p.bpa, &bytes) || bytes > kMaxBytes) return Status::invalid("SDP size overflows");
+    p.size = up32(bytes);
+    return p;
+  }
+  p.H = c.shape[1], p.W = c.shape[2];
+  uint64_t line = 0, surface = 0;
+  if (!checked_mul(p.W, p.bpa, &line) || line > kMaxBytes) return Status::invalid("SDP line overflows");
+  p.ls = c.layout.get_int("line_stride");
+  if (p.ls == 0) p.ls = up32(line);
+  if (p.ls % 32 || p.ls < line) return Status::invalid("SDP line stride " + str(p.ls) + " unusable");
+  if (!checked_mul(p.H, p.ls, &surface)) return Status::invalid("SDP surface overflows");
+  p.ss = c.layout.get_int("surface_stride");
+  if (p.ss == 0) p.ss = surface;
+  if (p.ss % 32 || p.ss < surface) return Status::invalid("SDP surface stride " + str(p.ss) + " unusable");
+  if (!checked_mul(p.surfaces, p.ss, &p.size) || p.size > kMaxBytes) return Status::invalid("SDP size overflows");
+  return p;
+}
+
+void sdp_copy(const SdpPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  const uint64_t es = p.P * p.bpc, bytes = p.C * es;
+  if (!p.per_element) {
+    if (to_physical) {
+      std::memcpy(dst, src, bytes);
+      std::memset(dst + bytes, 0, p.size - bytes);
+    } else {
+      std::memcpy(dst, src, bytes);
+    }
+    return;
+  }
+  const uint64_t row = p.W * es, plane = p.H * row, line = p.W * p.bpa;
+  for (uint64_t s = 0; s < p.surfaces; ++s) {
+    const uint64_t c0 = s * p.epa, nc = std::min(p.epa, p.C - c0);
+    for (uint64_t h = 0; h < p.H; ++h) {
+      if (to_physical) {
+        uint8_t* d = dst + s * p.ss + h * p.ls;
+        if (nc < p.epa) std::memset(d, 0, line);
+        transpose_block(src + c0 * plane + h * row, plane, d, p.bpa, nc, p.W, es);
+        std::memset(d + line, 0, p.ls - line);
+      } else {
+        transpose_block(src + s * p.ss + h * p.ls, p.bpa, dst + c0 * plane + h * row, plane, p.W, nc, es);
+      }
+    }
+    if (to_physical) std::memset(dst + s * p.ss + p.H * p.ls, 0, p.ss - p.H * p.ls);
+  }
+}
+
 // ---- the Impl ---------------------------------------------------------------------
+
+bool is_sdp(const Case& c) { return c.layout.name == "nvdla.sdp.channel" || c.layout.name == "nvdla.sdp.element"; }
 
 Status check_case(const Case& c) {
   const LayoutSpec* spec = find_spec(c.layout.name);
-  if (!spec || (c.layout.name != "nvdla.feature" && c.layout.name != "nvdla.weight.dc")) {
+  if (!spec || (c.layout.name != "nvdla.feature" && c.layout.name != "nvdla.weight.dc" && !is_sdp(c))) {
     return Status::invalid("unknown layout " + c.layout.name);
   }
   return check_shape(*spec, c.shape);
@@ -294,6 +380,10 @@ class NvdlaOptimized : public Impl {
       LC_ASSIGN_OR_RETURN(FeaturePlan p, feature_plan(c));
       return p.size;
     }
+    if (is_sdp(c)) {
+      LC_ASSIGN_OR_RETURN(SdpPlan p, sdp_plan(c));
+      return p.size;
+    }
     LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));
     return p.size;
   }
@@ -308,6 +398,12 @@ class NvdlaOptimized : public Impl {
       LC_ASSIGN_OR_RETURN(FeaturePlan p, feature_plan(c));
       const uint64_t ch = at[0];
       return (ch / p.per_atom * p.ss + at[1] * p.ls + at[2] * kAtom + ch % p.per_atom * p.eb) * 8;
+    }
+    if (is_sdp(c)) {
+      LC_ASSIGN_OR_RETURN(SdpPlan p, sdp_plan(c));
+      const uint64_t ch = at[0], comp = at.back();
+      if (!p.per_element) return (ch * p.P + comp) * p.bpc * 8;
+      return (ch / p.epa * p.ss + at[1] * p.ls + at[2] * p.bpa + (ch % p.epa * p.P + comp) * p.bpc) * 8;
     }
     LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));
     const uint64_t k = at[0], ch = at[1], pos = at[2] * p.W + at[3], hw = p.H * p.W;
@@ -328,6 +424,11 @@ class NvdlaOptimized : public Impl {
       feature_pack(p, src, dst);
       return Status();
     }
+    if (is_sdp(c)) {
+      LC_ASSIGN_OR_RETURN(SdpPlan p, sdp_plan(c));
+      sdp_copy(p, src, dst, true);
+      return Status();
+    }
     LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));
     weight_copy(p, src, nullptr, dst, nullptr, true);
     std::memset(dst + p.data, 0, p.size - p.data);
@@ -343,6 +444,11 @@ class NvdlaOptimized : public Impl {
     if (is_feature(c)) {
       LC_ASSIGN_OR_RETURN(FeaturePlan p, feature_plan(c));
       feature_unpack(p, src, dst);
+      return Status();
+    }
+    if (is_sdp(c)) {
+      LC_ASSIGN_OR_RETURN(SdpPlan p, sdp_plan(c));
+      sdp_copy(p, src, dst, false);
       return Status();
     }
     LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));

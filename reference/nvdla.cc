@@ -214,13 +214,130 @@ void weight_scan(const Weights& m, Visit visit) {
   }
 }
 
+// ---- SDP auxiliary data: bias, PReLU, batch normalization, element-wise -------------
+
+struct Sdp {
+  bool per_element = false;
+  std::string use;
+  uint64_t C = 0, H = 1, W = 1, P = 1;
+  uint64_t element_per_atom = 32, bytes_per_component = 1, bytes_per_atom = 32;
+  uint64_t atoms_in_c = 0;  // ceil(C / ElementPerAtom): surfaces (per element) or atoms (per channel)
+  uint64_t line_stride = 0, surface_stride = 0, size = 0, addr = 0;
+};
+
+uint64_t round_up32(uint64_t v) { return ceil_div(v, 32) * 32; }
+
+Result<Sdp> sdp_model(const Case& c) {
+  LC_RETURN_IF_ERROR(check_precision(c.dtype));
+  Sdp m;
+  m.per_element = c.layout.name == "nvdla.sdp.element";
+  m.use = c.layout.get("use");
+  std::string proc = c.layout.get("proc");
+  if (proc == "same") proc = dtype_name(c.dtype);
+  // "In FP16 types, each ... is 2 byte": fp16 data goes with fp16 processing.
+  if ((proc == "fp16") != (c.dtype == DType::kFp16)) {
+    return Status::invalid("SDP data: " + std::string(dtype_name(c.dtype)) + " components with PROC_PRECISION " + proc +
+                           ": fp16 data needs fp16 processing and fp16 processing needs fp16 data (Batch "
+                           "Normalization Data Format)");
+  }
+  // "ElementPerAtom is decided by PROC_PRECISION": INT8 32, INT16/FP16 16.
+  m.element_per_atom = proc == "int8" ? 32 : 16;
+  // "ComponentsPerElement is decided by use case": Bias 1, PReLU 1,
+  // BatchNormalization 2, Element-wise (only ALU or MUL) 1, (both ALU/MUL) 2.
+  const uint64_t components = (m.use == "bn" || m.use == "ew2") ? 2 : 1;
+  // "BytesPerComponent is decided by precision (or DATA_SIZE register)": ONE_BYTE 1, TWO_BYTE 2.
+  m.bytes_per_component = dtype_bits(c.dtype) / 8;
+  // "BytesPerAtom=ElementPerAtom * ComponentsPerElement * BytesPerComponent"
+  m.bytes_per_atom = m.element_per_atom * components * m.bytes_per_component;
+  m.C = c.shape[0];
+  m.P = c.shape.back();
+  if (m.P != components) {
+    return Status::invalid("SDP data: use " + m.use + " has ComponentsPerElement = " + num(components) +
+                           ", the shape's last dimension P is " + num(m.P) + " (Bias Data Format, BytesPerAtom)");
+  }
+  m.atoms_in_c = ceil_div(m.C, m.element_per_atom);
+  m.addr = c.layout.get_int("addr");
+  const char* format = m.use == "bias" ? "bias" : m.use == "prelu" ? "PReLU" : m.use == "bn" ? "batch normalization"
+                                                                                             : "element-wise";
+  LC_RETURN_IF_ERROR(check_alignment(format, "start address", m.addr, 32));
+  if (!m.per_element) {
+    // "Per channel ... data is stored in memory in a continuous 1x1xC space": a
+    // surface-packed 1x1xC cube of BytesPerAtom atoms, padded to 32 bytes (ERRATA).
+    Checked size = Checked(m.atoms_in_c) * m.bytes_per_atom;
+    if (!size.ok() || size.value() > kMaxBytes) return Status::invalid("SDP data: size overflows");
+    m.size = round_up32(size.value());
+    return m;
+  }
+  m.H = c.shape[1], m.W = c.shape[2];
+  // Per element: a W x H x C cube in BytesPerAtom atoms, mapped like feature data
+  // (C' -> W -> H -> C); line and surface strides aligned to 32 bytes.
+  Checked line = Checked(m.W) * m.bytes_per_atom;
+  if (!line.ok() || line.value() > kMaxBytes) return Status::invalid("SDP data: W * BytesPerAtom overflows");
+  const uint64_t ls = c.layout.get_int("line_stride");
+  m.line_stride = ls == 0 ? round_up32(line.value()) : ls;
+  if (ls != 0) {
+    LC_RETURN_IF_ERROR(check_alignment(format, "line stride", ls, 32));
+    if (ls < line.value()) {
+      return Status::invalid(std::string(format) + ": line stride " + num(ls) + " is smaller than one line of W = " +
+                             num(m.W) + " atoms of " + num(m.bytes_per_atom) + " bytes = " + num(line.value()) +
+                             " bytes (Bias Data Format, BytesPerAtom)");
+    }
+  }
+  Checked surface = Checked(m.H) * m.line_stride;
+  if (!surface.ok()) return Status::invalid("SDP data: H * line stride overflows");
+  const uint64_t ss = c.layout.get_int("surface_stride");
+  m.surface_stride = ss == 0 ? surface.value() : ss;
+  if (ss != 0) {
+    LC_RETURN_IF_ERROR(check_alignment(format, "surface stride", ss, 32));
+    if (ss < surface.value()) {
+      return Status::invalid(std::string(format) + ": surface stride " + num(ss) + " is smaller than H = " + num(m.H) +
+                             " lines, H * line stride = " + num(surface.value()) + " bytes");
+    }
+  }
+  Checked size = Checked(m.atoms_in_c) * m.surface_stride;
+  if (!size.ok() || size.value() > kMaxBytes) return Status::invalid("SDP data: size overflows");
+  m.size = size.value();
+  return m;
+}
+
+// Element (c, h, w, p): component p of channel c mod ElementPerAtom of the atom
+// at (w, h) of surface floor(c / ElementPerAtom); "The pair data of each element
+// are always packed together in memory."
+uint64_t sdp_offset(const Sdp& m, uint64_t c, uint64_t h, uint64_t w, uint64_t p) {
+  const uint64_t atom = m.per_element
+                            ? (c / m.element_per_atom) * m.surface_stride + h * m.line_stride + w * m.bytes_per_atom
+                            : (c / m.element_per_atom) * m.bytes_per_atom;
+  return atom + ((c % m.element_per_atom) * m.P + p) * m.bytes_per_component;
+}
+
+// The atoms in order C' -> W -> H -> C, the components of each element together.
+template <typename Visit>
+void sdp_scan(const Sdp& m, Visit visit) {
+  for (uint64_t s = 0; s < m.atoms_in_c; ++s) {
+    for (uint64_t h = 0; h < m.H; ++h) {
+      for (uint64_t w = 0; w < m.W; ++w) {
+        const uint64_t atom = m.per_element ? s * m.surface_stride + h * m.line_stride + w * m.bytes_per_atom
+                                            : s * m.bytes_per_atom;
+        for (uint64_t ci = 0; ci < m.element_per_atom; ++ci) {
+          const uint64_t c = s * m.element_per_atom + ci;
+          if (c >= m.C) continue;
+          for (uint64_t p = 0; p < m.P; ++p) {
+            visit(atom + (ci * m.P + p) * m.bytes_per_component, ((c * m.H + h) * m.W + w) * m.P + p);
+          }
+        }
+      }
+    }
+  }
+}
+
 // ---- the Impl -------------------------------------------------------------------
 
-enum class Kind { kFeature, kWeightDc, kUnknown };
+enum class Kind { kFeature, kWeightDc, kSdp, kUnknown };
 
 Kind kind_of(const Case& c) {
   if (c.layout.name == "nvdla.feature") return Kind::kFeature;
   if (c.layout.name == "nvdla.weight.dc") return Kind::kWeightDc;
+  if (c.layout.name == "nvdla.sdp.channel" || c.layout.name == "nvdla.sdp.element") return Kind::kSdp;
   return Kind::kUnknown;
 }
 
@@ -242,6 +359,10 @@ class NvdlaReference : public Impl {
       LC_ASSIGN_OR_RETURN(Feature f, feature_model(c));
       return f.size;
     }
+    if (kind_of(c) == Kind::kSdp) {
+      LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
+      return m.size;
+    }
     LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
     return m.size;
   }
@@ -252,6 +373,11 @@ class NvdlaReference : public Impl {
     if (kind_of(c) == Kind::kFeature) {
       LC_ASSIGN_OR_RETURN(Feature f, feature_model(c));
       return feature_offset(f, at[0], at[1], at[2]) * 8;
+    }
+    if (kind_of(c) == Kind::kSdp) {
+      LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
+      if (!m.per_element) return sdp_offset(m, at[0], 0, 0, at[1]) * 8;
+      return sdp_offset(m, at[0], at[1], at[2], at[3]) * 8;
     }
     LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
     return weight_offset(m, at[0], at[1], at[2], at[3]) * 8;
@@ -270,6 +396,9 @@ class NvdlaReference : public Impl {
     if (kind_of(c) == Kind::kFeature) {
       LC_ASSIGN_OR_RETURN(Feature f, feature_model(c));
       feature_scan(f, put);
+    } else if (kind_of(c) == Kind::kSdp) {
+      LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
+      sdp_scan(m, put);
     } else {
       LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
       weight_scan(m, put);
@@ -288,6 +417,9 @@ class NvdlaReference : public Impl {
     if (kind_of(c) == Kind::kFeature) {
       LC_ASSIGN_OR_RETURN(Feature f, feature_model(c));
       feature_scan(f, get);
+    } else if (kind_of(c) == Kind::kSdp) {
+      LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
+      sdp_scan(m, get);
     } else {
       LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
       weight_scan(m, get);
@@ -315,6 +447,21 @@ class NvdlaReference : public Impl {
       if (f.H == 1 && f.W == 1 && f.surface_stride == kFeatureAtomBytes) {
         out.push_back({"treated_as", num(f.surfaces) + "x1x32"});
       }
+      return out;
+    }
+    if (kind_of(c) == Kind::kSdp) {
+      LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
+      out.push_back({"size_bytes", num(m.size)});
+      out.push_back({"element_per_atom", num(m.element_per_atom)});
+      out.push_back({"components_per_element", num(m.P)});
+      out.push_back({"bytes_per_component", num(m.bytes_per_component)});
+      out.push_back({"bytes_per_atom", num(m.bytes_per_atom)});
+      out.push_back({"atoms_in_c", num(m.atoms_in_c)});
+      if (m.per_element) {
+        out.push_back({"line_stride", num(m.line_stride)});
+        out.push_back({"surface_stride", num(m.surface_stride)});
+      }
+      out.push_back({"start_address", num(m.addr)});
       return out;
     }
     LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));

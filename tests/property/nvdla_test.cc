@@ -34,6 +34,19 @@ Case draw_weights() {
   return Case{*make_layout("nvdla.weight.dc"), t, s};
 }
 
+Case draw_sdp() {
+  const bool per_element = *rc::gen::arbitrary<bool>();
+  const std::string use = per_element ? *rc::gen::element<std::string>("bias", "ew", "ew2")
+                                      : *rc::gen::element<std::string>("bias", "prelu", "bn");
+  const std::string proc = *rc::gen::element<std::string>("int8", "int16", "fp16");
+  const DType t = proc == "fp16" ? DType::kFp16 : *rc::gen::element(DType::kInt8, DType::kInt16);
+  const int64_t P = use == "bn" || use == "ew2" ? 2 : 1, C = *rc::gen::inRange<int64_t>(1, 70);
+  auto layout = make_layout(per_element ? "nvdla.sdp.element" : "nvdla.sdp.channel", {{"use", use}, {"proc", proc}});
+  RC_ASSERT(layout.ok());
+  if (!per_element) return Case{*layout, t, {C, P}};
+  return Case{*layout, t, {C, *rc::gen::inRange<int64_t>(1, 4), *rc::gen::inRange<int64_t>(1, 20), P}};
+}
+
 std::vector<uint64_t> all_offsets(const Impl& impl, const Case& c) {
   std::vector<uint64_t> out;
   for (uint64_t i = 0; i < *element_count(c.shape); ++i) out.push_back(*impl.offset_bits(c, coord_of_index(c.shape, i)));
@@ -74,6 +87,20 @@ RC_GTEST_PROP(NvdlaProperty, feature_offsets_are_injective_within_the_padded_cub
   const Coord last = {c.shape[0] - 1, c.shape[1] - 1, c.shape[2] - 1};
   RC_ASSERT(*optimized_impl().offset_bits(c, last) / 8 ==
             (surfaces - 1) * ss + (c.shape[1] - 1) * ls + (c.shape[2] - 1) * 32 + (c.shape[0] - 1) % per_atom * eb);
+}
+
+RC_GTEST_PROP(NvdlaProperty, sdp_optimized_equals_reference_and_offsets_are_injective, ()) {
+  const Case c = draw_sdp();
+  CheckReport r = check(c, reference_impl(), optimized_impl());
+  RC_LOG() << r.message;
+  RC_ASSERT(r.verdict == Verdict::kPass);
+  const uint64_t eb = dtype_bits(c.dtype) / 8, size = *reference_impl().size_bytes(c);
+  RC_ASSERT(size % 32 == 0);
+  std::set<uint64_t> seen;
+  for (uint64_t bit : all_offsets(reference_impl(), c)) {
+    RC_ASSERT(bit / 8 + eb <= size);
+    RC_ASSERT(seen.insert(bit).second);
+  }
 }
 
 RC_GTEST_PROP(NvdlaProperty, weight_mapping_is_a_bijection_onto_the_data_bytes, ()) {

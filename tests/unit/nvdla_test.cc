@@ -40,6 +40,15 @@ TEST(NvdlaWeightBoundary, c_lt_cube) { expect_pass("nvdla.weight.dc", "int16", "
 TEST(NvdlaWeightBoundary, c_eq_cube) { expect_pass("nvdla.weight.dc", "int16", "16,64,1,1"); }
 TEST(NvdlaWeightBoundary, c_gt_cube) { expect_pass("nvdla.weight.dc", "int16", "16,65,1,1"); }
 
+TEST(NvdlaSdpBoundary, c_lt_atom) { expect_pass("nvdla.sdp.element(use=ew2)", "int8", "31,2,5,2"); }
+TEST(NvdlaSdpBoundary, c_eq_atom) { expect_pass("nvdla.sdp.element(use=bias,proc=int8)", "int16", "32,2,5,1"); }
+TEST(NvdlaSdpBoundary, c_gt_atom) { expect_pass("nvdla.sdp.element(use=ew,proc=int16)", "int8", "17,3,7,1"); }
+TEST(NvdlaSdpBoundary, channel_bn_fp16) { expect_pass("nvdla.sdp.channel(use=bn)", "fp16", "33,2"); }
+TEST(NvdlaSdpBoundary, channel_prelu_int8) { expect_pass("nvdla.sdp.channel(use=prelu)", "int8", "1,1"); }
+TEST(NvdlaSdpBoundary, element_unpacked) {
+  expect_pass("nvdla.sdp.element(use=ew2,line_stride=1024,surface_stride=4096)", "fp16", "20,3,7,2");
+}
+
 TEST(NvdlaErrors, name_rule_and_values) {
   struct Bad { const char* layout; const char* dtype; const char* shape; std::vector<const char*> needles; };
   for (const Bad& b : std::vector<Bad>{
@@ -51,6 +60,10 @@ TEST(NvdlaErrors, name_rule_and_values) {
            {"nvdla.feature", "fp32", "8,2,3", {"fp32", "Precision Type"}},
            {"nvdla.weight.dc(addr=32)", "int8", "1,1,1,1", {"start address 32", "256 bytes"}},
            {"nvdla.weight.dc", "bf16", "1,1,1,1", {"bf16", "int8, int16 and fp16"}},
+           {"nvdla.sdp.channel(use=prelu)", "int8", "8,2", {"prelu", "ComponentsPerElement = 1", "P is 2"}},
+           {"nvdla.sdp.element(use=ew,line_stride=64)", "int16", "8,1,3,1", {"line stride 64", "3 atoms of 32 bytes = 96"}},
+           {"nvdla.sdp.element(use=ew,proc=int8)", "fp16", "8,1,3,1", {"fp16", "PROC_PRECISION int8"}},
+           {"nvdla.sdp.channel(use=bn,addr=4)", "int8", "8,2", {"batch normalization", "start address 4", "32 bytes"}},
        }) {
     Status s = reference_impl().supports(must_case(b.layout, b.dtype, b.shape));
     ASSERT_EQ(s.code(), StatusCode::kInvalid) << b.layout;
