@@ -112,6 +112,36 @@ std::vector<Case> weight_dc_boundaries() {
   return out;
 }
 
+Case weight_image_case(std::mt19937_64& rng, int size_class) {
+  const DType t = draw_precision(rng);
+  const int64_t group = dtype_bits(t) == 8 ? 32 : 16;
+  const int64_t ext = std::vector<int64_t>{1, 1, 2, 4}[pick(rng, 0, 3)];
+  const int64_t limit = ext == 4 ? 16 : ext == 2 ? 32 : 80;
+  Shape s = {pick(rng, 1, group * (size_class + 1) + 3), pick(rng, 1, 4), pick(rng, 1, 3 + 2 * size_class), 1};
+  s[3] = pick(rng, 1, std::max<int64_t>(1, std::min<int64_t>(11, limit / s[1])));
+  if (pick(rng, 0, 30) == 0) s[3] = 12;  // sometimes past the post-extension limit
+  ParamMap p;
+  if (ext != 1) p["post_extension"] = std::to_string(ext);
+  if (pick(rng, 0, 40) == 0) p["post_extension"] = "3";
+  return make_case("nvdla.weight.image", p, t, s);
+}
+
+std::vector<Case> weight_image_boundaries() {
+  std::vector<Case> out;
+  for (DType t : {DType::kInt8, DType::kInt16, DType::kFp16}) {
+    const int64_t group = dtype_bits(t) == 8 ? 32 : 16;
+    for (int64_t k : {int64_t{1}, group, group + 1}) {
+      out.push_back(make_case("nvdla.weight.image", {}, t, {k, 3, 3, 3}));
+      out.push_back(make_case("nvdla.weight.image", {}, t, {k, 4, 2, 17}));  // 68 channels: two cubes
+      for (int64_t h : {1, 2, 3, 4, 5, 7, 8}) {                               // h_lt/eq/gt_ext
+        out.push_back(make_case("nvdla.weight.image", {{"post_extension", "2"}}, t, {k, 3, h, 3}));
+        out.push_back(make_case("nvdla.weight.image", {{"post_extension", "4"}}, t, {k, 4, h, 4}));
+      }
+    }
+  }
+  return out;
+}
+
 // ---- SDP auxiliary data -------------------------------------------------------
 
 ParamSpec enum_param(std::string key, std::vector<std::string> choices, std::string doc) {
@@ -206,10 +236,23 @@ void add_nvdla_specs(std::vector<LayoutSpec>* specs) {
   dc.section = "Basic Weight for Direct Convolution";
   dc.summary = "K,C,H,W kernels in groups of 32 (int8) / 16, 1x1x64-element cubes, C' -> K -> W -> H -> C";
   dc.dims = {"K", "C", "H", "W"};
-  dc.params = {int_param("addr", 0, INT64_MAX, "0", "start address (checked for its 256-byte alignment only)")};
+  dc.params = {int_param("addr", 0, INT64_MAX, "0", "start address (checked for its 256-byte alignment only)"),
+               int_param("post_extension", 1, 4, "1", "channel post-extension: not supported for DC weights (only 1)")};
   dc.random_case = weight_dc_case;
   dc.boundary_cases = weight_dc_boundaries;
   specs->push_back(dc);
+
+  LayoutSpec image;
+  image.name = "nvdla.weight.image";
+  image.document = kDoc;
+  image.section = "Basic Weight for image input";
+  image.summary = "image-input weights: channel pre-extension (a line becomes W*C channels), optional post-extension, DC mapping";
+  image.dims = {"K", "C", "H", "W"};
+  image.params = {int_param("addr", 0, INT64_MAX, "0", "start address (checked for its 256-byte alignment only)"),
+                  int_param("post_extension", 1, 4, "1", "channel post-extension: 1 (none), 2 or 4 lines")};
+  image.random_case = weight_image_case;
+  image.boundary_cases = weight_image_boundaries;
+  specs->push_back(image);
 
   const std::vector<ParamSpec> sdp_common = {
       enum_param("proc", {"same", "int8", "int16", "fp16"},

@@ -36,6 +36,8 @@ struct FeaturePlan {
 
 struct WeightPlan {
   uint64_t K = 0, C = 0, H = 0, W = 0, eb = 1, group = 32, groups = 0, data = 0, size = 0, addr = 0;
+  bool image = false;
+  uint64_t ext = 1, wc = 0, lines = 0, width = 0;  // image: W*C, ceil(H/ext), ext*W*C
 };
 
 Status precision_ok(DType t) {
@@ -76,6 +78,18 @@ Result<WeightPlan> weight_plan(const Case& c) {
   p.groups = (p.K + p.group - 1) / p.group;
   p.addr = c.layout.get_int("addr");
   if (p.addr % 256) return Status::invalid("weight start address " + str(p.addr) + " is not 256-byte aligned");
+  p.image = c.layout.name == "nvdla.weight.image";
+  p.ext = c.layout.get_int("post_extension");
+  if (!p.image && p.ext != 1) return Status::invalid("DC weights take no post-extension");
+  if (p.image) {
+    if (p.ext == 3 || p.ext > 4) return Status::invalid("post-extension is 1, 2 or 4 lines, not " + str(p.ext));
+    if (!checked_mul(p.W, p.C, &p.wc)) return Status::invalid("W*C overflows");
+    if ((p.ext == 2 && p.wc > 32) || (p.ext == 4 && p.wc > 16)) {
+      return Status::invalid("post-extension " + str(p.ext) + " with W*C = " + str(p.wc) + " channels");
+    }
+    p.lines = (p.H + p.ext - 1) / p.ext;
+    p.width = p.ext * p.wc;
+  }
   Checked data = Checked(p.K) * p.C * p.H * p.W * p.eb;
   Checked size = Checked(data.value() / 128 + (data.value() % 128 != 0)) * 128;
   if (!data.ok() || !size.ok() || size.value() > kMaxBytes) return Status::invalid("weight size overflows");
@@ -274,6 +288,36 @@ void weight_copy(const WeightPlan& p, const uint8_t* logical_in, uint8_t* logica
   }
 }
 
+// Image weights: with post-extension (width <= 64, one cube per line), kernel
+// k's line j is a run of w_j = min(e, H - e*j) * W*C elements at
+// base + j*gk*width + kk*w_j; element (c, h, w) sits at (h mod e)*W*C + w*C + c
+// in it. Without it, the kernel is the DC kernel (K, W*C, H, 1).
+uint64_t image_element(const WeightPlan& p, uint64_t k, uint64_t c, uint64_t h, uint64_t w) {
+  const uint64_t g = k / p.group, kk = k - g * p.group, gk = std::min(p.group, p.K - g * p.group);
+  const uint64_t base = g * p.group * p.C * p.H * p.W;
+  if (p.ext == 1) {
+    const uint64_t ch = w * p.C + c, c0 = ch & ~uint64_t{63}, cw = std::min<uint64_t>(64, p.wc - c0);
+    return base + c0 * p.H * gk + (h * gk + kk) * cw + (ch - c0);
+  }
+  const uint64_t j = h / p.ext, wj = std::min(p.ext, p.H - j * p.ext) * p.wc;
+  return base + j * gk * p.width + kk * wj + (h - j * p.ext) * p.wc + w * p.C + c;
+}
+
+void image_copy(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  uint64_t index = 0;  // logical (k, c, h, w) row-major
+  for (uint64_t k = 0; k < p.K; ++k) {
+    for (uint64_t c = 0; c < p.C; ++c) {
+      for (uint64_t h = 0; h < p.H; ++h) {
+        for (uint64_t w = 0; w < p.W; ++w, ++index) {
+          const uint64_t place = image_element(p, k, c, h, w) * p.eb;
+          if (to_physical) std::memcpy(dst + place, src + index * p.eb, p.eb);
+          else std::memcpy(dst + index * p.eb, src + place, p.eb);
+        }
+      }
+    }
+  }
+}
+
 // ---- SDP data ---------------------------------------------------------------------
 //
 // Per channel, atom a holds channels a*E..a*E+E-1 (E elements per atom) of P
@@ -360,7 +404,8 @@ bool is_sdp(const Case& c) { return c.layout.name == "nvdla.sdp.channel" || c.la
 
 Status check_case(const Case& c) {
   const LayoutSpec* spec = find_spec(c.layout.name);
-  if (!spec || (c.layout.name != "nvdla.feature" && c.layout.name != "nvdla.weight.dc" && !is_sdp(c))) {
+  if (!spec || (c.layout.name != "nvdla.feature" && c.layout.name != "nvdla.weight.dc" &&
+                c.layout.name != "nvdla.weight.image" && !is_sdp(c))) {
     return Status::invalid("unknown layout " + c.layout.name);
   }
   return check_shape(*spec, c.shape);
@@ -406,6 +451,7 @@ class NvdlaOptimized : public Impl {
       return (ch / p.epa * p.ss + at[1] * p.ls + at[2] * p.bpa + (ch % p.epa * p.P + comp) * p.bpc) * 8;
     }
     LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));
+    if (p.image) return image_element(p, at[0], at[1], at[2], at[3]) * p.eb * 8;
     const uint64_t k = at[0], ch = at[1], pos = at[2] * p.W + at[3], hw = p.H * p.W;
     const uint64_t g = k / p.group, gk = std::min(p.group, p.K - g * p.group);
     const uint64_t c0 = ch / 64 * 64, cw = std::min<uint64_t>(64, p.C - c0);
@@ -430,7 +476,8 @@ class NvdlaOptimized : public Impl {
       return Status();
     }
     LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));
-    weight_copy(p, src, nullptr, dst, nullptr, true);
+    if (p.image) image_copy(p, src, dst, true);
+    else weight_copy(p, src, nullptr, dst, nullptr, true);
     std::memset(dst + p.data, 0, p.size - p.data);
     return Status();
   }
@@ -452,7 +499,8 @@ class NvdlaOptimized : public Impl {
       return Status();
     }
     LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));
-    weight_copy(p, nullptr, dst, nullptr, src, false);
+    if (p.image) image_copy(p, src, dst, false);
+    else weight_copy(p, nullptr, dst, nullptr, src, false);
     return Status();
   }
 };

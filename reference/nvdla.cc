@@ -146,6 +146,10 @@ struct Weights {
   uint64_t group_kernels = 32;  // 32 for int8, 16 for int16 / fp16
   uint64_t groups = 0;
   uint64_t data_bytes = 0, size = 0, addr = 0;
+  // Weight for image input: the pre-extended line has W*C channels; with
+  // post-extension e, e lines make one line of e*W*C channels.
+  bool image = false;
+  uint64_t ext = 1, line_channels = 0, lines = 0, full_width = 0;
 };
 
 Result<Weights> weight_model(const Case& c) {
@@ -158,6 +162,35 @@ Result<Weights> weight_model(const Case& c) {
   m.groups = ceil_div(m.K, m.group_kernels);
   m.addr = c.layout.get_int("addr");
   LC_RETURN_IF_ERROR(check_alignment("weight", "start address", m.addr, kWeightAddrAlign));
+  m.image = c.layout.name == "nvdla.weight.image";
+  m.ext = c.layout.get_int("post_extension");
+  // Table "Weight formats and options": post-extension is supported for weight
+  // for image input only.
+  if (!m.image && m.ext != 1) {
+    return Status::invalid("post_extension=" + num(m.ext) + ": weight for DC does NOT support the post-extension "
+                           "option (Weight formats and options)");
+  }
+  if (m.image) {
+    // "Channel post-extension only support 2-line and 4-line." "1, 2 and 4 parameters are available."
+    if (m.ext != 1 && m.ext != 2 && m.ext != 4) {
+      return Status::invalid("post_extension=" + num(m.ext) + ": channel post-extension takes 1, 2 or 4 lines "
+                             "(Channel Post-extension for image input)");
+    }
+    // Pre-extension: "turn all weights in same line to a single channel".
+    Checked line_channels = Checked(m.W) * m.C;
+    if (!line_channels.ok()) return Status::invalid("weight: W * C overflows");
+    m.line_channels = line_channels.value();
+    // "It allows two-line (C<=32) or four-line (C<=16) combination", C being the
+    // pre-extended channel size W*C (oracles/ERRATA.md).
+    const uint64_t limit = m.ext == 2 ? 32 : 16;
+    if (m.ext != 1 && m.line_channels > limit) {
+      return Status::invalid("post_extension=" + num(m.ext) + " needs the pre-extended channel size W*C = " + num(m.W) +
+                             "*" + num(m.C) + " = " + num(m.line_channels) + " <= " + num(limit) +
+                             " (Channel Post-extension for image input)");
+    }
+    m.lines = ceil_div(m.H, m.ext);
+    m.full_width = m.ext * m.line_channels;
+  }
   Checked data = Checked(m.K) * m.C * m.H * m.W * m.element_bytes;
   if (!data.ok()) return Status::invalid("weight: K * C * H * W * element bytes overflows");
   m.data_bytes = data.value();
@@ -207,6 +240,67 @@ void weight_scan(const Weights& m, Visit visit) {
               visit(place, ((k * m.C + c) * m.H + h) * m.W + w);
               place += m.element_bytes;
             }
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---- Basic Weight for image input --------------------------------------------------
+
+// Channels of extended line j: e lines of W*C channels, fewer in the last line
+// when H is not divisible by e ("do NOT append 0s").
+uint64_t image_line_width(const Weights& m, uint64_t j) {
+  return std::min(m.ext, m.H - j * m.ext) * m.line_channels;
+}
+
+// Pre-extension: weight (c, h, w) becomes channel w*C + c of line h (a line of
+// an image is W pixels of C interleaved components). Post-extension: lines
+// e*j .. e*j+e-1 become line j, line h's channels after those of line h-1.
+void image_extend(const Weights& m, uint64_t c, uint64_t h, uint64_t w, uint64_t* line, uint64_t* channel) {
+  const uint64_t pre_channel = w * m.C + c;
+  *line = h / m.ext;
+  *channel = (h % m.ext) * m.line_channels + pre_channel;
+}
+
+// "Then all extended kernels follow the same steps of weight for direct
+// convolution": the extended kernel is lines x 1 x width, mapped C' -> K -> W
+// (of 1) -> H (lines) -> C (64-element blocks).
+uint64_t image_offset(const Weights& m, uint64_t k, uint64_t c, uint64_t h, uint64_t w) {
+  uint64_t j = 0, ci = 0;
+  image_extend(m, c, h, w, &j, &ci);
+  const uint64_t g = k / m.group_kernels, kk = k % m.group_kernels, gk = kernels_in_group(m, g);
+  const uint64_t group_base = g * m.group_kernels * m.C * m.H * m.W;
+  const uint64_t c0 = ci / kCubeElements * kCubeElements;
+  // Blocks before c0 are full in every line (widths past 64 only without post-extension).
+  const uint64_t before_blocks = c0 * m.lines * gk;
+  // Lines before j are full width; only the last line can be narrower.
+  const uint64_t before_lines = j * gk * std::min(kCubeElements, m.full_width - c0);
+  const uint64_t cw = std::min(kCubeElements, image_line_width(m, j) - c0);
+  return (group_base + before_blocks + before_lines + kk * cw + (ci - c0)) * m.element_bytes;
+}
+
+template <typename Visit>
+void image_scan(const Weights& m, Visit visit) {
+  // The extended kernels, as the inverse of image_extend: line j, channel ci.
+  auto logical = [&](uint64_t k, uint64_t j, uint64_t ci) {
+    const uint64_t h = j * m.ext + ci / m.line_channels, pre = ci % m.line_channels;
+    const uint64_t w = pre / m.C, c = pre % m.C;
+    return ((k * m.C + c) * m.H + h) * m.W + w;
+  };
+  uint64_t place = 0;
+  for (uint64_t g = 0; g < m.groups; ++g) {
+    const uint64_t k0 = g * m.group_kernels, gk = kernels_in_group(m, g);
+    for (uint64_t c0 = 0; c0 < m.full_width; c0 += kCubeElements) {  // C, slowest
+      for (uint64_t j = 0; j < m.lines; ++j) {                       // H (extended lines); W is 1
+        const uint64_t width = image_line_width(m, j);
+        if (width <= c0) continue;
+        const uint64_t cw = std::min(kCubeElements, width - c0);
+        for (uint64_t kk = 0; kk < gk; ++kk) {                       // K
+          for (uint64_t ci = 0; ci < cw; ++ci) {                     // C', fastest
+            visit(place, logical(k0 + kk, j, c0 + ci));
+            place += m.element_bytes;
           }
         }
       }
@@ -332,11 +426,12 @@ void sdp_scan(const Sdp& m, Visit visit) {
 
 // ---- the Impl -------------------------------------------------------------------
 
-enum class Kind { kFeature, kWeightDc, kSdp, kUnknown };
+enum class Kind { kFeature, kWeightDc, kWeightImage, kSdp, kUnknown };
 
 Kind kind_of(const Case& c) {
   if (c.layout.name == "nvdla.feature") return Kind::kFeature;
   if (c.layout.name == "nvdla.weight.dc") return Kind::kWeightDc;
+  if (c.layout.name == "nvdla.weight.image") return Kind::kWeightImage;
   if (c.layout.name == "nvdla.sdp.channel" || c.layout.name == "nvdla.sdp.element") return Kind::kSdp;
   return Kind::kUnknown;
 }
@@ -380,6 +475,7 @@ class NvdlaReference : public Impl {
       return sdp_offset(m, at[0], at[1], at[2], at[3]) * 8;
     }
     LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
+    if (m.image) return image_offset(m, at[0], at[1], at[2], at[3]) * 8;
     return weight_offset(m, at[0], at[1], at[2], at[3]) * 8;
   }
 
@@ -401,7 +497,8 @@ class NvdlaReference : public Impl {
       sdp_scan(m, put);
     } else {
       LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
-      weight_scan(m, put);
+      if (m.image) image_scan(m, put);
+      else weight_scan(m, put);
     }
     return Status();
   }
@@ -422,7 +519,8 @@ class NvdlaReference : public Impl {
       sdp_scan(m, get);
     } else {
       LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
-      weight_scan(m, get);
+      if (m.image) image_scan(m, get);
+      else weight_scan(m, get);
     }
     return Status();
   }
@@ -473,8 +571,15 @@ class NvdlaReference : public Impl {
     out.push_back({"last_group_kernels", num(kernels_in_group(m, m.groups - 1))});
     out.push_back({"cube_elements", num(kCubeElements)});
     out.push_back({"cube_bytes", num(kCubeElements * m.element_bytes)});
-    out.push_back({"cubes_per_kernel_line", num(ceil_div(m.C, kCubeElements))});
-    out.push_back({"last_cube_elements", num(m.C - (ceil_div(m.C, kCubeElements) - 1) * kCubeElements)});
+    const uint64_t mapped_c = m.image ? m.full_width : m.C;
+    out.push_back({"cubes_per_kernel_line", num(ceil_div(mapped_c, kCubeElements))});
+    out.push_back({"last_cube_elements", num(mapped_c - (ceil_div(mapped_c, kCubeElements) - 1) * kCubeElements)});
+    if (m.image) {
+      // The kernel as mapped: (lines) x 1 x (channels), K kernels.
+      out.push_back({"pre_extended_kernel", num(m.H) + "x1x" + num(m.line_channels)});
+      out.push_back({"extended_kernel", num(m.lines) + "x1x" + num(m.full_width)});
+      out.push_back({"last_line_channels", num(image_line_width(m, m.lines - 1))});
+    }
     out.push_back({"first_group_bytes", num(kernels_in_group(m, 0) * m.C * m.H * m.W * m.element_bytes)});
     out.push_back({"start_address", num(m.addr)});
     return out;

@@ -29,6 +29,14 @@ Case draw_feature() {
 
 Case draw_weights() {
   const DType t = draw_precision();
+  if (*rc::gen::arbitrary<bool>()) {
+    const int64_t ext = *rc::gen::element<int64_t>(1, 2, 4);
+    const int64_t C = *rc::gen::inRange<int64_t>(1, 5);
+    const int64_t max_w = ext == 1 ? 20 : (ext == 2 ? 32 : 16) / C;
+    Shape s = {*rc::gen::inRange<int64_t>(1, 40), C, *rc::gen::inRange<int64_t>(1, 9),
+               *rc::gen::inRange<int64_t>(1, max_w + 1)};
+    return Case{*make_layout("nvdla.weight.image", {{"post_extension", std::to_string(ext)}}), t, s};
+  }
   Shape s = {*rc::gen::inRange<int64_t>(1, 70), *rc::gen::inRange<int64_t>(1, 140), *rc::gen::inRange<int64_t>(1, 4),
              *rc::gen::inRange<int64_t>(1, 4)};
   return Case{*make_layout("nvdla.weight.dc"), t, s};

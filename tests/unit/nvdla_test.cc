@@ -40,6 +40,12 @@ TEST(NvdlaWeightBoundary, c_lt_cube) { expect_pass("nvdla.weight.dc", "int16", "
 TEST(NvdlaWeightBoundary, c_eq_cube) { expect_pass("nvdla.weight.dc", "int16", "16,64,1,1"); }
 TEST(NvdlaWeightBoundary, c_gt_cube) { expect_pass("nvdla.weight.dc", "int16", "16,65,1,1"); }
 
+TEST(NvdlaImageBoundary, k_gt_group) { expect_pass("nvdla.weight.image", "int8", "33,3,3,3"); }
+TEST(NvdlaImageBoundary, line_gt_cube) { expect_pass("nvdla.weight.image", "fp16", "17,4,3,17"); }
+TEST(NvdlaImageBoundary, h_lt_ext) { expect_pass("nvdla.weight.image(post_extension=4)", "int16", "17,4,3,4"); }
+TEST(NvdlaImageBoundary, h_eq_ext) { expect_pass("nvdla.weight.image(post_extension=2)", "int8", "40,3,2,5"); }
+TEST(NvdlaImageBoundary, h_gt_ext) { expect_pass("nvdla.weight.image(post_extension=2)", "fp16", "20,2,7,8"); }
+
 TEST(NvdlaSdpBoundary, c_lt_atom) { expect_pass("nvdla.sdp.element(use=ew2)", "int8", "31,2,5,2"); }
 TEST(NvdlaSdpBoundary, c_eq_atom) { expect_pass("nvdla.sdp.element(use=bias,proc=int8)", "int16", "32,2,5,1"); }
 TEST(NvdlaSdpBoundary, c_gt_atom) { expect_pass("nvdla.sdp.element(use=ew,proc=int16)", "int8", "17,3,7,1"); }
@@ -60,6 +66,8 @@ TEST(NvdlaErrors, name_rule_and_values) {
            {"nvdla.feature", "fp32", "8,2,3", {"fp32", "Precision Type"}},
            {"nvdla.weight.dc(addr=32)", "int8", "1,1,1,1", {"start address 32", "256 bytes"}},
            {"nvdla.weight.dc", "bf16", "1,1,1,1", {"bf16", "int8, int16 and fp16"}},
+           {"nvdla.weight.image(post_extension=4)", "int8", "1,4,3,5", {"W*C = 5*4 = 20", "<= 16"}},
+           {"nvdla.weight.dc(post_extension=2)", "int8", "1,4,3,5", {"DC", "NOT support", "Weight formats and options"}},
            {"nvdla.sdp.channel(use=prelu)", "int8", "8,2", {"prelu", "ComponentsPerElement = 1", "P is 2"}},
            {"nvdla.sdp.element(use=ew,line_stride=64)", "int16", "8,1,3,1", {"line stride 64", "3 atoms of 32 bytes = 96"}},
            {"nvdla.sdp.element(use=ew,proc=int8)", "fp16", "8,1,3,1", {"fp16", "PROC_PRECISION int8"}},
@@ -190,6 +198,16 @@ TEST(NvdlaSparse, decompress_rejects_inconsistent_surfaces) {
     EXPECT_EQ(decompress(c, bad, back.data(), back.size()).code(), StatusCode::kInvalid);
     EXPECT_EQ(decompress(c, *z, back.data(), back.size() - 1).code(), StatusCode::kInvalid);
   }
+  Case image = must_case("nvdla.weight.image(post_extension=2)", "fp16", "17,3,5,3");
+  std::vector<uint8_t> il(17 * 3 * 5 * 3 * 2);
+  for (size_t i = 0; i < il.size(); ++i) il[i] = static_cast<uint8_t>(i % 5 == 0 ? 0 : i * 7);
+  auto ip = packed_weights(image, il);
+  auto iz = nvdla::compress(image, ip.data(), ip.size());
+  ASSERT_TRUE(iz.ok()) << iz.status().message();
+  EXPECT_EQ(*iz, *nvdla::compress_reference(image, ip.data(), ip.size()));
+  std::vector<uint8_t> iback(ip.size());
+  ASSERT_TRUE(nvdla::decompress(image, *iz, iback.data(), iback.size()).ok());
+  EXPECT_EQ(iback, ip);
   Case f = must_case("nvdla.feature", "int8", "8,1,1");
   std::vector<uint8_t> fp(32);
   EXPECT_EQ(nvdla::compress(f, fp.data(), fp.size()).status().code(), StatusCode::kInvalid);
