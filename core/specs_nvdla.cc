@@ -142,6 +142,69 @@ std::vector<Case> weight_image_boundaries() {
   return out;
 }
 
+// ---- pixel data ------------------------------------------------------------------
+
+const std::vector<std::string>& pixel_formats() {
+  static const std::vector<std::string> kFormats = {
+      "T_R8", "T_R10", "T_R12", "T_R16", "T_R16_I", "T_R16_F",
+      "T_A16B16G16R16", "T_X16B16G16R16", "T_A16B16G16R16_F", "T_A16Y16U16V16", "T_V16U16Y16A16", "T_A16Y16U16V16_F",
+      "T_A8B8G8R8", "T_A8R8G8B8", "T_B8G8R8A8", "T_R8G8B8A8", "T_X8B8G8R8", "T_X8R8G8B8", "T_B8G8R8X8", "T_R8G8B8X8",
+      "T_A2B10G10R10", "T_A2R10G10B10", "T_B10G10R10A2", "T_R10G10B10A2", "T_A2Y10U10V10", "T_V10U10Y10A2",
+      "T_A8Y8U8V8", "T_V8U8Y8A8",
+      "T_Y8___U8V8_N444", "T_Y8___V8U8_N444", "T_Y10___U10V10_N444", "T_Y10___V10U10_N444",
+      "T_Y12___U12V12_N444", "T_Y12___V12U12_N444", "T_Y16___U16V16_N444", "T_Y16___V16U16_N444"};
+  return kFormats;
+}
+
+// Generator-side facts of a format name: channels, bytes per Y pixel, dtype.
+void pixel_traits(const std::string& f, int64_t* channels, int64_t* pixel_bytes, DType* t) {
+  const bool planar = f.find("___") != std::string::npos;
+  const bool wide = f.find("16") != std::string::npos || f.find("10") != std::string::npos ||
+                    f.find("12") != std::string::npos;
+  const bool packed10 = f.find("A2") != std::string::npos || f.find("10A2") != std::string::npos;
+  *channels = planar ? 3 : (f.size() <= 7 ? 1 : 4);
+  const int64_t component = wide && !packed10 ? 2 : 1;
+  *pixel_bytes = packed10 ? 4 : planar ? component : component * *channels;
+  *t = f.size() > 2 && f.substr(f.size() - 2) == "_F" && *channels == 4 ? DType::kFp16
+       : component == 2 || packed10                                      ? DType::kInt16
+                                                                         : DType::kInt8;
+}
+
+Case pixel_case(std::mt19937_64& rng, int size_class) {
+  const auto& formats = pixel_formats();
+  const std::string f = formats[pick(rng, 0, static_cast<int64_t>(formats.size()) - 1)];
+  int64_t channels = 1, pixel_bytes = 1;
+  DType t = DType::kInt8;
+  pixel_traits(f, &channels, &pixel_bytes, &t);
+  if (t != DType::kFp16 && pick(rng, 0, 1)) t = t == DType::kInt8 ? DType::kUInt8 : DType::kUInt16;
+  if (pick(rng, 0, 40) == 0) t = DType::kFp32;
+  ParamMap p{{"format", f}};
+  const int64_t x_max = 32 / pixel_bytes - 1;
+  const int64_t x = pick(rng, 0, 2) == 0 ? pick(rng, 0, x_max + (pick(rng, 0, 20) == 0 ? 2 : 0)) : 0;
+  if (x) p["x_offset"] = std::to_string(x);
+  const int64_t scale = size_class + 1;
+  Shape s = {pick(rng, 1, 4 * scale), pick(rng, 1, 20 * scale), channels};
+  if (pick(rng, 0, 3) == 0) p["line_stride"] = std::to_string(32 * ((x + s[1]) * pixel_bytes / 32 + pick(rng, 1, 3)));
+  if (pick(rng, 0, 30) == 0) p["line_stride"] = std::to_string(pick(rng, 1, 200));
+  if (pick(rng, 0, 30) == 0) s[2] = pick(rng, 1, 4);
+  return make_case("nvdla.pixel", p, t, s);
+}
+
+std::vector<Case> pixel_boundaries() {
+  std::vector<Case> out;
+  for (const std::string& f : pixel_formats()) {
+    int64_t channels = 1, pixel_bytes = 1;
+    DType t = DType::kInt8;
+    pixel_traits(f, &channels, &pixel_bytes, &t);
+    const int64_t per_line = 32 / pixel_bytes;
+    for (int64_t w : {per_line - 1, per_line, per_line + 1}) {  // w_lt/eq/gt_32_bytes
+      out.push_back(make_case("nvdla.pixel", {{"format", f}}, t, {3, w, channels}));
+      out.push_back(make_case("nvdla.pixel", {{"format", f}, {"x_offset", std::to_string(per_line - 1)}}, t, {2, w, channels}));
+    }
+  }
+  return out;
+}
+
 // ---- SDP auxiliary data -------------------------------------------------------
 
 ParamSpec enum_param(std::string key, std::vector<std::string> choices, std::string doc) {
@@ -259,6 +322,28 @@ void add_nvdla_specs(std::vector<LayoutSpec>* specs) {
                  "PROC_PRECISION of the SDP pipeline; same = the component dtype"),
       int_param("addr", 0, INT64_MAX, "0", "start address (checked for its 32-byte alignment only)"),
   };
+  LayoutSpec pixel;
+  pixel.name = "nvdla.pixel";
+  pixel.document = kDoc;
+  pixel.section = "Pixel Format";
+  pixel.summary = "H,W,C image in a pixel format of the table: pitch linear, 32-byte line stride, x offset, Y + UV planes";
+  pixel.dims = {"H", "W", "C"};
+  ParamSpec format;
+  format.key = "format";
+  format.kind = ParamKind::kEnum;
+  format.choices = pixel_formats();
+  format.default_value = [](const ParamMap&) { return std::string("T_R8"); };
+  format.doc = "pixel format (table Pixel formats and valid setting)";
+  pixel.params = {format,
+                  int_param("x_offset", 0, INT64_MAX, "0", "pixels of redundant data before the first pixel of a line"),
+                  int_param("line_stride", 0, INT64_MAX, "0", "bytes between lines; 0 = the line rounded up to 32"),
+                  int_param("uv_line_stride", 0, INT64_MAX, "0", "semi-planar: bytes between UV lines; 0 = rounded up line"),
+                  int_param("uv_offset", 0, INT64_MAX, "0", "semi-planar: bytes from the Y plane to the UV plane; 0 = H * line stride"),
+                  int_param("addr", 0, INT64_MAX, "0", "start address (checked for its 32-byte alignment only)")};
+  pixel.random_case = pixel_case;
+  pixel.boundary_cases = pixel_boundaries;
+  specs->push_back(pixel);
+
   LayoutSpec channel;
   channel.name = "nvdla.sdp.channel";
   channel.document = kDoc;

@@ -30,6 +30,8 @@ std::string str(uint64_t v) { return std::to_string(v); }
 constexpr uint64_t kAtom = 32;
 constexpr uint64_t kMaxBytes = uint64_t{1} << 60;  // bit offsets must fit in 64 bits
 
+uint64_t up32(uint64_t v) { return v / 32 * 32 + (v % 32 ? 32 : 0); }
+
 struct FeaturePlan {
   uint64_t C = 0, H = 0, W = 0, eb = 1, per_atom = 32, surfaces = 0, ls = 0, ss = 0, size = 0, addr = 0;
 };
@@ -318,6 +320,103 @@ void image_copy(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_p
   }
 }
 
+// ---- pixel data -------------------------------------------------------------------
+//
+// The format name says it all: "___" separates the Y plane from the chroma plane
+// of a semi-planar format; each letter-and-bits group is one component; the 2-
+// and 10-bit groups share a 32-bit word (declined: not byte components); a
+// trailing _F on a 4-component name is fp16. A line is a run of (x_offset + W)
+// pixels, copied row by row when the logical row is the physical one.
+
+struct PixelPlan {
+  uint64_t H = 0, W = 0, C = 0, cb = 1, planar = 0, ypix = 1, uvpix = 0, x = 0, ls = 0, uls = 0, uvo = 0, size = 0;
+};
+
+Result<PixelPlan> pixel_plan(const Case& c) {
+  const std::string f = c.layout.get("format");
+  PixelPlan p;
+  p.planar = f.find("___") != std::string::npos;
+  uint64_t groups = 0, bits = 0;
+  bool ten_in_word = false;
+  for (size_t i = 2; i < f.size(); ++i) {
+    if (f[i] == '_') break;  // _F, _I, ___, _N444
+    if (f[i] >= 'A' && f[i] <= 'Z') {
+      ++groups;
+      uint64_t b = 0;
+      while (i + 1 < f.size() && f[i + 1] >= '0' && f[i + 1] <= '9') b = b * 10 + static_cast<uint64_t>(f[++i] - '0');
+      if (b == 2) ten_in_word = true;
+      bits = std::max(bits, b);
+    }
+  }
+  const uint64_t channels = p.planar ? 3 : groups;
+  const bool fp = f.size() > 2 && f.compare(f.size() - 2, 2, "_F") == 0 && channels == 4;
+  const DType want = fp ? DType::kFp16 : bits > 8 ? DType::kInt16 : DType::kInt8;
+  p.H = c.shape[0], p.W = c.shape[1], p.C = c.shape[2];
+  if (p.C != channels) return Status::invalid(f + " takes " + str(channels) + " channels, not " + str(p.C));
+  const bool twin = (want == DType::kInt8 && c.dtype == DType::kUInt8) || (want == DType::kInt16 && c.dtype == DType::kUInt16);
+  if (c.dtype != want && !twin) return Status::invalid(f + " is " + dtype_name(want) + " data");
+  if (ten_in_word) return Status::unsupported(f + " has 10-bit fields in a 32-bit word");
+  p.cb = bits > 8 ? 2 : 1;
+  p.ypix = p.planar ? p.cb : p.cb * channels;
+  p.uvpix = p.planar ? 2 * p.cb : 0;
+  p.x = c.layout.get_int("x_offset");
+  if (p.x > 32 / p.ypix - 1) return Status::invalid(f + " x offset " + str(p.x) + " out of range");
+  if (c.layout.get_int("addr") % 32) return Status::invalid("pixel start address is not 32-byte aligned");
+  Checked line = (Checked(p.x) + p.W) * p.ypix;
+  if (!line.ok() || line.value() > kMaxBytes) return Status::invalid("pixel line overflows");
+  p.ls = c.layout.get_int("line_stride");
+  if (p.ls == 0) p.ls = up32(line.value());
+  if (p.ls % 32 || p.ls < line.value()) return Status::invalid("pixel line stride " + str(p.ls) + " unusable");
+  Checked plane = Checked(p.H) * p.ls;
+  if (!plane.ok() || plane.value() > kMaxBytes) return Status::invalid("pixel plane overflows");
+  p.size = plane.value();
+  const uint64_t uls = c.layout.get_int("uv_line_stride"), uvo = c.layout.get_int("uv_offset");
+  if (!p.planar) {
+    if (uls || uvo) return Status::invalid(f + " has no UV plane");
+    return p;
+  }
+  const uint64_t uv_line = (p.x + p.W) * p.uvpix;  // twice the Y line, which fits
+  if (uv_line > kMaxBytes) return Status::invalid("pixel UV line overflows");
+  p.uls = uls ? uls : up32(uv_line);
+  if (p.uls % 32 || p.uls < uv_line) return Status::invalid("pixel UV line stride " + str(p.uls) + " unusable");
+  p.uvo = uvo ? uvo : p.size;
+  if (p.uvo % 32 || p.uvo < p.size) return Status::invalid("pixel UV plane offset " + str(p.uvo) + " unusable");
+  Checked size = Checked(p.uvo) + Checked(p.H) * p.uls;
+  if (!size.ok() || size.value() > kMaxBytes) return Status::invalid("pixel size overflows");
+  p.size = size.value();
+  return p;
+}
+
+uint64_t pixel_place(const PixelPlan& p, uint64_t h, uint64_t w, uint64_t ch) {
+  if (p.planar && ch) return p.uvo + h * p.uls + (p.x + w) * p.uvpix + (ch - 1) * p.cb;
+  return h * p.ls + (p.x + w) * p.ypix + ch * p.cb;
+}
+
+void pixel_copy(const PixelPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  const uint64_t row = p.W * p.C * p.cb;
+  if (to_physical) std::memset(dst, 0, p.size);
+  for (uint64_t h = 0; h < p.H; ++h) {
+    if (!p.planar) {
+      // A packed pixel line is the logical row, shifted by the x offset.
+      const uint64_t line = h * p.ls + p.x * p.ypix;
+      if (to_physical) std::memcpy(dst + line, src + h * row, row);
+      else std::memcpy(dst + h * row, src + line, row);
+      continue;
+    }
+    for (uint64_t w = 0; w < p.W; ++w) {
+      const uint64_t logical = (h * p.W + w) * 3 * p.cb;
+      const uint64_t y = pixel_place(p, h, w, 0), uv = pixel_place(p, h, w, 1);
+      if (to_physical) {
+        std::memcpy(dst + y, src + logical, p.cb);
+        std::memcpy(dst + uv, src + logical + p.cb, 2 * p.cb);
+      } else {
+        std::memcpy(dst + logical, src + y, p.cb);
+        std::memcpy(dst + logical + p.cb, src + uv, 2 * p.cb);
+      }
+    }
+  }
+}
+
 // ---- SDP data ---------------------------------------------------------------------
 //
 // Per channel, atom a holds channels a*E..a*E+E-1 (E elements per atom) of P
@@ -331,7 +430,6 @@ struct SdpPlan {
   uint64_t C = 0, H = 1, W = 1, P = 1, bpc = 1, epa = 32, bpa = 32, surfaces = 0, ls = 0, ss = 0, size = 0;
 };
 
-uint64_t up32(uint64_t v) { return v / 32 * 32 + (v % 32 ? 32 : 0); }
 
 Result<SdpPlan> sdp_plan(const Case& c) {
   LC_RETURN_IF_ERROR(precision_ok(c.dtype));
@@ -400,12 +498,14 @@ void sdp_copy(const SdpPlan& p, const uint8_t* src, uint8_t* dst, bool to_physic
 
 // ---- the Impl ---------------------------------------------------------------------
 
+bool is_pixel(const Case& c) { return c.layout.name == "nvdla.pixel"; }
+
 bool is_sdp(const Case& c) { return c.layout.name == "nvdla.sdp.channel" || c.layout.name == "nvdla.sdp.element"; }
 
 Status check_case(const Case& c) {
   const LayoutSpec* spec = find_spec(c.layout.name);
   if (!spec || (c.layout.name != "nvdla.feature" && c.layout.name != "nvdla.weight.dc" &&
-                c.layout.name != "nvdla.weight.image" && !is_sdp(c))) {
+                c.layout.name != "nvdla.weight.image" && !is_sdp(c) && !is_pixel(c))) {
     return Status::invalid("unknown layout " + c.layout.name);
   }
   return check_shape(*spec, c.shape);
@@ -429,6 +529,10 @@ class NvdlaOptimized : public Impl {
       LC_ASSIGN_OR_RETURN(SdpPlan p, sdp_plan(c));
       return p.size;
     }
+    if (is_pixel(c)) {
+      LC_ASSIGN_OR_RETURN(PixelPlan p, pixel_plan(c));
+      return p.size;
+    }
     LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));
     return p.size;
   }
@@ -443,6 +547,10 @@ class NvdlaOptimized : public Impl {
       LC_ASSIGN_OR_RETURN(FeaturePlan p, feature_plan(c));
       const uint64_t ch = at[0];
       return (ch / p.per_atom * p.ss + at[1] * p.ls + at[2] * kAtom + ch % p.per_atom * p.eb) * 8;
+    }
+    if (is_pixel(c)) {
+      LC_ASSIGN_OR_RETURN(PixelPlan p, pixel_plan(c));
+      return pixel_place(p, at[0], at[1], at[2]) * 8;
     }
     if (is_sdp(c)) {
       LC_ASSIGN_OR_RETURN(SdpPlan p, sdp_plan(c));
@@ -475,6 +583,11 @@ class NvdlaOptimized : public Impl {
       sdp_copy(p, src, dst, true);
       return Status();
     }
+    if (is_pixel(c)) {
+      LC_ASSIGN_OR_RETURN(PixelPlan p, pixel_plan(c));
+      pixel_copy(p, src, dst, true);
+      return Status();
+    }
     LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));
     if (p.image) image_copy(p, src, dst, true);
     else weight_copy(p, src, nullptr, dst, nullptr, true);
@@ -496,6 +609,11 @@ class NvdlaOptimized : public Impl {
     if (is_sdp(c)) {
       LC_ASSIGN_OR_RETURN(SdpPlan p, sdp_plan(c));
       sdp_copy(p, src, dst, false);
+      return Status();
+    }
+    if (is_pixel(c)) {
+      LC_ASSIGN_OR_RETURN(PixelPlan p, pixel_plan(c));
+      pixel_copy(p, src, dst, false);
       return Status();
     }
     LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));

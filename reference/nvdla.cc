@@ -18,6 +18,8 @@ std::string num(uint64_t v) { return std::to_string(v); }
 
 constexpr uint64_t kMaxBytes = uint64_t{1} << 60;  // offsets are reported in bits
 
+uint64_t round_up32(uint64_t v) { return ceil_div(v, 32) * 32; }
+
 // "Precision Type": int8, int16 and fp16; one element is 1 or 2 bytes.
 Status check_precision(DType t) {
   if (t != DType::kInt8 && t != DType::kInt16 && t != DType::kFp16) {
@@ -308,6 +310,165 @@ void image_scan(const Weights& m, Visit visit) {
   }
 }
 
+// ---- Pixel Format ------------------------------------------------------------------
+
+// Table "Pixel formats and valid setting": name, # of planar, valid channel size,
+// valid input precision, valid X offset range; plus the component width the
+// name spells (8, 10, 12 or 16 bits; the 10-bit RGB/YUV formats pack 2+10+10+10
+// bits in one 32-bit word).
+struct PixelFormat {
+  const char* name;
+  uint64_t planes, channels;
+  DType precision;
+  uint64_t x_max;
+  uint64_t component_bits;  // container bits of one component; 0 = 10/2-bit fields of a 32-bit word
+};
+
+constexpr PixelFormat kPixelFormats[] = {
+    {"T_R8", 1, 1, DType::kInt8, 31, 8},
+    {"T_R10", 1, 1, DType::kInt16, 15, 16},
+    {"T_R12", 1, 1, DType::kInt16, 15, 16},
+    {"T_R16", 1, 1, DType::kInt16, 15, 16},
+    {"T_R16_I", 1, 1, DType::kInt16, 15, 16},
+    {"T_R16_F", 1, 1, DType::kInt16, 15, 16},
+    {"T_A16B16G16R16", 1, 4, DType::kInt16, 3, 16},
+    {"T_X16B16G16R16", 1, 4, DType::kInt16, 3, 16},
+    {"T_A16B16G16R16_F", 1, 4, DType::kFp16, 3, 16},
+    {"T_A16Y16U16V16", 1, 4, DType::kInt16, 3, 16},
+    {"T_V16U16Y16A16", 1, 4, DType::kInt16, 3, 16},
+    {"T_A16Y16U16V16_F", 1, 4, DType::kFp16, 3, 16},
+    {"T_A8B8G8R8", 1, 4, DType::kInt8, 7, 8},
+    {"T_A8R8G8B8", 1, 4, DType::kInt8, 7, 8},
+    {"T_B8G8R8A8", 1, 4, DType::kInt8, 7, 8},
+    {"T_R8G8B8A8", 1, 4, DType::kInt8, 7, 8},
+    {"T_X8B8G8R8", 1, 4, DType::kInt8, 7, 8},
+    {"T_X8R8G8B8", 1, 4, DType::kInt8, 7, 8},
+    {"T_B8G8R8X8", 1, 4, DType::kInt8, 7, 8},
+    {"T_R8G8B8X8", 1, 4, DType::kInt8, 7, 8},
+    {"T_A2B10G10R10", 1, 4, DType::kInt16, 7, 0},
+    {"T_A2R10G10B10", 1, 4, DType::kInt16, 7, 0},
+    {"T_B10G10R10A2", 1, 4, DType::kInt16, 7, 0},
+    {"T_R10G10B10A2", 1, 4, DType::kInt16, 7, 0},
+    {"T_A2Y10U10V10", 1, 4, DType::kInt16, 7, 0},
+    {"T_V10U10Y10A2", 1, 4, DType::kInt16, 7, 0},
+    {"T_A8Y8U8V8", 1, 4, DType::kInt8, 7, 8},
+    {"T_V8U8Y8A8", 1, 4, DType::kInt8, 7, 8},
+    {"T_Y8___U8V8_N444", 2, 3, DType::kInt8, 31, 8},
+    {"T_Y8___V8U8_N444", 2, 3, DType::kInt8, 31, 8},
+    {"T_Y10___U10V10_N444", 2, 3, DType::kInt16, 15, 16},
+    {"T_Y10___V10U10_N444", 2, 3, DType::kInt16, 15, 16},
+    {"T_Y12___U12V12_N444", 2, 3, DType::kInt16, 15, 16},
+    {"T_Y12___V12U12_N444", 2, 3, DType::kInt16, 15, 16},
+    {"T_Y16___U16V16_N444", 2, 3, DType::kInt16, 15, 16},
+    {"T_Y16___V16U16_N444", 2, 3, DType::kInt16, 15, 16},
+};
+
+struct Pixel {
+  const PixelFormat* format = nullptr;
+  uint64_t H = 0, W = 0, C = 0;
+  uint64_t component_bytes = 1;
+  uint64_t y_pixel_bytes = 1, uv_pixel_bytes = 0;  // plane 0 and (semi-planar) plane 1
+  uint64_t x_offset = 0, line_stride = 0, uv_line_stride = 0, uv_offset = 0, size = 0, addr = 0;
+};
+
+Result<Pixel> pixel_model(const Case& c) {
+  Pixel m;
+  const std::string name = c.layout.get("format");
+  for (const PixelFormat& f : kPixelFormats) {
+    if (name == f.name) m.format = &f;
+  }
+  if (m.format == nullptr) return Status::invalid("unknown pixel format " + name + " (Pixel Format)");
+  const PixelFormat& f = *m.format;
+  m.H = c.shape[0], m.W = c.shape[1], m.C = c.shape[2];
+  // "Channel size. The valid channel size highly depends on each format."
+  if (m.C != f.channels) {
+    return Status::invalid(name + " has a valid channel size of " + num(f.channels) + ", the shape has C = " +
+                           num(m.C) + " (Pixel formats and valid setting)");
+  }
+  // "Input precision. The input precision highly depends on pixel each format."
+  // "DMA logic will turn unsigned integer value to signed integer value
+  // automatically": the unsigned type of the same width is accepted too.
+  const bool unsigned_twin = (f.precision == DType::kInt8 && c.dtype == DType::kUInt8) ||
+                             (f.precision == DType::kInt16 && c.dtype == DType::kUInt16);
+  if (c.dtype != f.precision && !unsigned_twin) {
+    return Status::invalid(name + " has input precision " + dtype_name(f.precision) + ", not " + dtype_name(c.dtype) +
+                           " (Pixel formats and valid setting)");
+  }
+  if (f.component_bits == 0) {
+    return Status::unsupported(name + " packs 10- and 2-bit components into a 32-bit word: not an element layout "
+                                      "of " + dtype_name(f.precision) + " components (oracles/ERRATA.md)");
+  }
+  m.component_bytes = f.component_bits / 8;
+  // Semi-planar formats: plane 0 holds Y, plane 1 the two chroma components of
+  // each pixel ("N444": one pair per pixel), in the order of the name.
+  m.y_pixel_bytes = f.planes == 2 ? m.component_bytes : m.component_bytes * f.channels;
+  m.uv_pixel_bytes = f.planes == 2 ? 2 * m.component_bytes : 0;
+  m.x_offset = c.layout.get_int("x_offset");
+  // "NVDLA use x offset to indicate how many redundant data are. The unit of offset is pixel."
+  if (m.x_offset > f.x_max) {
+    return Status::invalid(name + ": x offset " + num(m.x_offset) + " is outside the valid X offset range 0~" +
+                           num(f.x_max) + " (Pixel formats and valid setting)");
+  }
+  m.addr = c.layout.get_int("addr");
+  // "Both start address and line stride of pitch linear shall aligned to 32 bytes."
+  LC_RETURN_IF_ERROR(check_alignment("pitch linear pixel", "start address", m.addr, 32));
+  Checked line = (Checked(m.x_offset) + m.W) * m.y_pixel_bytes;
+  if (!line.ok() || line.value() > kMaxBytes) return Status::invalid("pixel: line overflows");
+  const uint64_t ls = c.layout.get_int("line_stride");
+  m.line_stride = ls == 0 ? round_up32(line.value()) : ls;
+  if (ls != 0) {
+    LC_RETURN_IF_ERROR(check_alignment("pitch linear pixel", "line stride", ls, 32));
+    if (ls < line.value()) {
+      return Status::invalid("pitch linear pixel: line stride " + num(ls) + " is smaller than x offset + W = " +
+                             num(m.x_offset) + " + " + num(m.W) + " pixels of " + num(m.y_pixel_bytes) + " bytes = " +
+                             num(line.value()) + " bytes (Pixel Format)");
+    }
+  }
+  Checked plane = Checked(m.H) * m.line_stride;
+  if (!plane.ok() || plane.value() > kMaxBytes) return Status::invalid("pixel: plane overflows");
+  m.size = plane.value();
+  if (f.planes == 2) {
+    Checked uv_line = (Checked(m.x_offset) + m.W) * m.uv_pixel_bytes;
+    if (!uv_line.ok() || uv_line.value() > kMaxBytes) return Status::invalid("pixel: UV line overflows");
+    const uint64_t uls = c.layout.get_int("uv_line_stride");
+    m.uv_line_stride = uls == 0 ? round_up32(uv_line.value()) : uls;
+    if (uls != 0) {
+      LC_RETURN_IF_ERROR(check_alignment("pitch linear pixel", "UV line stride", uls, 32));
+      if (uls < uv_line.value()) {
+        return Status::invalid("pitch linear pixel: UV line stride " + num(uls) + " is smaller than x offset + W = " +
+                               num(m.x_offset) + " + " + num(m.W) + " pixels of " + num(m.uv_pixel_bytes) +
+                               " bytes = " + num(uv_line.value()) + " bytes (Pixel Format)");
+      }
+    }
+    const uint64_t uo = c.layout.get_int("uv_offset");
+    m.uv_offset = uo == 0 ? plane.value() : uo;
+    if (uo != 0) {
+      // The UV plane starts at its own 32-byte aligned address.
+      LC_RETURN_IF_ERROR(check_alignment("pitch linear pixel", "UV plane offset", uo, 32));
+      if (uo < plane.value()) {
+        return Status::invalid("pitch linear pixel: UV plane offset " + num(uo) + " overlaps the Y plane of H * line "
+                               "stride = " + num(plane.value()) + " bytes (Pixel Format)");
+      }
+    }
+    Checked size = Checked(m.uv_offset) + Checked(m.H) * m.uv_line_stride;
+    if (!size.ok() || size.value() > kMaxBytes) return Status::invalid("pixel: size overflows");
+    m.size = size.value();
+  } else if (c.layout.get_int("uv_line_stride") != 0 || c.layout.get_int("uv_offset") != 0) {
+    return Status::invalid(name + " has one plane: uv_line_stride and uv_offset do not apply (Pixel Format)");
+  }
+  return m;
+}
+
+// Pitch linear: line h at h * line stride, pixel w at (x offset + w) pixels,
+// component c at c components (in the order of the format's name); for
+// semi-planar formats, c = 0 (Y) in plane 0, c = 1, 2 in plane 1.
+uint64_t pixel_offset(const Pixel& m, uint64_t h, uint64_t w, uint64_t c) {
+  if (m.format->planes == 2 && c > 0) {
+    return m.uv_offset + h * m.uv_line_stride + (m.x_offset + w) * m.uv_pixel_bytes + (c - 1) * m.component_bytes;
+  }
+  return h * m.line_stride + (m.x_offset + w) * m.y_pixel_bytes + c * m.component_bytes;
+}
+
 // ---- SDP auxiliary data: bias, PReLU, batch normalization, element-wise -------------
 
 struct Sdp {
@@ -319,7 +480,6 @@ struct Sdp {
   uint64_t line_stride = 0, surface_stride = 0, size = 0, addr = 0;
 };
 
-uint64_t round_up32(uint64_t v) { return ceil_div(v, 32) * 32; }
 
 Result<Sdp> sdp_model(const Case& c) {
   LC_RETURN_IF_ERROR(check_precision(c.dtype));
@@ -426,12 +586,13 @@ void sdp_scan(const Sdp& m, Visit visit) {
 
 // ---- the Impl -------------------------------------------------------------------
 
-enum class Kind { kFeature, kWeightDc, kWeightImage, kSdp, kUnknown };
+enum class Kind { kFeature, kWeightDc, kWeightImage, kSdp, kPixel, kUnknown };
 
 Kind kind_of(const Case& c) {
   if (c.layout.name == "nvdla.feature") return Kind::kFeature;
   if (c.layout.name == "nvdla.weight.dc") return Kind::kWeightDc;
   if (c.layout.name == "nvdla.weight.image") return Kind::kWeightImage;
+  if (c.layout.name == "nvdla.pixel") return Kind::kPixel;
   if (c.layout.name == "nvdla.sdp.channel" || c.layout.name == "nvdla.sdp.element") return Kind::kSdp;
   return Kind::kUnknown;
 }
@@ -458,6 +619,10 @@ class NvdlaReference : public Impl {
       LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
       return m.size;
     }
+    if (kind_of(c) == Kind::kPixel) {
+      LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
+      return m.size;
+    }
     LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
     return m.size;
   }
@@ -468,6 +633,10 @@ class NvdlaReference : public Impl {
     if (kind_of(c) == Kind::kFeature) {
       LC_ASSIGN_OR_RETURN(Feature f, feature_model(c));
       return feature_offset(f, at[0], at[1], at[2]) * 8;
+    }
+    if (kind_of(c) == Kind::kPixel) {
+      LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
+      return pixel_offset(m, at[0], at[1], at[2]) * 8;
     }
     if (kind_of(c) == Kind::kSdp) {
       LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
@@ -495,6 +664,15 @@ class NvdlaReference : public Impl {
     } else if (kind_of(c) == Kind::kSdp) {
       LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
       sdp_scan(m, put);
+    } else if (kind_of(c) == Kind::kPixel) {
+      LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
+      // Lines top to bottom, pixels left to right, components in name order;
+      // the x-offset bytes and the rest of each line stay 0.
+      for (uint64_t h = 0; h < m.H; ++h) {
+        for (uint64_t w = 0; w < m.W; ++w) {
+          for (uint64_t ch = 0; ch < m.C; ++ch) put(pixel_offset(m, h, w, ch), (h * m.W + w) * m.C + ch);
+        }
+      }
     } else {
       LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
       if (m.image) image_scan(m, put);
@@ -517,6 +695,13 @@ class NvdlaReference : public Impl {
     } else if (kind_of(c) == Kind::kSdp) {
       LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
       sdp_scan(m, get);
+    } else if (kind_of(c) == Kind::kPixel) {
+      LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
+      for (uint64_t h = 0; h < m.H; ++h) {
+        for (uint64_t w = 0; w < m.W; ++w) {
+          for (uint64_t ch = 0; ch < m.C; ++ch) get(pixel_offset(m, h, w, ch), (h * m.W + w) * m.C + ch);
+        }
+      }
     } else {
       LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
       if (m.image) image_scan(m, get);
@@ -545,6 +730,23 @@ class NvdlaReference : public Impl {
       if (f.H == 1 && f.W == 1 && f.surface_stride == kFeatureAtomBytes) {
         out.push_back({"treated_as", num(f.surfaces) + "x1x32"});
       }
+      return out;
+    }
+    if (kind_of(c) == Kind::kPixel) {
+      LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
+      out.push_back({"size_bytes", num(m.size)});
+      out.push_back({"planes", num(m.format->planes)});
+      out.push_back({"channels", num(m.format->channels)});
+      out.push_back({"precision", dtype_name(m.format->precision)});
+      out.push_back({"x_offset_range", "0~" + num(m.format->x_max)});
+      out.push_back({"pixel_bytes", num(m.y_pixel_bytes)});
+      out.push_back({"line_stride", num(m.line_stride)});
+      if (m.format->planes == 2) {
+        out.push_back({"uv_pixel_bytes", num(m.uv_pixel_bytes)});
+        out.push_back({"uv_line_stride", num(m.uv_line_stride)});
+        out.push_back({"uv_offset", num(m.uv_offset)});
+      }
+      out.push_back({"start_address", num(m.addr)});
       return out;
     }
     if (kind_of(c) == Kind::kSdp) {

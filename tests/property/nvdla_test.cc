@@ -111,6 +111,27 @@ RC_GTEST_PROP(NvdlaProperty, sdp_optimized_equals_reference_and_offsets_are_inje
   }
 }
 
+RC_GTEST_PROP(NvdlaProperty, pixel_optimized_equals_reference_and_offsets_are_injective, ()) {
+  const std::string f = *rc::gen::element<std::string>("T_R8", "T_R12", "T_R16_F", "T_A16B16G16R16", "T_A16Y16U16V16_F",
+                                                       "T_B8G8R8X8", "T_V8U8Y8A8", "T_Y8___U8V8_N444", "T_Y16___V16U16_N444");
+  const bool planar = f.find("___") != std::string::npos, fp = f.back() == 'F' && f.size() > 8;
+  const bool wide = f.find("16") != std::string::npos || f.find("12") != std::string::npos;
+  const int64_t C = planar ? 3 : f.size() <= 7 ? 1 : 4, pixel = planar ? (wide ? 2 : 1) : (wide ? 2 : 1) * C;
+  const DType t = fp ? DType::kFp16 : wide ? DType::kInt16 : DType::kUInt8;
+  const int64_t x = *rc::gen::inRange<int64_t>(0, 32 / pixel);
+  auto layout = make_layout("nvdla.pixel", {{"format", f}, {"x_offset", std::to_string(x)}});
+  RC_ASSERT(layout.ok());
+  const Case c{*layout, t, {*rc::gen::inRange<int64_t>(1, 5), *rc::gen::inRange<int64_t>(1, 40), C}};
+  CheckReport r = check(c, reference_impl(), optimized_impl());
+  RC_LOG() << r.message;
+  RC_ASSERT(r.verdict == Verdict::kPass);
+  std::set<uint64_t> seen;
+  for (uint64_t bit : all_offsets(optimized_impl(), c)) {
+    RC_ASSERT(bit / 8 >= static_cast<uint64_t>(x * (planar ? 1 : pixel)));  // the x offset is skipped
+    RC_ASSERT(seen.insert(bit).second);
+  }
+}
+
 RC_GTEST_PROP(NvdlaProperty, weight_mapping_is_a_bijection_onto_the_data_bytes, ()) {
   const Case c = draw_weights();
   const uint64_t eb = dtype_bits(c.dtype) / 8, n = *element_count(c.shape);

@@ -46,6 +46,26 @@ TEST(NvdlaImageBoundary, h_lt_ext) { expect_pass("nvdla.weight.image(post_extens
 TEST(NvdlaImageBoundary, h_eq_ext) { expect_pass("nvdla.weight.image(post_extension=2)", "int8", "40,3,2,5"); }
 TEST(NvdlaImageBoundary, h_gt_ext) { expect_pass("nvdla.weight.image(post_extension=2)", "fp16", "20,2,7,8"); }
 
+TEST(NvdlaPixelBoundary, w_lt_32_bytes) { expect_pass("nvdla.pixel(format=T_A8R8G8B8,x_offset=7)", "uint8", "3,7,4"); }
+TEST(NvdlaPixelBoundary, w_eq_32_bytes) { expect_pass("nvdla.pixel(format=T_R16)", "int16", "3,16,1"); }
+TEST(NvdlaPixelBoundary, w_gt_32_bytes) { expect_pass("nvdla.pixel(format=T_A16Y16U16V16_F,x_offset=3)", "fp16", "3,5,4"); }
+TEST(NvdlaPixelBoundary, semi_planar) { expect_pass("nvdla.pixel(format=T_Y12___V12U12_N444,x_offset=15)", "uint16", "4,17,3"); }
+
+TEST(NvdlaPixel, packed_ten_bit_formats_are_declined_with_a_reason) {
+  for (const char* f : {"T_A2B10G10R10", "T_A2R10G10B10", "T_B10G10R10A2", "T_R10G10B10A2", "T_A2Y10U10V10", "T_V10U10Y10A2"}) {
+    Case c = must_case(std::string("nvdla.pixel(format=") + f + ")", "int16", "2,3,4");
+    Status s = reference_impl().supports(c);
+    EXPECT_EQ(s.code(), StatusCode::kUnsupported) << f;
+    EXPECT_NE(s.message().find("32-bit word"), std::string::npos) << s.message();
+    EXPECT_EQ(optimized_impl().supports(c).code(), StatusCode::kUnsupported) << f;
+    // The table's other columns still apply: 4 channels, int16, X offset 0~7.
+    EXPECT_EQ(reference_impl().supports(must_case(std::string("nvdla.pixel(format=") + f + ")", "int16", "2,3,3")).code(),
+              StatusCode::kInvalid);
+    EXPECT_EQ(reference_impl().supports(must_case(std::string("nvdla.pixel(format=") + f + ")", "int8", "2,3,4")).code(),
+              StatusCode::kInvalid);
+  }
+}
+
 TEST(NvdlaSdpBoundary, c_lt_atom) { expect_pass("nvdla.sdp.element(use=ew2)", "int8", "31,2,5,2"); }
 TEST(NvdlaSdpBoundary, c_eq_atom) { expect_pass("nvdla.sdp.element(use=bias,proc=int8)", "int16", "32,2,5,1"); }
 TEST(NvdlaSdpBoundary, c_gt_atom) { expect_pass("nvdla.sdp.element(use=ew,proc=int16)", "int8", "17,3,7,1"); }
@@ -68,6 +88,9 @@ TEST(NvdlaErrors, name_rule_and_values) {
            {"nvdla.weight.dc", "bf16", "1,1,1,1", {"bf16", "int8, int16 and fp16"}},
            {"nvdla.weight.image(post_extension=4)", "int8", "1,4,3,5", {"W*C = 5*4 = 20", "<= 16"}},
            {"nvdla.weight.dc(post_extension=2)", "int8", "1,4,3,5", {"DC", "NOT support", "Weight formats and options"}},
+           {"nvdla.pixel(format=T_R8,uv_offset=64)", "int8", "2,8,1", {"T_R8", "one plane"}},
+           {"nvdla.pixel(format=T_Y16___U16V16_N444,uv_line_stride=48)", "int16", "2,8,3", {"UV line stride 48", "32 bytes"}},
+           {"nvdla.pixel(format=T_X16B16G16R16,x_offset=4)", "int16", "2,8,4", {"x offset 4", "0~3"}},
            {"nvdla.sdp.channel(use=prelu)", "int8", "8,2", {"prelu", "ComponentsPerElement = 1", "P is 2"}},
            {"nvdla.sdp.element(use=ew,line_stride=64)", "int16", "8,1,3,1", {"line stride 64", "3 atoms of 32 bytes = 96"}},
            {"nvdla.sdp.element(use=ew,proc=int8)", "fp16", "8,1,3,1", {"fp16", "PROC_PRECISION int8"}},
