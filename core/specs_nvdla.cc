@@ -142,6 +142,25 @@ std::vector<Case> weight_image_boundaries() {
   return out;
 }
 
+Case weight_winograd_case(std::mt19937_64& rng, int size_class) {
+  const DType t = draw_precision(rng);
+  const int64_t group = dtype_bits(t) == 8 ? 32 : 16;
+  Shape s = {pick(rng, 1, group * (size_class + 1) + 5), pick(rng, 1, 40 * (size_class + 1)), 4, 4};
+  if (pick(rng, 0, 30) == 0) s[2] = s[3] = 3;  // not converted yet
+  return make_case("nvdla.weight.winograd", {}, t, s);
+}
+
+std::vector<Case> weight_winograd_boundaries() {
+  std::vector<Case> out;
+  for (DType t : {DType::kInt8, DType::kInt16, DType::kFp16}) {
+    const int64_t group = dtype_bits(t) == 8 ? 32 : 16, pad = 32 / (dtype_bits(t) / 8);
+    for (int64_t k : {int64_t{1}, group - 1, group, group + 1}) {
+      for (int64_t c : {int64_t{1}, int64_t{3}, int64_t{4}, pad - 1, pad, pad + 1}) out.push_back(make_case("nvdla.weight.winograd", {}, t, {k, c, 4, 4}));
+    }
+  }
+  return out;
+}
+
 // ---- pixel data ------------------------------------------------------------------
 
 const std::vector<std::string>& pixel_formats() {
@@ -322,6 +341,17 @@ void add_nvdla_specs(std::vector<LayoutSpec>* specs) {
                  "PROC_PRECISION of the SDP pipeline; same = the component dtype"),
       int_param("addr", 0, INT64_MAX, "0", "start address (checked for its 32-byte alignment only)"),
   };
+  LayoutSpec winograd;
+  winograd.name = "nvdla.weight.winograd";
+  winograd.document = kDoc;
+  winograd.section = "Basic Weight for Winograd Convolution";
+  winograd.summary = "converted 4x4 Winograd kernels: C padded to 32 bytes, 4x4x4-element cubes, K -> C scan in groups";
+  winograd.dims = {"K", "C", "H", "W"};
+  winograd.params = {int_param("addr", 0, INT64_MAX, "0", "start address (checked for its 256-byte alignment only)")};
+  winograd.random_case = weight_winograd_case;
+  winograd.boundary_cases = weight_winograd_boundaries;
+  specs->push_back(winograd);
+
   LayoutSpec pixel;
   pixel.name = "nvdla.pixel";
   pixel.document = kDoc;

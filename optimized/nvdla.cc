@@ -320,6 +320,52 @@ void image_copy(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_p
   }
 }
 
+// ---- Winograd weights (converted 4x4 kernels) ------------------------------------------
+//
+// Kernel k's channel c is 16 logical elements (h, w); physically they are the
+// 4-stride lane c mod 4 of cube (c / 4) of kernel k, and the cubes of a group
+// run cube-major, kernel-minor. Channels past C (padding to 32 bytes) are 0.
+
+struct WinogradPlan {
+  uint64_t K = 0, C = 0, Cp = 0, eb = 1, group = 32, data = 0, size = 0;
+};
+
+Result<WinogradPlan> winograd_plan(const Case& c) {
+  LC_RETURN_IF_ERROR(precision_ok(c.dtype));
+  if (c.shape[2] != 4 || c.shape[3] != 4) return Status::invalid("Winograd kernels are 4x4 after conversion");
+  WinogradPlan p;
+  p.K = c.shape[0], p.C = c.shape[1];
+  p.eb = dtype_bits(c.dtype) / 8;
+  const uint64_t per32 = 32 / p.eb;
+  p.Cp = (p.C + per32 - 1) / per32 * per32;
+  p.group = p.eb == 1 ? 32 : 16;
+  if (c.layout.get_int("addr") % 256) return Status::invalid("weight start address is not 256-byte aligned");
+  Checked data = Checked(p.K) * p.Cp * 16 * p.eb;
+  if (!data.ok() || data.value() > kMaxBytes) return Status::invalid("Winograd weight size overflows");
+  p.data = data.value();
+  p.size = (p.data + 127) / 128 * 128;
+  return p;
+}
+
+uint64_t winograd_element(const WinogradPlan& p, uint64_t k, uint64_t c, uint64_t hw) {
+  const uint64_t g = k / p.group, kk = k - g * p.group, gk = std::min(p.group, p.K - g * p.group);
+  return g * p.group * p.Cp * 16 + ((c >> 2) * gk + kk) * 64 + hw * 4 + (c & 3);
+}
+
+void winograd_copy(const WinogradPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  if (to_physical) std::memset(dst, 0, p.size);
+  for (uint64_t k = 0; k < p.K; ++k) {
+    for (uint64_t c = 0; c < p.C; ++c) {
+      const uint64_t base = winograd_element(p, k, c, 0), logical = (k * p.C + c) * 16;
+      for (uint64_t hw = 0; hw < 16; ++hw) {
+        const uint64_t phys = (base + hw * 4) * p.eb, log = (logical + hw) * p.eb;
+        if (to_physical) std::memcpy(dst + phys, src + log, p.eb);
+        else std::memcpy(dst + log, src + phys, p.eb);
+      }
+    }
+  }
+}
+
 // ---- pixel data -------------------------------------------------------------------
 //
 // The format name says it all: "___" separates the Y plane from the chroma plane
@@ -499,13 +545,14 @@ void sdp_copy(const SdpPlan& p, const uint8_t* src, uint8_t* dst, bool to_physic
 // ---- the Impl ---------------------------------------------------------------------
 
 bool is_pixel(const Case& c) { return c.layout.name == "nvdla.pixel"; }
+bool is_winograd(const Case& c) { return c.layout.name == "nvdla.weight.winograd"; }
 
 bool is_sdp(const Case& c) { return c.layout.name == "nvdla.sdp.channel" || c.layout.name == "nvdla.sdp.element"; }
 
 Status check_case(const Case& c) {
   const LayoutSpec* spec = find_spec(c.layout.name);
   if (!spec || (c.layout.name != "nvdla.feature" && c.layout.name != "nvdla.weight.dc" &&
-                c.layout.name != "nvdla.weight.image" && !is_sdp(c) && !is_pixel(c))) {
+                c.layout.name != "nvdla.weight.image" && !is_sdp(c) && !is_pixel(c) && !is_winograd(c))) {
     return Status::invalid("unknown layout " + c.layout.name);
   }
   return check_shape(*spec, c.shape);
@@ -533,6 +580,10 @@ class NvdlaOptimized : public Impl {
       LC_ASSIGN_OR_RETURN(PixelPlan p, pixel_plan(c));
       return p.size;
     }
+    if (is_winograd(c)) {
+      LC_ASSIGN_OR_RETURN(WinogradPlan p, winograd_plan(c));
+      return p.size;
+    }
     LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));
     return p.size;
   }
@@ -551,6 +602,10 @@ class NvdlaOptimized : public Impl {
     if (is_pixel(c)) {
       LC_ASSIGN_OR_RETURN(PixelPlan p, pixel_plan(c));
       return pixel_place(p, at[0], at[1], at[2]) * 8;
+    }
+    if (is_winograd(c)) {
+      LC_ASSIGN_OR_RETURN(WinogradPlan p, winograd_plan(c));
+      return winograd_element(p, at[0], at[1], at[2] * 4 + at[3]) * p.eb * 8;
     }
     if (is_sdp(c)) {
       LC_ASSIGN_OR_RETURN(SdpPlan p, sdp_plan(c));
@@ -588,6 +643,11 @@ class NvdlaOptimized : public Impl {
       pixel_copy(p, src, dst, true);
       return Status();
     }
+    if (is_winograd(c)) {
+      LC_ASSIGN_OR_RETURN(WinogradPlan p, winograd_plan(c));
+      winograd_copy(p, src, dst, true);
+      return Status();
+    }
     LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));
     if (p.image) image_copy(p, src, dst, true);
     else weight_copy(p, src, nullptr, dst, nullptr, true);
@@ -614,6 +674,11 @@ class NvdlaOptimized : public Impl {
     if (is_pixel(c)) {
       LC_ASSIGN_OR_RETURN(PixelPlan p, pixel_plan(c));
       pixel_copy(p, src, dst, false);
+      return Status();
+    }
+    if (is_winograd(c)) {
+      LC_ASSIGN_OR_RETURN(WinogradPlan p, winograd_plan(c));
+      winograd_copy(p, src, dst, false);
       return Status();
     }
     LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));

@@ -30,7 +30,11 @@ Result<Shape4> shape_of(const Case& c, size_t physical_size) {
   Shape4 s;
   s.eb = dtype_bits(c.dtype) / 8;
   const uint64_t kernels = s.eb == 1 ? 32 : 16;
-  const uint64_t per_kernel = static_cast<uint64_t>(c.shape[1]) * c.shape[2] * c.shape[3];
+  uint64_t per_kernel = static_cast<uint64_t>(c.shape[1]) * c.shape[2] * c.shape[3];
+  if (c.layout.name == "nvdla.weight.winograd") {
+    const uint64_t lanes = 32 / s.eb;
+    per_kernel = (static_cast<uint64_t>(c.shape[1]) + lanes - 1) / lanes * lanes * 16;
+  }
   s.per_group = kernels * per_kernel;
   s.groups = (static_cast<uint64_t>(c.shape[0]) + kernels - 1) / kernels;
   s.total = static_cast<uint64_t>(c.shape[0]) * per_kernel;

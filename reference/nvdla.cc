@@ -310,6 +310,81 @@ void image_scan(const Weights& m, Visit visit) {
   }
 }
 
+// ---- Basic Weight for Winograd Convolution (phase 2) ---------------------------------
+//
+// The layout is over the converted kernels (K, C, 4, 4); phase 1 (padding C,
+// G W G^T) is nvdla::winograd_transform (reference/nvdla_winograd.cc).
+
+constexpr uint64_t kWinogradCubeChannels = 4;  // "4x4x4 elements small cubes"
+
+struct Winograd {
+  uint64_t K = 0, C = 0, padded_C = 0, element_bytes = 1, group_kernels = 32, groups = 0;
+  uint64_t data_bytes = 0, size = 0, addr = 0;
+};
+
+Result<Winograd> winograd_model(const Case& c) {
+  LC_RETURN_IF_ERROR(check_precision(c.dtype));
+  Winograd m;
+  m.K = c.shape[0], m.C = c.shape[1];
+  // "The width and height of a kernel should be 4 after conversion."
+  if (c.shape[2] != 4 || c.shape[3] != 4) {
+    return Status::invalid("Winograd weight: the converted kernel is " + num(c.shape[2]) + "x" + num(c.shape[3]) +
+                           ", the width and height of a kernel should be 4 after conversion (Basic Weight for "
+                           "Winograd Convolution)");
+  }
+  m.element_bytes = dtype_bits(c.dtype) / 8;
+  // "Divide kernels to 1x1x32Byte small cubes. If the channel size is not divisible by 32, append 0s."
+  m.padded_C = ceil_div(m.C, 32 / m.element_bytes) * (32 / m.element_bytes);
+  // "For int16 and fp16 weight, one group has 16 kernels. For int8, one group has 32 kernels."
+  m.group_kernels = c.dtype == DType::kInt8 ? 32 : 16;
+  m.groups = ceil_div(m.K, m.group_kernels);
+  m.addr = c.layout.get_int("addr");
+  LC_RETURN_IF_ERROR(check_alignment("weight", "start address", m.addr, kWeightAddrAlign));
+  Checked data = Checked(m.K) * m.padded_C * 16 * m.element_bytes;
+  Checked size = Checked(ceil_div(data.value(), kWeightEndAlign)) * kWeightEndAlign;
+  if (!data.ok() || !size.ok() || size.value() > kMaxBytes) return Status::invalid("Winograd weight: size overflows");
+  m.data_bytes = data.value();
+  m.size = size.value();
+  return m;
+}
+
+uint64_t winograd_kernels_in_group(const Winograd& m, uint64_t g) { return std::min(m.group_kernels, m.K - g * m.group_kernels); }
+
+// Inside a 4x4x4 cube the 4 channels change fastest, then W, then H (the C'
+// first convention of every other NVDLA format; oracles/ERRATA.md).
+uint64_t winograd_in_cube(uint64_t ci, uint64_t h, uint64_t w) { return (h * 4 + w) * kWinogradCubeChannels + ci; }
+
+// "Scan the 4x4x4 elements small cubes in a group with K->C sequence ... small
+// cube 0 of K0, small cube 0 of K1, ..., small cube 0 of K15, small cube 1 of K0"
+uint64_t winograd_offset(const Winograd& m, uint64_t k, uint64_t c, uint64_t h, uint64_t w) {
+  const uint64_t g = k / m.group_kernels, kk = k % m.group_kernels, gk = winograd_kernels_in_group(m, g);
+  const uint64_t group_base = g * m.group_kernels * m.padded_C * 16;
+  const uint64_t cube = c / kWinogradCubeChannels;
+  return (group_base + (cube * gk + kk) * 64 + winograd_in_cube(c % kWinogradCubeChannels, h, w)) * m.element_bytes;
+}
+
+template <typename Visit>
+void winograd_scan(const Winograd& m, Visit visit) {
+  uint64_t place = 0;
+  for (uint64_t g = 0; g < m.groups; ++g) {           // "Maps the weight groups one by one closely"
+    const uint64_t k0 = g * m.group_kernels, gk = winograd_kernels_in_group(m, g);
+    for (uint64_t cube = 0; cube < m.padded_C / kWinogradCubeChannels; ++cube) {  // C
+      for (uint64_t kk = 0; kk < gk; ++kk) {                                      // K
+        for (uint64_t h = 0; h < 4; ++h) {
+          for (uint64_t w = 0; w < 4; ++w) {
+            for (uint64_t ci = 0; ci < kWinogradCubeChannels; ++ci) {
+              const uint64_t c = cube * kWinogradCubeChannels + ci;
+              // Channels past C are the appended 0s.
+              if (c < m.C) visit(place, (((k0 + kk) * m.C + c) * 4 + h) * 4 + w);
+              place += m.element_bytes;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // ---- Pixel Format ------------------------------------------------------------------
 
 // Table "Pixel formats and valid setting": name, # of planar, valid channel size,
@@ -586,13 +661,14 @@ void sdp_scan(const Sdp& m, Visit visit) {
 
 // ---- the Impl -------------------------------------------------------------------
 
-enum class Kind { kFeature, kWeightDc, kWeightImage, kSdp, kPixel, kUnknown };
+enum class Kind { kFeature, kWeightDc, kWeightImage, kWeightWinograd, kSdp, kPixel, kUnknown };
 
 Kind kind_of(const Case& c) {
   if (c.layout.name == "nvdla.feature") return Kind::kFeature;
   if (c.layout.name == "nvdla.weight.dc") return Kind::kWeightDc;
   if (c.layout.name == "nvdla.weight.image") return Kind::kWeightImage;
   if (c.layout.name == "nvdla.pixel") return Kind::kPixel;
+  if (c.layout.name == "nvdla.weight.winograd") return Kind::kWeightWinograd;
   if (c.layout.name == "nvdla.sdp.channel" || c.layout.name == "nvdla.sdp.element") return Kind::kSdp;
   return Kind::kUnknown;
 }
@@ -623,6 +699,10 @@ class NvdlaReference : public Impl {
       LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
       return m.size;
     }
+    if (kind_of(c) == Kind::kWeightWinograd) {
+      LC_ASSIGN_OR_RETURN(Winograd m, winograd_model(c));
+      return m.size;
+    }
     LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
     return m.size;
   }
@@ -637,6 +717,10 @@ class NvdlaReference : public Impl {
     if (kind_of(c) == Kind::kPixel) {
       LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
       return pixel_offset(m, at[0], at[1], at[2]) * 8;
+    }
+    if (kind_of(c) == Kind::kWeightWinograd) {
+      LC_ASSIGN_OR_RETURN(Winograd m, winograd_model(c));
+      return winograd_offset(m, at[0], at[1], at[2], at[3]) * 8;
     }
     if (kind_of(c) == Kind::kSdp) {
       LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
@@ -664,6 +748,9 @@ class NvdlaReference : public Impl {
     } else if (kind_of(c) == Kind::kSdp) {
       LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
       sdp_scan(m, put);
+    } else if (kind_of(c) == Kind::kWeightWinograd) {
+      LC_ASSIGN_OR_RETURN(Winograd m, winograd_model(c));
+      winograd_scan(m, put);
     } else if (kind_of(c) == Kind::kPixel) {
       LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
       // Lines top to bottom, pixels left to right, components in name order;
@@ -695,6 +782,9 @@ class NvdlaReference : public Impl {
     } else if (kind_of(c) == Kind::kSdp) {
       LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
       sdp_scan(m, get);
+    } else if (kind_of(c) == Kind::kWeightWinograd) {
+      LC_ASSIGN_OR_RETURN(Winograd m, winograd_model(c));
+      winograd_scan(m, get);
     } else if (kind_of(c) == Kind::kPixel) {
       LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
       for (uint64_t h = 0; h < m.H; ++h) {
@@ -730,6 +820,18 @@ class NvdlaReference : public Impl {
       if (f.H == 1 && f.W == 1 && f.surface_stride == kFeatureAtomBytes) {
         out.push_back({"treated_as", num(f.surfaces) + "x1x32"});
       }
+      return out;
+    }
+    if (kind_of(c) == Kind::kWeightWinograd) {
+      LC_ASSIGN_OR_RETURN(Winograd m, winograd_model(c));
+      out.push_back({"size_bytes", num(m.size)});
+      out.push_back({"data_bytes", num(m.data_bytes)});
+      out.push_back({"padded_channels", num(m.padded_C)});
+      out.push_back({"group_kernels", num(m.group_kernels)});
+      out.push_back({"groups", num(m.groups)});
+      out.push_back({"cube_bytes", num(64 * m.element_bytes)});
+      out.push_back({"cubes_per_kernel", num(m.padded_C / kWinogradCubeChannels)});
+      out.push_back({"start_address", num(m.addr)});
       return out;
     }
     if (kind_of(c) == Kind::kPixel) {

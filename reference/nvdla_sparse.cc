@@ -38,7 +38,12 @@ Result<Groups> groups_of(const Case& c, size_t physical_size) {
   g.element_bytes = dtype_bits(c.dtype) / 8;
   // "For int16 and fp16 weight, one group has 16 kernels. For int8, one group has 32 kernels."
   const uint64_t group_kernels = c.dtype == DType::kInt8 ? 32 : 16;
-  const uint64_t K = c.shape[0], per_kernel = c.shape[1] * c.shape[2] * c.shape[3];
+  uint64_t K = c.shape[0], per_kernel = c.shape[1] * c.shape[2] * c.shape[3];
+  if (c.layout.name == "nvdla.weight.winograd") {
+    // The mapped Winograd kernel is 4x4 x C padded to 32 bytes; the appended 0s are weights too.
+    const uint64_t per_atom = 32 / g.element_bytes;
+    per_kernel = ceil_div(c.shape[1], per_atom) * per_atom * 16;
+  }
   for (uint64_t k0 = 0; k0 < K; k0 += group_kernels) {
     g.elements.push_back(std::min(group_kernels, K - k0) * per_kernel);
     g.total += g.elements.back();

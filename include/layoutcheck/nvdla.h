@@ -48,6 +48,21 @@ Result<CompressedWeights> compress(const Case& weights, const void* physical, si
 // non-zero padding.
 Status decompress(const Case& weights, const CompressedWeights& in, void* physical, size_t physical_size);
 
+// ---- Winograd weights, phase 1 ----------------------------------------------
+//
+// "Convert the kernel from 3x3xC cube to a 4x4xC cube. The equation is GWGT":
+// every 3x3 channel W of the dense (K, C, 3, 3) tensor `logical` becomes
+// U = G W G^T, G = [[1,0,0],[.5,.5,.5],[.5,-.5,.5],[0,0,1]]; the result is the
+// dense (K, C, 4, 4) tensor in the same precision, which nvdla.weight.winograd
+// maps (C padded to 32 bytes there). Stride 1 only (no channel extension), no
+// scaling factor. U is computed exactly, then rounded once: fp16 to nearest,
+// ties to even, clipped to +-65504 (an fp16 infinity input counts as +-65504, a
+// NaN input makes the outputs it reaches 0x7E00); int8/int16 to nearest, ties to
+// even, saturated. For example W = [[1,2,3],[4,5,6],[7,8,9]] (int16) gives the
+// first row U[0] = [1, 3, 1, 3] (G W = [[1,2,3],[6,7.5,9],[2,2.5,3],[7,8,9]]).
+Result<std::vector<uint8_t>> winograd_transform(DType t, const Shape& kc33, const void* logical, size_t size);
+Result<std::vector<uint8_t>> winograd_transform_reference(DType t, const Shape& kc33, const void* logical, size_t size);
+
 Result<CompressedWeights> compress_reference(const Case& weights, const void* physical, size_t physical_size);
 Status decompress_reference(const Case& weights, const CompressedWeights& in, void* physical, size_t physical_size);
 

@@ -29,6 +29,10 @@ Case draw_feature() {
 
 Case draw_weights() {
   const DType t = draw_precision();
+  if (*rc::gen::inRange(0, 4) == 0) {
+    return Case{*make_layout("nvdla.weight.winograd"), t,
+                {*rc::gen::inRange<int64_t>(1, 40), *rc::gen::inRange<int64_t>(1, 40), 4, 4}};
+  }
   if (*rc::gen::arbitrary<bool>()) {
     const int64_t ext = *rc::gen::element<int64_t>(1, 2, 4);
     const int64_t C = *rc::gen::inRange<int64_t>(1, 5);
@@ -53,6 +57,14 @@ Case draw_sdp() {
   RC_ASSERT(layout.ok());
   if (!per_element) return Case{*layout, t, {C, P}};
   return Case{*layout, t, {C, *rc::gen::inRange<int64_t>(1, 4), *rc::gen::inRange<int64_t>(1, 20), P}};
+}
+
+// Elements of the mapped weight surface: the logical ones, plus the appended
+// zero channels of Winograd kernels (C padded to 32 bytes).
+uint64_t mapped_elements(const Case& c) {
+  if (c.layout.name != "nvdla.weight.winograd") return *element_count(c.shape);
+  const uint64_t lanes = 32 / (dtype_bits(c.dtype) / 8);
+  return c.shape[0] * ((c.shape[1] + lanes - 1) / lanes * lanes) * 16;
 }
 
 std::vector<uint64_t> all_offsets(const Impl& impl, const Case& c) {
@@ -134,7 +146,7 @@ RC_GTEST_PROP(NvdlaProperty, pixel_optimized_equals_reference_and_offsets_are_in
 
 RC_GTEST_PROP(NvdlaProperty, weight_mapping_is_a_bijection_onto_the_data_bytes, ()) {
   const Case c = draw_weights();
-  const uint64_t eb = dtype_bits(c.dtype) / 8, n = *element_count(c.shape);
+  const uint64_t eb = dtype_bits(c.dtype) / 8, n = mapped_elements(c);
   RC_ASSERT(*reference_impl().size_bytes(c) == (n * eb + 127) / 128 * 128);
   for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
     std::vector<bool> hit(n, false);
@@ -181,10 +193,10 @@ RC_GTEST_PROP(NvdlaProperty, compressed_size_equals_the_formula, ()) {
   const std::vector<uint8_t> logical = sparse_logical(c);
   std::vector<uint8_t> phys(*optimized_impl().size_bytes(c));
   RC_ASSERT(optimized_impl().pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
-  const uint64_t eb = dtype_bits(c.dtype) / 8, n = *element_count(c.shape);
+  const uint64_t eb = dtype_bits(c.dtype) / 8, n = mapped_elements(c), logical_n = *element_count(c.shape);
   const uint64_t group = eb == 1 ? 32 : 16, groups = (c.shape[0] + group - 1) / group;
   uint64_t nonzero = 0;
-  for (uint64_t i = 0; i < n; ++i) nonzero += logical[i * eb] != 0 || (eb == 2 && logical[i * eb + 1] != 0);
+  for (uint64_t i = 0; i < logical_n; ++i) nonzero += logical[i * eb] != 0 || (eb == 2 && logical[i * eb + 1] != 0);
   auto up128 = [](uint64_t v) { return (v + 127) / 128 * 128; };
   auto z = nvdla::compress(c, phys.data(), phys.size());
   auto zr = nvdla::compress_reference(c, phys.data(), phys.size());
@@ -213,6 +225,23 @@ RC_GTEST_PROP(NvdlaProperty, decompress_inverts_compress, ()) {
     RC_ASSERT(decompress(c, *z, back.data(), back.size()).ok());
     RC_ASSERT(back == phys);
   }
+}
+
+RC_GTEST_PROP(NvdlaProperty, winograd_transform_equals_the_exact_reference, ()) {
+  const DType t = draw_precision();
+  const Shape s = {*rc::gen::inRange<int64_t>(1, 4), *rc::gen::inRange<int64_t>(1, 6), 3, 3};
+  const uint64_t eb = dtype_bits(t) / 8, n = static_cast<uint64_t>(s[0] * s[1] * 9);
+  std::vector<uint8_t> w(n * eb);
+  const auto values = *rc::gen::container<std::vector<uint16_t>>(n, rc::gen::arbitrary<uint16_t>());
+  for (uint64_t i = 0; i < n; ++i) {
+    w[i * eb] = static_cast<uint8_t>(values[i]);
+    if (eb == 2) w[i * eb + 1] = static_cast<uint8_t>(values[i] >> 8);
+  }
+  auto fast = nvdla::winograd_transform(t, s, w.data(), w.size());
+  auto exact = nvdla::winograd_transform_reference(t, s, w.data(), w.size());
+  RC_ASSERT(fast.ok());
+  RC_ASSERT(exact.ok());
+  RC_ASSERT(*fast == *exact);
 }
 
 }  // namespace

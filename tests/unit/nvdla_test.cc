@@ -1,3 +1,4 @@
+#include <cstring>
 #include <map>
 
 #include "layoutcheck/nvdla.h"
@@ -235,6 +236,89 @@ TEST(NvdlaSparse, decompress_rejects_inconsistent_surfaces) {
   std::vector<uint8_t> fp(32);
   EXPECT_EQ(nvdla::compress(f, fp.data(), fp.size()).status().code(), StatusCode::kInvalid);
   EXPECT_EQ(nvdla::compress_reference(f, fp.data(), fp.size()).status().code(), StatusCode::kInvalid);
+}
+
+// ---- Winograd ---------------------------------------------------------------------
+
+TEST(NvdlaWinogradBoundary, c_lt_atom) { expect_pass("nvdla.weight.winograd", "int8", "33,31,4,4"); }
+TEST(NvdlaWinogradBoundary, c_eq_atom) { expect_pass("nvdla.weight.winograd", "fp16", "16,16,4,4"); }
+TEST(NvdlaWinogradBoundary, c_gt_atom) { expect_pass("nvdla.weight.winograd", "int16", "17,17,4,4"); }
+
+std::vector<uint16_t> transform16(DType t, const std::vector<uint16_t>& w, bool reference) {
+  auto f = reference ? &nvdla::winograd_transform_reference : &nvdla::winograd_transform;
+  auto r = f(t, {1, 1, 3, 3}, w.data(), w.size() * 2);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  std::vector<uint16_t> out(16);
+  if (r.ok()) std::memcpy(out.data(), r->data(), 32);
+  return out;
+}
+
+// "Basic Weight for Winograd Convolution": G W G^T with the document's G on a known kernel.
+TEST(NvdlaWinograd, g_matrix_on_a_known_kernel) {
+  // W = [[1,2,3],[4,5,6],[7,8,9]]: U = [[1,3,1,3],[6,45/4,15/4,9],[2,15/4,5/4,3],[7,12,4,9]].
+  const std::vector<uint16_t> w16 = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  for (bool reference : {true, false}) {
+    EXPECT_EQ(transform16(DType::kInt16, w16, reference),
+              (std::vector<uint16_t>{1, 3, 1, 3, 6, 11, 4, 9, 2, 4, 1, 3, 7, 12, 4, 9}));
+    // fp16: 1.0 = 0x3C00 ... 9.0 = 0x4880; 45/4 = 11.25 = 0x49A0, 15/4 = 0x4380, 5/4 = 0x3D00.
+    const std::vector<uint16_t> wf = {0x3C00, 0x4000, 0x4200, 0x4400, 0x4500, 0x4600, 0x4700, 0x4800, 0x4880};
+    EXPECT_EQ(transform16(DType::kFp16, wf, reference),
+              (std::vector<uint16_t>{0x3C00, 0x4200, 0x3C00, 0x4200, 0x4600, 0x49A0, 0x4380, 0x4880, 0x4000, 0x4380,
+                                     0x3D00, 0x4200, 0x4700, 0x4A00, 0x4400, 0x4880}));
+  }
+}
+
+TEST(NvdlaWinograd, rounding_saturation_inf_and_nan) {
+  for (bool reference : {true, false}) {
+    // int16: 32767 everywhere: U[1][1] = 9/4 * 32767 saturates; U[1][0] = 3/2 * 32767 too.
+    auto sat = transform16(DType::kInt16, std::vector<uint16_t>(9, 32767), reference);
+    EXPECT_EQ(sat[0], 32767);
+    EXPECT_EQ(sat[5], 32767);
+    // fp16 infinity counts as 65504; 65504 * 9/4 is clipped to 65504.
+    auto inf = transform16(DType::kFp16, std::vector<uint16_t>(9, 0x7C00), reference);
+    EXPECT_EQ(inf[0], 0x7BFF);
+    EXPECT_EQ(inf[5], 0x7BFF);
+    // A NaN at W[0][0] reaches U[a][b] where G[a][0] and G[b][0] are non-zero: rows/cols 0, 1, 2.
+    std::vector<uint16_t> w(9, 0x3C00);
+    w[0] = 0x7E01;
+    auto nan = transform16(DType::kFp16, w, reference);
+    EXPECT_EQ(nan[0], 0x7E00);
+    EXPECT_EQ(nan[2 * 4 + 1], 0x7E00);
+    EXPECT_EQ(nan[3], 0x3C00);   // U[0][3] = W[0][2]
+    EXPECT_EQ(nan[15], 0x3C00);  // U[3][3] = W[2][2]
+    // Ties to even: int8 W[1][1] = 1 alone gives U[1][1] = 1/4 -> 0, W[1][1] = 2 gives 1/2 -> 0, 6 gives 3/2 -> 2.
+    for (auto [v, want] : {std::pair{1, 0}, std::pair{2, 0}, std::pair{6, 2}, std::pair{-6, -2}, std::pair{10, 2}}) {
+      std::vector<int8_t> k(9, 0);
+      k[4] = static_cast<int8_t>(v);
+      auto f = reference ? &nvdla::winograd_transform_reference : &nvdla::winograd_transform;
+      auto r = f(DType::kInt8, {1, 1, 3, 3}, k.data(), 9);
+      ASSERT_TRUE(r.ok());
+      EXPECT_EQ(static_cast<int8_t>((*r)[5]), want) << v;
+    }
+  }
+  std::vector<uint8_t> k(2 * 9);
+  EXPECT_EQ(nvdla::winograd_transform(DType::kFp32, {1, 1, 3, 3}, k.data(), k.size()).status().code(), StatusCode::kInvalid);
+  EXPECT_EQ(nvdla::winograd_transform_reference(DType::kInt8, {1, 1, 5, 5}, k.data(), k.size()).status().code(),
+            StatusCode::kInvalid);
+  EXPECT_EQ(nvdla::winograd_transform_reference(DType::kInt8, {1, 2, 3, 3}, k.data(), 17).status().code(),
+            StatusCode::kInvalid);
+}
+
+TEST(NvdlaWinograd, transformed_kernels_map_and_compress) {
+  std::vector<uint8_t> w(17 * 5 * 9 * 2);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<uint8_t>(i % 7 == 0 ? 0 : i % 61);
+  auto u = nvdla::winograd_transform(DType::kFp16, {17, 5, 3, 3}, w.data(), w.size());
+  ASSERT_TRUE(u.ok());
+  Case c = must_case("nvdla.weight.winograd", "fp16", "17,5,4,4");
+  std::vector<uint8_t> phys(*optimized_impl().size_bytes(c));
+  ASSERT_TRUE(optimized_impl().pack(c, u->data(), u->size(), phys.data(), phys.size()).ok());
+  auto z = nvdla::compress(c, phys.data(), phys.size());
+  ASSERT_TRUE(z.ok()) << z.status().message();
+  EXPECT_EQ(*z, *nvdla::compress_reference(c, phys.data(), phys.size()));
+  EXPECT_EQ(z->wmb.size(), 640u);  // 17 kernels x 16 padded channels x 16 bits = 4352 bits = 544 bytes -> 640
+  std::vector<uint8_t> back(phys.size());
+  ASSERT_TRUE(nvdla::decompress_reference(c, *z, back.data(), back.size()).ok());
+  EXPECT_EQ(back, phys);
 }
 
 }  // namespace
