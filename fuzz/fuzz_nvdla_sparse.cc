@@ -25,9 +25,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::Bytes in(data, size);
   static const DType kTypes[] = {DType::kInt8, DType::kInt16, DType::kFp16};
   const DType t = kTypes[in.take(1) % 3];
-  const Shape shape = {static_cast<int64_t>(in.take(1) % 70) + 1, static_cast<int64_t>(in.take(1) % 140) + 1,
-                       static_cast<int64_t>(in.take(1) % 3) + 1, static_cast<int64_t>(in.take(1) % 3) + 1};
-  auto layout = make_layout("nvdla.weight.dc");
+  Shape shape = {static_cast<int64_t>(in.take(1) % 70) + 1, static_cast<int64_t>(in.take(1) % 140) + 1,
+                 static_cast<int64_t>(in.take(1) % 3) + 1, static_cast<int64_t>(in.take(1) % 3) + 1};
+  // The next byte picks the weight format: DC (twice as likely), image input, Winograd.
+  const uint64_t format = in.take(1) % 4;
+  ParamMap params;
+  const char* name = "nvdla.weight.dc";
+  if (format == 1) {
+    name = "nvdla.weight.image";
+    shape[1] = shape[1] % 4 + 1;
+    shape[3] = static_cast<int64_t>(in.take(1) % 8) + 1;
+    const int64_t ext = shape[1] * shape[3] <= 16 ? 4 : shape[1] * shape[3] <= 32 ? 2 : 1;
+    params["post_extension"] = std::to_string(in.take(1) % 2 ? ext : 1);
+  } else if (format == 2) {
+    name = "nvdla.weight.winograd";
+    shape[2] = shape[3] = 4;
+  }
+  auto layout = make_layout(name, params);
   if (!layout.ok()) std::abort();
   const Case c{*layout, t, shape};
   const unsigned zero_percent = static_cast<unsigned>(in.take(1) % 101);
