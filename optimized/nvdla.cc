@@ -181,13 +181,30 @@ void transpose_block(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp,
   }
   const uint64_t tile = eb == 1 ? 16 : 8;  // elements per tile side
   const uint64_t full_rows = rows / tile * tile, full_cols = cols / tile * tile;
-  for (uint64_t i = 0; i < full_rows; i += tile) {
+  auto tile_at = [&](uint64_t i, uint64_t j) {
+    const uint8_t* s = src + i * sp + j * eb;
+    uint8_t* d = dst + j * dp + i * eb;
+    if (eb == 1) transpose16x16_u8(s, sp, d, dp);
+    else transpose8x8_u16(s, sp, d, dp);
+  };
+  if (dp == kAtom || sp == kAtom) {
+    // Packing into atoms: finish every atom (all row tiles) before the next
+    // column tile, so each 32-byte atom is written whole. Unpacking a line of
+    // atoms: one channel tile along the whole line at a time, so 16 (8)
+    // logical rows are written at once rather than 32 (16); the line stays in L1.
     for (uint64_t j = 0; j < full_cols; j += tile) {
-      const uint8_t* s = src + i * sp + j * eb;
-      uint8_t* d = dst + j * dp + i * eb;
-      if (eb == 1) transpose16x16_u8(s, sp, d, dp);
-      else transpose8x8_u16(s, sp, d, dp);
+      for (uint64_t i = 0; i < full_rows; i += tile) tile_at(i, j);
     }
+    if (full_cols < cols) {
+      transpose_scalar(src + full_cols * eb, sp, dst + full_cols * dp, dp, full_rows, cols - full_cols, eb);
+    }
+    if (full_rows < rows) {
+      transpose_scalar(src + full_rows * sp, sp, dst + full_rows * eb, dp, rows - full_rows, cols, eb);
+    }
+    return;
+  }
+  for (uint64_t i = 0; i < full_rows; i += tile) {
+    for (uint64_t j = 0; j < full_cols; j += tile) tile_at(i, j);
     if (full_cols < cols) {
       transpose_scalar(src + i * sp + full_cols * eb, sp, dst + full_cols * dp + i * eb, dp, tile, cols - full_cols, eb);
     }
