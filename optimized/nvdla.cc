@@ -261,46 +261,29 @@ void feature_unpack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
 
 // ---- weights -------------------------------------------------------------------
 
-template <typename T>
-void gather(const uint8_t* src, uint64_t stride_elems, uint8_t* dst, uint64_t n) {
-  const T* s = reinterpret_cast<const T*>(src);
-  T* d = reinterpret_cast<T*>(dst);
-  for (uint64_t i = 0; i < n; ++i) std::memcpy(d + i, s + i * stride_elems, sizeof(T));
-}
-
-template <typename T>
-void scatter(const uint8_t* src, uint8_t* dst, uint64_t stride_elems, uint64_t n) {
-  const T* s = reinterpret_cast<const T*>(src);
-  T* d = reinterpret_cast<T*>(dst);
-  for (uint64_t i = 0; i < n; ++i) std::memcpy(d + i * stride_elems, s + i, sizeof(T));
-}
-
+// Kernel k's channels c0..c0+cw-1 are one contiguous logical block of cw rows
+// of H*W elements; physically, position pos of it is the cube at
+// block_base + (pos * gk + kk) * cw. So each (kernel, channel block) is a
+// cw x HW -> HW x cw transpose with destination pitch gk * cw elements.
 // `to_physical`: logical -> physical; otherwise the reverse.
 void weight_copy(const WeightPlan& p, const uint8_t* logical_in, uint8_t* logical_out, uint8_t* phys_out,
                  const uint8_t* phys_in, bool to_physical) {
-  const uint64_t hw = p.H * p.W, khw = p.C * hw;
-  uint64_t place = 0;  // physical element index
+  const uint64_t hw = p.H * p.W, khw = p.C * hw, eb = p.eb;
   for (uint64_t g = 0; g < p.groups; ++g) {
     const uint64_t k0 = g * p.group, gk = std::min(p.group, p.K - k0);
+    const uint64_t group_base = k0 * khw;  // full groups before hold k0 kernels
     for (uint64_t c0 = 0; c0 < p.C; c0 += 64) {
       const uint64_t cw = std::min<uint64_t>(64, p.C - c0);
-      for (uint64_t pos = 0; pos < hw; ++pos) {
-        for (uint64_t kk = 0; kk < gk; ++kk) {
-          const uint64_t logical = (k0 + kk) * khw + c0 * hw + pos;  // element (k, c0, h, w)
-          if (to_physical) {
-            const uint8_t* s = logical_in + logical * p.eb;
-            uint8_t* d = phys_out + place * p.eb;
-            if (hw == 1) std::memcpy(d, s, cw * p.eb);
-            else if (p.eb == 1) gather<uint8_t>(s, hw, d, cw);
-            else gather<uint16_t>(s, hw, d, cw);
-          } else {
-            const uint8_t* s = phys_in + place * p.eb;
-            uint8_t* d = logical_out + logical * p.eb;
-            if (hw == 1) std::memcpy(d, s, cw * p.eb);
-            else if (p.eb == 1) scatter<uint8_t>(s, d, hw, cw);
-            else scatter<uint16_t>(s, d, hw, cw);
-          }
-          place += cw;
+      const uint64_t block_base = group_base + c0 * hw * gk;
+      for (uint64_t kk = 0; kk < gk; ++kk) {
+        const uint64_t logical = (k0 + kk) * khw + c0 * hw, physical = block_base + kk * cw;
+        if (hw == 1) {  // 1x1 kernels: the block is one run
+          if (to_physical) std::memcpy(phys_out + physical * eb, logical_in + logical * eb, cw * eb);
+          else std::memcpy(logical_out + logical * eb, phys_in + physical * eb, cw * eb);
+        } else if (to_physical) {
+          transpose_block(logical_in + logical * eb, hw * eb, phys_out + physical * eb, gk * cw * eb, cw, hw, eb);
+        } else {
+          transpose_block(phys_in + physical * eb, gk * cw * eb, logical_out + logical * eb, hw * eb, hw, cw, eb);
         }
       }
     }
