@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -74,6 +75,25 @@ TEST(NvdlaSdpBoundary, channel_bn_fp16) { expect_pass("nvdla.sdp.channel(use=bn)
 TEST(NvdlaSdpBoundary, channel_prelu_int8) { expect_pass("nvdla.sdp.channel(use=prelu)", "int8", "1,1"); }
 TEST(NvdlaSdpBoundary, element_unpacked) {
   expect_pass("nvdla.sdp.element(use=ew2,line_stride=1024,surface_stride=4096)", "fp16", "20,3,7,2");
+}
+
+// The checker sees a feature layout whose atoms hold the channels in reverse.
+class ReversedAtoms : public testing::ForwardingImpl {
+ public:
+  ReversedAtoms() : ForwardingImpl(optimized_impl()) {}
+  Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
+    Coord flipped = at;
+    const int64_t base = at[0] / 32 * 32, last = std::min<int64_t>(base + 31, c.shape[0] - 1);
+    flipped[0] = base + (last - at[0]);
+    return inner_.offset_bits(c, flipped);
+  }
+};
+
+TEST(NvdlaChecker, a_planted_bug_is_caught) {
+  CheckReport r = check(must_case("nvdla.feature", "int8", "40,2,3"), reference_impl(), ReversedAtoms());
+  EXPECT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_NE(r.message.find("'nvdla.feature' --dtype int8 --shape 40,2,3"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("step along C"), std::string::npos) << r.message;
 }
 
 TEST(NvdlaErrors, name_rule_and_values) {
