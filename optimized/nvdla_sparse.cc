@@ -8,6 +8,10 @@
 // branch-free store-then-advance.
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "layoutcheck/checked.h"
 #include "layoutcheck/nvdla.h"
 #include "optimized/families.h"
@@ -40,6 +44,37 @@ Result<Shape4> shape_of(const Case& c, size_t physical_size) {
   s.total = static_cast<uint64_t>(c.shape[0]) * per_kernel;
   return s;
 }
+
+#if defined(__SSE2__)
+// int8: 16 elements at a time; the zero test is one compare and movemask, a
+// full block is one store, an empty one nothing, a mixed one walks its set bits.
+uint64_t compress_run_sse2(const uint8_t* src, uint64_t n, uint64_t first, uint8_t* mask, uint8_t* out) {
+  uint64_t kept = 0, i = 0;
+  const __m128i zero = _mm_setzero_si128();
+  for (; i + 16 <= n; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    unsigned m = ~static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero))) & 0xFFFFu;
+    mask[(first + i) / 8] = static_cast<uint8_t>(m);
+    mask[(first + i) / 8 + 1] = static_cast<uint8_t>(m >> 8);
+    if (m == 0xFFFFu) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + kept), v);
+      kept += 16;
+      continue;
+    }
+    while (m != 0) {
+      out[kept++] = src[i + static_cast<unsigned>(__builtin_ctz(m))];
+      m &= m - 1;
+    }
+  }
+  for (; i < n; ++i) {
+    if (src[i] != 0) {
+      mask[(first + i) / 8] |= static_cast<uint8_t>(1u << ((first + i) % 8));
+      out[kept++] = src[i];
+    }
+  }
+  return kept;
+}
+#endif
 
 template <typename T>
 uint64_t compress_run(const uint8_t* src, uint64_t n, uint64_t first, uint8_t* mask, uint8_t* out) {
@@ -84,8 +119,13 @@ Result<CompressedWeights> compress(const Case& c, const void* physical, size_t p
   for (uint64_t g = 0; g < s.groups; ++g) {
     const uint64_t first = g * s.per_group, n = std::min(s.per_group, s.total - first);
     uint8_t* dst = out.data.data() + kept * s.eb;
+#if defined(__SSE2__)
+    const uint64_t k = s.eb == 1 ? compress_run_sse2(src + first, n, first, out.wmb.data(), dst)
+                                 : compress_run<uint16_t>(src + first * 2, n, first, out.wmb.data(), dst);
+#else
     const uint64_t k = s.eb == 1 ? compress_run<uint8_t>(src + first, n, first, out.wmb.data(), dst)
                                  : compress_run<uint16_t>(src + first * 2, n, first, out.wmb.data(), dst);
+#endif
     const uint32_t bytes = static_cast<uint32_t>(k * s.eb);
     std::memcpy(out.wgs.data() + 4 * g, &bytes, 4);  // little-endian host
     kept += k;
@@ -111,15 +151,31 @@ Status decompress(const Case& c, const CompressedWeights& in, void* physical, si
   uint64_t read = 0;
   for (uint64_t g = 0; g < s.groups; ++g) {
     const uint64_t first = g * s.per_group, n = std::min(s.per_group, s.total - first);
-    uint64_t kept = 0;
-    for (uint64_t i = first; i < first + n; ++i) kept += (in.wmb[i / 8] >> (i % 8)) & 1;
+    // Groups start on mask bytes: whole bytes by popcount, then the last bits.
+    uint64_t kept = 0, i = first;
+    for (; i + 8 <= first + n; i += 8) kept += static_cast<uint64_t>(__builtin_popcount(in.wmb[i / 8]));
+    for (; i < first + n; ++i) kept += (in.wmb[i / 8] >> (i % 8)) & 1;
     uint32_t wgs;
     std::memcpy(&wgs, in.wgs.data() + 4 * g, 4);
     if (wgs != kept * s.eb) return Status::invalid("WGS of group " + std::to_string(g) + " disagrees with its mask");
     if (read + kept * s.eb > in.data.size()) return Status::invalid("compressed weight surface is too short");
-    for (uint64_t i = first; i < first + n; ++i) {
+    const uint8_t* data = in.data.data();
+    for (i = first; i + 8 <= first + n; i += 8) {
+      unsigned m = in.wmb[i / 8];
+      if (m == 0xFFu) {  // eight kept weights in a row
+        std::memcpy(dst + i * s.eb, data + read, 8 * s.eb);
+        read += 8 * s.eb;
+        continue;
+      }
+      while (m != 0) {
+        std::memcpy(dst + (i + static_cast<unsigned>(__builtin_ctz(m))) * s.eb, data + read, s.eb);
+        read += s.eb;
+        m &= m - 1;
+      }
+    }
+    for (; i < first + n; ++i) {
       if ((in.wmb[i / 8] >> (i % 8)) & 1) {
-        std::memcpy(dst + i * s.eb, in.data.data() + read, s.eb);
+        std::memcpy(dst + i * s.eb, data + read, s.eb);
         read += s.eb;
       }
     }
