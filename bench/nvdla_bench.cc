@@ -73,6 +73,11 @@ const bool registered = [] {
            Row{"nvdla.weight.dc/int8/3x3", "nvdla.weight.dc", "int8", "256,256,3,3", true},
            Row{"nvdla.weight.dc/fp16/3x3", "nvdla.weight.dc", "fp16", "256,256,3,3", false},
            Row{"nvdla.weight.dc/int8/1x1", "nvdla.weight.dc", "int8", "1024,1024,1,1", false},
+           Row{"nvdla.weight.image/int8/7x7x3", "nvdla.weight.image", "int8", "4096,3,7,7", false},
+           Row{"nvdla.weight.winograd/fp16", "nvdla.weight.winograd", "fp16", "256,256,4,4", false},
+           Row{"nvdla.pixel/T_A8B8G8R8/1080p", "nvdla.pixel(format=T_A8B8G8R8,x_offset=3)", "uint8", "1080,1920,4", false},
+           Row{"nvdla.pixel/T_Y8___U8V8_N444/1080p", "nvdla.pixel(format=T_Y8___U8V8_N444)", "uint8", "1080,1920,3", false},
+           Row{"nvdla.sdp.element/ew2-int16/4MiB", "nvdla.sdp.element(use=ew2)", "int16", "64,128,128,2", false},
        }) {
     auto c = parse_case(r.layout, r.dtype, r.shape);
     if (c.ok()) bench::register_case(r.group, *c, r.with_reference ? both : fast);

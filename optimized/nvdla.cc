@@ -102,6 +102,13 @@ Result<WeightPlan> weight_plan(const Case& c) {
 
 // ---- feature transposes -------------------------------------------------------
 
+// One element of 1, 2 or 4 bytes, with a constant-size copy for each width.
+inline void copy_element(uint8_t* dst, const uint8_t* src, uint64_t bytes) {
+  if (bytes == 1) *dst = *src;
+  else if (bytes == 2) std::memcpy(dst, src, 2);
+  else std::memcpy(dst, src, 4);
+}
+
 // dst rows of `dst_pitch` bytes, src rows of `src_pitch` bytes; n x m elements
 // of `eb` bytes: dst[j][i] = src[i][j].
 void transpose_scalar(const uint8_t* src, uint64_t src_pitch, uint8_t* dst, uint64_t dst_pitch, uint64_t rows,
@@ -115,7 +122,7 @@ void transpose_scalar(const uint8_t* src, uint64_t src_pitch, uint8_t* dst, uint
   }
   for (uint64_t i = 0; i < rows; ++i) {
     const uint8_t* s = src + i * src_pitch;
-    for (uint64_t j = 0; j < cols; ++j) std::memcpy(dst + j * dst_pitch + eb * i, s + eb * j, eb);
+    for (uint64_t j = 0; j < cols; ++j) copy_element(dst + j * dst_pitch + eb * i, s + eb * j, eb);
   }
 }
 
@@ -305,15 +312,36 @@ uint64_t image_element(const WeightPlan& p, uint64_t k, uint64_t c, uint64_t h, 
   return base + j * gk * p.width + kk * wj + (h - j * p.ext) * p.wc + w * p.C + c;
 }
 
+// The same placement as image_element, with the per-kernel and per-line terms
+// hoisted out of the element loop.
 void image_copy(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
-  uint64_t index = 0;  // logical (k, c, h, w) row-major
+  const uint64_t eb = p.eb, hw = p.H * p.W;
   for (uint64_t k = 0; k < p.K; ++k) {
-    for (uint64_t c = 0; c < p.C; ++c) {
-      for (uint64_t h = 0; h < p.H; ++h) {
-        for (uint64_t w = 0; w < p.W; ++w, ++index) {
-          const uint64_t place = image_element(p, k, c, h, w) * p.eb;
-          if (to_physical) std::memcpy(dst + place, src + index * p.eb, p.eb);
-          else std::memcpy(dst + index * p.eb, src + place, p.eb);
+    const uint64_t g = k / p.group, kk = k - g * p.group, gk = std::min(p.group, p.K - g * p.group);
+    const uint64_t base = g * p.group * p.C * hw;
+    for (uint64_t h = 0; h < p.H; ++h) {
+      // Element (c, w) of line h goes to line_base + place(w * C + c).
+      const uint8_t* s_line = src + (k * p.C * hw + h * p.W) * eb;
+      uint8_t* d_line = dst + (k * p.C * hw + h * p.W) * eb;
+      if (p.ext == 1) {
+        for (uint64_t c0 = 0; c0 < p.wc; c0 += 64) {
+          const uint64_t cw = std::min<uint64_t>(64, p.wc - c0);
+          const uint64_t run = base + c0 * p.H * gk + (h * gk + kk) * cw - c0;  // + ch
+          for (uint64_t ch = c0; ch < c0 + cw; ++ch) {
+            const uint64_t w = ch / p.C, c = ch - w * p.C, logical = c * hw + w;
+            if (to_physical) copy_element(dst + (run + ch) * eb, s_line + logical * eb, eb);
+            else copy_element(d_line + logical * eb, src + (run + ch) * eb, eb);
+          }
+        }
+        continue;
+      }
+      const uint64_t j = h / p.ext, wj = std::min(p.ext, p.H - j * p.ext) * p.wc;
+      const uint64_t run = base + j * gk * p.width + kk * wj + (h - j * p.ext) * p.wc;
+      for (uint64_t w = 0; w < p.W; ++w) {
+        for (uint64_t c = 0; c < p.C; ++c) {
+          const uint64_t place = (run + w * p.C + c) * eb, logical = (c * hw + w) * eb;
+          if (to_physical) copy_element(dst + place, s_line + logical, eb);
+          else copy_element(d_line + logical, src + place, eb);
         }
       }
     }
@@ -359,8 +387,8 @@ void winograd_copy(const WinogradPlan& p, const uint8_t* src, uint8_t* dst, bool
       const uint64_t base = winograd_element(p, k, c, 0), logical = (k * p.C + c) * 16;
       for (uint64_t hw = 0; hw < 16; ++hw) {
         const uint64_t phys = (base + hw * 4) * p.eb, log = (logical + hw) * p.eb;
-        if (to_physical) std::memcpy(dst + phys, src + log, p.eb);
-        else std::memcpy(dst + log, src + phys, p.eb);
+        if (to_physical) copy_element(dst + phys, src + log, p.eb);
+        else copy_element(dst + log, src + phys, p.eb);
       }
     }
   }
@@ -453,11 +481,11 @@ void pixel_copy(const PixelPlan& p, const uint8_t* src, uint8_t* dst, bool to_ph
       const uint64_t logical = (h * p.W + w) * 3 * p.cb;
       const uint64_t y = pixel_place(p, h, w, 0), uv = pixel_place(p, h, w, 1);
       if (to_physical) {
-        std::memcpy(dst + y, src + logical, p.cb);
-        std::memcpy(dst + uv, src + logical + p.cb, 2 * p.cb);
+        copy_element(dst + y, src + logical, p.cb);
+        copy_element(dst + uv, src + logical + p.cb, 2 * p.cb);
       } else {
-        std::memcpy(dst + logical, src + y, p.cb);
-        std::memcpy(dst + logical + p.cb, src + uv, 2 * p.cb);
+        copy_element(dst + logical, src + y, p.cb);
+        copy_element(dst + logical + p.cb, src + uv, 2 * p.cb);
       }
     }
   }
