@@ -1,6 +1,7 @@
 // NVDLA Winograd conversion fuzzer: the fixed-point transform must equal the
 // exact rational reference on any (K, C, 3, 3) kernel bits, NaN and infinity
-// included, and the result must map through nvdla.weight.winograd.
+// included, and the result must map through nvdla.weight.winograd; the channel
+// extension of strided kernels must equal its reference.
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -23,6 +24,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!fast.ok() || !exact.ok() || *fast != *exact) {
     std::fprintf(stderr, "winograd_transform differs from the reference: %s, shape %s\n", dtype_name(t),
                  shape_to_string(shape).c_str());
+    std::abort();
+  }
+  // Channel extension of a strided kernel drawn from the same bytes.
+  const int64_t stride = static_cast<int64_t>(in.take(1) % 3) + 2;
+  const Shape strided = {shape[0], shape[1], static_cast<int64_t>(in.take(1)) % (3 * stride) + 1,
+                         static_cast<int64_t>(in.take(1)) % (3 * stride) + 1};
+  const uint64_t strided_bytes = static_cast<uint64_t>(strided[0] * strided[1] * strided[2] * strided[3]) * eb;
+  std::vector<uint8_t> sw(strided_bytes);
+  for (uint64_t i = 0; i < strided_bytes; ++i) sw[i] = w[i % w.size()];
+  auto ea = nvdla::winograd_extend(t, strided, stride, sw.data(), sw.size());
+  auto eb_ = nvdla::winograd_extend_reference(t, strided, stride, sw.data(), sw.size());
+  if (!ea.ok() || !eb_.ok() || *ea != *eb_) {
+    std::fprintf(stderr, "winograd_extend differs from the reference: stride %lld, shape %s\n",
+                 static_cast<long long>(stride), shape_to_string(strided).c_str());
     std::abort();
   }
   auto layout = make_layout("nvdla.weight.winograd");

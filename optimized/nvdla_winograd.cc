@@ -48,6 +48,38 @@ int64_t quarter_to_int(int64_t n, int64_t lo, int64_t hi) {
 
 }  // namespace
 
+// Every source weight (c, h, w) lands at phase (h mod s, w mod s), position
+// (h div s, w div s) of its extended channel: one pass over the source.
+Result<std::vector<uint8_t>> winograd_extend(DType t, const Shape& shape, int64_t stride, const void* logical, size_t size) {
+  if (t != DType::kInt8 && t != DType::kInt16 && t != DType::kFp16) return Status::invalid("not an NVDLA precision");
+  if (stride < 1 || stride > 64) return Status::invalid("stride out of range");
+  if (shape.size() != 4 || shape[0] < 1 || shape[1] < 1 || shape[2] < 1 || shape[3] < 1 ||
+      (stride == 1 && (shape[2] != 3 || shape[3] != 3)) || shape[2] > 3 * stride || shape[3] > 3 * stride) {
+    return Status::invalid("kernels do not become 3x3 after extension");
+  }
+  const uint64_t eb = dtype_bits(t) / 8, s = static_cast<uint64_t>(stride);
+  const uint64_t K = shape[0], C = shape[1], R = shape[2], S = shape[3];
+  Checked in_bytes = Checked(K) * C * R * S * eb, out_bytes = Checked(K) * C * s * s * 9 * eb;
+  if (!in_bytes.ok() || !out_bytes.ok() || out_bytes.value() > (uint64_t{1} << 40)) return Status::invalid("too large");
+  if (size != in_bytes.value()) return Status::invalid("Winograd channel extension: wrong logical buffer size");
+  const auto* src = static_cast<const uint8_t*>(logical);
+  std::vector<uint8_t> out(out_bytes.value(), 0);
+  uint64_t index = 0;
+  for (uint64_t k = 0; k < K; ++k) {
+    uint8_t* kernel = out.data() + k * s * s * C * 9 * eb;
+    for (uint64_t c = 0; c < C; ++c) {
+      for (uint64_t h = 0; h < R; ++h) {
+        const uint64_t p = h % s, i = h / s;
+        for (uint64_t w = 0; w < S; ++w, ++index) {
+          const uint64_t q = w % s, j = w / s;
+          std::memcpy(kernel + ((((p * s + q) * C + c) * 3 + i) * 3 + j) * eb, src + index * eb, eb);
+        }
+      }
+    }
+  }
+  return out;
+}
+
 Result<std::vector<uint8_t>> winograd_transform(DType t, const Shape& shape, const void* logical, size_t size) {
   if (t != DType::kInt8 && t != DType::kInt16 && t != DType::kFp16) return Status::invalid("not an NVDLA precision");
   if (shape.size() != 4 || shape[0] < 1 || shape[1] < 1 || shape[2] != 3 || shape[3] != 3) {

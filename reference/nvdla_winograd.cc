@@ -83,6 +83,53 @@ int64_t round_to_int(Rational v, int64_t lo, int64_t hi) {
 
 }  // namespace
 
+Result<std::vector<uint8_t>> winograd_extend_reference(DType t, const Shape& shape, int64_t stride, const void* logical,
+                                                       size_t size) {
+  if (t != DType::kInt8 && t != DType::kInt16 && t != DType::kFp16) {
+    return Status::invalid(std::string("Winograd weights are int8, int16 or fp16, not ") + dtype_name(t) +
+                           " (Precision Type)");
+  }
+  if (stride < 1 || stride > 64) return Status::invalid("Winograd channel extension: stride " + std::to_string(stride) + " is not in [1, 64]");
+  const int64_t span = 3 * stride;
+  if (shape.size() != 4 || shape[0] < 1 || shape[1] < 1 || shape[2] < 1 || shape[3] < 1 ||
+      (stride == 1 && (shape[2] != 3 || shape[3] != 3)) || shape[2] > span || shape[3] > span) {
+    return Status::invalid("Winograd channel extension: kernels (" + shape_to_string(shape) + ") with stride " +
+                           std::to_string(stride) + " do not become 3x3: the new width and height of a kernel should "
+                           "be 3 after extension (Basic Weight for Winograd Convolution)");
+  }
+  const uint64_t eb = dtype_bits(t) / 8, s = static_cast<uint64_t>(stride);
+  const uint64_t K = shape[0], C = shape[1], R = shape[2], S = shape[3];
+  Checked in_bytes = Checked(K) * C * R * S * eb, out_bytes = Checked(K) * C * s * s * 9 * eb;
+  if (!in_bytes.ok() || !out_bytes.ok() || out_bytes.value() > (uint64_t{1} << 40)) {
+    return Status::invalid("Winograd channel extension: tensor too large");
+  }
+  if (size != in_bytes.value()) {
+    return Status::invalid("Winograd channel extension: logical buffer is " + std::to_string(size) + " bytes, (" +
+                           shape_to_string(shape) + ") needs " + std::to_string(in_bytes.value()));
+  }
+  const auto* src = static_cast<const uint8_t*>(logical);
+  std::vector<uint8_t> out(out_bytes.value(), 0);  // the padding to 3s x 3s is 0
+  const uint64_t extended_C = s * s * C;
+  for (uint64_t k = 0; k < K; ++k) {
+    for (uint64_t p = 0; p < s; ++p) {
+      for (uint64_t q = 0; q < s; ++q) {
+        for (uint64_t c = 0; c < C; ++c) {
+          const uint64_t ec = (p * s + q) * C + c;  // phase (p, q) of channel c
+          for (uint64_t i = 0; i < 3; ++i) {
+            for (uint64_t j = 0; j < 3; ++j) {
+              const uint64_t h = i * s + p, w = j * s + q;
+              if (h >= R || w >= S) continue;
+              std::memcpy(out.data() + (((k * extended_C + ec) * 3 + i) * 3 + j) * eb,
+                          src + (((k * C + c) * R + h) * S + w) * eb, eb);
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
 Result<std::vector<uint8_t>> winograd_transform_reference(DType t, const Shape& shape, const void* logical,
                                                           size_t size) {
   if (t != DType::kInt8 && t != DType::kInt16 && t != DType::kFp16) {

@@ -60,6 +60,17 @@ Status decompress(const Case& weights, const CompressedWeights& in, void* physic
 // NaN input makes the outputs it reaches 0x7E00); int8/int16 to nearest, ties to
 // even, saturated. For example W = [[1,2,3],[4,5,6],[7,8,9]] (int16) gives the
 // first row U[0] = [1, 3, 1, 3] (G W = [[1,2,3],[6,7.5,9],[2,2.5,3],[7,8,9]]).
+// "Do channel extension in if convolution stride is not 1. The new width and
+// height of a kernel should be 3 after extension." For stride s >= 2 the
+// (K, C, R, S) kernels (R, S <= 3s) are padded with 0s to 3s x 3s and split
+// into s*s phases: extended channel (p*s + q)*C + c holds W[c][i*s + p][j*s + q]
+// at (i, j), i, j in 0..2 (oracles/ERRATA.md). The
+// result is the dense (K, s*s*C, 3, 3) tensor for winograd_transform. Stride 1
+// requires 3x3 kernels and returns them unchanged.
+Result<std::vector<uint8_t>> winograd_extend(DType t, const Shape& kcrs, int64_t stride, const void* logical, size_t size);
+Result<std::vector<uint8_t>> winograd_extend_reference(DType t, const Shape& kcrs, int64_t stride, const void* logical,
+                                                       size_t size);
+
 Result<std::vector<uint8_t>> winograd_transform(DType t, const Shape& kc33, const void* logical, size_t size);
 Result<std::vector<uint8_t>> winograd_transform_reference(DType t, const Shape& kc33, const void* logical, size_t size);
 

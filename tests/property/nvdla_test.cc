@@ -227,6 +227,26 @@ RC_GTEST_PROP(NvdlaProperty, decompress_inverts_compress, ()) {
   }
 }
 
+RC_GTEST_PROP(NvdlaProperty, winograd_extension_equals_the_reference_and_keeps_every_weight, ()) {
+  const DType t = draw_precision();
+  const int64_t stride = *rc::gen::inRange<int64_t>(1, 4);
+  const Shape s = {*rc::gen::inRange<int64_t>(1, 3), *rc::gen::inRange<int64_t>(1, 5),
+                   stride == 1 ? 3 : *rc::gen::inRange<int64_t>(1, 3 * stride + 1),
+                   stride == 1 ? 3 : *rc::gen::inRange<int64_t>(1, 3 * stride + 1)};
+  const uint64_t eb = dtype_bits(t) / 8, n = *element_count(s);
+  std::vector<uint8_t> w(n * eb);
+  for (uint64_t i = 0; i < n; ++i) w[i * eb] = static_cast<uint8_t>(i % 255 + 1);  // no zeros
+  auto fast = nvdla::winograd_extend(t, s, stride, w.data(), w.size());
+  auto exact = nvdla::winograd_extend_reference(t, s, stride, w.data(), w.size());
+  RC_ASSERT(fast.ok());
+  RC_ASSERT(exact.ok());
+  RC_ASSERT(*fast == *exact);
+  RC_ASSERT(fast->size() == static_cast<uint64_t>(s[0] * s[1] * stride * stride * 9) * eb);
+  uint64_t kept = 0;
+  for (uint64_t i = 0; i < fast->size(); i += eb) kept += (*fast)[i] != 0;
+  RC_ASSERT(kept == n);  // every weight once, the rest padding
+}
+
 RC_GTEST_PROP(NvdlaProperty, winograd_transform_equals_the_exact_reference, ()) {
   const DType t = draw_precision();
   const Shape s = {*rc::gen::inRange<int64_t>(1, 4), *rc::gen::inRange<int64_t>(1, 6), 3, 3};

@@ -324,6 +324,32 @@ TEST(NvdlaWinograd, rounding_saturation_inf_and_nan) {
             StatusCode::kInvalid);
 }
 
+TEST(NvdlaWinograd, stride_two_channel_extension) {
+  // One int8 4x5 kernel (values 1..20), stride 2: padded to 6x6, four 3x3 phases.
+  std::vector<uint8_t> w(20);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<uint8_t>(i + 1);
+  for (auto extend : {&nvdla::winograd_extend, &nvdla::winograd_extend_reference}) {
+    auto e = extend(DType::kInt8, {1, 1, 4, 5}, 2, w.data(), w.size());
+    ASSERT_TRUE(e.ok()) << e.status().message();
+    ASSERT_EQ(e->size(), 36u);
+    // Phase (0,0): rows 0, 2, (4 = pad) x cols 0, 2, 4.
+    EXPECT_EQ(std::vector<uint8_t>(e->begin(), e->begin() + 9), (std::vector<uint8_t>{1, 3, 5, 11, 13, 15, 0, 0, 0}));
+    // Phase (0,1): rows 0, 2 x cols 1, 3, (5 = pad).
+    EXPECT_EQ(std::vector<uint8_t>(e->begin() + 9, e->begin() + 18), (std::vector<uint8_t>{2, 4, 0, 12, 14, 0, 0, 0, 0}));
+    // Phase (1,0): rows 1, 3 x cols 0, 2, 4.
+    EXPECT_EQ(std::vector<uint8_t>(e->begin() + 18, e->begin() + 27), (std::vector<uint8_t>{6, 8, 10, 16, 18, 20, 0, 0, 0}));
+    EXPECT_EQ((*e)[27], 7);
+    // Stride 1 keeps a 3x3 kernel; a 4x4 kernel at stride 1 or a 7x7 at stride 2 does not become 3x3.
+    std::vector<uint8_t> k9(9, 1), k16(16, 1), k49(49, 1);
+    EXPECT_EQ(*extend(DType::kInt8, {1, 1, 3, 3}, 1, k9.data(), 9), k9);
+    EXPECT_EQ(extend(DType::kInt8, {1, 1, 4, 4}, 1, k16.data(), 16).status().code(), StatusCode::kInvalid);
+    EXPECT_EQ(extend(DType::kInt8, {1, 1, 7, 7}, 2, k49.data(), 49).status().code(), StatusCode::kInvalid);
+    EXPECT_EQ(extend(DType::kInt8, {1, 1, 3, 3}, 0, k9.data(), 9).status().code(), StatusCode::kInvalid);
+  }
+  auto s = nvdla::winograd_extend_reference(DType::kInt8, {1, 1, 4, 4}, 1, w.data(), 16).status();
+  EXPECT_NE(s.message().find("should be 3 after extension"), std::string::npos) << s.message();
+}
+
 TEST(NvdlaWinograd, transformed_kernels_map_and_compress) {
   std::vector<uint8_t> w(17 * 5 * 9 * 2);
   for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<uint8_t>(i % 7 == 0 ? 0 : i % 61);
