@@ -226,6 +226,12 @@ void transpose_block(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp,
 
 void feature_pack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
   const uint64_t row = p.W * p.eb, plane = p.H * row, line = p.W * kAtom;
+  if (p.H == 1 && p.W == 1 && p.ss == kAtom) {
+    // Surface-packed 1x1xC: the channels are one run, then the atom's padding.
+    std::memcpy(dst, src, p.C * p.eb);
+    std::memset(dst + p.C * p.eb, 0, p.size - p.C * p.eb);
+    return;
+  }
   if (p.H == 1 && p.W == 1) {
     // A 1x1xC cube: each surface holds C' consecutive channels, a plain copy.
     for (uint64_t s = 0; s < p.surfaces; ++s) {
@@ -250,6 +256,10 @@ void feature_pack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
 
 void feature_unpack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
   const uint64_t row = p.W * p.eb, plane = p.H * row;
+  if (p.H == 1 && p.W == 1 && p.ss == kAtom) {
+    std::memcpy(dst, src, p.C * p.eb);
+    return;
+  }
   if (p.H == 1 && p.W == 1) {
     for (uint64_t s = 0; s < p.surfaces; ++s) {
       const uint64_t c0 = s * p.per_atom;
