@@ -14,5 +14,6 @@ const std::vector<SpecAdder>& family_spec_adders();
 void add_tpu_specs(std::vector<LayoutSpec>* specs);
 void add_htp_specs(std::vector<LayoutSpec>* specs);
 void add_tla_specs(std::vector<LayoutSpec>* specs);
+void add_nvdla_specs(std::vector<LayoutSpec>* specs);
 
 }  // namespace layoutcheck

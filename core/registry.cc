@@ -7,6 +7,7 @@ const std::vector<SpecAdder>& family_spec_adders() {
       add_tpu_specs,
       add_htp_specs,
       add_tla_specs,
+      add_nvdla_specs,
   };
   return adders;
 }

@@ -8,5 +8,6 @@ namespace layoutcheck {
 const Impl& tpu_optimized();
 const Impl& htp_optimized();
 const Impl& tla_optimized();
+const Impl& nvdla_optimized();
 
 }  // namespace layoutcheck

@@ -8,6 +8,7 @@ const Impl& optimized_impl() {
                                                   {"tpu", &tpu_optimized()},
                                                   {"htp", &htp_optimized()},
                                                   {"tla", &tla_optimized()},
+                                                  {"nvdla", &nvdla_optimized()},
                                               });
   return impl;
 }

@@ -8,5 +8,6 @@ namespace layoutcheck {
 const Impl& tpu_reference();
 const Impl& htp_reference();
 const Impl& tla_reference();
+const Impl& nvdla_reference();
 
 }  // namespace layoutcheck

@@ -8,6 +8,7 @@ const Impl& reference_impl() {
                                                   {"tpu", &tpu_reference()},
                                                   {"htp", &htp_reference()},
                                                   {"tla", &tla_reference()},
+                                                  {"nvdla", &nvdla_reference()},
                                               });
   return impl;
 }

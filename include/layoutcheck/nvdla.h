@@ -1,0 +1,80 @@
+// layoutcheck/nvdla.h — NVDLA sparse weight compression (WGS, WMB, compressed data).
+//
+// nvdla-in-memory-data-formats.txt, "Sparse Compression option": a mapped weight
+// surface (the physical buffer of nvdla.weight.dc) becomes three surfaces:
+//
+//   WGS   one 32-bit little-endian word per kernel group: the bytes of that
+//         group's compressed (non-zero) weights; zeros to 128-byte alignment.
+//   WMB   one bit per weight element, in the order of the mapped surface,
+//         bit i of the surface = bit (i mod 8) of byte i / 8 (little-endian);
+//         1 = the element is kept, 0 = it was zero; zero bits to 128 bytes.
+//   data  the non-zero elements in the order of the mapped surface, packed
+//         compactly across groups; zeros to 128-byte alignment.
+//
+// A compressed weight is data-dependent in size, so it is not a layout of the
+// Impl model (size_bytes() and offset_bits() do not depend on values); it is
+// this API over a packed weight buffer instead (oracles/ERRATA.md).
+//
+//   Case c = *parse_case("nvdla.weight.dc", "int8", "33,5,3,3");
+//   std::vector<uint8_t> packed(*optimized_impl().size_bytes(c));
+//   optimized_impl().pack(c, logical.data(), logical.size(), packed.data(), packed.size());
+//   auto z = nvdla::compress(c, packed.data(), packed.size());        // z->wgs, z->wmb, z->data
+//   nvdla::decompress(c, *z, back.data(), back.size());                 // back == packed
+//
+// compress/decompress are the optimized implementation (layoutcheck::optimized);
+// compress_reference/decompress_reference walk the document's steps element by
+// element (layoutcheck::reference). Both accept nvdla.weight.* cases.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "layoutcheck/impl.h"
+
+namespace layoutcheck::nvdla {
+
+struct CompressedWeights {
+  std::vector<uint8_t> wgs;   // 32-bit weight group sizes, padded to 128 bytes
+  std::vector<uint8_t> wmb;   // weight mask bits, padded to 128 bytes
+  std::vector<uint8_t> data;  // non-zero weights, padded to 128 bytes
+  bool operator==(const CompressedWeights& o) const { return wgs == o.wgs && wmb == o.wmb && data == o.data; }
+};
+
+// `physical` is the packed weight buffer of `weights` (size_bytes() long).
+Result<CompressedWeights> compress(const Case& weights, const void* physical, size_t physical_size);
+// Rebuilds the packed weight buffer (128-byte tail zeros included). Rejects
+// surfaces of the wrong size, WGS words that disagree with the mask, and
+// non-zero padding.
+Status decompress(const Case& weights, const CompressedWeights& in, void* physical, size_t physical_size);
+
+// ---- Winograd weights, phase 1 ----------------------------------------------
+//
+// "Convert the kernel from 3x3xC cube to a 4x4xC cube. The equation is GWGT":
+// every 3x3 channel W of the dense (K, C, 3, 3) tensor `logical` becomes
+// U = G W G^T, G = [[1,0,0],[.5,.5,.5],[.5,-.5,.5],[0,0,1]]; the result is the
+// dense (K, C, 4, 4) tensor in the same precision, which nvdla.weight.winograd
+// maps (C padded to 32 bytes there). Stride 1 only (no channel extension), no
+// scaling factor. U is computed exactly, then rounded once: fp16 to nearest,
+// ties to even, clipped to +-65504 (an fp16 infinity input counts as +-65504, a
+// NaN input makes the outputs it reaches 0x7E00); int8/int16 to nearest, ties to
+// even, saturated. For example W = [[1,2,3],[4,5,6],[7,8,9]] (int16) gives the
+// first row U[0] = [1, 3, 1, 3] (G W = [[1,2,3],[6,7.5,9],[2,2.5,3],[7,8,9]]).
+// "Do channel extension in if convolution stride is not 1. The new width and
+// height of a kernel should be 3 after extension." For stride s >= 2 the
+// (K, C, R, S) kernels (R, S <= 3s) are padded with 0s to 3s x 3s and split
+// into s*s phases: extended channel (p*s + q)*C + c holds W[c][i*s + p][j*s + q]
+// at (i, j), i, j in 0..2 (oracles/ERRATA.md). The
+// result is the dense (K, s*s*C, 3, 3) tensor for winograd_transform. Stride 1
+// requires 3x3 kernels and returns them unchanged.
+Result<std::vector<uint8_t>> winograd_extend(DType t, const Shape& kcrs, int64_t stride, const void* logical, size_t size);
+Result<std::vector<uint8_t>> winograd_extend_reference(DType t, const Shape& kcrs, int64_t stride, const void* logical,
+                                                       size_t size);
+
+Result<std::vector<uint8_t>> winograd_transform(DType t, const Shape& kc33, const void* logical, size_t size);
+Result<std::vector<uint8_t>> winograd_transform_reference(DType t, const Shape& kc33, const void* logical, size_t size);
+
+Result<CompressedWeights> compress_reference(const Case& weights, const void* physical, size_t physical_size);
+Status decompress_reference(const Case& weights, const CompressedWeights& in, void* physical, size_t physical_size);
+
+}  // namespace layoutcheck::nvdla

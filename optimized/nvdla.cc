@@ -1,0 +1,736 @@
+// Fast pack/unpack for the NVDLA feature and weight formats.
+//
+// Why it equals the reference:
+// - Feature data: for one surface s and line h, the physical line is W atoms of
+//   32 bytes, atom w holding channels s*C'..s*C'+C'-1 at (h, w). The logical
+//   rows of those channels at line h are W contiguous elements each, so the
+//   line is the transpose of a C' x W block. Full blocks go through SSE2 tile
+//   transposes (16x16 bytes, or 8x8 16-bit words); edges and the partial last
+//   surface go element by element. Every byte of a line that holds no element
+//   (channel padding, line gap) and every surface gap is written 0.
+// - Weights: group g starts at g * 32|16 * C*H*W elements; inside it, channel
+//   block cc (64 wide, or what is left of C) starts after the full blocks, and
+//   the run of cw channels of kernel k at (h, w) is contiguous physically and
+//   strided by H*W logically: a strided gather (a memcpy when H*W == 1).
+#include <algorithm>
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "layoutcheck/checked.h"
+#include "optimized/families.h"
+
+namespace layoutcheck {
+namespace {
+
+std::string str(uint64_t v) { return std::to_string(v); }
+
+constexpr uint64_t kAtom = 32;
+constexpr uint64_t kMaxBytes = uint64_t{1} << 60;  // bit offsets must fit in 64 bits
+
+uint64_t up32(uint64_t v) { return v / 32 * 32 + (v % 32 ? 32 : 0); }
+
+struct FeaturePlan {
+  uint64_t C = 0, H = 0, W = 0, eb = 1, per_atom = 32, surfaces = 0, ls = 0, ss = 0, size = 0, addr = 0;
+};
+
+struct WeightPlan {
+  uint64_t K = 0, C = 0, H = 0, W = 0, eb = 1, group = 32, groups = 0, data = 0, size = 0, addr = 0;
+  bool image = false;
+  uint64_t ext = 1, wc = 0, lines = 0, width = 0;  // image: W*C, ceil(H/ext), ext*W*C
+};
+
+Status precision_ok(DType t) {
+  if (t == DType::kInt8 || t == DType::kInt16 || t == DType::kFp16) return Status();
+  return Status::invalid(std::string(dtype_name(t)) + " is not an NVDLA precision (int8, int16, fp16)");
+}
+
+Result<FeaturePlan> feature_plan(const Case& c) {
+  LC_RETURN_IF_ERROR(precision_ok(c.dtype));
+  FeaturePlan p;
+  p.C = c.shape[0], p.H = c.shape[1], p.W = c.shape[2];
+  p.eb = dtype_bits(c.dtype) / 8;
+  p.per_atom = kAtom / p.eb;
+  p.surfaces = (p.C + p.per_atom - 1) / p.per_atom;
+  p.addr = c.layout.get_int("addr");
+  if (p.addr % kAtom) return Status::invalid("feature start address " + str(p.addr) + " is not 32-byte aligned");
+  uint64_t line = 0, surface = 0;
+  if (!checked_mul(p.W, kAtom, &line)) return Status::invalid("feature line overflows");
+  p.ls = c.layout.get_int("line_stride");
+  if (p.ls == 0) p.ls = line;
+  if (p.ls % kAtom || p.ls < line) return Status::invalid("feature line stride " + str(p.ls) + " unusable for W=" + str(p.W));
+  if (!checked_mul(p.H, p.ls, &surface)) return Status::invalid("feature surface overflows");
+  p.ss = c.layout.get_int("surface_stride");
+  if (p.ss == 0) p.ss = surface;
+  if (p.ss % kAtom || p.ss < surface) {
+    return Status::invalid("feature surface stride " + str(p.ss) + " unusable for H=" + str(p.H));
+  }
+  if (!checked_mul(p.surfaces, p.ss, &p.size) || p.size > kMaxBytes) return Status::invalid("feature size overflows");
+  return p;
+}
+
+Result<WeightPlan> weight_plan(const Case& c) {
+  LC_RETURN_IF_ERROR(precision_ok(c.dtype));
+  WeightPlan p;
+  p.K = c.shape[0], p.C = c.shape[1], p.H = c.shape[2], p.W = c.shape[3];
+  p.eb = dtype_bits(c.dtype) / 8;
+  p.group = p.eb == 1 ? 32 : 16;
+  p.groups = (p.K + p.group - 1) / p.group;
+  p.addr = c.layout.get_int("addr");
+  if (p.addr % 256) return Status::invalid("weight start address " + str(p.addr) + " is not 256-byte aligned");
+  p.image = c.layout.name == "nvdla.weight.image";
+  p.ext = c.layout.get_int("post_extension");
+  if (!p.image && p.ext != 1) return Status::invalid("DC weights take no post-extension");
+  if (p.image) {
+    if (p.ext == 3 || p.ext > 4) return Status::invalid("post-extension is 1, 2 or 4 lines, not " + str(p.ext));
+    if (!checked_mul(p.W, p.C, &p.wc)) return Status::invalid("W*C overflows");
+    if ((p.ext == 2 && p.wc > 32) || (p.ext == 4 && p.wc > 16)) {
+      return Status::invalid("post-extension " + str(p.ext) + " with W*C = " + str(p.wc) + " channels");
+    }
+    p.lines = (p.H + p.ext - 1) / p.ext;
+    p.width = p.ext * p.wc;
+  }
+  Checked data = Checked(p.K) * p.C * p.H * p.W * p.eb;
+  Checked size = Checked(data.value() / 128 + (data.value() % 128 != 0)) * 128;
+  if (!data.ok() || !size.ok() || size.value() > kMaxBytes) return Status::invalid("weight size overflows");
+  p.data = data.value();
+  p.size = size.value();
+  return p;
+}
+
+// ---- feature transposes -------------------------------------------------------
+
+// One element of 1, 2 or 4 bytes, with a constant-size copy for each width.
+inline void copy_element(uint8_t* dst, const uint8_t* src, uint64_t bytes) {
+  if (bytes == 1) *dst = *src;
+  else if (bytes == 2) std::memcpy(dst, src, 2);
+  else std::memcpy(dst, src, 4);
+}
+
+// dst rows of `dst_pitch` bytes, src rows of `src_pitch` bytes; n x m elements
+// of `eb` bytes: dst[j][i] = src[i][j].
+void transpose_scalar(const uint8_t* src, uint64_t src_pitch, uint8_t* dst, uint64_t dst_pitch, uint64_t rows,
+                      uint64_t cols, uint64_t eb) {
+  if (eb == 1) {
+    for (uint64_t i = 0; i < rows; ++i) {
+      const uint8_t* s = src + i * src_pitch;
+      for (uint64_t j = 0; j < cols; ++j) dst[j * dst_pitch + i] = s[j];
+    }
+    return;
+  }
+  for (uint64_t i = 0; i < rows; ++i) {
+    const uint8_t* s = src + i * src_pitch;
+    for (uint64_t j = 0; j < cols; ++j) copy_element(dst + j * dst_pitch + eb * i, s + eb * j, eb);
+  }
+}
+
+#if defined(__SSE2__)
+// 16x16 bytes: dst row j = byte j of the 16 src rows.
+inline void transpose16x16_u8(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp) {
+  __m128i r[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * sp));
+  __m128i a[16], b[16];
+  for (int i = 0; i < 8; ++i) {
+    a[2 * i] = _mm_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
+    a[2 * i + 1] = _mm_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      b[4 * i + 2 * j] = _mm_unpacklo_epi16(a[4 * i + j], a[4 * i + j + 2]);
+      b[4 * i + 2 * j + 1] = _mm_unpackhi_epi16(a[4 * i + j], a[4 * i + j + 2]);
+    }
+  }
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      a[8 * i + 2 * j] = _mm_unpacklo_epi32(b[8 * i + j], b[8 * i + j + 4]);
+      a[8 * i + 2 * j + 1] = _mm_unpackhi_epi32(b[8 * i + j], b[8 * i + j + 4]);
+    }
+  }
+  for (int j = 0; j < 8; ++j) {
+    b[2 * j] = _mm_unpacklo_epi64(a[j], a[j + 8]);
+    b[2 * j + 1] = _mm_unpackhi_epi64(a[j], a[j + 8]);
+  }
+  for (int j = 0; j < 16; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j * dp), b[j]);
+}
+
+// 8x8 16-bit words: dst row j = word j of the 8 src rows.
+inline void transpose8x8_u16(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp) {
+  __m128i r[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * sp));
+  __m128i a[8], b[8];
+  for (int i = 0; i < 4; ++i) {
+    a[2 * i] = _mm_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
+    a[2 * i + 1] = _mm_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      b[4 * i + 2 * j] = _mm_unpacklo_epi32(a[4 * i + j], a[4 * i + j + 2]);
+      b[4 * i + 2 * j + 1] = _mm_unpackhi_epi32(a[4 * i + j], a[4 * i + j + 2]);
+    }
+  }
+  for (int j = 0; j < 4; ++j) {
+    a[2 * j] = _mm_unpacklo_epi64(b[j], b[j + 4]);
+    a[2 * j + 1] = _mm_unpackhi_epi64(b[j], b[j + 4]);
+  }
+  for (int j = 0; j < 8; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j * dp), a[j]);
+}
+#endif
+
+// Transposes a rows x cols block of eb-byte elements (rows <= 32 bytes worth).
+void transpose_block(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp, uint64_t rows, uint64_t cols,
+                     uint64_t eb) {
+#if defined(__SSE2__)
+  if (eb > 2) {
+    transpose_scalar(src, sp, dst, dp, rows, cols, eb);
+    return;
+  }
+  const uint64_t tile = eb == 1 ? 16 : 8;  // elements per tile side
+  const uint64_t full_rows = rows / tile * tile, full_cols = cols / tile * tile;
+  auto tile_at = [&](uint64_t i, uint64_t j) {
+    const uint8_t* s = src + i * sp + j * eb;
+    uint8_t* d = dst + j * dp + i * eb;
+    if (eb == 1) transpose16x16_u8(s, sp, d, dp);
+    else transpose8x8_u16(s, sp, d, dp);
+  };
+  if (dp == kAtom || sp == kAtom) {
+    // Packing into atoms: finish every atom (all row tiles) before the next
+    // column tile, so each 32-byte atom is written whole. Unpacking a line of
+    // atoms: one channel tile along the whole line at a time, so 16 (8)
+    // logical rows are written at once rather than 32 (16); the line stays in L1.
+    for (uint64_t j = 0; j < full_cols; j += tile) {
+      for (uint64_t i = 0; i < full_rows; i += tile) tile_at(i, j);
+    }
+    if (full_cols < cols) {
+      transpose_scalar(src + full_cols * eb, sp, dst + full_cols * dp, dp, full_rows, cols - full_cols, eb);
+    }
+    if (full_rows < rows) {
+      transpose_scalar(src + full_rows * sp, sp, dst + full_rows * eb, dp, rows - full_rows, cols, eb);
+    }
+    return;
+  }
+  for (uint64_t i = 0; i < full_rows; i += tile) {
+    for (uint64_t j = 0; j < full_cols; j += tile) tile_at(i, j);
+    if (full_cols < cols) {
+      transpose_scalar(src + i * sp + full_cols * eb, sp, dst + full_cols * dp + i * eb, dp, tile, cols - full_cols, eb);
+    }
+  }
+  if (full_rows < rows) {
+    transpose_scalar(src + full_rows * sp, sp, dst + full_rows * eb, dp, rows - full_rows, cols, eb);
+  }
+#else
+  transpose_scalar(src, sp, dst, dp, rows, cols, eb);
+#endif
+}
+
+void feature_pack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
+  const uint64_t row = p.W * p.eb, plane = p.H * row, line = p.W * kAtom;
+  if (p.H == 1 && p.W == 1 && p.ss == kAtom) {
+    // Surface-packed 1x1xC: the channels are one run, then the atom's padding.
+    std::memcpy(dst, src, p.C * p.eb);
+    std::memset(dst + p.C * p.eb, 0, p.size - p.C * p.eb);
+    return;
+  }
+  if (p.H == 1 && p.W == 1) {
+    // A 1x1xC cube: each surface holds C' consecutive channels, a plain copy.
+    for (uint64_t s = 0; s < p.surfaces; ++s) {
+      const uint64_t c0 = s * p.per_atom, nc = std::min(p.per_atom, p.C - c0);
+      std::memcpy(dst + s * p.ss, src + c0 * p.eb, nc * p.eb);
+      std::memset(dst + s * p.ss + nc * p.eb, 0, p.ss - nc * p.eb);
+    }
+    return;
+  }
+  for (uint64_t s = 0; s < p.surfaces; ++s) {
+    const uint64_t c0 = s * p.per_atom, nc = std::min(p.per_atom, p.C - c0);
+    uint8_t* surface = dst + s * p.ss;
+    for (uint64_t h = 0; h < p.H; ++h) {
+      uint8_t* d = surface + h * p.ls;
+      if (nc < p.per_atom) std::memset(d, 0, line);
+      transpose_block(src + c0 * plane + h * row, plane, d, kAtom, nc, p.W, p.eb);
+      if (p.ls > line) std::memset(d + line, 0, p.ls - line);
+    }
+    if (p.ss > p.H * p.ls) std::memset(surface + p.H * p.ls, 0, p.ss - p.H * p.ls);
+  }
+}
+
+void feature_unpack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
+  const uint64_t row = p.W * p.eb, plane = p.H * row;
+  if (p.H == 1 && p.W == 1 && p.ss == kAtom) {
+    std::memcpy(dst, src, p.C * p.eb);
+    return;
+  }
+  if (p.H == 1 && p.W == 1) {
+    for (uint64_t s = 0; s < p.surfaces; ++s) {
+      const uint64_t c0 = s * p.per_atom;
+      std::memcpy(dst + c0 * p.eb, src + s * p.ss, std::min(p.per_atom, p.C - c0) * p.eb);
+    }
+    return;
+  }
+  for (uint64_t s = 0; s < p.surfaces; ++s) {
+    const uint64_t c0 = s * p.per_atom, nc = std::min(p.per_atom, p.C - c0);
+    for (uint64_t h = 0; h < p.H; ++h) {
+      // The physical line is a W x C' block; its transpose is C' logical rows.
+      transpose_block(src + s * p.ss + h * p.ls, kAtom, dst + c0 * plane + h * row, plane, p.W, nc, p.eb);
+    }
+  }
+}
+
+// ---- weights -------------------------------------------------------------------
+
+// Kernel k's channels c0..c0+cw-1 are one contiguous logical block of cw rows
+// of H*W elements; physically, position pos of it is the cube at
+// block_base + (pos * gk + kk) * cw. So each (kernel, channel block) is a
+// cw x HW -> HW x cw transpose with destination pitch gk * cw elements.
+// `to_physical`: logical -> physical; otherwise the reverse.
+void weight_copy(const WeightPlan& p, const uint8_t* logical_in, uint8_t* logical_out, uint8_t* phys_out,
+                 const uint8_t* phys_in, bool to_physical) {
+  const uint64_t hw = p.H * p.W, khw = p.C * hw, eb = p.eb;
+  for (uint64_t g = 0; g < p.groups; ++g) {
+    const uint64_t k0 = g * p.group, gk = std::min(p.group, p.K - k0);
+    const uint64_t group_base = k0 * khw;  // full groups before hold k0 kernels
+    for (uint64_t c0 = 0; c0 < p.C; c0 += 64) {
+      const uint64_t cw = std::min<uint64_t>(64, p.C - c0);
+      const uint64_t block_base = group_base + c0 * hw * gk;
+      for (uint64_t kk = 0; kk < gk; ++kk) {
+        const uint64_t logical = (k0 + kk) * khw + c0 * hw, physical = block_base + kk * cw;
+        if (hw == 1) {  // 1x1 kernels: the block is one run
+          if (to_physical) std::memcpy(phys_out + physical * eb, logical_in + logical * eb, cw * eb);
+          else std::memcpy(logical_out + logical * eb, phys_in + physical * eb, cw * eb);
+        } else if (to_physical) {
+          transpose_block(logical_in + logical * eb, hw * eb, phys_out + physical * eb, gk * cw * eb, cw, hw, eb);
+        } else {
+          transpose_block(phys_in + physical * eb, gk * cw * eb, logical_out + logical * eb, hw * eb, hw, cw, eb);
+        }
+      }
+    }
+  }
+}
+
+// Image weights: with post-extension (width <= 64, one cube per line), kernel
+// k's line j is a run of w_j = min(e, H - e*j) * W*C elements at
+// base + j*gk*width + kk*w_j; element (c, h, w) sits at (h mod e)*W*C + w*C + c
+// in it. Without it, the kernel is the DC kernel (K, W*C, H, 1).
+uint64_t image_element(const WeightPlan& p, uint64_t k, uint64_t c, uint64_t h, uint64_t w) {
+  const uint64_t g = k / p.group, kk = k - g * p.group, gk = std::min(p.group, p.K - g * p.group);
+  const uint64_t base = g * p.group * p.C * p.H * p.W;
+  if (p.ext == 1) {
+    const uint64_t ch = w * p.C + c, c0 = ch & ~uint64_t{63}, cw = std::min<uint64_t>(64, p.wc - c0);
+    return base + c0 * p.H * gk + (h * gk + kk) * cw + (ch - c0);
+  }
+  const uint64_t j = h / p.ext, wj = std::min(p.ext, p.H - j * p.ext) * p.wc;
+  return base + j * gk * p.width + kk * wj + (h - j * p.ext) * p.wc + w * p.C + c;
+}
+
+// The same placement as image_element, with the per-kernel and per-line terms
+// hoisted out of the element loop.
+void image_copy(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  const uint64_t eb = p.eb, hw = p.H * p.W;
+  for (uint64_t k = 0; k < p.K; ++k) {
+    const uint64_t g = k / p.group, kk = k - g * p.group, gk = std::min(p.group, p.K - g * p.group);
+    const uint64_t base = g * p.group * p.C * hw;
+    for (uint64_t h = 0; h < p.H; ++h) {
+      // Element (c, w) of line h goes to line_base + place(w * C + c).
+      const uint8_t* s_line = src + (k * p.C * hw + h * p.W) * eb;
+      uint8_t* d_line = dst + (k * p.C * hw + h * p.W) * eb;
+      if (p.ext == 1) {
+        for (uint64_t c0 = 0; c0 < p.wc; c0 += 64) {
+          const uint64_t cw = std::min<uint64_t>(64, p.wc - c0);
+          const uint64_t run = base + c0 * p.H * gk + (h * gk + kk) * cw - c0;  // + ch
+          for (uint64_t ch = c0; ch < c0 + cw; ++ch) {
+            const uint64_t w = ch / p.C, c = ch - w * p.C, logical = c * hw + w;
+            if (to_physical) copy_element(dst + (run + ch) * eb, s_line + logical * eb, eb);
+            else copy_element(d_line + logical * eb, src + (run + ch) * eb, eb);
+          }
+        }
+        continue;
+      }
+      const uint64_t j = h / p.ext, wj = std::min(p.ext, p.H - j * p.ext) * p.wc;
+      const uint64_t run = base + j * gk * p.width + kk * wj + (h - j * p.ext) * p.wc;
+      for (uint64_t w = 0; w < p.W; ++w) {
+        for (uint64_t c = 0; c < p.C; ++c) {
+          const uint64_t place = (run + w * p.C + c) * eb, logical = (c * hw + w) * eb;
+          if (to_physical) copy_element(dst + place, s_line + logical, eb);
+          else copy_element(d_line + logical, src + place, eb);
+        }
+      }
+    }
+  }
+}
+
+// ---- Winograd weights (converted 4x4 kernels) ------------------------------------------
+//
+// Kernel k's channel c is 16 logical elements (h, w); physically they are the
+// 4-stride lane c mod 4 of cube (c / 4) of kernel k, and the cubes of a group
+// run cube-major, kernel-minor. Channels past C (padding to 32 bytes) are 0.
+
+struct WinogradPlan {
+  uint64_t K = 0, C = 0, Cp = 0, eb = 1, group = 32, data = 0, size = 0;
+};
+
+Result<WinogradPlan> winograd_plan(const Case& c) {
+  LC_RETURN_IF_ERROR(precision_ok(c.dtype));
+  if (c.shape[2] != 4 || c.shape[3] != 4) return Status::invalid("Winograd kernels are 4x4 after conversion");
+  WinogradPlan p;
+  p.K = c.shape[0], p.C = c.shape[1];
+  p.eb = dtype_bits(c.dtype) / 8;
+  const uint64_t per32 = 32 / p.eb;
+  p.Cp = (p.C + per32 - 1) / per32 * per32;
+  p.group = p.eb == 1 ? 32 : 16;
+  if (c.layout.get_int("addr") % 256) return Status::invalid("weight start address is not 256-byte aligned");
+  Checked data = Checked(p.K) * p.Cp * 16 * p.eb;
+  if (!data.ok() || data.value() > kMaxBytes) return Status::invalid("Winograd weight size overflows");
+  p.data = data.value();
+  p.size = (p.data + 127) / 128 * 128;
+  return p;
+}
+
+uint64_t winograd_element(const WinogradPlan& p, uint64_t k, uint64_t c, uint64_t hw) {
+  const uint64_t g = k / p.group, kk = k - g * p.group, gk = std::min(p.group, p.K - g * p.group);
+  return g * p.group * p.Cp * 16 + ((c >> 2) * gk + kk) * 64 + hw * 4 + (c & 3);
+}
+
+void winograd_copy(const WinogradPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  if (to_physical) std::memset(dst, 0, p.size);
+  for (uint64_t k = 0; k < p.K; ++k) {
+    for (uint64_t c = 0; c < p.C; ++c) {
+      const uint64_t base = winograd_element(p, k, c, 0), logical = (k * p.C + c) * 16;
+      for (uint64_t hw = 0; hw < 16; ++hw) {
+        const uint64_t phys = (base + hw * 4) * p.eb, log = (logical + hw) * p.eb;
+        if (to_physical) copy_element(dst + phys, src + log, p.eb);
+        else copy_element(dst + log, src + phys, p.eb);
+      }
+    }
+  }
+}
+
+// ---- pixel data -------------------------------------------------------------------
+//
+// The format name says it all: "___" separates the Y plane from the chroma plane
+// of a semi-planar format; each letter-and-bits group is one component; the 2-
+// and 10-bit groups share a 32-bit word (declined: not byte components); a
+// trailing _F on a 4-component name is fp16. A line is a run of (x_offset + W)
+// pixels, copied row by row when the logical row is the physical one.
+
+struct PixelPlan {
+  uint64_t H = 0, W = 0, C = 0, cb = 1, planar = 0, ypix = 1, uvpix = 0, x = 0, ls = 0, uls = 0, uvo = 0, size = 0;
+};
+
+Result<PixelPlan> pixel_plan(const Case& c) {
+  const std::string f = c.layout.get("format");
+  PixelPlan p;
+  p.planar = f.find("___") != std::string::npos;
+  uint64_t groups = 0, bits = 0;
+  bool ten_in_word = false;
+  for (size_t i = 2; i < f.size(); ++i) {
+    if (f[i] == '_') break;  // _F, _I, ___, _N444
+    if (f[i] >= 'A' && f[i] <= 'Z') {
+      ++groups;
+      uint64_t b = 0;
+      while (i + 1 < f.size() && f[i + 1] >= '0' && f[i + 1] <= '9') b = b * 10 + static_cast<uint64_t>(f[++i] - '0');
+      if (b == 2) ten_in_word = true;
+      bits = std::max(bits, b);
+    }
+  }
+  const uint64_t channels = p.planar ? 3 : groups;
+  const bool fp = f.size() > 2 && f.compare(f.size() - 2, 2, "_F") == 0 && channels == 4;
+  const DType want = fp ? DType::kFp16 : bits > 8 ? DType::kInt16 : DType::kInt8;
+  p.H = c.shape[0], p.W = c.shape[1], p.C = c.shape[2];
+  if (p.C != channels) return Status::invalid(f + " takes " + str(channels) + " channels, not " + str(p.C));
+  const bool twin = (want == DType::kInt8 && c.dtype == DType::kUInt8) || (want == DType::kInt16 && c.dtype == DType::kUInt16);
+  if (c.dtype != want && !twin) return Status::invalid(f + " is " + dtype_name(want) + " data");
+  if (ten_in_word) return Status::unsupported(f + " has 10-bit fields in a 32-bit word");
+  p.cb = bits > 8 ? 2 : 1;
+  p.ypix = p.planar ? p.cb : p.cb * channels;
+  p.uvpix = p.planar ? 2 * p.cb : 0;
+  p.x = c.layout.get_int("x_offset");
+  if (p.x > 32 / p.ypix - 1) return Status::invalid(f + " x offset " + str(p.x) + " out of range");
+  if (c.layout.get_int("addr") % 32) return Status::invalid("pixel start address is not 32-byte aligned");
+  Checked line = (Checked(p.x) + p.W) * p.ypix;
+  if (!line.ok() || line.value() > kMaxBytes) return Status::invalid("pixel line overflows");
+  p.ls = c.layout.get_int("line_stride");
+  if (p.ls == 0) p.ls = up32(line.value());
+  if (p.ls % 32 || p.ls < line.value()) return Status::invalid("pixel line stride " + str(p.ls) + " unusable");
+  Checked plane = Checked(p.H) * p.ls;
+  if (!plane.ok() || plane.value() > kMaxBytes) return Status::invalid("pixel plane overflows");
+  p.size = plane.value();
+  const uint64_t uls = c.layout.get_int("uv_line_stride"), uvo = c.layout.get_int("uv_offset");
+  if (!p.planar) {
+    if (uls || uvo) return Status::invalid(f + " has no UV plane");
+    return p;
+  }
+  const uint64_t uv_line = (p.x + p.W) * p.uvpix;  // twice the Y line, which fits
+  if (uv_line > kMaxBytes) return Status::invalid("pixel UV line overflows");
+  p.uls = uls ? uls : up32(uv_line);
+  if (p.uls % 32 || p.uls < uv_line) return Status::invalid("pixel UV line stride " + str(p.uls) + " unusable");
+  p.uvo = uvo ? uvo : p.size;
+  if (p.uvo % 32 || p.uvo < p.size) return Status::invalid("pixel UV plane offset " + str(p.uvo) + " unusable");
+  Checked size = Checked(p.uvo) + Checked(p.H) * p.uls;
+  if (!size.ok() || size.value() > kMaxBytes) return Status::invalid("pixel size overflows");
+  p.size = size.value();
+  return p;
+}
+
+uint64_t pixel_place(const PixelPlan& p, uint64_t h, uint64_t w, uint64_t ch) {
+  if (p.planar && ch) return p.uvo + h * p.uls + (p.x + w) * p.uvpix + (ch - 1) * p.cb;
+  return h * p.ls + (p.x + w) * p.ypix + ch * p.cb;
+}
+
+void pixel_copy(const PixelPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  const uint64_t row = p.W * p.C * p.cb;
+  if (to_physical) std::memset(dst, 0, p.size);
+  for (uint64_t h = 0; h < p.H; ++h) {
+    if (!p.planar) {
+      // A packed pixel line is the logical row, shifted by the x offset.
+      const uint64_t line = h * p.ls + p.x * p.ypix;
+      if (to_physical) std::memcpy(dst + line, src + h * row, row);
+      else std::memcpy(dst + h * row, src + line, row);
+      continue;
+    }
+    for (uint64_t w = 0; w < p.W; ++w) {
+      const uint64_t logical = (h * p.W + w) * 3 * p.cb;
+      const uint64_t y = pixel_place(p, h, w, 0), uv = pixel_place(p, h, w, 1);
+      if (to_physical) {
+        copy_element(dst + y, src + logical, p.cb);
+        copy_element(dst + uv, src + logical + p.cb, 2 * p.cb);
+      } else {
+        copy_element(dst + logical, src + y, p.cb);
+        copy_element(dst + logical + p.cb, src + uv, 2 * p.cb);
+      }
+    }
+  }
+}
+
+// ---- SDP data ---------------------------------------------------------------------
+//
+// Per channel, atom a holds channels a*E..a*E+E-1 (E elements per atom) of P
+// components each, so channel c starts at c * P * component bytes: the logical
+// (C, P) buffer is the physical one, then zeros. Per element, the atom at
+// (surface, h, w) holds E elements of P components: a transpose of E x W
+// elements of P * component bytes, like feature data.
+
+struct SdpPlan {
+  bool per_element = false;
+  uint64_t C = 0, H = 1, W = 1, P = 1, bpc = 1, epa = 32, bpa = 32, surfaces = 0, ls = 0, ss = 0, size = 0;
+};
+
+
+Result<SdpPlan> sdp_plan(const Case& c) {
+  LC_RETURN_IF_ERROR(precision_ok(c.dtype));
+  SdpPlan p;
+  p.per_element = c.layout.name == "nvdla.sdp.element";
+  const std::string use = c.layout.get("use");
+  std::string proc = c.layout.get("proc");
+  if (proc == "same") proc = dtype_name(c.dtype);
+  if ((proc == "fp16") != (c.dtype == DType::kFp16)) return Status::invalid("fp16 SDP data and fp16 processing go together");
+  p.epa = proc == "int8" ? 32 : 16;
+  const uint64_t comps = use == "bn" || use == "ew2" ? 2 : 1;
+  p.P = c.shape.back();
+  if (p.P != comps) return Status::invalid("SDP use " + use + " has " + str(comps) + " components, not " + str(p.P));
+  p.bpc = dtype_bits(c.dtype) / 8;
+  p.bpa = p.epa * p.P * p.bpc;
+  p.C = c.shape[0];
+  p.surfaces = (p.C + p.epa - 1) / p.epa;
+  if (c.layout.get_int("addr") % 32) return Status::invalid("SDP start address is not 32-byte aligned");
+  if (!p.per_element) {
+    uint64_t bytes = 0;
+    if (!checked_mul(p.surfaces, p.bpa, &bytes) || bytes > kMaxBytes) return Status::invalid("SDP size overflows");
+    p.size = up32(bytes);
+    return p;
+  }
+  p.H = c.shape[1], p.W = c.shape[2];
+  uint64_t line = 0, surface = 0;
+  if (!checked_mul(p.W, p.bpa, &line) || line > kMaxBytes) return Status::invalid("SDP line overflows");
+  p.ls = c.layout.get_int("line_stride");
+  if (p.ls == 0) p.ls = up32(line);
+  if (p.ls % 32 || p.ls < line) return Status::invalid("SDP line stride " + str(p.ls) + " unusable");
+  if (!checked_mul(p.H, p.ls, &surface)) return Status::invalid("SDP surface overflows");
+  p.ss = c.layout.get_int("surface_stride");
+  if (p.ss == 0) p.ss = surface;
+  if (p.ss % 32 || p.ss < surface) return Status::invalid("SDP surface stride " + str(p.ss) + " unusable");
+  if (!checked_mul(p.surfaces, p.ss, &p.size) || p.size > kMaxBytes) return Status::invalid("SDP size overflows");
+  return p;
+}
+
+void sdp_copy(const SdpPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  const uint64_t es = p.P * p.bpc, bytes = p.C * es;
+  if (!p.per_element) {
+    if (to_physical) {
+      std::memcpy(dst, src, bytes);
+      std::memset(dst + bytes, 0, p.size - bytes);
+    } else {
+      std::memcpy(dst, src, bytes);
+    }
+    return;
+  }
+  const uint64_t row = p.W * es, plane = p.H * row, line = p.W * p.bpa;
+  for (uint64_t s = 0; s < p.surfaces; ++s) {
+    const uint64_t c0 = s * p.epa, nc = std::min(p.epa, p.C - c0);
+    for (uint64_t h = 0; h < p.H; ++h) {
+      if (to_physical) {
+        uint8_t* d = dst + s * p.ss + h * p.ls;
+        if (nc < p.epa) std::memset(d, 0, line);
+        transpose_block(src + c0 * plane + h * row, plane, d, p.bpa, nc, p.W, es);
+        std::memset(d + line, 0, p.ls - line);
+      } else {
+        transpose_block(src + s * p.ss + h * p.ls, p.bpa, dst + c0 * plane + h * row, plane, p.W, nc, es);
+      }
+    }
+    if (to_physical) std::memset(dst + s * p.ss + p.H * p.ls, 0, p.ss - p.H * p.ls);
+  }
+}
+
+// ---- the Impl ---------------------------------------------------------------------
+
+bool is_pixel(const Case& c) { return c.layout.name == "nvdla.pixel"; }
+bool is_winograd(const Case& c) { return c.layout.name == "nvdla.weight.winograd"; }
+
+bool is_sdp(const Case& c) { return c.layout.name == "nvdla.sdp.channel" || c.layout.name == "nvdla.sdp.element"; }
+
+Status check_case(const Case& c) {
+  const LayoutSpec* spec = find_spec(c.layout.name);
+  if (!spec || (c.layout.name != "nvdla.feature" && c.layout.name != "nvdla.weight.dc" &&
+                c.layout.name != "nvdla.weight.image" && !is_sdp(c) && !is_pixel(c) && !is_winograd(c))) {
+    return Status::invalid("unknown layout " + c.layout.name);
+  }
+  return check_shape(*spec, c.shape);
+}
+
+bool is_feature(const Case& c) { return c.layout.name == "nvdla.feature"; }
+
+class NvdlaOptimized : public Impl {
+ public:
+  std::string name() const override { return "optimized"; }
+
+  Status supports(const Case& c) const override { return size_bytes(c).status(); }
+
+  Result<uint64_t> size_bytes(const Case& c) const override {
+    LC_RETURN_IF_ERROR(check_case(c));
+    if (is_feature(c)) {
+      LC_ASSIGN_OR_RETURN(FeaturePlan p, feature_plan(c));
+      return p.size;
+    }
+    if (is_sdp(c)) {
+      LC_ASSIGN_OR_RETURN(SdpPlan p, sdp_plan(c));
+      return p.size;
+    }
+    if (is_pixel(c)) {
+      LC_ASSIGN_OR_RETURN(PixelPlan p, pixel_plan(c));
+      return p.size;
+    }
+    if (is_winograd(c)) {
+      LC_ASSIGN_OR_RETURN(WinogradPlan p, winograd_plan(c));
+      return p.size;
+    }
+    LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));
+    return p.size;
+  }
+
+  Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
+    LC_RETURN_IF_ERROR(check_case(c));
+    if (at.size() != c.shape.size()) return Status::invalid("coordinate rank differs from the shape's");
+    for (size_t i = 0; i < at.size(); ++i) {
+      if (at[i] < 0 || at[i] >= c.shape[i]) return Status::invalid("coordinate outside the shape");
+    }
+    if (is_feature(c)) {
+      LC_ASSIGN_OR_RETURN(FeaturePlan p, feature_plan(c));
+      const uint64_t ch = at[0];
+      return (ch / p.per_atom * p.ss + at[1] * p.ls + at[2] * kAtom + ch % p.per_atom * p.eb) * 8;
+    }
+    if (is_pixel(c)) {
+      LC_ASSIGN_OR_RETURN(PixelPlan p, pixel_plan(c));
+      return pixel_place(p, at[0], at[1], at[2]) * 8;
+    }
+    if (is_winograd(c)) {
+      LC_ASSIGN_OR_RETURN(WinogradPlan p, winograd_plan(c));
+      return winograd_element(p, at[0], at[1], at[2] * 4 + at[3]) * p.eb * 8;
+    }
+    if (is_sdp(c)) {
+      LC_ASSIGN_OR_RETURN(SdpPlan p, sdp_plan(c));
+      const uint64_t ch = at[0], comp = at.back();
+      if (!p.per_element) return (ch * p.P + comp) * p.bpc * 8;
+      return (ch / p.epa * p.ss + at[1] * p.ls + at[2] * p.bpa + (ch % p.epa * p.P + comp) * p.bpc) * 8;
+    }
+    LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));
+    if (p.image) return image_element(p, at[0], at[1], at[2], at[3]) * p.eb * 8;
+    const uint64_t k = at[0], ch = at[1], pos = at[2] * p.W + at[3], hw = p.H * p.W;
+    const uint64_t g = k / p.group, gk = std::min(p.group, p.K - g * p.group);
+    const uint64_t c0 = ch / 64 * 64, cw = std::min<uint64_t>(64, p.C - c0);
+    const uint64_t element = g * p.group * p.C * hw + c0 * hw * gk + (pos * gk + k % p.group) * cw + (ch - c0);
+    return element * p.eb * 8;
+  }
+
+  Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
+              size_t physical_size) const override {
+    LC_RETURN_IF_ERROR(check_case(c));
+    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    auto* dst = static_cast<uint8_t*>(physical);
+    const auto* src = static_cast<const uint8_t*>(logical);
+    if (is_feature(c)) {
+      LC_ASSIGN_OR_RETURN(FeaturePlan p, feature_plan(c));
+      feature_pack(p, src, dst);
+      return Status();
+    }
+    if (is_sdp(c)) {
+      LC_ASSIGN_OR_RETURN(SdpPlan p, sdp_plan(c));
+      sdp_copy(p, src, dst, true);
+      return Status();
+    }
+    if (is_pixel(c)) {
+      LC_ASSIGN_OR_RETURN(PixelPlan p, pixel_plan(c));
+      pixel_copy(p, src, dst, true);
+      return Status();
+    }
+    if (is_winograd(c)) {
+      LC_ASSIGN_OR_RETURN(WinogradPlan p, winograd_plan(c));
+      winograd_copy(p, src, dst, true);
+      return Status();
+    }
+    LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));
+    if (p.image) image_copy(p, src, dst, true);
+    else weight_copy(p, src, nullptr, dst, nullptr, true);
+    std::memset(dst + p.data, 0, p.size - p.data);
+    return Status();
+  }
+
+  Status unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
+                size_t logical_size) const override {
+    LC_RETURN_IF_ERROR(check_case(c));
+    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    auto* dst = static_cast<uint8_t*>(logical);
+    const auto* src = static_cast<const uint8_t*>(physical);
+    if (is_feature(c)) {
+      LC_ASSIGN_OR_RETURN(FeaturePlan p, feature_plan(c));
+      feature_unpack(p, src, dst);
+      return Status();
+    }
+    if (is_sdp(c)) {
+      LC_ASSIGN_OR_RETURN(SdpPlan p, sdp_plan(c));
+      sdp_copy(p, src, dst, false);
+      return Status();
+    }
+    if (is_pixel(c)) {
+      LC_ASSIGN_OR_RETURN(PixelPlan p, pixel_plan(c));
+      pixel_copy(p, src, dst, false);
+      return Status();
+    }
+    if (is_winograd(c)) {
+      LC_ASSIGN_OR_RETURN(WinogradPlan p, winograd_plan(c));
+      winograd_copy(p, src, dst, false);
+      return Status();
+    }
+    LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));
+    if (p.image) image_copy(p, src, dst, false);
+    else weight_copy(p, nullptr, dst, nullptr, src, false);
+    return Status();
+  }
+};
+
+}  // namespace
+
+const Impl& nvdla_optimized() {
+  static const NvdlaOptimized impl;
+  return impl;
+}
+
+}  // namespace layoutcheck

@@ -1,0 +1,900 @@
+// The NVDLA in-memory data formats in executable form.
+// Document: ../shared/spec/nvdla-in-memory-data-formats.txt
+//
+// Offsets come from the document's formulas; pack and unpack walk the
+// document's scan orders literally ("C' -> W -> H -> C" for feature data,
+// "C' -> K -> W -> H -> C" inside a weight group) and place each element at
+// the next free place of the scan, so the two readings check each other.
+#include <algorithm>
+#include <cstring>
+
+#include "layoutcheck/checked.h"
+#include "reference/families.h"
+
+namespace layoutcheck {
+namespace {
+
+std::string num(uint64_t v) { return std::to_string(v); }
+
+constexpr uint64_t kMaxBytes = uint64_t{1} << 60;  // offsets are reported in bits
+
+uint64_t round_up32(uint64_t v) { return ceil_div(v, 32) * 32; }
+
+// "Precision Type": int8, int16 and fp16; one element is 1 or 2 bytes.
+Status check_precision(DType t) {
+  if (t != DType::kInt8 && t != DType::kInt16 && t != DType::kFp16) {
+    return Status::invalid(std::string("NVDLA data precisions are int8, int16 and fp16, not ") + dtype_name(t) +
+                           " (Precision Type)");
+  }
+  return Status();
+}
+
+// "Alignment of Start Address and Stride", table "Requirements of alignment".
+Status check_alignment(const char* format, const char* what, uint64_t value, uint64_t align) {
+  if (value % align != 0) {
+    return Status::invalid(std::string(format) + ": " + what + " " + num(value) + " is not aligned to " + num(align) +
+                           " bytes (Alignment of Start Address and Stride, Requirements of alignment)");
+  }
+  return Status();
+}
+
+Status check_coord(const Case& c, const Coord& at) {
+  if (at.size() != c.shape.size()) {
+    return Status::invalid("coordinate (" + shape_to_string(at) + ") has rank " + num(at.size()) + ", the shape " +
+                           shape_to_string(c.shape) + " has rank " + num(c.shape.size()));
+  }
+  for (size_t i = 0; i < at.size(); ++i) {
+    if (at[i] < 0 || at[i] >= c.shape[i]) {
+      return Status::invalid("coordinate (" + shape_to_string(at) + ") is outside the shape " + shape_to_string(c.shape));
+    }
+  }
+  return Status();
+}
+
+// ---- Feature Data Format -------------------------------------------------------
+
+constexpr uint64_t kFeatureAtomBytes = 32;  // "Split the data cube into 1x1x32byte small atom cubes."
+
+struct Feature {
+  uint64_t C = 0, H = 0, W = 0;
+  uint64_t element_bytes = 1;
+  uint64_t atom_elements = 32;   // C' = 32 bytes of channels
+  uint64_t surfaces = 0;         // ceil(C / C'): C padded to the atom
+  uint64_t line_stride = 0, surface_stride = 0, addr = 0;
+  bool packed_lines = true, packed_surfaces = true;
+  uint64_t size = 0;
+};
+
+Result<Feature> feature_model(const Case& c) {
+  LC_RETURN_IF_ERROR(check_precision(c.dtype));
+  Feature f;
+  f.C = c.shape[0], f.H = c.shape[1], f.W = c.shape[2];
+  f.element_bytes = dtype_bits(c.dtype) / 8;
+  // "Adding data into end of channel if the original data is not 32byte aligned in C direction."
+  f.atom_elements = kFeatureAtomBytes / f.element_bytes;
+  f.surfaces = ceil_div(f.C, f.atom_elements);
+  // "All atom cubes in the same line are mapped compactly": a line is W atoms.
+  Checked line_bytes = Checked(f.W) * kFeatureAtomBytes;
+  if (!line_bytes.ok()) return Status::invalid("feature data: W * 32 overflows (W = " + num(f.W) + ")");
+  f.addr = c.layout.get_int("addr");
+  // "Line stride and surface stride of feature data shall always align to 32bytes.
+  //  Start address has same alignment as well."
+  LC_RETURN_IF_ERROR(check_alignment("feature data cube", "start address", f.addr, kFeatureAtomBytes));
+  const uint64_t ls = c.layout.get_int("line_stride");
+  f.packed_lines = ls == 0;
+  f.line_stride = f.packed_lines ? line_bytes.value() : ls;
+  if (!f.packed_lines) {
+    LC_RETURN_IF_ERROR(check_alignment("feature data cube", "line stride", ls, kFeatureAtomBytes));
+    if (ls < line_bytes.value()) {
+      return Status::invalid("feature data cube: line stride " + num(ls) + " is smaller than one line of W = " +
+                             num(f.W) + " atoms, W * 32 = " + num(line_bytes.value()) + " bytes (Feature Data Format)");
+    }
+  }
+  Checked surface_bytes = Checked(f.H) * f.line_stride;
+  if (!surface_bytes.ok()) return Status::invalid("feature data: H * line stride overflows");
+  const uint64_t ss = c.layout.get_int("surface_stride");
+  f.packed_surfaces = ss == 0;
+  f.surface_stride = f.packed_surfaces ? surface_bytes.value() : ss;
+  if (!f.packed_surfaces) {
+    LC_RETURN_IF_ERROR(check_alignment("feature data cube", "surface stride", ss, kFeatureAtomBytes));
+    if (ss < surface_bytes.value()) {
+      return Status::invalid("feature data cube: surface stride " + num(ss) + " is smaller than one surface of H = " +
+                             num(f.H) + " lines, H * line stride = " + num(surface_bytes.value()) +
+                             " bytes (Feature Data Format)");
+    }
+  }
+  Checked size = Checked(f.surfaces) * f.surface_stride;
+  if (!size.ok() || size.value() > kMaxBytes) {
+    return Status::invalid("feature data: surfaces * surface stride overflows 2^60 bytes (bit offsets are 64-bit)");
+  }
+  f.size = size.value();
+  return f;
+}
+
+// "The order is C' (32byte) -> W -> H -> C (surfaces)": element (c, h, w) is
+// element c mod C' of the atom at (w, h) of surface floor(c / C').
+uint64_t feature_offset(const Feature& f, uint64_t c, uint64_t h, uint64_t w) {
+  return (c / f.atom_elements) * f.surface_stride + h * f.line_stride + w * kFeatureAtomBytes +
+         (c % f.atom_elements) * f.element_bytes;
+}
+
+// Walks the scan order "W (line) -> H (height) -> C (channel)" over the atoms,
+// C' inside each atom, and hands every (place, logical element) pair to `visit`;
+// channels past C (the padding added "into end of channel") have no element.
+template <typename Visit>
+void feature_scan(const Feature& f, Visit visit) {
+  for (uint64_t s = 0; s < f.surfaces; ++s) {          // C (surfaces), slowest
+    for (uint64_t h = 0; h < f.H; ++h) {                // H
+      for (uint64_t w = 0; w < f.W; ++w) {              // W (line)
+        const uint64_t atom = s * f.surface_stride + h * f.line_stride + w * kFeatureAtomBytes;
+        for (uint64_t ci = 0; ci < f.atom_elements; ++ci) {  // C' (32 bytes), fastest
+          const uint64_t c = s * f.atom_elements + ci;
+          if (c < f.C) visit(atom + ci * f.element_bytes, (c * f.H + h) * f.W + w);
+        }
+      }
+    }
+  }
+}
+
+// ---- Basic Weight for Direct Convolution ---------------------------------------
+
+constexpr uint64_t kCubeElements = 64;    // "Divide each kernel to 1x1x64-element small cubes."
+constexpr uint64_t kWeightEndAlign = 128; // "Append 0s at end of all mapped weight for 128-byte alignment."
+constexpr uint64_t kWeightAddrAlign = 256;
+
+struct Weights {
+  uint64_t K = 0, C = 0, H = 0, W = 0;
+  uint64_t element_bytes = 1;
+  uint64_t group_kernels = 32;  // 32 for int8, 16 for int16 / fp16
+  uint64_t groups = 0;
+  uint64_t data_bytes = 0, size = 0, addr = 0;
+  // Weight for image input: the pre-extended line has W*C channels; with
+  // post-extension e, e lines make one line of e*W*C channels.
+  bool image = false;
+  uint64_t ext = 1, line_channels = 0, lines = 0, full_width = 0;
+};
+
+Result<Weights> weight_model(const Case& c) {
+  LC_RETURN_IF_ERROR(check_precision(c.dtype));
+  Weights m;
+  m.K = c.shape[0], m.C = c.shape[1], m.H = c.shape[2], m.W = c.shape[3];
+  m.element_bytes = dtype_bits(c.dtype) / 8;
+  // "For int16 and fp16 weight, one group has 16 kernels. For int8, one group has 32 kernels."
+  m.group_kernels = c.dtype == DType::kInt8 ? 32 : 16;
+  m.groups = ceil_div(m.K, m.group_kernels);
+  m.addr = c.layout.get_int("addr");
+  LC_RETURN_IF_ERROR(check_alignment("weight", "start address", m.addr, kWeightAddrAlign));
+  m.image = c.layout.name == "nvdla.weight.image";
+  m.ext = c.layout.get_int("post_extension");
+  // Table "Weight formats and options": post-extension is supported for weight
+  // for image input only.
+  if (!m.image && m.ext != 1) {
+    return Status::invalid("post_extension=" + num(m.ext) + ": weight for DC does NOT support the post-extension "
+                           "option (Weight formats and options)");
+  }
+  if (m.image) {
+    // "Channel post-extension only support 2-line and 4-line." "1, 2 and 4 parameters are available."
+    if (m.ext != 1 && m.ext != 2 && m.ext != 4) {
+      return Status::invalid("post_extension=" + num(m.ext) + ": channel post-extension takes 1, 2 or 4 lines "
+                             "(Channel Post-extension for image input)");
+    }
+    // Pre-extension: "turn all weights in same line to a single channel".
+    Checked line_channels = Checked(m.W) * m.C;
+    if (!line_channels.ok()) return Status::invalid("weight: W * C overflows");
+    m.line_channels = line_channels.value();
+    // "It allows two-line (C<=32) or four-line (C<=16) combination", C being the
+    // pre-extended channel size W*C (oracles/ERRATA.md).
+    const uint64_t limit = m.ext == 2 ? 32 : 16;
+    if (m.ext != 1 && m.line_channels > limit) {
+      return Status::invalid("post_extension=" + num(m.ext) + " needs the pre-extended channel size W*C = " + num(m.W) +
+                             "*" + num(m.C) + " = " + num(m.line_channels) + " <= " + num(limit) +
+                             " (Channel Post-extension for image input)");
+    }
+    m.lines = ceil_div(m.H, m.ext);
+    m.full_width = m.ext * m.line_channels;
+  }
+  Checked data = Checked(m.K) * m.C * m.H * m.W * m.element_bytes;
+  if (!data.ok()) return Status::invalid("weight: K * C * H * W * element bytes overflows");
+  m.data_bytes = data.value();
+  // "Append 0s at end of all mapped weight for 128-byte alignment."
+  Checked size = Checked(ceil_div(m.data_bytes, kWeightEndAlign)) * kWeightEndAlign;
+  if (!size.ok() || size.value() > kMaxBytes) {
+    return Status::invalid("weight: size overflows 2^60 bytes (bit offsets are 64-bit)");
+  }
+  m.size = size.value();
+  return m;
+}
+
+uint64_t kernels_in_group(const Weights& m, uint64_t g) {
+  // "Last group can have fewer kernels."
+  return std::min(m.group_kernels, m.K - g * m.group_kernels);
+}
+
+// Offset of (k, c, h, w). Groups are mapped compactly one after another; inside
+// a group, the cubes of channel block cc come after the full 64-element cubes
+// of the blocks before; within block cc, (h, w, kernel) select a cube of C'
+// elements, C' = 64 or what is left of C ("Do not append 0 if channel size is
+// not divisible").
+uint64_t weight_offset(const Weights& m, uint64_t k, uint64_t c, uint64_t h, uint64_t w) {
+  const uint64_t g = k / m.group_kernels, kk = k % m.group_kernels, gk = kernels_in_group(m, g);
+  const uint64_t group_base = g * m.group_kernels * m.C * m.H * m.W;  // elements of the full groups before
+  const uint64_t cc = c / kCubeElements, c0 = cc * kCubeElements;
+  const uint64_t cw = std::min(kCubeElements, m.C - c0);
+  const uint64_t element = group_base + c0 * m.H * m.W * gk + ((h * m.W + w) * gk + kk) * cw + (c - c0);
+  return element * m.element_bytes;
+}
+
+// "Scan the 1x1xC' small cubes in a group with C'->K->W->H->C sequence. Here C'
+// changes fastest and C changes slowest. And map them compactly as scanning
+// sequence." "Map the weight groups compactly."
+template <typename Visit>
+void weight_scan(const Weights& m, Visit visit) {
+  uint64_t place = 0;
+  for (uint64_t g = 0; g < m.groups; ++g) {
+    const uint64_t k0 = g * m.group_kernels, gk = kernels_in_group(m, g);
+    for (uint64_t c0 = 0; c0 < m.C; c0 += kCubeElements) {   // C, slowest
+      const uint64_t cw = std::min(kCubeElements, m.C - c0);
+      for (uint64_t h = 0; h < m.H; ++h) {                   // H
+        for (uint64_t w = 0; w < m.W; ++w) {                 // W
+          for (uint64_t kk = 0; kk < gk; ++kk) {             // K
+            for (uint64_t ci = 0; ci < cw; ++ci) {           // C', fastest
+              const uint64_t k = k0 + kk, c = c0 + ci;
+              visit(place, ((k * m.C + c) * m.H + h) * m.W + w);
+              place += m.element_bytes;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---- Basic Weight for image input --------------------------------------------------
+
+// Channels of extended line j: e lines of W*C channels, fewer in the last line
+// when H is not divisible by e ("do NOT append 0s").
+uint64_t image_line_width(const Weights& m, uint64_t j) {
+  return std::min(m.ext, m.H - j * m.ext) * m.line_channels;
+}
+
+// Pre-extension: weight (c, h, w) becomes channel w*C + c of line h (a line of
+// an image is W pixels of C interleaved components). Post-extension: lines
+// e*j .. e*j+e-1 become line j, line h's channels after those of line h-1.
+void image_extend(const Weights& m, uint64_t c, uint64_t h, uint64_t w, uint64_t* line, uint64_t* channel) {
+  const uint64_t pre_channel = w * m.C + c;
+  *line = h / m.ext;
+  *channel = (h % m.ext) * m.line_channels + pre_channel;
+}
+
+// "Then all extended kernels follow the same steps of weight for direct
+// convolution": the extended kernel is lines x 1 x width, mapped C' -> K -> W
+// (of 1) -> H (lines) -> C (64-element blocks).
+uint64_t image_offset(const Weights& m, uint64_t k, uint64_t c, uint64_t h, uint64_t w) {
+  uint64_t j = 0, ci = 0;
+  image_extend(m, c, h, w, &j, &ci);
+  const uint64_t g = k / m.group_kernels, kk = k % m.group_kernels, gk = kernels_in_group(m, g);
+  const uint64_t group_base = g * m.group_kernels * m.C * m.H * m.W;
+  const uint64_t c0 = ci / kCubeElements * kCubeElements;
+  // Blocks before c0 are full in every line (widths past 64 only without post-extension).
+  const uint64_t before_blocks = c0 * m.lines * gk;
+  // Lines before j are full width; only the last line can be narrower.
+  const uint64_t before_lines = j * gk * std::min(kCubeElements, m.full_width - c0);
+  const uint64_t cw = std::min(kCubeElements, image_line_width(m, j) - c0);
+  return (group_base + before_blocks + before_lines + kk * cw + (ci - c0)) * m.element_bytes;
+}
+
+template <typename Visit>
+void image_scan(const Weights& m, Visit visit) {
+  // The extended kernels, as the inverse of image_extend: line j, channel ci.
+  auto logical = [&](uint64_t k, uint64_t j, uint64_t ci) {
+    const uint64_t h = j * m.ext + ci / m.line_channels, pre = ci % m.line_channels;
+    const uint64_t w = pre / m.C, c = pre % m.C;
+    return ((k * m.C + c) * m.H + h) * m.W + w;
+  };
+  uint64_t place = 0;
+  for (uint64_t g = 0; g < m.groups; ++g) {
+    const uint64_t k0 = g * m.group_kernels, gk = kernels_in_group(m, g);
+    for (uint64_t c0 = 0; c0 < m.full_width; c0 += kCubeElements) {  // C, slowest
+      for (uint64_t j = 0; j < m.lines; ++j) {                       // H (extended lines); W is 1
+        const uint64_t width = image_line_width(m, j);
+        if (width <= c0) continue;
+        const uint64_t cw = std::min(kCubeElements, width - c0);
+        for (uint64_t kk = 0; kk < gk; ++kk) {                       // K
+          for (uint64_t ci = 0; ci < cw; ++ci) {                     // C', fastest
+            visit(place, logical(k0 + kk, j, c0 + ci));
+            place += m.element_bytes;
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---- Basic Weight for Winograd Convolution (phase 2) ---------------------------------
+//
+// The layout is over the converted kernels (K, C, 4, 4); phase 1 (padding C,
+// G W G^T) is nvdla::winograd_transform (reference/nvdla_winograd.cc).
+
+constexpr uint64_t kWinogradCubeChannels = 4;  // "4x4x4 elements small cubes"
+
+struct Winograd {
+  uint64_t K = 0, C = 0, padded_C = 0, element_bytes = 1, group_kernels = 32, groups = 0;
+  uint64_t data_bytes = 0, size = 0, addr = 0;
+};
+
+Result<Winograd> winograd_model(const Case& c) {
+  LC_RETURN_IF_ERROR(check_precision(c.dtype));
+  Winograd m;
+  m.K = c.shape[0], m.C = c.shape[1];
+  // "The width and height of a kernel should be 4 after conversion."
+  if (c.shape[2] != 4 || c.shape[3] != 4) {
+    return Status::invalid("Winograd weight: the converted kernel is " + num(c.shape[2]) + "x" + num(c.shape[3]) +
+                           ", the width and height of a kernel should be 4 after conversion (Basic Weight for "
+                           "Winograd Convolution)");
+  }
+  m.element_bytes = dtype_bits(c.dtype) / 8;
+  // "Divide kernels to 1x1x32Byte small cubes. If the channel size is not divisible by 32, append 0s."
+  m.padded_C = ceil_div(m.C, 32 / m.element_bytes) * (32 / m.element_bytes);
+  // "For int16 and fp16 weight, one group has 16 kernels. For int8, one group has 32 kernels."
+  m.group_kernels = c.dtype == DType::kInt8 ? 32 : 16;
+  m.groups = ceil_div(m.K, m.group_kernels);
+  m.addr = c.layout.get_int("addr");
+  LC_RETURN_IF_ERROR(check_alignment("weight", "start address", m.addr, kWeightAddrAlign));
+  Checked data = Checked(m.K) * m.padded_C * 16 * m.element_bytes;
+  Checked size = Checked(ceil_div(data.value(), kWeightEndAlign)) * kWeightEndAlign;
+  if (!data.ok() || !size.ok() || size.value() > kMaxBytes) return Status::invalid("Winograd weight: size overflows");
+  m.data_bytes = data.value();
+  m.size = size.value();
+  return m;
+}
+
+uint64_t winograd_kernels_in_group(const Winograd& m, uint64_t g) { return std::min(m.group_kernels, m.K - g * m.group_kernels); }
+
+// Inside a 4x4x4 cube the 4 channels change fastest, then W, then H (the C'
+// first convention of every other NVDLA format; oracles/ERRATA.md).
+uint64_t winograd_in_cube(uint64_t ci, uint64_t h, uint64_t w) { return (h * 4 + w) * kWinogradCubeChannels + ci; }
+
+// "Scan the 4x4x4 elements small cubes in a group with K->C sequence ... small
+// cube 0 of K0, small cube 0 of K1, ..., small cube 0 of K15, small cube 1 of K0"
+uint64_t winograd_offset(const Winograd& m, uint64_t k, uint64_t c, uint64_t h, uint64_t w) {
+  const uint64_t g = k / m.group_kernels, kk = k % m.group_kernels, gk = winograd_kernels_in_group(m, g);
+  const uint64_t group_base = g * m.group_kernels * m.padded_C * 16;
+  const uint64_t cube = c / kWinogradCubeChannels;
+  return (group_base + (cube * gk + kk) * 64 + winograd_in_cube(c % kWinogradCubeChannels, h, w)) * m.element_bytes;
+}
+
+template <typename Visit>
+void winograd_scan(const Winograd& m, Visit visit) {
+  uint64_t place = 0;
+  for (uint64_t g = 0; g < m.groups; ++g) {           // "Maps the weight groups one by one closely"
+    const uint64_t k0 = g * m.group_kernels, gk = winograd_kernels_in_group(m, g);
+    for (uint64_t cube = 0; cube < m.padded_C / kWinogradCubeChannels; ++cube) {  // C
+      for (uint64_t kk = 0; kk < gk; ++kk) {                                      // K
+        for (uint64_t h = 0; h < 4; ++h) {
+          for (uint64_t w = 0; w < 4; ++w) {
+            for (uint64_t ci = 0; ci < kWinogradCubeChannels; ++ci) {
+              const uint64_t c = cube * kWinogradCubeChannels + ci;
+              // Channels past C are the appended 0s.
+              if (c < m.C) visit(place, (((k0 + kk) * m.C + c) * 4 + h) * 4 + w);
+              place += m.element_bytes;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---- Pixel Format ------------------------------------------------------------------
+
+// Table "Pixel formats and valid setting": name, # of planar, valid channel size,
+// valid input precision, valid X offset range; plus the component width the
+// name spells (8, 10, 12 or 16 bits; the 10-bit RGB/YUV formats pack 2+10+10+10
+// bits in one 32-bit word).
+struct PixelFormat {
+  const char* name;
+  uint64_t planes, channels;
+  DType precision;
+  uint64_t x_max;
+  uint64_t component_bits;  // container bits of one component; 0 = 10/2-bit fields of a 32-bit word
+};
+
+constexpr PixelFormat kPixelFormats[] = {
+    {"T_R8", 1, 1, DType::kInt8, 31, 8},
+    {"T_R10", 1, 1, DType::kInt16, 15, 16},
+    {"T_R12", 1, 1, DType::kInt16, 15, 16},
+    {"T_R16", 1, 1, DType::kInt16, 15, 16},
+    {"T_R16_I", 1, 1, DType::kInt16, 15, 16},
+    {"T_R16_F", 1, 1, DType::kInt16, 15, 16},
+    {"T_A16B16G16R16", 1, 4, DType::kInt16, 3, 16},
+    {"T_X16B16G16R16", 1, 4, DType::kInt16, 3, 16},
+    {"T_A16B16G16R16_F", 1, 4, DType::kFp16, 3, 16},
+    {"T_A16Y16U16V16", 1, 4, DType::kInt16, 3, 16},
+    {"T_V16U16Y16A16", 1, 4, DType::kInt16, 3, 16},
+    {"T_A16Y16U16V16_F", 1, 4, DType::kFp16, 3, 16},
+    {"T_A8B8G8R8", 1, 4, DType::kInt8, 7, 8},
+    {"T_A8R8G8B8", 1, 4, DType::kInt8, 7, 8},
+    {"T_B8G8R8A8", 1, 4, DType::kInt8, 7, 8},
+    {"T_R8G8B8A8", 1, 4, DType::kInt8, 7, 8},
+    {"T_X8B8G8R8", 1, 4, DType::kInt8, 7, 8},
+    {"T_X8R8G8B8", 1, 4, DType::kInt8, 7, 8},
+    {"T_B8G8R8X8", 1, 4, DType::kInt8, 7, 8},
+    {"T_R8G8B8X8", 1, 4, DType::kInt8, 7, 8},
+    {"T_A2B10G10R10", 1, 4, DType::kInt16, 7, 0},
+    {"T_A2R10G10B10", 1, 4, DType::kInt16, 7, 0},
+    {"T_B10G10R10A2", 1, 4, DType::kInt16, 7, 0},
+    {"T_R10G10B10A2", 1, 4, DType::kInt16, 7, 0},
+    {"T_A2Y10U10V10", 1, 4, DType::kInt16, 7, 0},
+    {"T_V10U10Y10A2", 1, 4, DType::kInt16, 7, 0},
+    {"T_A8Y8U8V8", 1, 4, DType::kInt8, 7, 8},
+    {"T_V8U8Y8A8", 1, 4, DType::kInt8, 7, 8},
+    {"T_Y8___U8V8_N444", 2, 3, DType::kInt8, 31, 8},
+    {"T_Y8___V8U8_N444", 2, 3, DType::kInt8, 31, 8},
+    {"T_Y10___U10V10_N444", 2, 3, DType::kInt16, 15, 16},
+    {"T_Y10___V10U10_N444", 2, 3, DType::kInt16, 15, 16},
+    {"T_Y12___U12V12_N444", 2, 3, DType::kInt16, 15, 16},
+    {"T_Y12___V12U12_N444", 2, 3, DType::kInt16, 15, 16},
+    {"T_Y16___U16V16_N444", 2, 3, DType::kInt16, 15, 16},
+    {"T_Y16___V16U16_N444", 2, 3, DType::kInt16, 15, 16},
+};
+
+struct Pixel {
+  const PixelFormat* format = nullptr;
+  uint64_t H = 0, W = 0, C = 0;
+  uint64_t component_bytes = 1;
+  uint64_t y_pixel_bytes = 1, uv_pixel_bytes = 0;  // plane 0 and (semi-planar) plane 1
+  uint64_t x_offset = 0, line_stride = 0, uv_line_stride = 0, uv_offset = 0, size = 0, addr = 0;
+};
+
+Result<Pixel> pixel_model(const Case& c) {
+  Pixel m;
+  const std::string name = c.layout.get("format");
+  for (const PixelFormat& f : kPixelFormats) {
+    if (name == f.name) m.format = &f;
+  }
+  if (m.format == nullptr) return Status::invalid("unknown pixel format " + name + " (Pixel Format)");
+  const PixelFormat& f = *m.format;
+  m.H = c.shape[0], m.W = c.shape[1], m.C = c.shape[2];
+  // "Channel size. The valid channel size highly depends on each format."
+  if (m.C != f.channels) {
+    return Status::invalid(name + " has a valid channel size of " + num(f.channels) + ", the shape has C = " +
+                           num(m.C) + " (Pixel formats and valid setting)");
+  }
+  // "Input precision. The input precision highly depends on pixel each format."
+  // "DMA logic will turn unsigned integer value to signed integer value
+  // automatically": the unsigned type of the same width is accepted too.
+  const bool unsigned_twin = (f.precision == DType::kInt8 && c.dtype == DType::kUInt8) ||
+                             (f.precision == DType::kInt16 && c.dtype == DType::kUInt16);
+  if (c.dtype != f.precision && !unsigned_twin) {
+    return Status::invalid(name + " has input precision " + dtype_name(f.precision) + ", not " + dtype_name(c.dtype) +
+                           " (Pixel formats and valid setting)");
+  }
+  if (f.component_bits == 0) {
+    return Status::unsupported(name + " packs 10- and 2-bit components into a 32-bit word: not an element layout "
+                                      "of " + dtype_name(f.precision) + " components (oracles/ERRATA.md)");
+  }
+  m.component_bytes = f.component_bits / 8;
+  // Semi-planar formats: plane 0 holds Y, plane 1 the two chroma components of
+  // each pixel ("N444": one pair per pixel), in the order of the name.
+  m.y_pixel_bytes = f.planes == 2 ? m.component_bytes : m.component_bytes * f.channels;
+  m.uv_pixel_bytes = f.planes == 2 ? 2 * m.component_bytes : 0;
+  m.x_offset = c.layout.get_int("x_offset");
+  // "NVDLA use x offset to indicate how many redundant data are. The unit of offset is pixel."
+  if (m.x_offset > f.x_max) {
+    return Status::invalid(name + ": x offset " + num(m.x_offset) + " is outside the valid X offset range 0~" +
+                           num(f.x_max) + " (Pixel formats and valid setting)");
+  }
+  m.addr = c.layout.get_int("addr");
+  // "Both start address and line stride of pitch linear shall aligned to 32 bytes."
+  LC_RETURN_IF_ERROR(check_alignment("pitch linear pixel", "start address", m.addr, 32));
+  Checked line = (Checked(m.x_offset) + m.W) * m.y_pixel_bytes;
+  if (!line.ok() || line.value() > kMaxBytes) return Status::invalid("pixel: line overflows");
+  const uint64_t ls = c.layout.get_int("line_stride");
+  m.line_stride = ls == 0 ? round_up32(line.value()) : ls;
+  if (ls != 0) {
+    LC_RETURN_IF_ERROR(check_alignment("pitch linear pixel", "line stride", ls, 32));
+    if (ls < line.value()) {
+      return Status::invalid("pitch linear pixel: line stride " + num(ls) + " is smaller than x offset + W = " +
+                             num(m.x_offset) + " + " + num(m.W) + " pixels of " + num(m.y_pixel_bytes) + " bytes = " +
+                             num(line.value()) + " bytes (Pixel Format)");
+    }
+  }
+  Checked plane = Checked(m.H) * m.line_stride;
+  if (!plane.ok() || plane.value() > kMaxBytes) return Status::invalid("pixel: plane overflows");
+  m.size = plane.value();
+  if (f.planes == 2) {
+    Checked uv_line = (Checked(m.x_offset) + m.W) * m.uv_pixel_bytes;
+    if (!uv_line.ok() || uv_line.value() > kMaxBytes) return Status::invalid("pixel: UV line overflows");
+    const uint64_t uls = c.layout.get_int("uv_line_stride");
+    m.uv_line_stride = uls == 0 ? round_up32(uv_line.value()) : uls;
+    if (uls != 0) {
+      LC_RETURN_IF_ERROR(check_alignment("pitch linear pixel", "UV line stride", uls, 32));
+      if (uls < uv_line.value()) {
+        return Status::invalid("pitch linear pixel: UV line stride " + num(uls) + " is smaller than x offset + W = " +
+                               num(m.x_offset) + " + " + num(m.W) + " pixels of " + num(m.uv_pixel_bytes) +
+                               " bytes = " + num(uv_line.value()) + " bytes (Pixel Format)");
+      }
+    }
+    const uint64_t uo = c.layout.get_int("uv_offset");
+    m.uv_offset = uo == 0 ? plane.value() : uo;
+    if (uo != 0) {
+      // The UV plane starts at its own 32-byte aligned address.
+      LC_RETURN_IF_ERROR(check_alignment("pitch linear pixel", "UV plane offset", uo, 32));
+      if (uo < plane.value()) {
+        return Status::invalid("pitch linear pixel: UV plane offset " + num(uo) + " overlaps the Y plane of H * line "
+                               "stride = " + num(plane.value()) + " bytes (Pixel Format)");
+      }
+    }
+    Checked size = Checked(m.uv_offset) + Checked(m.H) * m.uv_line_stride;
+    if (!size.ok() || size.value() > kMaxBytes) return Status::invalid("pixel: size overflows");
+    m.size = size.value();
+  } else if (c.layout.get_int("uv_line_stride") != 0 || c.layout.get_int("uv_offset") != 0) {
+    return Status::invalid(name + " has one plane: uv_line_stride and uv_offset do not apply (Pixel Format)");
+  }
+  return m;
+}
+
+// Pitch linear: line h at h * line stride, pixel w at (x offset + w) pixels,
+// component c at c components (in the order of the format's name); for
+// semi-planar formats, c = 0 (Y) in plane 0, c = 1, 2 in plane 1.
+uint64_t pixel_offset(const Pixel& m, uint64_t h, uint64_t w, uint64_t c) {
+  if (m.format->planes == 2 && c > 0) {
+    return m.uv_offset + h * m.uv_line_stride + (m.x_offset + w) * m.uv_pixel_bytes + (c - 1) * m.component_bytes;
+  }
+  return h * m.line_stride + (m.x_offset + w) * m.y_pixel_bytes + c * m.component_bytes;
+}
+
+// ---- SDP auxiliary data: bias, PReLU, batch normalization, element-wise -------------
+
+struct Sdp {
+  bool per_element = false;
+  std::string use;
+  uint64_t C = 0, H = 1, W = 1, P = 1;
+  uint64_t element_per_atom = 32, bytes_per_component = 1, bytes_per_atom = 32;
+  uint64_t atoms_in_c = 0;  // ceil(C / ElementPerAtom): surfaces (per element) or atoms (per channel)
+  uint64_t line_stride = 0, surface_stride = 0, size = 0, addr = 0;
+};
+
+
+Result<Sdp> sdp_model(const Case& c) {
+  LC_RETURN_IF_ERROR(check_precision(c.dtype));
+  Sdp m;
+  m.per_element = c.layout.name == "nvdla.sdp.element";
+  m.use = c.layout.get("use");
+  std::string proc = c.layout.get("proc");
+  if (proc == "same") proc = dtype_name(c.dtype);
+  // "In FP16 types, each ... is 2 byte": fp16 data goes with fp16 processing.
+  if ((proc == "fp16") != (c.dtype == DType::kFp16)) {
+    return Status::invalid("SDP data: " + std::string(dtype_name(c.dtype)) + " components with PROC_PRECISION " + proc +
+                           ": fp16 data needs fp16 processing and fp16 processing needs fp16 data (Batch "
+                           "Normalization Data Format)");
+  }
+  // "ElementPerAtom is decided by PROC_PRECISION": INT8 32, INT16/FP16 16.
+  m.element_per_atom = proc == "int8" ? 32 : 16;
+  // "ComponentsPerElement is decided by use case": Bias 1, PReLU 1,
+  // BatchNormalization 2, Element-wise (only ALU or MUL) 1, (both ALU/MUL) 2.
+  const uint64_t components = (m.use == "bn" || m.use == "ew2") ? 2 : 1;
+  // "BytesPerComponent is decided by precision (or DATA_SIZE register)": ONE_BYTE 1, TWO_BYTE 2.
+  m.bytes_per_component = dtype_bits(c.dtype) / 8;
+  // "BytesPerAtom=ElementPerAtom * ComponentsPerElement * BytesPerComponent"
+  m.bytes_per_atom = m.element_per_atom * components * m.bytes_per_component;
+  m.C = c.shape[0];
+  m.P = c.shape.back();
+  if (m.P != components) {
+    return Status::invalid("SDP data: use " + m.use + " has ComponentsPerElement = " + num(components) +
+                           ", the shape's last dimension P is " + num(m.P) + " (Bias Data Format, BytesPerAtom)");
+  }
+  m.atoms_in_c = ceil_div(m.C, m.element_per_atom);
+  m.addr = c.layout.get_int("addr");
+  const char* format = m.use == "bias" ? "bias" : m.use == "prelu" ? "PReLU" : m.use == "bn" ? "batch normalization"
+                                                                                             : "element-wise";
+  LC_RETURN_IF_ERROR(check_alignment(format, "start address", m.addr, 32));
+  if (!m.per_element) {
+    // "Per channel ... data is stored in memory in a continuous 1x1xC space": a
+    // surface-packed 1x1xC cube of BytesPerAtom atoms, padded to 32 bytes (ERRATA).
+    Checked size = Checked(m.atoms_in_c) * m.bytes_per_atom;
+    if (!size.ok() || size.value() > kMaxBytes) return Status::invalid("SDP data: size overflows");
+    m.size = round_up32(size.value());
+    return m;
+  }
+  m.H = c.shape[1], m.W = c.shape[2];
+  // Per element: a W x H x C cube in BytesPerAtom atoms, mapped like feature data
+  // (C' -> W -> H -> C); line and surface strides aligned to 32 bytes.
+  Checked line = Checked(m.W) * m.bytes_per_atom;
+  if (!line.ok() || line.value() > kMaxBytes) return Status::invalid("SDP data: W * BytesPerAtom overflows");
+  const uint64_t ls = c.layout.get_int("line_stride");
+  m.line_stride = ls == 0 ? round_up32(line.value()) : ls;
+  if (ls != 0) {
+    LC_RETURN_IF_ERROR(check_alignment(format, "line stride", ls, 32));
+    if (ls < line.value()) {
+      return Status::invalid(std::string(format) + ": line stride " + num(ls) + " is smaller than one line of W = " +
+                             num(m.W) + " atoms of " + num(m.bytes_per_atom) + " bytes = " + num(line.value()) +
+                             " bytes (Bias Data Format, BytesPerAtom)");
+    }
+  }
+  Checked surface = Checked(m.H) * m.line_stride;
+  if (!surface.ok()) return Status::invalid("SDP data: H * line stride overflows");
+  const uint64_t ss = c.layout.get_int("surface_stride");
+  m.surface_stride = ss == 0 ? surface.value() : ss;
+  if (ss != 0) {
+    LC_RETURN_IF_ERROR(check_alignment(format, "surface stride", ss, 32));
+    if (ss < surface.value()) {
+      return Status::invalid(std::string(format) + ": surface stride " + num(ss) + " is smaller than H = " + num(m.H) +
+                             " lines, H * line stride = " + num(surface.value()) + " bytes");
+    }
+  }
+  Checked size = Checked(m.atoms_in_c) * m.surface_stride;
+  if (!size.ok() || size.value() > kMaxBytes) return Status::invalid("SDP data: size overflows");
+  m.size = size.value();
+  return m;
+}
+
+// Element (c, h, w, p): component p of channel c mod ElementPerAtom of the atom
+// at (w, h) of surface floor(c / ElementPerAtom); "The pair data of each element
+// are always packed together in memory."
+uint64_t sdp_offset(const Sdp& m, uint64_t c, uint64_t h, uint64_t w, uint64_t p) {
+  const uint64_t atom = m.per_element
+                            ? (c / m.element_per_atom) * m.surface_stride + h * m.line_stride + w * m.bytes_per_atom
+                            : (c / m.element_per_atom) * m.bytes_per_atom;
+  return atom + ((c % m.element_per_atom) * m.P + p) * m.bytes_per_component;
+}
+
+// The atoms in order C' -> W -> H -> C, the components of each element together.
+template <typename Visit>
+void sdp_scan(const Sdp& m, Visit visit) {
+  for (uint64_t s = 0; s < m.atoms_in_c; ++s) {
+    for (uint64_t h = 0; h < m.H; ++h) {
+      for (uint64_t w = 0; w < m.W; ++w) {
+        const uint64_t atom = m.per_element ? s * m.surface_stride + h * m.line_stride + w * m.bytes_per_atom
+                                            : s * m.bytes_per_atom;
+        for (uint64_t ci = 0; ci < m.element_per_atom; ++ci) {
+          const uint64_t c = s * m.element_per_atom + ci;
+          if (c >= m.C) continue;
+          for (uint64_t p = 0; p < m.P; ++p) {
+            visit(atom + (ci * m.P + p) * m.bytes_per_component, ((c * m.H + h) * m.W + w) * m.P + p);
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---- the Impl -------------------------------------------------------------------
+
+enum class Kind { kFeature, kWeightDc, kWeightImage, kWeightWinograd, kSdp, kPixel, kUnknown };
+
+Kind kind_of(const Case& c) {
+  if (c.layout.name == "nvdla.feature") return Kind::kFeature;
+  if (c.layout.name == "nvdla.weight.dc") return Kind::kWeightDc;
+  if (c.layout.name == "nvdla.weight.image") return Kind::kWeightImage;
+  if (c.layout.name == "nvdla.pixel") return Kind::kPixel;
+  if (c.layout.name == "nvdla.weight.winograd") return Kind::kWeightWinograd;
+  if (c.layout.name == "nvdla.sdp.channel" || c.layout.name == "nvdla.sdp.element") return Kind::kSdp;
+  return Kind::kUnknown;
+}
+
+Status check_case(const Case& c) {
+  const LayoutSpec* spec = find_spec(c.layout.name);
+  if (spec == nullptr || kind_of(c) == Kind::kUnknown) return Status::invalid("unknown layout " + c.layout.name);
+  return check_shape(*spec, c.shape);
+}
+
+class NvdlaReference : public Impl {
+ public:
+  std::string name() const override { return "reference"; }
+
+  Status supports(const Case& c) const override { return size_bytes(c).status(); }
+
+  Result<uint64_t> size_bytes(const Case& c) const override {
+    LC_RETURN_IF_ERROR(check_case(c));
+    if (kind_of(c) == Kind::kFeature) {
+      LC_ASSIGN_OR_RETURN(Feature f, feature_model(c));
+      return f.size;
+    }
+    if (kind_of(c) == Kind::kSdp) {
+      LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
+      return m.size;
+    }
+    if (kind_of(c) == Kind::kPixel) {
+      LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
+      return m.size;
+    }
+    if (kind_of(c) == Kind::kWeightWinograd) {
+      LC_ASSIGN_OR_RETURN(Winograd m, winograd_model(c));
+      return m.size;
+    }
+    LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
+    return m.size;
+  }
+
+  Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
+    LC_RETURN_IF_ERROR(check_case(c));
+    LC_RETURN_IF_ERROR(check_coord(c, at));
+    if (kind_of(c) == Kind::kFeature) {
+      LC_ASSIGN_OR_RETURN(Feature f, feature_model(c));
+      return feature_offset(f, at[0], at[1], at[2]) * 8;
+    }
+    if (kind_of(c) == Kind::kPixel) {
+      LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
+      return pixel_offset(m, at[0], at[1], at[2]) * 8;
+    }
+    if (kind_of(c) == Kind::kWeightWinograd) {
+      LC_ASSIGN_OR_RETURN(Winograd m, winograd_model(c));
+      return winograd_offset(m, at[0], at[1], at[2], at[3]) * 8;
+    }
+    if (kind_of(c) == Kind::kSdp) {
+      LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
+      if (!m.per_element) return sdp_offset(m, at[0], 0, 0, at[1]) * 8;
+      return sdp_offset(m, at[0], at[1], at[2], at[3]) * 8;
+    }
+    LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
+    if (m.image) return image_offset(m, at[0], at[1], at[2], at[3]) * 8;
+    return weight_offset(m, at[0], at[1], at[2], at[3]) * 8;
+  }
+
+  Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
+              size_t physical_size) const override {
+    LC_RETURN_IF_ERROR(check_case(c));
+    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    // Channel padding, stride gaps and the 128-byte tail are 0 (oracles/ERRATA.md).
+    std::memset(physical, 0, physical_size);
+    auto* dst = static_cast<uint8_t*>(physical);
+    const auto* src = static_cast<const uint8_t*>(logical);
+    const uint64_t eb = dtype_bits(c.dtype) / 8;
+    auto put = [&](uint64_t place, uint64_t index) { std::memcpy(dst + place, src + index * eb, eb); };
+    if (kind_of(c) == Kind::kFeature) {
+      LC_ASSIGN_OR_RETURN(Feature f, feature_model(c));
+      feature_scan(f, put);
+    } else if (kind_of(c) == Kind::kSdp) {
+      LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
+      sdp_scan(m, put);
+    } else if (kind_of(c) == Kind::kWeightWinograd) {
+      LC_ASSIGN_OR_RETURN(Winograd m, winograd_model(c));
+      winograd_scan(m, put);
+    } else if (kind_of(c) == Kind::kPixel) {
+      LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
+      // Lines top to bottom, pixels left to right, components in name order;
+      // the x-offset bytes and the rest of each line stay 0.
+      for (uint64_t h = 0; h < m.H; ++h) {
+        for (uint64_t w = 0; w < m.W; ++w) {
+          for (uint64_t ch = 0; ch < m.C; ++ch) put(pixel_offset(m, h, w, ch), (h * m.W + w) * m.C + ch);
+        }
+      }
+    } else {
+      LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
+      if (m.image) image_scan(m, put);
+      else weight_scan(m, put);
+    }
+    return Status();
+  }
+
+  Status unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
+                size_t logical_size) const override {
+    LC_RETURN_IF_ERROR(check_case(c));
+    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    auto* dst = static_cast<uint8_t*>(logical);
+    const auto* src = static_cast<const uint8_t*>(physical);
+    const uint64_t eb = dtype_bits(c.dtype) / 8;
+    auto get = [&](uint64_t place, uint64_t index) { std::memcpy(dst + index * eb, src + place, eb); };
+    if (kind_of(c) == Kind::kFeature) {
+      LC_ASSIGN_OR_RETURN(Feature f, feature_model(c));
+      feature_scan(f, get);
+    } else if (kind_of(c) == Kind::kSdp) {
+      LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
+      sdp_scan(m, get);
+    } else if (kind_of(c) == Kind::kWeightWinograd) {
+      LC_ASSIGN_OR_RETURN(Winograd m, winograd_model(c));
+      winograd_scan(m, get);
+    } else if (kind_of(c) == Kind::kPixel) {
+      LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
+      for (uint64_t h = 0; h < m.H; ++h) {
+        for (uint64_t w = 0; w < m.W; ++w) {
+          for (uint64_t ch = 0; ch < m.C; ++ch) get(pixel_offset(m, h, w, ch), (h * m.W + w) * m.C + ch);
+        }
+      }
+    } else {
+      LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
+      if (m.image) image_scan(m, get);
+      else weight_scan(m, get);
+    }
+    return Status();
+  }
+
+  Result<std::vector<Fact>> describe(const Case& c) const override {
+    LC_RETURN_IF_ERROR(check_case(c));
+    std::vector<Fact> out;
+    if (kind_of(c) == Kind::kFeature) {
+      LC_ASSIGN_OR_RETURN(Feature f, feature_model(c));
+      out.push_back({"size_bytes", num(f.size)});
+      out.push_back({"atom_bytes", num(kFeatureAtomBytes)});
+      out.push_back({"atom_elements", num(f.atom_elements)});
+      out.push_back({"surfaces", num(f.surfaces)});
+      out.push_back({"padded_channels", num(f.surfaces * f.atom_elements)});
+      out.push_back({"line_stride", num(f.line_stride)});
+      out.push_back({"surface_stride", num(f.surface_stride)});
+      out.push_back({"start_address", num(f.addr)});
+      const bool packed = f.line_stride == f.W * kFeatureAtomBytes && f.surface_stride == f.H * f.line_stride;
+      out.push_back({"packed", packed ? "yes" : "no"});
+      // "If a 1x1xC feature data cube maps as surface-packed, NVDLA can treat it
+      //  like (C/32) x1x 32 cube to save bandwidth."
+      if (f.H == 1 && f.W == 1 && f.surface_stride == kFeatureAtomBytes) {
+        out.push_back({"treated_as", num(f.surfaces) + "x1x32"});
+      }
+      return out;
+    }
+    if (kind_of(c) == Kind::kWeightWinograd) {
+      LC_ASSIGN_OR_RETURN(Winograd m, winograd_model(c));
+      out.push_back({"size_bytes", num(m.size)});
+      out.push_back({"data_bytes", num(m.data_bytes)});
+      out.push_back({"padded_channels", num(m.padded_C)});
+      out.push_back({"group_kernels", num(m.group_kernels)});
+      out.push_back({"groups", num(m.groups)});
+      out.push_back({"cube_bytes", num(64 * m.element_bytes)});
+      out.push_back({"cubes_per_kernel", num(m.padded_C / kWinogradCubeChannels)});
+      out.push_back({"start_address", num(m.addr)});
+      return out;
+    }
+    if (kind_of(c) == Kind::kPixel) {
+      LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
+      out.push_back({"size_bytes", num(m.size)});
+      out.push_back({"planes", num(m.format->planes)});
+      out.push_back({"channels", num(m.format->channels)});
+      out.push_back({"precision", dtype_name(m.format->precision)});
+      out.push_back({"x_offset_range", "0~" + num(m.format->x_max)});
+      out.push_back({"pixel_bytes", num(m.y_pixel_bytes)});
+      out.push_back({"line_stride", num(m.line_stride)});
+      if (m.format->planes == 2) {
+        out.push_back({"uv_pixel_bytes", num(m.uv_pixel_bytes)});
+        out.push_back({"uv_line_stride", num(m.uv_line_stride)});
+        out.push_back({"uv_offset", num(m.uv_offset)});
+      }
+      out.push_back({"start_address", num(m.addr)});
+      return out;
+    }
+    if (kind_of(c) == Kind::kSdp) {
+      LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
+      out.push_back({"size_bytes", num(m.size)});
+      out.push_back({"element_per_atom", num(m.element_per_atom)});
+      out.push_back({"components_per_element", num(m.P)});
+      out.push_back({"bytes_per_component", num(m.bytes_per_component)});
+      out.push_back({"bytes_per_atom", num(m.bytes_per_atom)});
+      out.push_back({"atoms_in_c", num(m.atoms_in_c)});
+      if (m.per_element) {
+        out.push_back({"line_stride", num(m.line_stride)});
+        out.push_back({"surface_stride", num(m.surface_stride)});
+      }
+      out.push_back({"start_address", num(m.addr)});
+      return out;
+    }
+    LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
+    out.push_back({"size_bytes", num(m.size)});
+    out.push_back({"data_bytes", num(m.data_bytes)});
+    out.push_back({"end_padding_bytes", num(m.size - m.data_bytes)});
+    out.push_back({"group_kernels", num(m.group_kernels)});
+    out.push_back({"groups", num(m.groups)});
+    out.push_back({"last_group_kernels", num(kernels_in_group(m, m.groups - 1))});
+    out.push_back({"cube_elements", num(kCubeElements)});
+    out.push_back({"cube_bytes", num(kCubeElements * m.element_bytes)});
+    const uint64_t mapped_c = m.image ? m.full_width : m.C;
+    out.push_back({"cubes_per_kernel_line", num(ceil_div(mapped_c, kCubeElements))});
+    out.push_back({"last_cube_elements", num(mapped_c - (ceil_div(mapped_c, kCubeElements) - 1) * kCubeElements)});
+    if (m.image) {
+      // The kernel as mapped: (lines) x 1 x (channels), K kernels.
+      out.push_back({"pre_extended_kernel", num(m.H) + "x1x" + num(m.line_channels)});
+      out.push_back({"extended_kernel", num(m.lines) + "x1x" + num(m.full_width)});
+      out.push_back({"last_line_channels", num(image_line_width(m, m.lines - 1))});
+    }
+    out.push_back({"first_group_bytes", num(kernels_in_group(m, 0) * m.C * m.H * m.W * m.element_bytes)});
+    out.push_back({"start_address", num(m.addr)});
+    return out;
+  }
+};
+
+}  // namespace
+
+const Impl& nvdla_reference() {
+  static const NvdlaReference impl;
+  return impl;
+}
+
+}  // namespace layoutcheck

@@ -1,0 +1,268 @@
+#include <set>
+
+#include "layoutcheck/nvdla.h"
+#include "support.h"  // gtest before rapidcheck/gtest.h
+
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+namespace layoutcheck {
+namespace {
+
+DType draw_precision() { return *rc::gen::element(DType::kInt8, DType::kInt16, DType::kFp16); }
+
+Case draw_feature() {
+  const DType t = draw_precision();
+  const int64_t C = *rc::gen::inRange<int64_t>(1, 80), H = *rc::gen::inRange<int64_t>(1, 6),
+                W = *rc::gen::inRange<int64_t>(1, 40);
+  ParamMap p;
+  int64_t line = W * 32;
+  if (*rc::gen::arbitrary<bool>()) {
+    line += 32 * *rc::gen::inRange<int64_t>(0, 4);
+    p["line_stride"] = std::to_string(line);
+  }
+  if (*rc::gen::arbitrary<bool>()) p["surface_stride"] = std::to_string(H * line + 32 * *rc::gen::inRange<int64_t>(0, 4));
+  auto layout = make_layout("nvdla.feature", p);
+  RC_ASSERT(layout.ok());
+  return Case{*layout, t, {C, H, W}};
+}
+
+Case draw_weights() {
+  const DType t = draw_precision();
+  if (*rc::gen::inRange(0, 4) == 0) {
+    return Case{*make_layout("nvdla.weight.winograd"), t,
+                {*rc::gen::inRange<int64_t>(1, 40), *rc::gen::inRange<int64_t>(1, 40), 4, 4}};
+  }
+  if (*rc::gen::arbitrary<bool>()) {
+    const int64_t ext = *rc::gen::element<int64_t>(1, 2, 4);
+    const int64_t C = *rc::gen::inRange<int64_t>(1, 5);
+    const int64_t max_w = ext == 1 ? 20 : (ext == 2 ? 32 : 16) / C;
+    Shape s = {*rc::gen::inRange<int64_t>(1, 40), C, *rc::gen::inRange<int64_t>(1, 9),
+               *rc::gen::inRange<int64_t>(1, max_w + 1)};
+    return Case{*make_layout("nvdla.weight.image", {{"post_extension", std::to_string(ext)}}), t, s};
+  }
+  Shape s = {*rc::gen::inRange<int64_t>(1, 70), *rc::gen::inRange<int64_t>(1, 140), *rc::gen::inRange<int64_t>(1, 4),
+             *rc::gen::inRange<int64_t>(1, 4)};
+  return Case{*make_layout("nvdla.weight.dc"), t, s};
+}
+
+Case draw_sdp() {
+  const bool per_element = *rc::gen::arbitrary<bool>();
+  const std::string use = per_element ? *rc::gen::element<std::string>("bias", "ew", "ew2")
+                                      : *rc::gen::element<std::string>("bias", "prelu", "bn");
+  const std::string proc = *rc::gen::element<std::string>("int8", "int16", "fp16");
+  const DType t = proc == "fp16" ? DType::kFp16 : *rc::gen::element(DType::kInt8, DType::kInt16);
+  const int64_t P = use == "bn" || use == "ew2" ? 2 : 1, C = *rc::gen::inRange<int64_t>(1, 70);
+  auto layout = make_layout(per_element ? "nvdla.sdp.element" : "nvdla.sdp.channel", {{"use", use}, {"proc", proc}});
+  RC_ASSERT(layout.ok());
+  if (!per_element) return Case{*layout, t, {C, P}};
+  return Case{*layout, t, {C, *rc::gen::inRange<int64_t>(1, 4), *rc::gen::inRange<int64_t>(1, 20), P}};
+}
+
+// Elements of the mapped weight surface: the logical ones, plus the appended
+// zero channels of Winograd kernels (C padded to 32 bytes).
+uint64_t mapped_elements(const Case& c) {
+  if (c.layout.name != "nvdla.weight.winograd") return *element_count(c.shape);
+  const uint64_t lanes = 32 / (dtype_bits(c.dtype) / 8);
+  return c.shape[0] * ((c.shape[1] + lanes - 1) / lanes * lanes) * 16;
+}
+
+std::vector<uint64_t> all_offsets(const Impl& impl, const Case& c) {
+  std::vector<uint64_t> out;
+  for (uint64_t i = 0; i < *element_count(c.shape); ++i) out.push_back(*impl.offset_bits(c, coord_of_index(c.shape, i)));
+  return out;
+}
+
+RC_GTEST_PROP(NvdlaProperty, optimized_equals_reference, ()) {
+  const Case c = *rc::gen::arbitrary<bool>() ? draw_feature() : draw_weights();
+  CheckReport r = check(c, reference_impl(), optimized_impl());
+  RC_LOG() << r.message;
+  RC_ASSERT(r.verdict == Verdict::kPass);
+}
+
+RC_GTEST_PROP(NvdlaProperty, feature_offsets_are_injective_within_the_padded_cube, ()) {
+  const Case c = draw_feature();
+  RC_PRE(reference_impl().supports(c).ok());
+  const uint64_t eb = dtype_bits(c.dtype) / 8, per_atom = 32 / eb;
+  const uint64_t surfaces = (c.shape[0] + per_atom - 1) / per_atom;
+  const uint64_t size = *reference_impl().size_bytes(c);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    std::set<uint64_t> seen;
+    for (uint64_t bit : all_offsets(*impl, c)) {
+      const uint64_t byte = bit / 8;
+      RC_ASSERT(bit % 8 == 0);
+      RC_ASSERT(byte % eb == 0);
+      RC_ASSERT(byte + eb <= size);
+      RC_ASSERT(seen.insert(byte).second);
+    }
+  }
+  // The padded cube: every atom of every surface, line and column holds its
+  // channels at the same in-atom positions, and distinct (c, h, w) map to
+  // distinct atoms or positions.
+  const uint64_t ls = std::stoull(c.layout.get("line_stride")) ? std::stoull(c.layout.get("line_stride"))
+                                                                 : static_cast<uint64_t>(c.shape[2]) * 32;
+  const uint64_t ss = std::stoull(c.layout.get("surface_stride")) ? std::stoull(c.layout.get("surface_stride"))
+                                                                    : static_cast<uint64_t>(c.shape[1]) * ls;
+  RC_ASSERT(size == surfaces * ss);
+  const Coord last = {c.shape[0] - 1, c.shape[1] - 1, c.shape[2] - 1};
+  RC_ASSERT(*optimized_impl().offset_bits(c, last) / 8 ==
+            (surfaces - 1) * ss + (c.shape[1] - 1) * ls + (c.shape[2] - 1) * 32 + (c.shape[0] - 1) % per_atom * eb);
+}
+
+RC_GTEST_PROP(NvdlaProperty, sdp_optimized_equals_reference_and_offsets_are_injective, ()) {
+  const Case c = draw_sdp();
+  CheckReport r = check(c, reference_impl(), optimized_impl());
+  RC_LOG() << r.message;
+  RC_ASSERT(r.verdict == Verdict::kPass);
+  const uint64_t eb = dtype_bits(c.dtype) / 8, size = *reference_impl().size_bytes(c);
+  RC_ASSERT(size % 32 == 0);
+  std::set<uint64_t> seen;
+  for (uint64_t bit : all_offsets(reference_impl(), c)) {
+    RC_ASSERT(bit / 8 + eb <= size);
+    RC_ASSERT(seen.insert(bit).second);
+  }
+}
+
+RC_GTEST_PROP(NvdlaProperty, pixel_optimized_equals_reference_and_offsets_are_injective, ()) {
+  const std::string f = *rc::gen::element<std::string>("T_R8", "T_R12", "T_R16_F", "T_A16B16G16R16", "T_A16Y16U16V16_F",
+                                                       "T_B8G8R8X8", "T_V8U8Y8A8", "T_Y8___U8V8_N444", "T_Y16___V16U16_N444");
+  const bool planar = f.find("___") != std::string::npos, fp = f.back() == 'F' && f.size() > 8;
+  const bool wide = f.find("16") != std::string::npos || f.find("12") != std::string::npos;
+  const int64_t C = planar ? 3 : f.size() <= 7 ? 1 : 4, pixel = planar ? (wide ? 2 : 1) : (wide ? 2 : 1) * C;
+  const DType t = fp ? DType::kFp16 : wide ? DType::kInt16 : DType::kUInt8;
+  const int64_t x = *rc::gen::inRange<int64_t>(0, 32 / pixel);
+  auto layout = make_layout("nvdla.pixel", {{"format", f}, {"x_offset", std::to_string(x)}});
+  RC_ASSERT(layout.ok());
+  const Case c{*layout, t, {*rc::gen::inRange<int64_t>(1, 5), *rc::gen::inRange<int64_t>(1, 40), C}};
+  CheckReport r = check(c, reference_impl(), optimized_impl());
+  RC_LOG() << r.message;
+  RC_ASSERT(r.verdict == Verdict::kPass);
+  std::set<uint64_t> seen;
+  for (uint64_t bit : all_offsets(optimized_impl(), c)) {
+    RC_ASSERT(bit / 8 >= static_cast<uint64_t>(x * (planar ? 1 : pixel)));  // the x offset is skipped
+    RC_ASSERT(seen.insert(bit).second);
+  }
+}
+
+RC_GTEST_PROP(NvdlaProperty, weight_mapping_is_a_bijection_onto_the_data_bytes, ()) {
+  const Case c = draw_weights();
+  const uint64_t eb = dtype_bits(c.dtype) / 8, n = mapped_elements(c);
+  RC_ASSERT(*reference_impl().size_bytes(c) == (n * eb + 127) / 128 * 128);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    std::vector<bool> hit(n, false);
+    for (uint64_t bit : all_offsets(*impl, c)) {
+      RC_ASSERT(bit % (8 * eb) == 0);
+      const uint64_t slot = bit / (8 * eb);
+      RC_ASSERT(slot < n);
+      RC_ASSERT(!hit[slot]);
+      hit[slot] = true;
+    }
+  }
+}
+
+RC_GTEST_PROP(NvdlaProperty, unpack_inverts_pack, ()) {
+  const Case c = *rc::gen::arbitrary<bool>() ? draw_feature() : draw_weights();
+  RC_PRE(reference_impl().supports(c).ok());
+  std::vector<uint8_t> logical;
+  fill_position_unique(c, *rc::gen::arbitrary<uint64_t>(), &logical);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    std::vector<uint8_t> phys(*impl->size_bytes(c)), back(logical.size(), 0xA5);
+    RC_ASSERT(impl->pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
+    RC_ASSERT(impl->unpack(c, phys.data(), phys.size(), back.data(), back.size()).ok());
+    RC_ASSERT(back == logical);
+  }
+}
+
+// Random sparse weights: each element zero with a drawn probability.
+std::vector<uint8_t> sparse_logical(const Case& c) {
+  const uint64_t eb = dtype_bits(c.dtype) / 8, n = *element_count(c.shape);
+  const int zero_percent = *rc::gen::inRange(0, 101);
+  std::vector<uint8_t> logical(n * eb, 0);
+  const auto values = *rc::gen::container<std::vector<uint16_t>>(n, rc::gen::arbitrary<uint16_t>());
+  const auto dice = *rc::gen::container<std::vector<int>>(n, rc::gen::inRange(0, 100));
+  for (uint64_t i = 0; i < n; ++i) {
+    if (dice[i] < zero_percent) continue;
+    logical[i * eb] = static_cast<uint8_t>(values[i]);
+    if (eb == 2) logical[i * eb + 1] = static_cast<uint8_t>(values[i] >> 8);
+  }
+  return logical;
+}
+
+RC_GTEST_PROP(NvdlaProperty, compressed_size_equals_the_formula, ()) {
+  const Case c = draw_weights();
+  const std::vector<uint8_t> logical = sparse_logical(c);
+  std::vector<uint8_t> phys(*optimized_impl().size_bytes(c));
+  RC_ASSERT(optimized_impl().pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
+  const uint64_t eb = dtype_bits(c.dtype) / 8, n = mapped_elements(c), logical_n = *element_count(c.shape);
+  const uint64_t group = eb == 1 ? 32 : 16, groups = (c.shape[0] + group - 1) / group;
+  uint64_t nonzero = 0;
+  for (uint64_t i = 0; i < logical_n; ++i) nonzero += logical[i * eb] != 0 || (eb == 2 && logical[i * eb + 1] != 0);
+  auto up128 = [](uint64_t v) { return (v + 127) / 128 * 128; };
+  auto z = nvdla::compress(c, phys.data(), phys.size());
+  auto zr = nvdla::compress_reference(c, phys.data(), phys.size());
+  RC_ASSERT(z.ok());
+  RC_ASSERT(zr.ok());
+  RC_ASSERT(*z == *zr);
+  RC_ASSERT(z->wmb.size() == up128((n + 7) / 8));
+  RC_ASSERT(z->data.size() == up128(nonzero * eb));
+  RC_ASSERT(z->wgs.size() == up128(4 * groups));
+  uint64_t wgs_total = 0;
+  for (uint64_t g = 0; g < groups; ++g) {
+    wgs_total += z->wgs[4 * g] | z->wgs[4 * g + 1] << 8 | z->wgs[4 * g + 2] << 16 | uint64_t{z->wgs[4 * g + 3]} << 24;
+  }
+  RC_ASSERT(wgs_total == nonzero * eb);
+}
+
+RC_GTEST_PROP(NvdlaProperty, decompress_inverts_compress, ()) {
+  const Case c = draw_weights();
+  const std::vector<uint8_t> logical = sparse_logical(c);
+  std::vector<uint8_t> phys(*reference_impl().size_bytes(c));
+  RC_ASSERT(reference_impl().pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
+  auto z = nvdla::compress(c, phys.data(), phys.size());
+  RC_ASSERT(z.ok());
+  for (auto decompress : {&nvdla::decompress, &nvdla::decompress_reference}) {
+    std::vector<uint8_t> back(phys.size(), 0x5A);
+    RC_ASSERT(decompress(c, *z, back.data(), back.size()).ok());
+    RC_ASSERT(back == phys);
+  }
+}
+
+RC_GTEST_PROP(NvdlaProperty, winograd_extension_equals_the_reference_and_keeps_every_weight, ()) {
+  const DType t = draw_precision();
+  const int64_t stride = *rc::gen::inRange<int64_t>(1, 4);
+  const Shape s = {*rc::gen::inRange<int64_t>(1, 3), *rc::gen::inRange<int64_t>(1, 5),
+                   stride == 1 ? 3 : *rc::gen::inRange<int64_t>(1, 3 * stride + 1),
+                   stride == 1 ? 3 : *rc::gen::inRange<int64_t>(1, 3 * stride + 1)};
+  const uint64_t eb = dtype_bits(t) / 8, n = *element_count(s);
+  std::vector<uint8_t> w(n * eb);
+  for (uint64_t i = 0; i < n; ++i) w[i * eb] = static_cast<uint8_t>(i % 255 + 1);  // no zeros
+  auto fast = nvdla::winograd_extend(t, s, stride, w.data(), w.size());
+  auto exact = nvdla::winograd_extend_reference(t, s, stride, w.data(), w.size());
+  RC_ASSERT(fast.ok());
+  RC_ASSERT(exact.ok());
+  RC_ASSERT(*fast == *exact);
+  RC_ASSERT(fast->size() == static_cast<uint64_t>(s[0] * s[1] * stride * stride * 9) * eb);
+  uint64_t kept = 0;
+  for (uint64_t i = 0; i < fast->size(); i += eb) kept += (*fast)[i] != 0;
+  RC_ASSERT(kept == n);  // every weight once, the rest padding
+}
+
+RC_GTEST_PROP(NvdlaProperty, winograd_transform_equals_the_exact_reference, ()) {
+  const DType t = draw_precision();
+  const Shape s = {*rc::gen::inRange<int64_t>(1, 4), *rc::gen::inRange<int64_t>(1, 6), 3, 3};
+  const uint64_t eb = dtype_bits(t) / 8, n = static_cast<uint64_t>(s[0] * s[1] * 9);
+  std::vector<uint8_t> w(n * eb);
+  const auto values = *rc::gen::container<std::vector<uint16_t>>(n, rc::gen::arbitrary<uint16_t>());
+  for (uint64_t i = 0; i < n; ++i) {
+    w[i * eb] = static_cast<uint8_t>(values[i]);
+    if (eb == 2) w[i * eb + 1] = static_cast<uint8_t>(values[i] >> 8);
+  }
+  auto fast = nvdla::winograd_transform(t, s, w.data(), w.size());
+  auto exact = nvdla::winograd_transform_reference(t, s, w.data(), w.size());
+  RC_ASSERT(fast.ok());
+  RC_ASSERT(exact.ok());
+  RC_ASSERT(*fast == *exact);
+}
+
+}  // namespace
+}  // namespace layoutcheck
