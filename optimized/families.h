@@ -6,5 +6,6 @@
 namespace layoutcheck {
 
 const Impl& tpu_optimized();
+const Impl& mge_optimized();
 
 }  // namespace layoutcheck

@@ -6,5 +6,6 @@
 namespace layoutcheck {
 
 const Impl& tpu_reference();
+const Impl& mge_reference();
 
 }  // namespace layoutcheck
