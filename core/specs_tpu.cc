@@ -198,6 +198,41 @@ std::vector<Case> local_boundaries(const std::string& name) {
   return out;
 }
 
+std::vector<Case> continuous_boundaries() {
+  std::vector<Case> out;
+  for (DType t : {DType::kInt8, DType::kFp16, DType::kFp32}) {
+    out.push_back(make_case("tpu.continuous", {}, t, {1, 1, 1, 1}));
+    out.push_back(make_case("tpu.continuous", {}, t, {2, 3, 5, 7}));
+  }
+  return out;
+}
+
+// Strides nested in each order the document's examples use, and "makes no sense"
+// strides left at 0 where the extent is 1.
+std::vector<Case> strided_boundaries() {
+  ParamMap base{{"npus", "4"}, {"lmem", "1024"}};
+  auto with = [&](ParamMap extra) {
+    ParamMap p = base;
+    p.insert(extra.begin(), extra.end());
+    return p;
+  };
+  return {make_case("tpu.strided", with({{"n", "120"}, {"c", "56"}, {"h", "16"}, {"w", "2"}}), DType::kFp32, {2, 5, 3, 4}),
+          make_case("tpu.strided", with({{"addr", "1024"}, {"n", "120"}, {"w", "2"}}), DType::kFp32, {2, 3, 1, 10}),
+          make_case("tpu.strided", with({{"n", "1"}, {"c", "64"}, {"h", "8"}, {"w", "2"}}), DType::kInt16, {2, 6, 3, 4}),
+          make_case("tpu.strided", with({{"n", "30"}, {"c", "1"}, {"h", "10"}, {"w", "2"}, {"mode", "4n"}}), DType::kInt8,
+                    {5, 8, 3, 4})};
+}
+
+// W below, at and dividing the column count, with and without a short last channel.
+std::vector<Case> matrix_boundaries() {
+  std::vector<Case> out;
+  for (int64_t w : {1, 6, 8, 10, 15, 20, 40}) {
+    out.push_back(make_case("tpu.matrix", {{"npus", "4"}, {"lmem", "1024"}, {"w", std::to_string(w)}}, DType::kFp32, {2, 40}));
+  }
+  out.push_back(make_case("tpu.matrix", {{"npus", "4"}, {"lmem", "4096"}, {"w", "7"}, {"addr", "3200"}}, DType::kInt8, {3, 41}));
+  return out;
+}
+
 }  // namespace
 
 void add_tpu_specs(std::vector<LayoutSpec>* specs) {
@@ -211,6 +246,7 @@ void add_tpu_specs(std::vector<LayoutSpec>* specs) {
     static const DType kTypes[] = {DType::kInt8, DType::kInt16, DType::kFp16, DType::kFp32, DType::kUInt32};
     return make_case("tpu.continuous", {}, kTypes[pick(rng, 0, 4)], draw_nchw(rng, size_class, 4));
   };
+  cont.boundary_cases = continuous_boundaries;
   specs->push_back(cont);
 
   LayoutSpec aligned;
@@ -240,7 +276,7 @@ void add_tpu_specs(std::vector<LayoutSpec>* specs) {
     strided.params.push_back(int_param(k, 0, INT64_MAX, "0", std::string(k) + " stride in elements"));
   }
   strided.random_case = strided_case;
-  strided.boundary_cases = nullptr;
+  strided.boundary_cases = strided_boundaries;
   specs->push_back(strided);
 
   LayoutSpec matrix;
@@ -254,6 +290,7 @@ void add_tpu_specs(std::vector<LayoutSpec>* specs) {
   w.default_value = nullptr;
   matrix.params.push_back(w);
   matrix.random_case = matrix_case;
+  matrix.boundary_cases = matrix_boundaries;
   specs->push_back(matrix);
 }
 

@@ -13,7 +13,8 @@
 //   fact start_npu = 1             # a value reported by describe
 //   size = 4096                    # size_bytes
 //   order = 0,0,0,0; 0,0,0,1       # coordinates in increasing physical order
-//   error ~ not divisible by 128   # the case must be rejected, message contains this
+//   error ~ not divisible by 128   # the case must be rejected; the reference's message
+//                                  # must contain this text (others need only reject)
 //
 // A `source:` line before the first case applies to every case of the file; one
 // inside a case applies to that case. `note:` lines are free text.

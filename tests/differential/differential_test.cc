@@ -1,0 +1,70 @@
+// Optimized against reference over every registered layout: its boundary
+// cases, then random cases of growing size, through the one checker.
+#include "support.h"
+
+namespace layoutcheck {
+namespace {
+
+class Differential : public ::testing::TestWithParam<std::string> {};
+
+const LayoutSpec& spec_of(const std::string& name) { return *find_spec(name); }
+
+TEST_P(Differential, boundary_cases) {
+  const LayoutSpec& spec = spec_of(GetParam());
+  if (!spec.boundary_cases) GTEST_SKIP() << spec.name << " declares no boundary cases";
+  uint64_t seed = 1, valid = 0;
+  for (const Case& c : spec.boundary_cases()) {
+    CheckOptions o;
+    o.seed = seed++;
+    CheckReport r = check(c, reference_impl(), optimized_impl(), o);
+    EXPECT_NE(r.verdict, Verdict::kFail) << r.message;
+    EXPECT_NE(r.verdict, Verdict::kDeclined) << r.message;
+    valid += r.verdict == Verdict::kPass;
+  }
+  EXPECT_GT(valid, 0u) << "no boundary case of " << spec.name << " is valid";
+}
+
+TEST_P(Differential, random_cases) {
+  const LayoutSpec& spec = spec_of(GetParam());
+  ASSERT_TRUE(spec.random_case) << spec.name << " has no case generator";
+  std::mt19937_64 rng(20261121);
+  uint64_t valid = 0;
+  const int kCases = 300;
+  for (int i = 0; i < kCases; ++i) {
+    Case c = spec.random_case(rng, i % 3);
+    CheckOptions o;
+    o.seed = static_cast<uint64_t>(i);
+    CheckReport r = check(c, reference_impl(), optimized_impl(), o);
+    ASSERT_NE(r.verdict, Verdict::kFail) << r.message;
+    EXPECT_NE(r.verdict, Verdict::kDeclined) << r.message;
+    valid += r.verdict == Verdict::kPass;
+  }
+  // The generator must mostly produce valid cases, or the comparison says little.
+  EXPECT_GT(valid, static_cast<uint64_t>(kCases) / 2) << spec.name;
+}
+
+std::vector<std::string> all_layouts() {
+  std::vector<std::string> names;
+  for (const auto& s : layout_specs()) names.push_back(s.name);
+  return names;
+}
+
+std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string out;
+  for (char ch : info.param) out += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllLayouts, Differential, ::testing::ValuesIn(all_layouts()), test_name);
+
+TEST(Registry, every_layout_cites_its_document) {
+  for (const auto& s : layout_specs()) {
+    EXPECT_FALSE(s.document.empty()) << s.name;
+    EXPECT_FALSE(s.section.empty()) << s.name;
+    EXPECT_FALSE(s.dims.empty()) << s.name;
+    EXPECT_NE(s.name.find('.'), std::string::npos) << s.name << " is not family.name";
+  }
+}
+
+}  // namespace
+}  // namespace layoutcheck

@@ -1,0 +1,47 @@
+// Shared helpers for the test programs.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "layoutcheck/checker.h"
+#include "layoutcheck/impl.h"
+
+namespace layoutcheck::testing {
+
+inline Case must_case(const std::string& layout, const std::string& dtype, const std::string& shape) {
+  auto c = parse_case(layout, dtype, shape);
+  EXPECT_TRUE(c.ok()) << c.status().message();
+  return c.ok() ? *c : Case{};
+}
+
+inline uint64_t must_offset(const Impl& impl, const Case& c, const Coord& at) {
+  auto r = impl.offset_bits(c, at);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r.ok() ? *r % 8 : 0, 0u);
+  return r.ok() ? *r / 8 : ~uint64_t{0};
+}
+
+// An Impl that forwards to another; tests override one method to plant a bug
+// and check that the checker reports it.
+class ForwardingImpl : public Impl {
+ public:
+  explicit ForwardingImpl(const Impl& inner, std::string name = "mutant") : inner_(inner), name_(std::move(name)) {}
+  std::string name() const override { return name_; }
+  Status supports(const Case& c) const override { return inner_.supports(c); }
+  Result<uint64_t> size_bytes(const Case& c) const override { return inner_.size_bytes(c); }
+  Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override { return inner_.offset_bits(c, at); }
+  Status pack(const Case& c, const void* l, size_t ls, void* p, size_t ps) const override {
+    return inner_.pack(c, l, ls, p, ps);
+  }
+  Status unpack(const Case& c, const void* p, size_t ps, void* l, size_t ls) const override {
+    return inner_.unpack(c, p, ps, l, ls);
+  }
+
+ protected:
+  const Impl& inner_;
+  std::string name_;
+};
+
+}  // namespace layoutcheck::testing

@@ -1,0 +1,210 @@
+#include <cstring>
+
+#include "support.h"
+
+namespace layoutcheck {
+namespace {
+
+using testing::ForwardingImpl;
+using testing::must_case;
+
+TEST(DType, table) {
+  EXPECT_EQ(dtype_bits(*parse_dtype("fp16")), 16u);
+  EXPECT_EQ(dtype_bits(*parse_dtype("int4")), 4u);
+  EXPECT_EQ(dtype_bits(DType::kInt8x4), 32u);
+  EXPECT_EQ(dtype_info(DType::kFp32x2).lanes, 2u);
+  EXPECT_EQ(dtype_info(DType::kFp32x2).lane, DType::kFp32);
+  for (const char* name : {"int8", "uint8", "int16", "uint16", "int32", "uint32", "fp16", "bf16", "fp32"}) {
+    auto t = parse_dtype(name);
+    ASSERT_TRUE(t.ok()) << name;
+    EXPECT_STREQ(dtype_name(*t), name);
+  }
+}
+
+TEST(DType, errors_name_the_value) {
+  auto t = parse_dtype("float33");
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("float33"), std::string::npos);
+  EXPECT_NE(t.status().message().find("fp32"), std::string::npos);
+  EXPECT_FALSE(parse_dtype("int8x4").ok());
+}
+
+TEST(LayoutText, canonical_round_trip) {
+  for (const char* text : {"tpu.aligned", "tpu.aligned(npus=4,lmem=1024,addr=256)", "tpu.continuous",
+                           "tpu.compact(chip=bm1684x,mode=4n)", "tpu.strided(npus=4,lmem=1024,n=120,w=2)",
+                           "tpu.matrix(npus=4,lmem=1024,w=15)"}) {
+    auto l = parse_layout(text);
+    ASSERT_TRUE(l.ok()) << text << ": " << l.status().message();
+    EXPECT_EQ(to_string(*l), text);
+    auto again = parse_layout(to_string(*l));
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(*again, *l);
+  }
+}
+
+TEST(LayoutText, defaults_are_omitted_and_order_is_canonical) {
+  auto l = parse_layout(" tpu.aligned( addr = 0x100 , lmem=1024, npus=4, mode=1n ) ");
+  ASSERT_TRUE(l.ok()) << l.status().message();
+  EXPECT_EQ(to_string(*l), "tpu.aligned(npus=4,lmem=1024,addr=256)");
+}
+
+TEST(LayoutText, chip_presets) {
+  auto l = parse_layout("tpu.aligned(chip=bm1684x,lmem=262144)");
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->get_int("npus"), 64);
+  EXPECT_EQ(l->get_int("eu"), 64);
+  EXPECT_EQ(to_string(*l), "tpu.aligned(chip=bm1684x)");
+  EXPECT_EQ(parse_layout("tpu.aligned")->get_int("lmem"), 512 * 1024);
+}
+
+TEST(LayoutText, errors_name_what_is_wrong) {
+  struct Bad { const char* text; const char* needle; };
+  for (Bad b : {Bad{"tpu.nonesuch", "unknown layout 'tpu.nonesuch'"}, Bad{"tpu.aligned(color=3)", "unknown parameter 'color'"},
+                Bad{"tpu.aligned(mode=8n)", "mode='8n' is not one of: 1n, 4n, 2n, 2ic"},
+                Bad{"tpu.aligned(npus=four)", "npus=four"}, Bad{"tpu.aligned(npus=0)", "outside [1, 65536]"},
+                Bad{"tpu.aligned(npus=4,npus=5)", "given twice"}, Bad{"tpu.aligned(npus=4", "missing ')'"},
+                Bad{"tpu.aligned(npus=4,)", "trailing ','"}, Bad{"tpu.aligned(npus)", "not key=value"},
+                Bad{"tpu.matrix", "parameter w is required"}, Bad{"", "empty layout"},
+                Bad{"tpu.aligned(addr=99999999999999999999999)", "out of range"}}) {
+    auto l = parse_layout(b.text);
+    ASSERT_FALSE(l.ok()) << b.text;
+    EXPECT_NE(l.status().message().find(b.needle), std::string::npos) << b.text << " -> " << l.status().message();
+  }
+}
+
+TEST(Shape, parse_and_count) {
+  EXPECT_EQ(*parse_shape("2, 3,4"), (Shape{2, 3, 4}));
+  EXPECT_FALSE(parse_shape("2,,3").ok());
+  EXPECT_FALSE(parse_shape("").ok());
+  EXPECT_FALSE(element_count({1 << 30, 1 << 30, 1 << 30}).ok());
+  EXPECT_EQ(index_of_coord({2, 3, 4}, coord_of_index({2, 3, 4}, 17)), 17u);
+}
+
+TEST(Case, rank_and_extent_errors) {
+  const Impl& ref = reference_impl();
+  Status s = ref.supports(must_case("tpu.continuous", "fp32", "2,3,4"));
+  EXPECT_EQ(s.code(), StatusCode::kInvalid);
+  EXPECT_NE(s.message().find("rank 3"), std::string::npos) << s.message();
+  s = ref.supports(must_case("tpu.continuous", "fp32", "2,0,4,5"));
+  EXPECT_NE(s.message().find("dimension C = 0 must be positive"), std::string::npos) << s.message();
+}
+
+TEST(Glob, matches) {
+  EXPECT_TRUE(glob_match("tpu*", "tpu.aligned"));
+  EXPECT_TRUE(glob_match("*.a?igned", "tpu.aligned"));
+  EXPECT_FALSE(glob_match("htp*", "tpu.aligned"));
+}
+
+// ---- the checker catches planted bugs ------------------------------------------
+
+class PaddingNotZeroed : public ForwardingImpl {
+ public:
+  using ForwardingImpl::ForwardingImpl;
+  Status pack(const Case& c, const void* l, size_t, void* p, size_t ps) const override {
+    std::vector<uint8_t> junk(ps, 0xEE);
+    std::memcpy(p, junk.data(), ps);
+    // Write only the elements, leaving padding as it was.
+    const uint64_t n = *element_count(c.shape);
+    const uint64_t bytes = dtype_bits(c.dtype) / 8;
+    for (uint64_t i = 0; i < n; ++i) {
+      uint64_t off = *inner_.offset_bits(c, coord_of_index(c.shape, i)) / 8;
+      std::memcpy(static_cast<uint8_t*>(p) + off, static_cast<const uint8_t*>(l) + i * bytes, bytes);
+    }
+    return Status();
+  }
+};
+
+class SwapsHW : public ForwardingImpl {
+ public:
+  using ForwardingImpl::ForwardingImpl;
+  Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
+    Coord t = at;
+    std::swap(t[2], t[3]);
+    return inner_.offset_bits(c, t);
+  }
+  Status pack(const Case& c, const void* l, size_t ls, void* p, size_t ps) const override {
+    const auto* src = static_cast<const uint8_t*>(l);
+    std::vector<uint8_t> t(ls);
+    const uint64_t n = *element_count(c.shape), bytes = dtype_bits(c.dtype) / 8;
+    for (uint64_t i = 0; i < n; ++i) {
+      Coord at = coord_of_index(c.shape, i);
+      std::swap(at[2], at[3]);
+      std::memcpy(t.data() + index_of_coord(c.shape, at) * bytes, src + i * bytes, bytes);
+    }
+    return inner_.pack(c, t.data(), ls, p, ps);
+  }
+};
+
+class WritesPastEnd : public ForwardingImpl {
+ public:
+  using ForwardingImpl::ForwardingImpl;
+  Status pack(const Case& c, const void* l, size_t ls, void* p, size_t ps) const override {
+    Status s = inner_.pack(c, l, ls, p, ps);
+    static_cast<uint8_t*>(p)[ps] = 0;  // inside the checker's guard zone
+    return s;
+  }
+};
+
+class AcceptsAnything : public ForwardingImpl {
+ public:
+  using ForwardingImpl::ForwardingImpl;
+  Status supports(const Case&) const override { return Status(); }
+};
+
+TEST(Checker, passes_the_optimized_implementation) {
+  CheckReport r = check(must_case("tpu.aligned(npus=4,lmem=4096,addr=1152)", "fp16", "3,7,3,5"), reference_impl(),
+                        optimized_impl());
+  EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
+}
+
+TEST(Checker, catches_padding_not_zeroed) {
+  PaddingNotZeroed mutant(optimized_impl());
+  CheckReport r = check(must_case("tpu.aligned(npus=4,lmem=1024)", "fp32", "2,3,2,3"), reference_impl(), mutant);
+  ASSERT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_NE(r.message.find("belongs to no element"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("layoutcheck repro 'tpu.aligned(npus=4,lmem=1024)' --dtype fp32 --shape 2,3,2,3 --impl mutant"),
+            std::string::npos)
+      << r.message;
+}
+
+TEST(Checker, diagnoses_swapped_dimensions) {
+  SwapsHW mutant(optimized_impl());
+  CheckReport r = check(must_case("tpu.compact(npus=4,lmem=1024)", "int16", "1,2,4,4"), reference_impl(), mutant);
+  ASSERT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_NE(r.message.find("dimensions H and W look swapped"), std::string::npos) << r.message;
+}
+
+TEST(Checker, catches_writes_past_the_buffer) {
+  WritesPastEnd mutant(optimized_impl());
+  CheckReport r = check(must_case("tpu.continuous", "int8", "1,2,3,4"), reference_impl(), mutant);
+  ASSERT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_NE(r.message.find("outside the physical buffer, at byte 24"), std::string::npos) << r.message;
+}
+
+TEST(Checker, catches_accepting_an_invalid_case) {
+  AcceptsAnything mutant(optimized_impl());
+  CheckReport r = check(must_case("tpu.aligned(npus=4,lmem=1024,addr=100)", "fp32", "1,1,1,1"), reference_impl(), mutant);
+  ASSERT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_NE(r.message.find("not divisible by 128"), std::string::npos) << r.message;
+}
+
+TEST(Checker, both_invalid_is_not_a_failure) {
+  CheckReport r = check(must_case("tpu.aligned(npus=4,lmem=1024,addr=100)", "fp32", "1,1,1,1"), reference_impl(),
+                        optimized_impl());
+  EXPECT_EQ(r.verdict, Verdict::kBothInvalid) << r.message;
+}
+
+TEST(Checker, position_unique_fill) {
+  Case c = must_case("tpu.continuous", "int16", "1,1,256,256");
+  std::vector<uint8_t> buf;
+  fill_position_unique(c, 7, &buf);
+  std::vector<bool> seen(65536, false);
+  for (size_t i = 0; i < buf.size(); i += 2) {
+    uint16_t v = static_cast<uint16_t>(buf[i] | buf[i + 1] << 8);
+    EXPECT_FALSE(seen[v]) << "value repeated at element " << i / 2;
+    seen[v] = true;
+  }
+}
+
+}  // namespace
+}  // namespace layoutcheck
