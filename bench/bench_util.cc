@@ -1,0 +1,111 @@
+#include "bench_util.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+
+#include "layoutcheck/checker.h"
+
+namespace layoutcheck::bench {
+
+uint64_t moved_bytes(const Case& c, const Impl& impl) {
+  return std::max(*logical_bytes(c), *impl.size_bytes(c));
+}
+
+void register_row(const std::string& group, const std::string& row, uint64_t bytes,
+                  std::function<void(benchmark::State&)> body) {
+  benchmark::RegisterBenchmark((group + "/" + row).c_str(), [bytes, body](benchmark::State& state) {
+    body(state);
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+  })->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+void register_case(const std::string& group, const Case& c, const std::vector<const Impl*>& impls) {
+  Status s = reference_impl().supports(c);
+  if (!s.ok()) {
+    std::fprintf(stderr, "bench %s: %s\n", group.c_str(), s.message().c_str());
+    return;
+  }
+  const uint64_t bytes = moved_bytes(c, reference_impl());
+  register_row(group, "memcpy", bytes, [bytes](benchmark::State& state) {
+    std::vector<uint8_t> src(bytes, 1), dst(bytes, 0);
+    for (auto _ : state) {
+      std::memcpy(dst.data(), src.data(), bytes);
+      benchmark::DoNotOptimize(dst.data());
+      benchmark::ClobberMemory();
+    }
+  });
+  for (const Impl* impl : impls) {
+    for (bool pack : {true, false}) {
+      register_row(group, std::string(pack ? "pack/" : "unpack/") + impl->name(), bytes,
+                   [c, impl, pack](benchmark::State& state) {
+                     std::vector<uint8_t> logical;
+                     fill_position_unique(c, 1, &logical);
+                     std::vector<uint8_t> physical(*impl->size_bytes(c));
+                     Status st = impl->pack(c, logical.data(), logical.size(), physical.data(), physical.size());
+                     for (auto _ : state) {
+                       st = pack ? impl->pack(c, logical.data(), logical.size(), physical.data(), physical.size())
+                                 : impl->unpack(c, physical.data(), physical.size(), logical.data(), logical.size());
+                       benchmark::ClobberMemory();
+                     }
+                     if (!st.ok()) state.SkipWithError(st.message().c_str());
+                   });
+    }
+  }
+}
+
+namespace {
+
+// Prints the usual console rows, then each row's speed as a ratio to its group's memcpy.
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const auto& r : runs) {
+      if (r.error_occurred || r.run_type != Run::RT_Iteration) continue;
+      std::string name = r.benchmark_name();
+      if (size_t slash = name.find("/real_time"); slash != std::string::npos) name.resize(slash);
+      seconds_[name] = r.GetAdjustedRealTime();
+      order_.push_back(name);
+    }
+  }
+  void Finalize() override {
+    ConsoleReporter::Finalize();
+    std::printf("\n%-64s %10s\n", "row", "x memcpy");
+    for (const auto& name : order_) {
+      if (name.size() >= 7 && name.compare(name.size() - 7, 7, "/memcpy") == 0) continue;
+      std::string group = name;
+      std::string base;
+      // The group is everything before the operation: try successively shorter prefixes.
+      while (!group.empty()) {
+        size_t slash = group.rfind('/');
+        if (slash == std::string::npos) break;
+        group.resize(slash);
+        if (seconds_.count(group + "/memcpy")) {
+          base = group + "/memcpy";
+          break;
+        }
+      }
+      if (base.empty()) continue;
+      std::printf("%-64s %10.3f\n", name.c_str(), seconds_[base] / seconds_[name]);
+    }
+  }
+
+ private:
+  std::map<std::string, double> seconds_;
+  std::vector<std::string> order_;
+};
+
+}  // namespace
+}  // namespace layoutcheck::bench
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  layoutcheck::bench::RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return 0;
+}

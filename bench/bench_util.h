@@ -1,0 +1,32 @@
+// Benchmark helpers: every row is measured beside a memcpy of the same bytes in
+// the same run, and the program ends with a table of ratios to that memcpy.
+//
+//   static const bool registered = [] {
+//     bench::register_case("tpu.aligned/fp32/16MiB", *parse_case(...), {&optimized_impl()});
+//     return true;
+//   }();
+//
+// Rows are named GROUP/OPERATION/IMPL; GROUP/memcpy is the baseline of GROUP.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "layoutcheck/impl.h"
+
+namespace layoutcheck::bench {
+
+// The bytes a conversion moves: the larger of the logical and physical sizes.
+uint64_t moved_bytes(const Case& c, const Impl& impl);
+
+// memcpy baseline, then pack and unpack with each implementation.
+void register_case(const std::string& group, const Case& c, const std::vector<const Impl*>& impls);
+
+// Any other row of a group (a peer library, a special kernel); `bytes` per iteration.
+void register_row(const std::string& group, const std::string& row, uint64_t bytes,
+                  std::function<void(benchmark::State&)> body);
+
+}  // namespace layoutcheck::bench

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Builds with gcc and runs every test but the slow ones; then builds the fuzzers
+# with clang + AddressSanitizer + UndefinedBehaviorSanitizer, replays the corpora
+# and fuzzes each harness for a short time.
+#   LAYOUTCHECK_FUZZ_SECONDS=20 scripts/test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+cmake --preset dev >/dev/null
+cmake --build --preset dev
+ctest --preset dev
+cmake --preset fuzz -DLAYOUTCHECK_FUZZ_SECONDS="${LAYOUTCHECK_FUZZ_SECONDS:-20}" >/dev/null
+cmake --build --preset fuzz
+ctest --preset fuzz
