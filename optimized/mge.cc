@@ -169,10 +169,11 @@ template <bool kPack>
 uint64_t tiles_4x4_epi32(const Group& g, uint8_t* logical, uint8_t* phys) {
   const uint64_t L4 = g.L / 4 * 4;
   const uint64_t pitch = g.R * 4;  // bytes per pixel
-  for (uint64_t r = 0; r + 4 <= g.R; r += 4) {
+  for (uint64_t lb = 0; lb < L4; lb += 16) {
+   for (uint64_t r = 0; r + 4 <= g.R; r += 4) {
     const uint64_t* rows = g.rows + r;
     uint8_t* px = phys + (g.pixels + r) * 4;
-    for (uint64_t l = 0; l < L4; l += 4) {
+    for (uint64_t l = lb; l < std::min(L4, lb + 16); l += 4) {
       if (kPack) {
         __m128i a = load_row(logical, rows[0], (rows[0] + l) * 4);
         __m128i b = load_row(logical, rows[1], (rows[1] + l) * 4);
@@ -197,6 +198,7 @@ uint64_t tiles_4x4_epi32(const Group& g, uint8_t* logical, uint8_t* phys) {
         }
       }
     }
+   }
   }
   return L4;
 }
@@ -265,13 +267,188 @@ uint64_t tiles_4x16_epi8(const Group& g, uint8_t* logical, uint8_t* phys) {
   }
   return L16;
 }
+
+// ---- AVX2 (chosen at run time with __builtin_cpu_supports) -----------------
+#define LC_MGE_AVX2 __attribute__((target("avx2")))
+
+// Two independent 16x16 byte transposes, one per 128-bit lane.
+LC_MGE_AVX2 inline void transpose16x16_epi8_x2(__m256i v[16]) {
+  __m256i t[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm256_unpacklo_epi8(v[2 * i], v[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_epi8(v[2 * i], v[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      v[4 * i + 2 * j] = _mm256_unpacklo_epi16(t[4 * i + j], t[4 * i + j + 2]);
+      v[4 * i + 2 * j + 1] = _mm256_unpackhi_epi16(t[4 * i + j], t[4 * i + j + 2]);
+    }
+  }
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      t[8 * i + 2 * j] = _mm256_unpacklo_epi32(v[8 * i + j], v[8 * i + j + 4]);
+      t[8 * i + 2 * j + 1] = _mm256_unpackhi_epi32(v[8 * i + j], v[8 * i + j + 4]);
+    }
+  }
+  for (int j = 0; j < 8; ++j) {
+    v[2 * j] = _mm256_unpacklo_epi64(t[j], t[j + 8]);
+    v[2 * j + 1] = _mm256_unpackhi_epi64(t[j], t[j + 8]);
+  }
+}
+
+// 8-bit elements, R a multiple of 32 (NCHW32, NCHW64, CHWN4 with N % 8 == 0):
+// 32 rows x 64 columns per block. Each row's cache line goes through a stack
+// stage once (rows H*W apart alias in L1 otherwise); the lane-wise transpose
+// puts rows r..r+15 in the low lane and r+16..r+31 in the high lane, which is
+// exactly a 32-byte run of a pixel.
+template <bool kPack>
+LC_MGE_AVX2 void blocks_32x64_epi8_avx2(const Group& g, uint8_t* logical, uint8_t* phys) {
+  alignas(64) uint8_t stage[32][64];
+  const uint64_t pitch = g.R;
+  for (uint64_t l0 = 0; l0 < g.L; l0 += 64) {
+    const uint64_t cols = std::min<uint64_t>(64, g.L - l0);
+    for (uint64_t r0 = 0; r0 < g.R; r0 += 32) {
+      const uint64_t* rows = g.rows + r0;
+      uint8_t* px = phys + g.pixels + r0 + l0 * pitch;
+      if (kPack) {
+        for (int j = 0; j < 32; ++j) {
+          if (rows[j] == kPad) {
+            std::memset(stage[j], 0, 64);
+          } else if (cols == 64) {
+            const uint8_t* src = logical + rows[j] + l0;
+            _mm256_store_si256(reinterpret_cast<__m256i*>(stage[j]), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
+            _mm256_store_si256(reinterpret_cast<__m256i*>(stage[j] + 32),
+                               _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 32)));
+          } else {
+            std::memcpy(stage[j], logical + rows[j] + l0, cols);
+            std::memset(stage[j] + cols, 0, 64 - cols);
+          }
+        }
+      }
+      for (uint64_t sub = 0; sub * 16 < cols; ++sub) {
+        const uint64_t n = std::min<uint64_t>(16, cols - sub * 16);
+        uint8_t* out = px + sub * 16 * pitch;
+        __m256i v[16];
+        if (kPack) {
+          for (int k = 0; k < 16; ++k) {
+            const __m128i lo = _mm_load_si128(reinterpret_cast<const __m128i*>(stage[k] + sub * 16));
+            const __m128i hi = _mm_load_si128(reinterpret_cast<const __m128i*>(stage[k + 16] + sub * 16));
+            v[k] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+          }
+          transpose16x16_epi8_x2(v);
+          for (uint64_t k = 0; k < n; ++k) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k * pitch), v[k]);
+        } else {
+          for (uint64_t k = 0; k < 16; ++k) {
+            v[k] = k < n ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out + k * pitch)) : _mm256_setzero_si256();
+          }
+          transpose16x16_epi8_x2(v);
+          for (int j = 0; j < 16; ++j) {
+            _mm_store_si128(reinterpret_cast<__m128i*>(stage[j] + sub * 16), _mm256_castsi256_si128(v[j]));
+            _mm_store_si128(reinterpret_cast<__m128i*>(stage[j + 16] + sub * 16), _mm256_extracti128_si256(v[j], 1));
+          }
+        }
+      }
+      if (!kPack) {
+        for (int j = 0; j < 32; ++j) {
+          if (rows[j] == kPad) continue;
+          uint8_t* dst = logical + rows[j] + l0;
+          if (cols == 64) {
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_load_si256(reinterpret_cast<const __m256i*>(stage[j])));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 32),
+                                _mm256_load_si256(reinterpret_cast<const __m256i*>(stage[j] + 32)));
+          } else {
+            std::memcpy(dst, stage[j], cols);
+          }
+        }
+      }
+    }
+  }
+}
+
+// 32-bit elements, R a multiple of 4: 4 rows x 8 columns per tile, in blocks
+// of 16 columns so each row's cache line is used up before moving on.
+template <bool kPack>
+LC_MGE_AVX2 uint64_t tiles_4x8_epi32_avx2(const Group& g, uint8_t* logical, uint8_t* phys) {
+  const uint64_t L8 = g.L / 8 * 8;
+  const uint64_t pitch = g.R * 4;
+  const bool dense = g.R == 4;  // pixels adjacent: 32-byte accesses
+  auto row_ptr = [&](uint64_t row, uint64_t l) { return logical + (row + l) * 4; };
+  for (uint64_t lb = 0; lb < L8; lb += 16) {
+    const uint64_t le = std::min(L8, lb + 16);
+    for (uint64_t r = 0; r + 4 <= g.R; r += 4) {
+      const uint64_t* rows = g.rows + r;
+      uint8_t* base = phys + (g.pixels + r) * 4;
+      for (uint64_t l = lb; l < le; l += 8) {
+        uint8_t* px = base + l * pitch;
+        if (kPack) {
+          __m256 a = rows[0] == kPad ? _mm256_setzero_ps() : _mm256_loadu_ps(reinterpret_cast<const float*>(row_ptr(rows[0], l)));
+          __m256 b = rows[1] == kPad ? _mm256_setzero_ps() : _mm256_loadu_ps(reinterpret_cast<const float*>(row_ptr(rows[1], l)));
+          __m256 c = rows[2] == kPad ? _mm256_setzero_ps() : _mm256_loadu_ps(reinterpret_cast<const float*>(row_ptr(rows[2], l)));
+          __m256 d = rows[3] == kPad ? _mm256_setzero_ps() : _mm256_loadu_ps(reinterpret_cast<const float*>(row_ptr(rows[3], l)));
+          const __m256 t0 = _mm256_unpacklo_ps(a, b), t1 = _mm256_unpackhi_ps(a, b);
+          const __m256 t2 = _mm256_unpacklo_ps(c, d), t3 = _mm256_unpackhi_ps(c, d);
+          const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+          const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+          // u0 = pixels 0 | 4, u1 = 1 | 5, u2 = 2 | 6, u3 = 3 | 7.
+          if (dense) {
+            float* out = reinterpret_cast<float*>(px);
+            _mm256_storeu_ps(out, _mm256_permute2f128_ps(u0, u1, 0x20));
+            _mm256_storeu_ps(out + 8, _mm256_permute2f128_ps(u2, u3, 0x20));
+            _mm256_storeu_ps(out + 16, _mm256_permute2f128_ps(u0, u1, 0x31));
+            _mm256_storeu_ps(out + 24, _mm256_permute2f128_ps(u2, u3, 0x31));
+          } else {
+            const __m256 u[4] = {u0, u1, u2, u3};
+            for (int k = 0; k < 4; ++k) {
+              _mm_storeu_ps(reinterpret_cast<float*>(px + k * pitch), _mm256_castps256_ps128(u[k]));
+              _mm_storeu_ps(reinterpret_cast<float*>(px + (k + 4) * pitch), _mm256_extractf128_ps(u[k], 1));
+            }
+          }
+        } else {
+          __m256 u[4];
+          if (dense) {
+            const float* in = reinterpret_cast<const float*>(px);
+            const __m256 p0 = _mm256_loadu_ps(in), p1 = _mm256_loadu_ps(in + 8);
+            const __m256 p2 = _mm256_loadu_ps(in + 16), p3 = _mm256_loadu_ps(in + 24);
+            u[0] = _mm256_permute2f128_ps(p0, p2, 0x20), u[1] = _mm256_permute2f128_ps(p0, p2, 0x31);
+            u[2] = _mm256_permute2f128_ps(p1, p3, 0x20), u[3] = _mm256_permute2f128_ps(p1, p3, 0x31);
+          } else {
+            for (int k = 0; k < 4; ++k) {
+              const __m128 lo = _mm_loadu_ps(reinterpret_cast<const float*>(px + k * pitch));
+              const __m128 hi = _mm_loadu_ps(reinterpret_cast<const float*>(px + (k + 4) * pitch));
+              u[k] = _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
+            }
+          }
+          // u[k] = pixels k | k + 4; a 4x4 transpose per lane gives the rows.
+          const __m256 t0 = _mm256_unpacklo_ps(u[0], u[1]), t1 = _mm256_unpackhi_ps(u[0], u[1]);
+          const __m256 t2 = _mm256_unpacklo_ps(u[2], u[3]), t3 = _mm256_unpackhi_ps(u[2], u[3]);
+          const __m256 out[4] = {_mm256_shuffle_ps(t0, t2, 0x44), _mm256_shuffle_ps(t0, t2, 0xEE),
+                                 _mm256_shuffle_ps(t1, t3, 0x44), _mm256_shuffle_ps(t1, t3, 0xEE)};
+          for (int k = 0; k < 4; ++k) {
+            if (rows[k] != kPad) _mm256_storeu_ps(reinterpret_cast<float*>(row_ptr(rows[k], l)), out[k]);
+          }
+        }
+      }
+    }
+  }
+  return L8;
+}
+
+bool have_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
 #endif  // LC_MGE_X86
 
 template <bool kPack, size_t kBytes>
 void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
   uint64_t done = 0;
 #if LC_MGE_X86
-  if (kBytes == 4 && g.R % 4 == 0) done = tiles_4x4_epi32<kPack>(g, logical, phys);
+  if (kBytes == 1 && g.R % 32 == 0 && have_avx2()) {
+    blocks_32x64_epi8_avx2<kPack>(g, logical, phys);
+    return;
+  }
+  if (kBytes == 4 && g.R % 4 == 0 && have_avx2()) done = tiles_4x8_epi32_avx2<kPack>(g, logical, phys);
+  else if (kBytes == 4 && g.R % 4 == 0) done = tiles_4x4_epi32<kPack>(g, logical, phys);
   else if (kBytes == 1 && g.R % 16 == 0) done = tiles_16x16_epi8<kPack>(g, logical, phys);
   else if (kBytes == 1 && g.R == 4) done = tiles_4x16_epi8<kPack>(g, logical, phys);
 #endif
