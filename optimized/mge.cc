@@ -29,6 +29,9 @@
 namespace layoutcheck {
 namespace {
 
+constexpr uint64_t kStreamBytes = 16u << 20;  // pack larger tensors with streaming stores
+constexpr uint64_t kStageBytes = 16u << 10;   // the L1 stage of a streamed pack
+
 enum class Kind { kIdentity, kNhwc, kNchwx, kChwn4, kColMajor };
 
 struct Plan {
@@ -40,6 +43,7 @@ struct Plan {
   uint64_t elements = 0;              // logical
   uint64_t physical_elements = 0;
   uint64_t phys_bytes = 0;
+  bool stream = false;                // pack through a stage with non-temporal stores
 };
 
 Result<Plan> make_plan(const Case& c) {
@@ -79,6 +83,7 @@ Result<Plan> make_plan(const Case& c) {
   }
   p.physical_elements = phys.value();
   p.phys_bytes = ceil_div(bits.value(), 8);
+  p.stream = p.phys_bytes >= kStreamBytes;
   return p;
 }
 
@@ -372,9 +377,10 @@ LC_MGE_AVX2 uint64_t tiles_4x8_epi32_avx2(const Group& g, uint8_t* logical, uint
   const uint64_t L8 = g.L / 8 * 8;
   const uint64_t pitch = g.R * 4;
   const bool dense = g.R == 4;  // pixels adjacent: 32-byte accesses
+  constexpr uint64_t kBlockL = 64;
   auto row_ptr = [&](uint64_t row, uint64_t l) { return logical + (row + l) * 4; };
-  for (uint64_t lb = 0; lb < L8; lb += 16) {
-    const uint64_t le = std::min(L8, lb + 16);
+  for (uint64_t lb = 0; lb < L8; lb += kBlockL) {
+    const uint64_t le = std::min(L8, lb + kBlockL);
     for (uint64_t r = 0; r + 4 <= g.R; r += 4) {
       const uint64_t* rows = g.rows + r;
       uint8_t* base = phys + (g.pixels + r) * 4;
@@ -482,7 +488,7 @@ void transpose_nibbles(const Group& g, uint8_t* logical, uint8_t* phys) {
 }
 
 template <bool kPack>
-void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
+void run_group_direct(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
   switch (p.bits) {
     case 4: transpose_nibbles<kPack>(g, logical, phys); break;
     case 8: transpose_bytes<kPack, 1>(g, logical, phys); break;
@@ -490,6 +496,43 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     case 32: transpose_bytes<kPack, 4>(g, logical, phys); break;
     default: transpose_bytes<kPack, 8>(g, logical, phys); break;
   }
+}
+
+// Packing a tensor larger than the caches (Plan::stream, kStreamBytes): the
+// same transposes write blocks of pixels into an L1-sized stage, which goes to
+// memory with non-temporal stores (the physical buffer is written front to
+// back, so every line is written whole and never read).
+
+#if LC_MGE_X86
+void stream_copy(uint8_t* dst, const uint8_t* src, uint64_t n) {
+  const uint64_t head = std::min<uint64_t>(n, (16 - reinterpret_cast<uintptr_t>(dst) % 16) % 16);
+  std::memcpy(dst, src, head);
+  uint64_t i = head;
+  for (; i + 16 <= n; i += 16) {
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+  }
+  std::memcpy(dst + i, src + i, n - i);
+}
+#endif
+
+template <bool kPack>
+void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
+#if LC_MGE_X86
+  const uint64_t pixel_bytes = g.R * p.bits / 8;
+  if (kPack && p.stream && p.bits % 8 == 0 && pixel_bytes * 16 <= kStageBytes) {
+    alignas(64) static thread_local uint8_t stage[kStageBytes];
+    const uint64_t block = kStageBytes / pixel_bytes / 16 * 16;
+    std::vector<uint64_t> rows(g.R);
+    for (uint64_t l0 = 0; l0 < g.L; l0 += block) {
+      const uint64_t n = std::min(block, g.L - l0);
+      for (uint64_t r = 0; r < g.R; ++r) rows[r] = g.rows[r] == kPad ? kPad : g.rows[r] + l0;
+      run_group_direct<true>(p, Group{rows.data(), g.R, n, 0}, logical, stage);
+      stream_copy(phys + (g.pixels + l0 * g.R) * (p.bits / 8), stage, n * pixel_bytes);
+    }
+    return;
+  }
+#endif
+  run_group_direct<kPack>(p, g, logical, phys);
 }
 
 template <bool kPack>
@@ -549,6 +592,9 @@ void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
     case Kind::kIdentity:
       break;
   }
+#if LC_MGE_X86
+  if (kPack && p.stream) _mm_sfence();
+#endif
 }
 
 class MgeOptimized : public Impl {

@@ -196,3 +196,21 @@ TEST(MgeMutants, are_caught) {
 
 }  // namespace
 }  // namespace layoutcheck
+
+namespace layoutcheck {
+namespace {
+
+// Tensors of 16 MiB and more are packed through a stage with streaming stores.
+TEST(MgeLarge, streamed_pack) {
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"mge.nchw4", "fp32", "4,17,256,240"},
+           {"mge.nchw32", "int8", "4,33,256,257"},
+           {"mge.nhwc", "fp16", "4,35,256,240"},
+           {"mge.chwn4", "int8", "8,33,256,257"},
+       }) {
+    expect_pass(layout, dtype, shape);
+  }
+}
+
+}  // namespace
+}  // namespace layoutcheck
