@@ -37,10 +37,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     c.layout = *layout;
     c.dtype = dtypes[in.take(1) % ndtypes];
     if (c.layout.name == "mge.matrix") {
-      c.shape = {static_cast<int64_t>(in.take(1) % 48) + 1, static_cast<int64_t>(in.take(1) % 48) + 1};
+      c.shape = {static_cast<int64_t>(in.take(1) % 40) + 1, static_cast<int64_t>(in.take(1) % 40) + 1};
     } else {
-      c.shape = {static_cast<int64_t>(in.take(1) % 6) + 1, static_cast<int64_t>(in.take(1) % 160) + 1,
-                 static_cast<int64_t>(in.take(1) % 6) + 1, static_cast<int64_t>(in.take(1) % 40) + 1};
+      c.shape = {static_cast<int64_t>(in.take(1) % 3) + 1, static_cast<int64_t>(in.take(1) % 130) + 1,
+                 static_cast<int64_t>(in.take(1) % 3) + 1, static_cast<int64_t>(in.take(1) % 20) + 1};
     }
   } else {
     in = fuzz::Bytes(nullptr, 0);
