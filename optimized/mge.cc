@@ -305,134 +305,163 @@ LC_MGE_AVX2 inline void transpose16x16_epi8_x2(__m256i v[16]) {
 // 32 rows x 64 columns per block. Each row's cache line goes through a stack
 // stage once (rows H*W apart alias in L1 otherwise); the lane-wise transpose
 // puts rows r..r+15 in the low lane and r+16..r+31 in the high lane, which is
-// exactly a 32-byte run of a pixel.
+// exactly a 32-byte run of a pixel. Rows go in groups of 64 (one cache line
+// of a pixel) over the whole run of pixels, so every pass reads and writes
+// whole lines.
+LC_MGE_AVX2 inline void stage_rows(uint8_t (*stage)[64], const uint64_t* rows, const uint8_t* logical, uint64_t l0,
+                                   uint64_t cols) {
+  for (int j = 0; j < 32; ++j) {
+    if (rows[j] == kPad) {
+      std::memset(stage[j], 0, 64);
+    } else if (cols == 64) {
+      const uint8_t* src = logical + rows[j] + l0;
+      _mm256_store_si256(reinterpret_cast<__m256i*>(stage[j]), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(stage[j] + 32),
+                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 32)));
+    } else {
+      std::memcpy(stage[j], logical + rows[j] + l0, cols);
+      std::memset(stage[j] + cols, 0, 64 - cols);
+    }
+  }
+}
+
+LC_MGE_AVX2 inline void unstage_rows(uint8_t (*stage)[64], const uint64_t* rows, uint8_t* logical, uint64_t l0,
+                                     uint64_t cols) {
+  for (int j = 0; j < 32; ++j) {
+    if (rows[j] == kPad) continue;
+    uint8_t* dst = logical + rows[j] + l0;
+    if (cols == 64) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_load_si256(reinterpret_cast<const __m256i*>(stage[j])));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 32),
+                          _mm256_load_si256(reinterpret_cast<const __m256i*>(stage[j] + 32)));
+    } else {
+      std::memcpy(dst, stage[j], cols);
+    }
+  }
+}
+
+// Stage columns c..c+15 of 32 rows -> 16 pixels of 32 bytes (pack), or back.
+template <bool kPack>
+LC_MGE_AVX2 inline void transpose_16_pixels(uint8_t (*stage)[64], uint64_t c, uint8_t* out, uint64_t pitch,
+                                            uint64_t n) {
+  __m256i v[16];
+  if (kPack) {
+    for (int k = 0; k < 16; ++k) {
+      const __m128i lo = _mm_load_si128(reinterpret_cast<const __m128i*>(stage[k] + c));
+      const __m128i hi = _mm_load_si128(reinterpret_cast<const __m128i*>(stage[k + 16] + c));
+      v[k] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+    }
+    transpose16x16_epi8_x2(v);
+    if (n == 16) {
+      for (int k = 0; k < 16; ++k) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k * pitch), v[k]);
+    } else {
+      for (uint64_t k = 0; k < n; ++k) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k * pitch), v[k]);
+    }
+  } else {
+    if (n == 16) {
+      for (int k = 0; k < 16; ++k) v[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out + k * pitch));
+    } else {
+      for (uint64_t k = 0; k < 16; ++k) {
+        v[k] = k < n ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out + k * pitch)) : _mm256_setzero_si256();
+      }
+    }
+    transpose16x16_epi8_x2(v);
+    for (int j = 0; j < 16; ++j) {
+      _mm_store_si128(reinterpret_cast<__m128i*>(stage[j] + c), _mm256_castsi256_si128(v[j]));
+      _mm_store_si128(reinterpret_cast<__m128i*>(stage[j + 16] + c), _mm256_extracti128_si256(v[j], 1));
+    }
+  }
+}
+
 template <bool kPack>
 LC_MGE_AVX2 void blocks_32x64_epi8_avx2(const Group& g, uint8_t* logical, uint8_t* phys) {
   alignas(64) uint8_t stage[32][64];
   const uint64_t pitch = g.R;
-  for (uint64_t l0 = 0; l0 < g.L; l0 += 64) {
-    const uint64_t cols = std::min<uint64_t>(64, g.L - l0);
-    for (uint64_t r0 = 0; r0 < g.R; r0 += 32) {
-      const uint64_t* rows = g.rows + r0;
-      uint8_t* px = phys + g.pixels + r0 + l0 * pitch;
-      if (kPack) {
-        for (int j = 0; j < 32; ++j) {
-          if (rows[j] == kPad) {
-            std::memset(stage[j], 0, 64);
-          } else if (cols == 64) {
-            const uint8_t* src = logical + rows[j] + l0;
-            _mm256_store_si256(reinterpret_cast<__m256i*>(stage[j]), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
-            _mm256_store_si256(reinterpret_cast<__m256i*>(stage[j] + 32),
-                               _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 32)));
-          } else {
-            std::memcpy(stage[j], logical + rows[j] + l0, cols);
-            std::memset(stage[j] + cols, 0, 64 - cols);
-          }
+  for (uint64_t rg = 0; rg < g.R; rg += 64) {
+    const uint64_t re = std::min<uint64_t>(g.R, rg + 64);
+    for (uint64_t l0 = 0; l0 < g.L; l0 += 64) {
+      const uint64_t cols = std::min<uint64_t>(64, g.L - l0);
+      for (uint64_t r0 = rg; r0 < re; r0 += 32) {
+        const uint64_t* rows = g.rows + r0;
+        uint8_t* px = phys + g.pixels + r0 + l0 * pitch;
+        if (kPack) stage_rows(stage, rows, logical, l0, cols);
+        for (uint64_t c = 0; c < cols; c += 16) {
+          transpose_16_pixels<kPack>(stage, c, px + c * pitch, pitch, std::min<uint64_t>(16, cols - c));
         }
-      }
-      for (uint64_t sub = 0; sub * 16 < cols; ++sub) {
-        const uint64_t n = std::min<uint64_t>(16, cols - sub * 16);
-        uint8_t* out = px + sub * 16 * pitch;
-        __m256i v[16];
-        if (kPack) {
-          for (int k = 0; k < 16; ++k) {
-            const __m128i lo = _mm_load_si128(reinterpret_cast<const __m128i*>(stage[k] + sub * 16));
-            const __m128i hi = _mm_load_si128(reinterpret_cast<const __m128i*>(stage[k + 16] + sub * 16));
-            v[k] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
-          }
-          transpose16x16_epi8_x2(v);
-          for (uint64_t k = 0; k < n; ++k) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k * pitch), v[k]);
-        } else {
-          for (uint64_t k = 0; k < 16; ++k) {
-            v[k] = k < n ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out + k * pitch)) : _mm256_setzero_si256();
-          }
-          transpose16x16_epi8_x2(v);
-          for (int j = 0; j < 16; ++j) {
-            _mm_store_si128(reinterpret_cast<__m128i*>(stage[j] + sub * 16), _mm256_castsi256_si128(v[j]));
-            _mm_store_si128(reinterpret_cast<__m128i*>(stage[j + 16] + sub * 16), _mm256_extracti128_si256(v[j], 1));
-          }
-        }
-      }
-      if (!kPack) {
-        for (int j = 0; j < 32; ++j) {
-          if (rows[j] == kPad) continue;
-          uint8_t* dst = logical + rows[j] + l0;
-          if (cols == 64) {
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_load_si256(reinterpret_cast<const __m256i*>(stage[j])));
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 32),
-                                _mm256_load_si256(reinterpret_cast<const __m256i*>(stage[j] + 32)));
-          } else {
-            std::memcpy(dst, stage[j], cols);
-          }
-        }
+        if (!kPack) unstage_rows(stage, rows, logical, l0, cols);
       }
     }
   }
 }
 
-// 32-bit elements, R a multiple of 4: 4 rows x 8 columns per tile, in blocks
-// of 16 columns so each row's cache line is used up before moving on.
+// One tile: rows[0..3] at columns l..l+7 <-> 8 pixels of 4 lanes at px.
+template <bool kPack>
+LC_MGE_AVX2 inline void tile_4x8_epi32(const uint64_t* rows, uint8_t* logical, uint64_t l, uint8_t* px,
+                                       uint64_t pitch, bool dense) {
+  auto row_ptr = [&](uint64_t row) { return reinterpret_cast<float*>(logical + (row + l) * 4); };
+  if (kPack) {
+    __m256 a = rows[0] == kPad ? _mm256_setzero_ps() : _mm256_loadu_ps(row_ptr(rows[0]));
+    __m256 b = rows[1] == kPad ? _mm256_setzero_ps() : _mm256_loadu_ps(row_ptr(rows[1]));
+    __m256 c = rows[2] == kPad ? _mm256_setzero_ps() : _mm256_loadu_ps(row_ptr(rows[2]));
+    __m256 d = rows[3] == kPad ? _mm256_setzero_ps() : _mm256_loadu_ps(row_ptr(rows[3]));
+    const __m256 t0 = _mm256_unpacklo_ps(a, b), t1 = _mm256_unpackhi_ps(a, b);
+    const __m256 t2 = _mm256_unpacklo_ps(c, d), t3 = _mm256_unpackhi_ps(c, d);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    // u0 = pixels 0 | 4, u1 = 1 | 5, u2 = 2 | 6, u3 = 3 | 7.
+    if (dense) {
+      float* out = reinterpret_cast<float*>(px);
+      _mm256_storeu_ps(out, _mm256_permute2f128_ps(u0, u1, 0x20));
+      _mm256_storeu_ps(out + 8, _mm256_permute2f128_ps(u2, u3, 0x20));
+      _mm256_storeu_ps(out + 16, _mm256_permute2f128_ps(u0, u1, 0x31));
+      _mm256_storeu_ps(out + 24, _mm256_permute2f128_ps(u2, u3, 0x31));
+    } else {
+      const __m256 u[4] = {u0, u1, u2, u3};
+      for (int k = 0; k < 4; ++k) {
+        _mm_storeu_ps(reinterpret_cast<float*>(px + k * pitch), _mm256_castps256_ps128(u[k]));
+        _mm_storeu_ps(reinterpret_cast<float*>(px + (k + 4) * pitch), _mm256_extractf128_ps(u[k], 1));
+      }
+    }
+  } else {
+    __m256 u[4];
+    if (dense) {
+      const float* in = reinterpret_cast<const float*>(px);
+      const __m256 p0 = _mm256_loadu_ps(in), p1 = _mm256_loadu_ps(in + 8);
+      const __m256 p2 = _mm256_loadu_ps(in + 16), p3 = _mm256_loadu_ps(in + 24);
+      u[0] = _mm256_permute2f128_ps(p0, p2, 0x20), u[1] = _mm256_permute2f128_ps(p0, p2, 0x31);
+      u[2] = _mm256_permute2f128_ps(p1, p3, 0x20), u[3] = _mm256_permute2f128_ps(p1, p3, 0x31);
+    } else {
+      for (int k = 0; k < 4; ++k) {
+        const __m128 lo = _mm_loadu_ps(reinterpret_cast<const float*>(px + k * pitch));
+        const __m128 hi = _mm_loadu_ps(reinterpret_cast<const float*>(px + (k + 4) * pitch));
+        u[k] = _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
+      }
+    }
+    // u[k] = pixels k | k + 4; a 4x4 transpose per lane gives the rows.
+    const __m256 t0 = _mm256_unpacklo_ps(u[0], u[1]), t1 = _mm256_unpackhi_ps(u[0], u[1]);
+    const __m256 t2 = _mm256_unpacklo_ps(u[2], u[3]), t3 = _mm256_unpackhi_ps(u[2], u[3]);
+    const __m256 out[4] = {_mm256_shuffle_ps(t0, t2, 0x44), _mm256_shuffle_ps(t0, t2, 0xEE),
+                           _mm256_shuffle_ps(t1, t3, 0x44), _mm256_shuffle_ps(t1, t3, 0xEE)};
+    for (int k = 0; k < 4; ++k) {
+      if (rows[k] != kPad) _mm256_storeu_ps(row_ptr(rows[k]), out[k]);
+    }
+  }
+}
+
+// 32-bit elements, R a multiple of 4: 4 rows x 8 columns per tile; rows go in
+// groups of 16 (64 bytes of a pixel) over the whole run of pixels, so every
+// pass reads and writes whole lines.
 template <bool kPack>
 LC_MGE_AVX2 uint64_t tiles_4x8_epi32_avx2(const Group& g, uint8_t* logical, uint8_t* phys) {
+  constexpr uint64_t kGroupRows = 16;
   const uint64_t L8 = g.L / 8 * 8;
   const uint64_t pitch = g.R * 4;
   const bool dense = g.R == 4;  // pixels adjacent: 32-byte accesses
-  constexpr uint64_t kBlockL = 64;
-  auto row_ptr = [&](uint64_t row, uint64_t l) { return logical + (row + l) * 4; };
-  for (uint64_t lb = 0; lb < L8; lb += kBlockL) {
-    const uint64_t le = std::min(L8, lb + kBlockL);
-    for (uint64_t r = 0; r + 4 <= g.R; r += 4) {
-      const uint64_t* rows = g.rows + r;
-      uint8_t* base = phys + (g.pixels + r) * 4;
-      for (uint64_t l = lb; l < le; l += 8) {
-        uint8_t* px = base + l * pitch;
-        if (kPack) {
-          __m256 a = rows[0] == kPad ? _mm256_setzero_ps() : _mm256_loadu_ps(reinterpret_cast<const float*>(row_ptr(rows[0], l)));
-          __m256 b = rows[1] == kPad ? _mm256_setzero_ps() : _mm256_loadu_ps(reinterpret_cast<const float*>(row_ptr(rows[1], l)));
-          __m256 c = rows[2] == kPad ? _mm256_setzero_ps() : _mm256_loadu_ps(reinterpret_cast<const float*>(row_ptr(rows[2], l)));
-          __m256 d = rows[3] == kPad ? _mm256_setzero_ps() : _mm256_loadu_ps(reinterpret_cast<const float*>(row_ptr(rows[3], l)));
-          const __m256 t0 = _mm256_unpacklo_ps(a, b), t1 = _mm256_unpackhi_ps(a, b);
-          const __m256 t2 = _mm256_unpacklo_ps(c, d), t3 = _mm256_unpackhi_ps(c, d);
-          const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-          const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-          // u0 = pixels 0 | 4, u1 = 1 | 5, u2 = 2 | 6, u3 = 3 | 7.
-          if (dense) {
-            float* out = reinterpret_cast<float*>(px);
-            _mm256_storeu_ps(out, _mm256_permute2f128_ps(u0, u1, 0x20));
-            _mm256_storeu_ps(out + 8, _mm256_permute2f128_ps(u2, u3, 0x20));
-            _mm256_storeu_ps(out + 16, _mm256_permute2f128_ps(u0, u1, 0x31));
-            _mm256_storeu_ps(out + 24, _mm256_permute2f128_ps(u2, u3, 0x31));
-          } else {
-            const __m256 u[4] = {u0, u1, u2, u3};
-            for (int k = 0; k < 4; ++k) {
-              _mm_storeu_ps(reinterpret_cast<float*>(px + k * pitch), _mm256_castps256_ps128(u[k]));
-              _mm_storeu_ps(reinterpret_cast<float*>(px + (k + 4) * pitch), _mm256_extractf128_ps(u[k], 1));
-            }
-          }
-        } else {
-          __m256 u[4];
-          if (dense) {
-            const float* in = reinterpret_cast<const float*>(px);
-            const __m256 p0 = _mm256_loadu_ps(in), p1 = _mm256_loadu_ps(in + 8);
-            const __m256 p2 = _mm256_loadu_ps(in + 16), p3 = _mm256_loadu_ps(in + 24);
-            u[0] = _mm256_permute2f128_ps(p0, p2, 0x20), u[1] = _mm256_permute2f128_ps(p0, p2, 0x31);
-            u[2] = _mm256_permute2f128_ps(p1, p3, 0x20), u[3] = _mm256_permute2f128_ps(p1, p3, 0x31);
-          } else {
-            for (int k = 0; k < 4; ++k) {
-              const __m128 lo = _mm_loadu_ps(reinterpret_cast<const float*>(px + k * pitch));
-              const __m128 hi = _mm_loadu_ps(reinterpret_cast<const float*>(px + (k + 4) * pitch));
-              u[k] = _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
-            }
-          }
-          // u[k] = pixels k | k + 4; a 4x4 transpose per lane gives the rows.
-          const __m256 t0 = _mm256_unpacklo_ps(u[0], u[1]), t1 = _mm256_unpackhi_ps(u[0], u[1]);
-          const __m256 t2 = _mm256_unpacklo_ps(u[2], u[3]), t3 = _mm256_unpackhi_ps(u[2], u[3]);
-          const __m256 out[4] = {_mm256_shuffle_ps(t0, t2, 0x44), _mm256_shuffle_ps(t0, t2, 0xEE),
-                                 _mm256_shuffle_ps(t1, t3, 0x44), _mm256_shuffle_ps(t1, t3, 0xEE)};
-          for (int k = 0; k < 4; ++k) {
-            if (rows[k] != kPad) _mm256_storeu_ps(reinterpret_cast<float*>(row_ptr(rows[k], l)), out[k]);
-          }
-        }
+  for (uint64_t rg = 0; rg < g.R; rg += kGroupRows) {
+    const uint64_t re = std::min(g.R, rg + kGroupRows);
+    for (uint64_t l = 0; l < L8; l += 8) {
+      for (uint64_t r = rg; r < re; r += 4) {
+        tile_4x8_epi32<kPack>(g.rows + r, logical, l, phys + (g.pixels + l * g.R + r) * 4, pitch, dense);
       }
     }
   }
