@@ -18,6 +18,8 @@
 #include <cstring>
 #include <vector>
 
+#define LC_MGE_UNROLL _Pragma("GCC unroll 16")
+
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
 #define LC_MGE_X86 1
@@ -130,7 +132,7 @@ void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys);
 
 #if LC_MGE_X86
 // The 4x4 transpose of 32-bit lanes: rows r0..r3 <-> 4 pixels of 4 elements.
-inline void transpose4x4_epi32(__m128i& a, __m128i& b, __m128i& c, __m128i& d) {
+__attribute__((always_inline)) inline void transpose4x4_epi32(__m128i& a, __m128i& b, __m128i& c, __m128i& d) {
   __m128i t0 = _mm_unpacklo_epi32(a, b), t1 = _mm_unpacklo_epi32(c, d);
   __m128i t2 = _mm_unpackhi_epi32(a, b), t3 = _mm_unpackhi_epi32(c, d);
   a = _mm_unpacklo_epi64(t0, t1);
@@ -140,24 +142,30 @@ inline void transpose4x4_epi32(__m128i& a, __m128i& b, __m128i& c, __m128i& d) {
 }
 
 // The 16x16 transpose of bytes (4 rounds of interleaves).
-inline void transpose16x16_epi8(__m128i v[16]) {
+__attribute__((always_inline)) inline void transpose16x16_epi8(__m128i v[16]) {
   __m128i t[16];
+  LC_MGE_UNROLL
   for (int i = 0; i < 8; ++i) {
     t[2 * i] = _mm_unpacklo_epi8(v[2 * i], v[2 * i + 1]);
     t[2 * i + 1] = _mm_unpackhi_epi8(v[2 * i], v[2 * i + 1]);
   }
+  LC_MGE_UNROLL
   for (int i = 0; i < 4; ++i) {
+    LC_MGE_UNROLL
     for (int j = 0; j < 2; ++j) {
       v[4 * i + 2 * j] = _mm_unpacklo_epi16(t[4 * i + j], t[4 * i + j + 2]);
       v[4 * i + 2 * j + 1] = _mm_unpackhi_epi16(t[4 * i + j], t[4 * i + j + 2]);
     }
   }
+  LC_MGE_UNROLL
   for (int i = 0; i < 2; ++i) {
+    LC_MGE_UNROLL
     for (int j = 0; j < 4; ++j) {
       t[8 * i + 2 * j] = _mm_unpacklo_epi32(v[8 * i + j], v[8 * i + j + 4]);
       t[8 * i + 2 * j + 1] = _mm_unpackhi_epi32(v[8 * i + j], v[8 * i + j + 4]);
     }
   }
+  LC_MGE_UNROLL
   for (int j = 0; j < 8; ++j) {
     v[2 * j] = _mm_unpacklo_epi64(t[j], t[j + 8]);
     v[2 * j + 1] = _mm_unpackhi_epi64(t[j], t[j + 8]);
@@ -275,26 +283,33 @@ uint64_t tiles_4x16_epi8(const Group& g, uint8_t* logical, uint8_t* phys) {
 
 // ---- AVX2 (chosen at run time with __builtin_cpu_supports) -----------------
 #define LC_MGE_AVX2 __attribute__((target("avx2")))
+#define LC_MGE_AVX2_INLINE inline __attribute__((target("avx2"), always_inline))
 
 // Two independent 16x16 byte transposes, one per 128-bit lane.
-LC_MGE_AVX2 inline void transpose16x16_epi8_x2(__m256i v[16]) {
+LC_MGE_AVX2_INLINE void transpose16x16_epi8_x2(__m256i v[16]) {
   __m256i t[16];
+  LC_MGE_UNROLL
   for (int i = 0; i < 8; ++i) {
     t[2 * i] = _mm256_unpacklo_epi8(v[2 * i], v[2 * i + 1]);
     t[2 * i + 1] = _mm256_unpackhi_epi8(v[2 * i], v[2 * i + 1]);
   }
+  LC_MGE_UNROLL
   for (int i = 0; i < 4; ++i) {
+    LC_MGE_UNROLL
     for (int j = 0; j < 2; ++j) {
       v[4 * i + 2 * j] = _mm256_unpacklo_epi16(t[4 * i + j], t[4 * i + j + 2]);
       v[4 * i + 2 * j + 1] = _mm256_unpackhi_epi16(t[4 * i + j], t[4 * i + j + 2]);
     }
   }
+  LC_MGE_UNROLL
   for (int i = 0; i < 2; ++i) {
+    LC_MGE_UNROLL
     for (int j = 0; j < 4; ++j) {
       t[8 * i + 2 * j] = _mm256_unpacklo_epi32(v[8 * i + j], v[8 * i + j + 4]);
       t[8 * i + 2 * j + 1] = _mm256_unpackhi_epi32(v[8 * i + j], v[8 * i + j + 4]);
     }
   }
+  LC_MGE_UNROLL
   for (int j = 0; j < 8; ++j) {
     v[2 * j] = _mm256_unpacklo_epi64(t[j], t[j + 8]);
     v[2 * j + 1] = _mm256_unpackhi_epi64(t[j], t[j + 8]);
@@ -308,7 +323,7 @@ LC_MGE_AVX2 inline void transpose16x16_epi8_x2(__m256i v[16]) {
 // exactly a 32-byte run of a pixel. Rows go in groups of 64 (one cache line
 // of a pixel) over the whole run of pixels, so every pass reads and writes
 // whole lines.
-LC_MGE_AVX2 inline void stage_rows(uint8_t (*stage)[64], const uint64_t* rows, const uint8_t* logical, uint64_t l0,
+LC_MGE_AVX2_INLINE void stage_rows(uint8_t (*stage)[64], const uint64_t* rows, const uint8_t* logical, uint64_t l0,
                                    uint64_t cols) {
   for (int j = 0; j < 32; ++j) {
     if (rows[j] == kPad) {
@@ -325,7 +340,7 @@ LC_MGE_AVX2 inline void stage_rows(uint8_t (*stage)[64], const uint64_t* rows, c
   }
 }
 
-LC_MGE_AVX2 inline void unstage_rows(uint8_t (*stage)[64], const uint64_t* rows, uint8_t* logical, uint64_t l0,
+LC_MGE_AVX2_INLINE void unstage_rows(uint8_t (*stage)[64], const uint64_t* rows, uint8_t* logical, uint64_t l0,
                                      uint64_t cols) {
   for (int j = 0; j < 32; ++j) {
     if (rows[j] == kPad) continue;
@@ -342,10 +357,11 @@ LC_MGE_AVX2 inline void unstage_rows(uint8_t (*stage)[64], const uint64_t* rows,
 
 // Stage columns c..c+15 of 32 rows -> 16 pixels of 32 bytes (pack), or back.
 template <bool kPack>
-LC_MGE_AVX2 inline void transpose_16_pixels(uint8_t (*stage)[64], uint64_t c, uint8_t* out, uint64_t pitch,
+LC_MGE_AVX2_INLINE void transpose_16_pixels(uint8_t (*stage)[64], uint64_t c, uint8_t* out, uint64_t pitch,
                                             uint64_t n) {
   __m256i v[16];
   if (kPack) {
+    LC_MGE_UNROLL
     for (int k = 0; k < 16; ++k) {
       const __m128i lo = _mm_load_si128(reinterpret_cast<const __m128i*>(stage[k] + c));
       const __m128i hi = _mm_load_si128(reinterpret_cast<const __m128i*>(stage[k + 16] + c));
@@ -353,12 +369,14 @@ LC_MGE_AVX2 inline void transpose_16_pixels(uint8_t (*stage)[64], uint64_t c, ui
     }
     transpose16x16_epi8_x2(v);
     if (n == 16) {
+      LC_MGE_UNROLL
       for (int k = 0; k < 16; ++k) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k * pitch), v[k]);
     } else {
       for (uint64_t k = 0; k < n; ++k) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k * pitch), v[k]);
     }
   } else {
     if (n == 16) {
+      LC_MGE_UNROLL
       for (int k = 0; k < 16; ++k) v[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out + k * pitch));
     } else {
       for (uint64_t k = 0; k < 16; ++k) {
@@ -366,6 +384,7 @@ LC_MGE_AVX2 inline void transpose_16_pixels(uint8_t (*stage)[64], uint64_t c, ui
       }
     }
     transpose16x16_epi8_x2(v);
+    LC_MGE_UNROLL
     for (int j = 0; j < 16; ++j) {
       _mm_store_si128(reinterpret_cast<__m128i*>(stage[j] + c), _mm256_castsi256_si128(v[j]));
       _mm_store_si128(reinterpret_cast<__m128i*>(stage[j + 16] + c), _mm256_extracti128_si256(v[j], 1));
@@ -396,7 +415,7 @@ LC_MGE_AVX2 void blocks_32x64_epi8_avx2(const Group& g, uint8_t* logical, uint8_
 
 // One tile: rows[0..3] at columns l..l+7 <-> 8 pixels of 4 lanes at px.
 template <bool kPack>
-LC_MGE_AVX2 inline void tile_4x8_epi32(const uint64_t* rows, uint8_t* logical, uint64_t l, uint8_t* px,
+LC_MGE_AVX2_INLINE void tile_4x8_epi32(const uint64_t* rows, uint8_t* logical, uint64_t l, uint8_t* px,
                                        uint64_t pitch, bool dense) {
   auto row_ptr = [&](uint64_t row) { return reinterpret_cast<float*>(logical + (row + l) * 4); };
   if (kPack) {
