@@ -11,9 +11,13 @@
 //   matrix col:           rows r = 0..rows-1        r*cols,        L = cols
 //
 // and the groups follow each other in physical order, so the physical
-// buffer is written front to back. The transposes run in SIMD tiles (4x4
-// 32-bit, 16x16 and 4x16 8-bit) with scalar edges; 4-bit elements (two per
-// byte, low nibble first) take a nibble loop.
+// buffer is written front to back. The transposes run in SIMD tiles with
+// scalar edges: AVX2 (chosen at run time) 4x8 32-bit tiles and 32x64 8-bit
+// blocks, SSE2 4x4 32-bit, 16x16 and 4x16 8-bit tiles otherwise; 4-bit
+// elements (two per byte, low nibble first) take a nibble loop. Tensors of
+// kStreamBytes and more are packed block by block through an L1 stage and
+// written with streaming stores. Tiles only move whole elements between the
+// places the table above gives them; padding rows read as zeros.
 #include <algorithm>
 #include <cstring>
 #include <vector>
