@@ -1,10 +1,13 @@
 #include "layoutcheck/checker.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 namespace layoutcheck {
 namespace {
@@ -302,34 +305,49 @@ std::vector<LayoutTally> run_checks(const Impl& expected, const Impl& actual,
   for (const auto& s : layout_specs()) {
     if (glob_match(options.layout_glob, s.name)) specs.push_back(&s);
   }
-  std::vector<LayoutTally> tallies;
+  std::vector<LayoutTally> tallies(specs.size());
   const auto start = clock::now();
-  const double per_layout = specs.empty() ? 0 : options.seconds / static_cast<double>(specs.size());
-  for (size_t k = 0; k < specs.size(); ++k) {
+  const unsigned jobs = std::max(1u, std::min<unsigned>(options.jobs, static_cast<unsigned>(specs.size())));
+  // Each worker takes layouts in turn; layout k of a worker's share ends at its
+  // slice of the time budget.
+  const double per_layout = specs.empty() ? 0 : options.seconds * jobs / static_cast<double>(specs.size());
+  std::mutex progress_mutex;
+  std::atomic<bool> stop{false};
+  auto run_layout = [&](size_t k, size_t slot) {
     const LayoutSpec& spec = *specs[k];
-    LayoutTally t;
+    LayoutTally& t = tallies[k];
     t.layout = spec.name;
     auto record = [&](const Case& c, uint64_t seed) {
       CheckOptions co = options.check;
       co.seed = seed;
-      CheckReport r = check(c, expected, actual, co);
+      CheckReport r = options.runner ? options.runner(c, co) : check(c, expected, actual, co);
+      if (r.verdict == Verdict::kDeclined && options.claimed && options.claimed(c)) {
+        r.verdict = Verdict::kFail;
+        r.message = "FAIL " + to_string(c) + ": " + actual.name() +
+                    " claims this case in its capabilities but answers unsupported:\n" + r.message +
+                    "  repro: " + r.repro + "\n";
+      }
       ++t.cases;
       switch (r.verdict) {
-        case Verdict::kPass: ++t.passed; break;
+        case Verdict::kPass: ++t.passed, ++t.passed_by_dtype[dtype_name(c.dtype)]; break;
         case Verdict::kBothInvalid: ++t.invalid; break;
         case Verdict::kDeclined: ++t.declined; break;
         case Verdict::kSkipped: ++t.skipped; break;
         case Verdict::kFail:
-          if (t.failed++ == 0) t.first_failure = r.message;
+          if (t.failed++ == 0) t.first_failure = r.message, t.first_failing_case = c;
+          if (options.fail_fast) stop = true;
           break;
       }
     };
-    const auto deadline = start + std::chrono::duration<double>(per_layout * static_cast<double>(k + 1));
+    const auto deadline = start + std::chrono::duration<double>(per_layout * static_cast<double>(slot + 1));
     if (spec.boundary_cases) {
-      for (const Case& c : spec.boundary_cases()) record(c, options.seed + t.cases);
+      for (const Case& c : spec.boundary_cases()) {
+        if (stop) break;
+        record(c, options.seed + t.cases);
+      }
     }
     std::mt19937_64 rng(options.seed * 1000003u + k);
-    while (spec.random_case) {
+    while (spec.random_case && !stop) {
       if (options.max_cases && t.cases >= options.max_cases) break;
       if (t.cases >= options.min_cases && clock::now() >= deadline) break;
       int size_class = static_cast<int>(t.cases % 4 == 3 ? 2 : t.cases % 2);
@@ -337,12 +355,20 @@ std::vector<LayoutTally> run_checks(const Impl& expected, const Impl& actual,
     }
     if (options.progress) {
       std::ostringstream line;
-      line << "[" << (k + 1) << "/" << specs.size() << "] " << spec.name << ": " << t.cases
-           << " cases, " << t.failed << " failed";
+      line << "[" << (k + 1) << "/" << specs.size() << "] " << spec.name << ": " << t.cases << " cases, "
+           << t.failed << " failed";
+      std::lock_guard<std::mutex> lock(progress_mutex);
       options.progress(line.str());
     }
-    tallies.push_back(std::move(t));
+  };
+  std::vector<std::thread> workers;
+  for (unsigned w = 0; w < jobs; ++w) {
+    workers.emplace_back([&, w] {
+      size_t slot = 0;
+      for (size_t k = w; k < specs.size(); k += jobs) run_layout(k, slot++);
+    });
   }
+  for (auto& w : workers) w.join();
   return tallies;
 }
 

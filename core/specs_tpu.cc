@@ -193,6 +193,7 @@ std::vector<Case> local_boundaries(const std::string& name) {
     for (int64_t n : {int64_t{m.lanes - 1}, int64_t{m.lanes}, int64_t{m.lanes + 1}, int64_t{2 * m.lanes + 1}}) {
       ParamMap p{{"npus", "4"}, {"lmem", "4096"}, {"mode", m.mode}, {"addr", "4224"}};
       out.push_back(make_case(name, p, m.t, {n, 5, 3, 5}));
+      out.push_back(make_case(name, p, m.t, {n, 3, 3, 13}));  // vector body and a tail
     }
   }
   return out;

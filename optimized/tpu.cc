@@ -14,6 +14,7 @@
 
 #include "layoutcheck/checked.h"
 #include "optimized/families.h"
+#include "optimized/lane_interleave.h"
 
 namespace layoutcheck {
 namespace {
@@ -137,46 +138,29 @@ Result<Plan> make_plan(const Case& c) {
   return p;
 }
 
-// Copies `count` stored words between a physical run and the logical lanes
-// feeding it. Lane l of word i is logical element i of lane source l; a null
-// lane is a dummy element (0 when packing, skipped when unpacking).
-template <bool kPack, uint64_t kLanes, uint64_t kLaneBytes>
-void copy_words(uint8_t* phys, uint8_t* const* lanes, uint64_t count) {
-  for (uint64_t l = 0; l < kLanes; ++l) {
-    uint8_t* lane = lanes[l];
-    uint8_t* word = phys + l * kLaneBytes;
-    if (lane == nullptr) {
-      if (kPack) {
-        for (uint64_t i = 0; i < count; ++i) std::memset(word + i * kLanes * kLaneBytes, 0, kLaneBytes);
-      }
-      continue;
-    }
-    for (uint64_t i = 0; i < count; ++i) {
-      if (kPack) std::memcpy(word + i * kLanes * kLaneBytes, lane + i * kLaneBytes, kLaneBytes);
-      else std::memcpy(lane + i * kLaneBytes, word + i * kLanes * kLaneBytes, kLaneBytes);
-    }
-  }
-}
-
+// Copies `count` stored words between a physical run and the logical lane
+// sources feeding it (see lane_interleave.h).
 template <bool kPack>
 void copy_run(const Plan& p, uint8_t* phys, uint8_t* const* lanes, uint64_t count) {
   if (p.lanes == 1) {
     if (kPack) std::memcpy(phys, lanes[0], count * p.word);
     else std::memcpy(lanes[0], phys, count * p.word);
-    return;
+  } else if (p.lanes == 4) {
+    kPack ? lanes::interleave<4, 1>(phys, lanes, count) : lanes::deinterleave<4, 1>(lanes, phys, count);
+  } else if (p.lane_bytes == 2) {
+    kPack ? lanes::interleave<2, 2>(phys, lanes, count) : lanes::deinterleave<2, 2>(lanes, phys, count);
+  } else {
+    kPack ? lanes::interleave<2, 4>(phys, lanes, count) : lanes::deinterleave<2, 4>(lanes, phys, count);
   }
-  if (p.lanes == 4) copy_words<kPack, 4, 1>(phys, lanes, count);
-  else if (p.lane_bytes == 2) copy_words<kPack, 2, 2>(phys, lanes, count);
-  else copy_words<kPack, 2, 4>(phys, lanes, count);
 }
 
 // Logical sources of stored element (m, c, h, w) for each lane.
-struct Lanes {
+struct LaneSources {
   uint8_t* ptr[4] = {nullptr, nullptr, nullptr, nullptr};
 };
 
-Lanes lanes_at(const Plan& p, uint8_t* logical, uint64_t m, uint64_t c, uint64_t h, uint64_t w) {
-  Lanes out;
+LaneSources lanes_at(const Plan& p, uint8_t* logical, uint64_t m, uint64_t c, uint64_t h, uint64_t w) {
+  LaneSources out;
   if (p.matrix) {
     out.ptr[0] = logical + (m * p.matrix_cols + c * p.cols + w) * p.lane_bytes;
     return out;
@@ -214,7 +198,7 @@ void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
           uint8_t* dst = npu_base + m * p.sn + (p.start_npu + c) / p.npus * p.sc;
           if (kPack) std::memset(cursor, 0, static_cast<size_t>(dst - cursor));
           uint64_t words = feature_words(p, c);
-          Lanes src = lanes_at(p, logical, m, c, 0, 0);
+          LaneSources src = lanes_at(p, logical, m, c, 0, 0);
           copy_run<kPack>(p, dst, src.ptr, words);
           cursor = dst + words * p.word;
         }
@@ -232,12 +216,12 @@ void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
       for (uint64_t h = 0; h < p.rows; ++h) {
         uint8_t* row = feature + h * p.sh;
         if (p.sw == p.word) {
-          Lanes src = lanes_at(p, logical, m, c, h, 0);
+          LaneSources src = lanes_at(p, logical, m, c, h, 0);
           copy_run<kPack>(p, row, src.ptr, p.cols);
           continue;
         }
         for (uint64_t w = 0; w < p.cols; ++w) {
-          Lanes src = lanes_at(p, logical, m, c, h, w);
+          LaneSources src = lanes_at(p, logical, m, c, h, w);
           copy_run<kPack>(p, row + w * p.sw, src.ptr, 1);
         }
       }

@@ -5,17 +5,20 @@
 //   layoutcheck offset   LAYOUT --dtype D --shape ... --at i,j,k,l [--at ...] [--impl NAME]
 //   layoutcheck pack     LAYOUT --dtype D --shape ... [--impl NAME] [--in FILE] [--out FILE]
 //   layoutcheck unpack   LAYOUT --dtype D --shape ... [--impl NAME] [--in FILE] [--out FILE]
-//   layoutcheck check    [--impl NAME] [--layout GLOB] [--seconds N] [--seed N] [--json]
+//   layoutcheck check    [--impl NAME|PATH.so] [--layout GLOB] [--seconds N] [--seed N] [--jobs N]
+//                        [--timeout S] [--save DIR] [--json]
 //   layoutcheck repro    LAYOUT --dtype D --shape ... [--impl NAME] [--seed N]
 //   layoutcheck oracle   [--id GLOB] [--impl NAME] [--dir DIR] [--json]
 //
 // Exit status: 0 success, 1 a check or oracle failed, 2 bad input.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,6 +26,7 @@
 #include "layoutcheck/checker.h"
 #include "layoutcheck/impl.h"
 #include "layoutcheck/oracle.h"
+#include "layoutcheck/plugin.h"
 
 using namespace layoutcheck;
 
@@ -39,19 +43,21 @@ const char* kUsage =
     "  offset LAYOUT --dtype D --shape S --at C [--at C ...]   byte offset per coordinate\n"
     "  pack LAYOUT --dtype D --shape S [--in F] [--out F]      logical (row-major) -> physical\n"
     "  unpack LAYOUT --dtype D --shape S [--in F] [--out F]    physical -> logical\n"
-    "  check [--layout GLOB] [--seconds N] [--seed N] [--json] differential check vs the reference\n"
+    "  check [--layout GLOB] [--seconds N] [--seed N] [--jobs N] [--save DIR] [--json]\n"
+    "                                                  differential check vs the reference\n"
     "  repro LAYOUT --dtype D --shape S [--seed N]     replay one case of check\n"
     "  oracle [--id GLOB] [--dir DIR] [--json]         the documents' worked examples\n"
-    "common: --impl reference|optimized (default optimized)\n";
+    "common: --impl reference|optimized|PATH.so (default optimized; a plugin runs isolated)\n";
 
 struct Args {
   std::string command;
   std::vector<std::string> positional;
   std::multimap<std::string, std::string> options;
   bool has(const std::string& k) const { return options.count(k) > 0; }
+  // The last occurrence wins, so a script's defaults can be overridden by appending.
   std::string get(const std::string& k, const std::string& def = "") const {
-    auto it = options.find(k);
-    return it == options.end() ? def : it->second;
+    auto [first, last] = options.equal_range(k);
+    return first == last ? def : std::prev(last)->second;
   }
   std::vector<std::string> all(const std::string& k) const {
     std::vector<std::string> out;
@@ -61,7 +67,7 @@ struct Args {
 };
 
 Args parse_args(int argc, char** argv) {
-  static const char* kFlags[] = {"--json", "--help", "-h"};
+  static const char* kFlags[] = {"--json", "--help", "-h", "--isolate", "--fail-fast"};
   Args a;
   if (argc < 2) throw UsageError{"missing command"};
   a.command = argv[1];
@@ -126,11 +132,30 @@ void or_fail(const Status& s) {
   if (!s.ok()) throw UsageError{s.message()};
 }
 
+bool is_plugin_path(const std::string& name) {
+  return name.find('/') != std::string::npos || (name.size() > 3 && name.compare(name.size() - 3, 3, ".so") == 0);
+}
+
+// `--impl` names a built-in implementation or a plugin's shared library.
 const Impl& impl_of(const Args& a) {
+  static std::map<std::string, std::unique_ptr<PluginImpl>> plugins;
   std::string name = a.get("impl", "optimized");
-  const Impl* impl = builtin_impl(name);
-  if (impl == nullptr) throw UsageError{"unknown --impl '" + name + "' (reference, optimized)"};
-  return *impl;
+  if (const Impl* impl = builtin_impl(name)) return *impl;
+  if (!is_plugin_path(name)) {
+    throw UsageError{"unknown --impl '" + name + "' (reference, optimized, or the path of a plugin .so)"};
+  }
+  auto& slot = plugins[name];
+  if (!slot) slot = or_fail(load_plugin(name));
+  return *slot;
+}
+
+// Rejects a case the implementation does not take. Where the case breaks a rule
+// of the document, the reference's message names the rule.
+void require_supported(const Impl& impl, const Case& c) {
+  Status s = impl.supports(c);
+  if (s.ok()) return;
+  Status ref = reference_impl().supports(c);
+  throw UsageError{ref.code() == StatusCode::kInvalid ? ref.message() : s.to_string()};
 }
 
 Case case_of(const Args& a) {
@@ -202,7 +227,7 @@ int cmd_describe(const Args& a) {
   expect_known_options(a, {"dtype", "shape", "impl", "json"});
   Case c = case_of(a);
   const Impl& ref = a.has("impl") ? impl_of(a) : reference_impl();
-  or_fail(ref.supports(c));
+  require_supported(ref, c);
   uint64_t logical = or_fail(logical_bytes(c));
   std::vector<Fact> facts = {{"layout", to_string(c.layout)}, {"dtype", dtype_name(c.dtype)},
                              {"shape", shape_to_string(c.shape)}, {"logical_bytes", std::to_string(logical)}};
@@ -230,7 +255,7 @@ int cmd_offset(const Args& a) {
   expect_known_options(a, {"dtype", "shape", "impl", "at"});
   Case c = case_of(a);
   const Impl& impl = impl_of(a);
-  or_fail(impl.supports(c));
+  require_supported(impl, c);
   auto ats = a.all("at");
   if (ats.empty()) throw UsageError{"offset needs at least one --at i,j,..."};
   for (const auto& at : ats) {
@@ -246,9 +271,14 @@ int cmd_pack(const Args& a, bool pack) {
   expect_known_options(a, {"dtype", "shape", "impl", "in", "out"});
   Case c = case_of(a);
   const Impl& impl = impl_of(a);
-  or_fail(impl.supports(c));
+  require_supported(impl, c);
   uint64_t logical = or_fail(logical_bytes(c));
   uint64_t physical = or_fail(impl.size_bytes(c));
+  constexpr uint64_t kMaxMaterialized = uint64_t{16} << 30;
+  if (physical > kMaxMaterialized || logical > kMaxMaterialized) {
+    throw UsageError{to_string(c) + " needs " + std::to_string(std::max(physical, logical)) +
+                     " bytes; the CLI materializes buffers of at most 16 GiB"};
+  }
   std::vector<uint8_t> in = read_input(a);
   uint64_t want = pack ? logical : physical;
   if (in.size() != want) {
@@ -270,21 +300,55 @@ uint64_t number_of(const Args& a, const std::string& key, uint64_t def) {
 }
 
 int cmd_check(const Args& a) {
-  expect_known_options(a, {"impl", "layout", "seconds", "seed", "json", "min-cases", "max-cases"});
+  expect_known_options(a, {"impl", "layout", "seconds", "seed", "json", "min-cases", "max-cases", "jobs", "timeout",
+                           "save", "isolate", "fail-fast"});
   const Impl& impl = impl_of(a);
+  const auto* plugin = dynamic_cast<const PluginImpl*>(&impl);
   RunOptions opt;
   opt.layout_glob = a.get("layout", "*");
   opt.seconds = static_cast<double>(number_of(a, "seconds", 20));
   opt.seed = number_of(a, "seed", 1);
   opt.min_cases = number_of(a, "min-cases", 20);
   opt.max_cases = number_of(a, "max-cases", 0);
+  opt.jobs = static_cast<unsigned>(std::max<uint64_t>(1, number_of(a, "jobs", 1)));
+  const double timeout = static_cast<double>(number_of(a, "timeout", 10));
+  opt.fail_fast = a.has("fail-fast");
+  // Plugins run each case in a child process: a crash or hang fails that case only.
+  const bool isolate = plugin != nullptr || a.has("isolate");
+  const std::string save_dir = a.get("save", "corpus/regressions/fuzz_differential");
   bool matched = false;
   for (const auto& s : layout_specs()) matched |= glob_match(opt.layout_glob, s.name);
   if (!matched) throw UsageError{"--layout '" + opt.layout_glob + "' matches no registered layout"};
+  auto run_one = [&](const Case& c, const CheckOptions& co) {
+    return isolate ? check_isolated(c, reference_impl(), impl, co, timeout) : check(c, reference_impl(), impl, co);
+  };
+  opt.runner = run_one;
+  if (plugin && !plugin->capabilities().empty()) opt.claimed = [plugin](const Case& c) { return plugin->claims(c); };
   opt.progress = [](const std::string& line) { std::cerr << line << std::endl; };
   std::cerr << "layoutcheck check: " << impl.name() << " vs reference, layouts '" << opt.layout_glob << "', "
-            << opt.seconds << " s, seed " << opt.seed << std::endl;
+            << opt.seconds << " s, seed " << opt.seed << ", " << opt.jobs << " job(s)"
+            << (isolate ? ", each case in a child process" : "") << std::endl;
   auto tallies = run_checks(reference_impl(), impl, opt);
+
+  // Shrink each layout's first failure, print its reproducer and save it.
+  std::vector<std::string> failures;
+  for (auto& t : tallies) {
+    if (!t.failed) continue;
+    CheckOptions co = opt.check;
+    Case small = shrink_case(t.first_failing_case, [&](const Case& c) { return run_one(c, co).verdict == Verdict::kFail; });
+    CheckReport r = run_one(small, co);
+    if (r.verdict != Verdict::kFail) r.message = t.first_failure;
+    std::string text = r.message;
+    if (!(small == t.first_failing_case)) {
+      text = "smallest failing shape " + shape_to_string(small.shape) + " (from " +
+             shape_to_string(t.first_failing_case.shape) + "):\n" + text;
+    }
+    auto saved = save_regression(save_dir, r.verdict == Verdict::kFail ? small : t.first_failing_case, impl.name(),
+                                 r.message);
+    text += saved.ok() ? "  saved: " + *saved + "\n" : "  not saved: " + saved.status().message() + "\n";
+    t.first_failure = text;
+  }
+
   bool failed = false;
   auto status_of = [](const LayoutTally& t) {
     if (t.failed) return "FAILED";
@@ -296,10 +360,12 @@ int cmd_check(const Args& a) {
     std::cout << "{\"impl\": " << json_escape(impl.name()) << ", \"seed\": " << opt.seed << ", \"layouts\": [";
     for (size_t i = 0; i < tallies.size(); ++i) {
       const auto& t = tallies[i];
+      std::string grid;
+      for (const auto& [dt, n] : t.passed_by_dtype) grid += (grid.empty() ? "" : ", ") + json_escape(dt) + ": " + std::to_string(n);
       std::cout << (i ? "," : "") << "\n  {\"layout\": " << json_escape(t.layout) << ", \"cases\": " << t.cases
                 << ", \"passed\": " << t.passed << ", \"invalid\": " << t.invalid << ", \"declined\": " << t.declined
                 << ", \"skipped\": " << t.skipped << ", \"failed\": " << t.failed
-                << ", \"status\": " << json_escape(status_of(t))
+                << ", \"status\": " << json_escape(status_of(t)) << ", \"passed_by_dtype\": {" << grid << "}"
                 << ", \"first_failure\": " << json_escape(t.first_failure) << "}";
       failed |= t.failed > 0;
     }
@@ -308,7 +374,7 @@ int cmd_check(const Args& a) {
   }
   std::printf("%-20s %8s %8s %8s %8s %8s %8s  %s\n", "layout", "cases", "passed", "invalid", "declined", "skipped",
               "failed", "status");
-  uint64_t total = 0, total_failed = 0;
+  uint64_t total = 0, total_failed = 0, total_passed = 0;
   for (const auto& t : tallies) {
     std::printf("%-20s %8llu %8llu %8llu %8llu %8llu %8llu  %s\n", t.layout.c_str(),
                 static_cast<unsigned long long>(t.cases), static_cast<unsigned long long>(t.passed),
@@ -317,12 +383,35 @@ int cmd_check(const Args& a) {
                 status_of(t));
     total += t.cases;
     total_failed += t.failed;
+    // Cases both implementations reject count as passed: the rule was enforced.
+    total_passed += t.passed + t.invalid;
+  }
+  if (plugin) {
+    // Coverage grid: passed cases per layout and dtype.
+    std::vector<std::string> dtypes;
+    for (const auto& t : tallies) {
+      for (const auto& [dt, n] : t.passed_by_dtype) {
+        if (std::find(dtypes.begin(), dtypes.end(), dt) == dtypes.end()) dtypes.push_back(dt);
+      }
+    }
+    std::printf("\ncoverage (passed cases)\n%-20s", "layout");
+    for (const auto& dt : dtypes) std::printf(" %7s", dt.c_str());
+    std::printf("\n");
+    for (const auto& t : tallies) {
+      std::printf("%-20s", t.layout.c_str());
+      for (const auto& dt : dtypes) {
+        auto it = t.passed_by_dtype.find(dt);
+        std::printf(" %7llu", static_cast<unsigned long long>(it == t.passed_by_dtype.end() ? 0 : it->second));
+      }
+      std::printf("\n");
+    }
   }
   for (const auto& t : tallies) {
     if (t.failed) std::printf("\n%s", t.first_failure.c_str());
   }
-  std::printf("\n%llu cases, %llu failed\n", static_cast<unsigned long long>(total),
-              static_cast<unsigned long long>(total_failed));
+  std::printf("\ncheck: %llu passed, %llu failed, %llu skipped\n",
+              static_cast<unsigned long long>(total_passed), static_cast<unsigned long long>(total_failed),
+              static_cast<unsigned long long>(total - total_passed - total_failed));
   return total_failed ? 1 : 0;
 }
 
@@ -331,7 +420,9 @@ int cmd_repro(const Args& a) {
   Case c = case_of(a);
   CheckOptions co;
   co.seed = number_of(a, "seed", 1);
-  CheckReport r = check(c, reference_impl(), impl_of(a), co);
+  const Impl& impl = impl_of(a);
+  CheckReport r = dynamic_cast<const PluginImpl*>(&impl) ? check_isolated(c, reference_impl(), impl, co, 10)
+                                                          : check(c, reference_impl(), impl, co);
   std::cout << r.message;
   return r.verdict == Verdict::kFail ? 1 : 0;
 }

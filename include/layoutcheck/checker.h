@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,8 @@ struct LayoutTally {
   std::string layout;  // spec name
   uint64_t cases = 0, passed = 0, invalid = 0, declined = 0, skipped = 0, failed = 0;
   std::string first_failure;  // message of the first failure
+  Case first_failing_case;    // valid when failed > 0
+  std::map<std::string, uint64_t> passed_by_dtype;  // what was exercised
 };
 
 struct RunOptions {
@@ -68,7 +71,13 @@ struct RunOptions {
   uint64_t min_cases = 20;    // per layout, even if the budget runs out
   uint64_t max_cases = 0;     // per layout; 0 = no limit besides time
   CheckOptions check;
+  unsigned jobs = 1;          // layouts checked in parallel
+  bool fail_fast = false;     // stop at the first failure
   std::function<void(const std::string& line)> progress;  // optional
+  // How one case is checked (default: check() in this process).
+  std::function<CheckReport(const Case&, const CheckOptions&)> runner;
+  // Cases the implementation claims to support: declining one is a failure.
+  std::function<bool(const Case&)> claimed;
 };
 
 // Boundary cases of every matching layout, then random cases until the time

@@ -1,0 +1,275 @@
+#include "layoutcheck/plugin.h"
+
+#include <dlfcn.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "layoutcheck/c_api.h"
+
+namespace layoutcheck {
+namespace {
+
+const lc_plugin* table(const void* t) { return static_cast<const lc_plugin*>(t); }
+
+// An lc_case and the storage its pointers refer to.
+struct CCase {
+  explicit CCase(const Case& c) : text(to_string(c.layout)), dtype(dtype_name(c.dtype)) {
+    for (const auto& [k, v] : c.layout.params) keys.push_back(k), values.push_back(v);
+    for (const auto& k : keys) key_ptrs.push_back(k.c_str());
+    for (const auto& v : values) value_ptrs.push_back(v.c_str());
+    view.layout = text.c_str();
+    view.layout_name = c.layout.name.c_str();
+    view.param_count = static_cast<uint32_t>(keys.size());
+    view.param_keys = key_ptrs.data();
+    view.param_values = value_ptrs.data();
+    view.dtype = dtype.c_str();
+    view.dtype_bits = dtype_bits(c.dtype);
+    view.rank = static_cast<uint32_t>(c.shape.size());
+    view.shape = c.shape.data();
+  }
+  std::string text, dtype;
+  std::vector<std::string> keys, values;
+  std::vector<const char*> key_ptrs, value_ptrs;
+  lc_case view{};
+};
+
+Status from_c(lc_status s, const std::string& what) {
+  switch (s) {
+    case LC_OK: return Status();
+    case LC_INVALID: return Status::invalid(what + ": the plugin reports the case invalid");
+    case LC_UNSUPPORTED: return Status::unsupported(what + ": not supported by the plugin");
+    default: return Status::internal(what + ": the plugin reports an error (status " + std::to_string(s) + ")");
+  }
+}
+
+}  // namespace
+
+bool PluginCapability::claims(const Case& c) const {
+  if (!glob_match(layout_glob, c.layout.name)) return false;
+  if (!dtypes.empty() && std::find(dtypes.begin(), dtypes.end(), dtype_name(c.dtype)) == dtypes.end()) return false;
+  for (int64_t d : c.shape) {
+    if (max_extent > 0 && d > max_extent) return false;
+  }
+  return true;
+}
+
+PluginImpl::~PluginImpl() {
+  if (handle_) dlclose(handle_);
+}
+
+std::string PluginImpl::name() const { return path_; }
+
+bool PluginImpl::claims(const Case& c) const {
+  for (const auto& cap : capabilities_) {
+    if (cap.claims(c)) return true;
+  }
+  return false;
+}
+
+Status PluginImpl::supports(const Case& c) const {
+  CCase cc(c);
+  char reason[512] = {0};
+  lc_status s = table(table_)->supports(&cc.view, reason, sizeof reason);
+  reason[sizeof reason - 1] = 0;
+  if (s == LC_OK) return Status();
+  std::string why = reason[0] ? reason : "(no reason given)";
+  if (s == LC_INVALID) return Status::invalid(name_ + ": " + why);
+  if (s == LC_UNSUPPORTED) return Status::unsupported(name_ + ": " + why);
+  return Status::internal(name_ + ": " + why);
+}
+
+Result<uint64_t> PluginImpl::size_bytes(const Case& c) const {
+  CCase cc(c);
+  uint64_t bytes = 0;
+  LC_RETURN_IF_ERROR(from_c(table(table_)->size_bytes(&cc.view, &bytes), "size_bytes"));
+  return bytes;
+}
+
+Result<uint64_t> PluginImpl::offset_bits(const Case& c, const Coord& at) const {
+  if (table(table_)->offset_bits == nullptr) return Status::unsupported(name_ + " has no offset_bits");
+  if (at.size() != c.shape.size()) return Status::invalid("coordinate rank differs from the shape's");
+  CCase cc(c);
+  uint64_t bits = 0;
+  LC_RETURN_IF_ERROR(from_c(table(table_)->offset_bits(&cc.view, at.data(), &bits), "offset_bits"));
+  return bits;
+}
+
+Status PluginImpl::pack(const Case& c, const void* logical, size_t logical_size, void* physical,
+                        size_t physical_size) const {
+  CCase cc(c);
+  return from_c(table(table_)->pack(&cc.view, logical, logical_size, physical, physical_size), "pack");
+}
+
+Status PluginImpl::unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
+                          size_t logical_size) const {
+  CCase cc(c);
+  return from_c(table(table_)->unpack(&cc.view, physical, physical_size, logical, logical_size), "unpack");
+}
+
+Result<std::unique_ptr<PluginImpl>> load_plugin(const std::string& path) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* err = dlerror();
+    return Status::invalid("cannot load plugin " + path + ": " + (err ? err : "unknown error"));
+  }
+  auto fail = [&](const std::string& why) -> Status {
+    dlclose(handle);
+    return Status::invalid("plugin " + path + ": " + why);
+  };
+  void* sym = dlsym(handle, LC_PLUGIN_ENTRY);
+  if (!sym) return fail(std::string("does not export ") + LC_PLUGIN_ENTRY + "()");
+  lc_plugin_entry_fn entry;
+  static_assert(sizeof entry == sizeof sym, "function and object pointers differ in size");
+  std::memcpy(&entry, &sym, sizeof entry);
+  const lc_plugin* t = entry();
+  if (!t) return fail(std::string(LC_PLUGIN_ENTRY) + "() returned NULL");
+  if (t->abi_major != LC_ABI_MAJOR) {
+    return fail("built for plugin ABI " + std::to_string(t->abi_major) + "." + std::to_string(t->abi_minor) +
+                ", this layoutcheck speaks ABI " + std::to_string(LC_ABI_MAJOR) + ".x; rebuild it against this c_api.h");
+  }
+  if (t->struct_size < offsetof(lc_plugin, unpack) + sizeof t->unpack) {
+    return fail("its lc_plugin table is " + std::to_string(t->struct_size) + " bytes, smaller than ABI " +
+                std::to_string(LC_ABI_MAJOR) + " requires");
+  }
+  if (!t->supports || !t->size_bytes || !t->pack || !t->unpack) {
+    return fail("supports, size_bytes, pack and unpack are required (a function pointer is NULL)");
+  }
+  std::unique_ptr<PluginImpl> impl(new PluginImpl());
+  impl->handle_ = handle;
+  impl->table_ = t;
+  impl->path_ = path;
+  impl->name_ = t->name ? t->name : path;
+  for (uint32_t i = 0; i < t->capability_count && t->capabilities; ++i) {
+    const lc_capability& c = t->capabilities[i];
+    PluginCapability cap;
+    cap.layout_glob = c.layout_glob ? c.layout_glob : "*";
+    std::istringstream words(c.dtypes ? c.dtypes : "*");
+    for (std::string w; words >> w;) {
+      if (w != "*") cap.dtypes.push_back(w);
+    }
+    cap.max_extent = c.max_extent;
+    impl->capabilities_.push_back(cap);
+  }
+  return impl;
+}
+
+CheckReport check_isolated(const Case& c, const Impl& expected, const Impl& actual, const CheckOptions& options,
+                           double timeout_seconds) {
+  int fds[2];
+  CheckReport report;
+  report.repro = repro_command(c, actual.name());
+  if (pipe(fds) != 0) return check(c, expected, actual, options);
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return check(c, expected, actual, options);
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    CheckReport r = check(c, expected, actual, options);
+    std::string out = std::to_string(static_cast<int>(r.verdict)) + "\n" + r.message;
+    size_t off = 0;
+    while (off < out.size()) {
+      ssize_t n = write(fds[1], out.data() + off, out.size() - off);
+      if (n <= 0) break;
+      off += static_cast<size_t>(n);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string data;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+  bool timed_out = false;
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    int ready = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    if (ready < 0) break;
+    if (ready == 0) continue;
+    char buf[4096];
+    ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n <= 0) break;
+    data.append(buf, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const std::string header = to_string(c) + ": " + actual.name() + " vs " + expected.name();
+  if (timed_out || WIFSIGNALED(status) || data.empty()) {
+    report.verdict = Verdict::kFail;
+    std::string what = timed_out ? "did not finish within " + std::to_string(timeout_seconds) + " s (a hang?)"
+                       : WIFSIGNALED(status) ? std::string("crashed with signal ") + std::to_string(WTERMSIG(status)) +
+                                                   " (" + strsignal(WTERMSIG(status)) + ")"
+                                             : "exited without a report (status " + std::to_string(WEXITSTATUS(status)) + ")";
+    report.message = "FAIL " + header + "\n  " + actual.name() + " " + what + "\n  repro: " + report.repro + "\n";
+    return report;
+  }
+  size_t nl = data.find('\n');
+  report.verdict = static_cast<Verdict>(std::atoi(data.substr(0, nl).c_str()));
+  report.message = nl == std::string::npos ? "" : data.substr(nl + 1);
+  return report;
+}
+
+Case shrink_case(const Case& failing, const std::function<bool(const Case&)>& fails) {
+  Case best = failing;
+  for (int round = 0; round < 64; ++round) {
+    bool progress = false;
+    for (size_t d = 0; d < best.shape.size(); ++d) {
+      for (int64_t v : {int64_t{1}, best.shape[d] / 2, best.shape[d] - 1}) {
+        if (v < 1 || v >= best.shape[d]) continue;
+        Case trial = best;
+        trial.shape[d] = v;
+        if (fails(trial)) {
+          best = trial;
+          progress = true;
+          break;
+        }
+      }
+    }
+    if (!progress) break;
+  }
+  return best;
+}
+
+Result<std::string> save_regression(const std::string& dir, const Case& c, const std::string& impl,
+                                    const std::string& message) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Status::invalid("cannot create " + dir + ": " + ec.message());
+  const std::string line = "case: " + to_string(c.layout) + " | " + dtype_name(c.dtype) + " | " + shape_to_string(c.shape);
+  const size_t h = std::hash<std::string>{}(line);
+  char name[32];
+  std::snprintf(name, sizeof name, "%016zx.txt", h);
+  const fs::path path = fs::path(dir) / name;
+  const fs::path tmp = fs::path(dir) / (std::string(".") + name + ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << line << "\n# found in: " << impl << "\n";
+    std::istringstream lines(message);
+    for (std::string l; std::getline(lines, l);) out << "# " << l << "\n";
+    if (!out) return Status::invalid("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) return Status::invalid("cannot rename " + tmp.string() + ": " + ec.message());
+  return path.string();
+}
+
+}  // namespace layoutcheck

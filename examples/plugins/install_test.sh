@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# find_package(layoutcheck) after `cmake --install`: installs the build into a
+# temporary prefix, builds this folder as its own project against it, and
+# checks the example plugin with the installed CLI.
+#   install_test.sh BUILD_DIR SOURCE_DIR
+set -eu
+build="$1"; src="$2"
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+cmake --install "$build" --prefix "$prefix" > /dev/null
+cmake -S "$src/examples/plugins" -B "$prefix/plugins" -DCMAKE_PREFIX_PATH="$prefix" > /dev/null
+cmake --build "$prefix/plugins" --target tpu_plugin fuzz_tpu_plugin > /dev/null
+"$prefix/bin/layoutcheck" check --impl "$prefix/plugins/libtpu_plugin.so" --layout 'tpu.aligned' --seconds 1 \
+  --save "$prefix/regressions"
+"$prefix/plugins/fuzz_tpu_plugin" "$src/corpus/fuzz_differential"
