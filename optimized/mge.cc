@@ -12,7 +12,7 @@
 //
 // and the groups follow each other in physical order, so the physical
 // buffer is written front to back. The transposes run in SIMD tiles with
-// scalar edges: AVX2 (chosen at run time) 4x8 32-bit tiles and 32x64 8-bit
+// scalar edges: AVX2 (chosen at run time) 4x8 32-bit tiles and 32x256 8-bit
 // blocks, SSE2 4x4 32-bit, 16x16 and 4x16 8-bit tiles otherwise; 4-bit
 // elements (two per byte, low nibble first) take a nibble loop. Tensors of
 // kStreamBytes and more are packed block by block through an L1 stage and
@@ -321,38 +321,44 @@ LC_MGE_AVX2_INLINE void transpose16x16_epi8_x2(__m256i v[16]) {
 }
 
 // 8-bit elements, R a multiple of 32 (NCHW32, NCHW64, CHWN4 with N % 8 == 0):
-// 32 rows x 64 columns per block. Each row's cache line goes through a stack
+// 32 rows x 256 columns per block. Each row's cache line goes through a stack
 // stage once (rows H*W apart alias in L1 otherwise); the lane-wise transpose
 // puts rows r..r+15 in the low lane and r+16..r+31 in the high lane, which is
 // exactly a 32-byte run of a pixel. Rows go in groups of 64 (one cache line
 // of a pixel) over the whole run of pixels, so every pass reads and writes
 // whole lines.
-LC_MGE_AVX2_INLINE void stage_rows(uint8_t (*stage)[64], const uint64_t* rows, const uint8_t* logical, uint64_t l0,
-                                   uint64_t cols) {
+constexpr uint64_t kStageCols = 256;  // columns per block: four cache lines of every row
+
+LC_MGE_AVX2_INLINE void stage_rows(uint8_t (*stage)[kStageCols], const uint64_t* rows, const uint8_t* logical,
+                                   uint64_t l0, uint64_t cols) {
   for (int j = 0; j < 32; ++j) {
     if (rows[j] == kPad) {
-      std::memset(stage[j], 0, 64);
-    } else if (cols == 64) {
+      std::memset(stage[j], 0, kStageCols);
+    } else if (cols == kStageCols) {
       const uint8_t* src = logical + rows[j] + l0;
-      _mm256_store_si256(reinterpret_cast<__m256i*>(stage[j]), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
-      _mm256_store_si256(reinterpret_cast<__m256i*>(stage[j] + 32),
-                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 32)));
+      LC_MGE_UNROLL
+      for (uint64_t k = 0; k < kStageCols; k += 32) {
+        _mm256_store_si256(reinterpret_cast<__m256i*>(stage[j] + k),
+                           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + k)));
+      }
     } else {
       std::memcpy(stage[j], logical + rows[j] + l0, cols);
-      std::memset(stage[j] + cols, 0, 64 - cols);
+      std::memset(stage[j] + cols, 0, kStageCols - cols);
     }
   }
 }
 
-LC_MGE_AVX2_INLINE void unstage_rows(uint8_t (*stage)[64], const uint64_t* rows, uint8_t* logical, uint64_t l0,
-                                     uint64_t cols) {
+LC_MGE_AVX2_INLINE void unstage_rows(uint8_t (*stage)[kStageCols], const uint64_t* rows, uint8_t* logical,
+                                     uint64_t l0, uint64_t cols) {
   for (int j = 0; j < 32; ++j) {
     if (rows[j] == kPad) continue;
     uint8_t* dst = logical + rows[j] + l0;
-    if (cols == 64) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_load_si256(reinterpret_cast<const __m256i*>(stage[j])));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 32),
-                          _mm256_load_si256(reinterpret_cast<const __m256i*>(stage[j] + 32)));
+    if (cols == kStageCols) {
+      LC_MGE_UNROLL
+      for (uint64_t k = 0; k < kStageCols; k += 32) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + k),
+                            _mm256_load_si256(reinterpret_cast<const __m256i*>(stage[j] + k)));
+      }
     } else {
       std::memcpy(dst, stage[j], cols);
     }
@@ -361,7 +367,7 @@ LC_MGE_AVX2_INLINE void unstage_rows(uint8_t (*stage)[64], const uint64_t* rows,
 
 // Stage columns c..c+15 of 32 rows -> 16 pixels of 32 bytes (pack), or back.
 template <bool kPack>
-LC_MGE_AVX2_INLINE void transpose_16_pixels(uint8_t (*stage)[64], uint64_t c, uint8_t* out, uint64_t pitch,
+LC_MGE_AVX2_INLINE void transpose_16_pixels(uint8_t (*stage)[kStageCols], uint64_t c, uint8_t* out, uint64_t pitch,
                                             uint64_t n) {
   __m256i v[16];
   if (kPack) {
@@ -397,13 +403,13 @@ LC_MGE_AVX2_INLINE void transpose_16_pixels(uint8_t (*stage)[64], uint64_t c, ui
 }
 
 template <bool kPack>
-LC_MGE_AVX2 void blocks_32x64_epi8_avx2(const Group& g, uint8_t* logical, uint8_t* phys) {
-  alignas(64) uint8_t stage[32][64];
+LC_MGE_AVX2 void blocks_32x256_epi8_avx2(const Group& g, uint8_t* logical, uint8_t* phys) {
+  alignas(64) uint8_t stage[32][kStageCols];
   const uint64_t pitch = g.R;
   for (uint64_t rg = 0; rg < g.R; rg += 64) {
     const uint64_t re = std::min<uint64_t>(g.R, rg + 64);
-    for (uint64_t l0 = 0; l0 < g.L; l0 += 64) {
-      const uint64_t cols = std::min<uint64_t>(64, g.L - l0);
+    for (uint64_t l0 = 0; l0 < g.L; l0 += kStageCols) {
+      const uint64_t cols = std::min<uint64_t>(kStageCols, g.L - l0);
       for (uint64_t r0 = rg; r0 < re; r0 += 32) {
         const uint64_t* rows = g.rows + r0;
         uint8_t* px = phys + g.pixels + r0 + l0 * pitch;
@@ -502,7 +508,7 @@ void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
   uint64_t done = 0;
 #if LC_MGE_X86
   if (kBytes == 1 && g.R % 32 == 0 && have_avx2()) {
-    blocks_32x64_epi8_avx2<kPack>(g, logical, phys);
+    blocks_32x256_epi8_avx2<kPack>(g, logical, phys);
     return;
   }
   if (kBytes == 4 && g.R % 4 == 0 && have_avx2()) done = tiles_4x8_epi32_avx2<kPack>(g, logical, phys);

@@ -49,6 +49,10 @@ TEST(MgeBoundary, chwn4_c_gt_block) { expect_pass("mge.chwn4", "int4", "5,5,3,3"
 TEST(MgeBoundary, chwn4_c_div_block) { expect_pass("mge.chwn4", "fp16", "4,8,4,5"); }
 TEST(MgeBoundary, nhwc_odd_int4) { expect_pass("mge.nhwc", "int4", "1,3,1,5"); }
 TEST(MgeBoundary, matrix_col_major) { expect_pass("mge.matrix(order=col)", "bf16", "17,33"); }
+TEST(MgeBoundary, nchw64_whole_and_partial_blocks) { expect_pass("mge.nchw64", "int8", "2,70,16,40"); }
+TEST(MgeBoundary, nchw32_whole_and_partial_blocks) { expect_pass("mge.nchw32", "uint8", "1,96,8,97"); }
+TEST(MgeBoundary, nhwc_c64_whole_blocks) { expect_pass("mge.nhwc", "int8", "2,64,16,32"); }
+TEST(MgeBoundary, nhwc_fp32_c20_long_rows) { expect_pass("mge.nhwc", "fp32", "2,20,9,61"); }
 
 TEST(MgeText, descriptors_round_trip) {
   for (const char* text : {"mge.nchw", "mge.nhwc", "mge.nchw4", "mge.nchw32", "mge.nchw64", "mge.chwn4",
