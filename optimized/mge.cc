@@ -478,11 +478,11 @@ LC_MGE_AVX2_INLINE void tile_4x8_epi32(const uint64_t* rows, uint8_t* logical, u
 }
 
 // 32-bit elements, R a multiple of 4: 4 rows x 8 columns per tile; rows go in
-// groups of 16 (64 bytes of a pixel) over the whole run of pixels, so every
-// pass reads and writes whole lines.
+// groups of 64 (256 bytes, four cache lines of a pixel) over the whole run of
+// pixels, so every pass reads and writes whole lines.
 template <bool kPack>
 LC_MGE_AVX2 uint64_t tiles_4x8_epi32_avx2(const Group& g, uint8_t* logical, uint8_t* phys) {
-  constexpr uint64_t kGroupRows = 16;
+  constexpr uint64_t kGroupRows = 64;
   const uint64_t L8 = g.L / 8 * 8;
   const uint64_t pitch = g.R * 4;
   const bool dense = g.R == 4;  // pixels adjacent: 32-byte accesses
