@@ -20,6 +20,10 @@ function(layoutcheck_library name)
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
     $<INSTALL_INTERFACE:include>)
   target_compile_options(layoutcheck_${name} PRIVATE ${LAYOUTCHECK_WARNINGS})
+  if(LAYOUTCHECK_BUILD_FUZZERS)
+    # Coverage feedback from the libraries, not only from the harnesses.
+    target_compile_options(layoutcheck_${name} PRIVATE -fsanitize=fuzzer-no-link)
+  endif()
   if(ARG_DEPS)
     target_link_libraries(layoutcheck_${name} PUBLIC ${ARG_DEPS})
   endif()

@@ -12,6 +12,7 @@ const std::vector<SpecAdder>& family_spec_adders();
 
 // One per family, defined in core/specs_<family>.cc.
 void add_tpu_specs(std::vector<LayoutSpec>* specs);
+void add_tla_specs(std::vector<LayoutSpec>* specs);
 void add_mge_specs(std::vector<LayoutSpec>* specs);
 
 }  // namespace layoutcheck

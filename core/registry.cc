@@ -5,6 +5,7 @@ namespace layoutcheck {
 const std::vector<SpecAdder>& family_spec_adders() {
   static const std::vector<SpecAdder> adders = {
       add_tpu_specs,
+      add_tla_specs,
       add_mge_specs,
   };
   return adders;

@@ -6,6 +6,7 @@
 namespace layoutcheck {
 
 const Impl& tpu_optimized();
+const Impl& tla_optimized();
 const Impl& mge_optimized();
 
 }  // namespace layoutcheck

@@ -6,6 +6,7 @@ namespace layoutcheck {
 const Impl& optimized_impl() {
   static const FamilyRouter impl("optimized", {
                                                   {"tpu", &tpu_optimized()},
+                                                  {"tla", &tla_optimized()},
                                                   {"mge", &mge_optimized()},
                                               });
   return impl;

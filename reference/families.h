@@ -6,6 +6,7 @@
 namespace layoutcheck {
 
 const Impl& tpu_reference();
+const Impl& tla_reference();
 const Impl& mge_reference();
 
 }  // namespace layoutcheck

@@ -27,6 +27,7 @@
 #include "layoutcheck/impl.h"
 #include "layoutcheck/oracle.h"
 #include "layoutcheck/plugin.h"
+#include "tools/precision_cli.h"
 
 using namespace layoutcheck;
 
@@ -47,6 +48,9 @@ const char* kUsage =
     "                                                  differential check vs the reference\n"
     "  repro LAYOUT --dtype D --shape S [--seed N]     replay one case of check\n"
     "  oracle [--id GLOB] [--dir DIR] [--json]         the documents' worked examples\n"
+    "  precision nvdla --layer conv|sdp|lrn|pdp --input FORMAT --output PRECISION   NVDLA precision tables\n"
+    "  convert --rule ieee|nvdla|nvdla-int --from D --to D [--unit U] [--flush-nan] [--offset X --scale Y]\n"
+    "          [--truncate M] [--in F] [--out F]       convert raw little-endian values (NaN counts on stderr)\n"
     "common: --impl reference|optimized|PATH.so (default optimized; a plugin runs isolated)\n";
 
 struct Args {
@@ -469,6 +473,8 @@ int main(int argc, char** argv) {
       std::cout << kUsage;
       return 0;
     }
+    if (argc >= 2 && !std::strcmp(argv[1], "precision")) return cli::precision_main(argc, argv);
+    if (argc >= 2 && !std::strcmp(argv[1], "convert")) return cli::convert_main(argc, argv);
     Args a = parse_args(argc, argv);
     if (a.has("help") || a.has("h")) {
       std::cout << kUsage;

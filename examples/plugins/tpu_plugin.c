@@ -180,6 +180,9 @@ static lc_status walk(const lc_case* c, uint8_t* logical, uint8_t* physical, siz
     if (pack) memcpy(physical + off, logical + i * bytes, bytes);
     else memcpy(logical + i * bytes, physical + off, bytes);
   }
+#ifdef TPU_MUTANT_WRITE_PAST_END
+  if (pack) memcpy(physical + physical_size, logical, bytes); /* the bug: one element past the buffer */
+#endif
   return LC_OK;
 }
 

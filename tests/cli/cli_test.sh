@@ -45,5 +45,14 @@ expect_eq "$?" "2" "check with an unmatched glob"
 "$lc" repro "$L" --dtype fp16 --shape 3,5,2,2 | grep -q '^pass ' || fail "repro"
 "$lc" oracle --id 'tpu/address/*' > /dev/null || fail "oracle subset"
 
+expect_eq "$("$lc" precision nvdla --layer conv --input int8 --output int8 | head -1)" "pipeline int8" "precision query"
+"$lc" precision nvdla --layer lrn --input int8 --output fp16 > /dev/null
+expect_eq "$?" "1" "invalid precision conversion exit status"
+# 1.0 and +INF as fp32; nvdla saturates INF to the largest normal fp16 (0x7bff).
+expect_eq "$(printf '\x00\x00\x80\x3f\x00\x00\x80\x7f' | "$lc" convert --rule nvdla --unit conv --from fp32 --to fp16 2>/dev/null | od -An -tx1 | tr -d ' \n')" \
+  "003cff7b" "convert nvdla"
+expect_eq "$(printf '\x00\x00\x80\x7f' | "$lc" convert --rule ieee --from fp32 --to fp16 2>/dev/null | od -An -tx1 | tr -d ' \n')" \
+  "007c" "convert ieee"
+
 echo "cli: $failures failed"
 exit $((failures > 0))

@@ -4,13 +4,15 @@
 #   zoo.sh LAYOUTCHECK SAVE_DIR MUTANT.so...
 set -u
 lc="$1"; save="$2"; shift 2
-budget=2000   # cases per layout
+budget=500    # cases per layout
 escaped=0
 times=()
 for so in "$@"; do
   name=$(basename "$so" .so)
+  family=${name#libmutant_}
+  family=${family%%_*}
   start=$(date +%s.%N)
-  "$lc" check --impl "$so" --fail-fast --max-cases "$budget" --min-cases 1 --seconds 600 --save "$save" \
+  "$lc" check --impl "$so" --layout "${family}*" --fail-fast --max-cases "$budget" --min-cases 1 --seconds 600 --save "$save" \
     > "$save.$name.out" 2>&1
   status=$?
   end=$(date +%s.%N)

@@ -1,0 +1,263 @@
+// The NVDLA precision tables as data, and the names and checks of the
+// conversion rules. nvdla-in-memory-data-formats.txt, "Precision Conversion"
+// (the four tables) and "FP16 Supporting" (the INF converted values).
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <initializer_list>
+#include <iterator>
+#include <string>
+
+#include "layoutcheck/precision.h"
+
+namespace layoutcheck {
+namespace {
+
+using L = PrecisionLayer;
+using I = PrecisionInput;
+constexpr DType i8 = DType::kInt8, i16 = DType::kInt16, f16 = DType::kFp16, i32 = DType::kInt32,
+                f32 = DType::kFp32;
+
+constexpr PrecisionRow valid(L l, I in, DType out, DType pipe, DType weight, int line) {
+  return {l, in, out, true, pipe, true, weight, line};
+}
+constexpr PrecisionRow valid(L l, I in, DType out, DType pipe, int line) {
+  return {l, in, out, true, pipe, false, pipe, line};
+}
+constexpr PrecisionRow invalid(L l, I in, DType out, bool weight, int line) {
+  return {l, in, out, false, out, weight, out, line};
+}
+
+// Table order and contents exactly as printed; the PDP table's third row reads
+// "int16" a second time, taken as fp16 (oracles/ERRATA.md, NVDLA precision 1).
+constexpr PrecisionRow kRows[] = {
+    // Precision conversion for convolutional layer
+    valid(L::kConv, I::kImageInt, i8, i8, i8, 1),
+    valid(L::kConv, I::kImageInt, i16, i16, i16, 2),
+    valid(L::kConv, I::kImageInt, f16, f16, f16, 3),
+    invalid(L::kConv, I::kImageFp16, i8, true, 4),
+    invalid(L::kConv, I::kImageFp16, i16, true, 5),
+    valid(L::kConv, I::kImageFp16, f16, f16, f16, 6),
+    valid(L::kConv, I::kInt8, i8, i8, i8, 7),
+    invalid(L::kConv, I::kInt8, i16, true, 8),
+    invalid(L::kConv, I::kInt8, f16, true, 9),
+    invalid(L::kConv, I::kInt16, i8, true, 10),
+    valid(L::kConv, I::kInt16, i16, i16, i16, 11),
+    invalid(L::kConv, I::kInt16, f16, true, 12),
+    invalid(L::kConv, I::kFp16, i8, true, 13),
+    invalid(L::kConv, I::kFp16, i16, true, 14),
+    valid(L::kConv, I::kFp16, f16, f16, f16, 15),
+    // Precision conversion for SDP layer (offline mode)
+    valid(L::kSdp, I::kInt8, i8, i32, 1),
+    valid(L::kSdp, I::kInt8, i16, i32, 2),
+    invalid(L::kSdp, I::kInt8, f16, false, 3),
+    valid(L::kSdp, I::kInt16, i8, i32, 4),
+    valid(L::kSdp, I::kInt16, i16, i32, 5),
+    valid(L::kSdp, I::kInt16, f16, i32, 6),
+    invalid(L::kSdp, I::kFp16, i8, false, 7),
+    valid(L::kSdp, I::kFp16, i16, f32, 8),
+    valid(L::kSdp, I::kFp16, f16, f32, 9),
+    // Precision conversion for LRN layer
+    valid(L::kLrn, I::kInt8, i8, i8, 1),
+    invalid(L::kLrn, I::kInt8, i16, false, 2),
+    invalid(L::kLrn, I::kInt8, f16, false, 3),
+    invalid(L::kLrn, I::kInt16, i8, false, 4),
+    valid(L::kLrn, I::kInt16, i16, i16, 5),
+    invalid(L::kLrn, I::kInt16, f16, false, 6),
+    invalid(L::kLrn, I::kFp16, i8, false, 7),
+    invalid(L::kLrn, I::kFp16, i16, false, 8),
+    valid(L::kLrn, I::kFp16, f16, f16, 9),
+    // Precision conversion for pooling layer
+    valid(L::kPdp, I::kInt8, i8, i8, 1),
+    invalid(L::kPdp, I::kInt8, i16, false, 2),
+    invalid(L::kPdp, I::kInt8, f16, false, 3),
+    invalid(L::kPdp, I::kInt16, i8, false, 4),
+    valid(L::kPdp, I::kInt16, i16, i16, 5),
+    invalid(L::kPdp, I::kInt16, f16, false, 6),
+    invalid(L::kPdp, I::kFp16, i8, false, 7),
+    invalid(L::kPdp, I::kFp16, i16, false, 8),
+    valid(L::kPdp, I::kFp16, f16, f16, 9),
+};
+
+struct Named {
+  const char* name;
+  uint8_t value;
+};
+
+template <typename E, size_t N>
+Result<E> parse_named(std::string_view what, std::string_view name, const Named (&names)[N]) {
+  std::string known;
+  for (const Named& n : names) {
+    if (name == n.name) return static_cast<E>(n.value);
+    if (!known.empty()) known += '|';
+    known += n.name;
+  }
+  return Status::invalid("unknown " + std::string(what) + " '" + std::string(name) + "' (known: " + known + ")");
+}
+
+constexpr Named kLayerNames[] = {{"conv", 0}, {"sdp", 1}, {"lrn", 2}, {"pdp", 3}};
+constexpr Named kInputNames[] = {{"image-uint8", 0}, {"image-int16", 0}, {"image-uint16", 0}, {"image-int", 0},
+                                 {"image-fp16", 1},  {"int8", 2},        {"int16", 3},        {"fp16", 4}};
+constexpr Named kRuleNames[] = {{"ieee", 0}, {"nvdla", 1}, {"nvdla-int", 2}};
+constexpr Named kUnitNames[] = {{"conv", 0}, {"conv-winograd", 1}, {"sdp", 2},
+                                {"cdp", 3},  {"pdp", 4},           {"pdp-minmax", 5}};
+constexpr Named kTruncateNames[] = {{"nearest-away", 0}, {"nearest-even", 1}, {"toward-zero", 2}};
+
+// "INF converted values" (FP16 Supporting), as fp32 bit patterns:
+//   Convolution pipeline +/-65536 (DC/IMG), +/-65504 (Winograd); SDP
+//   +/-3.40282e+38 (the largest fp32 normal printed to 6 digits, ERRATA 3);
+//   CDP +/-4292870144 = 2^32 - 2^21; PDP +/-4292870144 (AVE), INF (Max/Min).
+constexpr uint32_t kInfValueBits[] = {0x47800000u, 0x477fe000u, 0x7f7fffffu,
+                                      0x4f7fe000u, 0x4f7fe000u, 0x7f800000u};
+
+bool is_one_of(DType t, std::initializer_list<DType> set) {
+  for (DType s : set) {
+    if (s == t) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+const char* precision_layer_name(PrecisionLayer l) { return kLayerNames[static_cast<size_t>(l) & 3].name; }
+
+const char* precision_table_title(PrecisionLayer l) {
+  switch (l) {
+    case L::kConv: return "Precision conversion for convolutional layer";
+    case L::kSdp: return "Precision conversion for SDP layer (offline mode)";
+    case L::kLrn: return "Precision conversion for LRN layer";
+    case L::kPdp: return "Precision conversion for pooling layer";
+  }
+  return "?";
+}
+
+const char* precision_input_text(PrecisionInput i) {
+  switch (i) {
+    case I::kImageInt: return "image input (uint8/int16/uint16)";
+    case I::kImageFp16: return "image input (fp16)";
+    case I::kInt8: return "int8 feature data";
+    case I::kInt16: return "int16 feature data";
+    case I::kFp16: return "fp16 feature data";
+  }
+  return "?";
+}
+
+Result<PrecisionLayer> parse_precision_layer(std::string_view name) {
+  return parse_named<PrecisionLayer>("layer", name, kLayerNames);
+}
+Result<PrecisionInput> parse_precision_input(std::string_view name) {
+  return parse_named<PrecisionInput>("input format", name, kInputNames);
+}
+
+const PrecisionRow* nvdla_precision_rows(size_t* count) {
+  *count = std::size(kRows);
+  return kRows;
+}
+
+Result<const PrecisionRow*> nvdla_precision(PrecisionLayer layer, PrecisionInput input, DType output) {
+  for (const PrecisionRow& r : kRows) {
+    if (r.layer == layer && r.input == input && r.output == output) return &r;
+  }
+  std::string why = (input == I::kImageInt || input == I::kImageFp16) && layer != L::kConv
+                        ? " (image input mode is a convolution pipeline mode)"
+                        : " (output precisions: int8, int16, fp16)";
+  return Status::invalid(std::string(precision_table_title(layer)) + " has no row for input " +
+                         precision_input_text(input) + " and output precision " + dtype_name(output) + why +
+                         " (Precision Conversion)");
+}
+
+std::string describe_precision_row(const PrecisionRow& r) {
+  std::string s = std::string(precision_table_title(r.layer)) + ", row " + std::to_string(r.line) + ": " +
+                  precision_input_text(r.input) + " -> " + dtype_name(r.output) + ": ";
+  if (!r.valid) return s + "Invalid case";
+  s += std::string("real precision in pipeline ") + dtype_name(r.pipeline);
+  if (r.has_weight) s += std::string(", weight precision ") + dtype_name(r.weight);
+  return s;
+}
+
+const char* convert_rule_name(ConvertRule r) { return kRuleNames[static_cast<size_t>(r) % 3].name; }
+const char* nvdla_unit_name(NvdlaUnit u) { return kUnitNames[static_cast<size_t>(u) % 6].name; }
+const char* truncate_mode_name(TruncateMode m) { return kTruncateNames[static_cast<size_t>(m) % 3].name; }
+Result<ConvertRule> parse_convert_rule(std::string_view name) {
+  return parse_named<ConvertRule>("conversion rule", name, kRuleNames);
+}
+Result<NvdlaUnit> parse_nvdla_unit(std::string_view name) { return parse_named<NvdlaUnit>("unit", name, kUnitNames); }
+Result<TruncateMode> parse_truncate_mode(std::string_view name) {
+  return parse_named<TruncateMode>("truncate mode", name, kTruncateNames);
+}
+
+uint32_t nvdla_inf_value_bits(NvdlaUnit u) { return kInfValueBits[static_cast<size_t>(u) % 6]; }
+
+std::string to_string(const ConvertSpec& s) {
+  std::string out = std::string(convert_rule_name(s.rule)) + " " + dtype_name(s.from) + "->" + dtype_name(s.to);
+  if (s.rule == ConvertRule::kNvdla) {
+    out += std::string(" unit=") + nvdla_unit_name(s.unit);
+    if (s.flush_nan) out += " flush-nan";
+  }
+  if (s.rule == ConvertRule::kNvdlaInt) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(s.scale));
+    out += " offset=" + std::to_string(s.offset) + " scale=" + buf + " truncate=" + truncate_mode_name(s.truncate);
+  }
+  return out;
+}
+
+Status validate_convert(const ConvertSpec& s, size_t src_bytes, size_t dst_bytes) {
+  if (static_cast<size_t>(s.rule) > 2) {
+    return Status::invalid("unknown conversion rule " + std::to_string(static_cast<int>(s.rule)));
+  }
+  if (static_cast<size_t>(s.from) > static_cast<size_t>(DType::kFp32) ||
+      static_cast<size_t>(s.to) > static_cast<size_t>(DType::kFp32)) {
+    return Status::invalid(std::string("rule ") + convert_rule_name(s.rule) +
+                           ": packed storage types are not element types of a conversion");
+  }
+  const std::string rule = std::string("rule ") + convert_rule_name(s.rule) + ": ";
+  const std::string pair = std::string(dtype_name(s.from)) + " -> " + dtype_name(s.to);
+  switch (s.rule) {
+    case ConvertRule::kIeee:
+      if (!is_one_of(s.from, {f32, f16, DType::kBf16}) || !is_one_of(s.to, {f32, f16, DType::kBf16})) {
+        return Status::invalid(rule + "converts between fp32, fp16 and bf16, not " + pair);
+      }
+      break;
+    case ConvertRule::kNvdla:
+      if (!is_one_of(s.from, {f32, f16}) || !is_one_of(s.to, {f32, f16})) {
+        return Status::invalid(rule + "converts between fp32 and fp16 (the NVDLA float data path, FP16 Supporting), not " +
+                               pair);
+      }
+      if (static_cast<size_t>(s.unit) > 5) {
+        return Status::invalid(rule + "unknown unit " + std::to_string(static_cast<int>(s.unit)));
+      }
+      break;
+    case ConvertRule::kNvdlaInt:
+      if (!is_one_of(s.from, {i8, DType::kUInt8, i16, DType::kUInt16}) || !is_one_of(s.to, {i8, i16, f16})) {
+        return Status::invalid(rule + "converts an integer pixel or feature value (int8, uint8, int16, uint16) to "
+                                      "int8, int16 or fp16 (Equations 1 and 3, Precision Conversion), not " + pair);
+      }
+      if (s.offset < kNvdlaOffsetMin || s.offset > kNvdlaOffsetMax) {
+        return Status::invalid(rule + "offset " + std::to_string(s.offset) + " is outside " +
+                               std::to_string(kNvdlaOffsetMin) + ".." + std::to_string(kNvdlaOffsetMax));
+      }
+      if (!std::isfinite(s.scale)) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%g", static_cast<double>(s.scale));
+        return Status::invalid(rule + "scaling factor " + buf + " is not a finite number");
+      }
+      if (static_cast<size_t>(s.truncate) > 2) {
+        return Status::invalid(rule + "unknown truncate mode " + std::to_string(static_cast<int>(s.truncate)));
+      }
+      break;
+  }
+  const size_t from_bytes = dtype_bits(s.from) / 8, to_bytes = dtype_bits(s.to) / 8;
+  if (src_bytes % from_bytes != 0) {
+    return Status::invalid(rule + pair + ": input of " + std::to_string(src_bytes) + " bytes is not a whole number of " +
+                           std::to_string(from_bytes) + "-byte " + dtype_name(s.from) + " values");
+  }
+  const size_t count = src_bytes / from_bytes;
+  if (count > SIZE_MAX / to_bytes || dst_bytes != count * to_bytes) {
+    return Status::invalid(rule + pair + ": output buffer of " + std::to_string(dst_bytes) + " bytes does not hold " +
+                           std::to_string(count) + " " + dtype_name(s.to) + " values");
+  }
+  return Status();
+}
+
+}  // namespace layoutcheck

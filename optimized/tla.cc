@@ -1,0 +1,605 @@
+// Fast pack/unpack for the CATLASS TLA layouts.
+//
+// Why it equals the reference: crd2offset of a 2-D coordinate (r, c) is the
+// offset of r in mode 0 plus the offset of c in mode 1, and the offset of an
+// integer in a mode is the sum over the mode's integers, first fastest, of
+// (i mod extent) * stride with i divided by each extent in turn. So one table
+// of row offsets and one of column offsets give every element; unit column
+// steps make each row one memcpy. The fractal formats with the in-core C0 of
+// 32 bytes use their compile-time layout (tla_layout.h): a z-fractal row is
+// one 32-byte C0 copied whole, an n-fractal is a C0 x 16 transpose.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <optional>
+
+#include "layoutcheck/checked.h"
+#include "layoutcheck/int_tuple.h"
+#include "optimized/families.h"
+#include "optimized/tla.h"
+#include "optimized/tla_layout.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define LC_TLA_X86 1
+#endif
+
+namespace layoutcheck {
+namespace {
+
+using namespace tla_opt;  // NOLINT(google-build-using-namespace)
+
+std::string str(uint64_t v) { return std::to_string(v); }
+
+constexpr uint64_t kC0Bytes = 32;
+constexpr uint64_t kFractalC0s = 16;
+constexpr uint64_t kEnumerateLimit = 1u << 20;
+
+struct Leaf {
+  uint64_t extent, stride;
+};
+
+enum class Kind { kNotation, kRowMajor, kColMajor, kZN, kNZ, kZZ, kNN };
+
+struct Plan {
+  Kind kind = Kind::kNotation;
+  uint64_t rows = 0, cols = 0, eb = 1;  // logical matrix, element bytes
+  std::vector<Leaf> modes[2];           // the integers of each mode, first fastest
+  uint64_t size = 0, cosize = 0;
+  // Fractal formats: fractal height x width, block counts, strides between blocks.
+  uint64_t c0 = 0, n16 = 0, fh = 0, fw = 0, R = 0, C = 0, out_row = 0, out_col = 0;
+  IntTuple shape, stride;               // for describe
+  std::optional<TlaLayoutText> parent;  // tla.tile
+};
+
+void flatten(const IntTuple& shape, const IntTuple& stride, std::vector<Leaf>* out) {
+  std::vector<int64_t> e = shape.leaves(), s = stride.leaves();
+  for (size_t i = 0; i < e.size(); ++i) out->push_back({static_cast<uint64_t>(e[i]), static_cast<uint64_t>(s[i])});
+}
+
+// The tiled mode: its rightmost integer becomes `v`.
+IntTuple with_last(const IntTuple& t, int64_t v) {
+  if (t.is_integer()) return IntTuple(v);  // computed from the runtime tile: dynamic
+  std::vector<IntTuple> items = t.items();
+  items.back() = with_last(items.back(), v);
+  return IntTuple(std::move(items));
+}
+
+IntTuple leaf(uint64_t v, bool s = false) { return IntTuple(static_cast<int64_t>(v), s); }
+IntTuple pair(IntTuple a, IntTuple b) { return IntTuple(std::vector<IntTuple>{std::move(a), std::move(b)}); }
+
+Status parse_notation_plan(const Case& c, Plan* p) {
+  auto l = parse_tla_layout(c.layout.get("shape") + ":" + c.layout.get("stride"));
+  if (!l.ok()) return l.status();
+  if (l->shape.is_integer() || l->shape.rank() != 2) {
+    return Status::invalid("TLA layout " + to_string(*l) + ": coordinates are 2-D, the layout needs 2 modes");
+  }
+  p->shape = l->shape;
+  p->stride = l->stride;
+  for (int m = 0; m < 2; ++m) flatten(l->shape.items()[m], l->stride.items()[m], &p->modes[m]);
+  if (c.layout.name == "tla.tile") {
+    p->parent = *l;
+    auto tile = parse_int_tuple(c.layout.get("tile"));
+    if (!tile.ok()) return tile.status();
+    if (tile->is_integer() || tile->rank() != 2 || tile->depth() != 1) {
+      return Status::invalid("MakeLayoutTile: the tile " + to_string(*tile) + " is not (rows,cols)");
+    }
+    std::vector<IntTuple> modes;
+    for (int m = 0; m < 2; ++m) {
+      const int64_t t = tile->items()[m].value();
+      if (t <= 0) return Status::invalid("MakeLayoutTile: tile extent " + std::to_string(t) + " is not positive");
+      uint64_t inner = 1;
+      for (size_t i = 0; i + 1 < p->modes[m].size(); ++i) inner *= p->modes[m][i].extent;  // <= the mode's size
+      p->modes[m].back().extent = ceil_div(static_cast<uint64_t>(t), inner);
+      modes.push_back(with_last(l->shape.items()[m], static_cast<int64_t>(p->modes[m].back().extent)));
+    }
+    p->shape = IntTuple(std::move(modes));
+  }
+  uint64_t sizes[2];
+  for (int m = 0; m < 2; ++m) {
+    Checked n = 1;
+    for (const Leaf& f : p->modes[m]) n *= f.extent;
+    if (!n.ok() || n.value() > (uint64_t{1} << 56)) return Status::invalid("the size of mode " + str(m) + " overflows");
+    sizes[m] = n.value();
+  }
+  if (sizes[0] != p->rows || sizes[1] != p->cols) {
+    return Status::invalid("logical shape " + shape_to_string(c.shape) + " is not the layout's matrix " + str(sizes[0]) +
+                           " x " + str(sizes[1]));
+  }
+  return Status();
+}
+
+void fractal_plan(Plan* p) {
+  const bool z_in = p->kind == Kind::kZN || p->kind == Kind::kZZ;
+  p->fh = z_in ? p->n16 : p->c0;
+  p->fw = z_in ? p->c0 : p->n16;
+  p->R = ceil_div(p->rows, p->fh);
+  p->C = ceil_div(p->cols, p->fw);
+}
+
+Status named_plan(Plan* p) {
+  if (p->kind == Kind::kRowMajor || p->kind == Kind::kColMajor) {
+    const bool row = p->kind == Kind::kRowMajor;
+    p->modes[0] = {{p->rows, row ? p->cols : 1}};
+    p->modes[1] = {{p->cols, row ? 1 : p->rows}};
+    p->shape = pair(leaf(p->rows), leaf(p->cols));
+    p->stride = row ? pair(leaf(p->cols), leaf(1, true)) : pair(leaf(1, true), leaf(p->rows));
+    return Status();
+  }
+  fractal_plan(p);
+  Checked f = Checked(p->fh) * p->fw;
+  Checked total = f * p->R * p->C;
+  if (!total.ok() || total.value() > (uint64_t{1} << 62)) return Status::invalid("the padded fractal matrix overflows");
+  const uint64_t F = f.value();
+  const bool z_in = p->kind == Kind::kZN || p->kind == Kind::kZZ;
+  const bool z_out = p->kind == Kind::kZZ || p->kind == Kind::kNZ;
+  const uint64_t in_row = z_in ? p->fw : 1, in_col = z_in ? 1 : p->fh;
+  p->out_row = z_out ? F * p->C : F;
+  p->out_col = z_out ? F : F * p->R;
+  p->modes[0] = {{p->fh, in_row}, {p->R, p->out_row}};
+  p->modes[1] = {{p->fw, in_col}, {p->C, p->out_col}};
+  p->shape = pair(pair(leaf(p->fh, true), leaf(p->R)), pair(leaf(p->fw, true), leaf(p->C)));
+  p->stride = pair(pair(leaf(in_row, true), z_out ? leaf(p->out_row) : leaf(p->out_row, true)),
+                   pair(leaf(in_col, true), z_out ? leaf(p->out_col, true) : leaf(p->out_col)));
+  return Status();
+}
+
+uint64_t mode_offset(const std::vector<Leaf>& mode, uint64_t i) {
+  uint64_t off = 0;
+  for (const Leaf& f : mode) {
+    off += (i % f.extent) * f.stride;
+    i /= f.extent;
+  }
+  return off;
+}
+
+std::vector<uint64_t> offsets_of(const std::vector<Leaf>& mode, uint64_t n) {
+  std::vector<uint64_t> out(n);
+  for (uint64_t i = 0; i < n; ++i) out[i] = mode_offset(mode, i);
+  return out;
+}
+
+Status injective(const Plan& p) {
+  std::vector<Leaf> all = p.modes[0];
+  all.insert(all.end(), p.modes[1].begin(), p.modes[1].end());
+  all.erase(std::remove_if(all.begin(), all.end(), [](const Leaf& f) { return f.extent == 1; }), all.end());
+  std::sort(all.begin(), all.end(), [](const Leaf& a, const Leaf& b) { return a.stride < b.stride; });
+  uint64_t reach = 1;
+  bool nested = true;
+  for (const Leaf& f : all) {
+    if (f.stride < reach) {
+      nested = false;
+      break;
+    }
+    reach = f.stride * f.extent;  // <= cosize, checked before
+  }
+  if (nested) return Status();
+  if (p.size > kEnumerateLimit) {
+    return Status::invalid("cannot establish that the layout is injective: " + str(p.size) +
+                           " elements and interleaved strides");
+  }
+  uint64_t sz0 = 1, sz1 = 1;
+  for (const Leaf& f : p.modes[0]) sz0 *= f.extent;
+  for (const Leaf& f : p.modes[1]) sz1 *= f.extent;
+  std::vector<uint64_t> r = offsets_of(p.modes[0], sz0), c = offsets_of(p.modes[1], sz1), all_offsets;
+  all_offsets.reserve(p.size);
+  for (uint64_t a : r) {
+    for (uint64_t b : c) all_offsets.push_back(a + b);
+  }
+  std::sort(all_offsets.begin(), all_offsets.end());
+  auto dup = std::adjacent_find(all_offsets.begin(), all_offsets.end());
+  if (dup != all_offsets.end()) {
+    return Status::invalid("the layout is not injective: two coordinates share offset " + str(*dup));
+  }
+  return Status();
+}
+
+Result<Plan> make_plan(const Case& c) {
+  const LayoutSpec* spec = find_spec(c.layout.name);
+  if (!spec) return Status::invalid("unknown layout " + c.layout.name);
+  LC_RETURN_IF_ERROR(check_shape(*spec, c.shape));
+  const uint32_t bits = dtype_bits(c.dtype);
+  if (bits % 8 != 0) {
+    return Status::invalid(std::string(dtype_name(c.dtype)) + " is not a whole number of bytes (sizeof(ElemType))");
+  }
+  Plan p;
+  p.eb = bits / 8;
+  p.rows = static_cast<uint64_t>(c.shape[0]);
+  p.cols = static_cast<uint64_t>(c.shape[1]);
+  const std::string kind = c.layout.name.substr(4);
+  if (kind == "layout" || kind == "tile") {
+    LC_RETURN_IF_ERROR(parse_notation_plan(c, &p));
+  } else {
+    static const std::pair<const char*, Kind> kKinds[] = {{"rowmajor", Kind::kRowMajor}, {"colmajor", Kind::kColMajor},
+                                                          {"zN", Kind::kZN}, {"nZ", Kind::kNZ},
+                                                          {"zZ", Kind::kZZ}, {"nN", Kind::kNN}};
+    for (const auto& [n, k] : kKinds) {
+      if (kind == n) p.kind = k;
+    }
+    if (p.kind != Kind::kRowMajor && p.kind != Kind::kColMajor) {
+      p.c0 = c.layout.params.count("c0") ? static_cast<uint64_t>(c.layout.get_int("c0")) : 0;
+      if (p.c0 == 0) p.c0 = kC0Bytes / p.eb;
+      p.n16 = c.layout.params.count("c0_per_fractal") ? static_cast<uint64_t>(c.layout.get_int("c0_per_fractal"))
+                                                     : kFractalC0s;
+    }
+    LC_RETURN_IF_ERROR(named_plan(&p));
+  }
+  Checked size = 1, span = 0;
+  for (const auto& mode : p.modes) {
+    for (const Leaf& f : mode) {
+      size *= f.extent;
+      span += Checked(f.extent - 1) * f.stride;
+    }
+  }
+  Checked bytes = (span + 1) * p.eb;
+  if (!size.ok() || !bytes.ok() || bytes.value() > (uint64_t{1} << 60)) {
+    return Status::invalid("the layout's physical size overflows 2^60 bytes");
+  }
+  p.size = size.value();
+  p.cosize = span.value() + 1;
+  LC_RETURN_IF_ERROR(injective(p));
+  return p;
+}
+
+Result<Plan> cached_plan(const Case& c) {
+  thread_local std::string key;
+  thread_local std::optional<Result<Plan>> last;
+  std::string k = c.layout.name + ";" + std::to_string(static_cast<int>(c.dtype)) + ";" + shape_to_string(c.shape);
+  for (const auto& kv : c.layout.params) k += ";" + kv.first + "=" + kv.second;
+  if (!last || key != k) {
+    last = make_plan(c);
+    key = std::move(k);
+  }
+  return *last;
+}
+
+// ---- copies ------------------------------------------------------------------
+
+template <size_t EB>
+inline void copy_elem(uint8_t* dst, const uint8_t* src) {
+  std::memcpy(dst, src, EB);
+}
+
+// Any layout: row offsets + column offsets. Columns whose offsets step by
+// one element form runs, each copied with one memcpy per row.
+template <bool kPack, size_t EB>
+void table_copy(const Plan& p, uint8_t* logical, uint8_t* phys) {
+  const std::vector<uint64_t> row = offsets_of(p.modes[0], p.rows), col = offsets_of(p.modes[1], p.cols);
+  struct Run {
+    uint64_t first_col, length, offset;
+  };
+  std::vector<Run> runs;
+  for (uint64_t k = 0; k < p.cols; ++k) {
+    if (!runs.empty() && runs.back().offset + runs.back().length == col[k]) {
+      ++runs.back().length;
+    } else {
+      runs.push_back({k, 1, col[k]});
+    }
+  }
+  const bool singles = runs.size() * 2 > p.cols;  // mostly runs of one: copy element by element
+  for (uint64_t r = 0; r < p.rows; ++r) {
+    uint8_t* dst_row = phys + row[r] * EB;
+    uint8_t* src_row = logical + r * p.cols * EB;
+    if (singles) {
+      for (uint64_t k = 0; k < p.cols; ++k) {
+        if (kPack) copy_elem<EB>(dst_row + col[k] * EB, src_row + k * EB);
+        else copy_elem<EB>(src_row + k * EB, dst_row + col[k] * EB);
+      }
+      continue;
+    }
+    for (const Run& run : runs) {
+      if (kPack) std::memcpy(dst_row + run.offset * EB, src_row + run.first_col * EB, run.length * EB);
+      else std::memcpy(src_row + run.first_col * EB, dst_row + run.offset * EB, run.length * EB);
+    }
+  }
+}
+
+// ---- AVX2 fractal transposes ----------------------------------------------------
+// An n-fractal stores logical column c of a C0 x 16 block as one 32-byte C0, so
+// pack and unpack are 32-byte-row transposes: per 128-bit lane the unpack
+// stages below turn rows into columns (the same sequence as any in-register
+// transpose; each stage interleaves element pairs, then pairs of pairs).
+#ifdef LC_TLA_X86
+std::atomic<bool> g_simd_enabled{true};
+
+bool has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes && g_simd_enabled.load(std::memory_order_relaxed);
+}
+
+// Per lane: 16 rows of 16 bytes -> 16 columns of 16 bytes.
+__attribute__((target("avx2"))) inline void transpose_bytes_per_lane(__m256i* r) {
+  __m256i t[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm256_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+  }
+  for (int g = 0; g < 4; ++g) {  // 32-bit element j: column 4q+j of rows 4g..4g+3
+    r[4 * g + 0] = _mm256_unpacklo_epi16(t[4 * g + 0], t[4 * g + 2]);
+    r[4 * g + 1] = _mm256_unpackhi_epi16(t[4 * g + 0], t[4 * g + 2]);
+    r[4 * g + 2] = _mm256_unpacklo_epi16(t[4 * g + 1], t[4 * g + 3]);
+    r[4 * g + 3] = _mm256_unpackhi_epi16(t[4 * g + 1], t[4 * g + 3]);
+  }
+  for (int h = 0; h < 2; ++h) {  // 64-bit halves: columns 2m, 2m+1 of rows 8h..8h+7
+    for (int q = 0; q < 4; ++q) {
+      t[8 * h + 2 * q] = _mm256_unpacklo_epi32(r[8 * h + q], r[8 * h + 4 + q]);
+      t[8 * h + 2 * q + 1] = _mm256_unpackhi_epi32(r[8 * h + q], r[8 * h + 4 + q]);
+    }
+  }
+  for (int m = 0; m < 8; ++m) {
+    r[2 * m] = _mm256_unpacklo_epi64(t[m], t[8 + m]);
+    r[2 * m + 1] = _mm256_unpackhi_epi64(t[m], t[8 + m]);
+  }
+}
+
+// int8 nZ/nN: 32 logical rows x 16 columns <-> 16 C0s of 32 bytes.
+__attribute__((target("avx2"))) void pack_n_fractal_u8(const uint8_t* src, size_t src_stride, uint8_t* dst) {
+  __m256i r[16];
+  for (size_t i = 0; i < 16; ++i) {
+    const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * src_stride));
+    const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + (i + 16) * src_stride));
+    r[i] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+  }
+  transpose_bytes_per_lane(r);
+  for (size_t k = 0; k < 16; ++k) _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + k * 32), r[k]);
+}
+
+__attribute__((target("avx2"))) void unpack_n_fractal_u8(const uint8_t* src, uint8_t* dst, size_t dst_stride) {
+  __m256i r[16];
+  for (size_t k = 0; k < 16; ++k) r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + k * 32));
+  transpose_bytes_per_lane(r);
+  for (size_t i = 0; i < 16; ++i) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * dst_stride), _mm256_castsi256_si128(r[i]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (i + 16) * dst_stride), _mm256_extracti128_si256(r[i], 1));
+  }
+}
+
+// Per lane: 8 rows of 8 16-bit elements -> 8 columns.
+__attribute__((target("avx2"))) inline void transpose_u16_per_lane(const __m256i* a, __m256i* d) {
+  __m256i b[8], c[8];
+  for (int i = 0; i < 4; ++i) {
+    b[2 * i] = _mm256_unpacklo_epi16(a[2 * i], a[2 * i + 1]);
+    b[2 * i + 1] = _mm256_unpackhi_epi16(a[2 * i], a[2 * i + 1]);
+  }
+  for (int g = 0; g < 2; ++g) {  // 64-bit element: columns 2p, 2p+1 of rows 4g..4g+3
+    c[4 * g + 0] = _mm256_unpacklo_epi32(b[4 * g + 0], b[4 * g + 2]);
+    c[4 * g + 1] = _mm256_unpackhi_epi32(b[4 * g + 0], b[4 * g + 2]);
+    c[4 * g + 2] = _mm256_unpacklo_epi32(b[4 * g + 1], b[4 * g + 3]);
+    c[4 * g + 3] = _mm256_unpackhi_epi32(b[4 * g + 1], b[4 * g + 3]);
+  }
+  for (int p = 0; p < 4; ++p) {
+    d[2 * p] = _mm256_unpacklo_epi64(c[p], c[4 + p]);
+    d[2 * p + 1] = _mm256_unpackhi_epi64(c[p], c[4 + p]);
+  }
+}
+
+// fp16/bf16/int16 nZ/nN: a 16 x 16 transpose of 32-byte rows (symmetric, so
+// it serves pack and unpack with the strides swapped).
+__attribute__((target("avx2"))) void transpose_16x16_u16(const uint8_t* src, size_t src_stride, uint8_t* dst,
+                                                         size_t dst_stride) {
+  __m256i r[16], t[8], u[8];
+  for (size_t i = 0; i < 16; ++i) r[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i * src_stride));
+  transpose_u16_per_lane(r, t);
+  transpose_u16_per_lane(r + 8, u);
+  for (size_t k = 0; k < 8; ++k) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + k * dst_stride), _mm256_permute2x128_si256(t[k], u[k], 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (k + 8) * dst_stride),
+                        _mm256_permute2x128_si256(t[k], u[k], 0x31));
+  }
+}
+#endif
+
+// A whole n-fractal with the AVX2 transposes; false when they do not apply.
+template <bool kPack, size_t EB>
+bool n_fractal_simd(uint8_t* block, uint8_t* src, uint64_t cols) {
+#ifdef LC_TLA_X86
+  if (!has_avx2()) return false;
+  if constexpr (EB == 1) {
+    if (kPack) pack_n_fractal_u8(src, cols, block);
+    else unpack_n_fractal_u8(block, src, cols);
+    return true;
+  } else if constexpr (EB == 2) {
+    if (kPack) transpose_16x16_u16(src, cols * 2, block, 32);
+    else transpose_16x16_u16(block, 32, src, cols * 2);
+    return true;
+  }
+#endif
+  (void)block, (void)src, (void)cols;
+  return false;
+}
+
+// Fractal formats with the in-core C0 (kC0 elements of EB bytes = 32 bytes)
+// and 16 C0s per fractal. The fractal is a static layout: z inside = 16 x kC0
+// rows of one C0, n inside = kC0 x 16 columns of one C0.
+template <bool kPack, size_t EB, bool kZInside, bool kRowSweep>
+void fractal_copy(const Plan& p, uint8_t* logical, uint8_t* phys) {
+  constexpr int64_t kC0 = static_cast<int64_t>(kC0Bytes / EB);
+  constexpr int64_t kH = kZInside ? 16 : kC0, kW = kZInside ? kC0 : 16;
+  constexpr auto fractal = make_layout(make_shape(Int<kH>{}, Int<kW>{}),
+                                       make_stride(Int<kZInside ? kW : 1>{}, Int<kZInside ? 1 : kH>{}));
+  static_assert(decltype(cosize(fractal))::value == 16 * kC0, "one fractal is 16 C0s");
+  const auto blocks = make_layout(make_shape(static_cast<int64_t>(p.R), static_cast<int64_t>(p.C)),
+                                  make_stride(static_cast<int64_t>(p.out_row), static_cast<int64_t>(p.out_col)));
+  const uint64_t cols = p.cols;
+  if constexpr (kZInside) {
+    if (kRowSweep) {
+      // Logical row by row: each fractal row is a contiguous run of up to one C0.
+      for (int64_t bi = 0; bi < static_cast<int64_t>(p.R); ++bi) {
+        const uint64_t r0 = static_cast<uint64_t>(bi * kH);
+        const uint64_t h = std::min<uint64_t>(kH, p.rows - r0);
+        for (uint64_t rr = 0; rr < h; ++rr) {
+          uint8_t* row = logical + (r0 + rr) * cols * EB;
+          const uint64_t in_fractal = static_cast<uint64_t>(crd2offset(make_coord(static_cast<int64_t>(rr), _0{}), fractal));
+          for (int64_t bj = 0; bj < static_cast<int64_t>(p.C); ++bj) {
+            const uint64_t c0 = static_cast<uint64_t>(bj * kW);
+            uint8_t* d = phys + (static_cast<uint64_t>(crd2offset(make_coord(bi, bj), blocks)) + in_fractal) * EB;
+            if (c0 + static_cast<uint64_t>(kW) <= cols) {
+              if (kPack) std::memcpy(d, row + c0 * EB, kC0Bytes);
+              else std::memcpy(row + c0 * EB, d, kC0Bytes);
+            } else {
+              if (kPack) std::memcpy(d, row + c0 * EB, (cols - c0) * EB);
+              else std::memcpy(row + c0 * EB, d, (cols - c0) * EB);
+            }
+          }
+        }
+      }
+      return;
+    }
+  }
+  for (int64_t bi = 0; bi < static_cast<int64_t>(p.R); ++bi) {
+    const uint64_t r0 = static_cast<uint64_t>(bi * kH);
+    const uint64_t h = std::min<uint64_t>(kH, p.rows - r0);
+    for (int64_t bj = 0; bj < static_cast<int64_t>(p.C); ++bj) {
+      const uint64_t c0 = static_cast<uint64_t>(bj * kW);
+      const uint64_t w = std::min<uint64_t>(kW, cols - c0);
+      uint8_t* block = phys + static_cast<uint64_t>(crd2offset(make_coord(bi, bj), blocks)) * EB;
+      uint8_t* src = logical + (r0 * cols + c0) * EB;
+      if (kPack && (h < static_cast<uint64_t>(kH) || w < static_cast<uint64_t>(kW))) {
+        std::memset(block, 0, static_cast<size_t>(cosize(fractal)) * EB);  // an edge fractal's padding
+      }
+      if (kZInside && w == static_cast<uint64_t>(kW)) {
+        // Each fractal row is one whole C0.
+        for (uint64_t rr = 0; rr < h; ++rr) {
+          uint8_t* d = block + static_cast<uint64_t>(crd2offset(make_coord(static_cast<int64_t>(rr), _0{}), fractal)) * EB;
+          if (kPack) std::memcpy(d, src + rr * cols * EB, kC0Bytes);
+          else std::memcpy(src + rr * cols * EB, d, kC0Bytes);
+        }
+        continue;
+      }
+      if (!kZInside && h == static_cast<uint64_t>(kH) && w == static_cast<uint64_t>(kW)) {
+        // A kC0 x 16 transpose: logical rows become the fractal's columns.
+        if (n_fractal_simd<kPack, EB>(block, src, cols)) continue;
+        for (int64_t rr = 0; rr < kH; ++rr) {
+          const uint8_t* s = src + static_cast<uint64_t>(rr) * cols * EB;
+          for (int64_t cc = 0; cc < kW; ++cc) {
+            uint8_t* d = block + static_cast<uint64_t>(crd2offset(make_coord(rr, cc), fractal)) * EB;
+            if (kPack) copy_elem<EB>(d, s + static_cast<uint64_t>(cc) * EB);
+            else copy_elem<EB>(const_cast<uint8_t*>(s) + static_cast<uint64_t>(cc) * EB, d);
+          }
+        }
+        continue;
+      }
+      // An edge fractal: element by element (padding was zeroed before).
+      for (uint64_t rr = 0; rr < h; ++rr) {
+        for (uint64_t cc = 0; cc < w; ++cc) {
+          uint8_t* d = block + static_cast<uint64_t>(crd2offset(make_coord(static_cast<int64_t>(rr),
+                                                                           static_cast<int64_t>(cc)), fractal)) * EB;
+          uint8_t* s = src + (rr * cols + cc) * EB;
+          if (kPack) copy_elem<EB>(d, s);
+          else copy_elem<EB>(s, d);
+        }
+      }
+    }
+  }
+}
+
+// The fractal formats with the core's C0 of 32 bytes and 16 C0s per fractal.
+bool in_core_fractal(const Plan& p) {
+  return p.kind != Kind::kNotation && p.kind != Kind::kRowMajor && p.kind != Kind::kColMajor &&
+         p.c0 * p.eb == kC0Bytes && p.n16 == kFractalC0s && p.eb <= 4;
+}
+
+template <bool kPack, size_t EB>
+void copy_sized(const Plan& p, uint8_t* logical, uint8_t* phys) {
+  const bool in_core = in_core_fractal(p);
+  // Measured: pack is fastest fractal by fractal (whole 512-byte fractals
+  // written in turn), unpack sweeping logical rows (each written once, front
+  // to back, from one C0 of every fractal of the row).
+  if (in_core && (p.kind == Kind::kZN || p.kind == Kind::kZZ)) return fractal_copy<kPack, EB, true, !kPack>(p, logical, phys);
+  if (in_core && (p.kind == Kind::kNZ || p.kind == Kind::kNN)) return fractal_copy<kPack, EB, false, false>(p, logical, phys);
+  table_copy<kPack, EB>(p, logical, phys);
+}
+
+template <bool kPack>
+void copy(const Plan& p, uint8_t* logical, uint8_t* phys) {
+  // Offsets no element maps to are 0: everything is covered only when the
+  // layout is injective onto [0, cosize) and the logical matrix is the whole
+  // layout. The fractal copies zero the padding of edge fractals themselves.
+  if (kPack && !in_core_fractal(p) && (p.cosize != p.size || p.size != p.rows * p.cols)) {
+    std::memset(phys, 0, p.cosize * p.eb);
+  }
+  switch (p.eb) {
+    case 1: return copy_sized<kPack, 1>(p, logical, phys);
+    case 2: return copy_sized<kPack, 2>(p, logical, phys);
+    case 4: return copy_sized<kPack, 4>(p, logical, phys);
+    default: return table_copy<kPack, 8>(p, logical, phys);
+  }
+}
+
+class TlaOptimized : public Impl {
+ public:
+  std::string name() const override { return "optimized"; }
+  Status supports(const Case& c) const override { return cached_plan(c).status(); }
+  Result<uint64_t> size_bytes(const Case& c) const override {
+    LC_ASSIGN_OR_RETURN(Plan p, cached_plan(c));
+    return p.cosize * p.eb;
+  }
+  Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
+    LC_ASSIGN_OR_RETURN(Plan p, cached_plan(c));
+    if (at.size() != 2 || at[0] < 0 || at[1] < 0 || static_cast<uint64_t>(at[0]) >= p.rows ||
+        static_cast<uint64_t>(at[1]) >= p.cols) {
+      return Status::invalid("coordinate (" + shape_to_string(at) + ") outside the matrix " + shape_to_string(c.shape));
+    }
+    return (mode_offset(p.modes[0], static_cast<uint64_t>(at[0])) + mode_offset(p.modes[1], static_cast<uint64_t>(at[1]))) *
+           p.eb * 8;
+  }
+  Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
+              size_t physical_size) const override {
+    LC_ASSIGN_OR_RETURN(Plan p, cached_plan(c));
+    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    copy<true>(p, const_cast<uint8_t*>(static_cast<const uint8_t*>(logical)), static_cast<uint8_t*>(physical));
+    return Status();
+  }
+  Status unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
+                size_t logical_size) const override {
+    LC_ASSIGN_OR_RETURN(Plan p, cached_plan(c));
+    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    copy<false>(p, static_cast<uint8_t*>(logical), const_cast<uint8_t*>(static_cast<const uint8_t*>(physical)));
+    return Status();
+  }
+  Result<std::vector<Fact>> describe(const Case& c) const override {
+    LC_ASSIGN_OR_RETURN(Plan p, cached_plan(c));
+    std::vector<Fact> f;
+    TlaLayoutText l{p.shape, p.stride};
+    f.push_back({"tla", to_string(l)});
+    f.push_back({"tla_shape", to_string(p.shape)});
+    f.push_back({"tla_stride", to_string(p.stride)});
+    f.push_back({"rank", str(p.shape.rank())});
+    f.push_back({"depth", str(static_cast<uint64_t>(p.shape.depth()))});
+    for (size_t i = 0; i < 2; ++i) {
+      const IntTuple* s = p.shape.get({i});
+      f.push_back({"mode" + str(i), to_string(*s) + ":" + to_string(*p.stride.get({i}))});
+      f.push_back({"rank_" + str(i), str(s->rank())});
+      f.push_back({"depth_" + str(i), str(static_cast<uint64_t>(s->depth()))});
+    }
+    f.push_back({"size", str(p.size)});
+    f.push_back({"cosize", str(p.cosize)});
+    f.push_back({"size_bytes", str(p.cosize * p.eb)});
+    if (p.parent) f.push_back({"parent", to_string(*p.parent)});
+    if (p.c0 != 0) {
+      f.push_back({"c0_elements", str(p.c0)});
+      f.push_back({"fractal", str(p.fh) + "x" + str(p.fw)});
+      f.push_back({"padded_shape", str(p.R * p.fh) + "," + str(p.C * p.fw)});
+    }
+    return f;
+  }
+};
+
+}  // namespace
+
+bool tla_set_simd(bool enabled) {
+#ifdef LC_TLA_X86
+  g_simd_enabled = enabled;
+  return __builtin_cpu_supports("avx2");
+#else
+  (void)enabled;
+  return false;
+#endif
+}
+
+const Impl& tla_optimized() {
+  static const TlaOptimized impl;
+  return impl;
+}
+
+}  // namespace layoutcheck

@@ -1,0 +1,265 @@
+#include <string>
+
+#include "layoutcheck/int_tuple.h"
+#include "optimized/tla.h"
+#include "optimized/tla_layout.h"
+#include "reference/tla.h"
+#include "support.h"
+
+namespace layoutcheck {
+namespace {
+
+using testing::must_case;
+
+IntTuple tup(const std::string& text) {
+  auto t = parse_int_tuple(text);
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  return t.ok() ? *t : IntTuple();
+}
+
+TlaLayoutText lay(const std::string& text) {
+  auto l = parse_tla_layout(text);
+  EXPECT_TRUE(l.ok()) << l.status().message();
+  return l.ok() ? *l : TlaLayoutText{};
+}
+
+void expect_invalid(const std::string& text, const std::string& needle) {
+  auto l = parse_layout(text);
+  ASSERT_FALSE(l.ok()) << text << " parsed as " << to_string(*l);
+  EXPECT_EQ(l.status().code(), StatusCode::kInvalid);
+  EXPECT_NE(l.status().message().find(needle), std::string::npos) << text << ": " << l.status().message();
+}
+
+TEST(TlaIntTuple, rank_depth_get) {
+  IntTuple t = tup("((4,2),(4,3))");
+  EXPECT_EQ(t.rank(), 2u);
+  EXPECT_EQ(t.depth(), 2);
+  EXPECT_EQ(*t.get({1, 1}), IntTuple(3));
+  EXPECT_EQ(t.get({1})->rank(), 2u);
+  EXPECT_EQ(t.get({1})->depth(), 1);
+  EXPECT_EQ(t.get({2}), nullptr);
+  EXPECT_EQ(IntTuple(7).rank(), 1u);
+  EXPECT_EQ(IntTuple(7).depth(), 0);
+  EXPECT_EQ(*IntTuple(7).get({0}), IntTuple(7));
+  EXPECT_EQ(*t.product(), 96u);
+  EXPECT_EQ(t.leaves(), (std::vector<int64_t>{4, 2, 4, 3}));
+}
+
+TEST(TlaIntTuple, static_marks_round_trip) {
+  IntTuple t = tup("(_2, 4)");
+  EXPECT_TRUE(t.get({0})->is_static());
+  EXPECT_FALSE(t.get({1})->is_static());
+  EXPECT_EQ(to_string(t), "(_2,4)");
+  EXPECT_NE(tup("(_2,4)"), tup("(2,4)"));
+}
+
+TEST(TlaNotation, document_layouts_round_trip) {
+  for (const char* text : {"((4,2),(4,3)):((4,16),(1,32))", "(_2,4):(_12,_1)", "((16,2),(16,3)):((16,256),(1,512))",
+                           "(2,3):(3,1)", "(2,3):(1,2)", "(((2,2),2),3):(((1,2),4),8)"}) {
+    auto l = parse_layout(text);
+    ASSERT_TRUE(l.ok()) << text << ": " << l.status().message();
+    EXPECT_EQ(l->name, "tla.layout");
+    EXPECT_EQ(to_string(*l), text);
+    EXPECT_EQ(*parse_layout(to_string(*l)), *l);
+  }
+}
+
+TEST(TlaNotation, whitespace_is_canonicalized) {
+  auto l = parse_layout("( (4, 2), (4,3) ) : ((4,16), (1, 32))");
+  ASSERT_TRUE(l.ok()) << l.status().message();
+  EXPECT_EQ(to_string(*l), "((4,2),(4,3)):((4,16),(1,32))");
+}
+
+TEST(TlaNotation, tile_and_named_round_trip) {
+  for (const char* text : {"MakeLayoutTile(((4,2),(4,3)):((4,16),(1,32)),(4,4))", "tla.zN", "tla.nZ(c0=4)",
+                           "tla.zZ(c0=4,c0_per_fractal=2)", "tla.rowmajor"}) {
+    auto l = parse_layout(text);
+    ASSERT_TRUE(l.ok()) << text << ": " << l.status().message();
+    EXPECT_EQ(to_string(*l), text);
+  }
+}
+
+TEST(TlaNotation, unbalanced_parentheses) {
+  expect_invalid("((4,2),(4,3):((4,16),(1,32))", "unbalanced");
+  expect_invalid("((4,2),(4,3))):((4,16),(1,32))", "unexpected ')'");
+  expect_invalid("((4,2),(4,3)):((4,16),(1,32)", "missing ')'");
+}
+
+TEST(TlaNotation, shape_and_stride_must_be_congruent) {
+  expect_invalid("(4,2):(1,2,3)", "differ in rank");
+  expect_invalid("((4,2),3):((1,4),8,9)", "differ in rank");
+  expect_invalid("((4,2),3):(4,(1,8))", "differ in nesting at mode 0");
+  expect_invalid("((4,2),(4,3)):((4,16),(1,(32,1)))", "mode 1,1");
+}
+
+TEST(TlaNotation, zero_extent_names_the_mode) {
+  expect_invalid("((4,0),(4,3)):((4,16),(1,32))", "shape extent 0 at mode 0,1 is zero");
+}
+
+TEST(TlaNotation, overflow_is_rejected) {
+  expect_invalid("(99999999999999999999,1):(1,1)", "overflows");
+  expect_invalid("((65536,65536),(65536,65536)):((1,65536),(1,1))", "overflows");
+}
+
+TEST(TlaNotation, depth_and_size_are_capped) {
+  std::string deep = "2", stride = "1";
+  for (int i = 0; i < 12; ++i) deep = "(" + deep + ",1)", stride = "(" + stride + ",1)";
+  expect_invalid(deep + ":" + stride, "nesting deeper than 8");
+  std::string many = "(1", many_stride = "(1";
+  for (int i = 0; i < 70; ++i) many += ",1", many_stride += ",1";
+  expect_invalid(many + "):" + many_stride + ")", "more than 64 integers");
+  EXPECT_FALSE(parse_layout(std::string(100000, '(')).ok());
+}
+
+TEST(TlaNotation, two_modes_only) {
+  expect_invalid("(2,3,4):(1,2,6)", "has rank 3");
+  expect_invalid("(_8):(_1)", "has rank 1");
+  expect_invalid("(2,3)", "no ':'");
+  expect_invalid("(2,3):(1,2):(3)", "more than one ':'");
+  expect_invalid("(2,x):(1,2)", "expected an integer");
+  expect_invalid("():()", "unexpected ')'");
+}
+
+TEST(TlaNotation, tile_errors) {
+  expect_invalid("MakeLayoutTile(((4,2),(4,3)):((4,16),(1,32)),(4,0))", "zero extent");
+  expect_invalid("MakeLayoutTile(((4,2),(4,3)):((4,16),(1,32)),(4,4,4))", "flat pair");
+  expect_invalid("MakeLayoutTile(((4,2),(4,3)):((4,16),(1,32)))", "MakeLayoutTile takes");
+}
+
+TEST(TlaReference, crd2offset_document_example) {
+  TlaLayoutText l = lay("((4,2),(4,3)):((4,16),(1,32))");
+  EXPECT_EQ(*tla_ref::crd2offset(tup("(1,5)"), l.shape, l.stride), 37u);
+  EXPECT_EQ(*tla_ref::crd2offset(tup("(1,(1,1))"), l.shape, l.stride), 37u);
+  EXPECT_EQ(*tla_ref::crd2offset(tup("((1,0),(1,1))"), l.shape, l.stride), 37u);
+  EXPECT_EQ(*tla_ref::crd2offset(tup("(5,1)"), l.shape, l.stride), 21u);
+  EXPECT_EQ(*tla_ref::crd2offset(tup("42"), l.shape, l.stride), *tla_ref::crd2offset(tup("(2,5)"), l.shape, l.stride));
+  EXPECT_EQ(*tla_ref::size(l), 96u);
+  EXPECT_EQ(*tla_ref::cosize(l), 96u);
+  auto out = tla_ref::crd2offset(tup("(8,0)"), l.shape, l.stride);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("outside the mode (4,2)"), std::string::npos) << out.status().message();
+  auto bad = tla_ref::crd2offset(tup("((1,2,3),0)"), l.shape, l.stride);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("does not match"), std::string::npos) << bad.status().message();
+}
+
+TEST(TlaReference, make_layout_tile_document_example) {
+  auto t = tla_ref::make_layout_tile(lay("((4,2),(4,3)):((4,16),(1,32))"), tup("(4,4)"));
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(to_string(*t), "((4,1),(4,1)):((4,16),(1,32))");
+  EXPECT_EQ(to_string(*tla_ref::make_layout_tile(lay("(8,12):(12,1)"), tup("(3,5)"))), "(3,5):(12,1)");
+  EXPECT_EQ(to_string(*tla_ref::make_layout_tile(lay("(((2,2),3),5):(((1,2),4),12)"), tup("(9,5)"))),
+            "(((2,2),3),5):(((1,2),4),12)");
+}
+
+TEST(TlaStatic, document_layouts_match_the_runtime_form) {
+  using namespace tla_opt;
+  const auto zn = make_layout(make_shape(make_shape(_4{}, _2{}), make_shape(_4{}, _3{})),
+                              make_stride(make_stride(_4{}, _16{}), make_stride(_1{}, _32{})));
+  static_assert(decltype(size(zn))::value == 96, "size is static");
+  static_assert(decltype(cosize(zn))::value == 96, "cosize is static");
+  static_assert(depth(zn.shape()) == 2 && rank(zn.shape()) == 2, "rank and depth");
+  static_assert(std::decay_t<decltype(get<1, 1>(zn.stride()))>::value == 32, "get<1,1>");
+  EXPECT_EQ(to_string(zn), "((_4,_2),(_4,_3)):((_4,_16),(_1,_32))");
+  EXPECT_EQ(crd2offset(make_coord(1, 5), zn), 37);
+  const TlaLayoutText rt = lay(to_string(zn));
+  for (int64_t r = 0; r < 8; ++r) {
+    for (int64_t c = 0; c < 12; ++c) {
+      IntTuple coord(std::vector<IntTuple>{IntTuple(r), IntTuple(c)});
+      EXPECT_EQ(static_cast<uint64_t>(crd2offset(make_coord(r, c), zn)), *tla_ref::crd2offset(coord, rt.shape, rt.stride));
+    }
+  }
+  const auto w2xh4 = make_layout(make_shape(_2{}, int64_t{4}), make_stride(_12{}, _1{}));
+  EXPECT_EQ(to_string(w2xh4), "(_2,4):(_12,_1)");
+  EXPECT_EQ(cosize(w2xh4), 16);
+  const auto tiled = make_layout_tile(zn, make_shape(4, 4));
+  EXPECT_EQ(to_string(tiled), "((_4,1),(_4,1)):((_4,_16),(_1,_32))");
+  EXPECT_EQ(to_string(tiled), to_string(*tla_ref::make_layout_tile(rt, tup("(4,4)"))));
+}
+
+TEST(TlaImpl, errors_name_the_rule_and_values) {
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    Status s = impl->supports(must_case("(2,2):(1,1)", "int8", "2,2"));
+    EXPECT_EQ(s.code(), StatusCode::kInvalid);
+    EXPECT_NE(s.message().find("not injective"), std::string::npos) << s.message();
+    s = impl->supports(must_case("(2,3):(3,1)", "int8", "3,2"));
+    EXPECT_NE(s.message().find("2 x 3"), std::string::npos) << s.message();
+    s = impl->supports(must_case("tla.zN", "int4", "16,16"));
+    EXPECT_NE(s.message().find("sizeof(ElemType)"), std::string::npos) << s.message();
+    s = impl->supports(must_case("(65536,65536):(281474976710656,1)", "fp32", "65536,65536"));
+    EXPECT_EQ(s.code(), StatusCode::kInvalid);
+  }
+}
+
+TEST(TlaImpl, large_interleaved_layouts_are_not_enumerated_forever) {
+  // 2^22 elements with interleaved strides: rejected without enumerating.
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    Status s = impl->supports(must_case("(2048,2048):(3,2)", "int8", "2048,2048"));
+    EXPECT_EQ(s.code(), StatusCode::kInvalid) << impl->name();
+    EXPECT_NE(s.message().find("injective"), std::string::npos) << s.message();
+  }
+  // Small interleaved but injective: (3,2):(2,3) has offsets 0,3,2,5,4,7.
+  EXPECT_TRUE(reference_impl().supports(must_case("(3,2):(2,3)", "int8", "3,2")).ok());
+  EXPECT_TRUE(optimized_impl().supports(must_case("(3,2):(2,3)", "int8", "3,2")).ok());
+}
+
+TEST(TlaImpl, fractal_formats_pad_with_zero) {
+  Case c = must_case("tla.nZ", "fp16", "3,5");
+  std::vector<uint8_t> logical(*logical_bytes(c), 0xEE);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    ASSERT_EQ(*impl->size_bytes(c), 16u * 16u * 2u);
+    std::vector<uint8_t> phys(*impl->size_bytes(c), 0x11);
+    ASSERT_TRUE(impl->pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
+    size_t nonzero = 0;
+    for (uint8_t b : phys) nonzero += b != 0;
+    EXPECT_EQ(nonzero, 3u * 5u * 2u) << impl->name();
+  }
+}
+
+class SwapFractalRows : public testing::ForwardingImpl {
+ public:
+  using ForwardingImpl::ForwardingImpl;
+  Status pack(const Case& c, const void* l, size_t ls, void* p, size_t ps) const override {
+    LC_RETURN_IF_ERROR(inner_.pack(c, l, ls, p, ps));
+    std::swap_ranges(static_cast<uint8_t*>(p), static_cast<uint8_t*>(p) + 32, static_cast<uint8_t*>(p) + 32);
+    return Status();
+  }
+};
+
+TEST(TlaImpl, checker_catches_a_planted_bug) {
+  SwapFractalRows mutant(optimized_impl());
+  CheckReport r = check(must_case("tla.zN", "fp16", "32,32"), reference_impl(), mutant);
+  EXPECT_EQ(r.verdict, Verdict::kFail) << r.message;
+}
+
+TEST(TlaImpl, describe_reports_the_layout) {
+  Case c = must_case("tla.zZ", "fp32", "20,20");
+  auto ref = reference_impl().describe(c);
+  auto opt = optimized_impl().describe(c);
+  ASSERT_TRUE(ref.ok() && opt.ok());
+  EXPECT_EQ(*ref, *opt);
+}
+
+}  // namespace
+}  // namespace layoutcheck
+
+namespace layoutcheck {
+namespace {
+
+TEST(TlaOptimized, fractal_transposes_match_the_reference_with_and_without_simd) {
+  for (bool simd : {true, false}) {
+    tla_set_simd(simd);
+    for (const char* layout : {"tla.nZ", "tla.nN", "tla.zN", "tla.zZ"}) {
+      for (const char* dtype : {"int8", "fp16", "bf16", "fp32"}) {
+        for (const char* shape : {"64,64", "96,48", "33,47", "32,16"}) {
+          CheckReport r = check(testing::must_case(layout, dtype, shape), reference_impl(), optimized_impl());
+          EXPECT_EQ(r.verdict, Verdict::kPass) << (simd ? "simd " : "portable ") << r.message;
+        }
+      }
+    }
+  }
+  tla_set_simd(true);
+}
+
+}  // namespace
+}  // namespace layoutcheck
