@@ -262,6 +262,10 @@ CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
     if (!back.guards_intact(&where)) {
       f.add() << impl->name() << " unpack wrote outside the logical buffer, at byte " << where << "\n";
     }
+    // Sub-byte types: the bits past the last element belong to no element.
+    if (const uint64_t used = n * dtype_bits(c.dtype) % 8; used != 0 && !logical.empty()) {
+      back.data()[logical.size() - 1] &= static_cast<uint8_t>((1u << used) - 1);
+    }
     if (std::memcmp(back.data(), logical.data(), logical.size()) != 0) {
       uint64_t b = 0;
       while (back.data()[b] == logical[b]) ++b;

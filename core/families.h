@@ -15,5 +15,6 @@ void add_tpu_specs(std::vector<LayoutSpec>* specs);
 void add_htp_specs(std::vector<LayoutSpec>* specs);
 void add_tla_specs(std::vector<LayoutSpec>* specs);
 void add_nvdla_specs(std::vector<LayoutSpec>* specs);
+void add_mge_specs(std::vector<LayoutSpec>* specs);
 
 }  // namespace layoutcheck

@@ -8,6 +8,7 @@ const std::vector<SpecAdder>& family_spec_adders() {
       add_htp_specs,
       add_tla_specs,
       add_nvdla_specs,
+      add_mge_specs,
   };
   return adders;
 }

@@ -9,5 +9,6 @@ const Impl& tpu_optimized();
 const Impl& htp_optimized();
 const Impl& tla_optimized();
 const Impl& nvdla_optimized();
+const Impl& mge_optimized();
 
 }  // namespace layoutcheck

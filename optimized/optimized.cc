@@ -9,6 +9,7 @@ const Impl& optimized_impl() {
                                                   {"htp", &htp_optimized()},
                                                   {"tla", &tla_optimized()},
                                                   {"nvdla", &nvdla_optimized()},
+                                                  {"mge", &mge_optimized()},
                                               });
   return impl;
 }

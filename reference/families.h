@@ -9,5 +9,6 @@ const Impl& tpu_reference();
 const Impl& htp_reference();
 const Impl& tla_reference();
 const Impl& nvdla_reference();
+const Impl& mge_reference();
 
 }  // namespace layoutcheck

@@ -9,6 +9,7 @@ const Impl& reference_impl() {
                                                   {"htp", &htp_reference()},
                                                   {"tla", &tla_reference()},
                                                   {"nvdla", &nvdla_reference()},
+                                                  {"mge", &mge_reference()},
                                               });
   return impl;
 }

@@ -1,0 +1,92 @@
+// MegEngine: pack (NCHW -> format) and unpack of fp32 and int8 tensors, one
+// cache-sized (256 KiB) and one DRAM-sized (64 MiB) per format, beside memcpy
+// and oneDNN's reorder of the same conversion (run with OMP_NUM_THREADS=1 to
+// compare single-threaded code with single-threaded code).
+#include "bench_util.h"
+
+#if defined(LAYOUTCHECK_HAVE_DNNL)
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace layoutcheck {
+namespace {
+
+#if defined(LAYOUTCHECK_HAVE_DNNL)
+using dt = dnnl::memory::data_type;
+
+// NCHWX / CHWN4 as oneDNN blocking descriptors (as in tests/differential/mge_onednn_test.cc).
+dnnl::memory::desc blocked(const Shape& s, dt type, int64_t block, bool chwn) {
+  dnnl_memory_desc_t md{};
+  md.ndims = 4;
+  const int64_t N = s[0], C = s[1], H = s[2], W = s[3], Cp = (C + block - 1) / block * block;
+  const int64_t dims[4] = {N, C, H, W}, padded[4] = {N, Cp, H, W};
+  for (int i = 0; i < 4; ++i) md.dims[i] = dims[i], md.padded_dims[i] = padded[i];
+  md.data_type = static_cast<dnnl_data_type_t>(type);
+  md.format_kind = dnnl_blocked;
+  auto& b = md.format_desc.blocking;
+  b.inner_nblks = 1;
+  b.inner_blks[0] = block;
+  b.inner_idxs[0] = 1;
+  if (chwn) {
+    b.strides[0] = block, b.strides[3] = N * block, b.strides[2] = W * N * block, b.strides[1] = H * W * N * block;
+  } else {
+    b.strides[3] = block, b.strides[2] = W * block, b.strides[1] = H * W * block, b.strides[0] = Cp * H * W;
+  }
+  return dnnl::memory::desc(md);
+}
+
+void register_onednn(const std::string& group, const Case& c) {
+  const dt type = c.dtype == DType::kFp32 ? dt::f32 : dt::s8;
+  const dnnl::memory::dims d(c.shape.begin(), c.shape.end());
+  const dnnl::memory::desc plain(d, type, dnnl::memory::format_tag::nchw);
+  const std::string f = c.layout.name;
+  const dnnl::memory::desc phys = f == "mge.nhwc"     ? dnnl::memory::desc(d, type, dnnl::memory::format_tag::nhwc)
+                                  : f == "mge.chwn4"  ? blocked(c.shape, type, 4, true)
+                                  : f == "mge.nchw4"  ? blocked(c.shape, type, 4, false)
+                                  : f == "mge.nchw32" ? blocked(c.shape, type, 32, false)
+                                                      : blocked(c.shape, type, 64, false);
+  const uint64_t bytes = bench::moved_bytes(c, reference_impl());
+  for (bool pack : {true, false}) {
+    bench::register_row(group, pack ? "pack/onednn" : "unpack/onednn", bytes, [=](benchmark::State& state) {
+      static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+      dnnl::stream stream(engine);
+      std::vector<uint8_t> logical(plain.get_size(), 1), physical(phys.get_size(), 2);
+      dnnl::memory a(plain, engine, logical.data()), b(phys, engine, physical.data());
+      dnnl::reorder r = pack ? dnnl::reorder(a, b) : dnnl::reorder(b, a);
+      for (auto _ : state) {
+        if (pack) r.execute(stream, a, b);
+        else r.execute(stream, b, a);
+        stream.wait();
+        benchmark::ClobberMemory();
+      }
+    });
+  }
+}
+#endif
+
+const bool registered = [] {
+  const std::vector<const Impl*> fast = {&optimized_impl()};
+  struct Row { const char* group; const char* layout; const char* dtype; const char* shape; };
+  for (const Row& r : {
+           Row{"mge.nchw4/fp32/256KiB", "mge.nchw4", "fp32", "1,64,32,32"},
+           Row{"mge.nchw4/fp32/64MiB", "mge.nchw4", "fp32", "8,64,256,128"},
+           Row{"mge.nchw32/int8/256KiB", "mge.nchw32", "int8", "1,64,64,64"},
+           Row{"mge.nchw32/int8/64MiB", "mge.nchw32", "int8", "16,128,256,128"},
+           Row{"mge.nchw64/int8/256KiB", "mge.nchw64", "int8", "1,64,64,64"},
+           Row{"mge.nchw64/int8/64MiB", "mge.nchw64", "int8", "16,128,256,128"},
+           Row{"mge.nchw4/int8/64MiB", "mge.nchw4", "int8", "16,128,256,128"},
+           Row{"mge.nhwc/fp32/64MiB", "mge.nhwc", "fp32", "8,64,256,128"},
+           Row{"mge.chwn4/int8/64MiB", "mge.chwn4", "int8", "16,128,256,128"},
+       }) {
+    auto c = parse_case(r.layout, r.dtype, r.shape);
+    if (!c.ok()) continue;
+    bench::register_case(r.group, *c, fast);
+#if defined(LAYOUTCHECK_HAVE_DNNL)
+    register_onednn(r.group, *c);
+#endif
+  }
+  return true;
+}();
+
+}  // namespace
+}  // namespace layoutcheck

@@ -1,0 +1,717 @@
+// Fast pack/unpack for the MegEngine layouts: blocked transposes.
+//
+// Why it equals the reference: every MegEngine layout other than NCHW and the
+// row-major matrix is, group by group, a transpose of R logical rows of L
+// elements into L "pixels" of R elements, stored contiguously:
+//
+//   NHWC    group n:      rows c = 0..C-1           (n*C + c)*HW,  L = HW
+//   NCHWX   group n, b:   rows c = b*X .. b*X+X-1   (n*C + c)*HW,  L = HW
+//                         (c >= C is a padding row: zeros)
+//   CHWN4   group b:      rows (n, i), c = 4b + i   (n*C + c)*HW,  L = HW
+//   matrix col:           rows r = 0..rows-1        r*cols,        L = cols
+//
+// and the groups follow each other in physical order, so the physical
+// buffer is written front to back. The transposes run in SIMD tiles with
+// scalar edges: AVX2 (chosen at run time) 4x8 32-bit tiles and 32x256 8-bit
+// blocks, SSE2 4x4 32-bit, 16x16 and 4x16 8-bit tiles otherwise; 4-bit
+// elements (two per byte, low nibble first) take a nibble loop. Tensors of
+// kStreamBytes and more are packed block by block through an L1 stage and
+// written with streaming stores. Tiles only move whole elements between the
+// places the table above gives them; padding rows read as zeros.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#define LC_MGE_UNROLL _Pragma("GCC unroll 16")
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>
+#define LC_MGE_X86 1
+#endif
+
+#include "layoutcheck/checked.h"
+#include "optimized/families.h"
+
+namespace layoutcheck {
+namespace {
+
+constexpr uint64_t kStreamBytes = 16u << 20;  // pack larger tensors with streaming stores
+constexpr uint64_t kStageBytes = 16u << 10;   // the L1 stage of a streamed pack
+
+enum class Kind { kIdentity, kNhwc, kNchwx, kChwn4, kColMajor };
+
+struct Plan {
+  Kind kind = Kind::kIdentity;
+  uint64_t bits = 8;
+  uint64_t N = 1, C = 1, HW = 1;      // 4-D layouts
+  uint64_t rows = 1, cols = 1;        // matrix
+  uint64_t block = 1;                 // X
+  uint64_t elements = 0;              // logical
+  uint64_t physical_elements = 0;
+  uint64_t phys_bytes = 0;
+  bool stream = false;                // pack through a stage with non-temporal stores
+};
+
+Result<Plan> make_plan(const Case& c) {
+  const LayoutSpec* spec = find_spec(c.layout.name);
+  if (!spec) return Status::invalid("unknown layout " + c.layout.name);
+  LC_RETURN_IF_ERROR(check_shape(*spec, c.shape));
+  Plan p;
+  p.bits = dtype_bits(c.dtype);
+  LC_ASSIGN_OR_RETURN(p.elements, element_count(c.shape));
+  const std::string fmt = c.layout.name.substr(4);
+  Checked phys = 1;
+  if (fmt == "matrix") {
+    p.rows = c.shape[0], p.cols = c.shape[1];
+    p.kind = c.layout.get("order") == "col" ? Kind::kColMajor : Kind::kIdentity;
+    phys = p.elements;
+  } else {
+    p.N = c.shape[0], p.C = c.shape[1];
+    p.HW = static_cast<uint64_t>(c.shape[2]) * static_cast<uint64_t>(c.shape[3]);  // bounded by elements
+    if (fmt == "nchw") {
+      p.kind = Kind::kIdentity;
+    } else if (fmt == "nhwc") {
+      p.kind = Kind::kNhwc;
+    } else if (fmt == "chwn4") {
+      p.kind = Kind::kChwn4;
+      p.block = 4;
+    } else if (fmt == "nchw4" || fmt == "nchw32" || fmt == "nchw64") {
+      p.kind = Kind::kNchwx;
+      p.block = fmt == "nchw4" ? 4 : fmt == "nchw32" ? 32 : 64;
+    } else {
+      return Status::invalid("unknown MegEngine format " + c.layout.name);
+    }
+    phys = Checked(p.N) * ceil_div(p.C, p.block) * p.block * p.HW;
+  }
+  Checked bits = phys * p.bits;
+  if (!bits.ok() || bits.value() > (uint64_t{1} << 62)) {
+    return Status::invalid(c.layout.name + ": physical size of " + to_string(c) + " overflows");
+  }
+  p.physical_elements = phys.value();
+  p.phys_bytes = ceil_div(bits.value(), 8);
+  p.stream = p.phys_bytes >= kStreamBytes;
+  return p;
+}
+
+// ---- one group: R rows of L elements <-> L pixels of R elements -------------
+//
+// rows[r] is the element index of row r in the logical buffer, or kPad for a
+// padding row; pixels is the element index of the first pixel.
+constexpr uint64_t kPad = ~uint64_t{0};
+
+struct Group {
+  const uint64_t* rows;
+  uint64_t R, L, pixels;
+};
+
+// Scalar transpose in tiles of 8 rows x 64 columns, for any whole-byte size.
+template <bool kPack, size_t kBytes>
+void transpose_scalar(const Group& g, uint8_t* logical, uint8_t* phys, uint64_t r0, uint64_t l0) {
+  constexpr uint64_t kTileL = 64, kTileR = 8;
+  for (uint64_t lt = l0; lt < g.L; lt += kTileL) {
+    const uint64_t le = std::min(g.L, lt + kTileL);
+    for (uint64_t rt = r0; rt < g.R; rt += kTileR) {
+      const uint64_t re = std::min(g.R, rt + kTileR);
+      for (uint64_t r = rt; r < re; ++r) {
+        uint8_t* px = phys + (g.pixels + lt * g.R + r) * kBytes;
+        if (g.rows[r] == kPad) {
+          if (kPack) {
+            for (uint64_t l = lt; l < le; ++l, px += g.R * kBytes) std::memset(px, 0, kBytes);
+          }
+          continue;
+        }
+        uint8_t* row = logical + (g.rows[r] + lt) * kBytes;
+        for (uint64_t l = lt; l < le; ++l, px += g.R * kBytes, row += kBytes) {
+          if (kPack) std::memcpy(px, row, kBytes);
+          else std::memcpy(row, px, kBytes);
+        }
+      }
+    }
+  }
+}
+
+// Whole-byte elements: SIMD tiles where they fit, scalar edges.
+template <bool kPack, size_t kBytes>
+void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys);
+
+#if LC_MGE_X86
+// The 4x4 transpose of 32-bit lanes: rows r0..r3 <-> 4 pixels of 4 elements.
+__attribute__((always_inline)) inline void transpose4x4_epi32(__m128i& a, __m128i& b, __m128i& c, __m128i& d) {
+  __m128i t0 = _mm_unpacklo_epi32(a, b), t1 = _mm_unpacklo_epi32(c, d);
+  __m128i t2 = _mm_unpackhi_epi32(a, b), t3 = _mm_unpackhi_epi32(c, d);
+  a = _mm_unpacklo_epi64(t0, t1);
+  b = _mm_unpackhi_epi64(t0, t1);
+  c = _mm_unpacklo_epi64(t2, t3);
+  d = _mm_unpackhi_epi64(t2, t3);
+}
+
+// The 16x16 transpose of bytes (4 rounds of interleaves).
+__attribute__((always_inline)) inline void transpose16x16_epi8(__m128i v[16]) {
+  __m128i t[16];
+  LC_MGE_UNROLL
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm_unpacklo_epi8(v[2 * i], v[2 * i + 1]);
+    t[2 * i + 1] = _mm_unpackhi_epi8(v[2 * i], v[2 * i + 1]);
+  }
+  LC_MGE_UNROLL
+  for (int i = 0; i < 4; ++i) {
+    LC_MGE_UNROLL
+    for (int j = 0; j < 2; ++j) {
+      v[4 * i + 2 * j] = _mm_unpacklo_epi16(t[4 * i + j], t[4 * i + j + 2]);
+      v[4 * i + 2 * j + 1] = _mm_unpackhi_epi16(t[4 * i + j], t[4 * i + j + 2]);
+    }
+  }
+  LC_MGE_UNROLL
+  for (int i = 0; i < 2; ++i) {
+    LC_MGE_UNROLL
+    for (int j = 0; j < 4; ++j) {
+      t[8 * i + 2 * j] = _mm_unpacklo_epi32(v[8 * i + j], v[8 * i + j + 4]);
+      t[8 * i + 2 * j + 1] = _mm_unpackhi_epi32(v[8 * i + j], v[8 * i + j + 4]);
+    }
+  }
+  LC_MGE_UNROLL
+  for (int j = 0; j < 8; ++j) {
+    v[2 * j] = _mm_unpacklo_epi64(t[j], t[j + 8]);
+    v[2 * j + 1] = _mm_unpackhi_epi64(t[j], t[j + 8]);
+  }
+}
+
+inline __m128i load_row(const uint8_t* logical, uint64_t row, uint64_t offset_bytes) {
+  if (row == kPad) return _mm_setzero_si128();
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(logical + offset_bytes));
+}
+
+// 32-bit elements, R a multiple of 4: 4 rows x 4 columns per tile.
+template <bool kPack>
+uint64_t tiles_4x4_epi32(const Group& g, uint8_t* logical, uint8_t* phys) {
+  const uint64_t L4 = g.L / 4 * 4;
+  const uint64_t pitch = g.R * 4;  // bytes per pixel
+  for (uint64_t lb = 0; lb < L4; lb += 16) {
+   for (uint64_t r = 0; r + 4 <= g.R; r += 4) {
+    const uint64_t* rows = g.rows + r;
+    uint8_t* px = phys + (g.pixels + r) * 4;
+    for (uint64_t l = lb; l < std::min(L4, lb + 16); l += 4) {
+      if (kPack) {
+        __m128i a = load_row(logical, rows[0], (rows[0] + l) * 4);
+        __m128i b = load_row(logical, rows[1], (rows[1] + l) * 4);
+        __m128i c = load_row(logical, rows[2], (rows[2] + l) * 4);
+        __m128i d = load_row(logical, rows[3], (rows[3] + l) * 4);
+        transpose4x4_epi32(a, b, c, d);
+        uint8_t* out = px + l * pitch;
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out), a);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + pitch), b);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * pitch), c);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 3 * pitch), d);
+      } else {
+        const uint8_t* in = px + l * pitch;
+        __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in));
+        __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + pitch));
+        __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 2 * pitch));
+        __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 3 * pitch));
+        transpose4x4_epi32(a, b, c, d);
+        __m128i v[4] = {a, b, c, d};
+        for (int k = 0; k < 4; ++k) {
+          if (rows[k] != kPad) _mm_storeu_si128(reinterpret_cast<__m128i*>(logical + (rows[k] + l) * 4), v[k]);
+        }
+      }
+    }
+   }
+  }
+  return L4;
+}
+
+// 8-bit elements, R a multiple of 16: 16 rows x 16 columns per tile.
+template <bool kPack>
+uint64_t tiles_16x16_epi8(const Group& g, uint8_t* logical, uint8_t* phys) {
+  const uint64_t L16 = g.L / 16 * 16;
+  const uint64_t pitch = g.R;
+  for (uint64_t l = 0; l < L16; l += 16) {
+    for (uint64_t r = 0; r + 16 <= g.R; r += 16) {
+      const uint64_t* rows = g.rows + r;
+      uint8_t* px = phys + g.pixels + r + l * pitch;
+      __m128i v[16];
+      if (kPack) {
+        for (int k = 0; k < 16; ++k) v[k] = load_row(logical, rows[k], rows[k] + l);
+        transpose16x16_epi8(v);
+        for (int k = 0; k < 16; ++k) _mm_storeu_si128(reinterpret_cast<__m128i*>(px + k * pitch), v[k]);
+      } else {
+        for (int k = 0; k < 16; ++k) v[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + k * pitch));
+        transpose16x16_epi8(v);
+        for (int k = 0; k < 16; ++k) {
+          if (rows[k] != kPad) _mm_storeu_si128(reinterpret_cast<__m128i*>(logical + rows[k] + l), v[k]);
+        }
+      }
+    }
+  }
+  return L16;
+}
+
+// 8-bit elements, R == 4 (NCHW4, CHWN4 with N = 1): 4 rows x 16 columns ->
+// 64 contiguous bytes.
+template <bool kPack>
+uint64_t tiles_4x16_epi8(const Group& g, uint8_t* logical, uint8_t* phys) {
+  const uint64_t L16 = g.L / 16 * 16;
+  const uint64_t* rows = g.rows;
+  uint8_t* px = phys + g.pixels;
+  for (uint64_t l = 0; l < L16; l += 16) {
+    __m128i* out = reinterpret_cast<__m128i*>(px + l * 4);
+    if (kPack) {
+      __m128i a = load_row(logical, rows[0], rows[0] + l), b = load_row(logical, rows[1], rows[1] + l);
+      __m128i c = load_row(logical, rows[2], rows[2] + l), d = load_row(logical, rows[3], rows[3] + l);
+      __m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
+      __m128i cd0 = _mm_unpacklo_epi8(c, d), cd1 = _mm_unpackhi_epi8(c, d);
+      _mm_storeu_si128(out, _mm_unpacklo_epi16(ab0, cd0));
+      _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(ab0, cd0));
+      _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(ab1, cd1));
+      _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(ab1, cd1));
+    } else {
+      // Pixels p0..p15 of 4 bytes: gather byte k of every pixel into row k.
+      const __m128i byte_mask = _mm_set1_epi32(0xFF);
+      __m128i q[4];
+      for (int k = 0; k < 4; ++k) q[k] = _mm_loadu_si128(out + k);
+      __m128i v[4];
+      for (int k = 0; k < 4; ++k) {
+        __m128i s0 = _mm_and_si128(_mm_srli_epi32(q[0], 8 * k), byte_mask);
+        __m128i s1 = _mm_and_si128(_mm_srli_epi32(q[1], 8 * k), byte_mask);
+        __m128i s2 = _mm_and_si128(_mm_srli_epi32(q[2], 8 * k), byte_mask);
+        __m128i s3 = _mm_and_si128(_mm_srli_epi32(q[3], 8 * k), byte_mask);
+        v[k] = _mm_packus_epi16(_mm_packs_epi32(s0, s1), _mm_packs_epi32(s2, s3));
+      }
+      for (int k = 0; k < 4; ++k) {
+        if (rows[k] != kPad) _mm_storeu_si128(reinterpret_cast<__m128i*>(logical + rows[k] + l), v[k]);
+      }
+    }
+  }
+  return L16;
+}
+
+// ---- AVX2 (chosen at run time with __builtin_cpu_supports) -----------------
+#define LC_MGE_AVX2 __attribute__((target("avx2")))
+#define LC_MGE_AVX2_INLINE inline __attribute__((target("avx2"), always_inline))
+
+// Two independent 16x16 byte transposes, one per 128-bit lane.
+LC_MGE_AVX2_INLINE void transpose16x16_epi8_x2(__m256i v[16]) {
+  __m256i t[16];
+  LC_MGE_UNROLL
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm256_unpacklo_epi8(v[2 * i], v[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_epi8(v[2 * i], v[2 * i + 1]);
+  }
+  LC_MGE_UNROLL
+  for (int i = 0; i < 4; ++i) {
+    LC_MGE_UNROLL
+    for (int j = 0; j < 2; ++j) {
+      v[4 * i + 2 * j] = _mm256_unpacklo_epi16(t[4 * i + j], t[4 * i + j + 2]);
+      v[4 * i + 2 * j + 1] = _mm256_unpackhi_epi16(t[4 * i + j], t[4 * i + j + 2]);
+    }
+  }
+  LC_MGE_UNROLL
+  for (int i = 0; i < 2; ++i) {
+    LC_MGE_UNROLL
+    for (int j = 0; j < 4; ++j) {
+      t[8 * i + 2 * j] = _mm256_unpacklo_epi32(v[8 * i + j], v[8 * i + j + 4]);
+      t[8 * i + 2 * j + 1] = _mm256_unpackhi_epi32(v[8 * i + j], v[8 * i + j + 4]);
+    }
+  }
+  LC_MGE_UNROLL
+  for (int j = 0; j < 8; ++j) {
+    v[2 * j] = _mm256_unpacklo_epi64(t[j], t[j + 8]);
+    v[2 * j + 1] = _mm256_unpackhi_epi64(t[j], t[j + 8]);
+  }
+}
+
+// 8-bit elements, R a multiple of 32 (NCHW32, NCHW64, CHWN4 with N % 8 == 0):
+// 32 rows x 256 columns per block. Each row's cache line goes through a stack
+// stage once (rows H*W apart alias in L1 otherwise); the lane-wise transpose
+// puts rows r..r+15 in the low lane and r+16..r+31 in the high lane, which is
+// exactly a 32-byte run of a pixel. Rows go in groups of 64 (one cache line
+// of a pixel) over the whole run of pixels, so every pass reads and writes
+// whole lines.
+constexpr uint64_t kStageCols = 256;  // columns per block: four cache lines of every row
+
+LC_MGE_AVX2_INLINE void stage_rows(uint8_t (*stage)[kStageCols], const uint64_t* rows, const uint8_t* logical,
+                                   uint64_t l0, uint64_t cols) {
+  for (int j = 0; j < 32; ++j) {
+    if (rows[j] == kPad) {
+      std::memset(stage[j], 0, kStageCols);
+    } else if (cols == kStageCols) {
+      const uint8_t* src = logical + rows[j] + l0;
+      LC_MGE_UNROLL
+      for (uint64_t k = 0; k < kStageCols; k += 32) {
+        _mm256_store_si256(reinterpret_cast<__m256i*>(stage[j] + k),
+                           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + k)));
+      }
+    } else {
+      std::memcpy(stage[j], logical + rows[j] + l0, cols);
+      std::memset(stage[j] + cols, 0, kStageCols - cols);
+    }
+  }
+}
+
+LC_MGE_AVX2_INLINE void unstage_rows(uint8_t (*stage)[kStageCols], const uint64_t* rows, uint8_t* logical,
+                                     uint64_t l0, uint64_t cols) {
+  for (int j = 0; j < 32; ++j) {
+    if (rows[j] == kPad) continue;
+    uint8_t* dst = logical + rows[j] + l0;
+    if (cols == kStageCols) {
+      LC_MGE_UNROLL
+      for (uint64_t k = 0; k < kStageCols; k += 32) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + k),
+                            _mm256_load_si256(reinterpret_cast<const __m256i*>(stage[j] + k)));
+      }
+    } else {
+      std::memcpy(dst, stage[j], cols);
+    }
+  }
+}
+
+// Stage columns c..c+15 of 32 rows -> 16 pixels of 32 bytes (pack), or back.
+template <bool kPack>
+LC_MGE_AVX2_INLINE void transpose_16_pixels(uint8_t (*stage)[kStageCols], uint64_t c, uint8_t* out, uint64_t pitch,
+                                            uint64_t n) {
+  __m256i v[16];
+  if (kPack) {
+    LC_MGE_UNROLL
+    for (int k = 0; k < 16; ++k) {
+      const __m128i lo = _mm_load_si128(reinterpret_cast<const __m128i*>(stage[k] + c));
+      const __m128i hi = _mm_load_si128(reinterpret_cast<const __m128i*>(stage[k + 16] + c));
+      v[k] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+    }
+    transpose16x16_epi8_x2(v);
+    if (n == 16) {
+      LC_MGE_UNROLL
+      for (int k = 0; k < 16; ++k) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k * pitch), v[k]);
+    } else {
+      for (uint64_t k = 0; k < n; ++k) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k * pitch), v[k]);
+    }
+  } else {
+    if (n == 16) {
+      LC_MGE_UNROLL
+      for (int k = 0; k < 16; ++k) v[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out + k * pitch));
+    } else {
+      for (uint64_t k = 0; k < 16; ++k) {
+        v[k] = k < n ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out + k * pitch)) : _mm256_setzero_si256();
+      }
+    }
+    transpose16x16_epi8_x2(v);
+    LC_MGE_UNROLL
+    for (int j = 0; j < 16; ++j) {
+      _mm_store_si128(reinterpret_cast<__m128i*>(stage[j] + c), _mm256_castsi256_si128(v[j]));
+      _mm_store_si128(reinterpret_cast<__m128i*>(stage[j + 16] + c), _mm256_extracti128_si256(v[j], 1));
+    }
+  }
+}
+
+template <bool kPack>
+LC_MGE_AVX2 void blocks_32x256_epi8_avx2(const Group& g, uint8_t* logical, uint8_t* phys) {
+  alignas(64) uint8_t stage[32][kStageCols];
+  const uint64_t pitch = g.R;
+  for (uint64_t rg = 0; rg < g.R; rg += 64) {
+    const uint64_t re = std::min<uint64_t>(g.R, rg + 64);
+    for (uint64_t l0 = 0; l0 < g.L; l0 += kStageCols) {
+      const uint64_t cols = std::min<uint64_t>(kStageCols, g.L - l0);
+      for (uint64_t r0 = rg; r0 < re; r0 += 32) {
+        const uint64_t* rows = g.rows + r0;
+        uint8_t* px = phys + g.pixels + r0 + l0 * pitch;
+        if (kPack) stage_rows(stage, rows, logical, l0, cols);
+        for (uint64_t c = 0; c < cols; c += 16) {
+          transpose_16_pixels<kPack>(stage, c, px + c * pitch, pitch, std::min<uint64_t>(16, cols - c));
+        }
+        if (!kPack) unstage_rows(stage, rows, logical, l0, cols);
+      }
+    }
+  }
+}
+
+// One tile: rows[0..3] at columns l..l+7 <-> 8 pixels of 4 lanes at px.
+template <bool kPack>
+LC_MGE_AVX2_INLINE void tile_4x8_epi32(const uint64_t* rows, uint8_t* logical, uint64_t l, uint8_t* px,
+                                       uint64_t pitch, bool dense) {
+  auto row_ptr = [&](uint64_t row) { return reinterpret_cast<float*>(logical + (row + l) * 4); };
+  if (kPack) {
+    __m256 a = rows[0] == kPad ? _mm256_setzero_ps() : _mm256_loadu_ps(row_ptr(rows[0]));
+    __m256 b = rows[1] == kPad ? _mm256_setzero_ps() : _mm256_loadu_ps(row_ptr(rows[1]));
+    __m256 c = rows[2] == kPad ? _mm256_setzero_ps() : _mm256_loadu_ps(row_ptr(rows[2]));
+    __m256 d = rows[3] == kPad ? _mm256_setzero_ps() : _mm256_loadu_ps(row_ptr(rows[3]));
+    const __m256 t0 = _mm256_unpacklo_ps(a, b), t1 = _mm256_unpackhi_ps(a, b);
+    const __m256 t2 = _mm256_unpacklo_ps(c, d), t3 = _mm256_unpackhi_ps(c, d);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    // u0 = pixels 0 | 4, u1 = 1 | 5, u2 = 2 | 6, u3 = 3 | 7.
+    if (dense) {
+      float* out = reinterpret_cast<float*>(px);
+      _mm256_storeu_ps(out, _mm256_permute2f128_ps(u0, u1, 0x20));
+      _mm256_storeu_ps(out + 8, _mm256_permute2f128_ps(u2, u3, 0x20));
+      _mm256_storeu_ps(out + 16, _mm256_permute2f128_ps(u0, u1, 0x31));
+      _mm256_storeu_ps(out + 24, _mm256_permute2f128_ps(u2, u3, 0x31));
+    } else {
+      const __m256 u[4] = {u0, u1, u2, u3};
+      for (int k = 0; k < 4; ++k) {
+        _mm_storeu_ps(reinterpret_cast<float*>(px + k * pitch), _mm256_castps256_ps128(u[k]));
+        _mm_storeu_ps(reinterpret_cast<float*>(px + (k + 4) * pitch), _mm256_extractf128_ps(u[k], 1));
+      }
+    }
+  } else {
+    __m256 u[4];
+    if (dense) {
+      const float* in = reinterpret_cast<const float*>(px);
+      const __m256 p0 = _mm256_loadu_ps(in), p1 = _mm256_loadu_ps(in + 8);
+      const __m256 p2 = _mm256_loadu_ps(in + 16), p3 = _mm256_loadu_ps(in + 24);
+      u[0] = _mm256_permute2f128_ps(p0, p2, 0x20), u[1] = _mm256_permute2f128_ps(p0, p2, 0x31);
+      u[2] = _mm256_permute2f128_ps(p1, p3, 0x20), u[3] = _mm256_permute2f128_ps(p1, p3, 0x31);
+    } else {
+      for (int k = 0; k < 4; ++k) {
+        const __m128 lo = _mm_loadu_ps(reinterpret_cast<const float*>(px + k * pitch));
+        const __m128 hi = _mm_loadu_ps(reinterpret_cast<const float*>(px + (k + 4) * pitch));
+        u[k] = _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
+      }
+    }
+    // u[k] = pixels k | k + 4; a 4x4 transpose per lane gives the rows.
+    const __m256 t0 = _mm256_unpacklo_ps(u[0], u[1]), t1 = _mm256_unpackhi_ps(u[0], u[1]);
+    const __m256 t2 = _mm256_unpacklo_ps(u[2], u[3]), t3 = _mm256_unpackhi_ps(u[2], u[3]);
+    const __m256 out[4] = {_mm256_shuffle_ps(t0, t2, 0x44), _mm256_shuffle_ps(t0, t2, 0xEE),
+                           _mm256_shuffle_ps(t1, t3, 0x44), _mm256_shuffle_ps(t1, t3, 0xEE)};
+    for (int k = 0; k < 4; ++k) {
+      if (rows[k] != kPad) _mm256_storeu_ps(row_ptr(rows[k]), out[k]);
+    }
+  }
+}
+
+// 32-bit elements, R a multiple of 4: 4 rows x 8 columns per tile; rows go in
+// groups of 64 (256 bytes, four cache lines of a pixel) over the whole run of
+// pixels, so every pass reads and writes whole lines.
+template <bool kPack>
+LC_MGE_AVX2 uint64_t tiles_4x8_epi32_avx2(const Group& g, uint8_t* logical, uint8_t* phys) {
+  constexpr uint64_t kGroupRows = 64;
+  const uint64_t L8 = g.L / 8 * 8;
+  const uint64_t pitch = g.R * 4;
+  const bool dense = g.R == 4;  // pixels adjacent: 32-byte accesses
+  for (uint64_t rg = 0; rg < g.R; rg += kGroupRows) {
+    const uint64_t re = std::min(g.R, rg + kGroupRows);
+    for (uint64_t l = 0; l < L8; l += 8) {
+      for (uint64_t r = rg; r < re; r += 4) {
+        tile_4x8_epi32<kPack>(g.rows + r, logical, l, phys + (g.pixels + l * g.R + r) * 4, pitch, dense);
+      }
+    }
+  }
+  return L8;
+}
+
+bool have_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+#endif  // LC_MGE_X86
+
+template <bool kPack, size_t kBytes>
+void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
+  uint64_t done = 0;
+#if LC_MGE_X86
+  if (kBytes == 1 && g.R % 32 == 0 && have_avx2()) {
+    blocks_32x256_epi8_avx2<kPack>(g, logical, phys);
+    return;
+  }
+  if (kBytes == 4 && g.R % 4 == 0 && have_avx2()) done = tiles_4x8_epi32_avx2<kPack>(g, logical, phys);
+  else if (kBytes == 4 && g.R % 4 == 0) done = tiles_4x4_epi32<kPack>(g, logical, phys);
+  else if (kBytes == 1 && g.R % 16 == 0) done = tiles_16x16_epi8<kPack>(g, logical, phys);
+  else if (kBytes == 1 && g.R == 4) done = tiles_4x16_epi8<kPack>(g, logical, phys);
+#endif
+  if (done < g.L) transpose_scalar<kPack, kBytes>(g, logical, phys, 0, done);
+}
+
+// 4-bit elements: element e lives in byte e/2, low nibble when e is even.
+inline uint8_t get_nibble(const uint8_t* base, uint64_t e) {
+  return static_cast<uint8_t>((base[e >> 1] >> ((e & 1) * 4)) & 0xF);
+}
+inline void set_nibble(uint8_t* base, uint64_t e, uint8_t v) {
+  uint8_t& b = base[e >> 1];
+  const unsigned shift = (e & 1) * 4;
+  b = static_cast<uint8_t>((b & ~(0xFu << shift)) | (static_cast<unsigned>(v) << shift));
+}
+
+template <bool kPack>
+void transpose_nibbles(const Group& g, uint8_t* logical, uint8_t* phys) {
+  constexpr uint64_t kTileL = 64;
+  for (uint64_t lt = 0; lt < g.L; lt += kTileL) {
+    const uint64_t le = std::min(g.L, lt + kTileL);
+    for (uint64_t r = 0; r < g.R; ++r) {
+      const uint64_t row = g.rows[r];
+      for (uint64_t l = lt; l < le; ++l) {
+        const uint64_t px = g.pixels + l * g.R + r;
+        if (kPack) set_nibble(phys, px, row == kPad ? 0 : get_nibble(logical, row + l));
+        else if (row != kPad) set_nibble(logical, row + l, get_nibble(phys, px));
+      }
+    }
+  }
+}
+
+template <bool kPack>
+void run_group_direct(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
+  switch (p.bits) {
+    case 4: transpose_nibbles<kPack>(g, logical, phys); break;
+    case 8: transpose_bytes<kPack, 1>(g, logical, phys); break;
+    case 16: transpose_bytes<kPack, 2>(g, logical, phys); break;
+    case 32: transpose_bytes<kPack, 4>(g, logical, phys); break;
+    default: transpose_bytes<kPack, 8>(g, logical, phys); break;
+  }
+}
+
+// Packing a tensor larger than the caches (Plan::stream, kStreamBytes): the
+// same transposes write blocks of pixels into an L1-sized stage, which goes to
+// memory with non-temporal stores (the physical buffer is written front to
+// back, so every line is written whole and never read).
+
+#if LC_MGE_X86
+void stream_copy(uint8_t* dst, const uint8_t* src, uint64_t n) {
+  const uint64_t head = std::min<uint64_t>(n, (16 - reinterpret_cast<uintptr_t>(dst) % 16) % 16);
+  std::memcpy(dst, src, head);
+  uint64_t i = head;
+  for (; i + 16 <= n; i += 16) {
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+  }
+  std::memcpy(dst + i, src + i, n - i);
+}
+#endif
+
+template <bool kPack>
+void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
+#if LC_MGE_X86
+  const uint64_t pixel_bytes = g.R * p.bits / 8;
+  if (kPack && p.stream && p.bits % 8 == 0 && pixel_bytes * 16 <= kStageBytes) {
+    alignas(64) static thread_local uint8_t stage[kStageBytes];
+    const uint64_t block = kStageBytes / pixel_bytes / 16 * 16;
+    std::vector<uint64_t> rows(g.R);
+    for (uint64_t l0 = 0; l0 < g.L; l0 += block) {
+      const uint64_t n = std::min(block, g.L - l0);
+      for (uint64_t r = 0; r < g.R; ++r) rows[r] = g.rows[r] == kPad ? kPad : g.rows[r] + l0;
+      run_group_direct<true>(p, Group{rows.data(), g.R, n, 0}, logical, stage);
+      stream_copy(phys + (g.pixels + l0 * g.R) * (p.bits / 8), stage, n * pixel_bytes);
+    }
+    return;
+  }
+#endif
+  run_group_direct<kPack>(p, g, logical, phys);
+}
+
+template <bool kPack>
+void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
+  if (p.kind == Kind::kIdentity) {
+    const uint64_t bytes = p.phys_bytes;
+    if (kPack) std::memcpy(phys, logical, bytes);
+    else std::memcpy(logical, phys, bytes);
+    // The spare nibble of an odd 4-bit tensor is 0 on both sides.
+    if (p.bits == 4 && p.elements % 2 == 1) (kPack ? phys : logical)[bytes - 1] &= 0x0F;
+    return;
+  }
+  if (!kPack && p.bits == 4 && p.elements % 2 == 1) logical[p.elements / 2] = 0;
+  if (kPack && p.bits == 4 && p.physical_elements % 2 == 1) phys[p.physical_elements / 2] = 0;
+  std::vector<uint64_t> rows;
+  switch (p.kind) {
+    case Kind::kNhwc:
+      rows.resize(p.C);
+      for (uint64_t n = 0; n < p.N; ++n) {
+        for (uint64_t c = 0; c < p.C; ++c) rows[c] = (n * p.C + c) * p.HW;
+        run_group<kPack>(p, Group{rows.data(), p.C, p.HW, n * p.C * p.HW}, logical, phys);
+      }
+      break;
+    case Kind::kNchwx: {
+      const uint64_t X = p.block, blocks = ceil_div(p.C, X);
+      rows.resize(X);
+      for (uint64_t n = 0; n < p.N; ++n) {
+        for (uint64_t b = 0; b < blocks; ++b) {
+          for (uint64_t i = 0; i < X; ++i) {
+            const uint64_t c = b * X + i;
+            rows[i] = c < p.C ? (n * p.C + c) * p.HW : kPad;
+          }
+          run_group<kPack>(p, Group{rows.data(), X, p.HW, (n * blocks + b) * p.HW * X}, logical, phys);
+        }
+      }
+      break;
+    }
+    case Kind::kChwn4: {
+      const uint64_t blocks = ceil_div(p.C, 4);
+      rows.resize(p.N * 4);
+      for (uint64_t b = 0; b < blocks; ++b) {
+        for (uint64_t n = 0; n < p.N; ++n) {
+          for (uint64_t i = 0; i < 4; ++i) {
+            const uint64_t c = b * 4 + i;
+            rows[n * 4 + i] = c < p.C ? (n * p.C + c) * p.HW : kPad;
+          }
+        }
+        run_group<kPack>(p, Group{rows.data(), p.N * 4, p.HW, b * p.HW * p.N * 4}, logical, phys);
+      }
+      break;
+    }
+    case Kind::kColMajor:
+      rows.resize(p.rows);
+      for (uint64_t r = 0; r < p.rows; ++r) rows[r] = r * p.cols;
+      run_group<kPack>(p, Group{rows.data(), p.rows, p.cols, 0}, logical, phys);
+      break;
+    case Kind::kIdentity:
+      break;
+  }
+#if LC_MGE_X86
+  if (kPack && p.stream) _mm_sfence();
+#endif
+}
+
+class MgeOptimized : public Impl {
+ public:
+  std::string name() const override { return "optimized"; }
+  Status supports(const Case& c) const override { return make_plan(c).status(); }
+  Result<uint64_t> size_bytes(const Case& c) const override {
+    LC_ASSIGN_OR_RETURN(Plan p, make_plan(c));
+    return p.phys_bytes;
+  }
+  Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
+    LC_ASSIGN_OR_RETURN(Plan p, make_plan(c));
+    if (at.size() != c.shape.size()) return Status::invalid("coordinate rank differs from the shape's");
+    for (size_t i = 0; i < at.size(); ++i) {
+      if (at[i] < 0 || at[i] >= c.shape[i]) {
+        return Status::invalid("coordinate (" + shape_to_string(at) + ") outside the shape " +
+                               shape_to_string(c.shape));
+      }
+    }
+    uint64_t element = 0;
+    if (p.kind == Kind::kIdentity) {
+      element = index_of_coord(c.shape, at);
+    } else if (p.kind == Kind::kColMajor) {
+      element = static_cast<uint64_t>(at[1]) * p.rows + static_cast<uint64_t>(at[0]);
+    } else {
+      const uint64_t n = at[0], ch = at[1];
+      const uint64_t pixel = static_cast<uint64_t>(at[2]) * static_cast<uint64_t>(c.shape[3]) + at[3];
+      if (p.kind == Kind::kNhwc) {
+        element = (n * p.HW + pixel) * p.C + ch;
+      } else if (p.kind == Kind::kNchwx) {
+        const uint64_t X = p.block;
+        element = ((n * ceil_div(p.C, X) + ch / X) * p.HW + pixel) * X + ch % X;
+      } else {
+        element = ((ch / 4) * p.HW + pixel) * p.N * 4 + n * 4 + ch % 4;
+      }
+    }
+    return element * p.bits;
+  }
+  Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
+              size_t physical_size) const override {
+    LC_ASSIGN_OR_RETURN(Plan p, make_plan(c));
+    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    walk<true>(p, const_cast<uint8_t*>(static_cast<const uint8_t*>(logical)), static_cast<uint8_t*>(physical));
+    return Status();
+  }
+  Status unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
+                size_t logical_size) const override {
+    LC_ASSIGN_OR_RETURN(Plan p, make_plan(c));
+    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    walk<false>(p, static_cast<uint8_t*>(logical), const_cast<uint8_t*>(static_cast<const uint8_t*>(physical)));
+    return Status();
+  }
+};
+
+}  // namespace
+
+const Impl& mge_optimized() {
+  static const MgeOptimized impl;
+  return impl;
+}
+
+}  // namespace layoutcheck

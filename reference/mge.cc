@@ -1,0 +1,232 @@
+// The MegEngine tensor layout document in executable form.
+// Document: ../shared/spec/megengine-tensor-layout.txt
+//
+// Every layout is a physical tensor whose shape and index are given by the
+// document's format sections ("NCHW and NHWC", "NCHWX", "CHWN4"), stored in
+// row-major order with the strides of "Generalize":
+//
+//   s_k = itemsize * prod_{j=k+1}^{N-1} d_j,   n_offset = sum_k s_k * n_k
+//
+// Offsets are kept in bits so itemsize may be half a byte (int4/uint4, the
+// type NCHW64 is meant for). Sub-byte elements are packed two per byte, the
+// element with the lower offset in the low nibble (oracles/ERRATA.md,
+// "MegEngine"). pack and unpack walk the logical tensor element by element.
+#include <cstring>
+
+#include "layoutcheck/checked.h"
+#include "reference/families.h"
+
+namespace layoutcheck {
+namespace {
+
+std::string num(uint64_t v) { return std::to_string(v); }
+
+std::string join(const std::vector<uint64_t>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + num(v[i]);
+  return out;
+}
+
+// A bit count as bytes: "20", or "0.5" for half a byte.
+std::string bits_as_bytes(uint64_t bits) {
+  std::string out = num(bits / 8);
+  if (bits % 8 == 4) out += ".5";
+  else if (bits % 8 != 0) out += "+" + num(bits % 8) + "b";
+  return out;
+}
+
+struct MgeTensor {
+  std::string format;                  // nchw, nhwc, nchw4, nchw32, nchw64, chwn4, matrix
+  uint64_t block = 1;                  // X of NCHWX, 4 of CHWN4
+  uint64_t itemsize_bits = 0;
+  std::vector<std::string> dims;       // physical dimension names
+  std::vector<uint64_t> shape;         // physical shape d_0 .. d_{N-1}
+  std::vector<uint64_t> strides_bits;  // s_0 .. s_{N-1}
+  uint64_t size_bits = 0;              // itemsize * prod d_j
+};
+
+// The physical index of logical element `at`, per format section.
+std::vector<uint64_t> physical_index(const MgeTensor& t, const Coord& at) {
+  if (t.format == "matrix") {
+    // "How Tensor values are stored in memory": row-major a[i][j] at i*cols + j;
+    // column-major is the same with the roles of i and j exchanged.
+    const uint64_t i = at[0], j = at[1];
+    if (t.dims[0] == "rows") return {i, j};
+    return {j, i};
+  }
+  const uint64_t n = at[0], c = at[1], h = at[2], w = at[3];
+  // "NCHW and NHWC": NCHW stores W first, then H, C and N.
+  if (t.format == "nchw") return {n, c, h, w};
+  // "NCHW and NHWC": NHWC stores C first, then W, H and N.
+  if (t.format == "nhwc") return {n, h, w, c};
+  // "CHWN4": 4 channels first, then along N, then W and H: [C/4, H, W, N, 4].
+  if (t.format == "chwn4") return {c / 4, h, w, n, c % 4};
+  // "NCHWX": [Batch, Channels/X, Height, Width, X]: X channels first, then W, H, C, N.
+  return {n, c / t.block, h, w, c % t.block};
+}
+
+Result<MgeTensor> model(const Case& c) {
+  const LayoutSpec* spec = find_spec(c.layout.name);
+  if (spec == nullptr) return Status::invalid("unknown layout " + c.layout.name);
+  LC_RETURN_IF_ERROR(check_shape(*spec, c.shape));
+  MgeTensor t;
+  t.format = c.layout.name.substr(4);
+  // "itemsize depending dtype"; int4/uint4 take half a byte.
+  t.itemsize_bits = dtype_bits(c.dtype);
+  if (t.format == "matrix") {
+    const uint64_t rows = c.shape[0], cols = c.shape[1];
+    if (c.layout.get("order") == "row") {
+      t.dims = {"rows", "cols"};
+      t.shape = {rows, cols};
+    } else {
+      t.dims = {"cols", "rows"};
+      t.shape = {cols, rows};
+    }
+  } else {
+    const uint64_t N = c.shape[0], C = c.shape[1], H = c.shape[2], W = c.shape[3];
+    if (t.format == "nchw") {
+      t.dims = {"N", "C", "H", "W"};
+      t.shape = {N, C, H, W};
+    } else if (t.format == "nhwc") {
+      t.dims = {"N", "H", "W", "C"};
+      t.shape = {N, H, W, C};
+    } else if (t.format == "chwn4") {
+      // "CHWN4": channels split into blocks of 4; the last block is padded.
+      t.block = 4;
+      t.dims = {"C/4", "H", "W", "N", "4"};
+      t.shape = {ceil_div(C, 4), H, W, N, 4};
+    } else {
+      // "NCHWX": X = 4, 32 or 64; the channels split into ceil(C/X) blocks.
+      t.block = std::stoull(t.format.substr(4));
+      t.dims = {"N", "C/" + num(t.block), "H", "W", num(t.block)};
+      t.shape = {N, ceil_div(C, t.block), H, W, t.block};
+    }
+  }
+  // "Generalize": s_k = itemsize * prod_{j=k+1}^{N-1} d_j.
+  const size_t rank = t.shape.size();
+  t.strides_bits.assign(rank, 0);
+  Checked stride = t.itemsize_bits;
+  for (size_t k = rank; k-- > 0;) {
+    t.strides_bits[k] = stride.value();
+    stride *= t.shape[k];
+  }
+  // The contiguous block holds itemsize * prod d_j bits.
+  if (!stride.ok() || stride.value() > (uint64_t{1} << 62)) {
+    return Status::invalid(c.layout.name + ": the physical tensor " + join(t.shape) + " of " +
+                           dtype_name(c.dtype) + " overflows the size arithmetic");
+  }
+  t.size_bits = stride.value();
+  return t;
+}
+
+// "Generalize": n_offset = sum_k s_k * n_k (in bits here).
+uint64_t offset_of(const MgeTensor& t, const Coord& at) {
+  const std::vector<uint64_t> index = physical_index(t, at);
+  uint64_t offset = 0;
+  for (size_t k = 0; k < index.size(); ++k) offset += t.strides_bits[k] * index[k];
+  return offset;
+}
+
+Status check_coord(const Case& c, const Coord& at) {
+  if (at.size() != c.shape.size()) {
+    return Status::invalid("coordinate (" + shape_to_string(at) + ") has rank " + num(at.size()) +
+                           ", the shape " + shape_to_string(c.shape) + " has rank " + num(c.shape.size()));
+  }
+  for (size_t i = 0; i < at.size(); ++i) {
+    if (at[i] < 0 || at[i] >= c.shape[i]) {
+      return Status::invalid("coordinate (" + shape_to_string(at) + ") is outside the shape " +
+                             shape_to_string(c.shape));
+    }
+  }
+  return Status();
+}
+
+// Copies `bits` bits (a whole number of bytes, or 4) from bit `from` of src to
+// bit `to` of dst. A 4-bit element with an even offset is the low nibble.
+void copy_element(const uint8_t* src, uint64_t from, uint8_t* dst, uint64_t to, uint64_t bits) {
+  if (bits % 8 == 0) {
+    std::memcpy(dst + to / 8, src + from / 8, bits / 8);
+    return;
+  }
+  const uint8_t nibble = static_cast<uint8_t>((src[from / 8] >> (from % 8)) & 0xF);
+  uint8_t& byte = dst[to / 8];
+  byte = static_cast<uint8_t>((byte & ~(0xF << (to % 8))) | (nibble << (to % 8)));
+}
+
+class MgeReference : public Impl {
+ public:
+  std::string name() const override { return "reference"; }
+
+  Status supports(const Case& c) const override { return model(c).status(); }
+
+  Result<uint64_t> size_bytes(const Case& c) const override {
+    LC_ASSIGN_OR_RETURN(MgeTensor t, model(c));
+    return ceil_div(t.size_bits, 8);
+  }
+
+  Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
+    LC_ASSIGN_OR_RETURN(MgeTensor t, model(c));
+    LC_RETURN_IF_ERROR(check_coord(c, at));
+    return offset_of(t, at);
+  }
+
+  Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
+              size_t physical_size) const override {
+    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    LC_ASSIGN_OR_RETURN(MgeTensor t, model(c));
+    // Padding channels ("easy padding") and the spare nibble of an odd 4-bit
+    // tensor are 0.
+    std::memset(physical, 0, physical_size);
+    const uint64_t count = *element_count(c.shape);
+    for (uint64_t i = 0; i < count; ++i) {
+      copy_element(static_cast<const uint8_t*>(logical), i * t.itemsize_bits, static_cast<uint8_t*>(physical),
+                   offset_of(t, coord_of_index(c.shape, i)), t.itemsize_bits);
+    }
+    return Status();
+  }
+
+  Status unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
+                size_t logical_size) const override {
+    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    LC_ASSIGN_OR_RETURN(MgeTensor t, model(c));
+    // The spare nibble of an odd 4-bit logical tensor is 0.
+    if (logical_size > 0) static_cast<uint8_t*>(logical)[logical_size - 1] = 0;
+    const uint64_t count = *element_count(c.shape);
+    for (uint64_t i = 0; i < count; ++i) {
+      copy_element(static_cast<const uint8_t*>(physical), offset_of(t, coord_of_index(c.shape, i)),
+                   static_cast<uint8_t*>(logical), i * t.itemsize_bits, t.itemsize_bits);
+    }
+    return Status();
+  }
+
+  Result<std::vector<Fact>> describe(const Case& c) const override {
+    LC_ASSIGN_OR_RETURN(MgeTensor t, model(c));
+    std::vector<Fact> f;
+    f.push_back({"size_bytes", num(ceil_div(t.size_bits, 8))});
+    f.push_back({"itemsize", bits_as_bytes(t.itemsize_bits)});
+    std::string dims;
+    for (const auto& d : t.dims) dims += (dims.empty() ? "" : ",") + d;
+    f.push_back({"physical_dims", dims});
+    f.push_back({"physical_shape", join(t.shape)});
+    std::string strides;
+    for (uint64_t s : t.strides_bits) strides += (strides.empty() ? "" : ",") + bits_as_bytes(s);
+    f.push_back({"strides", strides});
+    f.push_back({"strides_bits", join(t.strides_bits)});
+    if (t.block > 1) {
+      const uint64_t C = c.shape[1];
+      f.push_back({"channel_blocks", num(ceil_div(C, t.block))});
+      f.push_back({"padded_channels", num(ceil_div(C, t.block) * t.block - C)});
+    }
+    if (t.itemsize_bits < 8) f.push_back({"nibble_order", "low nibble first"});
+    return f;
+  }
+};
+
+}  // namespace
+
+const Impl& mge_reference() {
+  static const MgeReference impl;
+  return impl;
+}
+
+}  // namespace layoutcheck

@@ -1,0 +1,220 @@
+#include <map>
+#include <numeric>
+
+#include "support.h"
+
+namespace layoutcheck {
+namespace {
+
+using testing::must_case;
+using testing::must_offset;
+
+std::map<std::string, std::string> mge_facts(const Case& c) {
+  auto f = reference_impl().describe(c);
+  EXPECT_TRUE(f.ok()) << f.status().message();
+  std::map<std::string, std::string> out;
+  if (f.ok()) out.insert(f->begin(), f->end());
+  return out;
+}
+
+void expect_pass(const std::string& layout, const std::string& dtype, const std::string& shape) {
+  CheckReport r = check(must_case(layout, dtype, shape), reference_impl(), optimized_impl());
+  EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
+}
+
+std::vector<uint8_t> pack_with(const Impl& impl, const Case& c, const std::vector<uint8_t>& logical) {
+  auto size = impl.size_bytes(c);
+  EXPECT_TRUE(size.ok()) << size.status().message();
+  std::vector<uint8_t> phys(size.ok() ? *size : 0, 0xEE);
+  Status s = impl.pack(c, logical.data(), logical.size(), phys.data(), phys.size());
+  EXPECT_TRUE(s.ok()) << s.message();
+  return phys;
+}
+
+TEST(MgeBoundary, nchw4_c_lt_block) { expect_pass("mge.nchw4", "int8", "2,3,3,5"); }
+TEST(MgeBoundary, nchw4_c_eq_block) { expect_pass("mge.nchw4", "fp32", "2,4,3,5"); }
+TEST(MgeBoundary, nchw4_c_gt_block) { expect_pass("mge.nchw4", "fp32", "2,5,3,7"); }
+TEST(MgeBoundary, nchw4_c_div_block) { expect_pass("mge.nchw4", "int8", "2,12,4,9"); }
+TEST(MgeBoundary, nchw32_c_lt_block) { expect_pass("mge.nchw32", "int8", "2,31,2,9"); }
+TEST(MgeBoundary, nchw32_c_eq_block) { expect_pass("mge.nchw32", "int8", "1,32,4,8"); }
+TEST(MgeBoundary, nchw32_c_gt_block) { expect_pass("mge.nchw32", "int8", "2,33,5,5"); }
+TEST(MgeBoundary, nchw32_c_div_block) { expect_pass("mge.nchw32", "fp32", "2,64,3,7"); }
+TEST(MgeBoundary, nchw64_c_lt_block) { expect_pass("mge.nchw64", "int4", "2,63,3,3"); }
+TEST(MgeBoundary, nchw64_c_eq_block) { expect_pass("mge.nchw64", "uint4", "1,64,3,5"); }
+TEST(MgeBoundary, nchw64_c_gt_block) { expect_pass("mge.nchw64", "int4", "3,65,1,3"); }
+TEST(MgeBoundary, nchw64_c_div_block) { expect_pass("mge.nchw64", "int8", "2,128,4,5"); }
+TEST(MgeBoundary, chwn4_c_lt_block) { expect_pass("mge.chwn4", "int8", "3,3,2,9"); }
+TEST(MgeBoundary, chwn4_c_eq_block) { expect_pass("mge.chwn4", "fp32", "1,4,4,5"); }
+TEST(MgeBoundary, chwn4_c_gt_block) { expect_pass("mge.chwn4", "int4", "5,5,3,3"); }
+TEST(MgeBoundary, chwn4_c_div_block) { expect_pass("mge.chwn4", "fp16", "4,8,4,5"); }
+TEST(MgeBoundary, nhwc_odd_int4) { expect_pass("mge.nhwc", "int4", "1,3,1,5"); }
+TEST(MgeBoundary, matrix_col_major) { expect_pass("mge.matrix(order=col)", "bf16", "17,33"); }
+TEST(MgeBoundary, nchw64_whole_and_partial_blocks) { expect_pass("mge.nchw64", "int8", "2,70,16,40"); }
+TEST(MgeBoundary, nchw32_whole_and_partial_blocks) { expect_pass("mge.nchw32", "uint8", "1,96,8,97"); }
+TEST(MgeBoundary, nhwc_c64_whole_blocks) { expect_pass("mge.nhwc", "int8", "2,64,16,32"); }
+TEST(MgeBoundary, nhwc_fp32_c20_long_rows) { expect_pass("mge.nhwc", "fp32", "2,20,9,61"); }
+
+TEST(MgeText, descriptors_round_trip) {
+  for (const char* text : {"mge.nchw", "mge.nhwc", "mge.nchw4", "mge.nchw32", "mge.nchw64", "mge.chwn4",
+                           "mge.matrix", "mge.matrix(order=col)"}) {
+    auto l = parse_layout(text);
+    ASSERT_TRUE(l.ok()) << l.status().message();
+    EXPECT_EQ(to_string(*l), text);
+    EXPECT_EQ(*parse_layout(to_string(*l)), *l);
+  }
+  EXPECT_EQ(to_string(*parse_layout("mge.matrix(order=row)")), "mge.matrix");
+}
+
+TEST(MgeErrors, name_rule_and_values) {
+  struct Bad { const char* layout; const char* dtype; const char* shape; std::vector<const char*> needles; };
+  for (const Bad& b : std::vector<Bad>{
+           {"mge.nchw4", "int8", "2,3,4", {"rank 3", "N,C,H,W"}},
+           {"mge.nchw32", "int8", "1,0,3,3", {"C = 0", "positive"}},
+           {"mge.chwn4", "fp32", "1,5,-2,3", {"H = -2"}},
+           {"mge.matrix", "int8", "1,2,3", {"rank 3", "rows,cols"}},
+           {"mge.nchw64", "fp32", "1,1,1099511627776,65536", {"overflows"}},
+       }) {
+    Case c = must_case(b.layout, b.dtype, b.shape);
+    for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+      Status s = impl->supports(c);
+      ASSERT_EQ(s.code(), StatusCode::kInvalid) << b.layout << " " << b.shape;
+      if (impl == &reference_impl()) {
+        for (const char* n : b.needles) EXPECT_NE(s.message().find(n), std::string::npos) << s.message() << " lacks " << n;
+      }
+    }
+  }
+  auto bad_order = parse_layout("mge.matrix(order=diagonal)");
+  ASSERT_FALSE(bad_order.ok());
+  EXPECT_NE(bad_order.status().message().find("row, col"), std::string::npos) << bad_order.status().message();
+}
+
+TEST(MgeErrors, coordinates_outside_the_shape) {
+  Case c = must_case("mge.nchw4", "int8", "2,5,3,3");
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    EXPECT_EQ(impl->offset_bits(c, {0, 5, 0, 0}).status().code(), StatusCode::kInvalid);
+    EXPECT_EQ(impl->offset_bits(c, {0, 0, 0}).status().code(), StatusCode::kInvalid);
+    EXPECT_EQ(impl->offset_bits(c, {-1, 0, 0, 0}).status().code(), StatusCode::kInvalid);
+  }
+}
+
+TEST(MgeErrors, buffer_sizes_are_checked) {
+  Case c = must_case("mge.nchw4", "int8", "1,5,1,1");
+  std::vector<uint8_t> logical(5), phys(8);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    EXPECT_EQ(impl->pack(c, logical.data(), 4, phys.data(), phys.size()).code(), StatusCode::kInvalid);
+    EXPECT_EQ(impl->pack(c, logical.data(), logical.size(), phys.data(), 7).code(), StatusCode::kInvalid);
+    EXPECT_EQ(impl->unpack(c, phys.data(), 9, logical.data(), logical.size()).code(), StatusCode::kInvalid);
+  }
+}
+
+TEST(MgePack, nchw4_tail_bytes) {
+  Case c = must_case("mge.nchw4", "int8", "1,6,1,2");
+  std::vector<uint8_t> logical(12);
+  std::iota(logical.begin(), logical.end(), uint8_t{1});  // (c, w) -> 1 + 2c + w
+  const std::vector<uint8_t> want = {1, 3, 5, 7, 2, 4, 6, 8, 9, 11, 0, 0, 10, 12, 0, 0};
+  EXPECT_EQ(pack_with(reference_impl(), c, logical), want);
+  EXPECT_EQ(pack_with(optimized_impl(), c, logical), want);
+}
+
+TEST(MgePack, chwn4_bytes) {
+  Case c = must_case("mge.chwn4", "int8", "2,5,1,1");
+  const std::vector<uint8_t> logical = {10, 11, 12, 13, 14, 20, 21, 22, 23, 24};  // (n, c) -> 10(n+1) + c
+  const std::vector<uint8_t> want = {10, 11, 12, 13, 20, 21, 22, 23, 14, 0, 0, 0, 24, 0, 0, 0};
+  EXPECT_EQ(pack_with(reference_impl(), c, logical), want);
+  EXPECT_EQ(pack_with(optimized_impl(), c, logical), want);
+}
+
+TEST(MgePack, nchw64_int4_low_nibble_first) {
+  // Channels 0 and 1 of one pixel: 0x3 and 0x5 share byte 0, channel 0 in the low nibble.
+  Case c = must_case("mge.nchw64", "uint4", "1,2,1,1");
+  std::vector<uint8_t> want(32, 0);
+  want[0] = 0x53;
+  EXPECT_EQ(pack_with(reference_impl(), c, {0x53}), want);
+  EXPECT_EQ(pack_with(optimized_impl(), c, {0x53}), want);
+  // Two pixels of one channel: 32 bytes apart, each the low nibble of its byte.
+  Case w2 = must_case("mge.nchw64", "uint4", "1,1,1,2");
+  std::vector<uint8_t> want2(64, 0);
+  want2[0] = 0x01, want2[32] = 0x02;
+  EXPECT_EQ(pack_with(reference_impl(), w2, {0x21}), want2);
+  EXPECT_EQ(pack_with(optimized_impl(), w2, {0x21}), want2);
+}
+
+TEST(MgePack, odd_int4_spare_nibble_is_zero) {
+  Case c = must_case("mge.nchw", "int4", "1,1,1,3");
+  const std::vector<uint8_t> want = {0x21, 0x03};
+  EXPECT_EQ(pack_with(reference_impl(), c, {0x21, 0xF3}), want);
+  EXPECT_EQ(pack_with(optimized_impl(), c, {0x21, 0xF3}), want);
+}
+
+TEST(MgeDescribe, strides_of_the_worked_examples) {
+  auto f = mge_facts(must_case("mge.matrix", "int32", "2,5"));
+  EXPECT_EQ(f["strides"], "20,4");
+  EXPECT_EQ(f["size_bytes"], "40");
+  EXPECT_EQ(must_offset(reference_impl(), must_case("mge.matrix", "int32", "2,5"), {1, 2}), 28u);
+  f = mge_facts(must_case("mge.matrix(order=col)", "int32", "2,5"));
+  EXPECT_EQ(f["strides"], "8,4");
+  f = mge_facts(must_case("mge.nchw32", "int8", "2,33,3,3"));
+  EXPECT_EQ(f["physical_shape"], "2,2,3,3,32");
+  EXPECT_EQ(f["strides"], "576,288,96,32,1");
+  EXPECT_EQ(f["padded_channels"], "31");
+  f = mge_facts(must_case("mge.chwn4", "fp16", "3,5,2,2"));
+  EXPECT_EQ(f["physical_dims"], "C/4,H,W,N,4");
+  EXPECT_EQ(f["strides"], "96,48,24,8,2");
+}
+
+// The checker catches the bugs a MegEngine implementation is likely to have.
+class SwappedNibbles : public testing::ForwardingImpl {
+ public:
+  using ForwardingImpl::ForwardingImpl;
+  Status pack(const Case& c, const void* l, size_t ls, void* p, size_t ps) const override {
+    Status s = inner_.pack(c, l, ls, p, ps);
+    auto* bytes = static_cast<uint8_t*>(p);
+    for (size_t i = 0; i < ps; ++i) bytes[i] = static_cast<uint8_t>((bytes[i] << 4) | (bytes[i] >> 4));
+    return s;
+  }
+};
+
+class DirtyPadding : public testing::ForwardingImpl {
+ public:
+  using ForwardingImpl::ForwardingImpl;
+  Status pack(const Case& c, const void* l, size_t ls, void* p, size_t ps) const override {
+    std::vector<uint8_t> tmp(ps);
+    Status s = inner_.pack(c, l, ls, tmp.data(), ps);
+    auto* bytes = static_cast<uint8_t*>(p);
+    for (size_t i = 0; i < ps; ++i) {
+      if (tmp[i] != 0) bytes[i] = tmp[i];  // zeros never written
+    }
+    return s;
+  }
+};
+
+TEST(MgeMutants, are_caught) {
+  SwappedNibbles swapped(optimized_impl());
+  CheckReport r = check(must_case("mge.nchw64", "int4", "1,70,2,3"), reference_impl(), swapped);
+  EXPECT_EQ(r.verdict, Verdict::kFail);
+  DirtyPadding dirty(optimized_impl());
+  r = check(must_case("mge.nchw32", "int8", "2,33,2,3"), reference_impl(), dirty);
+  EXPECT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_NE(r.message.find("never written"), std::string::npos) << r.message;
+}
+
+}  // namespace
+}  // namespace layoutcheck
+
+namespace layoutcheck {
+namespace {
+
+// Tensors of 16 MiB and more are packed through a stage with streaming stores.
+TEST(MgeLarge, streamed_pack) {
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"mge.nchw4", "fp32", "4,17,256,240"},
+           {"mge.nchw32", "int8", "4,33,256,257"},
+           {"mge.nhwc", "fp16", "4,35,256,240"},
+           {"mge.chwn4", "int8", "8,33,256,257"},
+       }) {
+    expect_pass(layout, dtype, shape);
+  }
+}
+
+}  // namespace
+}  // namespace layoutcheck
