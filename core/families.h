@@ -18,3 +18,17 @@ void add_nvdla_specs(std::vector<LayoutSpec>* specs);
 void add_mge_specs(std::vector<LayoutSpec>* specs);
 
 }  // namespace layoutcheck
+
+namespace layoutcheck {
+
+// ---- helpers for the registration files (core/registry.cc) ------------------
+
+// An integer parameter with a constant default.
+ParamSpec int_param(std::string key, int64_t min, int64_t max, std::string def, std::string doc);
+// A uniform integer in [lo, hi].
+int64_t pick(std::mt19937_64& rng, int64_t lo, int64_t hi);
+// A case of a registered layout; parameters that do not validate fall back to
+// the layout's defaults (generators may draw values out of range).
+Case make_case(const std::string& name, const ParamMap& params, DType dtype, Shape shape);
+
+}  // namespace layoutcheck

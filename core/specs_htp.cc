@@ -106,17 +106,6 @@ HtpNotation rank_only(uint64_t rank) {
   return n;
 }
 
-ParamSpec int_param(std::string key, int64_t min, int64_t max, std::string def, std::string doc) {
-  ParamSpec p;
-  p.key = std::move(key);
-  p.kind = ParamKind::kInt;
-  p.min = min;
-  p.max = max;
-  p.default_value = [def](const ParamMap&) { return def; };
-  p.doc = std::move(doc);
-  return p;
-}
-
 ParamSpec pad_param() {
   return int_param("pad", 0, 255, "0",
                    "byte written to every byte of a padding element (user padding, e.g. quantized 0)");
@@ -225,10 +214,6 @@ std::string format_chunked(const Layout& layout) {
 std::string format_flat(const Layout& layout) { return "FlatMemoryLayout<" + layout.get("rank") + ">"; }
 
 // ---- generators --------------------------------------------------------------
-
-int64_t pick(std::mt19937_64& rng, int64_t lo, int64_t hi) {
-  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-}
 
 DType pick_dtype(std::mt19937_64& rng) {
   static const DType kTypes[] = {DType::kUInt8, DType::kInt8, DType::kFp16, DType::kUInt16,

@@ -18,19 +18,6 @@ namespace {
 
 constexpr const char* kDoc = "megengine-tensor-layout.txt";
 
-int64_t pick(std::mt19937_64& rng, int64_t lo, int64_t hi) {
-  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-}
-
-Case make_case(const std::string& name, const ParamMap& params, DType dtype, Shape shape) {
-  Case c;
-  auto layout = make_layout(name, params);
-  c.layout = layout.ok() ? *layout : *make_layout(name);
-  c.dtype = dtype;
-  c.shape = std::move(shape);
-  return c;
-}
-
 DType draw_dtype(std::mt19937_64& rng, int64_t block) {
   static const DType kAll[] = {DType::kInt4, DType::kUInt4, DType::kInt8,  DType::kUInt8,
                                DType::kInt16, DType::kUInt16, DType::kInt32, DType::kUInt32,

@@ -11,30 +11,6 @@ namespace {
 constexpr const char* kDoc = "nvdla-in-memory-data-formats.txt";
 constexpr int64_t kAtomBytes = 32;  // nvdla feature data: 1x1x32-byte atom
 
-ParamSpec int_param(std::string key, int64_t min, int64_t max, std::string def, std::string doc) {
-  ParamSpec p;
-  p.key = std::move(key);
-  p.kind = ParamKind::kInt;
-  p.min = min;
-  p.max = max;
-  p.default_value = [def](const ParamMap&) { return def; };
-  p.doc = std::move(doc);
-  return p;
-}
-
-int64_t pick(std::mt19937_64& rng, int64_t lo, int64_t hi) {
-  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-}
-
-Case make_case(const std::string& name, const ParamMap& params, DType dtype, Shape shape) {
-  Case c;
-  auto layout = make_layout(name, params);
-  c.layout = layout.ok() ? *layout : *make_layout(name);
-  c.dtype = dtype;
-  c.shape = std::move(shape);
-  return c;
-}
-
 DType draw_precision(std::mt19937_64& rng) {
   static const DType kTypes[] = {DType::kInt8, DType::kInt16, DType::kFp16};
   if (pick(rng, 0, 40) == 0) return DType::kFp32;  // not an NVDLA precision

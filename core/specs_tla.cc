@@ -22,17 +22,6 @@ ParamSpec text_param(std::string key, std::string doc) {
   return p;
 }
 
-ParamSpec int_param(std::string key, int64_t min, int64_t max, std::string def, std::string doc) {
-  ParamSpec p;
-  p.key = std::move(key);
-  p.kind = ParamKind::kInt;
-  p.min = min;
-  p.max = max;
-  p.default_value = [def](const ParamMap&) { return def; };
-  p.doc = std::move(doc);
-  return p;
-}
-
 // The logical tensor of a TLA layout is 2-D: coordinates are 2-D
 // ("Layout 坐标与索引": 目前坐标需为二维).
 Status check_two_modes(const TlaLayoutText& l, std::string_view text) {
@@ -98,10 +87,6 @@ std::string format_layout(const Layout& layout) {
 }
 
 // ---- generators --------------------------------------------------------------
-
-int64_t pick(std::mt19937_64& rng, int64_t lo, int64_t hi) {
-  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-}
 
 const DType kByteTypes[] = {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kUInt16, DType::kInt32,
                             DType::kUInt32, DType::kFp16, DType::kBf16, DType::kFp32};
@@ -180,7 +165,9 @@ uint64_t mode_size(const IntTuple& mode) {
   return n;
 }
 
-Case make_case(const std::string& name, const ParamMap& params, DType dtype, Shape shape) {
+// Parameters that do not validate fall back to a plain row-major layout (the
+// notation layouts have no defaults to fall back to).
+Case make_tla_case(const std::string& name, const ParamMap& params, DType dtype, Shape shape) {
   Case c;
   auto layout = make_layout(name, params);
   if (layout.ok()) c.layout = *layout;
@@ -198,7 +185,7 @@ Shape maybe_wrong(std::mt19937_64& rng, Shape s) {
 Case notation_case(std::mt19937_64& rng, int size_class) {
   TlaLayoutText l = draw_layout(rng, size_class);
   Shape s = {static_cast<int64_t>(mode_size(l.shape.items()[0])), static_cast<int64_t>(mode_size(l.shape.items()[1]))};
-  return make_case("tla.layout", {{"shape", to_string(l.shape)}, {"stride", to_string(l.stride)}}, draw_dtype(rng),
+  return make_tla_case("tla.layout", {{"shape", to_string(l.shape)}, {"stride", to_string(l.stride)}}, draw_dtype(rng),
                    maybe_wrong(rng, s));
 }
 
@@ -216,7 +203,7 @@ Case tile_case(std::mt19937_64& rng, int size_class) {
   int64_t t0 = pick(rng, 1, static_cast<int64_t>(mode_size(l.shape.items()[0])) + 2);
   int64_t t1 = pick(rng, 1, static_cast<int64_t>(mode_size(l.shape.items()[1])) + 2);
   Shape s = {tiled_mode_size(l.shape.items()[0], t0), tiled_mode_size(l.shape.items()[1], t1)};
-  return make_case("tla.tile",
+  return make_tla_case("tla.tile",
                    {{"shape", to_string(l.shape)}, {"stride", to_string(l.stride)},
                     {"tile", "(" + std::to_string(t0) + "," + std::to_string(t1) + ")"}},
                    draw_dtype(rng), maybe_wrong(rng, s));
@@ -231,7 +218,7 @@ std::function<Case(std::mt19937_64&, int)> matrix_generator(const std::string& n
     }
     const int64_t scale = int64_t{1} << size_class;
     Shape s = {pick(rng, 1, 20 * scale), pick(rng, 1, 40 * scale)};
-    return make_case(name, p, draw_dtype(rng), s);
+    return make_tla_case(name, p, draw_dtype(rng), s);
   };
 }
 
@@ -239,7 +226,7 @@ std::vector<Case> small_matrices(const std::string& name) {
   std::vector<Case> out;
   for (DType t : {DType::kInt8, DType::kFp16, DType::kFp32}) {
     for (int64_t rows : {1, 2, 3, 17}) {
-      for (int64_t cols : {1, 3, 33}) out.push_back(make_case(name, {}, t, {rows, cols}));
+      for (int64_t cols : {1, 3, 33}) out.push_back(make_tla_case(name, {}, t, {rows, cols}));
     }
   }
   return out;
@@ -251,7 +238,7 @@ std::vector<Case> fractal_boundaries(const std::string& name) {
   for (DType t : {DType::kInt8, DType::kFp16, DType::kFp32}) {
     const int64_t c0 = 256 / dtype_bits(t);
     for (int64_t rows : {1, 15, 16, 17, 32, 33}) {
-      for (int64_t cols : {c0 - 1, c0, c0 + 1, 2 * c0, 2 * c0 + 1}) out.push_back(make_case(name, {}, t, {rows, cols}));
+      for (int64_t cols : {c0 - 1, c0, c0 + 1, 2 * c0, 2 * c0 + 1}) out.push_back(make_tla_case(name, {}, t, {rows, cols}));
     }
   }
   return out;
@@ -276,7 +263,7 @@ void add_tla_specs(std::vector<LayoutSpec>* specs) {
     for (const char* text : {"((4,2),(4,3)):((4,16),(1,32))", "(_2,4):(_12,_1)", "(2,3):(3,1)", "(2,3):(1,2)",
                              "((16,2),(16,3)):((16,256),(1,512))", "(1,1):(0,0)", "((2,2),3):((1,6),2)"}) {
       auto l = *parse_tla_layout(text);
-      out.push_back(make_case("tla.layout", {{"shape", to_string(l.shape)}, {"stride", to_string(l.stride)}},
+      out.push_back(make_tla_case("tla.layout", {{"shape", to_string(l.shape)}, {"stride", to_string(l.stride)}},
                               DType::kFp16,
                               {static_cast<int64_t>(mode_size(l.shape.items()[0])),
                                static_cast<int64_t>(mode_size(l.shape.items()[1]))}));
@@ -299,7 +286,7 @@ void add_tla_specs(std::vector<LayoutSpec>* specs) {
       for (int64_t t1 : {1, 4, 7, 12}) {
         ParamMap p = doc;
         p["tile"] = "(" + std::to_string(t0) + "," + std::to_string(t1) + ")";
-        out.push_back(make_case("tla.tile", p, DType::kFp16, {(t0 + 3) / 4 * 4, (t1 + 3) / 4 * 4}));
+        out.push_back(make_tla_case("tla.tile", p, DType::kFp16, {(t0 + 3) / 4 * 4, (t1 + 3) / 4 * 4}));
       }
     }
     return out;

@@ -24,17 +24,6 @@ const ChipPreset& chip_of(const ParamMap& p) {
   return kChips[0];
 }
 
-ParamSpec int_param(std::string key, int64_t min, int64_t max, std::string def, std::string doc) {
-  ParamSpec p;
-  p.key = std::move(key);
-  p.kind = ParamKind::kInt;
-  p.min = min;
-  p.max = max;
-  p.default_value = [def](const ParamMap&) { return def; };
-  p.doc = std::move(doc);
-  return p;
-}
-
 std::vector<ParamSpec> local_params(bool with_mode) {
   std::vector<ParamSpec> ps;
   ParamSpec chip;
@@ -67,10 +56,6 @@ std::vector<ParamSpec> local_params(bool with_mode) {
 }
 
 // ---- generators --------------------------------------------------------------
-
-int64_t pick(std::mt19937_64& rng, int64_t lo, int64_t hi) {
-  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-}
 
 struct Draw {
   ParamMap params;
@@ -117,15 +102,6 @@ Shape draw_nchw(std::mt19937_64& rng, int size_class, int64_t npus) {
   int64_t scale = size_class + 1;
   return {pick(rng, 1, 3 * scale), pick(rng, 1, std::max<int64_t>(2, npus * 2 + 3)),
           pick(rng, 1, 3 * scale), pick(rng, 1, 6 * scale)};
-}
-
-Case make_case(const std::string& name, const ParamMap& params, DType dtype, Shape shape) {
-  Case c;
-  auto layout = make_layout(name, params);
-  c.layout = layout.ok() ? *layout : *make_layout(name);
-  c.dtype = dtype;
-  c.shape = std::move(shape);
-  return c;
 }
 
 int64_t npus_of(const ParamMap& p) {
