@@ -56,6 +56,26 @@ void register_case(const std::string& group, const Case& c, const std::vector<co
   }
 }
 
+std::vector<std::pair<std::string, Case>> register_rows(const std::vector<Row>& rows) {
+  std::vector<std::pair<std::string, Case>> out;
+  for (const Row& r : rows) {
+    auto c = parse_case(r.layout, r.dtype, r.shape);
+    if (!c.ok()) {
+      std::fprintf(stderr, "bench %s: %s\n", r.group, c.status().message().c_str());
+      continue;
+    }
+    if (!reference_impl().supports(*c).ok()) {
+      register_case(r.group, *c, {});  // reports the rule the case breaks
+      continue;
+    }
+    std::vector<const Impl*> impls = {&optimized_impl()};
+    if (r.with_reference) impls.push_back(&reference_impl());
+    register_case(r.group, *c, impls);
+    out.emplace_back(r.group, *c);
+  }
+  return out;
+}
+
 namespace {
 
 // Prints the usual console rows, then each row's speed as a ratio to its group's memcpy.

@@ -25,6 +25,19 @@ uint64_t moved_bytes(const Case& c, const Impl& impl);
 // memcpy baseline, then pack and unpack with each implementation.
 void register_case(const std::string& group, const Case& c, const std::vector<const Impl*>& impls);
 
+// A table row: a group, its case, and whether the (slow) reference is measured too.
+struct Row {
+  const char* group;
+  const char* layout;
+  const char* dtype;
+  const char* shape;
+  bool with_reference = false;
+};
+
+// register_case() for every row; a row whose case does not parse or validate is
+// reported on stderr. Returns the (group, case) pairs registered, for peer rows.
+std::vector<std::pair<std::string, Case>> register_rows(const std::vector<Row>& rows);
+
 // Any other row of a group (a peer library, a special kernel); `bytes` per iteration.
 void register_row(const std::string& group, const std::string& row, uint64_t bytes,
                   std::function<void(benchmark::State&)> body);

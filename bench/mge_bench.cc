@@ -65,26 +65,22 @@ void register_onednn(const std::string& group, const Case& c) {
 #endif
 
 const bool registered = [] {
-  const std::vector<const Impl*> fast = {&optimized_impl()};
-  struct Row { const char* group; const char* layout; const char* dtype; const char* shape; };
-  for (const Row& r : {
-           Row{"mge.nchw4/fp32/256KiB", "mge.nchw4", "fp32", "1,64,32,32"},
-           Row{"mge.nchw4/fp32/64MiB", "mge.nchw4", "fp32", "8,64,256,128"},
-           Row{"mge.nchw32/int8/256KiB", "mge.nchw32", "int8", "1,64,64,64"},
-           Row{"mge.nchw32/int8/64MiB", "mge.nchw32", "int8", "16,128,256,128"},
-           Row{"mge.nchw64/int8/256KiB", "mge.nchw64", "int8", "1,64,64,64"},
-           Row{"mge.nchw64/int8/64MiB", "mge.nchw64", "int8", "16,128,256,128"},
-           Row{"mge.nchw4/int8/64MiB", "mge.nchw4", "int8", "16,128,256,128"},
-           Row{"mge.nhwc/fp32/64MiB", "mge.nhwc", "fp32", "8,64,256,128"},
-           Row{"mge.chwn4/int8/64MiB", "mge.chwn4", "int8", "16,128,256,128"},
-       }) {
-    auto c = parse_case(r.layout, r.dtype, r.shape);
-    if (!c.ok()) continue;
-    bench::register_case(r.group, *c, fast);
+  const auto rows = bench::register_rows({
+      bench::Row{"mge.nchw4/fp32/256KiB", "mge.nchw4", "fp32", "1,64,32,32"},
+      bench::Row{"mge.nchw4/fp32/64MiB", "mge.nchw4", "fp32", "8,64,256,128"},
+      bench::Row{"mge.nchw32/int8/256KiB", "mge.nchw32", "int8", "1,64,64,64"},
+      bench::Row{"mge.nchw32/int8/64MiB", "mge.nchw32", "int8", "16,128,256,128"},
+      bench::Row{"mge.nchw64/int8/256KiB", "mge.nchw64", "int8", "1,64,64,64"},
+      bench::Row{"mge.nchw64/int8/64MiB", "mge.nchw64", "int8", "16,128,256,128"},
+      bench::Row{"mge.nchw4/int8/64MiB", "mge.nchw4", "int8", "16,128,256,128"},
+      bench::Row{"mge.nhwc/fp32/64MiB", "mge.nhwc", "fp32", "8,64,256,128"},
+      bench::Row{"mge.chwn4/int8/64MiB", "mge.chwn4", "int8", "16,128,256,128"},
+  });
 #if defined(LAYOUTCHECK_HAVE_DNNL)
-    register_onednn(r.group, *c);
+  for (const auto& [group, c] : rows) register_onednn(group, c);
+#else
+  (void)rows;
 #endif
-  }
   return true;
 }();
 

@@ -62,26 +62,20 @@ void register_sparse(const std::string& group, const Case& c) {
 }
 
 const bool registered = [] {
-  const std::vector<const Impl*> both = {&optimized_impl(), &reference_impl()};
-  const std::vector<const Impl*> fast = {&optimized_impl()};
-  struct Row { const char* group; const char* layout; const char* dtype; const char* shape; bool with_reference; };
-  for (const Row& r : {
-           Row{"nvdla.feature/int8/16MiB", "nvdla.feature", "int8", "256,256,256", true},
-           Row{"nvdla.feature/fp16/16MiB", "nvdla.feature", "fp16", "128,256,256", true},
-           Row{"nvdla.feature/int8/unpacked", "nvdla.feature(line_stride=8224)", "int8", "256,256,256", false},
-           Row{"nvdla.feature/int8/1x1xC", "nvdla.feature", "int8", "1048576,1,1", false},
-           Row{"nvdla.weight.dc/int8/3x3", "nvdla.weight.dc", "int8", "256,256,3,3", true},
-           Row{"nvdla.weight.dc/fp16/3x3", "nvdla.weight.dc", "fp16", "256,256,3,3", false},
-           Row{"nvdla.weight.dc/int8/1x1", "nvdla.weight.dc", "int8", "1024,1024,1,1", false},
-           Row{"nvdla.weight.image/int8/7x7x3", "nvdla.weight.image", "int8", "4096,3,7,7", false},
-           Row{"nvdla.weight.winograd/fp16", "nvdla.weight.winograd", "fp16", "256,256,4,4", false},
-           Row{"nvdla.pixel/T_A8B8G8R8/1080p", "nvdla.pixel(format=T_A8B8G8R8,x_offset=3)", "uint8", "1080,1920,4", false},
-           Row{"nvdla.pixel/T_Y8___U8V8_N444/1080p", "nvdla.pixel(format=T_Y8___U8V8_N444)", "uint8", "1080,1920,3", false},
-           Row{"nvdla.sdp.element/ew2-int16/4MiB", "nvdla.sdp.element(use=ew2)", "int16", "64,128,128,2", false},
-       }) {
-    auto c = parse_case(r.layout, r.dtype, r.shape);
-    if (c.ok()) bench::register_case(r.group, *c, r.with_reference ? both : fast);
-  }
+  bench::register_rows({
+      bench::Row{"nvdla.feature/int8/16MiB", "nvdla.feature", "int8", "256,256,256", true},
+      bench::Row{"nvdla.feature/fp16/16MiB", "nvdla.feature", "fp16", "128,256,256", true},
+      bench::Row{"nvdla.feature/int8/unpacked", "nvdla.feature(line_stride=8224)", "int8", "256,256,256", false},
+      bench::Row{"nvdla.feature/int8/1x1xC", "nvdla.feature", "int8", "1048576,1,1", false},
+      bench::Row{"nvdla.weight.dc/int8/3x3", "nvdla.weight.dc", "int8", "256,256,3,3", true},
+      bench::Row{"nvdla.weight.dc/fp16/3x3", "nvdla.weight.dc", "fp16", "256,256,3,3", false},
+      bench::Row{"nvdla.weight.dc/int8/1x1", "nvdla.weight.dc", "int8", "1024,1024,1,1", false},
+      bench::Row{"nvdla.weight.image/int8/7x7x3", "nvdla.weight.image", "int8", "4096,3,7,7", false},
+      bench::Row{"nvdla.weight.winograd/fp16", "nvdla.weight.winograd", "fp16", "256,256,4,4", false},
+      bench::Row{"nvdla.pixel/T_A8B8G8R8/1080p", "nvdla.pixel(format=T_A8B8G8R8,x_offset=3)", "uint8", "1080,1920,4", false},
+      bench::Row{"nvdla.pixel/T_Y8___U8V8_N444/1080p", "nvdla.pixel(format=T_Y8___U8V8_N444)", "uint8", "1080,1920,3", false},
+      bench::Row{"nvdla.sdp.element/ew2-int16/4MiB", "nvdla.sdp.element(use=ew2)", "int16", "64,128,128,2", false},
+  });
   for (auto [group, dtype] : {std::pair{"nvdla.sparse/int8/4MiB", "int8"}, std::pair{"nvdla.sparse/fp16/4MiB", "fp16"}}) {
     auto c = parse_case("nvdla.weight.dc", dtype, std::string(dtype) == "int8" ? "512,1024,3,3" : "256,1024,3,3");
     if (c.ok()) register_sparse(group, *c);
