@@ -109,7 +109,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
         }
       }
       if (base.empty()) continue;
-      std::printf("%-64s %10.3f\n", name.c_str(), seconds_[base] / seconds_[name]);
+      std::printf("%-64s %10.3g\n", name.c_str(), seconds_[base] / seconds_[name]);
     }
   }
 
