@@ -1,5 +1,8 @@
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
+#include "layoutcheck/plugin.h"
 #include "support.h"
 
 namespace layoutcheck {
@@ -203,6 +206,66 @@ TEST(Checker, position_unique_fill) {
     uint16_t v = static_cast<uint16_t>(buf[i] | buf[i + 1] << 8);
     EXPECT_FALSE(seen[v]) << "value repeated at element " << i / 2;
     seen[v] = true;
+  }
+}
+
+}  // namespace
+}  // namespace layoutcheck
+
+namespace layoutcheck {
+namespace {
+
+class Crashes : public testing::ForwardingImpl {
+ public:
+  using ForwardingImpl::ForwardingImpl;
+  Status pack(const Case&, const void*, size_t, void*, size_t) const override { std::abort(); }
+};
+
+class Hangs : public testing::ForwardingImpl {
+ public:
+  using ForwardingImpl::ForwardingImpl;
+  Status pack(const Case&, const void*, size_t, void*, size_t) const override {
+    for (volatile bool forever = true; forever;) {
+    }
+    return Status();
+  }
+};
+
+TEST(Isolation, a_crash_fails_the_case_and_the_run_goes_on) {
+  Crashes mutant(optimized_impl());
+  Case c = testing::must_case("tpu.continuous", "int8", "1,2,3,4");
+  CheckReport r = check_isolated(c, reference_impl(), mutant, {}, 30);
+  ASSERT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_NE(r.message.find("crashed with signal 6"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("repro: layoutcheck repro"), std::string::npos) << r.message;
+  EXPECT_EQ(check_isolated(c, reference_impl(), optimized_impl(), {}, 30).verdict, Verdict::kPass);
+}
+
+TEST(Isolation, a_hang_fails_the_case) {
+  Hangs mutant(optimized_impl());
+  CheckReport r = check_isolated(testing::must_case("tpu.continuous", "int8", "1,2,3,4"), reference_impl(), mutant, {}, 1);
+  ASSERT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_NE(r.message.find("did not finish within"), std::string::npos) << r.message;
+}
+
+TEST(Shrinking, finds_the_smallest_failing_shape) {
+  Case big = testing::must_case("tpu.continuous", "int8", "7,9,5,8");
+  // Fails whenever H >= 3 and W >= 2: the smallest failing shape is 1,1,3,2.
+  Case small = shrink_case(big, [](const Case& c) { return c.shape[2] >= 3 && c.shape[3] >= 2; });
+  EXPECT_EQ(small.shape, (Shape{1, 1, 3, 2}));
+}
+
+TEST(Regressions, saved_atomically_in_the_replayable_form) {
+  const std::string dir = ::testing::TempDir() + "/layoutcheck_regressions";
+  Case c = testing::must_case("tpu.aligned(npus=4,lmem=1024)", "fp32", "2,3,4,5");
+  auto path = save_regression(dir, c, "mine.so", "FAIL something\n  detail");
+  ASSERT_TRUE(path.ok()) << path.status().message();
+  std::ifstream in(*path);
+  std::string first;
+  std::getline(in, first);
+  EXPECT_EQ(first, "case: tpu.aligned(npus=4,lmem=1024) | fp32 | 2,3,4,5");
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    EXPECT_EQ(e.path().extension(), ".txt") << "left behind: " << e.path();
   }
 }
 
