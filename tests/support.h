@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "layoutcheck/checker.h"
@@ -21,6 +22,21 @@ inline uint64_t must_offset(const Impl& impl, const Case& c, const Coord& at) {
   EXPECT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r.ok() ? *r % 8 : 0, 0u);
   return r.ok() ? *r / 8 : ~uint64_t{0};
+}
+
+// The reference's describe() facts of a case, by name.
+inline std::map<std::string, std::string> facts_of(const Case& c) {
+  auto f = reference_impl().describe(c);
+  EXPECT_TRUE(f.ok()) << f.status().message();
+  std::map<std::string, std::string> out;
+  if (f.ok()) out.insert(f->begin(), f->end());
+  return out;
+}
+
+// The optimized implementation passes the checker on one case.
+inline void expect_pass(const std::string& layout, const std::string& dtype, const std::string& shape) {
+  CheckReport r = check(must_case(layout, dtype, shape), reference_impl(), optimized_impl());
+  EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
 }
 
 // An Impl that forwards to another; tests override one method to plant a bug

@@ -7,21 +7,10 @@
 namespace layoutcheck {
 namespace {
 
+using testing::facts_of;
+using testing::expect_pass;
 using testing::must_case;
 using testing::must_offset;
-
-std::map<std::string, std::string> facts_of(const Case& c) {
-  auto f = reference_impl().describe(c);
-  EXPECT_TRUE(f.ok()) << f.status().message();
-  std::map<std::string, std::string> out;
-  if (f.ok()) out.insert(f->begin(), f->end());
-  return out;
-}
-
-void expect_pass(const std::string& layout, const std::string& dtype, const std::string& shape) {
-  CheckReport r = check(must_case(layout, dtype, shape), reference_impl(), optimized_impl());
-  EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
-}
 
 std::string canonical(const std::string& text) {
   auto l = parse_layout(text);

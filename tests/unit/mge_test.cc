@@ -6,21 +6,10 @@
 namespace layoutcheck {
 namespace {
 
+using testing::facts_of;
+using testing::expect_pass;
 using testing::must_case;
 using testing::must_offset;
-
-std::map<std::string, std::string> mge_facts(const Case& c) {
-  auto f = reference_impl().describe(c);
-  EXPECT_TRUE(f.ok()) << f.status().message();
-  std::map<std::string, std::string> out;
-  if (f.ok()) out.insert(f->begin(), f->end());
-  return out;
-}
-
-void expect_pass(const std::string& layout, const std::string& dtype, const std::string& shape) {
-  CheckReport r = check(must_case(layout, dtype, shape), reference_impl(), optimized_impl());
-  EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
-}
 
 std::vector<uint8_t> pack_with(const Impl& impl, const Case& c, const std::vector<uint8_t>& logical) {
   auto size = impl.size_bytes(c);
@@ -147,17 +136,17 @@ TEST(MgePack, odd_int4_spare_nibble_is_zero) {
 }
 
 TEST(MgeDescribe, strides_of_the_worked_examples) {
-  auto f = mge_facts(must_case("mge.matrix", "int32", "2,5"));
+  auto f = facts_of(must_case("mge.matrix", "int32", "2,5"));
   EXPECT_EQ(f["strides"], "20,4");
   EXPECT_EQ(f["size_bytes"], "40");
   EXPECT_EQ(must_offset(reference_impl(), must_case("mge.matrix", "int32", "2,5"), {1, 2}), 28u);
-  f = mge_facts(must_case("mge.matrix(order=col)", "int32", "2,5"));
+  f = facts_of(must_case("mge.matrix(order=col)", "int32", "2,5"));
   EXPECT_EQ(f["strides"], "8,4");
-  f = mge_facts(must_case("mge.nchw32", "int8", "2,33,3,3"));
+  f = facts_of(must_case("mge.nchw32", "int8", "2,33,3,3"));
   EXPECT_EQ(f["physical_shape"], "2,2,3,3,32");
   EXPECT_EQ(f["strides"], "576,288,96,32,1");
   EXPECT_EQ(f["padded_channels"], "31");
-  f = mge_facts(must_case("mge.chwn4", "fp16", "3,5,2,2"));
+  f = facts_of(must_case("mge.chwn4", "fp16", "3,5,2,2"));
   EXPECT_EQ(f["physical_dims"], "C/4,H,W,N,4");
   EXPECT_EQ(f["strides"], "96,48,24,8,2");
 }

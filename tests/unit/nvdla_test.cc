@@ -8,21 +8,10 @@
 namespace layoutcheck {
 namespace {
 
+using testing::facts_of;
+using testing::expect_pass;
 using testing::must_case;
 using testing::must_offset;
-
-std::map<std::string, std::string> facts_of(const Case& c) {
-  auto f = reference_impl().describe(c);
-  EXPECT_TRUE(f.ok()) << f.status().message();
-  std::map<std::string, std::string> out;
-  if (f.ok()) out.insert(f->begin(), f->end());
-  return out;
-}
-
-void expect_pass(const std::string& layout, const std::string& dtype, const std::string& shape) {
-  CheckReport r = check(must_case(layout, dtype, shape), reference_impl(), optimized_impl());
-  EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
-}
 
 TEST(NvdlaFeatureBoundary, c_lt_atom) { expect_pass("nvdla.feature", "int8", "31,3,17"); }
 TEST(NvdlaFeatureBoundary, c_eq_atom) { expect_pass("nvdla.feature", "int8", "32,3,17"); }
