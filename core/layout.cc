@@ -240,6 +240,20 @@ Status check_shape(const LayoutSpec& spec, const Shape& shape) {
   return element_count(shape).status();
 }
 
+Status check_coord(const Case& c, const Coord& at) {
+  if (at.size() != c.shape.size()) {
+    return Status::invalid("coordinate (" + shape_to_string(at) + ") has rank " + std::to_string(at.size()) +
+                           ", the shape " + shape_to_string(c.shape) + " has rank " + std::to_string(c.shape.size()));
+  }
+  for (size_t i = 0; i < at.size(); ++i) {
+    if (at[i] < 0 || at[i] >= c.shape[i]) {
+      return Status::invalid("coordinate (" + shape_to_string(at) + ") is outside the shape " +
+                             shape_to_string(c.shape));
+    }
+  }
+  return Status();
+}
+
 Result<Case> parse_case(std::string_view layout, std::string_view dtype, std::string_view shape) {
   Case c;
   LC_ASSIGN_OR_RETURN(c.layout, parse_layout(layout));

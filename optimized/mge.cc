@@ -665,13 +665,7 @@ class MgeOptimized : public Impl {
   }
   Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
     LC_ASSIGN_OR_RETURN(Plan p, make_plan(c));
-    if (at.size() != c.shape.size()) return Status::invalid("coordinate rank differs from the shape's");
-    for (size_t i = 0; i < at.size(); ++i) {
-      if (at[i] < 0 || at[i] >= c.shape[i]) {
-        return Status::invalid("coordinate (" + shape_to_string(at) + ") outside the shape " +
-                               shape_to_string(c.shape));
-      }
-    }
+    LC_RETURN_IF_ERROR(check_coord(c, at));
     uint64_t element = 0;
     if (p.kind == Kind::kIdentity) {
       element = index_of_coord(c.shape, at);

@@ -628,10 +628,7 @@ class NvdlaOptimized : public Impl {
 
   Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
     LC_RETURN_IF_ERROR(check_case(c));
-    if (at.size() != c.shape.size()) return Status::invalid("coordinate rank differs from the shape's");
-    for (size_t i = 0; i < at.size(); ++i) {
-      if (at[i] < 0 || at[i] >= c.shape[i]) return Status::invalid("coordinate outside the shape");
-    }
+    LC_RETURN_IF_ERROR(check_coord(c, at));
     if (is_feature(c)) {
       LC_ASSIGN_OR_RETURN(FeaturePlan p, feature_plan(c));
       const uint64_t ch = at[0];

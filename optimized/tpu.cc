@@ -239,10 +239,7 @@ class TpuOptimized : public Impl {
   }
   Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
     LC_ASSIGN_OR_RETURN(Plan p, make_plan(c));
-    if (at.size() != c.shape.size()) return Status::invalid("coordinate rank differs from the shape's");
-    for (size_t i = 0; i < at.size(); ++i) {
-      if (at[i] < 0 || at[i] >= c.shape[i]) return Status::invalid("coordinate outside the shape");
-    }
+    LC_RETURN_IF_ERROR(check_coord(c, at));
     uint64_t m = at[0], ch, h = 0, w, lane = 0;
     if (p.matrix) {
       ch = at[1] / p.cols;

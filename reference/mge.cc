@@ -127,20 +127,6 @@ uint64_t offset_of(const MgeTensor& t, const Coord& at) {
   return offset;
 }
 
-Status check_coord(const Case& c, const Coord& at) {
-  if (at.size() != c.shape.size()) {
-    return Status::invalid("coordinate (" + shape_to_string(at) + ") has rank " + num(at.size()) +
-                           ", the shape " + shape_to_string(c.shape) + " has rank " + num(c.shape.size()));
-  }
-  for (size_t i = 0; i < at.size(); ++i) {
-    if (at[i] < 0 || at[i] >= c.shape[i]) {
-      return Status::invalid("coordinate (" + shape_to_string(at) + ") is outside the shape " +
-                             shape_to_string(c.shape));
-    }
-  }
-  return Status();
-}
-
 // Copies `bits` bits (a whole number of bytes, or 4) from bit `from` of src to
 // bit `to` of dst. A 4-bit element with an even offset is the low nibble.
 void copy_element(const uint8_t* src, uint64_t from, uint8_t* dst, uint64_t to, uint64_t bits) {

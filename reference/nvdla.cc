@@ -38,19 +38,6 @@ Status check_alignment(const char* format, const char* what, uint64_t value, uin
   return Status();
 }
 
-Status check_coord(const Case& c, const Coord& at) {
-  if (at.size() != c.shape.size()) {
-    return Status::invalid("coordinate (" + shape_to_string(at) + ") has rank " + num(at.size()) + ", the shape " +
-                           shape_to_string(c.shape) + " has rank " + num(c.shape.size()));
-  }
-  for (size_t i = 0; i < at.size(); ++i) {
-    if (at[i] < 0 || at[i] >= c.shape[i]) {
-      return Status::invalid("coordinate (" + shape_to_string(at) + ") is outside the shape " + shape_to_string(c.shape));
-    }
-  }
-  return Status();
-}
-
 // ---- Feature Data Format -------------------------------------------------------
 
 constexpr uint64_t kFeatureAtomBytes = 32;  // "Split the data cube into 1x1x32byte small atom cubes."

@@ -281,14 +281,6 @@ Result<TlaModel> cached_model(const Case& c) {
   return *last;
 }
 
-Status check_coord(const Case& c, const Coord& at) {
-  if (at.size() != 2 || at[0] < 0 || at[1] < 0 || at[0] >= c.shape[0] || at[1] >= c.shape[1]) {
-    return Status::invalid("coordinate (" + shape_to_string(at) + ") is outside the " + shape_to_string(c.shape) +
-                           " matrix");
-  }
-  return Status();
-}
-
 class TlaReference : public Impl {
  public:
   std::string name() const override { return "reference"; }

@@ -234,20 +234,6 @@ uint64_t address_of(const TpuTensor& t, const Coord& at) {
   return npu * t.S + t.R + element * t.mode.stored_bytes + lane * t.mode.lane_bytes;
 }
 
-Status check_coord(const Case& c, const Coord& at) {
-  if (at.size() != c.shape.size()) {
-    return Status::invalid("coordinate (" + shape_to_string(at) + ") has rank " + num(at.size()) +
-                           ", the shape " + shape_to_string(c.shape) + " has rank " + num(c.shape.size()));
-  }
-  for (size_t i = 0; i < at.size(); ++i) {
-    if (at[i] < 0 || at[i] >= c.shape[i]) {
-      return Status::invalid("coordinate (" + shape_to_string(at) + ") is outside the shape " +
-                             shape_to_string(c.shape));
-    }
-  }
-  return Status();
-}
-
 class TpuReference : public Impl {
  public:
   std::string name() const override { return "reference"; }

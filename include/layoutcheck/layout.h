@@ -117,5 +117,7 @@ Coord coord_of_index(const Shape& shape, uint64_t index);
 uint64_t index_of_coord(const Shape& shape, const Coord& coord);
 // Checks the shape has the layout's rank and positive extents.
 Status check_shape(const LayoutSpec& spec, const Shape& shape);
+// Checks a logical coordinate has the shape's rank and lies inside it.
+Status check_coord(const Case& c, const Coord& at);
 
 }  // namespace layoutcheck
