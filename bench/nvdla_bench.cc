@@ -74,6 +74,7 @@ const bool registered = [] {
       bench::Row{"nvdla.weight.winograd/fp16", "nvdla.weight.winograd", "fp16", "256,256,4,4", false},
       bench::Row{"nvdla.pixel/T_A8B8G8R8/1080p", "nvdla.pixel(format=T_A8B8G8R8,x_offset=3)", "uint8", "1080,1920,4", false},
       bench::Row{"nvdla.pixel/T_Y8___U8V8_N444/1080p", "nvdla.pixel(format=T_Y8___U8V8_N444)", "uint8", "1080,1920,3", false},
+      bench::Row{"nvdla.pixel/T_A2B10G10R10/1080p", "nvdla.pixel(format=T_A2B10G10R10)", "uint16", "1080,1920,4", false},
       bench::Row{"nvdla.sdp.element/ew2-int16/4MiB", "nvdla.sdp.element(use=ew2)", "int16", "64,128,128,2", false},
   });
   for (auto [group, dtype] : {std::pair{"nvdla.sparse/int8/4MiB", "int8"}, std::pair{"nvdla.sparse/fp16/4MiB", "fp16"}}) {

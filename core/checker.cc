@@ -113,9 +113,17 @@ void fill_position_unique(const Case& c, uint64_t seed, std::vector<uint8_t>* lo
   const uint64_t n = element_count(c.shape).ok() ? *element_count(c.shape) : 0;
   logical->assign((n * bits + 7) / 8, 0);
   const uint64_t salt = seed * 0x2545F4914F6CDD1Dull;
+  // Formats with fields narrower than the dtype keep only a field's bits: the
+  // value is drawn within the field, zero-extended in its dtype.
+  const LayoutSpec* spec = find_spec(c.layout.name);
+  const bool narrow = spec != nullptr && static_cast<bool>(spec->value_bits);
   for (uint64_t i = 0; i < n; ++i) {
     // An odd multiplier is a bijection modulo 2^bits: unique within each period.
     uint64_t v = i * 0x9E3779B97F4A7C15ull + salt;
+    if (narrow) {
+      const uint32_t keep = value_bits(c, coord_of_index(c.shape, i));
+      if (keep < 64) v &= (uint64_t{1} << keep) - 1;
+    }
     if (bits % 8 == 0) {
       std::memcpy(logical->data() + i * (bits / 8), &v, bits / 8);
     } else {
@@ -232,7 +240,7 @@ CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
         for (uint64_t i = 0; i < n && !owned; ++i) {
           Coord at = coord_of_index(c.shape, i);
           auto oe = expected.offset_bits(c, at);
-          if (oe.ok() && *oe / 8 <= first && first < (*oe + dtype_bits(c.dtype) + 7) / 8) {
+          if (oe.ok() && *oe / 8 <= first && first < (*oe + value_bits(c, at) + 7) / 8) {
             owned = true;
             o << "; it belongs to element " << coord_text(at);
             if (actual_has_offsets) {

@@ -1,5 +1,6 @@
 #include "layoutcheck/layout.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -252,6 +253,12 @@ Status check_coord(const Case& c, const Coord& at) {
     }
   }
   return Status();
+}
+
+uint32_t value_bits(const Case& c, const Coord& at) {
+  const LayoutSpec* spec = find_spec(c.layout.name);
+  if (spec == nullptr || !spec->value_bits) return dtype_bits(c.dtype);
+  return std::min(spec->value_bits(c, at), dtype_bits(c.dtype));
 }
 
 Result<Case> parse_case(std::string_view layout, std::string_view dtype, std::string_view shape) {

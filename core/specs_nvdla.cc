@@ -165,6 +165,22 @@ void pixel_traits(const std::string& f, int64_t* channels, int64_t* pixel_bytes,
                                                                          : DType::kInt8;
 }
 
+// The packed 2+10+10+10 formats keep, of each int16 component, the bits the
+// name gives it (T_A2B10G10R10: A 2, B, G and R 10); other formats keep all.
+uint32_t pixel_value_bits(const Case& c, const Coord& at) {
+  const std::string& f = c.layout.get("format");
+  std::vector<uint32_t> widths;
+  for (size_t i = 2; i < f.size() && f[i] != '_'; ++i) {
+    if (f[i] < 'A' || f[i] > 'Z') continue;
+    uint32_t bits = 0;
+    while (i + 1 < f.size() && f[i + 1] >= '0' && f[i + 1] <= '9') bits = bits * 10 + static_cast<uint32_t>(f[++i] - '0');
+    widths.push_back(bits);
+  }
+  const bool packed = std::find(widths.begin(), widths.end(), 2u) != widths.end();
+  const size_t ch = at.size() == 3 ? static_cast<size_t>(at[2]) : widths.size();
+  return packed && ch < widths.size() ? widths[ch] : dtype_bits(c.dtype);
+}
+
 Case pixel_case(std::mt19937_64& rng, int size_class) {
   const auto& formats = pixel_formats();
   const std::string f = formats[pick(rng, 0, static_cast<int64_t>(formats.size()) - 1)];
@@ -348,6 +364,7 @@ void add_nvdla_specs(std::vector<LayoutSpec>* specs) {
                   int_param("addr", 0, INT64_MAX, "0", "start address (checked for its 32-byte alignment only)")};
   pixel.random_case = pixel_case;
   pixel.boundary_cases = pixel_boundaries;
+  pixel.value_bits = pixel_value_bits;
   specs->push_back(pixel);
 
   LayoutSpec channel;

@@ -14,6 +14,7 @@
 //   strided by H*W logically: a strided gather (a memcpy when H*W == 1).
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -407,29 +408,35 @@ void winograd_copy(const WinogradPlan& p, const uint8_t* src, uint8_t* dst, bool
 // ---- pixel data -------------------------------------------------------------------
 //
 // The format name says it all: "___" separates the Y plane from the chroma plane
-// of a semi-planar format; each letter-and-bits group is one component; the 2-
-// and 10-bit groups share a 32-bit word (declined: not byte components); a
-// trailing _F on a 4-component name is fp16. A line is a run of (x_offset + W)
-// pixels, copied row by row when the logical row is the physical one.
+// of a semi-planar format; each letter-and-bits group is one component; a
+// trailing _F on a 4-component name is fp16. A plane holds one little-endian
+// word per pixel whose components run from the most significant bits down in
+// name order, so byte-sized components appear in memory in reverse name order
+// and the 2+10+10+10 words are bit fields. A line is a run of (x_offset + W)
+// words.
 
 struct PixelPlan {
   uint64_t H = 0, W = 0, C = 0, cb = 1, planar = 0, ypix = 1, uvpix = 0, x = 0, ls = 0, uls = 0, uvo = 0, size = 0;
+  bool fields = false;            // 2+10+10+10 bit fields of a 32-bit word
+  uint32_t shift[4] = {}, width[4] = {};  // fields: where each component sits
+  std::string name;
 };
 
 Result<PixelPlan> pixel_plan(const Case& c) {
   const std::string f = c.layout.get("format");
   PixelPlan p;
+  p.name = f;
   p.planar = f.find("___") != std::string::npos;
   uint64_t groups = 0, bits = 0;
-  bool ten_in_word = false;
   for (size_t i = 2; i < f.size(); ++i) {
     if (f[i] == '_') break;  // _F, _I, ___, _N444
     if (f[i] >= 'A' && f[i] <= 'Z') {
+      uint32_t b = 0;
+      while (i + 1 < f.size() && f[i + 1] >= '0' && f[i + 1] <= '9') b = b * 10 + static_cast<uint32_t>(f[++i] - '0');
+      if (groups < 4) p.width[groups] = b;
       ++groups;
-      uint64_t b = 0;
-      while (i + 1 < f.size() && f[i + 1] >= '0' && f[i + 1] <= '9') b = b * 10 + static_cast<uint64_t>(f[++i] - '0');
-      if (b == 2) ten_in_word = true;
-      bits = std::max(bits, b);
+      if (b == 2) p.fields = true;
+      bits = std::max<uint64_t>(bits, b);
     }
   }
   const uint64_t channels = p.planar ? 3 : groups;
@@ -439,9 +446,15 @@ Result<PixelPlan> pixel_plan(const Case& c) {
   if (p.C != channels) return Status::invalid(f + " takes " + str(channels) + " channels, not " + str(p.C));
   const bool twin = (want == DType::kInt8 && c.dtype == DType::kUInt8) || (want == DType::kInt16 && c.dtype == DType::kUInt16);
   if (c.dtype != want && !twin) return Status::invalid(f + " is " + dtype_name(want) + " data");
-  if (ten_in_word) return Status::unsupported(f + " has 10-bit fields in a 32-bit word");
   p.cb = bits > 8 ? 2 : 1;
-  p.ypix = p.planar ? p.cb : p.cb * channels;
+  if (p.fields) {
+    // Widths 2/10 from the name; the last component holds the low bits.
+    uint32_t below = 0;
+    for (uint64_t ch = channels; ch-- > 0;) p.shift[ch] = below, below += p.width[ch];
+    p.ypix = 4;
+  } else {
+    p.ypix = p.planar ? p.cb : p.cb * channels;
+  }
   p.uvpix = p.planar ? 2 * p.cb : 0;
   p.x = c.layout.get_int("x_offset");
   if (p.x > 32 / p.ypix - 1) return Status::invalid(f + " x offset " + str(p.x) + " out of range");
@@ -471,33 +484,134 @@ Result<PixelPlan> pixel_plan(const Case& c) {
   return p;
 }
 
-uint64_t pixel_place(const PixelPlan& p, uint64_t h, uint64_t w, uint64_t ch) {
-  if (p.planar && ch) return p.uvo + h * p.uls + (p.x + w) * p.uvpix + (ch - 1) * p.cb;
-  return h * p.ls + (p.x + w) * p.ypix + ch * p.cb;
+uint64_t pixel_place_bits(const PixelPlan& p, uint64_t h, uint64_t w, uint64_t ch) {
+  if (p.fields) return (h * p.ls + (p.x + w) * 4) * 8 + p.shift[ch];
+  if (p.planar && ch) return (p.uvo + h * p.uls + (p.x + w) * p.uvpix + (2 - ch) * p.cb) * 8;
+  const uint64_t last = p.planar ? 0 : p.C - 1;
+  return (h * p.ls + (p.x + w) * p.ypix + (last - ch) * p.cb) * 8;
+}
+
+// Reverses the components of each of n words of kComps components of kCb
+// bytes. Involutive, so pack and unpack share it; fixed sizes let the compiler
+// turn the loop into byte shuffles.
+template <int kComps, int kCb>
+void reverse_words(const uint8_t* src, uint8_t* dst, uint64_t n) {
+  constexpr int kWord = kComps * kCb;
+  using Word = std::conditional_t<kWord == 2, uint16_t, std::conditional_t<kWord == 4, uint32_t, uint64_t>>;
+  for (uint64_t i = 0; i < n; ++i) {
+    Word v;
+    std::memcpy(&v, src + i * kWord, kWord);
+    if constexpr (kCb == 1 && kWord == 2) v = __builtin_bswap16(v);
+    else if constexpr (kCb == 1) v = __builtin_bswap32(v);
+    else if constexpr (kWord == 4) v = static_cast<Word>(v >> 16 | v << 16);
+    else v = v >> 48 | (v >> 16 & 0xFFFF0000ull) | (v << 16 & 0xFFFF00000000ull) | v << 48;
+    std::memcpy(dst + i * kWord, &v, kWord);
+  }
+}
+
+void reverse_components(const uint8_t* src, uint8_t* dst, uint64_t n, uint64_t comps, uint64_t cb) {
+  if (comps == 1) std::memcpy(dst, src, n * cb);
+  else if (comps == 4 && cb == 1) reverse_words<4, 1>(src, dst, n);
+  else if (comps == 4) reverse_words<4, 2>(src, dst, n);
+  else if (cb == 1) reverse_words<2, 1>(src, dst, n);
+  else reverse_words<2, 2>(src, dst, n);
+}
+
+// One line of a semi-planar image: logical (Y, first chroma, second chroma)
+// triples <-> Y words and chroma words with the second chroma in the low half.
+template <typename T>
+void semi_planar_pack_line(const uint8_t* logical, uint8_t* y, uint8_t* uv, uint64_t W) {
+  for (uint64_t w = 0; w < W; ++w) {
+    T l[3];
+    std::memcpy(l, logical + w * sizeof l, sizeof l);
+    const T pair[2] = {l[2], l[1]};
+    std::memcpy(y + w * sizeof(T), &l[0], sizeof(T));
+    std::memcpy(uv + w * sizeof pair, pair, sizeof pair);
+  }
+}
+
+template <typename T>
+void semi_planar_unpack_line(const uint8_t* y, const uint8_t* uv, uint8_t* logical, uint64_t W) {
+  for (uint64_t w = 0; w < W; ++w) {
+    T pair[2], l[3];
+    std::memcpy(&l[0], y + w * sizeof(T), sizeof(T));
+    std::memcpy(pair, uv + w * sizeof pair, sizeof pair);
+    l[1] = pair[1], l[2] = pair[0];
+    std::memcpy(logical + w * sizeof l, l, sizeof l);
+  }
+}
+
+// Bit-field words: the OR of each component over the image tells whether every
+// value fits its field; only then are the words assembled.
+Status pixel_fields_pack(const PixelPlan& p, const uint8_t* src, uint8_t* dst) {
+  uint16_t seen[4] = {};
+  const uint64_t n = p.H * p.W;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint16_t v[4];
+    std::memcpy(v, src + i * 8, 8);
+    for (int ch = 0; ch < 4; ++ch) seen[ch] |= v[ch];
+  }
+  for (uint64_t ch = 0; ch < 4; ++ch) {
+    if ((seen[ch] >> p.width[ch]) == 0) continue;
+    for (uint64_t i = 0;; ++i) {
+      uint16_t v = 0;
+      std::memcpy(&v, src + (i * 4 + ch) * 2, 2);
+      if ((v >> p.width[ch]) == 0) continue;
+      return Status::invalid(p.name + ": component " + str(ch) + " of pixel (" + str(i / p.W) + ", " + str(i % p.W) +
+                             ") is " + std::to_string(static_cast<int16_t>(v)) + ", which does not fit its " +
+                             str(p.width[ch]) + "-bit field");
+    }
+  }
+  std::memset(dst, 0, p.size);
+  const uint32_t s0 = p.shift[0], s1 = p.shift[1], s2 = p.shift[2], s3 = p.shift[3];
+  for (uint64_t h = 0; h < p.H; ++h) {
+    uint8_t* line = dst + h * p.ls + p.x * 4;
+    const uint8_t* row = src + h * p.W * 8;
+    for (uint64_t w = 0; w < p.W; ++w) {
+      uint16_t v[4];
+      std::memcpy(v, row + w * 8, 8);
+      const uint32_t word = uint32_t{v[0]} << s0 | uint32_t{v[1]} << s1 | uint32_t{v[2]} << s2 | uint32_t{v[3]} << s3;
+      std::memcpy(line + w * 4, &word, 4);
+    }
+  }
+  return Status();
+}
+
+void pixel_fields_unpack(const PixelPlan& p, const uint8_t* src, uint8_t* dst) {
+  // Locals, not plan fields: the byte stores below could alias the plan.
+  const uint32_t s0 = p.shift[0], s1 = p.shift[1], s2 = p.shift[2], s3 = p.shift[3];
+  const uint32_t m0 = (1u << p.width[0]) - 1, m1 = (1u << p.width[1]) - 1, m2 = (1u << p.width[2]) - 1,
+                 m3 = (1u << p.width[3]) - 1;
+  for (uint64_t h = 0; h < p.H; ++h) {
+    const uint8_t* line = src + h * p.ls + p.x * 4;
+    uint8_t* row = dst + h * p.W * 8;
+    for (uint64_t w = 0; w < p.W; ++w) {
+      uint32_t word = 0;
+      std::memcpy(&word, line + w * 4, 4);
+      const uint64_t v = uint64_t{(word >> s0) & m0} | uint64_t{(word >> s1) & m1} << 16 |
+                         uint64_t{(word >> s2) & m2} << 32 | uint64_t{(word >> s3) & m3} << 48;
+      std::memcpy(row + w * 8, &v, 8);
+    }
+  }
 }
 
 void pixel_copy(const PixelPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
   const uint64_t row = p.W * p.C * p.cb;
   if (to_physical) std::memset(dst, 0, p.size);
   for (uint64_t h = 0; h < p.H; ++h) {
+    const uint64_t line = h * p.ls + p.x * p.ypix;
     if (!p.planar) {
-      // A packed pixel line is the logical row, shifted by the x offset.
-      const uint64_t line = h * p.ls + p.x * p.ypix;
-      if (to_physical) std::memcpy(dst + line, src + h * row, row);
-      else std::memcpy(dst + h * row, src + line, row);
+      // A pixel line is the logical row, shifted by the x offset, each word's
+      // components reversed.
+      if (to_physical) reverse_components(src + h * row, dst + line, p.W, p.C, p.cb);
+      else reverse_components(src + line, dst + h * row, p.W, p.C, p.cb);
       continue;
     }
-    for (uint64_t w = 0; w < p.W; ++w) {
-      const uint64_t logical = (h * p.W + w) * 3 * p.cb;
-      const uint64_t y = pixel_place(p, h, w, 0), uv = pixel_place(p, h, w, 1);
-      if (to_physical) {
-        copy_element(dst + y, src + logical, p.cb);
-        copy_element(dst + uv, src + logical + p.cb, 2 * p.cb);
-      } else {
-        copy_element(dst + logical, src + y, p.cb);
-        copy_element(dst + logical + p.cb, src + uv, 2 * p.cb);
-      }
-    }
+    const uint64_t uv = p.uvo + h * p.uls + p.x * p.uvpix;
+    if (to_physical && p.cb == 1) semi_planar_pack_line<uint8_t>(src + h * row, dst + line, dst + uv, p.W);
+    else if (to_physical) semi_planar_pack_line<uint16_t>(src + h * row, dst + line, dst + uv, p.W);
+    else if (p.cb == 1) semi_planar_unpack_line<uint8_t>(src + line, src + uv, dst + h * row, p.W);
+    else semi_planar_unpack_line<uint16_t>(src + line, src + uv, dst + h * row, p.W);
   }
 }
 
@@ -636,7 +750,7 @@ class NvdlaOptimized : public Impl {
     }
     if (is_pixel(c)) {
       LC_ASSIGN_OR_RETURN(PixelPlan p, pixel_plan(c));
-      return pixel_place(p, at[0], at[1], at[2]) * 8;
+      return pixel_place_bits(p, at[0], at[1], at[2]);
     }
     if (is_winograd(c)) {
       LC_ASSIGN_OR_RETURN(WinogradPlan p, winograd_plan(c));
@@ -675,6 +789,7 @@ class NvdlaOptimized : public Impl {
     }
     if (is_pixel(c)) {
       LC_ASSIGN_OR_RETURN(PixelPlan p, pixel_plan(c));
+      if (p.fields) return pixel_fields_pack(p, src, dst);
       pixel_copy(p, src, dst, true);
       return Status();
     }
@@ -708,7 +823,8 @@ class NvdlaOptimized : public Impl {
     }
     if (is_pixel(c)) {
       LC_ASSIGN_OR_RETURN(PixelPlan p, pixel_plan(c));
-      pixel_copy(p, src, dst, false);
+      if (p.fields) pixel_fields_unpack(p, src, dst);
+      else pixel_copy(p, src, dst, false);
       return Status();
     }
     if (is_winograd(c)) {

@@ -375,60 +375,61 @@ void winograd_scan(const Winograd& m, Visit visit) {
 // ---- Pixel Format ------------------------------------------------------------------
 
 // Table "Pixel formats and valid setting": name, # of planar, valid channel size,
-// valid input precision, valid X offset range; plus the component width the
-// name spells (8, 10, 12 or 16 bits; the 10-bit RGB/YUV formats pack 2+10+10+10
-// bits in one 32-bit word).
+// valid input precision, valid X offset range; plus what the name spells: its
+// components and the bits each one occupies in memory. 10-, 12- and 16-bit
+// components of the other formats sit in 16-bit containers; the 2+10+10+10
+// formats are 32-bit words of bit fields (oracles/ERRATA.md).
 struct PixelFormat {
   const char* name;
   uint64_t planes, channels;
   DType precision;
   uint64_t x_max;
-  uint64_t component_bits;  // container bits of one component; 0 = 10/2-bit fields of a 32-bit word
+  const char* letters;     // the components, in the order of the name
+  uint64_t field_bits[4];  // bits of each component, in the order of the name
 };
 
 constexpr PixelFormat kPixelFormats[] = {
-    {"T_R8", 1, 1, DType::kInt8, 31, 8},
-    {"T_R10", 1, 1, DType::kInt16, 15, 16},
-    {"T_R12", 1, 1, DType::kInt16, 15, 16},
-    {"T_R16", 1, 1, DType::kInt16, 15, 16},
-    {"T_R16_I", 1, 1, DType::kInt16, 15, 16},
-    {"T_R16_F", 1, 1, DType::kInt16, 15, 16},
-    {"T_A16B16G16R16", 1, 4, DType::kInt16, 3, 16},
-    {"T_X16B16G16R16", 1, 4, DType::kInt16, 3, 16},
-    {"T_A16B16G16R16_F", 1, 4, DType::kFp16, 3, 16},
-    {"T_A16Y16U16V16", 1, 4, DType::kInt16, 3, 16},
-    {"T_V16U16Y16A16", 1, 4, DType::kInt16, 3, 16},
-    {"T_A16Y16U16V16_F", 1, 4, DType::kFp16, 3, 16},
-    {"T_A8B8G8R8", 1, 4, DType::kInt8, 7, 8},
-    {"T_A8R8G8B8", 1, 4, DType::kInt8, 7, 8},
-    {"T_B8G8R8A8", 1, 4, DType::kInt8, 7, 8},
-    {"T_R8G8B8A8", 1, 4, DType::kInt8, 7, 8},
-    {"T_X8B8G8R8", 1, 4, DType::kInt8, 7, 8},
-    {"T_X8R8G8B8", 1, 4, DType::kInt8, 7, 8},
-    {"T_B8G8R8X8", 1, 4, DType::kInt8, 7, 8},
-    {"T_R8G8B8X8", 1, 4, DType::kInt8, 7, 8},
-    {"T_A2B10G10R10", 1, 4, DType::kInt16, 7, 0},
-    {"T_A2R10G10B10", 1, 4, DType::kInt16, 7, 0},
-    {"T_B10G10R10A2", 1, 4, DType::kInt16, 7, 0},
-    {"T_R10G10B10A2", 1, 4, DType::kInt16, 7, 0},
-    {"T_A2Y10U10V10", 1, 4, DType::kInt16, 7, 0},
-    {"T_V10U10Y10A2", 1, 4, DType::kInt16, 7, 0},
-    {"T_A8Y8U8V8", 1, 4, DType::kInt8, 7, 8},
-    {"T_V8U8Y8A8", 1, 4, DType::kInt8, 7, 8},
-    {"T_Y8___U8V8_N444", 2, 3, DType::kInt8, 31, 8},
-    {"T_Y8___V8U8_N444", 2, 3, DType::kInt8, 31, 8},
-    {"T_Y10___U10V10_N444", 2, 3, DType::kInt16, 15, 16},
-    {"T_Y10___V10U10_N444", 2, 3, DType::kInt16, 15, 16},
-    {"T_Y12___U12V12_N444", 2, 3, DType::kInt16, 15, 16},
-    {"T_Y12___V12U12_N444", 2, 3, DType::kInt16, 15, 16},
-    {"T_Y16___U16V16_N444", 2, 3, DType::kInt16, 15, 16},
-    {"T_Y16___V16U16_N444", 2, 3, DType::kInt16, 15, 16},
+    {"T_R8", 1, 1, DType::kInt8, 31, "R", {8}},
+    {"T_R10", 1, 1, DType::kInt16, 15, "R", {16}},
+    {"T_R12", 1, 1, DType::kInt16, 15, "R", {16}},
+    {"T_R16", 1, 1, DType::kInt16, 15, "R", {16}},
+    {"T_R16_I", 1, 1, DType::kInt16, 15, "R", {16}},
+    {"T_R16_F", 1, 1, DType::kInt16, 15, "R", {16}},
+    {"T_A16B16G16R16", 1, 4, DType::kInt16, 3, "ABGR", {16, 16, 16, 16}},
+    {"T_X16B16G16R16", 1, 4, DType::kInt16, 3, "XBGR", {16, 16, 16, 16}},
+    {"T_A16B16G16R16_F", 1, 4, DType::kFp16, 3, "ABGR", {16, 16, 16, 16}},
+    {"T_A16Y16U16V16", 1, 4, DType::kInt16, 3, "AYUV", {16, 16, 16, 16}},
+    {"T_V16U16Y16A16", 1, 4, DType::kInt16, 3, "VUYA", {16, 16, 16, 16}},
+    {"T_A16Y16U16V16_F", 1, 4, DType::kFp16, 3, "AYUV", {16, 16, 16, 16}},
+    {"T_A8B8G8R8", 1, 4, DType::kInt8, 7, "ABGR", {8, 8, 8, 8}},
+    {"T_A8R8G8B8", 1, 4, DType::kInt8, 7, "ARGB", {8, 8, 8, 8}},
+    {"T_B8G8R8A8", 1, 4, DType::kInt8, 7, "BGRA", {8, 8, 8, 8}},
+    {"T_R8G8B8A8", 1, 4, DType::kInt8, 7, "RGBA", {8, 8, 8, 8}},
+    {"T_X8B8G8R8", 1, 4, DType::kInt8, 7, "XBGR", {8, 8, 8, 8}},
+    {"T_X8R8G8B8", 1, 4, DType::kInt8, 7, "XRGB", {8, 8, 8, 8}},
+    {"T_B8G8R8X8", 1, 4, DType::kInt8, 7, "BGRX", {8, 8, 8, 8}},
+    {"T_R8G8B8X8", 1, 4, DType::kInt8, 7, "RGBX", {8, 8, 8, 8}},
+    {"T_A2B10G10R10", 1, 4, DType::kInt16, 7, "ABGR", {2, 10, 10, 10}},
+    {"T_A2R10G10B10", 1, 4, DType::kInt16, 7, "ARGB", {2, 10, 10, 10}},
+    {"T_B10G10R10A2", 1, 4, DType::kInt16, 7, "BGRA", {10, 10, 10, 2}},
+    {"T_R10G10B10A2", 1, 4, DType::kInt16, 7, "RGBA", {10, 10, 10, 2}},
+    {"T_A2Y10U10V10", 1, 4, DType::kInt16, 7, "AYUV", {2, 10, 10, 10}},
+    {"T_V10U10Y10A2", 1, 4, DType::kInt16, 7, "VUYA", {10, 10, 10, 2}},
+    {"T_A8Y8U8V8", 1, 4, DType::kInt8, 7, "AYUV", {8, 8, 8, 8}},
+    {"T_V8U8Y8A8", 1, 4, DType::kInt8, 7, "VUYA", {8, 8, 8, 8}},
+    {"T_Y8___U8V8_N444", 2, 3, DType::kInt8, 31, "YUV", {8, 8, 8}},
+    {"T_Y8___V8U8_N444", 2, 3, DType::kInt8, 31, "YVU", {8, 8, 8}},
+    {"T_Y10___U10V10_N444", 2, 3, DType::kInt16, 15, "YUV", {16, 16, 16}},
+    {"T_Y10___V10U10_N444", 2, 3, DType::kInt16, 15, "YVU", {16, 16, 16}},
+    {"T_Y12___U12V12_N444", 2, 3, DType::kInt16, 15, "YUV", {16, 16, 16}},
+    {"T_Y12___V12U12_N444", 2, 3, DType::kInt16, 15, "YVU", {16, 16, 16}},
+    {"T_Y16___U16V16_N444", 2, 3, DType::kInt16, 15, "YUV", {16, 16, 16}},
+    {"T_Y16___V16U16_N444", 2, 3, DType::kInt16, 15, "YVU", {16, 16, 16}},
 };
 
 struct Pixel {
   const PixelFormat* format = nullptr;
   uint64_t H = 0, W = 0, C = 0;
-  uint64_t component_bytes = 1;
   uint64_t y_pixel_bytes = 1, uv_pixel_bytes = 0;  // plane 0 and (semi-planar) plane 1
   uint64_t x_offset = 0, line_stride = 0, uv_line_stride = 0, uv_offset = 0, size = 0, addr = 0;
 };
@@ -456,15 +457,17 @@ Result<Pixel> pixel_model(const Case& c) {
     return Status::invalid(name + " has input precision " + dtype_name(f.precision) + ", not " + dtype_name(c.dtype) +
                            " (Pixel formats and valid setting)");
   }
-  if (f.component_bits == 0) {
-    return Status::unsupported(name + " packs 10- and 2-bit components into a 32-bit word: not an element layout "
-                                      "of " + dtype_name(f.precision) + " components (oracles/ERRATA.md)");
+  // A pixel is one word per plane: semi-planar formats ("___" between the
+  // planes) hold Y in plane 0 and the two chroma components of each pixel
+  // ("N444": one pair per pixel) as one word of plane 1.
+  if (f.planes == 2) {
+    m.y_pixel_bytes = f.field_bits[0] / 8;
+    m.uv_pixel_bytes = (f.field_bits[1] + f.field_bits[2]) / 8;
+  } else {
+    uint64_t word_bits = 0;
+    for (uint64_t i = 0; i < f.channels; ++i) word_bits += f.field_bits[i];
+    m.y_pixel_bytes = word_bits / 8;
   }
-  m.component_bytes = f.component_bits / 8;
-  // Semi-planar formats: plane 0 holds Y, plane 1 the two chroma components of
-  // each pixel ("N444": one pair per pixel), in the order of the name.
-  m.y_pixel_bytes = f.planes == 2 ? m.component_bytes : m.component_bytes * f.channels;
-  m.uv_pixel_bytes = f.planes == 2 ? 2 * m.component_bytes : 0;
   m.x_offset = c.layout.get_int("x_offset");
   // "NVDLA use x offset to indicate how many redundant data are. The unit of offset is pixel."
   if (m.x_offset > f.x_max) {
@@ -521,14 +524,31 @@ Result<Pixel> pixel_model(const Case& c) {
   return m;
 }
 
-// Pitch linear: line h at h * line stride, pixel w at (x offset + w) pixels,
-// component c at c components (in the order of the format's name); for
-// semi-planar formats, c = 0 (Y) in plane 0, c = 1, 2 in plane 1.
-uint64_t pixel_offset(const Pixel& m, uint64_t h, uint64_t w, uint64_t c) {
-  if (m.format->planes == 2 && c > 0) {
-    return m.uv_offset + h * m.uv_line_stride + (m.x_offset + w) * m.uv_pixel_bytes + (c - 1) * m.component_bytes;
-  }
-  return h * m.line_stride + (m.x_offset + w) * m.y_pixel_bytes + c * m.component_bytes;
+// Pitch linear: line h at h * line stride, pixel w at (x offset + w) pixels of
+// its plane; for semi-planar formats, c = 0 (Y) in plane 0, c = 1, 2 in plane 1.
+// Within a pixel's little-endian word the name lists components from the most
+// significant bits to the least (NVIDIA's color format naming, ERRATA), so a
+// component lies above the bits of the components named after it in its word.
+uint64_t pixel_offset_bits(const Pixel& m, uint64_t h, uint64_t w, uint64_t c) {
+  const PixelFormat& f = *m.format;
+  const bool uv = f.planes == 2 && c > 0;
+  const uint64_t word_end = f.planes == 2 && c == 0 ? 1 : f.channels;  // components of c's word end here
+  uint64_t below = 0;
+  for (uint64_t j = c + 1; j < word_end; ++j) below += f.field_bits[j];
+  const uint64_t word = uv ? m.uv_offset + h * m.uv_line_stride + (m.x_offset + w) * m.uv_pixel_bytes
+                           : h * m.line_stride + (m.x_offset + w) * m.y_pixel_bytes;
+  return word * 8 + below;
+}
+
+// A value that does not fit its field (the 2- and 10-bit fields of the packed
+// formats) is an error, not a silent truncation.
+Status pixel_value_error(const Pixel& m, DType t, uint64_t h, uint64_t w, uint64_t ch, uint64_t value) {
+  const uint64_t bits = m.format->field_bits[ch];
+  const int64_t shown = t == DType::kInt16 ? static_cast<int16_t>(value) : t == DType::kInt8 ? static_cast<int8_t>(value)
+                                                                                           : static_cast<int64_t>(value);
+  return Status::invalid(std::string(m.format->name) + ": component " + m.format->letters[ch] + " of pixel (" + num(h) +
+                         ", " + num(w) + ") is " + std::to_string(shown) + ", which does not fit its " + num(bits) +
+                         "-bit field (0~" + num((uint64_t{1} << bits) - 1) + ") (Pixel formats and valid setting)");
 }
 
 // ---- SDP auxiliary data: bias, PReLU, batch normalization, element-wise -------------
@@ -703,7 +723,7 @@ class NvdlaReference : public Impl {
     }
     if (kind_of(c) == Kind::kPixel) {
       LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
-      return pixel_offset(m, at[0], at[1], at[2]) * 8;
+      return pixel_offset_bits(m, at[0], at[1], at[2]);
     }
     if (kind_of(c) == Kind::kWeightWinograd) {
       LC_ASSIGN_OR_RETURN(Winograd m, winograd_model(c));
@@ -740,11 +760,21 @@ class NvdlaReference : public Impl {
       winograd_scan(m, put);
     } else if (kind_of(c) == Kind::kPixel) {
       LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
-      // Lines top to bottom, pixels left to right, components in name order;
-      // the x-offset bytes and the rest of each line stay 0.
+      // Lines top to bottom, pixels left to right, components in name order,
+      // each written bit by bit into its field; the x-offset bytes and the rest
+      // of each line stay 0.
       for (uint64_t h = 0; h < m.H; ++h) {
         for (uint64_t w = 0; w < m.W; ++w) {
-          for (uint64_t ch = 0; ch < m.C; ++ch) put(pixel_offset(m, h, w, ch), (h * m.W + w) * m.C + ch);
+          for (uint64_t ch = 0; ch < m.C; ++ch) {
+            const uint64_t bits = m.format->field_bits[ch];
+            uint64_t value = 0;
+            std::memcpy(&value, src + ((h * m.W + w) * m.C + ch) * eb, eb);  // little-endian host
+            if (bits < 64 && (value >> bits) != 0) return pixel_value_error(m, c.dtype, h, w, ch, value);
+            const uint64_t at = pixel_offset_bits(m, h, w, ch);
+            for (uint64_t b = 0; b < bits; ++b) {
+              if ((value >> b) & 1) dst[(at + b) / 8] |= static_cast<uint8_t>(1u << ((at + b) % 8));
+            }
+          }
         }
       }
     } else {
@@ -774,9 +804,15 @@ class NvdlaReference : public Impl {
       winograd_scan(m, get);
     } else if (kind_of(c) == Kind::kPixel) {
       LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
+      // Each field read bit by bit, zero-extended to the element.
       for (uint64_t h = 0; h < m.H; ++h) {
         for (uint64_t w = 0; w < m.W; ++w) {
-          for (uint64_t ch = 0; ch < m.C; ++ch) get(pixel_offset(m, h, w, ch), (h * m.W + w) * m.C + ch);
+          for (uint64_t ch = 0; ch < m.C; ++ch) {
+            const uint64_t at = pixel_offset_bits(m, h, w, ch);
+            uint64_t value = 0;
+            for (uint64_t b = 0; b < m.format->field_bits[ch]; ++b) value |= uint64_t{(src[(at + b) / 8] >> ((at + b) % 8)) & 1u} << b;
+            std::memcpy(dst + ((h * m.W + w) * m.C + ch) * eb, &value, eb);  // little-endian host
+          }
         }
       }
     } else {
@@ -829,6 +865,15 @@ class NvdlaReference : public Impl {
       out.push_back({"precision", dtype_name(m.format->precision)});
       out.push_back({"x_offset_range", "0~" + num(m.format->x_max)});
       out.push_back({"pixel_bytes", num(m.y_pixel_bytes)});
+      // Where each component lives in its word, e.g. "A[31:30] B[29:20] G[19:10] R[9:0]".
+      std::string fields;
+      for (uint64_t ch = 0; ch < m.C; ++ch) {
+        const uint64_t low = pixel_offset_bits(m, 0, 0, ch) % (8 * (ch > 0 && m.format->planes == 2 ? m.uv_pixel_bytes
+                                                                                                   : m.y_pixel_bytes));
+        fields += std::string(ch ? " " : "") + m.format->letters[ch] + "[" + num(low + m.format->field_bits[ch] - 1) +
+                  ":" + num(low) + "]";
+      }
+      out.push_back({"fields", fields});
       out.push_back({"line_stride", num(m.line_stride)});
       if (m.format->planes == 2) {
         out.push_back({"uv_pixel_bytes", num(m.uv_pixel_bytes)});

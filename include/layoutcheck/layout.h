@@ -81,6 +81,11 @@ struct LayoutSpec {
   std::function<struct Case(std::mt19937_64&, int size_class)> random_case;
   // Boundary-class shapes around every block size of this layout (for check).
   std::function<std::vector<struct Case>()> boundary_cases;
+  // Optional: the bits of a logical element that the physical form keeps, when
+  // a format stores elements in fields narrower than the dtype (the 2- and
+  // 10-bit fields of packed pixel words). Values must fit their field: pack
+  // rejects the others, unpack zero-extends. Absent: every bit of the dtype.
+  std::function<uint32_t(const struct Case&, const Coord&)> value_bits;
 };
 
 struct Case {
@@ -119,5 +124,8 @@ uint64_t index_of_coord(const Shape& shape, const Coord& coord);
 Status check_shape(const LayoutSpec& spec, const Shape& shape);
 // Checks a logical coordinate has the shape's rank and lies inside it.
 Status check_coord(const Case& c, const Coord& at);
+// Bits of the element at `at` that the physical form keeps (LayoutSpec::value_bits),
+// dtype_bits(c.dtype) for layouts that keep every bit.
+uint32_t value_bits(const Case& c, const Coord& at);
 
 }  // namespace layoutcheck

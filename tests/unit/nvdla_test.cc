@@ -42,20 +42,91 @@ TEST(NvdlaPixelBoundary, w_eq_32_bytes) { expect_pass("nvdla.pixel(format=T_R16)
 TEST(NvdlaPixelBoundary, w_gt_32_bytes) { expect_pass("nvdla.pixel(format=T_A16Y16U16V16_F,x_offset=3)", "fp16", "3,5,4"); }
 TEST(NvdlaPixelBoundary, semi_planar) { expect_pass("nvdla.pixel(format=T_Y12___V12U12_N444,x_offset=15)", "uint16", "4,17,3"); }
 
-TEST(NvdlaPixel, packed_ten_bit_formats_are_declined_with_a_reason) {
-  for (const char* f : {"T_A2B10G10R10", "T_A2R10G10B10", "T_B10G10R10A2", "T_R10G10B10A2", "T_A2Y10U10V10", "T_V10U10Y10A2"}) {
-    Case c = must_case(std::string("nvdla.pixel(format=") + f + ")", "int16", "2,3,4");
-    Status s = reference_impl().supports(c);
-    EXPECT_EQ(s.code(), StatusCode::kUnsupported) << f;
-    EXPECT_NE(s.message().find("32-bit word"), std::string::npos) << s.message();
-    EXPECT_EQ(optimized_impl().supports(c).code(), StatusCode::kUnsupported) << f;
-    // The table's other columns still apply: 4 channels, int16, X offset 0~7.
-    EXPECT_EQ(reference_impl().supports(must_case(std::string("nvdla.pixel(format=") + f + ")", "int16", "2,3,3")).code(),
-              StatusCode::kInvalid);
-    EXPECT_EQ(reference_impl().supports(must_case(std::string("nvdla.pixel(format=") + f + ")", "int8", "2,3,4")).code(),
-              StatusCode::kInvalid);
+// Packs one pixel of the given components with both implementations (which
+// must agree) and returns the physical bytes.
+std::vector<uint8_t> pack_pixel(const std::string& format, const char* dtype, const std::vector<uint16_t>& comps) {
+  Case c = must_case("nvdla.pixel(format=" + format + ")", dtype, "1,1," + std::to_string(comps.size()));
+  const size_t eb = dtype_bits(c.dtype) / 8;
+  std::vector<uint8_t> logical(comps.size() * eb);
+  for (size_t i = 0; i < comps.size(); ++i) std::memcpy(&logical[i * eb], &comps[i], eb);
+  std::vector<uint8_t> ref(32, 0xAA), opt(32, 0x55);
+  EXPECT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), ref.data(), ref.size()).ok()) << format;
+  EXPECT_TRUE(optimized_impl().pack(c, logical.data(), logical.size(), opt.data(), opt.size()).ok()) << format;
+  EXPECT_EQ(ref, opt) << format;
+  return ref;
+}
+
+uint32_t word_of(const std::vector<uint8_t>& bytes) {
+  uint32_t w = 0;
+  std::memcpy(&w, bytes.data(), 4);
+  return w;
+}
+
+// Names list a little-endian word's components from the most significant bits
+// (oracles/ERRATA.md): T_A8B8G8R8 is R, G, B, A in memory.
+TEST(NvdlaPixel, names_list_components_from_the_most_significant_bits) {
+  EXPECT_EQ(word_of(pack_pixel("T_A8B8G8R8", "uint8", {0xA1, 0xB2, 0xC3, 0xD4})), 0xA1B2C3D4u);
+  EXPECT_EQ(word_of(pack_pixel("T_R8G8B8A8", "uint8", {0x11, 0x22, 0x33, 0x44})), 0x11223344u);
+  EXPECT_EQ(word_of(pack_pixel("T_A2B10G10R10", "uint16", {3, 0x3FF, 0, 1})), 3u << 30 | 0x3FFu << 20 | 1u);
+  EXPECT_EQ(word_of(pack_pixel("T_R10G10B10A2", "int16", {0x201, 0x155, 0x2AA, 2})),
+            0x201u << 22 | 0x155u << 12 | 0x2AAu << 2 | 2u);
+  EXPECT_EQ(word_of(pack_pixel("T_V10U10Y10A2", "uint16", {1, 2, 3, 1})), 1u << 22 | 2u << 12 | 3u << 2 | 1u);
+  // A 64-bit word of 16-bit components: R in bytes 0-1, A in bytes 6-7.
+  const std::vector<uint8_t> wide = pack_pixel("T_A16B16G16R16", "uint16", {0xAAAA, 0xBBBB, 0x6666, 0x1234});
+  EXPECT_EQ(std::vector<uint8_t>(wide.begin(), wide.begin() + 8),
+            (std::vector<uint8_t>{0x34, 0x12, 0x66, 0x66, 0xBB, 0xBB, 0xAA, 0xAA}));
+}
+
+TEST(NvdlaPixel, semi_planar_chroma_word_puts_the_second_named_component_low) {
+  Case c = must_case("nvdla.pixel(format=T_Y8___U8V8_N444)", "uint8", "1,1,3");
+  const uint8_t logical[3] = {0x59, 0x55, 0x56};  // Y, U, V
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    std::vector<uint8_t> phys(*impl->size_bytes(c));
+    ASSERT_TRUE(impl->pack(c, logical, 3, phys.data(), phys.size()).ok());
+    EXPECT_EQ(phys[0], 0x59);
+    EXPECT_EQ(phys[32], 0x56) << impl->name();  // V: the low byte of the U8V8 word
+    EXPECT_EQ(phys[33], 0x55) << impl->name();
   }
 }
+
+TEST(NvdlaPixel, packed_ten_bit_values_must_fit_their_field) {
+  struct Bad {
+    const char* format;
+    std::vector<uint16_t> comps;
+    const char* says;
+  };
+  const std::vector<Bad> bad = {{"T_A2B10G10R10", {4, 0, 0, 0}, "component A of pixel (0, 0) is 4, which does not fit its 2-bit field"},
+                                {"T_A2B10G10R10", {0, 1024, 0, 0}, "component B of pixel (0, 0) is 1024"},
+                                {"T_R10G10B10A2", {0, 0, 0xFFFF, 0}, "component B of pixel (0, 0) is -1"}};
+  for (const Bad& b : bad) {
+    Case c = must_case(std::string("nvdla.pixel(format=") + b.format + ")", "int16", "1,1,4");
+    std::vector<uint8_t> phys(32);
+    for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+      Status s = impl->pack(c, b.comps.data(), 8, phys.data(), phys.size());
+      EXPECT_EQ(s.code(), StatusCode::kInvalid) << b.format << " " << impl->name();
+      if (impl == &reference_impl()) {
+        EXPECT_NE(s.message().find(b.says), std::string::npos) << s.message();
+      }
+    }
+  }
+}
+
+TEST(NvdlaPixel, packed_ten_bit_unpack_zero_extends_every_field) {
+  Case c = must_case("nvdla.pixel(format=T_B10G10R10A2)", "int16", "1,1,4");
+  const uint32_t word = 0xFFFFFFFFu;
+  std::vector<uint8_t> phys(32, 0);
+  std::memcpy(phys.data(), &word, 4);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    uint16_t back[4] = {};
+    ASSERT_TRUE(impl->unpack(c, phys.data(), phys.size(), back, sizeof back).ok());
+    EXPECT_EQ(back[0], 1023);
+    EXPECT_EQ(back[1], 1023);
+    EXPECT_EQ(back[2], 1023);
+    EXPECT_EQ(back[3], 3) << impl->name();
+  }
+}
+
+TEST(NvdlaPixelBoundary, packed_ten_bit) { expect_pass("nvdla.pixel(format=T_A2Y10U10V10,x_offset=7)", "uint16", "3,9,4"); }
 
 TEST(NvdlaSdpBoundary, c_lt_atom) { expect_pass("nvdla.sdp.element(use=ew2)", "int8", "31,2,5,2"); }
 TEST(NvdlaSdpBoundary, c_eq_atom) { expect_pass("nvdla.sdp.element(use=bias,proc=int8)", "int16", "32,2,5,1"); }
