@@ -177,6 +177,7 @@ inline void transpose8x8_u16(const uint8_t* src, uint64_t sp, uint8_t* dst, uint
   }
   for (int j = 0; j < 8; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j * dp), a[j]);
 }
+
 #endif
 
 // Transposes a rows x cols block of eb-byte elements (rows <= 32 bytes worth).
@@ -324,39 +325,49 @@ uint64_t image_element(const WeightPlan& p, uint64_t k, uint64_t c, uint64_t h, 
 }
 
 // The same placement as image_element, with the per-kernel and per-line terms
-// hoisted out of the element loop.
-void image_copy(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
-  const uint64_t eb = p.eb, hw = p.H * p.W;
-  for (uint64_t k = 0; k < p.K; ++k) {
-    const uint64_t g = k / p.group, kk = k - g * p.group, gk = std::min(p.group, p.K - g * p.group);
-    const uint64_t base = g * p.group * p.C * hw;
-    for (uint64_t h = 0; h < p.H; ++h) {
-      // Element (c, w) of line h goes to line_base + place(w * C + c).
-      const uint8_t* s_line = src + (k * p.C * hw + h * p.W) * eb;
-      uint8_t* d_line = dst + (k * p.C * hw + h * p.W) * eb;
-      if (p.ext == 1) {
-        for (uint64_t c0 = 0; c0 < p.wc; c0 += 64) {
-          const uint64_t cw = std::min<uint64_t>(64, p.wc - c0);
-          const uint64_t run = base + c0 * p.H * gk + (h * gk + kk) * cw - c0;  // + ch
-          for (uint64_t ch = c0; ch < c0 + cw; ++ch) {
-            const uint64_t w = ch / p.C, c = ch - w * p.C, logical = c * hw + w;
-            if (to_physical) copy_element(dst + (run + ch) * eb, s_line + logical * eb, eb);
-            else copy_element(d_line + logical * eb, src + (run + ch) * eb, eb);
+// hoisted out of the element loop. Fixed element size; the plan's fields are read into locals because the byte
+// stores could alias them. The pre-extended channel ch = w * C + c is walked
+// with (w, c) counters: no division per element. Buffers need not be aligned,
+// so elements move through memcpy of a constant size (one load, one store).
+template <typename T>
+void image_copy_typed(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  constexpr uint64_t kEb = sizeof(T);
+  const uint64_t K = p.K, C = p.C, H = p.H, W = p.W, group = p.group, ext = p.ext, wc = p.wc, width = p.width;
+  const uint64_t hw = H * W;
+  auto move = [&](uint64_t place, uint64_t logical) {
+    if (to_physical) std::memcpy(dst + place * kEb, src + logical * kEb, kEb);
+    else std::memcpy(dst + logical * kEb, src + place * kEb, kEb);
+  };
+  for (uint64_t k = 0; k < K; ++k) {
+    const uint64_t g = k / group, kk = k - g * group, gk = std::min(group, K - g * group);
+    const uint64_t base = g * group * C * hw;
+    for (uint64_t h = 0; h < H; ++h) {
+      // Element (c, w) of line h is logical line + c * hw + w; it goes to run + w * C + c.
+      const uint64_t line = k * C * hw + h * W;
+      if (ext == 1) {
+        for (uint64_t c0 = 0; c0 < wc; c0 += 64) {
+          const uint64_t cw = std::min<uint64_t>(64, wc - c0);
+          const uint64_t run = base + c0 * H * gk + (h * gk + kk) * cw;
+          uint64_t w = c0 / C, c = c0 - w * C;
+          for (uint64_t i = 0; i < cw; ++i) {
+            move(run + i, line + c * hw + w);
+            if (++c == C) c = 0, ++w;
           }
         }
         continue;
       }
-      const uint64_t j = h / p.ext, wj = std::min(p.ext, p.H - j * p.ext) * p.wc;
-      const uint64_t run = base + j * gk * p.width + kk * wj + (h - j * p.ext) * p.wc;
-      for (uint64_t w = 0; w < p.W; ++w) {
-        for (uint64_t c = 0; c < p.C; ++c) {
-          const uint64_t place = (run + w * p.C + c) * eb, logical = (c * hw + w) * eb;
-          if (to_physical) copy_element(dst + place, s_line + logical, eb);
-          else copy_element(d_line + logical, src + place, eb);
-        }
+      const uint64_t j = h / ext, wj = std::min(ext, H - j * ext) * wc;
+      const uint64_t run = base + j * gk * width + kk * wj + (h - j * ext) * wc;
+      for (uint64_t w = 0; w < W; ++w) {
+        for (uint64_t c = 0; c < C; ++c) move(run + w * C + c, line + c * hw + w);
       }
     }
   }
+}
+
+void image_copy(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  if (p.eb == 1) image_copy_typed<uint8_t>(p, src, dst, to_physical);
+  else image_copy_typed<uint16_t>(p, src, dst, to_physical);
 }
 
 // ---- Winograd weights (converted 4x4 kernels) ------------------------------------------
