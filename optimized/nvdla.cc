@@ -280,6 +280,40 @@ void feature_unpack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
 
 // ---- weights -------------------------------------------------------------------
 
+// int8 kernels of fewer than 16 positions (3x3, 1x3, ...): a kernel's cw
+// channels are a dense cw x hw block, too narrow for whole 16x16 tiles. Each
+// run of 16 channels (16 * hw contiguous bytes) is staged in a buffer padded
+// to 16-byte rows, transposed by the 16x16 network, and the hw position rows
+// of 16 channels written whole (pitch `dp`); a channel tail of fewer than 16
+// goes element by element. Unpacking runs the same steps backwards.
+void small_kernel_block(const uint8_t* logical_in, uint8_t* logical_out, uint8_t* phys_out, const uint8_t* phys_in,
+                        uint64_t logical, uint64_t physical, uint64_t dp, uint64_t cw, uint64_t hw, bool to_physical) {
+  uint64_t c = 0;
+#if defined(__SSE2__)
+  // Rows of hw bytes read (or written) 16 bytes at a time: the bytes past hw
+  // belong to the next row, or to the zeroed slack at the end of the buffer,
+  // and only land in output rows (or get overwritten by rows) that are not kept.
+  alignas(16) uint8_t staged[16 * 16 + 16] = {}, out[16 * 16 + 16];
+  for (; c + 16 <= cw; c += 16) {
+    if (to_physical) {
+      std::memcpy(staged, logical_in + logical + c * hw, 16 * hw);
+      transpose16x16_u8(staged, hw, out, 16);
+      for (uint64_t j = 0; j < hw; ++j) std::memcpy(phys_out + physical + j * dp + c, out + 16 * j, 16);
+    } else {
+      for (uint64_t j = 0; j < hw; ++j) std::memcpy(staged + 16 * j, phys_in + physical + j * dp + c, 16);
+      transpose16x16_u8(staged, 16, out, hw);  // row i at i * hw; row i + 1 overwrites its tail
+      std::memcpy(logical_out + logical + c * hw, out, 16 * hw);
+    }
+  }
+#endif
+  for (; c < cw; ++c) {
+    for (uint64_t j = 0; j < hw; ++j) {
+      if (to_physical) phys_out[physical + j * dp + c] = logical_in[logical + c * hw + j];
+      else logical_out[logical + c * hw + j] = phys_in[physical + j * dp + c];
+    }
+  }
+}
+
 // Kernel k's channels c0..c0+cw-1 are one contiguous logical block of cw rows
 // of H*W elements; physically, position pos of it is the cube at
 // block_base + (pos * gk + kk) * cw. So each (kernel, channel block) is a
@@ -299,6 +333,9 @@ void weight_copy(const WeightPlan& p, const uint8_t* logical_in, uint8_t* logica
         if (hw == 1) {  // 1x1 kernels: the block is one run
           if (to_physical) std::memcpy(phys_out + physical * eb, logical_in + logical * eb, cw * eb);
           else std::memcpy(logical_out + logical * eb, phys_in + physical * eb, cw * eb);
+        } else if (eb == 1 && hw < 16) {
+          small_kernel_block(logical_in, logical_out, phys_out, phys_in, logical, physical, gk * cw, cw, hw,
+                             to_physical);
         } else if (to_physical) {
           transpose_block(logical_in + logical * eb, hw * eb, phys_out + physical * eb, gk * cw * eb, cw, hw, eb);
         } else {
