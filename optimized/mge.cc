@@ -16,8 +16,10 @@
 // blocks, SSE2 4x4 32-bit, 16x16 and 4x16 8-bit tiles otherwise; 4-bit
 // elements (two per byte, low nibble first) take a nibble loop. Tensors of
 // kStreamBytes and more are packed block by block through an L1 stage and
-// written with streaming stores. Tiles only move whole elements between the
-// places the table above gives them; padding rows read as zeros.
+// written with streaming stores; groups of many rows are unpacked the same
+// way, a block of pixels into stage rows that stream out to the logical rows.
+// Tiles only move whole elements between the places the table above gives
+// them; padding rows read as zeros.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -35,8 +37,11 @@
 namespace layoutcheck {
 namespace {
 
-constexpr uint64_t kStreamBytes = 16u << 20;  // pack larger tensors with streaming stores
-constexpr uint64_t kStageBytes = 16u << 10;   // the L1 stage of a streamed pack
+constexpr uint64_t kStreamBytes = 16u << 20;   // pack and unpack larger tensors with streaming stores
+constexpr uint64_t kStageBytes = 16u << 10;    // the L1 stage of a streamed pack
+constexpr uint64_t kUnstageBytes = 16u << 10;  // the L1 stage of a streamed unpack
+constexpr uint64_t kLine = 64;                 // bytes in a cache line
+constexpr uint64_t kDirectRows = 8;            // groups of up to this many rows unpack in place
 
 enum class Kind { kIdentity, kNhwc, kNchwx, kChwn4, kColMajor };
 
@@ -567,6 +572,22 @@ void stream_copy(uint8_t* dst, const uint8_t* src, uint64_t n) {
   }
   std::memcpy(dst + i, src + i, n - i);
 }
+
+// Copies n bytes, the whole lines of dst with non-temporal stores and any
+// partial line at either end with ordinary ones.
+void stream_lines(uint8_t* dst, const uint8_t* src, uint64_t n) {
+  const uint64_t head = std::min<uint64_t>(n, (kLine - reinterpret_cast<uintptr_t>(dst) % kLine) % kLine);
+  std::memcpy(dst, src, head);
+  uint64_t i = head;
+  for (; i + kLine <= n; i += kLine) {
+    LC_MGE_UNROLL
+    for (uint64_t k = 0; k < kLine; k += 16) {
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + k),
+                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + k)));
+    }
+  }
+  std::memcpy(dst + i, src + i, n - i);
+}
 #endif
 
 template <bool kPack>
@@ -584,6 +605,48 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
       stream_copy(phys + (g.pixels + l0 * g.R) * (p.bits / 8), stage, n * pixel_bytes);
     }
     return;
+  }
+  // Unpacking one: the R rows of a group are far apart (H*W elements), so
+  // transposing straight into them keeps R partial lines open at addresses
+  // that share their cache set, and they are evicted and re-read before they
+  // fill. Instead a block of pixels is transposed into stage rows, L1-resident
+  // and packed next to each other, and every stage row goes to its logical row
+  // as a run of whole lines with non-temporal stores. Blocks start on a line
+  // of the logical rows (which needs every row at the same offset in a line),
+  // so no line is streamed in two parts.
+  if (!kPack && p.stream && p.bits % 8 == 0 && g.R > kDirectRows && g.R * kLine <= kUnstageBytes) {
+    const uint64_t elem_bytes = p.bits / 8;
+    const uint64_t line_elems = kLine / elem_bytes;
+    uint64_t misalign = kLine;  // of every row, or kLine if they differ
+    for (uint64_t r = 0; r < g.R; ++r) {
+      if (g.rows[r] == kPad) continue;
+      const uint64_t m = reinterpret_cast<uintptr_t>(logical + g.rows[r] * elem_bytes) % kLine;
+      if (misalign == kLine) misalign = m;
+      else if (m != misalign) misalign = kLine + 1;
+    }
+    if (misalign < kLine && misalign % elem_bytes == 0) {
+      alignas(64) static thread_local uint8_t stage[kUnstageBytes];
+      const uint64_t block = kUnstageBytes / pixel_bytes / line_elems * line_elems;
+      std::vector<uint64_t> rows(g.R);
+      for (uint64_t r = 0; r < g.R; ++r) rows[r] = g.rows[r] == kPad ? kPad : r * block;
+      uint64_t n = (kLine - misalign) % kLine / elem_bytes;  // up to the first line boundary
+      for (uint64_t l0 = 0; l0 < g.L; l0 += n, n = block) {
+        n = std::min(n == 0 ? block : n, g.L - l0);
+        run_group_direct<false>(p, Group{rows.data(), g.R, n, g.pixels + l0 * g.R}, stage, phys);
+        // The next block's pixels are fetched while this one streams out, a
+        // share of its lines with every row.
+        const uint8_t* next = phys + (g.pixels + (l0 + n) * g.R) * elem_bytes;
+        const uint64_t next_lines = std::min(block, g.L - l0 - n) * pixel_bytes / kLine;
+        for (uint64_t r = 0; r < g.R; ++r) {
+          for (uint64_t i = r * next_lines / g.R; i < (r + 1) * next_lines / g.R; ++i) {
+            _mm_prefetch(reinterpret_cast<const char*>(next + i * kLine), _MM_HINT_T0);
+          }
+          if (g.rows[r] != kPad) stream_lines(logical + (g.rows[r] + l0) * elem_bytes, stage + rows[r] * elem_bytes,
+                                              n * elem_bytes);
+        }
+      }
+      return;
+    }
   }
 #endif
   run_group_direct<kPack>(p, g, logical, phys);
@@ -647,7 +710,7 @@ void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
       break;
   }
 #if LC_MGE_X86
-  if (kPack && p.stream) _mm_sfence();
+  if (p.stream) _mm_sfence();
 #endif
 }
 
