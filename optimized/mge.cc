@@ -502,6 +502,59 @@ bool have_avx2() {
   static const bool yes = __builtin_cpu_supports("avx2");
   return yes;
 }
+
+// ---- AVX-512 (chosen at run time likewise) ----------------------------------
+#define LC_MGE_AVX512 __attribute__((target("avx512f")))
+
+// 32-bit elements, R == 4 (NCHW4), unpack: 16 pixels in four 64-byte loads ->
+// 16 columns of each of the 4 rows. The AVX2 tile is bound by its shuffles
+// (8 per 128 bytes); two rounds of two-source permutes need 8 per 256 bytes.
+// Round one gathers channels 0,1 and 2,3 of 8 pixels from two loads, round two
+// joins the halves of 16 pixels into rows.
+LC_MGE_AVX512 uint64_t unpack_4x16_epi32_avx512(const Group& g, uint8_t* logical, const uint8_t* phys) {
+  // Pixel p, channel c of a pair of loads (8 pixels) is element 4p + c.
+  const __m512i ch01 = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29);
+  const __m512i ch23 = _mm512_setr_epi32(2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31);
+  // Low and high halves of two round-one results (pixels 0..7 and 8..15).
+  const __m512i lows = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+  const __m512i highs = _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+  float* row[4];
+  for (int k = 0; k < 4; ++k) row[k] = g.rows[k] == kPad ? nullptr : reinterpret_cast<float*>(logical) + g.rows[k];
+  // A 64-byte store across two lines costs about twice one within a line, so
+  // when the rows share their offset in a line (H*W a multiple of 16), the
+  // columns up to the first line boundary go first, one by one.
+  uint64_t head = 0;
+  for (int k = 0; k < 4; ++k) {
+    if (!row[k]) continue;
+    const uint64_t m = reinterpret_cast<uintptr_t>(row[k]) % kLine;
+    const uint64_t h = m % 4 == 0 ? std::min(g.L, (kLine - m) % kLine / 4) : 0;
+    if (k > 0 && h != head) {
+      head = 0;
+      break;
+    }
+    head = h;
+  }
+  if (head > 0) transpose_scalar<false, 4>(Group{g.rows, g.R, head, g.pixels}, logical, const_cast<uint8_t*>(phys), 0, 0);
+  const uint64_t L16 = head + (g.L - head) / 16 * 16;
+  const float* in = reinterpret_cast<const float*>(phys) + g.pixels + head * 4;
+  for (uint64_t l = head; l < L16; l += 16, in += 64) {
+    const __m512 z0 = _mm512_loadu_ps(in), z1 = _mm512_loadu_ps(in + 16);
+    const __m512 z2 = _mm512_loadu_ps(in + 32), z3 = _mm512_loadu_ps(in + 48);
+    const __m512 a01 = _mm512_permutex2var_ps(z0, ch01, z1), a23 = _mm512_permutex2var_ps(z0, ch23, z1);
+    const __m512 b01 = _mm512_permutex2var_ps(z2, ch01, z3), b23 = _mm512_permutex2var_ps(z2, ch23, z3);
+    const __m512 out[4] = {_mm512_permutex2var_ps(a01, lows, b01), _mm512_permutex2var_ps(a01, highs, b01),
+                           _mm512_permutex2var_ps(a23, lows, b23), _mm512_permutex2var_ps(a23, highs, b23)};
+    for (int k = 0; k < 4; ++k) {
+      if (row[k]) _mm512_storeu_ps(row[k] + l, out[k]);
+    }
+  }
+  return L16;
+}
+
+bool have_avx512() {
+  static const bool yes = __builtin_cpu_supports("avx512f");
+  return yes;
+}
 #endif  // LC_MGE_X86
 
 template <bool kPack, size_t kBytes>
@@ -512,7 +565,8 @@ void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
     blocks_32x256_epi8_avx2<kPack>(g, logical, phys);
     return;
   }
-  if (kBytes == 4 && g.R % 4 == 0 && have_avx2()) done = tiles_4x8_epi32_avx2<kPack>(g, logical, phys);
+  if (!kPack && kBytes == 4 && g.R == 4 && have_avx512()) done = unpack_4x16_epi32_avx512(g, logical, phys);
+  else if (kBytes == 4 && g.R % 4 == 0 && have_avx2()) done = tiles_4x8_epi32_avx2<kPack>(g, logical, phys);
   else if (kBytes == 4 && g.R % 4 == 0) done = tiles_4x4_epi32<kPack>(g, logical, phys);
   else if (kBytes == 1 && g.R % 16 == 0) done = tiles_16x16_epi8<kPack>(g, logical, phys);
   else if (kBytes == 1 && g.R == 4) done = tiles_4x16_epi8<kPack>(g, logical, phys);
