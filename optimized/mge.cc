@@ -13,7 +13,8 @@
 // and the groups follow each other in physical order, so the physical
 // buffer is written front to back. The transposes run in SIMD tiles with
 // scalar edges: AVX2 (chosen at run time) 4x8 32-bit tiles and 32x256 8-bit
-// blocks, SSE2 4x4 32-bit, 16x16 and 4x16 8-bit tiles otherwise; 4-bit
+// blocks, SSE2 4x4 32-bit, 16x16 and 4x16 8-bit tiles otherwise, and with
+// AVX-512 (also chosen at run time) 4x16 32-bit tiles for the NCHW4 unpack; 4-bit
 // elements (two per byte, low nibble first) take a nibble loop. Tensors of
 // kStreamBytes and more are packed block by block through an L1 stage and
 // written with streaming stores; groups of many rows are unpacked the same
