@@ -688,13 +688,14 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
       for (uint64_t l0 = 0; l0 < g.L; l0 += n, n = block) {
         n = std::min(n == 0 ? block : n, g.L - l0);
         run_group_direct<false>(p, Group{rows.data(), g.R, n, g.pixels + l0 * g.R}, stage, phys);
-        // The next block's pixels are fetched while this one streams out, a
-        // share of its lines with every row.
+        // The next block's pixels are fetched (into L2: fetching into L1 takes
+        // line fill buffers the streaming stores need) while this one streams
+        // out, a share of its lines with every row.
         const uint8_t* next = phys + (g.pixels + (l0 + n) * g.R) * elem_bytes;
         const uint64_t next_lines = std::min(block, g.L - l0 - n) * pixel_bytes / kLine;
         for (uint64_t r = 0; r < g.R; ++r) {
           for (uint64_t i = r * next_lines / g.R; i < (r + 1) * next_lines / g.R; ++i) {
-            _mm_prefetch(reinterpret_cast<const char*>(next + i * kLine), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char*>(next + i * kLine), _MM_HINT_T1);
           }
           if (g.rows[r] != kPad) stream_lines(logical + (g.rows[r] + l0) * elem_bytes, stage + rows[r] * elem_bytes,
                                               n * elem_bytes);
