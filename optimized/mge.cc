@@ -13,11 +13,14 @@
 // and the groups follow each other in physical order, so the physical
 // buffer is written front to back. The transposes run in SIMD tiles with
 // scalar edges: AVX2 (chosen at run time) 4x8 32-bit tiles and 32x256 8-bit
-// blocks, SSE2 4x4 32-bit, 16x16 and 4x16 8-bit tiles otherwise; 4-bit
+// blocks, SSE2 4x4 32-bit, 16x16 and 4x16 8-bit tiles otherwise, and with
+// AVX-512 (also chosen at run time) 4x16 32-bit tiles for the NCHW4 unpack; 4-bit
 // elements (two per byte, low nibble first) take a nibble loop. Tensors of
 // kStreamBytes and more are packed block by block through an L1 stage and
-// written with streaming stores. Tiles only move whole elements between the
-// places the table above gives them; padding rows read as zeros.
+// written with streaming stores; groups of many rows are unpacked the same
+// way, a block of pixels into stage rows that stream out to the logical rows.
+// Tiles only move whole elements between the places the table above gives
+// them; padding rows read as zeros.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -35,8 +38,11 @@
 namespace layoutcheck {
 namespace {
 
-constexpr uint64_t kStreamBytes = 16u << 20;  // pack larger tensors with streaming stores
-constexpr uint64_t kStageBytes = 16u << 10;   // the L1 stage of a streamed pack
+constexpr uint64_t kStreamBytes = 16u << 20;   // pack and unpack larger tensors with streaming stores
+constexpr uint64_t kStageBytes = 16u << 10;    // the L1 stage of a streamed pack
+constexpr uint64_t kUnstageBytes = 16u << 10;  // the L1 stage of a streamed unpack
+constexpr uint64_t kLine = 64;                 // bytes in a cache line
+constexpr uint64_t kDirectRows = 8;            // groups of up to this many rows unpack in place
 
 enum class Kind { kIdentity, kNhwc, kNchwx, kChwn4, kColMajor };
 
@@ -452,19 +458,15 @@ LC_MGE_AVX2_INLINE void tile_4x8_epi32(const uint64_t* rows, uint8_t* logical, u
       }
     }
   } else {
+    // Pixels k and k + 4 go into the two lanes straight from memory: an
+    // insert with a memory operand does not use the shuffle port, which the
+    // in-lane transpose below saturates (32-byte loads and lane permutes
+    // instead cost 12 shuffles per tile rather than 8), dense pixels or not.
     __m256 u[4];
-    if (dense) {
-      const float* in = reinterpret_cast<const float*>(px);
-      const __m256 p0 = _mm256_loadu_ps(in), p1 = _mm256_loadu_ps(in + 8);
-      const __m256 p2 = _mm256_loadu_ps(in + 16), p3 = _mm256_loadu_ps(in + 24);
-      u[0] = _mm256_permute2f128_ps(p0, p2, 0x20), u[1] = _mm256_permute2f128_ps(p0, p2, 0x31);
-      u[2] = _mm256_permute2f128_ps(p1, p3, 0x20), u[3] = _mm256_permute2f128_ps(p1, p3, 0x31);
-    } else {
-      for (int k = 0; k < 4; ++k) {
-        const __m128 lo = _mm_loadu_ps(reinterpret_cast<const float*>(px + k * pitch));
-        const __m128 hi = _mm_loadu_ps(reinterpret_cast<const float*>(px + (k + 4) * pitch));
-        u[k] = _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
-      }
+    for (int k = 0; k < 4; ++k) {
+      const __m128 lo = _mm_loadu_ps(reinterpret_cast<const float*>(px + k * pitch));
+      const __m128 hi = _mm_loadu_ps(reinterpret_cast<const float*>(px + (k + 4) * pitch));
+      u[k] = _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
     }
     // u[k] = pixels k | k + 4; a 4x4 transpose per lane gives the rows.
     const __m256 t0 = _mm256_unpacklo_ps(u[0], u[1]), t1 = _mm256_unpackhi_ps(u[0], u[1]);
@@ -501,6 +503,59 @@ bool have_avx2() {
   static const bool yes = __builtin_cpu_supports("avx2");
   return yes;
 }
+
+// ---- AVX-512 (chosen at run time likewise) ----------------------------------
+#define LC_MGE_AVX512 __attribute__((target("avx512f")))
+
+// 32-bit elements, R == 4 (NCHW4), unpack: 16 pixels in four 64-byte loads ->
+// 16 columns of each of the 4 rows. The AVX2 tile is bound by its shuffles
+// (8 per 128 bytes); two rounds of two-source permutes need 8 per 256 bytes.
+// Round one gathers channels 0,1 and 2,3 of 8 pixels from two loads, round two
+// joins the halves of 16 pixels into rows.
+LC_MGE_AVX512 uint64_t unpack_4x16_epi32_avx512(const Group& g, uint8_t* logical, const uint8_t* phys) {
+  // Pixel p, channel c of a pair of loads (8 pixels) is element 4p + c.
+  const __m512i ch01 = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29);
+  const __m512i ch23 = _mm512_setr_epi32(2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31);
+  // Low and high halves of two round-one results (pixels 0..7 and 8..15).
+  const __m512i lows = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+  const __m512i highs = _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+  float* row[4];
+  for (int k = 0; k < 4; ++k) row[k] = g.rows[k] == kPad ? nullptr : reinterpret_cast<float*>(logical) + g.rows[k];
+  // A 64-byte store across two lines costs about twice one within a line, so
+  // when the rows share their offset in a line (H*W a multiple of 16), the
+  // columns up to the first line boundary go first, one by one.
+  uint64_t head = 0;
+  for (int k = 0; k < 4; ++k) {
+    if (!row[k]) continue;
+    const uint64_t m = reinterpret_cast<uintptr_t>(row[k]) % kLine;
+    const uint64_t h = m % 4 == 0 ? std::min(g.L, (kLine - m) % kLine / 4) : 0;
+    if (k > 0 && h != head) {
+      head = 0;
+      break;
+    }
+    head = h;
+  }
+  if (head > 0) transpose_scalar<false, 4>(Group{g.rows, g.R, head, g.pixels}, logical, const_cast<uint8_t*>(phys), 0, 0);
+  const uint64_t L16 = head + (g.L - head) / 16 * 16;
+  const float* in = reinterpret_cast<const float*>(phys) + g.pixels + head * 4;
+  for (uint64_t l = head; l < L16; l += 16, in += 64) {
+    const __m512 z0 = _mm512_loadu_ps(in), z1 = _mm512_loadu_ps(in + 16);
+    const __m512 z2 = _mm512_loadu_ps(in + 32), z3 = _mm512_loadu_ps(in + 48);
+    const __m512 a01 = _mm512_permutex2var_ps(z0, ch01, z1), a23 = _mm512_permutex2var_ps(z0, ch23, z1);
+    const __m512 b01 = _mm512_permutex2var_ps(z2, ch01, z3), b23 = _mm512_permutex2var_ps(z2, ch23, z3);
+    const __m512 out[4] = {_mm512_permutex2var_ps(a01, lows, b01), _mm512_permutex2var_ps(a01, highs, b01),
+                           _mm512_permutex2var_ps(a23, lows, b23), _mm512_permutex2var_ps(a23, highs, b23)};
+    for (int k = 0; k < 4; ++k) {
+      if (row[k]) _mm512_storeu_ps(row[k] + l, out[k]);
+    }
+  }
+  return L16;
+}
+
+bool have_avx512() {
+  static const bool yes = __builtin_cpu_supports("avx512f");
+  return yes;
+}
 #endif  // LC_MGE_X86
 
 template <bool kPack, size_t kBytes>
@@ -511,7 +566,8 @@ void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
     blocks_32x256_epi8_avx2<kPack>(g, logical, phys);
     return;
   }
-  if (kBytes == 4 && g.R % 4 == 0 && have_avx2()) done = tiles_4x8_epi32_avx2<kPack>(g, logical, phys);
+  if (!kPack && kBytes == 4 && g.R == 4 && have_avx512()) done = unpack_4x16_epi32_avx512(g, logical, phys);
+  else if (kBytes == 4 && g.R % 4 == 0 && have_avx2()) done = tiles_4x8_epi32_avx2<kPack>(g, logical, phys);
   else if (kBytes == 4 && g.R % 4 == 0) done = tiles_4x4_epi32<kPack>(g, logical, phys);
   else if (kBytes == 1 && g.R % 16 == 0) done = tiles_16x16_epi8<kPack>(g, logical, phys);
   else if (kBytes == 1 && g.R == 4) done = tiles_4x16_epi8<kPack>(g, logical, phys);
@@ -571,6 +627,22 @@ void stream_copy(uint8_t* dst, const uint8_t* src, uint64_t n) {
   }
   std::memcpy(dst + i, src + i, n - i);
 }
+
+// Copies n bytes, the whole lines of dst with non-temporal stores and any
+// partial line at either end with ordinary ones.
+void stream_lines(uint8_t* dst, const uint8_t* src, uint64_t n) {
+  const uint64_t head = std::min<uint64_t>(n, (kLine - reinterpret_cast<uintptr_t>(dst) % kLine) % kLine);
+  std::memcpy(dst, src, head);
+  uint64_t i = head;
+  for (; i + kLine <= n; i += kLine) {
+    LC_MGE_UNROLL
+    for (uint64_t k = 0; k < kLine; k += 16) {
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + k),
+                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + k)));
+    }
+  }
+  std::memcpy(dst + i, src + i, n - i);
+}
 #endif
 
 template <bool kPack>
@@ -588,6 +660,49 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
       stream_copy(phys + (g.pixels + l0 * g.R) * (p.bits / 8), stage, n * pixel_bytes);
     }
     return;
+  }
+  // Unpacking one: the R rows of a group are far apart (H*W elements), so
+  // transposing straight into them keeps R partial lines open at addresses
+  // that share their cache set, and they are evicted and re-read before they
+  // fill. Instead a block of pixels is transposed into stage rows, L1-resident
+  // and packed next to each other, and every stage row goes to its logical row
+  // as a run of whole lines with non-temporal stores. Blocks start on a line
+  // of the logical rows (which needs every row at the same offset in a line),
+  // so no line is streamed in two parts.
+  if (!kPack && p.stream && p.bits % 8 == 0 && g.R > kDirectRows && g.R * kLine <= kUnstageBytes) {
+    const uint64_t elem_bytes = p.bits / 8;
+    const uint64_t line_elems = kLine / elem_bytes;
+    uint64_t misalign = kLine;  // of every row, or kLine if they differ
+    for (uint64_t r = 0; r < g.R; ++r) {
+      if (g.rows[r] == kPad) continue;
+      const uint64_t m = reinterpret_cast<uintptr_t>(logical + g.rows[r] * elem_bytes) % kLine;
+      if (misalign == kLine) misalign = m;
+      else if (m != misalign) misalign = kLine + 1;
+    }
+    if (misalign < kLine && misalign % elem_bytes == 0) {
+      alignas(64) static thread_local uint8_t stage[kUnstageBytes];
+      const uint64_t block = kUnstageBytes / pixel_bytes / line_elems * line_elems;
+      std::vector<uint64_t> rows(g.R);
+      for (uint64_t r = 0; r < g.R; ++r) rows[r] = g.rows[r] == kPad ? kPad : r * block;
+      uint64_t n = (kLine - misalign) % kLine / elem_bytes;  // up to the first line boundary
+      for (uint64_t l0 = 0; l0 < g.L; l0 += n, n = block) {
+        n = std::min(n == 0 ? block : n, g.L - l0);
+        run_group_direct<false>(p, Group{rows.data(), g.R, n, g.pixels + l0 * g.R}, stage, phys);
+        // The next block's pixels are fetched (into L2: fetching into L1 takes
+        // line fill buffers the streaming stores need) while this one streams
+        // out, a share of its lines with every row.
+        const uint8_t* next = phys + (g.pixels + (l0 + n) * g.R) * elem_bytes;
+        const uint64_t next_lines = std::min(block, g.L - l0 - n) * pixel_bytes / kLine;
+        for (uint64_t r = 0; r < g.R; ++r) {
+          for (uint64_t i = r * next_lines / g.R; i < (r + 1) * next_lines / g.R; ++i) {
+            _mm_prefetch(reinterpret_cast<const char*>(next + i * kLine), _MM_HINT_T1);
+          }
+          if (g.rows[r] != kPad) stream_lines(logical + (g.rows[r] + l0) * elem_bytes, stage + rows[r] * elem_bytes,
+                                              n * elem_bytes);
+        }
+      }
+      return;
+    }
   }
 #endif
   run_group_direct<kPack>(p, g, logical, phys);
@@ -651,7 +766,7 @@ void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
       break;
   }
 #if LC_MGE_X86
-  if (kPack && p.stream) _mm_sfence();
+  if (p.stream) _mm_sfence();
 #endif
 }
 
