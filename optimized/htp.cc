@@ -207,6 +207,28 @@ inline __attribute__((always_inline)) void copy_bytes(uint8_t* dst, const uint8_
   else std::memcpy(dst, src, n);
 }
 
+// Advances the odometer of the first `outer` loops (the last moves fastest),
+// keeping the coordinate and the logical and physical element offsets in step.
+// False once every position has been visited.
+inline __attribute__((always_inline)) bool advance(const std::vector<Loop>& loops, size_t outer,
+                                                   std::vector<uint64_t>* value, std::vector<uint64_t>* x,
+                                                   uint64_t* lbase, uint64_t* pbase) {
+  for (size_t i = outer; i-- > 0;) {
+    const Loop& l = loops[i];
+    if (++(*value)[i] < l.count) {
+      (*x)[l.dim] += l.step;
+      *lbase += l.ls;
+      *pbase += l.ps;
+      return true;
+    }
+    (*value)[i] = 0;
+    (*x)[l.dim] -= l.step * (l.count - 1);
+    *lbase -= l.ls * (l.count - 1);
+    *pbase -= l.ps * (l.count - 1);
+  }
+  return false;
+}
+
 // Walks `loops` (the innermost a row with logical and physical stride 1):
 // the two innermost loops run as plain loops, the others as an odometer.
 // Coordinates are tracked where they can fall into padding (clipped
@@ -258,22 +280,7 @@ inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::v
         copy_bytes<kRowBytes, kStream>(logical + lo * e, dst, valid_bytes);
       }
     }
-    // Advance the outer odometer; the last outer loop moves fastest.
-    size_t i = outer_loops;
-    while (i-- > 0) {
-      const Loop& l = loops[i];
-      if (++value[i] < l.count) {
-        x[l.dim] += l.step;
-        lbase += l.ls;
-        pbase += l.ps;
-        break;
-      }
-      value[i] = 0;
-      x[l.dim] -= l.step * (l.count - 1);
-      lbase -= l.ls * (l.count - 1);
-      pbase -= l.ps * (l.count - 1);
-    }
-    if (i == SIZE_MAX) break;
+    if (!advance(loops, outer_loops, &value, &x, &lbase, &pbase)) break;
   }
 #ifdef LC_HTP_X86
   if (kStream) _mm_sfence();
@@ -427,21 +434,7 @@ void walk_tiles(const Plan& p, uint8_t* logical, uint8_t* phys) {
     }
     copy_tile<kPack, kE, kStream>(phys + pbase * kE, logical, tl.count, k_count, row.data(), valid_t, valid_k.data(),
                                   all_valid, p.pad);
-    size_t i = outer_loops;
-    while (i-- > 0) {
-      const Loop& l = p.loops[i];
-      if (++value[i] < l.count) {
-        x[l.dim] += l.step;
-        lbase += l.ls;
-        pbase += l.ps;
-        break;
-      }
-      value[i] = 0;
-      x[l.dim] -= l.step * (l.count - 1);
-      lbase -= l.ls * (l.count - 1);
-      pbase -= l.ps * (l.count - 1);
-    }
-    if (i == SIZE_MAX) break;
+    if (!advance(p.loops, outer_loops, &value, &x, &lbase, &pbase)) break;
   }
 #ifdef LC_HTP_X86
   if (kStream) _mm_sfence();
