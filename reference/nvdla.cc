@@ -529,15 +529,18 @@ Result<Pixel> pixel_model(const Case& c) {
 // Within a pixel's little-endian word the name lists components from the most
 // significant bits to the least (NVIDIA's color format naming, ERRATA), so a
 // component lies above the bits of the components named after it in its word.
-uint64_t pixel_offset_bits(const Pixel& m, uint64_t h, uint64_t w, uint64_t c) {
-  const PixelFormat& f = *m.format;
-  const bool uv = f.planes == 2 && c > 0;
+uint64_t bits_below(const PixelFormat& f, uint64_t c) {
   const uint64_t word_end = f.planes == 2 && c == 0 ? 1 : f.channels;  // components of c's word end here
   uint64_t below = 0;
   for (uint64_t j = c + 1; j < word_end; ++j) below += f.field_bits[j];
+  return below;
+}
+
+uint64_t pixel_offset_bits(const Pixel& m, uint64_t h, uint64_t w, uint64_t c) {
+  const bool uv = m.format->planes == 2 && c > 0;
   const uint64_t word = uv ? m.uv_offset + h * m.uv_line_stride + (m.x_offset + w) * m.uv_pixel_bytes
                            : h * m.line_stride + (m.x_offset + w) * m.y_pixel_bytes;
-  return word * 8 + below;
+  return word * 8 + bits_below(*m.format, c);
 }
 
 // A value that does not fit its field (the 2- and 10-bit fields of the packed
@@ -868,8 +871,7 @@ class NvdlaReference : public Impl {
       // Where each component lives in its word, e.g. "A[31:30] B[29:20] G[19:10] R[9:0]".
       std::string fields;
       for (uint64_t ch = 0; ch < m.C; ++ch) {
-        const uint64_t low = pixel_offset_bits(m, 0, 0, ch) % (8 * (ch > 0 && m.format->planes == 2 ? m.uv_pixel_bytes
-                                                                                                   : m.y_pixel_bytes));
+        const uint64_t low = bits_below(*m.format, ch);
         fields += std::string(ch ? " " : "") + m.format->letters[ch] + "[" + num(low + m.format->field_bits[ch] - 1) +
                   ":" + num(low) + "]";
       }
