@@ -2,6 +2,7 @@
 
 #include "layoutcheck/nvdla.h"
 #include "support.h"  // gtest before rapidcheck/gtest.h
+#include "property/round_trip.h"
 
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
@@ -207,14 +208,7 @@ RC_GTEST_PROP(NvdlaProperty, weight_mapping_is_a_bijection_onto_the_data_bytes, 
 RC_GTEST_PROP(NvdlaProperty, unpack_inverts_pack, ()) {
   const Case c = *rc::gen::arbitrary<bool>() ? draw_feature() : draw_weights();
   RC_PRE(reference_impl().supports(c).ok());
-  std::vector<uint8_t> logical;
-  fill_position_unique(c, *rc::gen::arbitrary<uint64_t>(), &logical);
-  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
-    std::vector<uint8_t> phys(*impl->size_bytes(c)), back(logical.size(), 0xA5);
-    RC_ASSERT(impl->pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
-    RC_ASSERT(impl->unpack(c, phys.data(), phys.size(), back.data(), back.size()).ok());
-    RC_ASSERT(back == logical);
-  }
+  testing::assert_unpack_inverts_pack(c);
 }
 
 // Random sparse weights: each element zero with a drawn probability.
