@@ -11,6 +11,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
+
 #include <functional>
 #include <string>
 #include <vector>

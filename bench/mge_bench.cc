@@ -80,6 +80,7 @@ const bool registered = [] {
   for (const auto& [group, c] : rows) register_onednn(group, c);
 #else
   (void)rows;
+  std::fprintf(stderr, "layoutcheck_bench: the oneDNN peer rows are missing: %s\n", LAYOUTCHECK_DNNL_MISSING);
 #endif
   return true;
 }();

@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
 # Installs the Debian packages layoutcheck builds with, when any is missing.
+#   scripts/deps.sh          install what is missing
+#   scripts/deps.sh --list   print the package list, one a line
 set -euo pipefail
+# Every package a find_package() or #include of the build resolves to. libdnnl-dev's
+# CMake config needs OpenCL (ocl-icd-opencl-dev), which libdnnl-dev only recommends.
+# scripts/deps_audit.sh checks this list against the files a build actually used.
 packages=(cmake ninja-build g++ clang libclang-rt-14-dev googletest libgtest-dev librapidcheck-dev
-          libbenchmark-dev libdnnl-dev libfp16-dev)
+          libbenchmark-dev libdnnl-dev ocl-icd-opencl-dev opencl-c-headers libfp16-dev
+          libcli11-dev nlohmann-json3-dev zip unzip pkgconf)
+if [ "${1:-}" = "--list" ]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

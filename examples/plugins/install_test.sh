@@ -13,3 +13,11 @@ cmake --build "$prefix/plugins" --target tpu_plugin fuzz_tpu_plugin > /dev/null
 "$prefix/bin/layoutcheck" check --impl "$prefix/plugins/libtpu_plugin.so" --layout 'tpu.aligned' --seconds 1 \
   --save "$prefix/regressions"
 "$prefix/plugins/fuzz_tpu_plugin" "$src/corpus/fuzz_differential"
+# Its seed corpus, from the installed corpus, for a ClusterFuzzLite $OUT.
+test "$(unzip -Z1 "$prefix/plugins/fuzz_tpu_plugin_seed_corpus.zip" | wc -l)" -ge \
+  "$(find "$prefix/share/layoutcheck/corpus/fuzz_differential" -type f | wc -l)"
+# The header-only ABI through pkg-config: the one-line build of a plugin.
+cc -shared -fPIC $(PKG_CONFIG_PATH="$prefix/share/pkgconfig" pkg-config --cflags layoutcheck-plugin) \
+  "$src/examples/plugins/tpu_plugin.c" -o "$prefix/libtpu_pc.so"
+"$prefix/bin/layoutcheck" check --impl "$prefix/libtpu_pc.so" --layout 'tpu.aligned' --seconds 1 \
+  --save "$prefix/regressions"

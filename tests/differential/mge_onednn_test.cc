@@ -182,6 +182,6 @@ INSTANTIATE_TEST_SUITE_P(Layouts, MgeOneDnn,
 
 #else
 
-TEST(MgeOneDnn, not_built) { GTEST_SKIP() << "oneDNN (find_package(dnnl)) was not found; the external oracle is off"; }
+TEST(MgeOneDnn, not_built) { GTEST_SKIP() << LAYOUTCHECK_DNNL_MISSING << "; the external oracle is off"; }
 
 #endif
