@@ -16,8 +16,9 @@ namespace {
 constexpr const char* kDoc = "qualcomm-htp-memory-layout.txt";
 
 // The document's table ("Different memory layouts") and its convolution weight
-// layout ("A More complicated example of Memory Layout"). NCHW follows the
-// prose; see oracles/ERRATA.md.
+// layout ("A More complicated example of Memory Layout"). The vendor name
+// R4NCHWMemoryLayout means what the table and the SDK header say; the Flat
+// Layout prose's other notation has its own name; see oracles/ERRATA.md.
 struct NamedLayout {
   const char* name;
   const char* vendor;  // the document's type name, accepted as an alias ("" = none)
@@ -27,8 +28,10 @@ struct NamedLayout {
   bool weights;
 };
 constexpr NamedLayout kNamed[] = {
-    {"htp.nchw", "R4NCHWMemoryLayout", "0:0 3:0 1:0 2:0", "Flat Layout",
-     "NHWC tensor stored N, C, H, W: ChunkedMemoryLayout<4, 0,0, 3,0, 1,0, 2,0> (prose reading)", false},
+    {"htp.nchw", "R4NCHWMemoryLayout", "0:0 3:0 2:0 1:0", "Different memory layouts",
+     "NHWC tensor stored N, C, W, H: ChunkedMemoryLayout<4, 0,0, 3,0, 2,0, 1,0> (the table's and the SDK's)", false},
+    {"htp.nchw_prose", "", "0:0 3:0 1:0 2:0", "Flat Layout",
+     "NHWC tensor stored N, C, H, W: ChunkedMemoryLayout<4, 0,0, 3,0, 1,0, 2,0> (the Flat Layout prose's)", false},
     {"htp.depth32", "R4Depth32MemoryLayout", "0:0 1:0 3:0 2:0 2:4 3:32", "Different memory layouts",
      "d32: per batch and row, depth chunks of 32 holding width in 4x32 (width x depth) chunks", false},
     {"htp.crouton", "R4CroutonLayout", "0:0 1:0 2:0 3:0 1:8 2:8 3:32", "Crouton Layout",
@@ -38,11 +41,14 @@ constexpr NamedLayout kNamed[] = {
     {"htp.crouton2x2", "R4Crouton2x2Layout", "0:0 1:0 2:0 3:0 1:4 2:4 3:32 1:2 2:2",
      "Different memory layouts", "8x8x32 croutons of 4x4x32 blocks with 2x2 (height x width) innermost", false},
     {"htp.crouton2", "R4Crouton2Layout", "0:0 1:0 2:0 3:0 1:8 2:2 3:32 2:2", "Different memory layouts",
-     "8x8x32 croutons, width split 4x2 with the inner 2 columns beside each depth", false},
+     "8x4x32 croutons, width split 2x2 with the inner 2 columns beside each depth", false},
     {"htp.weights", "", "3:0 2:0 0:0 1:0 2:8 3:32 2:4", "A More complicated example of Memory Layout",
      "convolution weights (fh, fw, in, out): 32x32 in x out chunks, 4 inputs innermost, out-chunk slowest",
      true},
 };
+
+// The NCHW layouts have chunks of one element: nothing to pad.
+bool has_pad(const std::string& name) { return name != "htp.nchw" && name != "htp.nchw_prose"; }
 
 const NamedLayout* named_layout(const std::string& name) {
   for (const auto& n : kNamed) {
@@ -309,7 +315,7 @@ Case flat_case(std::mt19937_64& rng, int size_class) {
 
 std::function<Case(std::mt19937_64&, int)> named_generator(const NamedLayout& named) {
   std::string name = named.name;
-  bool padded = name != "htp.nchw";
+  bool padded = has_pad(name);
   return [name, padded](std::mt19937_64& rng, int size_class) {
     Layout layout = *make_layout(name, padded ? draw_pad(rng) : ParamMap{});
     auto n = htp_notation_of(layout);
@@ -566,12 +572,12 @@ void add_htp_specs(std::vector<LayoutSpec>* specs) {
     spec.summary = n.summary;
     spec.dims = n.weights ? std::vector<std::string>{"filter_height", "filter_width", "in_channels", "out_channels"}
                           : std::vector<std::string>{"batch", "height", "width", "depth"};
-    if (std::string(n.name) != "htp.nchw") spec.params.push_back(pad_param());
+    if (has_pad(n.name)) spec.params.push_back(pad_param());
     spec.random_case = named_generator(n);
     std::string name = n.name;
     spec.boundary_cases = [name] {
       auto b = boundaries_of(*make_layout(name));
-      auto p = boundaries_of(*make_layout(name, name == "htp.nchw" ? ParamMap{} : ParamMap{{"pad", "31"}}));
+      auto p = boundaries_of(*make_layout(name, has_pad(name) ? ParamMap{{"pad", "31"}} : ParamMap{}));
       b.insert(b.end(), p.begin(), p.begin() + std::min<size_t>(p.size(), 4));
       return b;
     };

@@ -24,7 +24,8 @@ typedef struct {
 } chunked;
 
 static const struct { const char* name; const char* pairs; } kNamed[] = {
-    {"htp.nchw", "0:0 3:0 1:0 2:0"},
+    {"htp.nchw", "0:0 3:0 2:0 1:0"},
+    {"htp.nchw_prose", "0:0 3:0 1:0 2:0"},
     {"htp.depth32", "0:0 1:0 3:0 2:0 2:4 3:32"},
     {"htp.crouton", "0:0 1:0 2:0 3:0 1:8 2:8 3:32"},
     {"htp.crouton4x1", "0:0 1:0 2:0 3:0 1:8 2:2 3:32 2:4"},
@@ -169,7 +170,7 @@ static lc_status htp_unpack(const lc_case* c, const void* physical, size_t ps, v
 }
 
 static const lc_capability kCapabilities[] = {
-    {"htp.crouton*", "*", 0}, {"htp.depth32", "*", 0}, {"htp.nchw", "*", 0}, {"htp.weights", "*", 0},
+    {"htp.crouton*", "*", 0}, {"htp.depth32", "*", 0}, {"htp.nchw*", "*", 0}, {"htp.weights", "*", 0},
 };
 
 #ifndef HTP_PLUGIN_NAME

@@ -79,10 +79,10 @@ DType draw_dtype() {
 Case draw_case() {
   const bool named = *rc::gen::arbitrary<bool>();
   if (named) {
-    const std::string name = *rc::gen::element<std::string>("htp.nchw", "htp.depth32", "htp.crouton", "htp.crouton4x1",
+    const std::string name = *rc::gen::element<std::string>("htp.nchw", "htp.nchw_prose", "htp.depth32", "htp.crouton", "htp.crouton4x1",
                                                             "htp.crouton2x2", "htp.crouton2", "htp.weights");
     ParamMap p;
-    if (name != "htp.nchw" && *rc::gen::arbitrary<bool>()) p["pad"] = std::to_string(*rc::gen::inRange(0, 256));
+    if (name.rfind("htp.nchw", 0) != 0 && *rc::gen::arbitrary<bool>()) p["pad"] = std::to_string(*rc::gen::inRange(0, 256));
     Layout l = *make_layout(name, p);
     return Case{l, draw_dtype(), draw_shape(extents_of(*htp_notation_of(l)))};
   }
@@ -206,7 +206,7 @@ RC_GTEST_PROP(HtpProperty, PaddingBytesAreThePadValue, ()) {
 
 // A named layout equals its notation spelled out.
 RC_GTEST_PROP(HtpProperty, NamedEqualsItsNotation, ()) {
-  const std::string name = *rc::gen::element<std::string>("htp.nchw", "htp.depth32", "htp.crouton", "htp.crouton4x1",
+  const std::string name = *rc::gen::element<std::string>("htp.nchw", "htp.nchw_prose", "htp.depth32", "htp.crouton", "htp.crouton4x1",
                                                           "htp.crouton2x2", "htp.crouton2", "htp.weights");
   const Layout named = *make_layout(name);
   const HtpNotation n = *htp_notation_of(named);
