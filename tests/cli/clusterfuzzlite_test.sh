@@ -40,5 +40,5 @@ done
 found=$(find "$OUT" -maxdepth 1 -name '*_fuzzer' -type f | wc -l)
 [ "$found" = "$count" ] || fail "$OUT holds $found fuzzers, fuzz/ has $count"
 [ "$count" -gt 0 ] || fail "no fuzzers in fuzz/"
-[ "$fails" = 0 ] && echo "clusterfuzzlite build: $count fuzzers in \$OUT, each with options, seeds and dictionary"
+[ "$fails" = 0 ] && echo "clusterfuzzlite build: $count fuzzers in \$OUT, each with its options, seed corpus and (where corpus/ has one) dictionary"
 exit "$fails"
