@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +12,7 @@
 #include <sstream>
 
 #include "layoutcheck/checker.h"
+#include "layoutcheck/precision.h"
 
 namespace layoutcheck {
 namespace {
@@ -249,39 +252,49 @@ bool document_has_heading(const std::string& document_text, const std::string& h
   return false;
 }
 
-Status check_oracle_sources(const std::vector<OracleCase>& cases, const std::string& spec_dir) {
+namespace {
+
+// Checks one source: against the documents of spec_dir (texts cached in docs).
+Status check_source(const std::string& where, const std::string& source, const std::string& spec_dir,
+                    std::map<std::string, std::string>* docs) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (cases.empty()) return Status();
   if (spec_dir.empty() || !fs::is_directory(spec_dir, ec)) {
     return Status::invalid("spec directory '" + spec_dir +
                            "' (the documents the oracles cite) does not exist; name it with --spec-dir or "
                            "LAYOUTCHECK_SPEC_DIR");
   }
+  const size_t sep = source.find(" § ");
+  if (sep == std::string::npos) return Status::invalid(where + "'" + source + "' is not 'DOCUMENT § Section'");
+  const std::string doc = trim(source.substr(0, sep));
+  const std::string section = trim(source.substr(sep + std::strlen(" § ")));
+  if (doc.empty() || doc.find('/') != std::string::npos || doc == "." || doc == "..") {
+    return Status::invalid(where + "the document must be a file name of the spec directory, got '" + doc + "'");
+  }
+  auto it = docs->find(doc);
+  if (it == docs->end()) {
+    const fs::path path = fs::path(spec_dir) / doc;
+    std::string text;
+    if (!fs::is_regular_file(path, ec) || !read_text(path.string(), &text)) {
+      return Status::invalid(where + "no document '" + doc + "' in the spec directory " + spec_dir);
+    }
+    it = docs->emplace(doc, std::move(text)).first;
+  }
+  if (!document_has_heading(it->second, section)) {
+    return Status::invalid(where + "no section heading '" + section + "' in " + doc +
+                           " (a heading is a line of the document equal to it, or a heading underlined with "
+                           "=, -, ~ at least as long)");
+  }
+  return Status();
+}
+
+}  // namespace
+
+Status check_oracle_sources(const std::vector<OracleCase>& cases, const std::string& spec_dir) {
   std::map<std::string, std::string> documents;  // name -> text
   for (const auto& oc : cases) {
-    const std::string where = where_of(oc.file, oc.source_line) + ": source of case " + oc.id + ": ";
-    const size_t sep = oc.source.find(" § ");
-    if (sep == std::string::npos) return Status::invalid(where + "'" + oc.source + "' is not 'DOCUMENT § Section'");
-    const std::string doc = trim(oc.source.substr(0, sep));
-    const std::string section = trim(oc.source.substr(sep + std::strlen(" § ")));
-    if (doc.empty() || doc.find('/') != std::string::npos || doc == "." || doc == "..") {
-      return Status::invalid(where + "the document must be a file name of the spec directory, got '" + doc + "'");
-    }
-    auto it = documents.find(doc);
-    if (it == documents.end()) {
-      const fs::path path = fs::path(spec_dir) / doc;
-      std::string text;
-      if (!fs::is_regular_file(path, ec) || !read_text(path.string(), &text)) {
-        return Status::invalid(where + "no document '" + doc + "' in the spec directory " + spec_dir);
-      }
-      it = documents.emplace(doc, std::move(text)).first;
-    }
-    if (!document_has_heading(it->second, section)) {
-      return Status::invalid(where + "no section heading '" + section + "' in " + doc +
-                             " (a heading is a line of the document equal to it, or a heading underlined with "
-                             "=, -, ~ at least as long)");
-    }
+    LC_RETURN_IF_ERROR(check_source(where_of(oc.file, oc.source_line) + ": source of case " + oc.id + ": ",
+                                    oc.source, spec_dir, &documents));
   }
   return Status();
 }
@@ -538,6 +551,237 @@ std::vector<std::string> run_oracle(const OracleCase& oc, const Impl& impl) {
   OracleOptions options;
   options.describer = &impl;
   return run_oracle_case(oc, impl, options).failures;
+}
+
+// ---- precision oracles -------------------------------------------------------
+
+Result<std::vector<PrecisionOracleCase>> parse_precision_oracles(const std::string& text, const std::string& file) {
+  std::vector<PrecisionOracleCase> cases;
+  std::istringstream in(text);
+  std::string raw;
+  int lineno = 0;
+  while (std::getline(in, raw)) {
+    ++lineno;
+    const std::string line = trim(raw);
+    const std::string where = where_of(file, lineno) + ": ";
+    if (line.empty() || line[0] == '#') continue;
+    if (line.rfind("case:", 0) == 0) {
+      PrecisionOracleCase pc;
+      pc.id = trim(line.substr(5));
+      pc.file = file;
+      pc.line = lineno;
+      cases.push_back(pc);
+      continue;
+    }
+    if (cases.empty()) return Status::invalid(where + "'" + line + "' before the first 'case:'");
+    PrecisionOracleCase& pc = cases.back();
+    if (line.rfind("source:", 0) == 0) {
+      pc.source = trim(line.substr(7));
+      pc.source_line = lineno;
+      const size_t sep = pc.source.find(" § ");
+      if (sep == std::string::npos || trim(pc.source.substr(sep + std::strlen(" § "))).empty()) {
+        return Status::invalid(where + "source must be 'DOCUMENT.txt § Section heading', got '" + pc.source + "'");
+      }
+    } else if (line.rfind("note:", 0) == 0) {
+      continue;
+    } else if (line.rfind("table ", 0) == 0 || line.rfind("convert ", 0) == 0) {
+      pc.checks.emplace_back(lineno, line);
+    } else {
+      return Status::invalid(where + "unknown line '" + line + "' (case:, source:, note:, table or convert)");
+    }
+  }
+  for (const auto& pc : cases) {
+    const std::string where = where_of(file, pc.line) + ": case " + pc.id;
+    if (pc.source.empty()) return Status::invalid(where + " has no source: (document and section)");
+    if (pc.checks.empty()) return Status::invalid(where + " checks nothing");
+  }
+  return cases;
+}
+
+Result<std::vector<PrecisionOracleCase>> load_precision_oracle_dir(const std::string& dir,
+                                                                   const std::string& spec_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return Status::invalid("oracle directory " + dir + " does not exist");
+  std::vector<std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir, ec)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".precision") files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<PrecisionOracleCase> all;
+  std::map<std::string, std::string> documents;
+  for (const auto& f : files) {
+    std::string text;
+    if (!read_text(f, &text)) return Status::invalid("cannot read oracle file " + f);
+    LC_ASSIGN_OR_RETURN(auto cases, parse_precision_oracles(text, f));
+    for (const auto& pc : cases) {
+      LC_RETURN_IF_ERROR(check_source(where_of(pc.file, pc.source_line) + ": source of case " + pc.id + ": ",
+                                      pc.source, spec_dir, &documents));
+    }
+    all.insert(all.end(), cases.begin(), cases.end());
+  }
+  std::map<std::string, const PrecisionOracleCase*> ids;
+  for (const auto& pc : all) {
+    auto [it, fresh] = ids.emplace(pc.id, &pc);
+    if (!fresh) {
+      return Status::invalid("duplicate case id '" + pc.id + "': " + where_of(it->second->file, it->second->line) +
+                             " and " + where_of(pc.file, pc.line));
+    }
+  }
+  return all;
+}
+
+namespace {
+
+std::vector<std::string> words_of(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string t; in >> t;) out.push_back(t);
+  return out;
+}
+
+// "... error ~ TEXT": the expected message fragment.
+std::string error_fragment(const std::string& line) {
+  const size_t at = line.find("error ~ ");
+  return at == std::string::npos ? "" : trim(line.substr(at + 8));
+}
+
+// A value of the oracle text, 0x... bits or a signed decimal, as raw bits of type.
+Result<uint64_t> value_of(const std::string& t, DType type) {
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(t.c_str(), &end, 0);
+  if (t.empty() || end == nullptr || *end != 0 || errno != 0) return Status::invalid("not a value: '" + t + "'");
+  const uint32_t bits = dtype_bits(type);
+  return static_cast<uint64_t>(v) & (bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1);
+}
+
+std::string hex(uint64_t v) {
+  std::ostringstream o;
+  o << "0x" << std::hex << v;
+  return o.str();
+}
+
+// Returns "" on success, else what failed.
+std::string run_table_line(const std::string& text) {
+  const auto t = words_of(text);
+  if (t.size() < 6 || t[4] != "=") return "expected 'table LAYER INPUT OUTPUT = PIPELINE [weight W]'";
+  auto layer = parse_precision_layer(t[1]);
+  auto input = parse_precision_input(t[2]);
+  auto output = parse_dtype(t[3]);
+  if (!layer.ok()) return layer.status().message();
+  if (!input.ok()) return input.status().message();
+  if (!output.ok()) return output.status().message();
+  auto row = nvdla_precision(*layer, *input, *output);
+  if (t[5] == "error") {
+    if (row.ok()) return "expected an error containing '" + error_fragment(text) + "', got a row";
+    if (row.status().message().find(error_fragment(text)) == std::string::npos) {
+      return "expected an error containing '" + error_fragment(text) + "', got " + row.status().message();
+    }
+    return "";
+  }
+  if (!row.ok()) return row.status().to_string();
+  const PrecisionRow& r = **row;
+  if (t[5] == "invalid") return r.valid ? "expected invalid, got " + describe_precision_row(r) : "";
+  if (!r.valid) return "expected pipeline " + t[5] + ", got " + describe_precision_row(r);
+  if (dtype_name(r.pipeline) != t[5]) return "expected pipeline " + t[5] + ", got " + describe_precision_row(r);
+  const bool weight = t.size() >= 8 && t[6] == "weight";
+  if (weight != r.has_weight || (weight && dtype_name(r.weight) != t[7])) {
+    return "expected " + (weight ? "weight " + t[7] : std::string("no weight")) + ", got " + describe_precision_row(r);
+  }
+  return "";
+}
+
+std::string run_convert_line(const std::string& text, const Converter& converter) {
+  const auto t = words_of(text);
+  if (t.size() < 6) return "expected 'convert RULE FROM TO [options] VALUES -> VALUES'";
+  ConvertSpec s;
+  auto rule = parse_convert_rule(t[1]);
+  auto from = parse_dtype(t[2]);
+  auto to = parse_dtype(t[3]);
+  if (!rule.ok()) return rule.status().message();
+  if (!from.ok()) return from.status().message();
+  if (!to.ok()) return to.status().message();
+  s.rule = *rule;
+  s.from = *from;
+  s.to = *to;
+  std::vector<std::string> inputs, outputs;
+  std::string nan;
+  size_t i = 4;
+  for (; i < t.size() && t[i] != "->"; ++i) {
+    const std::string& w = t[i];
+    if (w == "flush-nan") {
+      s.flush_nan = true;
+    } else if (w.rfind("unit=", 0) == 0) {
+      auto u = parse_nvdla_unit(w.substr(5));
+      if (!u.ok()) return u.status().message();
+      s.unit = *u;
+    } else if (w.rfind("offset=", 0) == 0) {
+      s.offset = static_cast<int32_t>(std::strtol(w.c_str() + 7, nullptr, 10));
+    } else if (w.rfind("scale=", 0) == 0) {
+      s.scale = std::strtof(w.c_str() + 6, nullptr);
+    } else if (w.rfind("truncate=", 0) == 0) {
+      auto m = parse_truncate_mode(w.substr(9));
+      if (!m.ok()) return m.status().message();
+      s.truncate = *m;
+    } else {
+      inputs.push_back(w);
+    }
+  }
+  if (i >= t.size()) return "no '->'";
+  for (++i; i < t.size(); ++i) {
+    if (t[i] == "nan" && i + 1 < t.size()) {
+      nan = t[++i];
+    } else {
+      outputs.push_back(t[i]);
+    }
+  }
+  const size_t from_bytes = dtype_bits(s.from) / 8, to_bytes = dtype_bits(s.to) / 8;
+  std::vector<uint8_t> src(inputs.size() * from_bytes);
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    auto v = value_of(inputs[k], s.from);
+    if (!v.ok()) return v.status().message();
+    for (size_t b = 0; b < from_bytes; ++b) src[k * from_bytes + b] = static_cast<uint8_t>(*v >> (8 * b));
+  }
+  std::vector<uint8_t> dst(inputs.size() * to_bytes, 0xee);
+  NanCounts counts;
+  Status st = converter.convert(s, src.data(), src.size(), dst.data(), dst.size(), &counts);
+  const std::string who = converter.name() + ": ";
+  if (!outputs.empty() && outputs[0] == "error") {
+    if (st.ok()) return who + "expected an error containing '" + error_fragment(text) + "', got success";
+    if (st.message().find(error_fragment(text)) == std::string::npos) {
+      return who + "expected an error containing '" + error_fragment(text) + "', got " + st.message();
+    }
+    return "";
+  }
+  if (!st.ok()) return who + st.to_string();
+  if (outputs.size() != inputs.size()) return "as many outputs as inputs expected after '->'";
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    uint64_t got = 0;
+    for (size_t b = 0; b < to_bytes; ++b) got |= static_cast<uint64_t>(dst[k * to_bytes + b]) << (8 * b);
+    auto want = value_of(outputs[k], s.to);
+    if (!want.ok()) return want.status().message();
+    if (got != *want) {
+      return who + "value " + std::to_string(k) + " (input " + inputs[k] + "): expected " + hex(*want) + ", got " +
+             hex(got);
+    }
+  }
+  if (!nan.empty() && std::to_string(counts.input) + "/" + std::to_string(counts.output) != nan) {
+    return who + "NaN counts: expected " + nan + ", got " + std::to_string(counts.input) + "/" +
+           std::to_string(counts.output);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> run_precision_oracle(const PrecisionOracleCase& pc, const Converter& converter) {
+  std::vector<std::string> failures;
+  for (const auto& [line, text] : pc.checks) {
+    std::string why = text.rfind("table ", 0) == 0 ? run_table_line(text) : run_convert_line(text, converter);
+    if (!why.empty()) failures.push_back(where_of(pc.file, line) + ": " + pc.id + ": " + why);
+  }
+  return failures;
 }
 
 }  // namespace layoutcheck

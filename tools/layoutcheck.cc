@@ -27,6 +27,7 @@
 #include "layoutcheck/impl.h"
 #include "layoutcheck/oracle.h"
 #include "layoutcheck/plugin.h"
+#include "layoutcheck/precision.h"
 #include "tools/precision_cli.h"
 
 using namespace layoutcheck;
@@ -441,6 +442,7 @@ int cmd_oracle(const Args& a) {
   auto cases = or_fail(load_oracle_dir(dir, spec_dir));
   // A fact the reference does not report for its case is a mistake of the file.
   or_fail(check_oracle_facts(cases, reference_impl()));
+  auto precision_cases = or_fail(load_precision_oracle_dir(dir, spec_dir));
   OracleOptions options;
   options.describer = &reference_impl();
   if (plugin) {
@@ -479,6 +481,36 @@ int cmd_oracle(const Args& a) {
       std::printf("%-44s %s  (%s)%s\n", oc.id.c_str(), status, oc.source.c_str(),
                   how.empty() ? "" : ("  [" + how + "]").c_str());
       for (const auto& s : r.failures) std::printf("    %s\n", s.c_str());
+    }
+  }
+  // The precision oracles (*.precision): conversions of the implementation's
+  // converter; a plugin implements layouts only, so they are skipped for it.
+  const Converter* converter = &impl == &reference_impl()   ? &precision_reference()
+                               : &impl == &optimized_impl() ? &precision_optimized()
+                                                            : nullptr;
+  for (const auto& pc : precision_cases) {
+    if (!glob_match(glob, pc.id)) continue;
+    ++run;
+    std::vector<std::string> failures;
+    if (converter) failures = run_precision_oracle(pc, *converter);
+    const OracleResult::Outcome outcome = !converter          ? OracleResult::kSkipped
+                                          : failures.empty() ? OracleResult::kPassed
+                                                             : OracleResult::kFailed;
+    ++counts[outcome];
+    const std::string skip_reason = converter ? "" : impl.name() + " has no precision conversions";
+    if (a.has("json")) {
+      std::string f;
+      for (const auto& s : failures) f += (f.empty() ? "" : ", ") + json_escape(s);
+      json += std::string(json.empty() ? "" : ",") + "\n  {\"id\": " + json_escape(pc.id) +
+              ", \"source\": " + json_escape(pc.source) + ", \"status\": " + json_escape(outcome_name(outcome)) +
+              ", \"passed\": " + (outcome == OracleResult::kPassed ? "true" : "false") +
+              ", \"converter\": " + json_escape(converter ? converter->name() : "") +
+              ", \"skip_reason\": " + json_escape(skip_reason) + ", \"failures\": [" + f + "]}";
+    } else {
+      const char* status = outcome == OracleResult::kPassed ? "ok" : outcome == OracleResult::kFailed ? "FAILED" : "skipped";
+      std::printf("%-44s %s  (%s)%s\n", pc.id.c_str(), status, pc.source.c_str(),
+                  converter ? ("  [converter " + converter->name() + "]").c_str() : "");
+      for (const auto& s : failures) std::printf("    %s\n", s.c_str());
     }
   }
   if (run == 0) throw UsageError{"no oracle case matches --id '" + glob + "'"};

@@ -105,4 +105,29 @@ std::vector<std::string> run_oracle(const OracleCase& oc, const Impl& impl);
 // "passed", "failed" or "skipped".
 const char* outcome_name(OracleResult::Outcome outcome);
 
+// ---- precision oracles: oracles/<dir>/*.precision ----------------------------
+//
+//   case: table/conv/1
+//   source: nvdla-in-memory-data-formats.txt § Precision Conversion   # each case its own
+//   table conv image-uint8 int8 = int8 weight int8     # = PIPELINE [weight W] | = invalid | = error ~ TEXT
+//   convert nvdla fp32 fp16 unit=conv 0x7f800000 -> 0x7bff nan 0/0   # or -> error ~ TEXT
+//
+// convert options: unit=U, flush-nan, offset=N, scale=X, truncate=M; values are
+// bit patterns (0x...) or signed decimals; `nan I/O` are the NaN counts.
+struct PrecisionOracleCase {
+  std::string id, source, file;
+  int line = 0, source_line = 0;
+  std::vector<std::pair<int, std::string>> checks;  // line, "table ..." or "convert ..."
+};
+
+Result<std::vector<PrecisionOracleCase>> parse_precision_oracles(const std::string& text, const std::string& file);
+// Every *.precision file below dir, sorted by path; sources checked against the
+// documents in spec_dir, ids unique across the files.
+Result<std::vector<PrecisionOracleCase>> load_precision_oracle_dir(const std::string& dir,
+                                                                   const std::string& spec_dir);
+class Converter;
+// Runs one case's table and convert lines (conversions through `converter`);
+// returns the failures (empty = pass).
+std::vector<std::string> run_precision_oracle(const PrecisionOracleCase& pc, const Converter& converter);
+
 }  // namespace layoutcheck

@@ -84,6 +84,15 @@ oracle_case "$tpu_src" t/a 'fact n_stride = 64' > "$tmp/oracles/b.oracle"
 expect_eq "$?" "2" "oracle with a duplicate id"
 grep -q "duplicate case id 't/a': .*a.oracle:2 and .*b.oracle:2" "$tmp/err" || fail "duplicate id message: $(cat "$tmp/err")"
 
+# The precision oracles run too.
+"$lc" oracle --id 'table/conv/1' | grep -q '^table/conv/1 .* ok ' || fail "oracle runs the precision oracles"
+mkdir -p "$tmp/precision"
+printf 'case: p\nsource: nvdla-in-memory-data-formats.txt § Precision Conversion\ntable conv image-uint8 int8 = int16\n' \
+  > "$tmp/precision/p.precision"
+"$lc" oracle --dir "$tmp/precision" > "$tmp/out"
+expect_eq "$?" "1" "oracle with a wrong precision table row"
+grep -q 'p.precision:3: p: expected pipeline int16' "$tmp/out" || fail "precision failure message: $(cat "$tmp/out")"
+
 # Oracles on plugins: unclaimed layouts are skipped, not failed.
 libdir="$(dirname "$lc")/../lib"
 "$lc" oracle --impl "$libdir/libtpu_plugin.so" > "$tmp/out" || fail "oracle on the tpu plugin: $(grep -A2 FAILED "$tmp/out")"

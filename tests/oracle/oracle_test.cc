@@ -9,6 +9,7 @@
 
 #include "layoutcheck/oracle.h"
 #include "layoutcheck/plugin.h"
+#include "layoutcheck/precision.h"
 #include "support.h"
 
 namespace layoutcheck {
@@ -395,6 +396,90 @@ TEST(OracleClaims, a_plugin_without_offset_bits_is_checked_through_pack) {
   OracleResult r = run_oracle_case(wrong, impl, options);
   EXPECT_EQ(r.outcome, OracleResult::kFailed);
   EXPECT_TRUE(r.offsets_from_pack);
+}
+
+// ---- precision oracles through the library ------------------------------------
+
+std::vector<PrecisionOracleCase> all_precision_cases() {
+  auto cases = load_precision_oracle_dir(kOracleDir, kSpecDir);
+  EXPECT_TRUE(cases.ok()) << cases.status().message();
+  return cases.ok() ? *cases : std::vector<PrecisionOracleCase>{};
+}
+
+std::vector<const Converter*> converters() {
+  std::vector<const Converter*> out = {&precision_reference()};
+  for (SimdPath p : {SimdPath::kPortable, SimdPath::kF16cAvx2, SimdPath::kAvx512}) {
+    if (simd_path_available(p)) out.push_back(&precision_optimized(p));
+  }
+  return out;
+}
+
+TEST(PrecisionOracleRun, every_case_passes_on_every_converter) {
+  const auto cases = all_precision_cases();
+  EXPECT_GE(cases.size(), 60u);
+  for (const Converter* conv : converters()) {
+    for (const auto& pc : cases) {
+      for (const auto& f : run_precision_oracle(pc, *conv)) ADD_FAILURE() << f;
+    }
+  }
+}
+
+// Changes the expected result of one check line.
+std::string mutate_precision(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> t;
+  for (std::string w; in >> w;) t.push_back(w);
+  const bool table = t[0] == "table";
+  size_t k = 0;
+  while (k < t.size() && t[k] != (table ? "=" : "->")) ++k;
+  ++k;
+  if (k >= t.size()) return text;
+  if (t[k] == "error") return text.substr(0, text.find("error ~ ")) + "error ~ wording no rule has";
+  if (table) {
+    t[k] = t[k] == "invalid" ? "int8" : "invalid";
+  } else {
+    t[k] = std::to_string(std::strtoll(t[k].c_str(), nullptr, 0) + 1);
+  }
+  std::string out;
+  for (const auto& w : t) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+TEST(PrecisionOracleRun, every_check_changed_fails) {
+  int mutated = 0;
+  for (const auto& original : all_precision_cases()) {
+    for (size_t i = 0; i < original.checks.size(); ++i) {
+      PrecisionOracleCase pc = original;
+      pc.checks[i].second = mutate_precision(pc.checks[i].second);
+      ASSERT_NE(pc.checks[i].second, original.checks[i].second);
+      ++mutated;
+      EXPECT_FALSE(run_precision_oracle(pc, precision_reference()).empty())
+          << pc.file << ":" << pc.checks[i].first << ": changed to '" << pc.checks[i].second << "' still passes";
+      EXPECT_FALSE(run_precision_oracle(pc, precision_optimized()).empty())
+          << pc.file << ":" << pc.checks[i].first << ": changed to '" << pc.checks[i].second << "' still passes";
+    }
+  }
+  EXPECT_GT(mutated, 60);
+}
+
+TEST_F(OracleDir, precision_sources_and_ids_are_checked) {
+  const std::string ok_case =
+      "case: p\nsource: nvdla-in-memory-data-formats.txt § Precision Conversion\n"
+      "table conv image-uint8 int8 = int8 weight int8\n";
+  write("a.precision", ok_case);
+  auto r = load_precision_oracle_dir(dir_.string(), kSpecDir);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  write("b.precision", ok_case);
+  r = load_precision_oracle_dir(dir_.string(), kSpecDir);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("duplicate case id 'p'"), std::string::npos) << r.status().message();
+  std::filesystem::remove(dir_ / "b.precision");
+  write("a.precision", "case: p\nsource: nvdla-in-memory-data-formats.txt § Precision Conversions\n"
+                       "table conv image-uint8 int8 = int8 weight int8\n");
+  r = load_precision_oracle_dir(dir_.string(), kSpecDir);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("a.precision:2: source of case p: no section heading"), std::string::npos)
+      << r.status().message();
 }
 
 }  // namespace
