@@ -198,6 +198,26 @@ TEST(OracleMutation, every_expectation_changed_fails_through_pack) {
   EXPECT_GT(mutated["order"], 0);
 }
 
+class Accepts : public testing::ForwardingImpl {
+ public:
+  Accepts() : ForwardingImpl(optimized_impl(), "accepts") {}
+  Status supports(const Case&) const override { return Status(); }
+};
+
+TEST(OracleMutation, an_error_case_accepted_fails) {
+  int errors = 0;
+  for (const auto& oc : all_cases()) {
+    for (const auto& e : oc.expects) {
+      if (e.kind != OracleExpect::kError) continue;
+      ++errors;
+      OracleResult r = run_oracle_case(oc, Accepts(), with_reference_facts());
+      EXPECT_EQ(r.outcome, OracleResult::kFailed) << oc.id << " passes on an implementation that accepts it";
+      break;
+    }
+  }
+  EXPECT_GT(errors, 0);
+}
+
 TEST(OracleMutation, a_fact_is_checked_in_every_mode) {
   // tpu/aligned/npu2 reports n_stride = 64 (the document's 32 * 2).
   auto r = parse_oracles(
