@@ -1,9 +1,18 @@
 #include "layoutcheck/oracle.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <sstream>
+
+#include "layoutcheck/checker.h"
+#include "layoutcheck/precision.h"
 
 namespace layoutcheck {
 namespace {
@@ -21,11 +30,66 @@ Result<uint64_t> parse_u64(const std::string& s) {
   return static_cast<uint64_t>((*v)[0]);
 }
 
+bool read_text(const std::string& path, std::string* text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  *text = ss.str();
+  return static_cast<bool>(in) || in.eof();
+}
+
+bool is_space(char ch) { return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n' || ch == '\f' || ch == '\v'; }
+
+// Collapses whitespace runs to one space and trims; drops a trailing pilcrow
+// and a leading section number ("3", "3.2", "3.2." followed by a space).
+std::string normalize_heading(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (is_space(ch)) {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+    } else {
+      out += ch;
+    }
+  }
+  const std::string pilcrow = "\xC2\xB6";
+  for (;;) {
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    if (out.size() >= pilcrow.size() && out.compare(out.size() - pilcrow.size(), pilcrow.size(), pilcrow) == 0) {
+      out.resize(out.size() - pilcrow.size());
+      continue;
+    }
+    break;
+  }
+  size_t i = 0;
+  while (i < out.size() && (std::isdigit(static_cast<unsigned char>(out[i])) || out[i] == '.')) ++i;
+  if (i > 0 && i < out.size() && out[i] == ' ' && std::isdigit(static_cast<unsigned char>(out[0]))) {
+    out.erase(0, i + 1);
+  }
+  return out;
+}
+
+// Characters (UTF-8 code points) of s.
+size_t code_points(const std::string& s) {
+  size_t n = 0;
+  for (char ch : s) n += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+  return n;
+}
+
+std::string keys_of(const std::vector<Fact>& facts) {
+  std::string keys;
+  for (const auto& f : facts) keys += (keys.empty() ? "" : ", ") + f.first;
+  return keys.empty() ? "(none)" : keys;
+}
+
+std::string where_of(const std::string& file, int line) { return file + ":" + std::to_string(line); }
+
 }  // namespace
 
 Result<std::vector<OracleCase>> parse_oracles(const std::string& text, const std::string& file) {
   std::vector<OracleCase> cases;
   std::string file_source;
+  int file_source_line = 0;
   std::istringstream in(text);
   std::string raw;
   int lineno = 0;
@@ -45,7 +109,13 @@ Result<std::vector<OracleCase>> parse_oracles(const std::string& text, const std
       if (rest.find(" § ") == std::string::npos) {
         return fail("source must be 'DOCUMENT.txt § Section heading', got '" + rest + "'");
       }
-      (cases.empty() ? file_source : cases.back().source) = rest;
+      if (cases.empty()) {
+        file_source = rest;
+        file_source_line = lineno;
+      } else {
+        cases.back().source = rest;
+        cases.back().source_line = lineno;
+      }
       continue;
     }
     if (head == "case") {
@@ -54,6 +124,7 @@ Result<std::vector<OracleCase>> parse_oracles(const std::string& text, const std
       oc.file = file;
       oc.line = lineno;
       oc.source = file_source;
+      oc.source_line = file_source_line;
       cases.push_back(oc);
       continue;
     }
@@ -119,18 +190,19 @@ Result<std::vector<OracleCase>> parse_oracles(const std::string& text, const std
     }
     if (oc.expects.empty()) return Status::invalid(where + " expects nothing");
   }
+  LC_RETURN_IF_ERROR(check_unique_ids(cases));
   return cases;
 }
 
-Result<std::vector<OracleCase>> load_oracle_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::invalid("cannot read oracle file " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_oracles(ss.str(), path);
+Result<std::vector<OracleCase>> load_oracle_file(const std::string& path, const std::string& spec_dir) {
+  std::string text;
+  if (!read_text(path, &text)) return Status::invalid("cannot read oracle file " + path);
+  LC_ASSIGN_OR_RETURN(auto cases, parse_oracles(text, path));
+  LC_RETURN_IF_ERROR(check_oracle_sources(cases, spec_dir));
+  return cases;
 }
 
-Result<std::vector<OracleCase>> load_oracle_dir(const std::string& dir) {
+Result<std::vector<OracleCase>> load_oracle_dir(const std::string& dir, const std::string& spec_dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return Status::invalid("oracle directory " + dir + " does not exist");
@@ -141,91 +213,326 @@ Result<std::vector<OracleCase>> load_oracle_dir(const std::string& dir) {
   std::sort(files.begin(), files.end());
   std::vector<OracleCase> all;
   for (const auto& f : files) {
-    LC_ASSIGN_OR_RETURN(auto cases, load_oracle_file(f));
+    LC_ASSIGN_OR_RETURN(auto cases, load_oracle_file(f, spec_dir));
     all.insert(all.end(), cases.begin(), cases.end());
   }
+  LC_RETURN_IF_ERROR(check_unique_ids(all));
   return all;
 }
 
-std::vector<std::string> run_oracle(const OracleCase& oc, const Impl& impl) {
-  std::vector<std::string> failures;
-  auto where = [&](int line) { return oc.file + ":" + std::to_string(line) + ": " + oc.id + ": "; };
+bool document_has_heading(const std::string& document_text, const std::string& heading) {
+  const std::string want = normalize_heading(heading);
+  if (want.empty()) return false;
+  std::istringstream in(document_text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (normalize_heading(line) == want) return true;
+  }
+  // A reStructuredText document flattened to one line: "... Heading ------- ...",
+  // the underline at least as long as the heading (as reStructuredText requires).
+  std::string flat;
+  for (char ch : document_text) {
+    if (is_space(ch)) {
+      if (!flat.empty() && flat.back() != ' ') flat += ' ';
+    } else {
+      flat += ch;
+    }
+  }
+  const size_t length = code_points(want);
+  static const char kUnderline[] = "=-~^\"'`*+#";
+  for (size_t pos = flat.find(want); pos != std::string::npos; pos = flat.find(want, pos + 1)) {
+    const size_t after = pos + want.size();
+    if ((pos != 0 && flat[pos - 1] != ' ') || after + 1 >= flat.size() || flat[after] != ' ') continue;
+    const char mark = flat[after + 1];
+    if (std::strchr(kUnderline, mark) == nullptr) continue;
+    size_t end = after + 1;
+    while (end < flat.size() && flat[end] == mark) ++end;
+    if (end - (after + 1) >= length && (end == flat.size() || flat[end] == ' ')) return true;
+  }
+  return false;
+}
+
+namespace {
+
+// Checks one source: against the documents of spec_dir (texts cached in docs).
+Status check_source(const std::string& where, const std::string& source, const std::string& spec_dir,
+                    std::map<std::string, std::string>* docs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (spec_dir.empty() || !fs::is_directory(spec_dir, ec)) {
+    return Status::invalid("spec directory '" + spec_dir +
+                           "' (the documents the oracles cite) does not exist; name it with --spec-dir or "
+                           "LAYOUTCHECK_SPEC_DIR");
+  }
+  const size_t sep = source.find(" § ");
+  if (sep == std::string::npos) return Status::invalid(where + "'" + source + "' is not 'DOCUMENT § Section'");
+  const std::string doc = trim(source.substr(0, sep));
+  const std::string section = trim(source.substr(sep + std::strlen(" § ")));
+  if (doc.empty() || doc.find('/') != std::string::npos || doc == "." || doc == "..") {
+    return Status::invalid(where + "the document must be a file name of the spec directory, got '" + doc + "'");
+  }
+  auto it = docs->find(doc);
+  if (it == docs->end()) {
+    const fs::path path = fs::path(spec_dir) / doc;
+    std::string text;
+    if (!fs::is_regular_file(path, ec) || !read_text(path.string(), &text)) {
+      return Status::invalid(where + "no document '" + doc + "' in the spec directory " + spec_dir);
+    }
+    it = docs->emplace(doc, std::move(text)).first;
+  }
+  if (!document_has_heading(it->second, section)) {
+    return Status::invalid(where + "no section heading '" + section + "' in " + doc +
+                           " (a heading is a line of the document equal to it, or a heading underlined with "
+                           "=, -, ~ at least as long)");
+  }
+  return Status();
+}
+
+}  // namespace
+
+Status check_oracle_sources(const std::vector<OracleCase>& cases, const std::string& spec_dir) {
+  std::map<std::string, std::string> documents;  // name -> text
+  for (const auto& oc : cases) {
+    LC_RETURN_IF_ERROR(check_source(where_of(oc.file, oc.source_line) + ": source of case " + oc.id + ": ",
+                                    oc.source, spec_dir, &documents));
+  }
+  return Status();
+}
+
+Status check_unique_ids(const std::vector<OracleCase>& cases) {
+  std::map<std::string, const OracleCase*> seen;
+  for (const auto& oc : cases) {
+    auto [it, fresh] = seen.emplace(oc.id, &oc);
+    if (!fresh) {
+      return Status::invalid("duplicate case id '" + oc.id + "': " + where_of(it->second->file, it->second->line) +
+                             " and " + where_of(oc.file, oc.line));
+    }
+  }
+  return Status();
+}
+
+Status check_oracle_facts(const std::vector<OracleCase>& cases, const Impl& describer) {
+  for (const auto& oc : cases) {
+    const bool has_facts = std::any_of(oc.expects.begin(), oc.expects.end(),
+                                       [](const OracleExpect& e) { return e.kind == OracleExpect::kFact; });
+    if (!has_facts) continue;
+    auto c = parse_case(oc.layout, oc.dtype, oc.shape);
+    if (!c.ok()) return Status::invalid(where_of(oc.file, oc.line) + ": case " + oc.id + ": " + c.status().message());
+    Status s = describer.supports(*c);
+    auto facts = s.ok() ? describer.describe(*c) : Result<std::vector<Fact>>(s);
+    for (const auto& e : oc.expects) {
+      if (e.kind != OracleExpect::kFact) continue;
+      const std::string where = where_of(oc.file, e.line) + ": case " + oc.id + ": ";
+      if (!facts.ok()) {
+        return Status::invalid(where + "fact '" + e.key + "' cannot be known: " + describer.name() +
+                               " does not describe the case: " + facts.status().to_string());
+      }
+      if (std::none_of(facts->begin(), facts->end(), [&](const Fact& f) { return f.first == e.key; })) {
+        return Status::invalid(where + "unknown fact '" + e.key + "'; " + describer.name() +
+                               " describes this case with: " + keys_of(*facts));
+      }
+    }
+  }
+  return Status();
+}
+
+namespace {
+
+// Finds an element's physical bit offset without offset_bits: packs
+// position-unique values, then again with the element's kept bits inverted;
+// the lowest bit that changes is where the element starts.
+class PackLocator {
+ public:
+  PackLocator(const Impl& impl, const Case& c, uint64_t max_bytes) : impl_(impl), c_(c), max_bytes_(max_bytes) {}
+
+  Result<uint64_t> offset_bits(const Coord& at) {
+    LC_RETURN_IF_ERROR(check_coord(c_, at));
+    if (!started_) {
+      started_ = true;
+      init_ = start();
+    }
+    LC_RETURN_IF_ERROR(init_);
+    std::vector<uint8_t> logical = logical_;
+    const uint64_t bits = dtype_bits(c_.dtype);
+    const uint64_t first = index_of_coord(c_.shape, at) * bits;
+    const uint64_t keep = std::min<uint64_t>(bits, value_bits(c_, at));
+    for (uint64_t b = first; b < first + keep; ++b) logical[b / 8] ^= static_cast<uint8_t>(1u << (b % 8));
+    std::vector<uint8_t> physical(physical_.size());
+    Status s = impl_.pack(c_, logical.data(), logical.size(), physical.data(), physical.size());
+    if (!s.ok()) return Status::invalid("pack (to find offsets without offset_bits): " + s.to_string());
+    for (size_t i = 0; i < physical.size(); ++i) {
+      const unsigned diff = static_cast<unsigned>(physical[i] ^ physical_[i]);
+      if (diff == 0) continue;
+      unsigned bit = 0;
+      while (((diff >> bit) & 1u) == 0) ++bit;
+      return uint64_t{i} * 8 + bit;
+    }
+    return Status::invalid("pack (to find offsets without offset_bits): the element's value reaches no physical bit");
+  }
+
+ private:
+  Status start() {
+    LC_ASSIGN_OR_RETURN(uint64_t logical_size, logical_bytes(c_));
+    auto physical_size = impl_.size_bytes(c_);
+    if (!physical_size.ok()) return Status::invalid("size_bytes: " + physical_size.status().to_string());
+    if (logical_size > max_bytes_ || *physical_size > max_bytes_) {
+      return Status::invalid("finding offsets without offset_bits packs the case, which needs " +
+                             std::to_string(std::max(logical_size, *physical_size)) + " bytes; the limit is " +
+                             std::to_string(max_bytes_));
+    }
+    fill_position_unique(c_, 1, &logical_);
+    physical_.assign(static_cast<size_t>(*physical_size), 0);
+    Status s = impl_.pack(c_, logical_.data(), logical_.size(), physical_.data(), physical_.size());
+    if (!s.ok()) return Status::invalid("pack (to find offsets without offset_bits): " + s.to_string());
+    return Status();
+  }
+
+  const Impl& impl_;
+  const Case& c_;
+  const uint64_t max_bytes_;
+  bool started_ = false;
+  Status init_;
+  std::vector<uint8_t> logical_, physical_;
+};
+
+}  // namespace
+
+const char* outcome_name(OracleResult::Outcome outcome) {
+  switch (outcome) {
+    case OracleResult::kPassed: return "passed";
+    case OracleResult::kFailed: return "failed";
+    case OracleResult::kSkipped: return "skipped";
+  }
+  return "failed";
+}
+
+OracleResult run_oracle_case(const OracleCase& oc, const Impl& impl, const OracleOptions& options) {
+  OracleResult r;
+  auto fail = [&](int line, const std::string& what) {
+    r.failures.push_back(where_of(oc.file, line) + ": " + oc.id + ": " + what);
+  };
   auto c = parse_case(oc.layout, oc.dtype, oc.shape);
   if (!c.ok()) {
-    failures.push_back(where(oc.line) + c.status().message());
-    return failures;
+    fail(oc.line, c.status().message());
+    r.outcome = OracleResult::kFailed;
+    return r;
   }
-  Status s = impl.supports(*c);
+  if (options.claimed && !options.claimed(*c)) {
+    r.outcome = OracleResult::kSkipped;
+    r.skip_reason = impl.name() + " does not claim " + to_string(*c) + " in its capabilities";
+    return r;
+  }
+  const Status s = impl.supports(*c);
+
+  // Offsets: offset_bits, or pack when the implementation has none.
+  std::unique_ptr<PackLocator> locator;
+  auto offset_of = [&](const Coord& at) -> Result<uint64_t> {
+    if (!r.offsets_from_pack) {
+      auto bits = impl.offset_bits(*c, at);
+      if (bits.ok() || bits.status().code() != StatusCode::kUnsupported) return bits;
+      r.offsets_from_pack = true;
+    }
+    if (!locator) locator = std::make_unique<PackLocator>(impl, *c, options.max_pack_bytes);
+    return locator->offset_bits(at);
+  };
+
+  // Facts: the implementation's describe, or the describer's.
+  bool facts_loaded = false;
+  std::vector<Fact> facts;
+  std::string facts_error;
+  auto load_facts = [&]() {
+    facts_loaded = true;
+    auto own = impl.describe(*c);
+    if (own.ok()) {
+      facts = *own;
+      r.facts_from = impl.name();
+      return;
+    }
+    if (own.status().code() != StatusCode::kUnsupported || options.describer == nullptr ||
+        options.describer == &impl) {
+      facts_error = impl.name() + " describe: " + own.status().to_string() +
+                    (own.status().code() == StatusCode::kUnsupported ? " (and no other describer)" : "");
+      return;
+    }
+    const Impl& other = *options.describer;
+    Status so = other.supports(*c);
+    auto theirs = so.ok() ? other.describe(*c) : Result<std::vector<Fact>>(so);
+    if (!theirs.ok()) {
+      facts_error = other.name() + " describe: " + theirs.status().to_string();
+      return;
+    }
+    facts = *theirs;
+    r.facts_from = other.name();
+  };
+
   for (const auto& e : oc.expects) {
     if (e.kind == OracleExpect::kError) {
       // Every implementation must reject the case; the reference must also name the rule.
       const bool wording = impl.name() == "reference";
       if (s.code() != StatusCode::kInvalid || (wording && s.message().find(e.value) == std::string::npos)) {
-        failures.push_back(where(e.line) + "expected rejection containing '" + e.value + "', got " + s.to_string());
+        fail(e.line, "expected rejection containing '" + e.value + "', got " + s.to_string());
       }
       continue;
     }
     if (!s.ok()) {
-      failures.push_back(where(e.line) + impl.name() + " rejects the case: " + s.to_string());
+      fail(e.line, impl.name() + (s.code() == StatusCode::kUnsupported ? " declines" : " rejects") +
+                       " the case: " + s.to_string());
       break;
     }
     switch (e.kind) {
       case OracleExpect::kOffset:
       case OracleExpect::kOffsetBits: {
-        auto bits = impl.offset_bits(*c, e.at);
+        auto bits = offset_of(e.at);
         uint64_t want = e.kind == OracleExpect::kOffset ? e.number * 8 : e.number;
-        if (!bits.ok() && bits.status().code() == StatusCode::kUnsupported) break;
         if (!bits.ok() || *bits != want) {
-          failures.push_back(where(e.line) + "offset of (" + shape_to_string(e.at) + "): expected " +
-                             (e.kind == OracleExpect::kOffset ? "byte " + std::to_string(e.number)
-                                                              : "bit " + std::to_string(e.number)) +
-                             ", got " +
-                             (bits.ok() ? (e.kind == OracleExpect::kOffset && *bits % 8 == 0
-                                               ? "byte " + std::to_string(*bits / 8)
-                                               : "bit " + std::to_string(*bits))
-                                        : bits.status().to_string()));
+          fail(e.line, std::string("offset of (") + shape_to_string(e.at) + ")" +
+                           (r.offsets_from_pack ? " through pack" : "") + ": expected " +
+                           (e.kind == OracleExpect::kOffset ? "byte " + std::to_string(e.number)
+                                                            : "bit " + std::to_string(e.number)) +
+                           ", got " +
+                           (bits.ok() ? (e.kind == OracleExpect::kOffset && *bits % 8 == 0
+                                             ? "byte " + std::to_string(*bits / 8)
+                                             : "bit " + std::to_string(*bits))
+                                      : bits.status().to_string()));
         }
         break;
       }
       case OracleExpect::kSize: {
         auto size = impl.size_bytes(*c);
         if (!size.ok() || *size != e.number) {
-          failures.push_back(where(e.line) + "size_bytes: expected " + std::to_string(e.number) + ", got " +
-                             (size.ok() ? std::to_string(*size) : size.status().to_string()));
+          fail(e.line, "size_bytes: expected " + std::to_string(e.number) + ", got " +
+                           (size.ok() ? std::to_string(*size) : size.status().to_string()));
         }
         break;
       }
       case OracleExpect::kFact: {
-        auto facts = impl.describe(*c);
-        if (!facts.ok()) {
-          if (facts.status().code() != StatusCode::kUnsupported) {
-            failures.push_back(where(e.line) + "describe: " + facts.status().to_string());
-          }
+        if (!facts_loaded) load_facts();
+        if (!facts_error.empty()) {
+          fail(e.line, "fact " + e.key + ": " + facts_error);
           break;
         }
-        auto it = std::find_if(facts->begin(), facts->end(), [&](const Fact& f) { return f.first == e.key; });
-        if (it == facts->end()) {
-          failures.push_back(where(e.line) + "describe has no fact '" + e.key + "'");
+        auto it = std::find_if(facts.begin(), facts.end(), [&](const Fact& f) { return f.first == e.key; });
+        if (it == facts.end()) {
+          fail(e.line, "unknown fact '" + e.key + "'; " + r.facts_from + " describes this case with: " +
+                           keys_of(facts));
         } else if (it->second != e.value) {
-          failures.push_back(where(e.line) + e.key + ": expected " + e.value + ", got " + it->second);
+          fail(e.line, e.key + ": expected " + e.value + ", got " + it->second + " (from " + r.facts_from + ")");
         }
         break;
       }
       case OracleExpect::kOrder: {
         uint64_t prev = 0;
         for (size_t i = 0; i < e.order.size(); ++i) {
-          auto bits = impl.offset_bits(*c, e.order[i]);
+          auto bits = offset_of(e.order[i]);
           if (!bits.ok()) {
-            if (bits.status().code() != StatusCode::kUnsupported) {
-              failures.push_back(where(e.line) + "offset of (" + shape_to_string(e.order[i]) +
-                                 "): " + bits.status().to_string());
-            }
+            fail(e.line, "offset of (" + shape_to_string(e.order[i]) + ")" +
+                             (r.offsets_from_pack ? " through pack" : "") + ": " + bits.status().to_string());
             break;
           }
           if (i > 0 && *bits <= prev) {
-            failures.push_back(where(e.line) + "(" + shape_to_string(e.order[i]) + ") at bit " +
-                               std::to_string(*bits) + " does not follow (" + shape_to_string(e.order[i - 1]) +
-                               ") at bit " + std::to_string(prev));
+            fail(e.line, "(" + shape_to_string(e.order[i]) + ") at bit " + std::to_string(*bits) +
+                             " does not follow (" + shape_to_string(e.order[i - 1]) + ") at bit " +
+                             std::to_string(prev) + (r.offsets_from_pack ? " (offsets through pack)" : ""));
             break;
           }
           prev = *bits;
@@ -235,6 +542,244 @@ std::vector<std::string> run_oracle(const OracleCase& oc, const Impl& impl) {
       case OracleExpect::kError:
         break;
     }
+  }
+  r.outcome = r.failures.empty() ? OracleResult::kPassed : OracleResult::kFailed;
+  return r;
+}
+
+std::vector<std::string> run_oracle(const OracleCase& oc, const Impl& impl) {
+  OracleOptions options;
+  options.describer = &impl;
+  return run_oracle_case(oc, impl, options).failures;
+}
+
+// ---- precision oracles -------------------------------------------------------
+
+Result<std::vector<PrecisionOracleCase>> parse_precision_oracles(const std::string& text, const std::string& file) {
+  std::vector<PrecisionOracleCase> cases;
+  std::istringstream in(text);
+  std::string raw;
+  int lineno = 0;
+  while (std::getline(in, raw)) {
+    ++lineno;
+    const std::string line = trim(raw);
+    const std::string where = where_of(file, lineno) + ": ";
+    if (line.empty() || line[0] == '#') continue;
+    if (line.rfind("case:", 0) == 0) {
+      PrecisionOracleCase pc;
+      pc.id = trim(line.substr(5));
+      pc.file = file;
+      pc.line = lineno;
+      cases.push_back(pc);
+      continue;
+    }
+    if (cases.empty()) return Status::invalid(where + "'" + line + "' before the first 'case:'");
+    PrecisionOracleCase& pc = cases.back();
+    if (line.rfind("source:", 0) == 0) {
+      pc.source = trim(line.substr(7));
+      pc.source_line = lineno;
+      const size_t sep = pc.source.find(" § ");
+      if (sep == std::string::npos || trim(pc.source.substr(sep + std::strlen(" § "))).empty()) {
+        return Status::invalid(where + "source must be 'DOCUMENT.txt § Section heading', got '" + pc.source + "'");
+      }
+    } else if (line.rfind("note:", 0) == 0) {
+      continue;
+    } else if (line.rfind("table ", 0) == 0 || line.rfind("convert ", 0) == 0) {
+      pc.checks.emplace_back(lineno, line);
+    } else {
+      return Status::invalid(where + "unknown line '" + line + "' (case:, source:, note:, table or convert)");
+    }
+  }
+  for (const auto& pc : cases) {
+    const std::string where = where_of(file, pc.line) + ": case " + pc.id;
+    if (pc.source.empty()) return Status::invalid(where + " has no source: (document and section)");
+    if (pc.checks.empty()) return Status::invalid(where + " checks nothing");
+  }
+  return cases;
+}
+
+Result<std::vector<PrecisionOracleCase>> load_precision_oracle_dir(const std::string& dir,
+                                                                   const std::string& spec_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return Status::invalid("oracle directory " + dir + " does not exist");
+  std::vector<std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir, ec)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".precision") files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<PrecisionOracleCase> all;
+  std::map<std::string, std::string> documents;
+  for (const auto& f : files) {
+    std::string text;
+    if (!read_text(f, &text)) return Status::invalid("cannot read oracle file " + f);
+    LC_ASSIGN_OR_RETURN(auto cases, parse_precision_oracles(text, f));
+    for (const auto& pc : cases) {
+      LC_RETURN_IF_ERROR(check_source(where_of(pc.file, pc.source_line) + ": source of case " + pc.id + ": ",
+                                      pc.source, spec_dir, &documents));
+    }
+    all.insert(all.end(), cases.begin(), cases.end());
+  }
+  std::map<std::string, const PrecisionOracleCase*> ids;
+  for (const auto& pc : all) {
+    auto [it, fresh] = ids.emplace(pc.id, &pc);
+    if (!fresh) {
+      return Status::invalid("duplicate case id '" + pc.id + "': " + where_of(it->second->file, it->second->line) +
+                             " and " + where_of(pc.file, pc.line));
+    }
+  }
+  return all;
+}
+
+namespace {
+
+std::vector<std::string> words_of(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string t; in >> t;) out.push_back(t);
+  return out;
+}
+
+// "... error ~ TEXT": the expected message fragment.
+std::string error_fragment(const std::string& line) {
+  const size_t at = line.find("error ~ ");
+  return at == std::string::npos ? "" : trim(line.substr(at + 8));
+}
+
+// A value of the oracle text, 0x... bits or a signed decimal, as raw bits of type.
+Result<uint64_t> value_of(const std::string& t, DType type) {
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(t.c_str(), &end, 0);
+  if (t.empty() || end == nullptr || *end != 0 || errno != 0) return Status::invalid("not a value: '" + t + "'");
+  const uint32_t bits = dtype_bits(type);
+  return static_cast<uint64_t>(v) & (bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1);
+}
+
+std::string hex(uint64_t v) {
+  std::ostringstream o;
+  o << "0x" << std::hex << v;
+  return o.str();
+}
+
+// Returns "" on success, else what failed.
+std::string run_table_line(const std::string& text) {
+  const auto t = words_of(text);
+  if (t.size() < 6 || t[4] != "=") return "expected 'table LAYER INPUT OUTPUT = PIPELINE [weight W]'";
+  auto layer = parse_precision_layer(t[1]);
+  auto input = parse_precision_input(t[2]);
+  auto output = parse_dtype(t[3]);
+  if (!layer.ok()) return layer.status().message();
+  if (!input.ok()) return input.status().message();
+  if (!output.ok()) return output.status().message();
+  auto row = nvdla_precision(*layer, *input, *output);
+  if (t[5] == "error") {
+    if (row.ok()) return "expected an error containing '" + error_fragment(text) + "', got a row";
+    if (row.status().message().find(error_fragment(text)) == std::string::npos) {
+      return "expected an error containing '" + error_fragment(text) + "', got " + row.status().message();
+    }
+    return "";
+  }
+  if (!row.ok()) return row.status().to_string();
+  const PrecisionRow& r = **row;
+  if (t[5] == "invalid") return r.valid ? "expected invalid, got " + describe_precision_row(r) : "";
+  if (!r.valid) return "expected pipeline " + t[5] + ", got " + describe_precision_row(r);
+  if (dtype_name(r.pipeline) != t[5]) return "expected pipeline " + t[5] + ", got " + describe_precision_row(r);
+  const bool weight = t.size() >= 8 && t[6] == "weight";
+  if (weight != r.has_weight || (weight && dtype_name(r.weight) != t[7])) {
+    return "expected " + (weight ? "weight " + t[7] : std::string("no weight")) + ", got " + describe_precision_row(r);
+  }
+  return "";
+}
+
+std::string run_convert_line(const std::string& text, const Converter& converter) {
+  const auto t = words_of(text);
+  if (t.size() < 6) return "expected 'convert RULE FROM TO [options] VALUES -> VALUES'";
+  ConvertSpec s;
+  auto rule = parse_convert_rule(t[1]);
+  auto from = parse_dtype(t[2]);
+  auto to = parse_dtype(t[3]);
+  if (!rule.ok()) return rule.status().message();
+  if (!from.ok()) return from.status().message();
+  if (!to.ok()) return to.status().message();
+  s.rule = *rule;
+  s.from = *from;
+  s.to = *to;
+  std::vector<std::string> inputs, outputs;
+  std::string nan;
+  size_t i = 4;
+  for (; i < t.size() && t[i] != "->"; ++i) {
+    const std::string& w = t[i];
+    if (w == "flush-nan") {
+      s.flush_nan = true;
+    } else if (w.rfind("unit=", 0) == 0) {
+      auto u = parse_nvdla_unit(w.substr(5));
+      if (!u.ok()) return u.status().message();
+      s.unit = *u;
+    } else if (w.rfind("offset=", 0) == 0) {
+      s.offset = static_cast<int32_t>(std::strtol(w.c_str() + 7, nullptr, 10));
+    } else if (w.rfind("scale=", 0) == 0) {
+      s.scale = std::strtof(w.c_str() + 6, nullptr);
+    } else if (w.rfind("truncate=", 0) == 0) {
+      auto m = parse_truncate_mode(w.substr(9));
+      if (!m.ok()) return m.status().message();
+      s.truncate = *m;
+    } else {
+      inputs.push_back(w);
+    }
+  }
+  if (i >= t.size()) return "no '->'";
+  for (++i; i < t.size(); ++i) {
+    if (t[i] == "nan" && i + 1 < t.size()) {
+      nan = t[++i];
+    } else {
+      outputs.push_back(t[i]);
+    }
+  }
+  const size_t from_bytes = dtype_bits(s.from) / 8, to_bytes = dtype_bits(s.to) / 8;
+  std::vector<uint8_t> src(inputs.size() * from_bytes);
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    auto v = value_of(inputs[k], s.from);
+    if (!v.ok()) return v.status().message();
+    for (size_t b = 0; b < from_bytes; ++b) src[k * from_bytes + b] = static_cast<uint8_t>(*v >> (8 * b));
+  }
+  std::vector<uint8_t> dst(inputs.size() * to_bytes, 0xee);
+  NanCounts counts;
+  Status st = converter.convert(s, src.data(), src.size(), dst.data(), dst.size(), &counts);
+  const std::string who = converter.name() + ": ";
+  if (!outputs.empty() && outputs[0] == "error") {
+    if (st.ok()) return who + "expected an error containing '" + error_fragment(text) + "', got success";
+    if (st.message().find(error_fragment(text)) == std::string::npos) {
+      return who + "expected an error containing '" + error_fragment(text) + "', got " + st.message();
+    }
+    return "";
+  }
+  if (!st.ok()) return who + st.to_string();
+  if (outputs.size() != inputs.size()) return "as many outputs as inputs expected after '->'";
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    uint64_t got = 0;
+    for (size_t b = 0; b < to_bytes; ++b) got |= static_cast<uint64_t>(dst[k * to_bytes + b]) << (8 * b);
+    auto want = value_of(outputs[k], s.to);
+    if (!want.ok()) return want.status().message();
+    if (got != *want) {
+      return who + "value " + std::to_string(k) + " (input " + inputs[k] + "): expected " + hex(*want) + ", got " +
+             hex(got);
+    }
+  }
+  if (!nan.empty() && std::to_string(counts.input) + "/" + std::to_string(counts.output) != nan) {
+    return who + "NaN counts: expected " + nan + ", got " + std::to_string(counts.input) + "/" +
+           std::to_string(counts.output);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> run_precision_oracle(const PrecisionOracleCase& pc, const Converter& converter) {
+  std::vector<std::string> failures;
+  for (const auto& [line, text] : pc.checks) {
+    std::string why = text.rfind("table ", 0) == 0 ? run_table_line(text) : run_convert_line(text, converter);
+    if (!why.empty()) failures.push_back(where_of(pc.file, line) + ": " + pc.id + ": " + why);
   }
   return failures;
 }

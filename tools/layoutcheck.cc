@@ -8,7 +8,7 @@
 //   layoutcheck check    [--impl NAME|PATH.so] [--layout GLOB] [--seconds N] [--seed N] [--jobs N]
 //                        [--timeout S] [--save DIR] [--json]
 //   layoutcheck repro    LAYOUT --dtype D --shape ... [--impl NAME] [--seed N]
-//   layoutcheck oracle   [--id GLOB] [--impl NAME] [--dir DIR] [--json]
+//   layoutcheck oracle   [--id GLOB] [--impl NAME|PATH.so] [--dir DIR] [--spec-dir DIR] [--json]
 //
 // Exit status: 0 success, 1 a check or oracle failed, 2 bad input.
 #include <algorithm>
@@ -27,6 +27,7 @@
 #include "layoutcheck/impl.h"
 #include "layoutcheck/oracle.h"
 #include "layoutcheck/plugin.h"
+#include "layoutcheck/precision.h"
 #include "tools/precision_cli.h"
 
 using namespace layoutcheck;
@@ -47,7 +48,8 @@ const char* kUsage =
     "  check [--layout GLOB] [--seconds N] [--seed N] [--jobs N] [--save DIR] [--json]\n"
     "                                                  differential check vs the reference\n"
     "  repro LAYOUT --dtype D --shape S [--seed N]     replay one case of check\n"
-    "  oracle [--id GLOB] [--dir DIR] [--json]         the documents' worked examples\n"
+    "  oracle [--id GLOB] [--dir DIR] [--spec-dir DIR] [--json]\n"
+    "                                                  the documents' worked examples\n"
     "  precision nvdla --layer conv|sdp|lrn|pdp --input FORMAT --output PRECISION   NVDLA precision tables\n"
     "  convert --rule ieee|nvdla|nvdla-int --from D --to D [--unit U] [--flush-nan] [--offset X --scale Y]\n"
     "          [--truncate M] [--in F] [--out F]       convert raw little-endian values (NaN counts on stderr)\n"
@@ -432,35 +434,94 @@ int cmd_repro(const Args& a) {
 }
 
 int cmd_oracle(const Args& a) {
-  expect_known_options(a, {"id", "impl", "dir", "json"});
+  expect_known_options(a, {"id", "impl", "dir", "spec-dir", "json"});
   const Impl& impl = a.has("impl") ? impl_of(a) : optimized_impl();
-  std::string dir = a.get("dir", std::string(LAYOUTCHECK_SOURCE_DIR) + "/oracles");
-  auto cases = or_fail(load_oracle_dir(dir));
-  std::string glob = a.get("id", "*");
-  uint64_t run = 0, failed = 0;
+  const auto* plugin = dynamic_cast<const PluginImpl*>(&impl);
+  const std::string dir = a.get("dir", std::string(LAYOUTCHECK_SOURCE_DIR) + "/oracles");
+  const std::string spec_dir = a.get("spec-dir", LAYOUTCHECK_SPEC_DIR);
+  auto cases = or_fail(load_oracle_dir(dir, spec_dir));
+  // A fact the reference does not report for its case is a mistake of the file.
+  or_fail(check_oracle_facts(cases, reference_impl()));
+  auto precision_cases = or_fail(load_precision_oracle_dir(dir, spec_dir));
+  OracleOptions options;
+  options.describer = &reference_impl();
+  if (plugin) {
+    // A case outside the plugin's capabilities is skipped; a claimed case it
+    // declines fails. A plugin that lists no capabilities claims what it accepts.
+    if (!plugin->capabilities().empty()) {
+      options.claimed = [plugin](const Case& c) { return plugin->claims(c); };
+    } else {
+      options.claimed = [plugin](const Case& c) { return plugin->supports(c).code() != StatusCode::kUnsupported; };
+    }
+  }
+  const std::string glob = a.get("id", "*");
+  uint64_t run = 0, counts[3] = {0, 0, 0};
   std::string json;
   for (const auto& oc : cases) {
     if (!glob_match(glob, oc.id)) continue;
     ++run;
-    auto failures = run_oracle(oc, impl);
-    if (!failures.empty()) ++failed;
+    OracleResult r = run_oracle_case(oc, impl, options);
+    ++counts[r.outcome];
+    std::string how;
+    if (!r.facts_from.empty()) how += "facts from " + r.facts_from;
+    if (r.offsets_from_pack) how += std::string(how.empty() ? "" : ", ") + "offsets through pack";
+    if (a.has("json")) {
+      std::string f;
+      for (const auto& s : r.failures) f += (f.empty() ? "" : ", ") + json_escape(s);
+      json += std::string(json.empty() ? "" : ",") + "\n  {\"id\": " + json_escape(oc.id) +
+              ", \"source\": " + json_escape(oc.source) + ", \"status\": " + json_escape(outcome_name(r.outcome)) +
+              ", \"passed\": " + (r.outcome == OracleResult::kPassed ? "true" : "false") +
+              ", \"facts_from\": " + json_escape(r.facts_from) + ", \"offsets_from\": " +
+              json_escape(r.offsets_from_pack ? "pack" : "offset_bits") +
+              ", \"skip_reason\": " + json_escape(r.skip_reason) + ", \"failures\": [" + f + "]}";
+    } else {
+      const char* status = r.outcome == OracleResult::kPassed   ? "ok"
+                           : r.outcome == OracleResult::kFailed ? "FAILED"
+                                                                : "skipped";
+      std::printf("%-44s %s  (%s)%s\n", oc.id.c_str(), status, oc.source.c_str(),
+                  how.empty() ? "" : ("  [" + how + "]").c_str());
+      for (const auto& s : r.failures) std::printf("    %s\n", s.c_str());
+    }
+  }
+  // The precision oracles (*.precision): conversions of the implementation's
+  // converter; a plugin implements layouts only, so they are skipped for it.
+  const Converter* converter = &impl == &reference_impl()   ? &precision_reference()
+                               : &impl == &optimized_impl() ? &precision_optimized()
+                                                            : nullptr;
+  for (const auto& pc : precision_cases) {
+    if (!glob_match(glob, pc.id)) continue;
+    ++run;
+    std::vector<std::string> failures;
+    if (converter) failures = run_precision_oracle(pc, *converter);
+    const OracleResult::Outcome outcome = !converter          ? OracleResult::kSkipped
+                                          : failures.empty() ? OracleResult::kPassed
+                                                             : OracleResult::kFailed;
+    ++counts[outcome];
+    const std::string skip_reason = converter ? "" : impl.name() + " has no precision conversions";
     if (a.has("json")) {
       std::string f;
       for (const auto& s : failures) f += (f.empty() ? "" : ", ") + json_escape(s);
-      json += std::string(json.empty() ? "" : ",") + "\n  {\"id\": " + json_escape(oc.id) +
-              ", \"source\": " + json_escape(oc.source) + ", \"passed\": " + (failures.empty() ? "true" : "false") +
-              ", \"failures\": [" + f + "]}";
+      json += std::string(json.empty() ? "" : ",") + "\n  {\"id\": " + json_escape(pc.id) +
+              ", \"source\": " + json_escape(pc.source) + ", \"status\": " + json_escape(outcome_name(outcome)) +
+              ", \"passed\": " + (outcome == OracleResult::kPassed ? "true" : "false") +
+              ", \"converter\": " + json_escape(converter ? converter->name() : "") +
+              ", \"skip_reason\": " + json_escape(skip_reason) + ", \"failures\": [" + f + "]}";
     } else {
-      std::printf("%-44s %s  (%s)\n", oc.id.c_str(), failures.empty() ? "ok" : "FAILED", oc.source.c_str());
+      const char* status = outcome == OracleResult::kPassed ? "ok" : outcome == OracleResult::kFailed ? "FAILED" : "skipped";
+      std::printf("%-44s %s  (%s)%s\n", pc.id.c_str(), status, pc.source.c_str(),
+                  converter ? ("  [converter " + converter->name() + "]").c_str() : "");
       for (const auto& s : failures) std::printf("    %s\n", s.c_str());
     }
   }
   if (run == 0) throw UsageError{"no oracle case matches --id '" + glob + "'"};
+  const auto passed = static_cast<unsigned long long>(counts[OracleResult::kPassed]);
+  const auto failed = static_cast<unsigned long long>(counts[OracleResult::kFailed]);
+  const auto skipped = static_cast<unsigned long long>(counts[OracleResult::kSkipped]);
   if (a.has("json")) {
-    std::cout << "{\"impl\": " << json_escape(impl.name()) << ", \"cases\": [" << json << "\n]}\n";
+    std::cout << "{\"impl\": " << json_escape(impl.name()) << ", \"passed\": " << passed << ", \"failed\": " << failed
+              << ", \"skipped\": " << skipped << ", \"cases\": [" << json << "\n]}\n";
   } else {
-    std::printf("%llu passed, %llu failed\n", static_cast<unsigned long long>(run - failed),
-                static_cast<unsigned long long>(failed));
+    std::printf("%llu passed, %llu failed, %llu skipped\n", passed, failed, skipped);
   }
   return failed ? 1 : 0;
 }

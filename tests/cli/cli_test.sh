@@ -2,6 +2,7 @@
 # The CLI as other tools drive it: outputs, round trips and exit statuses.
 set -u
 lc="$1"
+no_offset_plugin="${2:-}"   # a plugin without offset_bits (tests/oracle/no_offset_plugin.c)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -44,6 +45,69 @@ grep -q '^check: [0-9]* passed, 0 failed' "$tmp/check" || fail "check summary li
 expect_eq "$?" "2" "check with an unmatched glob"
 "$lc" repro "$L" --dtype fp16 --shape 3,5,2,2 | grep -q '^pass ' || fail "repro"
 "$lc" oracle --id 'tpu/address/*' > /dev/null || fail "oracle subset"
+
+# Oracles: a changed expectation fails (1), a malformed file is bad input (2).
+mkdir -p "$tmp/oracles"
+oracle_case() {  # SOURCE ID FACT_LINE
+  printf 'source: %s\ncase: %s\nlayout: tpu.aligned(npus=4,lmem=1024,addr=2048)\ndtype: fp32\nshape: 2,3,4,5\n' "$1" "$2"
+  printf 'offset 1,2,0,0 = 384\n%s\n' "$3"
+}
+tpu_src='sophgo-tpu-okkernel-local-memory.txt § 128-Byte Aligned Layout'
+oracle_case "$tpu_src" t/a 'fact n_stride = 64' > "$tmp/oracles/a.oracle"
+"$lc" oracle --dir "$tmp/oracles" > "$tmp/out" || fail "oracle --dir: $(cat "$tmp/out")"
+grep -q '^1 passed, 0 failed, 0 skipped$' "$tmp/out" || fail "oracle summary: $(tail -1 "$tmp/out")"
+grep -q 'facts from reference' "$tmp/out" || fail "oracle names who answered the facts: $(cat "$tmp/out")"
+oracle_case "$tpu_src" t/a 'fact n_stride = 999' > "$tmp/oracles/a.oracle"
+"$lc" oracle --dir "$tmp/oracles" > "$tmp/out"
+expect_eq "$?" "1" "oracle with a wrong fact"
+grep -q 'a.oracle:7: t/a: n_stride: expected 999, got 64' "$tmp/out" || fail "wrong fact message: $(cat "$tmp/out")"
+oracle_case "$tpu_src" t/a 'fact n_stride = 64' | sed 's/= 384/= 385/' > "$tmp/oracles/a.oracle"
+"$lc" oracle --dir "$tmp/oracles" --impl reference > /dev/null
+expect_eq "$?" "1" "oracle with a wrong offset"
+oracle_case "$tpu_src" t/a 'fact n_strid = 64' > "$tmp/oracles/a.oracle"
+"$lc" oracle --dir "$tmp/oracles" > /dev/null 2> "$tmp/err"
+expect_eq "$?" "2" "oracle with an unknown fact"
+grep -q "a.oracle:7: case t/a: unknown fact 'n_strid'.*n_stride" "$tmp/err" || fail "unknown fact message: $(cat "$tmp/err")"
+oracle_case "sophgo-tpu-okkernel-local-memory.txt § 64-Byte Aligned Layout" t/a 'fact n_stride = 64' > "$tmp/oracles/a.oracle"
+"$lc" oracle --dir "$tmp/oracles" > /dev/null 2> "$tmp/err"
+expect_eq "$?" "2" "oracle citing a missing section"
+grep -q "a.oracle:1: .*no section heading '64-Byte Aligned Layout'" "$tmp/err" || fail "missing section message: $(cat "$tmp/err")"
+oracle_case "sophgo-tpu-manual.txt § 128-Byte Aligned Layout" t/a 'fact n_stride = 64' > "$tmp/oracles/a.oracle"
+"$lc" oracle --dir "$tmp/oracles" > /dev/null 2> "$tmp/err"
+expect_eq "$?" "2" "oracle citing a missing document"
+grep -q "no document 'sophgo-tpu-manual.txt'" "$tmp/err" || fail "missing document message: $(cat "$tmp/err")"
+"$lc" oracle --dir "$tmp/oracles" --spec-dir "$tmp" > /dev/null 2>&1
+expect_eq "$?" "2" "oracle with a --spec-dir lacking the document"
+oracle_case "$tpu_src" t/a 'fact n_stride = 64' > "$tmp/oracles/a.oracle"
+oracle_case "$tpu_src" t/a 'fact n_stride = 64' > "$tmp/oracles/b.oracle"
+"$lc" oracle --dir "$tmp/oracles" > /dev/null 2> "$tmp/err"
+expect_eq "$?" "2" "oracle with a duplicate id"
+grep -q "duplicate case id 't/a': .*a.oracle:2 and .*b.oracle:2" "$tmp/err" || fail "duplicate id message: $(cat "$tmp/err")"
+
+# The precision oracles run too.
+"$lc" oracle --id 'table/conv/1' | grep -q '^table/conv/1 .* ok ' || fail "oracle runs the precision oracles"
+mkdir -p "$tmp/precision"
+printf 'case: p\nsource: nvdla-in-memory-data-formats.txt § Precision Conversion\ntable conv image-uint8 int8 = int16\n' \
+  > "$tmp/precision/p.precision"
+"$lc" oracle --dir "$tmp/precision" > "$tmp/out"
+expect_eq "$?" "1" "oracle with a wrong precision table row"
+grep -q 'p.precision:3: p: expected pipeline int16' "$tmp/out" || fail "precision failure message: $(cat "$tmp/out")"
+
+# Oracles on plugins: unclaimed layouts are skipped, not failed.
+libdir="$(dirname "$lc")/../lib"
+"$lc" oracle --impl "$libdir/libtpu_plugin.so" > "$tmp/out" || fail "oracle on the tpu plugin: $(grep -A2 FAILED "$tmp/out")"
+grep -q '^[1-9][0-9]* passed, 0 failed, [1-9][0-9]* skipped$' "$tmp/out" || fail "plugin oracle summary: $(tail -1 "$tmp/out")"
+"$lc" oracle --impl "$libdir/libtpu_plugin.so" --id 'tpu/address/B' --json | grep -q '"status": "passed"' ||
+  fail "oracle --json status"
+"$lc" oracle --impl "$libdir/libtpu_plugin.so" --id 'htp/*' --json | grep -q '"status": "skipped"' ||
+  fail "oracle --json skipped status"
+"$lc" oracle --impl "$libdir/libmutant_tpu_ignore_start_npu.so" > "$tmp/out"
+expect_eq "$?" "1" "oracle on a mutant plugin"
+if [ -n "$no_offset_plugin" ]; then
+  "$lc" oracle --impl "$no_offset_plugin" > "$tmp/out" || fail "oracle without offset_bits: $(grep -A2 FAILED "$tmp/out")"
+  grep -q 'tpu/aligned/npu2 .*ok .*offsets through pack' "$tmp/out" || fail "offsets through pack: $(grep npu2 "$tmp/out")"
+  grep -q '^tpu/matrix/.* skipped ' "$tmp/out" || fail "unclaimed tpu.matrix skipped"
+fi
 
 expect_eq "$("$lc" precision nvdla --layer conv --input int8 --output int8 | head -1)" "pipeline int8" "precision query"
 "$lc" precision nvdla --layer lrn --input int8 --output fp16 > /dev/null
