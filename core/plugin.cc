@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -147,7 +148,11 @@ Result<std::unique_ptr<PluginImpl>> load_plugin(const std::string& path) {
   std::unique_ptr<PluginImpl> impl(new PluginImpl());
   impl->handle_ = handle;
   impl->table_ = t;
-  impl->path_ = path;
+  // The absolute path: repro lines and regression files name it, and they are
+  // run from other directories.
+  char* real = realpath(path.c_str(), nullptr);
+  impl->path_ = real ? real : path;
+  std::free(real);
   impl->name_ = t->name ? t->name : path;
   for (uint32_t i = 0; i < t->capability_count && t->capabilities; ++i) {
     const lc_capability& c = t->capabilities[i];
@@ -167,7 +172,7 @@ CheckReport check_isolated(const Case& c, const Impl& expected, const Impl& actu
                            double timeout_seconds) {
   int fds[2];
   CheckReport report;
-  report.repro = repro_command(c, actual.name());
+  report.repro = repro_command(c, actual.name(), options);
   if (pipe(fds) != 0) return check(c, expected, actual, options);
   std::fflush(nullptr);
   pid_t pid = fork();

@@ -339,6 +339,7 @@ int cmd_check(const Args& a) {
   for (auto& t : tallies) {
     if (!t.failed) continue;
     CheckOptions co = opt.check;
+    co.seed = t.first_failing_seed;
     Case small = shrink_case(t.first_failing_case, [&](const Case& c) { return run_one(c, co).verdict == Verdict::kFail; });
     CheckReport r = run_one(small, co);
     if (r.verdict != Verdict::kFail) r.message = t.first_failure;

@@ -51,6 +51,8 @@ class PluginImpl : public Impl {
 };
 
 // Loads a plugin; refuses a different ABI major version or a malformed table.
+// The plugin's name() is the absolute path of the file (symbolic links
+// resolved), so a repro line that names it works from any directory.
 Result<std::unique_ptr<PluginImpl>> load_plugin(const std::string& path);
 
 // check() in a child process with a time limit: a crash or hang of `actual`
