@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -173,6 +174,14 @@ CheckReport check_isolated(const Case& c, const Impl& expected, const Impl& actu
   int fds[2];
   CheckReport report;
   report.repro = repro_command(c, actual.name(), options);
+  const bool limited = timeout_seconds != kNoTimeLimit;
+  if (!(timeout_seconds > 0) || (limited && timeout_seconds > kMaxTimeoutSeconds)) {
+    report.verdict = Verdict::kFail;
+    report.message = "FAIL " + to_string(c) + ": timeout " + std::to_string(timeout_seconds) +
+                     " s is out of range (more than 0, at most " + std::to_string(kMaxTimeoutSeconds) +
+                     " s, or no limit)\n";
+    return report;
+  }
   if (pipe(fds) != 0) return check(c, expected, actual, options);
   std::fflush(nullptr);
   pid_t pid = fork();
@@ -195,16 +204,24 @@ CheckReport check_isolated(const Case& c, const Impl& expected, const Impl& actu
   }
   close(fds[1]);
   std::string data;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+  const auto deadline =
+      limited ? std::chrono::steady_clock::now() +
+                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_seconds))
+              : std::chrono::steady_clock::time_point::max();
   bool timed_out = false;
   while (true) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
+    int64_t wait_ms = 1000;
+    if (limited) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        timed_out = true;
+        break;
+      }
+      wait_ms = std::min<int64_t>(left.count(), wait_ms);
     }
     pollfd p{fds[0], POLLIN, 0};
-    int ready = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    int ready = poll(&p, 1, static_cast<int>(wait_ms));
+    if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) break;
     if (ready == 0) continue;
     char buf[4096];

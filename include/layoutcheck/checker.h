@@ -76,6 +76,11 @@ struct RunOptions {
   uint64_t seed = 1;
   uint64_t min_cases = 20;    // per layout, even if the budget runs out
   uint64_t max_cases = 0;     // per layout; 0 = no limit besides time
+  // Per layout: when nonzero, exactly this many cases (boundary cases first,
+  // then random ones) and no time budget at all, so the same seed gives the
+  // same cases and the same verdicts on every machine. seconds, min_cases and
+  // max_cases are then ignored.
+  uint64_t cases = 0;
   CheckOptions check;
   unsigned jobs = 1;          // layouts checked in parallel
   bool fail_fast = false;     // stop at the first failure
@@ -87,7 +92,7 @@ struct RunOptions {
 };
 
 // Boundary cases of every matching layout, then random cases until the time
-// budget, split evenly across layouts.
+// budget, split evenly across layouts (or until options.cases per layout).
 std::vector<LayoutTally> run_checks(const Impl& expected, const Impl& actual,
                                     const RunOptions& options);
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,8 +56,14 @@ class PluginImpl : public Impl {
 // resolved), so a repro line that names it works from any directory.
 Result<std::unique_ptr<PluginImpl>> load_plugin(const std::string& path);
 
+// Time limits of check_isolated(): a positive number of seconds up to
+// kMaxTimeoutSeconds (its milliseconds fit a 32-bit int), or kNoTimeLimit.
+constexpr double kMaxTimeoutSeconds = 2147483;
+constexpr double kNoTimeLimit = std::numeric_limits<double>::infinity();
+
 // check() in a child process with a time limit: a crash or hang of `actual`
-// becomes a kFail report naming the signal or the timeout.
+// becomes a kFail report naming the signal or the timeout. A timeout outside
+// the range above fails the case with a message naming the value.
 CheckReport check_isolated(const Case& c, const Impl& expected, const Impl& actual,
                            const CheckOptions& options, double timeout_seconds);
 
