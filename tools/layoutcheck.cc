@@ -349,7 +349,7 @@ int cmd_check(const Args& a) {
              shape_to_string(t.first_failing_case.shape) + "):\n" + text;
     }
     auto saved = save_regression(save_dir, r.verdict == Verdict::kFail ? small : t.first_failing_case, impl.name(),
-                                 r.message);
+                                 r.message, co);
     text += saved.ok() ? "  saved: " + *saved + "\n" : "  not saved: " + saved.status().message() + "\n";
     t.first_failure = text;
   }
