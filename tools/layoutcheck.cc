@@ -8,6 +8,7 @@
 //   layoutcheck check    [--impl NAME|PATH.so] [--layout GLOB] [--seconds N | --cases N] [--seed N]
 //                        [--jobs N] [--timeout S] [--save DIR] [--json]
 //   layoutcheck repro    LAYOUT --dtype D --shape ... [--impl NAME] [--seed N] [--timeout S]
+//   layoutcheck replay   PATH... [--impl NAME] [--timeout S]
 //   layoutcheck oracle   [--id GLOB] [--impl NAME] [--dir DIR] [--json]
 //
 // Exit status: 0 success, 1 a check or oracle failed, 2 bad input.
@@ -48,7 +49,7 @@ const char* kUsage =
     "  check [--layout GLOB] [--seconds N | --cases N] [--seed N] [--jobs N] [--timeout S] [--save DIR] [--json]\n"
     "                                                  differential check vs the reference\n"
     "  repro LAYOUT --dtype D --shape S [--seed N]     replay one case of check\n"
-
+    "  replay PATH... [--timeout S]                    replay regression files (or directories of them)\n"
     "  oracle [--id GLOB] [--dir DIR] [--json]         the documents' worked examples\n"
     "  precision nvdla --layer conv|sdp|lrn|pdp --input FORMAT --output PRECISION   NVDLA precision tables\n"
     "  convert --rule ieee|nvdla|nvdla-int --from D --to D [--unit U] [--flush-nan] [--offset X --scale Y]\n"
@@ -423,6 +424,11 @@ int cmd_check(const Args& a) {
     }
     t.first_failure = text;
   }
+  const std::string replay_line =
+      saved_paths.empty() ? ""
+                          : "layoutcheck replay " +
+                                std::filesystem::path(saved_paths.front()).parent_path().string() + " --impl " +
+                                impl.name();
 
   bool failed = false;
   auto status_of = [](const LayoutTally& t) {
@@ -448,6 +454,7 @@ int cmd_check(const Args& a) {
       failed |= t.failed > 0;
     }
     std::cout << "\n]}\n";
+    if (!saved_paths.empty()) std::cerr << "layoutcheck check: regression files saved; replay: " << replay_line << std::endl;
     return failed ? 1 : 0;
   }
   std::printf("%-20s %8s %8s %8s %8s %8s %8s  %s\n", "layout", "cases", "passed", "invalid", "declined", "skipped",
@@ -491,10 +498,10 @@ int cmd_check(const Args& a) {
               static_cast<unsigned long long>(total_passed), static_cast<unsigned long long>(total_failed),
               static_cast<unsigned long long>(total - total_passed - total_failed));
   if (!saved_paths.empty()) {
-    std::printf("regressions: %zu file(s) saved in %s\n", saved_paths.size(),
-                std::filesystem::path(saved_paths.front()).parent_path().c_str());
+    std::printf("regressions: %zu file(s) saved in %s\n  replay: %s\n", saved_paths.size(),
+                std::filesystem::path(saved_paths.front()).parent_path().c_str(), replay_line.c_str());
   } else if (total_failed && save_dir.empty()) {
-    std::printf("regressions: not saved (--save DIR keeps them)\n");
+    std::printf("regressions: not saved (--save DIR keeps them for `layoutcheck replay DIR`)\n");
   }
   return total_failed ? 1 : 0;
 }
@@ -509,6 +516,89 @@ int cmd_repro(const Args& a) {
   CheckReport r = claimed_decline(impl, c, run_one(c, co));
   std::cout << r.message;
   return r.verdict == Verdict::kFail ? 1 : 0;
+}
+
+// The regression files under a path: the file itself, or every file of a
+// directory tree but hidden ones (unfinished saves) and those that are not
+// regression files (fuzzer byte inputs, READMEs), which are counted.
+void collect_regressions(const std::string& path, std::vector<std::pair<std::string, std::string>>* files,
+                         uint64_t* ignored) {
+  namespace fs = std::filesystem;
+  auto read = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) throw UsageError{"cannot read " + p.string()};
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    std::vector<fs::path> found;
+    fs::recursive_directory_iterator it(path, fs::directory_options::follow_directory_symlink, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (!name.empty() && name[0] == '.') {
+        if (it->is_directory()) it.disable_recursion_pending();
+        continue;
+      }
+      if (it->is_regular_file()) found.push_back(it->path());
+    }
+    if (ec) throw UsageError{"cannot list " + path + ": " + ec.message()};
+    std::sort(found.begin(), found.end());
+    for (const auto& p : found) {
+      std::string text = read(p);
+      if (is_regression_text(text)) files->emplace_back(p.string(), std::move(text));
+      else ++*ignored;
+    }
+  } else if (fs::exists(path, ec)) {
+    // A file named on the command line must be a regression file.
+    files->emplace_back(path, read(path));
+  } else {
+    throw UsageError{path + ": no such file or directory"};
+  }
+}
+
+int cmd_replay(const Args& a) {
+  expect_known_options(a, {"impl", "timeout", "isolate"});
+  if (a.positional.empty()) throw UsageError{"'replay' takes one or more regression files or directories of them"};
+  std::vector<std::pair<std::string, std::string>> files;
+  uint64_t ignored = 0;
+  for (const auto& p : a.positional) collect_regressions(p, &files, &ignored);
+  // Every file is read before any case runs: a malformed one stops the replay.
+  std::vector<std::pair<std::string, Regression>> regressions;
+  bool malformed = false;
+  for (const auto& [path, text] : files) {
+    auto r = parse_regression(text, path);
+    if (r.ok()) {
+      regressions.emplace_back(path, *r);
+    } else {
+      std::cerr << "layoutcheck: " << r.status().message() << "\n";
+      malformed = true;
+    }
+  }
+  if (malformed) return 2;
+  if (regressions.empty()) {
+    throw UsageError{"no regression files (a 'case: LAYOUT | DTYPE | SHAPE' line first) in the given paths"};
+  }
+  const Impl& impl = impl_of(a);
+  const CaseRunner run_one = runner_of(a, impl, 10);
+  const CheckOptions base = check_options_of(a);
+  std::map<Verdict, uint64_t> count;
+  for (const auto& [path, reg] : regressions) {
+    CheckOptions co = base;
+    co.seed = reg.seed;
+    CheckReport r = claimed_decline(impl, reg.c, run_one(reg.c, co));
+    ++count[r.verdict];
+    const bool ok = r.verdict == Verdict::kPass || r.verdict == Verdict::kBothInvalid;
+    std::printf("%-8s %s\n", ok ? "ok" : verdict_name(r.verdict), path.c_str());
+    if (r.verdict == Verdict::kFail) std::printf("%s", r.message.c_str());
+  }
+  std::printf("replay: %llu passed, %llu failed, %llu declined, %llu skipped",
+              static_cast<unsigned long long>(count[Verdict::kPass] + count[Verdict::kBothInvalid]),
+              static_cast<unsigned long long>(count[Verdict::kFail]),
+              static_cast<unsigned long long>(count[Verdict::kDeclined]),
+              static_cast<unsigned long long>(count[Verdict::kSkipped]));
+  if (ignored) std::printf(" (%llu other files ignored)", static_cast<unsigned long long>(ignored));
+  std::printf("\n");
+  return count[Verdict::kFail] ? 1 : 0;
 }
 
 int cmd_oracle(const Args& a) {
@@ -567,6 +657,7 @@ int main(int argc, char** argv) {
     if (a.command == "unpack") return cmd_pack(a, false);
     if (a.command == "check") return cmd_check(a);
     if (a.command == "repro") return cmd_repro(a);
+    if (a.command == "replay") return cmd_replay(a);
     if (a.command == "oracle") return cmd_oracle(a);
     throw UsageError{"unknown command '" + a.command + "'"};
   } catch (const UsageError& e) {
