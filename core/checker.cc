@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -104,8 +105,24 @@ const char* verdict_name(Verdict v) {
   return "?";
 }
 
-std::string repro_command(const Case& c, const std::string& impl_name) {
-  return "layoutcheck repro " + to_string(c) + " --impl " + impl_name;
+namespace {
+
+// A word for a POSIX shell: as is when it holds no special character, else in single quotes.
+std::string shell_word(const std::string& s) {
+  const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || (ch != 0 && std::strchr("_-./+=:,@%", ch) != nullptr);
+  });
+  if (plain) return s;
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+}  // namespace
+
+std::string repro_command(const Case& c, const std::string& impl_name, const CheckOptions& options) {
+  return "layoutcheck repro " + to_string(c) + " --impl " + shell_word(impl_name) + " --seed " +
+         std::to_string(options.seed);
 }
 
 void fill_position_unique(const Case& c, uint64_t seed, std::vector<uint8_t>* logical) {
@@ -139,7 +156,7 @@ CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
                   const CheckOptions& options) {
   CheckReport report;
   const std::string header = to_string(c) + ": " + actual.name() + " vs " + expected.name();
-  report.repro = repro_command(c, actual.name());
+  report.repro = repro_command(c, actual.name(), options);
   auto finish = [&](Verdict v, const std::string& body) {
     report.verdict = v;
     report.message = std::string(verdict_name(v)) + " " + header + "\n" + body;
@@ -342,24 +359,28 @@ std::vector<LayoutTally> run_checks(const Impl& expected, const Impl& actual,
         case Verdict::kDeclined: ++t.declined; break;
         case Verdict::kSkipped: ++t.skipped; break;
         case Verdict::kFail:
-          if (t.failed++ == 0) t.first_failure = r.message, t.first_failing_case = c;
+          if (t.failed++ == 0) t.first_failure = r.message, t.first_failing_case = c, t.first_failing_seed = seed;
           if (options.fail_fast) stop = true;
           break;
       }
     };
-    const auto deadline = start + std::chrono::duration<double>(per_layout * static_cast<double>(slot + 1));
+    // A fixed case count reads no clock: its cases and verdicts depend on the seed only.
+    const bool counted = options.cases > 0;
+    const auto deadline =
+        counted ? start : start + std::chrono::duration<double>(per_layout * static_cast<double>(slot + 1));
     if (spec.boundary_cases) {
       for (const Case& c : spec.boundary_cases()) {
-        if (stop) break;
+        if (stop || (counted && t.cases >= options.cases)) break;
         record(c, options.seed + t.cases);
       }
     }
     std::mt19937_64 rng(options.seed * 1000003u + k);
     while (spec.random_case && !stop) {
-      if (options.max_cases && t.cases >= options.max_cases) break;
+      if (counted && t.cases >= options.cases) break;
+      if (!counted && options.max_cases && t.cases >= options.max_cases) break;
       // An implementation that declines every case of a layout does not implement it.
       if (t.cases >= 20 && t.declined == t.cases) break;
-      if (t.cases >= options.min_cases && clock::now() >= deadline) break;
+      if (!counted && t.cases >= options.min_cases && clock::now() >= deadline) break;
       int size_class = static_cast<int>(t.cases % 4 == 3 ? 2 : t.cases % 2);
       record(spec.random_case(rng, size_class), options.seed + t.cases);
     }

@@ -5,15 +5,17 @@
 //   layoutcheck offset   LAYOUT --dtype D --shape ... --at i,j,k,l [--at ...] [--impl NAME]
 //   layoutcheck pack     LAYOUT --dtype D --shape ... [--impl NAME] [--in FILE] [--out FILE]
 //   layoutcheck unpack   LAYOUT --dtype D --shape ... [--impl NAME] [--in FILE] [--out FILE]
-//   layoutcheck check    [--impl NAME|PATH.so] [--layout GLOB] [--seconds N] [--seed N] [--jobs N]
-//                        [--timeout S] [--save DIR] [--json]
-//   layoutcheck repro    LAYOUT --dtype D --shape ... [--impl NAME] [--seed N]
+//   layoutcheck check    [--impl NAME|PATH.so] [--layout GLOB] [--seconds N | --cases N] [--seed N]
+//                        [--jobs N] [--timeout S] [--save DIR] [--json]
+//   layoutcheck repro    LAYOUT --dtype D --shape ... [--impl NAME] [--seed N] [--timeout S]
+//   layoutcheck replay   PATH... [--impl NAME] [--timeout S]
 //   layoutcheck oracle   [--id GLOB] [--impl NAME|PATH.so] [--dir DIR] [--spec-dir DIR] [--json]
 //
 // Exit status: 0 success, 1 a check or oracle failed, 2 bad input.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -45,9 +47,10 @@ const char* kUsage =
     "  offset LAYOUT --dtype D --shape S --at C [--at C ...]   byte offset per coordinate\n"
     "  pack LAYOUT --dtype D --shape S [--in F] [--out F]      logical (row-major) -> physical\n"
     "  unpack LAYOUT --dtype D --shape S [--in F] [--out F]    physical -> logical\n"
-    "  check [--layout GLOB] [--seconds N] [--seed N] [--jobs N] [--save DIR] [--json]\n"
+    "  check [--layout GLOB] [--seconds N | --cases N] [--seed N] [--jobs N] [--timeout S] [--save DIR] [--json]\n"
     "                                                  differential check vs the reference\n"
     "  repro LAYOUT --dtype D --shape S [--seed N]     replay one case of check\n"
+    "  replay PATH... [--timeout S]                    replay regression files (or directories of them)\n"
     "  oracle [--id GLOB] [--dir DIR] [--spec-dir DIR] [--json]\n"
     "                                                  the documents' worked examples\n"
     "  precision nvdla --layer conv|sdp|lrn|pdp --input FORMAT --output PRECISION   NVDLA precision tables\n"
@@ -298,49 +301,115 @@ int cmd_pack(const Args& a, bool pack) {
   return 0;
 }
 
-uint64_t number_of(const Args& a, const std::string& key, uint64_t def) {
+// An integer option within [lo, hi]; anything else is refused with the value and the range.
+uint64_t ranged_number(const Args& a, const std::string& key, uint64_t def, uint64_t lo, uint64_t hi,
+                       const std::string& unit = "") {
   if (!a.has(key)) return def;
-  auto v = parse_shape(a.get(key));
-  if (!v.ok() || v->size() != 1 || (*v)[0] < 0) throw UsageError{"--" + key + " takes a non-negative number"};
-  return static_cast<uint64_t>((*v)[0]);
+  const std::string text = a.get(key);
+  uint64_t v = 0;
+  bool ok = !text.empty() && text.size() <= 20;
+  for (char ch : text) {
+    if (!ok) break;
+    const uint64_t digit = static_cast<uint64_t>(ch - '0');
+    ok = ch >= '0' && ch <= '9' && v <= (UINT64_MAX - digit) / 10;
+    v = v * 10 + digit;
+  }
+  if (!ok || v < lo || v > hi) {
+    throw UsageError{"--" + key + " " + text + " is out of range: it takes a whole number from " + std::to_string(lo) +
+                     " to " + std::to_string(hi) + unit};
+  }
+  return v;
+}
+
+constexpr uint64_t kMaxJobs = 1024;
+const uint64_t kMaxSeconds = static_cast<uint64_t>(kMaxTimeoutSeconds);
+
+// The options of one check, the same for check, repro and replay: built from
+// the command line here, then passed on unchanged (replay sets the seed of
+// each file, check the seed of each case).
+CheckOptions check_options_of(const Args& a) {
+  (void)a;
+  return CheckOptions{};
+}
+
+// How check, repro and replay run one case: a plugin (or --isolate) in a child
+// process with a time limit, a built-in implementation in this process.
+struct CaseRunner {
+  const Impl& impl;
+  bool isolate = false;
+  double timeout = 10;
+  CheckReport operator()(const Case& c, const CheckOptions& co) const {
+    return isolate ? check_isolated(c, reference_impl(), impl, co, timeout) : check(c, reference_impl(), impl, co);
+  }
+};
+
+CaseRunner runner_of(const Args& a, const Impl& impl, double default_timeout) {
+  CaseRunner r{impl};
+  r.isolate = dynamic_cast<const PluginImpl*>(&impl) != nullptr || a.has("isolate");
+  r.timeout = a.has("timeout") ? static_cast<double>(ranged_number(a, "timeout", 10, 1, kMaxSeconds, " seconds"))
+                               : default_timeout;
+  return r;
+}
+
+// Declining a case the plugin claims in its capabilities is a failure.
+CheckReport claimed_decline(const Impl& impl, const Case& c, CheckReport r) {
+  const auto* plugin = dynamic_cast<const PluginImpl*>(&impl);
+  if (r.verdict != Verdict::kDeclined || !plugin || plugin->capabilities().empty() || !plugin->claims(c)) return r;
+  r.verdict = Verdict::kFail;
+  r.message = "FAIL " + to_string(c) + ": " + impl.name() + " claims this case in its capabilities but answers unsupported:\n" +
+              r.message + "  repro: " + r.repro + "\n";
+  return r;
 }
 
 int cmd_check(const Args& a) {
-  expect_known_options(a, {"impl", "layout", "seconds", "seed", "json", "min-cases", "max-cases", "jobs", "timeout",
-                           "save", "isolate", "fail-fast"});
-  const Impl& impl = impl_of(a);
-  const auto* plugin = dynamic_cast<const PluginImpl*>(&impl);
+  expect_known_options(a, {"impl", "layout", "seconds", "seed", "json", "min-cases", "max-cases", "cases", "jobs",
+                           "timeout", "save", "isolate", "fail-fast"});
   RunOptions opt;
   opt.layout_glob = a.get("layout", "*");
-  opt.seconds = static_cast<double>(number_of(a, "seconds", 20));
-  opt.seed = number_of(a, "seed", 1);
-  opt.min_cases = number_of(a, "min-cases", 20);
-  opt.max_cases = number_of(a, "max-cases", 0);
-  opt.jobs = static_cast<unsigned>(std::max<uint64_t>(1, number_of(a, "jobs", 1)));
-  const double timeout = static_cast<double>(number_of(a, "timeout", 10));
+  opt.cases = ranged_number(a, "cases", 0, 1, UINT64_MAX);
+  if (opt.cases && (a.has("seconds") || a.has("min-cases") || a.has("max-cases"))) {
+    throw UsageError{"--cases fixes the number of cases per layout; it does not combine with --seconds, --min-cases "
+                     "or --max-cases"};
+  }
+  opt.seconds = static_cast<double>(ranged_number(a, "seconds", 20, 0, kMaxSeconds, " seconds"));
+  opt.seed = ranged_number(a, "seed", 1, 0, UINT64_MAX);
+  opt.min_cases = ranged_number(a, "min-cases", 20, 0, UINT64_MAX);
+  opt.max_cases = ranged_number(a, "max-cases", 0, 0, UINT64_MAX);
+  opt.jobs = static_cast<unsigned>(ranged_number(a, "jobs", 1, 1, kMaxJobs));
+  opt.check = check_options_of(a);
   opt.fail_fast = a.has("fail-fast");
-  // Plugins run each case in a child process: a crash or hang fails that case only.
-  const bool isolate = plugin != nullptr || a.has("isolate");
-  const std::string save_dir = a.get("save", "corpus/regressions/fuzz_differential");
+  if (a.has("save") && a.get("save").empty()) throw UsageError{"--save takes a directory"};
+  // Regression files go only where --save says.
+  const std::string save_dir = a.get("save", "");
   bool matched = false;
   for (const auto& s : layout_specs()) matched |= glob_match(opt.layout_glob, s.name);
   if (!matched) throw UsageError{"--layout '" + opt.layout_glob + "' matches no registered layout"};
-  auto run_one = [&](const Case& c, const CheckOptions& co) {
-    return isolate ? check_isolated(c, reference_impl(), impl, co, timeout) : check(c, reference_impl(), impl, co);
-  };
+  const Impl& impl = impl_of(a);
+  const auto* plugin = dynamic_cast<const PluginImpl*>(&impl);
+  // Plugins run each case in a child process: a crash or hang fails that case
+  // only. A fixed case count has no time limit unless --timeout sets one.
+  const CaseRunner run_one = runner_of(a, impl, opt.cases ? kNoTimeLimit : 10);
   opt.runner = run_one;
   if (plugin && !plugin->capabilities().empty()) opt.claimed = [plugin](const Case& c) { return plugin->claims(c); };
   opt.progress = [](const std::string& line) { std::cerr << line << std::endl; };
-  std::cerr << "layoutcheck check: " << impl.name() << " vs reference, layouts '" << opt.layout_glob << "', "
-            << opt.seconds << " s, seed " << opt.seed << ", " << opt.jobs << " job(s)"
-            << (isolate ? ", each case in a child process" : "") << std::endl;
+  if (!save_dir.empty()) {
+    auto removed = remove_stale_regression_temporaries(save_dir);
+    if (!removed.ok()) throw UsageError{removed.status().message()};
+    if (*removed) std::cerr << "layoutcheck check: removed " << *removed << " unfinished file(s) of an earlier run from " << save_dir << std::endl;
+  }
+  std::cerr << "layoutcheck check: " << impl.name() << " vs reference, layouts '" << opt.layout_glob << "', ";
+  if (opt.cases) std::cerr << opt.cases << " cases per layout";
+  else std::cerr << opt.seconds << " s";
+  std::cerr << ", seed " << opt.seed << ", " << opt.jobs << " job(s)"
+            << (run_one.isolate ? ", each case in a child process" : "") << std::endl;
   auto tallies = run_checks(reference_impl(), impl, opt);
 
   // Shrink each layout's first failure, print its reproducer and save it.
-  std::vector<std::string> failures;
+  std::vector<std::string> saved_paths;
   for (auto& t : tallies) {
     if (!t.failed) continue;
     CheckOptions co = opt.check;
+    co.seed = t.first_failing_seed;
     Case small = shrink_case(t.first_failing_case, [&](const Case& c) { return run_one(c, co).verdict == Verdict::kFail; });
     CheckReport r = run_one(small, co);
     if (r.verdict != Verdict::kFail) r.message = t.first_failure;
@@ -349,11 +418,19 @@ int cmd_check(const Args& a) {
       text = "smallest failing shape " + shape_to_string(small.shape) + " (from " +
              shape_to_string(t.first_failing_case.shape) + "):\n" + text;
     }
-    auto saved = save_regression(save_dir, r.verdict == Verdict::kFail ? small : t.first_failing_case, impl.name(),
-                                 r.message);
-    text += saved.ok() ? "  saved: " + *saved + "\n" : "  not saved: " + saved.status().message() + "\n";
+    if (!save_dir.empty()) {
+      auto saved = save_regression(save_dir, r.verdict == Verdict::kFail ? small : t.first_failing_case, impl.name(),
+                                   r.message, co);
+      if (saved.ok()) saved_paths.push_back(*saved);
+      text += saved.ok() ? "  saved: " + *saved + "\n" : "  not saved: " + saved.status().message() + "\n";
+    }
     t.first_failure = text;
   }
+  const std::string replay_line =
+      saved_paths.empty() ? ""
+                          : "layoutcheck replay " +
+                                std::filesystem::path(saved_paths.front()).parent_path().string() + " --impl " +
+                                impl.name();
 
   bool failed = false;
   auto status_of = [](const LayoutTally& t) {
@@ -363,7 +440,10 @@ int cmd_check(const Args& a) {
     return "PASSED";
   };
   if (a.has("json")) {
-    std::cout << "{\"impl\": " << json_escape(impl.name()) << ", \"seed\": " << opt.seed << ", \"layouts\": [";
+    std::string saved_json;
+    for (const auto& p : saved_paths) saved_json += (saved_json.empty() ? "" : ", ") + json_escape(p);
+    std::cout << "{\"impl\": " << json_escape(impl.name()) << ", \"seed\": " << opt.seed << ", \"saved\": ["
+              << saved_json << "], \"layouts\": [";
     for (size_t i = 0; i < tallies.size(); ++i) {
       const auto& t = tallies[i];
       std::string grid;
@@ -376,6 +456,7 @@ int cmd_check(const Args& a) {
       failed |= t.failed > 0;
     }
     std::cout << "\n]}\n";
+    if (!saved_paths.empty()) std::cerr << "layoutcheck check: regression files saved; replay: " << replay_line << std::endl;
     return failed ? 1 : 0;
   }
   std::printf("%-20s %8s %8s %8s %8s %8s %8s  %s\n", "layout", "cases", "passed", "invalid", "declined", "skipped",
@@ -418,19 +499,108 @@ int cmd_check(const Args& a) {
   std::printf("\ncheck: %llu passed, %llu failed, %llu skipped\n",
               static_cast<unsigned long long>(total_passed), static_cast<unsigned long long>(total_failed),
               static_cast<unsigned long long>(total - total_passed - total_failed));
+  if (!saved_paths.empty()) {
+    std::printf("regressions: %zu file(s) saved in %s\n  replay: %s\n", saved_paths.size(),
+                std::filesystem::path(saved_paths.front()).parent_path().c_str(), replay_line.c_str());
+  } else if (total_failed && save_dir.empty()) {
+    std::printf("regressions: not saved (--save DIR keeps them for `layoutcheck replay DIR`)\n");
+  }
   return total_failed ? 1 : 0;
 }
 
 int cmd_repro(const Args& a) {
-  expect_known_options(a, {"dtype", "shape", "impl", "seed"});
+  expect_known_options(a, {"dtype", "shape", "impl", "seed", "timeout", "isolate"});
   Case c = case_of(a);
-  CheckOptions co;
-  co.seed = number_of(a, "seed", 1);
+  CheckOptions co = check_options_of(a);
+  co.seed = ranged_number(a, "seed", 1, 0, UINT64_MAX);
   const Impl& impl = impl_of(a);
-  CheckReport r = dynamic_cast<const PluginImpl*>(&impl) ? check_isolated(c, reference_impl(), impl, co, 10)
-                                                          : check(c, reference_impl(), impl, co);
+  const CaseRunner run_one = runner_of(a, impl, 10);
+  CheckReport r = claimed_decline(impl, c, run_one(c, co));
   std::cout << r.message;
   return r.verdict == Verdict::kFail ? 1 : 0;
+}
+
+// The regression files under a path: the file itself, or every file of a
+// directory tree but hidden ones (unfinished saves) and those that are not
+// regression files (fuzzer byte inputs, READMEs), which are counted.
+void collect_regressions(const std::string& path, std::vector<std::pair<std::string, std::string>>* files,
+                         uint64_t* ignored) {
+  namespace fs = std::filesystem;
+  auto read = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) throw UsageError{"cannot read " + p.string()};
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    std::vector<fs::path> found;
+    fs::recursive_directory_iterator it(path, fs::directory_options::follow_directory_symlink, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (!name.empty() && name[0] == '.') {
+        if (it->is_directory()) it.disable_recursion_pending();
+        continue;
+      }
+      if (it->is_regular_file()) found.push_back(it->path());
+    }
+    if (ec) throw UsageError{"cannot list " + path + ": " + ec.message()};
+    std::sort(found.begin(), found.end());
+    for (const auto& p : found) {
+      std::string text = read(p);
+      if (is_regression_text(text)) files->emplace_back(p.string(), std::move(text));
+      else ++*ignored;
+    }
+  } else if (fs::exists(path, ec)) {
+    // A file named on the command line must be a regression file.
+    files->emplace_back(path, read(path));
+  } else {
+    throw UsageError{path + ": no such file or directory"};
+  }
+}
+
+int cmd_replay(const Args& a) {
+  expect_known_options(a, {"impl", "timeout", "isolate"});
+  if (a.positional.empty()) throw UsageError{"'replay' takes one or more regression files or directories of them"};
+  std::vector<std::pair<std::string, std::string>> files;
+  uint64_t ignored = 0;
+  for (const auto& p : a.positional) collect_regressions(p, &files, &ignored);
+  // Every file is read before any case runs: a malformed one stops the replay.
+  std::vector<std::pair<std::string, Regression>> regressions;
+  bool malformed = false;
+  for (const auto& [path, text] : files) {
+    auto r = parse_regression(text, path);
+    if (r.ok()) {
+      regressions.emplace_back(path, *r);
+    } else {
+      std::cerr << "layoutcheck: " << r.status().message() << "\n";
+      malformed = true;
+    }
+  }
+  if (malformed) return 2;
+  if (regressions.empty()) {
+    throw UsageError{"no regression files (a 'case: LAYOUT | DTYPE | SHAPE' line first) in the given paths"};
+  }
+  const Impl& impl = impl_of(a);
+  const CaseRunner run_one = runner_of(a, impl, 10);
+  const CheckOptions base = check_options_of(a);
+  std::map<Verdict, uint64_t> count;
+  for (const auto& [path, reg] : regressions) {
+    CheckOptions co = base;
+    co.seed = reg.seed;
+    CheckReport r = claimed_decline(impl, reg.c, run_one(reg.c, co));
+    ++count[r.verdict];
+    const bool ok = r.verdict == Verdict::kPass || r.verdict == Verdict::kBothInvalid;
+    std::printf("%-8s %s\n", ok ? "ok" : verdict_name(r.verdict), path.c_str());
+    if (r.verdict == Verdict::kFail) std::printf("%s", r.message.c_str());
+  }
+  std::printf("replay: %llu passed, %llu failed, %llu declined, %llu skipped",
+              static_cast<unsigned long long>(count[Verdict::kPass] + count[Verdict::kBothInvalid]),
+              static_cast<unsigned long long>(count[Verdict::kFail]),
+              static_cast<unsigned long long>(count[Verdict::kDeclined]),
+              static_cast<unsigned long long>(count[Verdict::kSkipped]));
+  if (ignored) std::printf(" (%llu other files ignored)", static_cast<unsigned long long>(ignored));
+  std::printf("\n");
+  return count[Verdict::kFail] ? 1 : 0;
 }
 
 int cmd_oracle(const Args& a) {
@@ -548,6 +718,7 @@ int main(int argc, char** argv) {
     if (a.command == "unpack") return cmd_pack(a, false);
     if (a.command == "check") return cmd_check(a);
     if (a.command == "repro") return cmd_repro(a);
+    if (a.command == "replay") return cmd_replay(a);
     if (a.command == "oracle") return cmd_oracle(a);
     throw UsageError{"unknown command '" + a.command + "'"};
   } catch (const UsageError& e) {

@@ -48,8 +48,12 @@ struct CheckReport {
 CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
                   const CheckOptions& options = {});
 
-// The command line that replays a case against an implementation.
-std::string repro_command(const Case& c, const std::string& impl_name);
+// The command line that replays a case against an implementation with the
+// options of the check (the seed of the position-unique fill, ...):
+//   layoutcheck repro 'tpu.compact' --dtype fp32 --shape 1,2,3,4 --impl /abs/libmine.so --seed 7
+// A plugin's name is the absolute path it was loaded from, so the line works
+// from any directory.
+std::string repro_command(const Case& c, const std::string& impl_name, const CheckOptions& options = {});
 
 // Fills a dense logical buffer with values unique per position (within the
 // period of the element width), salted by seed. Elements of narrow fields
@@ -62,6 +66,7 @@ struct LayoutTally {
   uint64_t cases = 0, passed = 0, invalid = 0, declined = 0, skipped = 0, failed = 0;
   std::string first_failure;  // message of the first failure
   Case first_failing_case;    // valid when failed > 0
+  uint64_t first_failing_seed = 0;  // CheckOptions::seed of that case
   std::map<std::string, uint64_t> passed_by_dtype;  // what was exercised
 };
 
@@ -71,6 +76,11 @@ struct RunOptions {
   uint64_t seed = 1;
   uint64_t min_cases = 20;    // per layout, even if the budget runs out
   uint64_t max_cases = 0;     // per layout; 0 = no limit besides time
+  // Per layout: when nonzero, exactly this many cases (boundary cases first,
+  // then random ones) and no time budget at all, so the same seed gives the
+  // same cases and the same verdicts on every machine. seconds, min_cases and
+  // max_cases are then ignored.
+  uint64_t cases = 0;
   CheckOptions check;
   unsigned jobs = 1;          // layouts checked in parallel
   bool fail_fast = false;     // stop at the first failure
@@ -82,7 +92,7 @@ struct RunOptions {
 };
 
 // Boundary cases of every matching layout, then random cases until the time
-// budget, split evenly across layouts.
+// budget, split evenly across layouts (or until options.cases per layout).
 std::vector<LayoutTally> run_checks(const Impl& expected, const Impl& actual,
                                     const RunOptions& options);
 

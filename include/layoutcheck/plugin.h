@@ -9,7 +9,9 @@
 // reported as the failure of that case and the run goes on.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,19 +53,66 @@ class PluginImpl : public Impl {
 };
 
 // Loads a plugin; refuses a different ABI major version or a malformed table.
+// The plugin's name() is the absolute path of the file (symbolic links
+// resolved), so a repro line that names it works from any directory.
 Result<std::unique_ptr<PluginImpl>> load_plugin(const std::string& path);
 
+// Time limits of check_isolated(): a positive number of seconds up to
+// kMaxTimeoutSeconds (its milliseconds fit a 32-bit int), or kNoTimeLimit.
+constexpr double kMaxTimeoutSeconds = 2147483;
+constexpr double kNoTimeLimit = std::numeric_limits<double>::infinity();
+
 // check() in a child process with a time limit: a crash or hang of `actual`
-// becomes a kFail report naming the signal or the timeout.
+// becomes a kFail report naming the signal or the timeout. A timeout outside
+// the range above fails the case with a message naming the value.
 CheckReport check_isolated(const Case& c, const Impl& expected, const Impl& actual,
                            const CheckOptions& options, double timeout_seconds);
 
 // The smallest shape (dimension by dimension) for which `fails` still holds.
 Case shrink_case(const Case& failing, const std::function<bool(const Case&)>& fails);
 
-// Writes a replayable regression file atomically (temporary file + rename);
-// returns its path.
+// ---- regression files ------------------------------------------------------
+// A regression file is text, one `key: value` per line; blank lines and lines
+// starting with '#' are comments:
+//
+//   case: tpu.aligned(npus=4,lmem=1024) | fp32 | 2,3,2,3     (required, one)
+//   seed: 7                                                  (optional, default 1)
+//   # found in: /abs/path/libmine.so
+//   # FAIL 'tpu.aligned(npus=4,lmem=1024)' --dtype fp32 ...  (the failure, as found)
+//
+// `case:` comes first, so the line is also an input of the fuzz_differential
+// fuzzer (its standalone main replays corpus/regressions/ in every build).
+// File names carry no meaning; save_regression() names a file after the
+// FNV-1a 64 hash of its case line, which is the same for every compiler.
+struct Regression {
+  Case c;
+  uint64_t seed = 1;  // CheckOptions::seed the case was found with
+};
+
+// Parses a regression file's text; an error names `where`:LINE and the rule.
+Result<Regression> parse_regression(const std::string& text, const std::string& where);
+
+// True when the text's first line that is neither blank nor a comment is a
+// regression key (`case:`, `seed:`): a regression file, well formed or not.
+// Fuzzer byte inputs and READMEs in a regression folder are not.
+bool is_regression_text(const std::string& text);
+
+// The text save_regression() writes.
+std::string regression_text(const Case& c, const std::string& impl, const std::string& message,
+                            const CheckOptions& options = {});
+
+// FNV-1a, 64 bits (offset basis 0xcbf29ce484222325, prime 0x100000001b3).
+uint64_t fnv1a64(const std::string& bytes);
+
+// Writes a replayable regression file into `dir` (created if missing) and
+// returns its absolute path. Durable: the text goes to a hidden `.NAME.tmp`,
+// which is fsync'ed and renamed to NAME, then the directory is fsync'ed, so
+// after a crash or power loss the file is either absent or complete.
 Result<std::string> save_regression(const std::string& dir, const Case& c, const std::string& impl,
-                                    const std::string& message);
+                                    const std::string& message, const CheckOptions& options = {});
+
+// Removes the `.NAME.tmp` files a killed save_regression() left in `dir`;
+// returns how many. A missing directory has none.
+Result<uint64_t> remove_stale_regression_temporaries(const std::string& dir);
 
 }  // namespace layoutcheck
