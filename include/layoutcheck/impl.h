@@ -29,6 +29,8 @@
 
 namespace layoutcheck {
 
+struct ByteRules;  // layoutcheck/byte_rules.h
+
 // A named fact about a case, e.g. {"c_stride", "32"} (for describe and oracles).
 using Fact = std::pair<std::string, std::string>;
 
@@ -52,6 +54,9 @@ class Impl {
     (void)c;
     return Status::unsupported(name() + " does not describe layouts");
   }
+  // What the document requires of every physical byte (layoutcheck/byte_rules.h).
+  // The reference answers; other implementations need not.
+  virtual Result<ByteRules> byte_rules(const Case& c) const;
 };
 
 // The documents in executable form, for every registered layout.
