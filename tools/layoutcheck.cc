@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "layoutcheck/byte_rules.h"
 #include "layoutcheck/checker.h"
 #include "layoutcheck/impl.h"
 #include "layoutcheck/oracle.h"
@@ -71,7 +72,7 @@ struct Args {
 };
 
 Args parse_args(int argc, char** argv) {
-  static const char* kFlags[] = {"--json", "--help", "-h", "--isolate", "--fail-fast"};
+  static const char* kFlags[] = {"--json", "--help", "-h", "--isolate", "--fail-fast", "--strict-padding"};
   Args a;
   if (argc < 2) throw UsageError{"missing command"};
   a.command = argv[1];
@@ -241,6 +242,7 @@ int cmd_describe(const Args& a) {
   } else {
     facts.push_back({"size_bytes", std::to_string(or_fail(ref.size_bytes(c)))});
   }
+  if (auto rules = byte_rules(c); rules.ok()) for (const Fact& f : byte_rule_facts(*rules)) facts.push_back(f);
   const LayoutSpec* spec = find_spec(c.layout.name);
   if (spec) facts.push_back({"document", spec->document + " § " + spec->section});
   if (a.has("json")) {
@@ -305,7 +307,7 @@ uint64_t number_of(const Args& a, const std::string& key, uint64_t def) {
 
 int cmd_check(const Args& a) {
   expect_known_options(a, {"impl", "layout", "seconds", "seed", "json", "min-cases", "max-cases", "jobs", "timeout",
-                           "save", "isolate", "fail-fast"});
+                           "save", "isolate", "fail-fast", "strict-padding"});
   const Impl& impl = impl_of(a);
   const auto* plugin = dynamic_cast<const PluginImpl*>(&impl);
   RunOptions opt;
@@ -317,6 +319,7 @@ int cmd_check(const Args& a) {
   opt.jobs = static_cast<unsigned>(std::max<uint64_t>(1, number_of(a, "jobs", 1)));
   const double timeout = static_cast<double>(number_of(a, "timeout", 10));
   opt.fail_fast = a.has("fail-fast");
+  opt.check.strict_padding = a.has("strict-padding");  // compare free bytes too
   // Plugins run each case in a child process: a crash or hang fails that case only.
   const bool isolate = plugin != nullptr || a.has("isolate");
   const std::string save_dir = a.get("save", "corpus/regressions/fuzz_differential");
@@ -420,10 +423,11 @@ int cmd_check(const Args& a) {
 }
 
 int cmd_repro(const Args& a) {
-  expect_known_options(a, {"dtype", "shape", "impl", "seed"});
+  expect_known_options(a, {"dtype", "shape", "impl", "seed", "strict-padding"});
   Case c = case_of(a);
   CheckOptions co;
   co.seed = number_of(a, "seed", 1);
+  co.strict_padding = a.has("strict-padding");
   const Impl& impl = impl_of(a);
   CheckReport r = dynamic_cast<const PluginImpl*>(&impl) ? check_isolated(c, reference_impl(), impl, co, 10)
                                                           : check(c, reference_impl(), impl, co);
