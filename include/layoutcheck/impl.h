@@ -14,8 +14,10 @@
 // supports() returns ok, kInvalid (the case breaks a rule of the document,
 // named in the message) or kUnsupported (this implementation declines a valid
 // case). Declining is not failing. pack() writes every byte of the physical
-// buffer: element bytes, and 0 for bytes that belong to no element unless the
-// document says otherwise. unpack() is its inverse on the element bytes.
+// buffer: element bytes, the bytes the document fixes, and anything the
+// document allows in the bytes it leaves free (the reference writes 0 there;
+// byte_rules() says which are which). unpack() is its inverse on the element
+// bytes and must not depend on the free ones.
 #pragma once
 
 #include <cstddef>
