@@ -1,5 +1,7 @@
 #include "layoutcheck/checker.h"
 
+#include "layoutcheck/byte_rules.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -7,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -122,7 +125,7 @@ std::string shell_word(const std::string& s) {
 
 std::string repro_command(const Case& c, const std::string& impl_name, const CheckOptions& options) {
   return "layoutcheck repro " + to_string(c) + " --impl " + shell_word(impl_name) + " --seed " +
-         std::to_string(options.seed);
+         std::to_string(options.seed) + (options.strict_padding ? " --strict-padding" : "");
 }
 
 void fill_position_unique(const Case& c, uint64_t seed, std::vector<uint8_t>* logical) {
@@ -229,6 +232,21 @@ CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
     if (!d.empty()) f.add() << "diagnosis: " << d << "\n";
   }
 
+  // The document's rules for every byte (the expected implementation's map,
+  // normally the reference's); without a map every byte is compared.
+  std::optional<ByteRules> rules;
+  if (auto br = expected.byte_rules(c); br.ok()) {
+    Status valid = validate(*br);
+    if (!valid.ok() || br->size_bytes != phys) {
+      f.add() << expected.name() << " byte rules: "
+              << (valid.ok() ? "they cover " + std::to_string(br->size_bytes) + " bytes of " + std::to_string(phys)
+                             : valid.to_string())
+              << "\n";
+    } else {
+      rules = std::move(br).value();
+    }
+  }
+
   // Pack with poisoned buffers.
   Guarded pe(phys, options.guard_bytes, kPoisonExpected);
   Guarded pa(phys, options.guard_bytes, kPoisonActual);
@@ -242,33 +260,72 @@ CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
     if (!pa.guards_intact(&where)) {
       f.add() << "pack wrote outside the physical buffer, at byte " << where << " (size " << phys << ")\n";
     }
+    // Element and fixed bytes are compared exactly, free bytes against their
+    // constraint (all bytes exactly under strict_padding, or without rules).
     uint64_t diff_count = 0, first = 0;
+    std::string first_violation;
+    size_t k = 0;  // region cursor
     for (uint64_t b = 0; b < phys; ++b) {
-      if (pe.data()[b] != pa.data()[b] && diff_count++ == 0) first = b;
+      const ByteRegion* r = nullptr;
+      if (rules) {
+        while (k < rules->regions.size() && b >= rules->regions[k].first + rules->regions[k].length) ++k;
+        r = &rules->regions[k];
+      }
+      const bool exact = r == nullptr || options.strict_padding || r->kind != ByteKind::kFree;
+      std::string why;
+      if (exact && pe.data()[b] != pa.data()[b]) {
+        why = "x";
+      } else if (!exact && r->constraint != ByteConstraint::kAny && (b - r->first) % 2 == 0) {
+        why = violation(*rules, *r, pa.data(), b);
+      }
+      if (why.empty()) continue;
+      if (r) ++report.broken_rules[rules->rule_of(*r).id];
+      if (diff_count++ == 0) {
+        first = b;
+        if (!exact) first_violation = why;
+      }
     }
     if (diff_count > 0) {
       std::ostream& o = f.add();
-      o << "pack: " << diff_count << " of " << phys << " physical bytes differ; first at byte " << first
-        << ": expected " << hex_byte(pe.data()[first]) << ", actual " << hex_byte(pa.data()[first]);
-      if (pa.data()[first] == kPoisonActual) o << " (never written)";
-      // Which element should be there?
-      if (n <= kMaxDiagnosedElements) {
-        bool owned = false;
-        for (uint64_t i = 0; i < n && !owned; ++i) {
-          Coord at = coord_of_index(c.shape, i);
-          auto oe = expected.offset_bits(c, at);
-          if (oe.ok() && *oe / 8 <= first && first < (*oe + value_bits(c, at) + 7) / 8) {
-            owned = true;
-            o << "; it belongs to element " << coord_text(at);
-            if (actual_has_offsets) {
-              auto oa = actual.offset_bits(c, at);
-              if (oa.ok()) o << ", which " << actual.name() << " places at byte " << *oa / 8;
+      const ByteRegion* r = rules ? rules->find(first) : nullptr;
+      o << "pack: " << diff_count << " of " << phys << " physical bytes differ"
+        << (rules && !options.strict_padding ? " or break their byte rule" : "") << "; first at byte " << first;
+      if (!first_violation.empty()) {
+        o << ": " << first_violation << "\n";
+      } else {
+        o << ": expected " << hex_byte(pe.data()[first]) << ", actual " << hex_byte(pa.data()[first]);
+        if (pa.data()[first] == kPoisonActual) o << " (never written)";
+        if (r != nullptr && r->kind == ByteKind::kFixed) {
+          o << "; it belongs to no element (padding must be " << allowed_text(*r) << "): " << byte_role(*rules, *r, first)
+            << ", which the document fixes (\"" << rules->rule_of(*r).says << "\")";
+        } else if (r != nullptr && r->kind == ByteKind::kFree) {
+          o << "; it belongs to no element: " << byte_role(*rules, *r, first) << ", " << allowed_text(*r)
+            << " under the document, compared because of --strict-padding";
+        } else if (n <= kMaxDiagnosedElements) {
+          // Which element should be there?
+          bool owned = false;
+          for (uint64_t i = 0; i < n && !owned; ++i) {
+            Coord at = coord_of_index(c.shape, i);
+            auto oe = expected.offset_bits(c, at);
+            if (oe.ok() && *oe / 8 <= first && first < (*oe + value_bits(c, at) + 7) / 8) {
+              owned = true;
+              o << "; it belongs to element " << coord_text(at);
+              if (actual_has_offsets) {
+                auto oa = actual.offset_bits(c, at);
+                if (oa.ok()) o << ", which " << actual.name() << " places at byte " << *oa / 8;
+              }
             }
           }
+          if (!owned) o << "; it belongs to no element (padding must be " << hex_byte(pe.data()[first]) << ")";
         }
-        if (!owned) o << "; it belongs to no element (padding must be " << hex_byte(pe.data()[first]) << ")";
+        o << "\n";
       }
-      o << "\n";
+      if (report.broken_rules.size() > 0) {
+        std::ostream& by = f.add();
+        by << "bytes by rule:";
+        for (const auto& [id, count] : report.broken_rules) by << " " << id << " " << count << ";";
+        by << "\n";
+      }
       if (offset_mismatches == 0) {
         std::string d = diagnose_offsets(c, expected, actual);
         if (!d.empty()) f.add() << "diagnosis: " << d << "\n";
@@ -276,10 +333,13 @@ CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
     }
   }
 
-  // Round trips: each implementation unpacks the expected physical image.
+  // Round trips: each implementation unpacks the expected physical image with
+  // its free bytes filled with a non-zero pattern: unpack may not depend on them.
+  std::vector<uint8_t> image(pe.data(), pe.data() + phys);
+  if (rules) fill_free_bytes(*rules, options.seed, image.data());
   for (const Impl* impl : {&expected, &actual}) {
     Guarded back(logical.size(), options.guard_bytes, impl == &expected ? kPoisonExpected : kPoisonActual);
-    Status u = impl->unpack(c, pe.data(), phys, back.data(), logical.size());
+    Status u = impl->unpack(c, image.data(), phys, back.data(), logical.size());
     if (!u.ok()) {
       f.add() << impl->name() << " unpack: " << u.to_string() << "\n";
       continue;

@@ -1,5 +1,7 @@
 #include "core/router.h"
 
+#include "layoutcheck/byte_rules.h"
+
 namespace layoutcheck {
 
 Result<const Impl*> FamilyRouter::route(const Case& c) const {
@@ -40,6 +42,11 @@ Status FamilyRouter::unpack(const Case& c, const void* physical, size_t physical
 Result<std::vector<Fact>> FamilyRouter::describe(const Case& c) const {
   LC_ASSIGN_OR_RETURN(const Impl* impl, route(c));
   return impl->describe(c);
+}
+
+Result<ByteRules> FamilyRouter::byte_rules(const Case& c) const {
+  LC_ASSIGN_OR_RETURN(const Impl* impl, route(c));
+  return impl->byte_rules(c);
 }
 
 Status check_buffers(const Impl& impl, const Case& c, size_t logical_size, size_t physical_size) {

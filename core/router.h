@@ -21,6 +21,7 @@ class FamilyRouter : public Impl {
   Status unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
                 size_t logical_size) const override;
   Result<std::vector<Fact>> describe(const Case& c) const override;
+  Result<ByteRules> byte_rules(const Case& c) const override;
 
  private:
   Result<const Impl*> route(const Case& c) const;

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "core/htp_notation.h"
+#include "layoutcheck/byte_rules.h"
 #include "layoutcheck/checked.h"
 #include "reference/families.h"
 
@@ -246,6 +247,29 @@ class HtpReference : public Impl {
       if (index != kPadding) std::memcpy(dst + index * e, src + memory * e, e);
     });
     return Status();
+  }
+
+  // Every byte of memory is an element's or a padding element's; "user padding
+  // need to be explicitly set to quantized 0 (or other specified value)"
+  // (Practical tips): padding bytes are fixed to the pad value (oracles/ERRATA.md,
+  // HTP 10). No byte is free.
+  Result<ByteRules> byte_rules(const Case& c) const override {
+    LC_ASSIGN_OR_RETURN(HtpModel m, model(c));
+    const uint64_t size = m.padded_elements * m.element_bytes;
+    if (size > (uint64_t{1} << 30)) return Status::unsupported("byte rules are mapped for buffers of up to 1 GiB");
+    const char* doc = "qualcomm-htp-memory-layout.txt";
+    ByteRulesBuilder b(size,
+                       {"htp.pad", doc, "Practical tips working with Crouton",
+                        "a padding element (pad introduced by the memory layout)",
+                        "user padding need to be explicitly set to quantized 0 (or other specified value)"},
+                       ByteKind::kFixed, m.pad);
+    const LayoutSpec* spec = find_spec(c.layout.name);
+    const uint8_t element = b.add(element_rule(doc, spec ? spec->section : "Crouton Layout"), ByteKind::kElement);
+    const uint64_t e = m.element_bytes;
+    walk(m, [&](uint64_t memory, uint64_t index) {
+      if (index != kPadding) b.paint(memory * e, e, element);
+    });
+    return std::move(b).finish();
   }
 
   Result<std::vector<Fact>> describe(const Case& c) const override {

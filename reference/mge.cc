@@ -13,6 +13,7 @@
 // "MegEngine"). pack and unpack walk the logical tensor element by element.
 #include <cstring>
 
+#include "layoutcheck/byte_rules.h"
 #include "layoutcheck/checked.h"
 #include "reference/families.h"
 
@@ -183,6 +184,31 @@ class MgeReference : public Impl {
                    static_cast<uint8_t*>(logical), i * t.itemsize_bits, t.itemsize_bits);
     }
     return Status();
+  }
+
+  // Padding channels ("Easy padding", NCHWX and CHWN4) have no value in the
+  // document; they are fixed to 0 (oracles/ERRATA.md, MegEngine 5): they lie in
+  // the channel blocks the kernels reduce over, where only 0 is neutral, and
+  // oneDNN's padded layouts (the external oracle) require 0. A byte holding any
+  // bits of an element is an element byte; its other nibble (a padding channel,
+  // or the spare nibble after an odd 4-bit count) is then 0 as well. No byte is free.
+  Result<ByteRules> byte_rules(const Case& c) const override {
+    LC_ASSIGN_OR_RETURN(MgeTensor t, model(c));
+    const uint64_t size = ceil_div(t.size_bits, 8);
+    if (size > (uint64_t{1} << 30)) return Status::unsupported("byte rules are mapped for buffers of up to 1 GiB");
+    const char* doc = "megengine-tensor-layout.txt";
+    const LayoutSpec* spec = find_spec(c.layout.name);
+    const std::string section = spec ? spec->section : "Generalize";
+    ByteRulesBuilder b(size, {"mge.padding-channel", doc, section, "a padding channel of the last channel block",
+                              "Easy padding, reduce boundary branch judgment, simple code logic."},
+                       ByteKind::kFixed, 0);
+    const uint8_t element = b.add(element_rule(doc, section), ByteKind::kElement);
+    const uint64_t count = *element_count(c.shape);
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint64_t bit = offset_of(t, coord_of_index(c.shape, i));
+      b.paint(bit / 8, ceil_div(bit + t.itemsize_bits, 8) - bit / 8, element);
+    }
+    return std::move(b).finish();
   }
 
   Result<std::vector<Fact>> describe(const Case& c) const override {

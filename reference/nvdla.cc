@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "layoutcheck/byte_rules.h"
 #include "layoutcheck/checked.h"
 #include "reference/families.h"
 
@@ -17,6 +18,7 @@ namespace {
 std::string num(uint64_t v) { return std::to_string(v); }
 
 constexpr uint64_t kMaxBytes = uint64_t{1} << 60;  // offsets are reported in bits
+constexpr uint64_t kMaxMappedBytes = uint64_t{1} << 30;  // byte rules hold one byte per byte while built
 
 uint64_t round_up32(uint64_t v) { return ceil_div(v, 32) * 32; }
 
@@ -689,6 +691,129 @@ Status check_case(const Case& c) {
   return check_shape(*spec, c.shape);
 }
 
+// ---- what the document requires of each byte ----------------------------------------
+//
+// Element bytes are painted by the same scans pack uses; every other byte gets
+// the rule of the document for the place it is in (oracles/ERRATA.md, NVDLA 1).
+
+constexpr const char* kDoc = "nvdla-in-memory-data-formats.txt";
+
+// Feature data, "Feature Data Format":
+//   "Adding data into end of channel if the original data is not 32byte aligned in C direction.
+//    The attached data can be any value except NaN when it's fp16."
+//   "Atom cube mapping at line boundary and/or surface boundary can be either adjacently or
+//    incompactly. But they are always 32-byte aligned."
+// So the channels past C in the atoms of the last surface are free (fp16: not a NaN,
+// judged per 2-byte element), and the bytes between lines and surfaces are free.
+ByteRules feature_rules(const Feature& f, DType t) {
+  const bool fp16 = t == DType::kFp16;
+  ByteRulesBuilder b(f.size,
+                     {"nvdla.feature.stride-gap", kDoc, "Feature Data Format",
+                      "a gap at a line or surface boundary",
+                      "Atom cube mapping at line boundary and/or surface boundary can be either adjacently or "
+                      "incompactly"},
+                     ByteKind::kFree);
+  const uint8_t padding = b.add({"nvdla.feature.channel-padding", kDoc, "Feature Data Format",
+                                 fp16 ? "channel padding of an fp16 atom" : "channel padding of an atom",
+                                 "The attached data can be any value except NaN when it's fp16"},
+                                ByteKind::kFree, 0, fp16 ? ByteConstraint::kNotFp16NaN : ByteConstraint::kAny);
+  const uint8_t element = b.add(element_rule(kDoc, "Feature Data Format"), ByteKind::kElement);
+  for (uint64_t s = 0; s < f.surfaces; ++s) {
+    for (uint64_t h = 0; h < f.H; ++h) {
+      for (uint64_t w = 0; w < f.W; ++w) b.paint(s * f.surface_stride + h * f.line_stride + w * kFeatureAtomBytes, kFeatureAtomBytes, padding);
+    }
+  }
+  feature_scan(f, [&](uint64_t place, uint64_t) { b.paint(place, f.element_bytes, element); });
+  return std::move(b).finish();
+}
+
+// Weights: "Append 0s at end of all mapped weight for 128-byte alignment." The
+// groups and cubes are mapped compactly ("Do not append 0 if channel size is not
+// divisible", "Do not append any 0s between group boundaries"), so every byte
+// before the tail is an element's.
+ByteRulesBuilder weight_rules_base(uint64_t size, const char* section) {
+  return ByteRulesBuilder(size,
+                          {"nvdla.weight.end-alignment", kDoc, section, "an appended 0 of the 128-byte alignment",
+                           "Append 0s at end of all mapped weight for 128-byte alignment."},
+                          ByteKind::kFixed, 0);
+}
+
+// Winograd: "Divide kernels to 1x1x32Byte small cubes. If the channel size is
+// not divisible by 32, append 0s." The appended channels are fixed 0.
+ByteRules winograd_rules(const Winograd& m) {
+  ByteRulesBuilder b = weight_rules_base(m.size, "Basic Weight for Winograd Convolution");
+  const uint8_t padding = b.add({"nvdla.weight.winograd.channel-padding", kDoc, "Basic Weight for Winograd Convolution",
+                                 "an appended 0 channel of a 32-byte cube",
+                                 "If the channel size is not divisible by 32, append 0s."},
+                                ByteKind::kFixed, 0);
+  const uint8_t element = b.add(element_rule(kDoc, "Basic Weight for Winograd Convolution"), ByteKind::kElement);
+  b.paint(0, m.data_bytes, padding);
+  winograd_scan(m, [&](uint64_t place, uint64_t) { b.paint(place, m.element_bytes, element); });
+  return std::move(b).finish();
+}
+
+// Pixels: "It may have redundant data between 32-byte aligned address and first
+// element. NVDLA use x offset to indicate how many redundant data are." The
+// redundant data is free; so is the rest of a line up to the line stride and
+// the space between the planes, of which the document says nothing but the
+// 32-byte alignment (a pitch linear surface; oracles/ERRATA.md, NVDLA 16).
+ByteRules pixel_rules(const Pixel& m) {
+  ByteRulesBuilder b(m.size,
+                     {"nvdla.pixel.line-padding", kDoc, "Pixel Format",
+                      "line padding past the last pixel or between the planes",
+                      "Both start address and line stride of pitch linear shall aligned to 32 bytes."},
+                     ByteKind::kFree);
+  const uint8_t redundant = b.add({"nvdla.pixel.x-offset", kDoc, "Pixel Format", "redundant data before the first pixel",
+                                   "It may have redundant data between 32-byte aligned address and first element. "
+                                   "NVDLA use x offset to indicate how many redundant data are."},
+                                  ByteKind::kFree);
+  const uint8_t element = b.add(element_rule(kDoc, "Pixel Format"), ByteKind::kElement);
+  for (uint64_t h = 0; h < m.H; ++h) {
+    b.paint(h * m.line_stride, m.x_offset * m.y_pixel_bytes, redundant);
+    if (m.format->planes == 2) b.paint(m.uv_offset + h * m.uv_line_stride, m.x_offset * m.uv_pixel_bytes, redundant);
+    for (uint64_t w = 0; w < m.W; ++w) {
+      for (uint64_t ch = 0; ch < m.C; ++ch) {
+        const uint64_t at = pixel_offset_bits(m, h, w, ch);
+        const uint64_t first = at / 8, end = ceil_div(at + m.format->field_bits[ch], 8);
+        b.paint(first, end - first, element);
+      }
+    }
+  }
+  return std::move(b).finish();
+}
+
+// SDP data (bias, PReLU, batch normalization, element-wise) is read as feature
+// data in BytesPerAtom atoms (oracles/ERRATA.md, NVDLA 8); the document gives no
+// words of its own about the channels past C, so the feature data rule applies:
+// free, not a NaN in fp16 (a NaN there would become NaN in the padding channels
+// of the output feature data, which the same rule forbids). Gaps at line and
+// surface boundaries and the per-channel tail to 32 bytes are free.
+ByteRules sdp_rules(const Sdp& m, DType t) {
+  const bool fp16 = t == DType::kFp16;
+  const char* section = m.per_element ? "Element-Wise Data Format" : "Bias Data Format";
+  ByteRulesBuilder b(m.size,
+                     {"nvdla.sdp.gap", kDoc, section, "a gap at a line or surface boundary or past the last atom",
+                      "Atom cube mapping at line boundary and/or surface boundary can be either adjacently or "
+                      "incompactly (Feature Data Format)"},
+                     ByteKind::kFree);
+  const uint8_t padding = b.add({"nvdla.sdp.channel-padding", kDoc, section,
+                                 fp16 ? "channel padding of an fp16 atom" : "channel padding of an atom",
+                                 "The attached data can be any value except NaN when it's fp16 (Feature Data Format)"},
+                                ByteKind::kFree, 0, fp16 ? ByteConstraint::kNotFp16NaN : ByteConstraint::kAny);
+  const uint8_t element = b.add(element_rule(kDoc, section), ByteKind::kElement);
+  for (uint64_t s = 0; s < m.atoms_in_c; ++s) {
+    for (uint64_t h = 0; h < m.H; ++h) {
+      for (uint64_t w = 0; w < m.W; ++w) {
+        const uint64_t atom = m.per_element ? s * m.surface_stride + h * m.line_stride + w * m.bytes_per_atom
+                                            : s * m.bytes_per_atom;
+        b.paint(atom, m.bytes_per_atom, padding);
+      }
+    }
+  }
+  sdp_scan(m, [&](uint64_t place, uint64_t) { b.paint(place, m.bytes_per_component, element); });
+  return std::move(b).finish();
+}
+
 class NvdlaReference : public Impl {
  public:
   std::string name() const override { return "reference"; }
@@ -824,6 +949,36 @@ class NvdlaReference : public Impl {
       else weight_scan(m, get);
     }
     return Status();
+  }
+
+  Result<ByteRules> byte_rules(const Case& c) const override {
+    LC_RETURN_IF_ERROR(check_case(c));
+    LC_ASSIGN_OR_RETURN(uint64_t size, size_bytes(c));
+    if (size > kMaxMappedBytes) return Status::unsupported("byte rules are mapped for buffers of up to 1 GiB");
+    if (kind_of(c) == Kind::kFeature) {
+      LC_ASSIGN_OR_RETURN(Feature f, feature_model(c));
+      return feature_rules(f, c.dtype);
+    }
+    if (kind_of(c) == Kind::kSdp) {
+      LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
+      return sdp_rules(m, c.dtype);
+    }
+    if (kind_of(c) == Kind::kWeightWinograd) {
+      LC_ASSIGN_OR_RETURN(Winograd m, winograd_model(c));
+      return winograd_rules(m);
+    }
+    if (kind_of(c) == Kind::kPixel) {
+      LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
+      return pixel_rules(m);
+    }
+    LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
+    const char* section = m.image ? "Basic Weight for image input" : "Basic Weight for Direct Convolution";
+    ByteRulesBuilder b = weight_rules_base(m.size, section);
+    const uint8_t element = b.add(element_rule(kDoc, section), ByteKind::kElement);
+    auto paint = [&](uint64_t place, uint64_t) { b.paint(place, m.element_bytes, element); };
+    if (m.image) image_scan(m, paint);
+    else weight_scan(m, paint);
+    return std::move(b).finish();
   }
 
   Result<std::vector<Fact>> describe(const Case& c) const override {

@@ -1,4 +1,5 @@
 #include "core/router.h"
+#include "layoutcheck/byte_rules.h"
 #include "reference/families.h"
 
 namespace layoutcheck {
@@ -13,5 +14,7 @@ const Impl& reference_impl() {
                                               });
   return impl;
 }
+
+Result<ByteRules> byte_rules(const Case& c) { return reference_impl().byte_rules(c); }
 
 }  // namespace layoutcheck

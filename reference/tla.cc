@@ -12,6 +12,7 @@
 #include <cstring>
 #include <optional>
 
+#include "layoutcheck/byte_rules.h"
 #include "layoutcheck/checked.h"
 #include "reference/families.h"
 
@@ -326,6 +327,37 @@ class TlaReference : public Impl {
       }
     }
     return Status();
+  }
+
+  // "Layout提供了多维坐标与内存的映射关系" (a layout maps coordinates to memory):
+  // an offset no coordinate maps to (the gaps of (_2,4):(_12,_1)) holds nothing of
+  // the tensor and is free. The fractal formats pad the matrix to whole fractals
+  // ("在昇腾CUBE核内部,存在 zN 、 nZ 、 zZ 、 nN 格式"): the cube unit reads whole
+  // fractals and sums along them, so their padding is fixed to 0 (the document
+  // gives no value; oracles/ERRATA.md, CATLASS TLA 3).
+  Result<ByteRules> byte_rules(const Case& c) const override {
+    LC_ASSIGN_OR_RETURN(TlaModel m, cached_model(c));
+    const uint64_t size = m.cosize * m.element_bytes;
+    if (size > (uint64_t{1} << 30)) return Status::unsupported("byte rules are mapped for buffers of up to 1 GiB");
+    const char* doc = "catlass-tla-layouts.txt";
+    const LayoutSpec* spec = find_spec(c.layout.name);
+    const std::string section = spec ? spec->section : "Layout 构造";
+    ByteRulesBuilder b(size, {"tla.stride-gap", doc, "Layout", "an offset no coordinate maps to",
+                              "Layout提供了多维坐标与内存的映射关系"},
+                       ByteKind::kFree);
+    const uint8_t padding = b.add({"tla.fractal-padding", doc, "Layout 构造", "padding of a partial fractal",
+                                   "在昇腾CUBE核内部,存在 zN 、 nZ 、 zZ 、 nN 格式"},
+                                  ByteKind::kFixed, 0);
+    const uint8_t element = b.add(element_rule(doc, section), ByteKind::kElement);
+    LC_ASSIGN_OR_RETURN(uint64_t rows, m.layout.shape.items()[0].product());
+    LC_ASSIGN_OR_RETURN(uint64_t cols, m.layout.shape.items()[1].product());
+    for (uint64_t r = 0; r < rows; ++r) {
+      for (uint64_t k = 0; k < cols; ++k) {
+        LC_ASSIGN_OR_RETURN(uint64_t off, crd2offset(T(I(r), I(k)), m.layout.shape, m.layout.stride));
+        b.paint(off * m.element_bytes, m.element_bytes, r < m.rows && k < m.cols ? element : padding);
+      }
+    }
+    return std::move(b).finish();
   }
 
   Result<std::vector<Fact>> describe(const Case& c) const override {

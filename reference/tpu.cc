@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "layoutcheck/byte_rules.h"
 #include "layoutcheck/checked.h"
 #include "reference/families.h"
 
@@ -234,6 +235,51 @@ uint64_t address_of(const TpuTensor& t, const Coord& at) {
   return npu * t.S + t.R + element * t.mode.stored_bytes + lane * t.mode.lane_bytes;
 }
 
+// What the document requires of each byte of the local-memory image (or of the
+// system-memory buffer). Every byte holding no element is an empty block: "there
+// are X - 2 empty blocks storing nothing about this tensor", "12 empty blocks are
+// appended to each feature", and the space before the offset R and past the
+// tensor belongs to no tensor at all; the document gives them no value and warns
+// that other tensors may be placed there ("Try not to reuse the empty blocks"),
+// so they are free. The dummy elements of the storage modes ("dummy element(s)
+// should be appended to make up the 4N-mode") are 0: they are lanes of a packed
+// element the TPU computes with (in 2IC-mode a dummy input channel is summed with
+// the real one), where only 0 leaves the result alone (oracles/ERRATA.md, TPU 8).
+constexpr const char* kDoc = "sophgo-tpu-okkernel-local-memory.txt";
+
+Result<ByteRules> tpu_rules(const Case& c, const TpuTensor& t, uint64_t size) {
+  ByteRulesBuilder b(size,
+                     {"tpu.empty-block", kDoc, t.local ? "Scatter Features to Different NPUs" : "Continuous Layout",
+                      "an empty block (no element of this tensor)",
+                      "there are X - 2 empty blocks storing nothing about this tensor"},
+                     ByteKind::kFree);
+  const LayoutSpec* spec = find_spec(c.layout.name);
+  const uint8_t element = b.add(element_rule(kDoc, spec ? spec->section : ""), ByteKind::kElement);
+  const std::string& m = t.mode.name;
+  const uint8_t dummy = b.add(
+      {"tpu.dummy-element", kDoc, m == "4n" ? "4N-mode" : m == "2n" ? "2N-mode" : "2IC-mode",
+       "a dummy element of the " + m + " storage mode",
+       m == "4n"   ? "If N is not divisable by 4, 4 - (N mod 4) dummy element(s) should be appended to make up the 4N-mode."
+       : m == "2n" ? "If N is odd, a dummy element should be appended to make up the 2N-mode."
+                   : "If I is odd, a dummy element should be appended to make up the 2IC-mode."},
+      ByteKind::kFixed, 0);
+  const uint64_t count = *element_count(c.shape);
+  for (uint64_t i = 0; i < count; ++i) b.paint(address_of(t, coord_of_index(c.shape, i)), t.mode.lane_bytes, element);
+  if (t.mode.lanes > 1) {
+    // The lanes n = N .. M * lanes - 1 of the last packed element, at every (c, h, w).
+    for (uint64_t n = static_cast<uint64_t>(c.shape[0]); n < t.N * t.mode.lanes; ++n) {
+      for (int64_t ch = 0; ch < c.shape[1]; ++ch) {
+        for (int64_t h = 0; h < c.shape[2]; ++h) {
+          for (int64_t w = 0; w < c.shape[3]; ++w) {
+            b.paint(address_of(t, {static_cast<int64_t>(n), ch, h, w}), t.mode.lane_bytes, dummy);
+          }
+        }
+      }
+    }
+  }
+  return std::move(b).finish();
+}
+
 class TpuReference : public Impl {
  public:
   std::string name() const override { return "reference"; }
@@ -279,6 +325,13 @@ class TpuReference : public Impl {
                   static_cast<const uint8_t*>(physical) + addr, t.mode.lane_bytes);
     }
     return Status();
+  }
+
+  Result<ByteRules> byte_rules(const Case& c) const override {
+    LC_ASSIGN_OR_RETURN(TpuTensor t, model(c));
+    LC_ASSIGN_OR_RETURN(uint64_t size, size_bytes(c));
+    if (size > (uint64_t{1} << 30)) return Status::unsupported("byte rules are mapped for buffers of up to 1 GiB");
+    return tpu_rules(c, t, size);
   }
 
   Result<std::vector<Fact>> describe(const Case& c) const override {

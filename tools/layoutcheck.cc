@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "layoutcheck/byte_rules.h"
 #include "layoutcheck/checker.h"
 #include "layoutcheck/impl.h"
 #include "layoutcheck/oracle.h"
@@ -47,10 +48,11 @@ const char* kUsage =
     "  offset LAYOUT --dtype D --shape S --at C [--at C ...]   byte offset per coordinate\n"
     "  pack LAYOUT --dtype D --shape S [--in F] [--out F]      logical (row-major) -> physical\n"
     "  unpack LAYOUT --dtype D --shape S [--in F] [--out F]    physical -> logical\n"
-    "  check [--layout GLOB] [--seconds N | --cases N] [--seed N] [--jobs N] [--timeout S] [--save DIR] [--json]\n"
+    "  check [--layout GLOB] [--seconds N | --cases N] [--seed N] [--jobs N] [--timeout S] [--save DIR]\n"
+    "        [--fail-fast] [--strict-padding] [--json]\n"
     "                                                  differential check vs the reference\n"
-    "  repro LAYOUT --dtype D --shape S [--seed N]     replay one case of check\n"
-    "  replay PATH... [--timeout S]                    replay regression files (or directories of them)\n"
+    "  repro LAYOUT --dtype D --shape S [--seed N] [--strict-padding]   replay one case of check\n"
+    "  replay PATH... [--timeout S] [--strict-padding]  replay regression files (or directories of them)\n"
     "  oracle [--id GLOB] [--dir DIR] [--spec-dir DIR] [--json]\n"
     "                                                  the documents' worked examples\n"
     "  precision nvdla --layer conv|sdp|lrn|pdp --input FORMAT --output PRECISION   NVDLA precision tables\n"
@@ -76,7 +78,7 @@ struct Args {
 };
 
 Args parse_args(int argc, char** argv) {
-  static const char* kFlags[] = {"--json", "--help", "-h", "--isolate", "--fail-fast"};
+  static const char* kFlags[] = {"--json", "--help", "-h", "--isolate", "--fail-fast", "--strict-padding"};
   Args a;
   if (argc < 2) throw UsageError{"missing command"};
   a.command = argv[1];
@@ -246,6 +248,7 @@ int cmd_describe(const Args& a) {
   } else {
     facts.push_back({"size_bytes", std::to_string(or_fail(ref.size_bytes(c)))});
   }
+  if (auto rules = byte_rules(c); rules.ok()) for (const Fact& f : byte_rule_facts(*rules)) facts.push_back(f);
   const LayoutSpec* spec = find_spec(c.layout.name);
   if (spec) facts.push_back({"document", spec->document + " § " + spec->section});
   if (a.has("json")) {
@@ -328,8 +331,9 @@ const uint64_t kMaxSeconds = static_cast<uint64_t>(kMaxTimeoutSeconds);
 // the command line here, then passed on unchanged (replay sets the seed of
 // each file, check the seed of each case).
 CheckOptions check_options_of(const Args& a) {
-  (void)a;
-  return CheckOptions{};
+  CheckOptions co;
+  co.strict_padding = a.has("strict-padding");  // compare the bytes the document leaves free too
+  return co;
 }
 
 // How check, repro and replay run one case: a plugin (or --isolate) in a child
@@ -363,7 +367,7 @@ CheckReport claimed_decline(const Impl& impl, const Case& c, CheckReport r) {
 
 int cmd_check(const Args& a) {
   expect_known_options(a, {"impl", "layout", "seconds", "seed", "json", "min-cases", "max-cases", "cases", "jobs",
-                           "timeout", "save", "isolate", "fail-fast"});
+                           "timeout", "save", "isolate", "fail-fast", "strict-padding"});
   RunOptions opt;
   opt.layout_glob = a.get("layout", "*");
   opt.cases = ranged_number(a, "cases", 0, 1, UINT64_MAX);
@@ -509,7 +513,7 @@ int cmd_check(const Args& a) {
 }
 
 int cmd_repro(const Args& a) {
-  expect_known_options(a, {"dtype", "shape", "impl", "seed", "timeout", "isolate"});
+  expect_known_options(a, {"dtype", "shape", "impl", "seed", "timeout", "isolate", "strict-padding"});
   Case c = case_of(a);
   CheckOptions co = check_options_of(a);
   co.seed = ranged_number(a, "seed", 1, 0, UINT64_MAX);
@@ -559,7 +563,7 @@ void collect_regressions(const std::string& path, std::vector<std::pair<std::str
 }
 
 int cmd_replay(const Args& a) {
-  expect_known_options(a, {"impl", "timeout", "isolate"});
+  expect_known_options(a, {"impl", "timeout", "isolate", "strict-padding"});
   if (a.positional.empty()) throw UsageError{"'replay' takes one or more regression files or directories of them"};
   std::vector<std::pair<std::string, std::string>> files;
   uint64_t ignored = 0;

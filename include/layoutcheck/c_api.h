@@ -13,9 +13,10 @@
  * Every call receives an lc_case: the canonical layout text, the layout name
  * and its resolved parameters (defaults filled in), the logical dtype and the
  * logical shape. Logical buffers are dense row-major over the shape,
- * little-endian elements; physical buffers are size_bytes long. pack must write
- * every physical byte (0 where no element lives, unless the document says
- * otherwise).
+ * little-endian elements; physical buffers are size_bytes long. pack writes
+ * every element byte and every byte the document fixes (padding values it
+ * states); bytes the document leaves free may hold anything their constraint
+ * allows (`layoutcheck describe` lists them; include/layoutcheck/byte_rules.h).
  *
  * Pure C, no exceptions, no allocation across the boundary. A missing optional
  * function (offset_bits) is NULL; the host treats it as unsupported.

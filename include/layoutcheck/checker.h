@@ -9,8 +9,11 @@
 //
 // It fills the logical tensor with position-unique values, pre-fills each
 // physical buffer with a different poison byte and guard zones on both sides,
-// compares every byte of the footprint and every element's offset, checks the
-// guards, and checks unpack(pack(x)) == x for both implementations.
+// compares every element's offset and every byte of the footprint the way the
+// document's byte rules say (element and fixed bytes exactly, free bytes against
+// their constraint, see layoutcheck/byte_rules.h), checks the guards, and checks
+// that both implementations unpack the expected image, its free bytes filled
+// with a non-zero pattern, back to x.
 #pragma once
 
 #include <cstdint>
@@ -37,12 +40,17 @@ struct CheckOptions {
   uint64_t max_physical_bytes = 256u << 20;   // larger cases are skipped
   uint64_t max_offset_checks = 1u << 18;      // offsets compared per case (strided sample)
   size_t guard_bytes = 64;                    // poison zone on each side of every buffer
+  // Compare every byte with the expected pack, the free bytes of the
+  // document's byte rules (layoutcheck/byte_rules.h) included: for teams that
+  // want deterministic padding. Off: free bytes are held only to their constraint.
+  bool strict_padding = false;
 };
 
 struct CheckReport {
   Verdict verdict = Verdict::kPass;
   std::string message;  // multi-line; for kFail it ends with the repro line
   std::string repro;    // one line: `layoutcheck repro ...`
+  std::map<std::string, uint64_t> broken_rules;  // byte rule id -> bytes of pack that broke it
 };
 
 CheckReport check(const Case& c, const Impl& expected, const Impl& actual,

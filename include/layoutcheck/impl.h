@@ -14,8 +14,10 @@
 // supports() returns ok, kInvalid (the case breaks a rule of the document,
 // named in the message) or kUnsupported (this implementation declines a valid
 // case). Declining is not failing. pack() writes every byte of the physical
-// buffer: element bytes, and 0 for bytes that belong to no element unless the
-// document says otherwise. unpack() is its inverse on the element bytes.
+// buffer: element bytes, the bytes the document fixes, and anything the
+// document allows in the bytes it leaves free (the reference writes 0 there;
+// byte_rules() says which are which). unpack() is its inverse on the element
+// bytes and must not depend on the free ones.
 #pragma once
 
 #include <cstddef>
@@ -28,6 +30,8 @@
 #include "layoutcheck/status.h"
 
 namespace layoutcheck {
+
+struct ByteRules;  // layoutcheck/byte_rules.h
 
 // A named fact about a case, e.g. {"c_stride", "32"} (for describe and oracles).
 using Fact = std::pair<std::string, std::string>;
@@ -52,6 +56,9 @@ class Impl {
     (void)c;
     return Status::unsupported(name() + " does not describe layouts");
   }
+  // What the document requires of every physical byte (layoutcheck/byte_rules.h).
+  // The reference answers; other implementations need not.
+  virtual Result<ByteRules> byte_rules(const Case& c) const;
 };
 
 // The documents in executable form, for every registered layout.

@@ -45,6 +45,11 @@ grep -q '^check: [0-9]* passed, 0 failed' "$tmp/check" || fail "check summary li
 expect_eq "$?" "2" "check with an unmatched glob"
 "$lc" repro "$L" --dtype fp16 --shape 3,5,2,2 | grep -q '^pass ' || fail "repro"
 "$lc" oracle --id 'tpu/address/*' > /dev/null || fail "oracle subset"
+"$lc" repro nvdla.feature --dtype fp16 --shape 20,2,2 --strict-padding | grep -q '^pass ' || fail "repro --strict-padding"
+"$lc" describe nvdla.feature --dtype fp16 --shape 20,1,1 | grep -q '^free.nvdla.feature.channel-padding 24 bytes in 1 regions (40+24)' \
+  || fail "describe lists free bytes"
+"$lc" describe nvdla.feature --dtype fp16 --shape 20,1,1 --json | grep -q '"byte_rules": "element 40, fixed 0, free 24"' \
+  || fail "describe --json byte rules"
 
 # Oracles: a changed expectation fails (1), a malformed file is bad input (2).
 mkdir -p "$tmp/oracles"

@@ -160,12 +160,23 @@ TEST(Checker, passes_the_optimized_implementation) {
   EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
 }
 
-TEST(Checker, catches_padding_not_zeroed) {
+TEST(Checker, padding_not_zeroed_passes_where_the_document_leaves_it_free) {
   PaddingNotZeroed mutant(optimized_impl());
   CheckReport r = check(must_case("tpu.aligned(npus=4,lmem=1024)", "fp32", "2,3,2,3"), reference_impl(), mutant);
+  EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
+}
+
+TEST(Checker, catches_padding_not_zeroed_with_strict_padding) {
+  PaddingNotZeroed mutant(optimized_impl());
+  CheckOptions strict;
+  strict.strict_padding = true;
+  CheckReport r =
+      check(must_case("tpu.aligned(npus=4,lmem=1024)", "fp32", "2,3,2,3"), reference_impl(), mutant, strict);
   ASSERT_EQ(r.verdict, Verdict::kFail);
   EXPECT_NE(r.message.find("belongs to no element"), std::string::npos) << r.message;
-  EXPECT_NE(r.message.find("layoutcheck repro 'tpu.aligned(npus=4,lmem=1024)' --dtype fp32 --shape 2,3,2,3 --impl mutant"),
+  EXPECT_NE(r.message.find("rule tpu.empty-block"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("layoutcheck repro 'tpu.aligned(npus=4,lmem=1024)' --dtype fp32 --shape 2,3,2,3 --impl "
+                           "mutant --strict-padding"),
             std::string::npos)
       << r.message;
 }
