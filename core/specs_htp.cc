@@ -51,12 +51,7 @@ const NamedLayout* named_layout(const std::string& name) {
   return nullptr;
 }
 
-std::string quoted(std::string_view s) {
-  std::string out = "'";
-  for (char ch : s.substr(0, 120)) out += std::isprint(static_cast<unsigned char>(ch)) ? ch : '?';
-  if (s.size() > 120) out += "...";
-  return out + "'";
-}
+std::string quoted(std::string_view s) { return quote_input(s); }
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
