@@ -162,8 +162,18 @@ std::optional<Result<Layout>> parse_htp_text(std::string_view raw) {
   size_t open = text.find('<');
   size_t close = text.find('>');
   if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
-    return Result<Layout>(Status::invalid("htp notation " + quoted(text) + ": expected " +
-                                          (chunked ? "ChunkedMemoryLayout<rank, dim,size, ...>" : "FlatMemoryLayout<rank>")));
+    const std::string form = chunked ? "ChunkedMemoryLayout<rank, dim,size, ...>" : "FlatMemoryLayout<rank>";
+    const std::string where = "htp notation " + quoted(text) + ": ";
+    if (open == std::string_view::npos) {
+      return Result<Layout>(Status::invalid(where + "missing '<' after " + (chunked ? "ChunkedMemoryLayout" : "FlatMemoryLayout") +
+                                            " (the form is " + form + ")"));
+    }
+    if (close == std::string_view::npos) {
+      return Result<Layout>(Status::invalid(where + "missing '>' closing the '<' at column " + std::to_string(open + 1) +
+                                            " (the form is " + form + ")"));
+    }
+    return Result<Layout>(Status::invalid(where + "'>' at column " + std::to_string(close + 1) + " comes before the '<' at column " +
+                                          std::to_string(open + 1) + " (the form is " + form + ")"));
   }
   if (!trim(text.substr(chunked ? 19 : 16, open - (chunked ? 19 : 16))).empty()) {
     return Result<Layout>(Status::invalid("htp notation " + quoted(text) + ": unexpected text before '<'"));
@@ -176,7 +186,11 @@ std::optional<Result<Layout>> parse_htp_text(std::string_view raw) {
     if (!stripped.ok()) return Result<Layout>(stripped.status());
     auto rank = parse_count(*stripped, "rank");
     if (!rank.ok()) return Result<Layout>(rank.status());
-    Status s = validate_htp_notation(flat_htp_notation(static_cast<int64_t>(std::min<uint64_t>(*rank, kHtpMaxRank + 1))));
+    if (*rank < 1 || *rank > static_cast<uint64_t>(kHtpMaxRank)) {
+      return Result<Layout>(Status::invalid("htp notation " + quoted(text) + ": rank " + std::to_string(*rank) +
+                                            " is outside the supported range [1, " + std::to_string(kHtpMaxRank) + "]"));
+    }
+    Status s = validate_htp_notation(flat_htp_notation(static_cast<int64_t>(*rank)));
     if (!s.ok()) return Result<Layout>(s);
     ParamMap p = *given;
     if (p.count("rank")) return Result<Layout>(Status::invalid("htp notation " + quoted(text) + ": the rank is given in <...>"));
