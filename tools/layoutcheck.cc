@@ -10,11 +10,12 @@
 //   layoutcheck repro    LAYOUT --dtype D --shape ... [--impl NAME] [--seed N]
 //   layoutcheck oracle   [--id GLOB] [--impl NAME] [--dir DIR] [--json]
 //
-// Exit status: 0 success, 1 a check or oracle failed, 2 bad input.
+// Exit status: 0 success, 1 a check or oracle failed, 2 bad input or a failed read
+// or write (the message names the path and the reason).
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <map>
@@ -27,6 +28,7 @@
 #include "layoutcheck/impl.h"
 #include "layoutcheck/oracle.h"
 #include "layoutcheck/plugin.h"
+#include "tools/cli_io.h"
 #include "tools/precision_cli.h"
 
 using namespace layoutcheck;
@@ -51,7 +53,10 @@ const char* kUsage =
     "  precision nvdla --layer conv|sdp|lrn|pdp --input FORMAT --output PRECISION   NVDLA precision tables\n"
     "  convert --rule ieee|nvdla|nvdla-int --from D --to D [--unit U] [--flush-nan] [--offset X --scale Y]\n"
     "          [--truncate M] [--in F] [--out F]       convert raw little-endian values (NaN counts on stderr)\n"
-    "common: --impl reference|optimized|PATH.so (default optimized; a plugin runs isolated)\n";
+    "common: --impl reference|optimized|PATH.so (default optimized; a plugin runs isolated)\n"
+    "files: --in reads at most the size the case needs (one byte more is an error); --out replaces a\n"
+    "  regular file atomically (temporary file beside it, fsync, rename), writes a device or FIFO in\n"
+    "  place, follows a symbolic link to its target; a failed write exits 2 and leaves no file behind\n";
 
 struct Args {
   std::string command;
@@ -169,33 +174,21 @@ Case case_of(const Args& a) {
   return or_fail(parse_case(a.positional[0], a.get("dtype"), a.get("shape")));
 }
 
-std::vector<uint8_t> read_input(const Args& a) {
-  std::string path = a.get("in", "-");
-  std::vector<uint8_t> data;
-  if (path == "-") {
-    data.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  } else {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UsageError{"cannot read " + path};
-    data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+// The input of a case that needs `want` bytes: at most want + 1 bytes are read,
+// so an endless or oversized input stops with a size error.
+std::vector<uint8_t> read_input(const Args& a, const Case& c, uint64_t want, const char* what) {
+  const std::string path = a.get("in", "-");
+  cli::BoundedInput in = or_fail(cli::read_bounded(path, want));
+  if (in.more || in.bytes.size() != want) {
+    throw UsageError{"input " + (path == "-" ? std::string() : cli::input_name(path) + " ") + "is " +
+                     (in.more ? "more than " + std::to_string(want) : std::to_string(in.bytes.size())) + " bytes; " +
+                     to_string(c) + " needs " + std::to_string(want) + " (" + what + ")"};
   }
-  return data;
+  return std::move(in.bytes);
 }
 
 void write_output(const Args& a, const std::vector<uint8_t>& data) {
-  std::string path = a.get("out", "-");
-  if (path == "-") {
-    std::cout.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-    std::cout.flush();
-    return;
-  }
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-    if (!out) throw UsageError{"cannot write " + tmp};
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw UsageError{"cannot rename " + tmp + " to " + path};
+  or_fail(cli::write_output(a.get("out", "-"), data.data(), data.size()));
 }
 
 int cmd_list(const Args& a) {
@@ -283,12 +276,7 @@ int cmd_pack(const Args& a, bool pack) {
     throw UsageError{to_string(c) + " needs " + std::to_string(std::max(physical, logical)) +
                      " bytes; the CLI materializes buffers of at most 16 GiB"};
   }
-  std::vector<uint8_t> in = read_input(a);
-  uint64_t want = pack ? logical : physical;
-  if (in.size() != want) {
-    throw UsageError{"input is " + std::to_string(in.size()) + " bytes; " + to_string(c) + " needs " +
-                     std::to_string(want) + " (" + (pack ? "dense row-major logical" : "physical") + ")"};
-  }
+  std::vector<uint8_t> in = read_input(a, c, pack ? logical : physical, pack ? "dense row-major logical" : "physical");
   std::vector<uint8_t> out(pack ? physical : logical);
   if (pack) or_fail(impl.pack(c, in.data(), in.size(), out.data(), out.size()));
   else or_fail(impl.unpack(c, in.data(), in.size(), out.data(), out.size()));
@@ -467,7 +455,7 @@ int cmd_oracle(const Args& a) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_command(int argc, char** argv) {
   try {
     if (argc >= 2 && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help"))) {
       std::cout << kUsage;
@@ -497,4 +485,16 @@ int main(int argc, char** argv) {
     std::cerr << "layoutcheck: " << e.what() << "\n";
     return 2;
   }
+}
+
+int main(int argc, char** argv) {
+  // A write past a file-size limit fails with EFBIG (and is reported, the
+  // temporary file removed) instead of killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
+  const int status = run_command(argc, argv);
+  if (Status s = cli::flush_stdout(); !s.ok()) {
+    std::cerr << "layoutcheck: " << s.message() << "\n";
+    return status == 0 ? 2 : status;
+  }
+  return status;
 }

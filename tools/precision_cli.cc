@@ -4,14 +4,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "layoutcheck/precision.h"
+#include "tools/cli_io.h"
 
 namespace layoutcheck::cli {
 
@@ -24,7 +23,11 @@ const char* const kUsage =
     "       layoutcheck convert --rule ieee|nvdla|nvdla-int --from D --to D [--in F] [--out F] [--impl reference]\n"
     "         nvdla:     [--unit conv|conv-winograd|sdp|cdp|pdp|pdp-minmax] [--flush-nan]\n"
     "         nvdla-int: [--offset X] [--scale Y] [--truncate nearest-away|nearest-even|toward-zero]\n"
-    "         raw little-endian values in and out; NaN counts on standard error\n";
+    "         raw little-endian values in and out (at most 256 MiB in); NaN counts on standard error;\n"
+    "         --out as for pack: atomic over a regular file, in place on a device or FIFO, symlinks followed\n";
+
+// The most convert reads; a longer input (or an endless one) is an error.
+constexpr uint64_t kConvertMaxBytes = uint64_t{256} << 20;
 
 bool wants_help(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
@@ -85,24 +88,16 @@ T must(Result<T> r) {
 }
 
 std::vector<uint8_t> read_input(const std::string& path) {
-  if (path.empty() || path == "-") {
-    return std::vector<uint8_t>(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  cli::BoundedInput in = must(read_bounded(path, kConvertMaxBytes));
+  if (in.more) {
+    throw BadInput{"input " + (path.empty() || path == "-" ? std::string() : input_name(path) + " ") + "is more than " +
+                   std::to_string(kConvertMaxBytes) + " bytes; convert reads at most 256 MiB"};
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BadInput{"cannot read " + path};
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return std::move(in.bytes);
 }
 
 void write_output(const std::string& path, const std::vector<uint8_t>& data) {
-  if (path.empty() || path == "-") {
-    std::cout.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-    std::cout.flush();
-    if (!std::cout) throw BadInput{"cannot write standard output"};
-    return;
-  }
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-  if (!out) throw BadInput{"cannot write " + path};
+  if (Status s = cli::write_output(path, data.data(), data.size()); !s.ok()) throw BadInput{s.message()};
 }
 
 int32_t parse_offset(const std::string& text) {
