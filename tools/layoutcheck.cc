@@ -75,13 +75,32 @@ struct Args {
   }
 };
 
+// How many LAYOUT arguments each command takes; -1 for a command not listed here.
+int layout_arguments(const std::string& command) {
+  for (const char* c : {"describe", "offset", "pack", "unpack", "repro"}) {
+    if (command == c) return 1;
+  }
+  for (const char* c : {"list", "check", "oracle"}) {
+    if (command == c) return 0;
+  }
+  return -1;
+}
+
 Args parse_args(int argc, char** argv) {
   static const char* kFlags[] = {"--json", "--help", "-h", "--isolate", "--fail-fast"};
   Args a;
   if (argc < 2) throw UsageError{"missing command"};
   a.command = argv[1];
+  const int layouts = layout_arguments(a.command);
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
+    if (arg == "-h") {
+      a.options.emplace("help", "1");
+      continue;
+    }
+    if (layouts >= 0 && arg.size() > 1 && arg[0] == '-' && arg[1] != '-') {
+      throw UsageError{"unknown option " + clip_input(arg) + " for '" + a.command + "'"};
+    }
     if (arg.rfind("--", 0) == 0) {
       bool flag = false;
       for (const char* f : kFlags) flag |= arg == f;
@@ -98,6 +117,10 @@ Args parse_args(int argc, char** argv) {
     } else {
       a.positional.push_back(arg);
     }
+  }
+  if (layouts >= 0 && a.positional.size() > static_cast<size_t>(layouts) && !a.has("help")) {
+    throw UsageError{"'" + a.command + "' takes " + (layouts ? "one LAYOUT argument" : "no arguments") +
+                     "; unexpected argument " + quote_input(a.positional[static_cast<size_t>(layouts)])};
   }
   return a;
 }
@@ -127,7 +150,7 @@ void expect_known_options(const Args& a, std::initializer_list<const char*> know
   for (const auto& [k, v] : a.options) {
     bool ok = false;
     for (const char* n : known) ok |= k == n;
-    if (!ok) throw UsageError{"unknown option --" + k + " for '" + a.command + "'"};
+    if (!ok) throw UsageError{"unknown option " + clip_input("--" + k) + " for '" + a.command + "'"};
   }
 }
 
@@ -151,7 +174,7 @@ const Impl& impl_of(const Args& a) {
   std::string name = a.get("impl", "optimized");
   if (const Impl* impl = builtin_impl(name)) return *impl;
   if (!is_plugin_path(name)) {
-    throw UsageError{"unknown --impl '" + name + "' (reference, optimized, or the path of a plugin .so)"};
+    throw UsageError{"unknown --impl " + quote_input(name) + " (reference, optimized, or the path of a plugin .so)"};
   }
   auto& slot = plugins[name];
   if (!slot) slot = or_fail(load_plugin(name));
@@ -168,7 +191,7 @@ void require_supported(const Impl& impl, const Case& c) {
 }
 
 Case case_of(const Args& a) {
-  if (a.positional.size() != 1) throw UsageError{"'" + a.command + "' takes one LAYOUT argument"};
+  if (a.positional.size() != 1) throw UsageError{"'" + a.command + "' needs a LAYOUT argument"};
   if (!a.has("dtype")) throw UsageError{"missing --dtype"};
   if (!a.has("shape")) throw UsageError{"missing --shape"};
   return or_fail(parse_case(a.positional[0], a.get("dtype"), a.get("shape")));
@@ -476,7 +499,7 @@ int run_command(int argc, char** argv) {
     if (a.command == "check") return cmd_check(a);
     if (a.command == "repro") return cmd_repro(a);
     if (a.command == "oracle") return cmd_oracle(a);
-    throw UsageError{"unknown command '" + a.command + "'"};
+    throw UsageError{"unknown command " + quote_input(a.command)};
   } catch (const UsageError& e) {
     std::cerr << "layoutcheck: " << e.message << "\n";
     if (e.message.find("command") != std::string::npos) std::cerr << kUsage;

@@ -48,7 +48,12 @@ std::map<std::string, std::string> parse_options(int argc, char** argv, int firs
   std::map<std::string, std::string> out;
   for (int i = first; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg.rfind("--", 0) != 0) throw BadInput{"unexpected argument '" + arg + "'"};
+    if (arg.rfind("--", 0) != 0) {
+      if (arg.size() > 1 && arg[0] == '-') {
+        throw BadInput{"unknown option " + clip_input(arg) + " for '" + argv[1] + "'"};
+      }
+      throw BadInput{"unexpected argument " + quote_input(arg) + " ('" + argv[1] + "' takes options only)"};
+    }
     std::string key = arg.substr(2), value;
     bool has_value = false;
     if (size_t eq = key.find('='); eq != std::string::npos) {
@@ -60,7 +65,7 @@ std::map<std::string, std::string> parse_options(int argc, char** argv, int firs
     for (const char* f : flags) is_flag |= key == f;
     for (const char* k : keys) is_key |= key == k;
     if (is_flag) {
-      if (has_value) throw BadInput{"option --" + key + " takes no value"};
+      if (has_value) throw BadInput{"option --" + key + " takes no value, got " + quote_input(value)};
       out[key] = "1";
     } else if (is_key) {
       if (!has_value) {
@@ -69,7 +74,7 @@ std::map<std::string, std::string> parse_options(int argc, char** argv, int firs
       }
       out[key] = value;
     } else {
-      throw BadInput{"unknown option --" + key + " for '" + argv[1] + "'"};
+      throw BadInput{"unknown option " + clip_input("--" + key) + " for '" + argv[1] + "'"};
     }
   }
   return out;
@@ -105,7 +110,7 @@ int32_t parse_offset(const std::string& text) {
   char* end = nullptr;
   const long long v = std::strtoll(text.c_str(), &end, 0);
   if (text.empty() || *end != '\0' || errno == ERANGE || v < kNvdlaOffsetMin || v > kNvdlaOffsetMax) {
-    throw BadInput{"rule nvdla-int: offset '" + text + "' is not an integer in " + std::to_string(kNvdlaOffsetMin) +
+    throw BadInput{"rule nvdla-int: offset " + quote_input(text) + " is not an integer in " + std::to_string(kNvdlaOffsetMin) +
                    ".." + std::to_string(kNvdlaOffsetMax)};
   }
   return static_cast<int32_t>(v);
@@ -115,7 +120,7 @@ float parse_scale(const std::string& text) {
   char* end = nullptr;
   const float v = std::strtof(text.c_str(), &end);
   if (text.empty() || *end != '\0' || !std::isfinite(v)) {
-    throw BadInput{"rule nvdla-int: scaling factor '" + text + "' is not a finite number (held as fp32)"};
+    throw BadInput{"rule nvdla-int: scaling factor " + quote_input(text) + " is not a finite number (held as fp32)"};
   }
   return v;
 }
