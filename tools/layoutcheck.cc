@@ -192,8 +192,12 @@ void require_supported(const Impl& impl, const Case& c) {
 
 Case case_of(const Args& a) {
   if (a.positional.size() != 1) throw UsageError{"'" + a.command + "' needs a LAYOUT argument"};
-  if (!a.has("dtype")) throw UsageError{"missing --dtype"};
-  if (!a.has("shape")) throw UsageError{"missing --shape"};
+  if (!a.has("dtype")) {
+    throw UsageError{"'" + a.command + "' needs --dtype D (one of: " + logical_dtype_names() + ")"};
+  }
+  if (!a.has("shape")) {
+    throw UsageError{"'" + a.command + "' needs --shape, the logical extents separated by commas (e.g. 2,3,4,5)"};
+  }
   return or_fail(parse_case(a.positional[0], a.get("dtype"), a.get("shape")));
 }
 

@@ -184,6 +184,10 @@ expect_error "pack LAYOUT -x" "$?" "$tmp/err" "unknown option -x for 'pack'"
 expect_error "convert -x" "$?" "$tmp/err" "unknown option -x for 'convert'"
 "$lc" precision nvdla --layer conv -x > /dev/null 2> "$tmp/err"
 expect_error "precision -x" "$?" "$tmp/err" "unknown option -x for 'precision'"
+"$lc" pack "$L" --shape 2,3,4,5 < "$tmp/logical" > /dev/null 2> "$tmp/err"
+expect_error "pack without --dtype" "$?" "$tmp/err" "'pack' needs --dtype D (one of: int8 uint8"
+"$lc" offset "$L" --dtype fp32 --at 0,0,0,0 > /dev/null 2> "$tmp/err"
+expect_error "offset without --shape" "$?" "$tmp/err" "'offset' needs --shape"
 # A stray argument is an error, not ignored.
 for cmd in list oracle check; do
   timeout 20 "$lc" $cmd extra > /dev/null 2> "$tmp/err"
