@@ -39,14 +39,14 @@ Result<DType> parse_dtype(std::string_view name) {
   for (const auto& e : kTable) {
     if (name == e.name) {
       if (!e.logical) {
-        return Status::invalid("dtype '" + std::string(name) +
-                               "' is a packed storage type, not a logical element type; "
+        return Status::invalid("dtype " + quote_input(name) +
+                               " is a packed storage type, not a logical element type; "
                                "use its lane type with a storage mode");
       }
       return e.dtype;
     }
   }
-  return Status::invalid("unknown dtype '" + std::string(name) + "' (known: " +
+  return Status::invalid("unknown dtype " + quote_input(name) + " (known: " +
                          logical_dtype_names() + ")");
 }
 

@@ -8,12 +8,7 @@
 namespace layoutcheck {
 namespace {
 
-std::string excerpt(std::string_view s) {
-  std::string out;
-  for (char ch : s.substr(0, 80)) out += std::isprint(static_cast<unsigned char>(ch)) ? ch : '?';
-  if (s.size() > 80) out += "...";
-  return "'" + out + "'";
-}
+std::string excerpt(std::string_view s) { return quote_input(s); }
 
 class Parser {
  public:

@@ -17,14 +17,10 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-std::string quoted(std::string_view s) {
-  std::string out = "'";
-  for (char ch : s.substr(0, 120)) {
-    out += std::isprint(static_cast<unsigned char>(ch)) ? ch : '?';
-  }
-  if (s.size() > 120) out += "...";
-  return out + "'";
-}
+std::string quoted(std::string_view s) { return quote_input(s); }
+
+// A shape or coordinate as a message echoes it (the user may give thousands of values).
+std::string shape_text(const Shape& shape) { return clip_input(shape_to_string(shape)); }
 
 std::vector<LayoutSpec> build_registry() {
   std::vector<LayoutSpec> specs;
@@ -61,7 +57,7 @@ Result<std::string> normalize_value(const LayoutSpec& spec, const ParamSpec& p,
     case ParamKind::kInt: {
       auto n = parse_int(v);
       if (!n.ok()) {
-        return Status::invalid(spec.name + ": parameter " + p.key + "=" + std::string(v) +
+        return Status::invalid(spec.name + ": parameter " + p.key + "=" + clip_input(v) +
                                ": " + n.status().message());
       }
       if (*n < p.min || *n > p.max) {
@@ -170,7 +166,7 @@ Result<Layout> parse_layout(std::string_view text) {
       }
       std::string key(trim(item.substr(0, eq)));
       if (given.count(key)) {
-        return Status::invalid("layout " + quoted(t) + ": parameter " + key + " given twice");
+        return Status::invalid("layout " + quoted(t) + ": parameter " + quoted(key) + " given twice");
       }
       given[key] = std::string(trim(item.substr(eq + 1)));
       if (comma == std::string_view::npos) break;
@@ -228,7 +224,7 @@ Status check_shape(const LayoutSpec& spec, const Shape& shape) {
   if (shape.size() != spec.dims.size()) {
     std::string dims;
     for (const auto& d : spec.dims) dims += (dims.empty() ? "" : ",") + d;
-    return Status::invalid(spec.name + ": shape " + shape_to_string(shape) + " has rank " +
+    return Status::invalid(spec.name + ": shape " + shape_text(shape) + " has rank " +
                            std::to_string(shape.size()) + ", the layout's logical shape is (" +
                            dims + ")");
   }
@@ -243,13 +239,12 @@ Status check_shape(const LayoutSpec& spec, const Shape& shape) {
 
 Status check_coord(const Case& c, const Coord& at) {
   if (at.size() != c.shape.size()) {
-    return Status::invalid("coordinate (" + shape_to_string(at) + ") has rank " + std::to_string(at.size()) +
-                           ", the shape " + shape_to_string(c.shape) + " has rank " + std::to_string(c.shape.size()));
+    return Status::invalid("coordinate (" + shape_text(at) + ") has rank " + std::to_string(at.size()) +
+                           ", the shape " + shape_text(c.shape) + " has rank " + std::to_string(c.shape.size()));
   }
   for (size_t i = 0; i < at.size(); ++i) {
     if (at[i] < 0 || at[i] >= c.shape[i]) {
-      return Status::invalid("coordinate (" + shape_to_string(at) + ") is outside the shape " +
-                             shape_to_string(c.shape));
+      return Status::invalid("coordinate (" + shape_text(at) + ") is outside the shape " + shape_text(c.shape));
     }
   }
   return Status();
@@ -277,11 +272,11 @@ std::string to_string(const Case& c) {
 Result<uint64_t> element_count(const Shape& shape) {
   Checked n = 1;
   for (int64_t d : shape) {
-    if (d <= 0) return Status::invalid("shape " + shape_to_string(shape) + " has a non-positive extent");
+    if (d <= 0) return Status::invalid("shape " + shape_text(shape) + " has a non-positive extent");
     n *= static_cast<uint64_t>(d);
   }
   if (!n.ok() || n.value() > (uint64_t{1} << 56)) {
-    return Status::invalid("shape " + shape_to_string(shape) + ": element count overflows");
+    return Status::invalid("shape " + shape_text(shape) + ": element count overflows");
   }
   return n.value();
 }

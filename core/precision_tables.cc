@@ -92,7 +92,7 @@ Result<E> parse_named(std::string_view what, std::string_view name, const Named 
     if (!known.empty()) known += '|';
     known += n.name;
   }
-  return Status::invalid("unknown " + std::string(what) + " '" + std::string(name) + "' (known: " + known + ")");
+  return Status::invalid("unknown " + std::string(what) + " " + quote_input(name) + " (known: " + known + ")");
 }
 
 constexpr Named kLayerNames[] = {{"conv", 0}, {"sdp", 1}, {"lrn", 2}, {"pdp", 3}};

@@ -57,12 +57,7 @@ const NamedLayout* named_layout(const std::string& name) {
   return nullptr;
 }
 
-std::string quoted(std::string_view s) {
-  std::string out = "'";
-  for (char ch : s.substr(0, 120)) out += std::isprint(static_cast<unsigned char>(ch)) ? ch : '?';
-  if (s.size() > 120) out += "...";
-  return out + "'";
-}
+std::string quoted(std::string_view s) { return quote_input(s); }
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -173,8 +168,18 @@ std::optional<Result<Layout>> parse_htp_text(std::string_view raw) {
   size_t open = text.find('<');
   size_t close = text.find('>');
   if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
-    return Result<Layout>(Status::invalid("htp notation " + quoted(text) + ": expected " +
-                                          (chunked ? "ChunkedMemoryLayout<rank, dim,size, ...>" : "FlatMemoryLayout<rank>")));
+    const std::string form = chunked ? "ChunkedMemoryLayout<rank, dim,size, ...>" : "FlatMemoryLayout<rank>";
+    const std::string where = "htp notation " + quoted(text) + ": ";
+    if (open == std::string_view::npos) {
+      return Result<Layout>(Status::invalid(where + "missing '<' after " + (chunked ? "ChunkedMemoryLayout" : "FlatMemoryLayout") +
+                                            " (the form is " + form + ")"));
+    }
+    if (close == std::string_view::npos) {
+      return Result<Layout>(Status::invalid(where + "missing '>' closing the '<' at column " + std::to_string(open + 1) +
+                                            " (the form is " + form + ")"));
+    }
+    return Result<Layout>(Status::invalid(where + "'>' at column " + std::to_string(close + 1) + " comes before the '<' at column " +
+                                          std::to_string(open + 1) + " (the form is " + form + ")"));
   }
   if (!trim(text.substr(chunked ? 19 : 16, open - (chunked ? 19 : 16))).empty()) {
     return Result<Layout>(Status::invalid("htp notation " + quoted(text) + ": unexpected text before '<'"));
@@ -187,7 +192,11 @@ std::optional<Result<Layout>> parse_htp_text(std::string_view raw) {
     if (!stripped.ok()) return Result<Layout>(stripped.status());
     auto rank = parse_count(*stripped, "rank");
     if (!rank.ok()) return Result<Layout>(rank.status());
-    Status s = validate_htp_notation(flat_htp_notation(static_cast<int64_t>(std::min<uint64_t>(*rank, kHtpMaxRank + 1))));
+    if (*rank < 1 || *rank > static_cast<uint64_t>(kHtpMaxRank)) {
+      return Result<Layout>(Status::invalid("htp notation " + quoted(text) + ": rank " + std::to_string(*rank) +
+                                            " is outside the supported range [1, " + std::to_string(kHtpMaxRank) + "]"));
+    }
+    Status s = validate_htp_notation(flat_htp_notation(static_cast<int64_t>(*rank)));
     if (!s.ok()) return Result<Layout>(s);
     ParamMap p = *given;
     if (p.count("rank")) return Result<Layout>(Status::invalid("htp notation " + quoted(text) + ": the rank is given in <...>"));

@@ -26,7 +26,7 @@ ParamSpec text_param(std::string key, std::string doc) {
 // ("Layout 坐标与索引": 目前坐标需为二维).
 Status check_two_modes(const TlaLayoutText& l, std::string_view text) {
   if (l.shape.is_integer() || l.shape.rank() != 2) {
-    return Status::invalid("TLA layout '" + std::string(text.substr(0, 80)) + "' has rank " +
+    return Status::invalid("TLA layout " + quote_input(text) + " has rank " +
                            std::to_string(l.shape.rank()) +
                            "; coordinates are 2-D, so the layout needs exactly 2 modes (rows, cols)");
   }

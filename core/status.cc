@@ -1,5 +1,7 @@
 #include "layoutcheck/status.h"
 
+#include <cctype>
+
 namespace layoutcheck {
 
 const char* status_code_name(StatusCode code) {
@@ -15,5 +17,16 @@ const char* status_code_name(StatusCode code) {
 std::string Status::to_string() const {
   return ok() ? "ok" : std::string(status_code_name(code_)) + ": " + message_;
 }
+
+std::string clip_input(std::string_view text) {
+  std::string out;
+  for (char ch : text.substr(0, kQuotedInputMax)) out += std::isprint(static_cast<unsigned char>(ch)) ? ch : '?';
+  if (text.size() > kQuotedInputMax) {
+    out += "... (" + std::to_string(text.size() - kQuotedInputMax) + " more characters)";
+  }
+  return out;
+}
+
+std::string quote_input(std::string_view text) { return "'" + clip_input(text) + "'"; }
 
 }  // namespace layoutcheck

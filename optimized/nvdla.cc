@@ -591,7 +591,7 @@ void semi_planar_unpack_line(const uint8_t* y, const uint8_t* uv, uint8_t* logic
 
 // Bit-field words: the OR of each component over the image tells whether every
 // value fits its field; only then are the words assembled.
-Status pixel_fields_pack(const PixelPlan& p, const uint8_t* src, uint8_t* dst) {
+Status pixel_fields_pack(const PixelPlan& p, DType t, const uint8_t* src, uint8_t* dst) {
   uint16_t seen[4] = {};
   const uint64_t n = p.H * p.W;
   for (uint64_t i = 0; i < n; ++i) {
@@ -606,7 +606,8 @@ Status pixel_fields_pack(const PixelPlan& p, const uint8_t* src, uint8_t* dst) {
       std::memcpy(&v, src + (i * 4 + ch) * 2, 2);
       if ((v >> p.width[ch]) == 0) continue;
       return Status::invalid(p.name + ": component " + str(ch) + " of pixel (" + str(i / p.W) + ", " + str(i % p.W) +
-                             ") is " + std::to_string(static_cast<int16_t>(v)) + ", which does not fit its " +
+                             ") is " + (t == DType::kInt16 ? std::to_string(static_cast<int16_t>(v)) : std::to_string(v)) +
+                             ", which does not fit its " +
                              str(p.width[ch]) + "-bit field");
     }
   }
@@ -837,7 +838,7 @@ class NvdlaOptimized : public Impl {
     }
     if (is_pixel(c)) {
       LC_ASSIGN_OR_RETURN(PixelPlan p, pixel_plan(c));
-      if (p.fields) return pixel_fields_pack(p, src, dst);
+      if (p.fields) return pixel_fields_pack(p, c.dtype, src, dst);
       pixel_copy(p, src, dst, true);
       return Status();
     }

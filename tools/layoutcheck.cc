@@ -11,8 +11,10 @@
 //   layoutcheck replay   PATH... [--impl NAME] [--timeout S]
 //   layoutcheck oracle   [--id GLOB] [--impl NAME|PATH.so] [--dir DIR] [--spec-dir DIR] [--json]
 //
-// Exit status: 0 success, 1 a check or oracle failed, 2 bad input.
+// Exit status: 0 success, 1 a check or oracle failed, 2 bad input or a failed read
+// or write (the message names the path and the reason).
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -31,6 +33,7 @@
 #include "layoutcheck/oracle.h"
 #include "layoutcheck/plugin.h"
 #include "layoutcheck/precision.h"
+#include "tools/cli_io.h"
 #include "tools/precision_cli.h"
 
 using namespace layoutcheck;
@@ -58,7 +61,10 @@ const char* kUsage =
     "  precision nvdla --layer conv|sdp|lrn|pdp --input FORMAT --output PRECISION   NVDLA precision tables\n"
     "  convert --rule ieee|nvdla|nvdla-int --from D --to D [--unit U] [--flush-nan] [--offset X --scale Y]\n"
     "          [--truncate M] [--in F] [--out F]       convert raw little-endian values (NaN counts on stderr)\n"
-    "common: --impl reference|optimized|PATH.so (default optimized; a plugin runs isolated)\n";
+    "common: --impl reference|optimized|PATH.so (default optimized; a plugin runs isolated)\n"
+    "files: --in reads at most the size the case needs (one byte more is an error); --out replaces a\n"
+    "  regular file atomically (temporary file beside it, fsync, rename), writes a device or FIFO in\n"
+    "  place, follows a symbolic link to its target; a failed write exits 2 and leaves no file behind\n";
 
 struct Args {
   std::string command;
@@ -77,13 +83,32 @@ struct Args {
   }
 };
 
+// How many LAYOUT arguments each command takes; -1 for a command not listed here.
+int layout_arguments(const std::string& command) {
+  for (const char* c : {"describe", "offset", "pack", "unpack", "repro"}) {
+    if (command == c) return 1;
+  }
+  for (const char* c : {"list", "check", "oracle"}) {
+    if (command == c) return 0;
+  }
+  return -1;
+}
+
 Args parse_args(int argc, char** argv) {
   static const char* kFlags[] = {"--json", "--help", "-h", "--isolate", "--fail-fast", "--strict-padding"};
   Args a;
   if (argc < 2) throw UsageError{"missing command"};
   a.command = argv[1];
+  const int layouts = layout_arguments(a.command);
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
+    if (arg == "-h") {
+      a.options.emplace("help", "1");
+      continue;
+    }
+    if (layouts >= 0 && arg.size() > 1 && arg[0] == '-' && arg[1] != '-') {
+      throw UsageError{"unknown option " + clip_input(arg) + " for '" + a.command + "'"};
+    }
     if (arg.rfind("--", 0) == 0) {
       bool flag = false;
       for (const char* f : kFlags) flag |= arg == f;
@@ -100,6 +125,10 @@ Args parse_args(int argc, char** argv) {
     } else {
       a.positional.push_back(arg);
     }
+  }
+  if (layouts >= 0 && a.positional.size() > static_cast<size_t>(layouts) && !a.has("help")) {
+    throw UsageError{"'" + a.command + "' takes " + (layouts ? "one LAYOUT argument" : "no arguments") +
+                     "; unexpected argument " + quote_input(a.positional[static_cast<size_t>(layouts)])};
   }
   return a;
 }
@@ -129,7 +158,7 @@ void expect_known_options(const Args& a, std::initializer_list<const char*> know
   for (const auto& [k, v] : a.options) {
     bool ok = false;
     for (const char* n : known) ok |= k == n;
-    if (!ok) throw UsageError{"unknown option --" + k + " for '" + a.command + "'"};
+    if (!ok) throw UsageError{"unknown option " + clip_input("--" + k) + " for '" + a.command + "'"};
   }
 }
 
@@ -153,7 +182,7 @@ const Impl& impl_of(const Args& a) {
   std::string name = a.get("impl", "optimized");
   if (const Impl* impl = builtin_impl(name)) return *impl;
   if (!is_plugin_path(name)) {
-    throw UsageError{"unknown --impl '" + name + "' (reference, optimized, or the path of a plugin .so)"};
+    throw UsageError{"unknown --impl " + quote_input(name) + " (reference, optimized, or the path of a plugin .so)"};
   }
   auto& slot = plugins[name];
   if (!slot) slot = or_fail(load_plugin(name));
@@ -170,39 +199,31 @@ void require_supported(const Impl& impl, const Case& c) {
 }
 
 Case case_of(const Args& a) {
-  if (a.positional.size() != 1) throw UsageError{"'" + a.command + "' takes one LAYOUT argument"};
-  if (!a.has("dtype")) throw UsageError{"missing --dtype"};
-  if (!a.has("shape")) throw UsageError{"missing --shape"};
+  if (a.positional.size() != 1) throw UsageError{"'" + a.command + "' needs a LAYOUT argument"};
+  if (!a.has("dtype")) {
+    throw UsageError{"'" + a.command + "' needs --dtype D (one of: " + logical_dtype_names() + ")"};
+  }
+  if (!a.has("shape")) {
+    throw UsageError{"'" + a.command + "' needs --shape, the logical extents separated by commas (e.g. 2,3,4,5)"};
+  }
   return or_fail(parse_case(a.positional[0], a.get("dtype"), a.get("shape")));
 }
 
-std::vector<uint8_t> read_input(const Args& a) {
-  std::string path = a.get("in", "-");
-  std::vector<uint8_t> data;
-  if (path == "-") {
-    data.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  } else {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UsageError{"cannot read " + path};
-    data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+// The input of a case that needs `want` bytes: at most want + 1 bytes are read,
+// so an endless or oversized input stops with a size error.
+std::vector<uint8_t> read_input(const Args& a, const Case& c, uint64_t want, const char* what) {
+  const std::string path = a.get("in", "-");
+  cli::BoundedInput in = or_fail(cli::read_bounded(path, want));
+  if (in.more || in.bytes.size() != want) {
+    throw UsageError{"input " + (path == "-" ? std::string() : cli::input_name(path) + " ") + "is " +
+                     (in.more ? "more than " + std::to_string(want) : std::to_string(in.bytes.size())) + " bytes; " +
+                     to_string(c) + " needs " + std::to_string(want) + " (" + what + ")"};
   }
-  return data;
+  return std::move(in.bytes);
 }
 
 void write_output(const Args& a, const std::vector<uint8_t>& data) {
-  std::string path = a.get("out", "-");
-  if (path == "-") {
-    std::cout.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-    std::cout.flush();
-    return;
-  }
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-    if (!out) throw UsageError{"cannot write " + tmp};
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw UsageError{"cannot rename " + tmp + " to " + path};
+  or_fail(cli::write_output(a.get("out", "-"), data.data(), data.size()));
 }
 
 int cmd_list(const Args& a) {
@@ -291,12 +312,7 @@ int cmd_pack(const Args& a, bool pack) {
     throw UsageError{to_string(c) + " needs " + std::to_string(std::max(physical, logical)) +
                      " bytes; the CLI materializes buffers of at most 16 GiB"};
   }
-  std::vector<uint8_t> in = read_input(a);
-  uint64_t want = pack ? logical : physical;
-  if (in.size() != want) {
-    throw UsageError{"input is " + std::to_string(in.size()) + " bytes; " + to_string(c) + " needs " +
-                     std::to_string(want) + " (" + (pack ? "dense row-major logical" : "physical") + ")"};
-  }
+  std::vector<uint8_t> in = read_input(a, c, pack ? logical : physical, pack ? "dense row-major logical" : "physical");
   std::vector<uint8_t> out(pack ? physical : logical);
   if (pack) or_fail(impl.pack(c, in.data(), in.size(), out.data(), out.size()));
   else or_fail(impl.unpack(c, in.data(), in.size(), out.data(), out.size()));
@@ -702,7 +718,7 @@ int cmd_oracle(const Args& a) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_command(int argc, char** argv) {
   try {
     if (argc >= 2 && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help"))) {
       std::cout << kUsage;
@@ -724,7 +740,7 @@ int main(int argc, char** argv) {
     if (a.command == "repro") return cmd_repro(a);
     if (a.command == "replay") return cmd_replay(a);
     if (a.command == "oracle") return cmd_oracle(a);
-    throw UsageError{"unknown command '" + a.command + "'"};
+    throw UsageError{"unknown command " + quote_input(a.command)};
   } catch (const UsageError& e) {
     std::cerr << "layoutcheck: " << e.message << "\n";
     if (e.message.find("command") != std::string::npos) std::cerr << kUsage;
@@ -733,4 +749,16 @@ int main(int argc, char** argv) {
     std::cerr << "layoutcheck: " << e.what() << "\n";
     return 2;
   }
+}
+
+int main(int argc, char** argv) {
+  // A write past a file-size limit fails with EFBIG (and is reported, the
+  // temporary file removed) instead of killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
+  const int status = run_command(argc, argv);
+  if (Status s = cli::flush_stdout(); !s.ok()) {
+    std::cerr << "layoutcheck: " << s.message() << "\n";
+    return status == 0 ? 2 : status;
+  }
+  return status;
 }

@@ -4,14 +4,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "layoutcheck/precision.h"
+#include "tools/cli_io.h"
 
 namespace layoutcheck::cli {
 
@@ -24,7 +23,11 @@ const char* const kUsage =
     "       layoutcheck convert --rule ieee|nvdla|nvdla-int --from D --to D [--in F] [--out F] [--impl reference]\n"
     "         nvdla:     [--unit conv|conv-winograd|sdp|cdp|pdp|pdp-minmax] [--flush-nan]\n"
     "         nvdla-int: [--offset X] [--scale Y] [--truncate nearest-away|nearest-even|toward-zero]\n"
-    "         raw little-endian values in and out; NaN counts on standard error\n";
+    "         raw little-endian values in and out (at most 256 MiB in); NaN counts on standard error;\n"
+    "         --out as for pack: atomic over a regular file, in place on a device or FIFO, symlinks followed\n";
+
+// The most convert reads; a longer input (or an endless one) is an error.
+constexpr uint64_t kConvertMaxBytes = uint64_t{256} << 20;
 
 bool wants_help(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
@@ -45,7 +48,12 @@ std::map<std::string, std::string> parse_options(int argc, char** argv, int firs
   std::map<std::string, std::string> out;
   for (int i = first; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg.rfind("--", 0) != 0) throw BadInput{"unexpected argument '" + arg + "'"};
+    if (arg.rfind("--", 0) != 0) {
+      if (arg.size() > 1 && arg[0] == '-') {
+        throw BadInput{"unknown option " + clip_input(arg) + " for '" + argv[1] + "'"};
+      }
+      throw BadInput{"unexpected argument " + quote_input(arg) + " ('" + argv[1] + "' takes options only)"};
+    }
     std::string key = arg.substr(2), value;
     bool has_value = false;
     if (size_t eq = key.find('='); eq != std::string::npos) {
@@ -57,7 +65,7 @@ std::map<std::string, std::string> parse_options(int argc, char** argv, int firs
     for (const char* f : flags) is_flag |= key == f;
     for (const char* k : keys) is_key |= key == k;
     if (is_flag) {
-      if (has_value) throw BadInput{"option --" + key + " takes no value"};
+      if (has_value) throw BadInput{"option --" + key + " takes no value, got " + quote_input(value)};
       out[key] = "1";
     } else if (is_key) {
       if (!has_value) {
@@ -66,7 +74,7 @@ std::map<std::string, std::string> parse_options(int argc, char** argv, int firs
       }
       out[key] = value;
     } else {
-      throw BadInput{"unknown option --" + key + " for '" + argv[1] + "'"};
+      throw BadInput{"unknown option " + clip_input("--" + key) + " for '" + argv[1] + "'"};
     }
   }
   return out;
@@ -85,24 +93,16 @@ T must(Result<T> r) {
 }
 
 std::vector<uint8_t> read_input(const std::string& path) {
-  if (path.empty() || path == "-") {
-    return std::vector<uint8_t>(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  cli::BoundedInput in = must(read_bounded(path, kConvertMaxBytes));
+  if (in.more) {
+    throw BadInput{"input " + (path.empty() || path == "-" ? std::string() : input_name(path) + " ") + "is more than " +
+                   std::to_string(kConvertMaxBytes) + " bytes; convert reads at most 256 MiB"};
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BadInput{"cannot read " + path};
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return std::move(in.bytes);
 }
 
 void write_output(const std::string& path, const std::vector<uint8_t>& data) {
-  if (path.empty() || path == "-") {
-    std::cout.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-    std::cout.flush();
-    if (!std::cout) throw BadInput{"cannot write standard output"};
-    return;
-  }
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-  if (!out) throw BadInput{"cannot write " + path};
+  if (Status s = cli::write_output(path, data.data(), data.size()); !s.ok()) throw BadInput{s.message()};
 }
 
 int32_t parse_offset(const std::string& text) {
@@ -110,7 +110,7 @@ int32_t parse_offset(const std::string& text) {
   char* end = nullptr;
   const long long v = std::strtoll(text.c_str(), &end, 0);
   if (text.empty() || *end != '\0' || errno == ERANGE || v < kNvdlaOffsetMin || v > kNvdlaOffsetMax) {
-    throw BadInput{"rule nvdla-int: offset '" + text + "' is not an integer in " + std::to_string(kNvdlaOffsetMin) +
+    throw BadInput{"rule nvdla-int: offset " + quote_input(text) + " is not an integer in " + std::to_string(kNvdlaOffsetMin) +
                    ".." + std::to_string(kNvdlaOffsetMax)};
   }
   return static_cast<int32_t>(v);
@@ -120,7 +120,7 @@ float parse_scale(const std::string& text) {
   char* end = nullptr;
   const float v = std::strtof(text.c_str(), &end);
   if (text.empty() || *end != '\0' || !std::isfinite(v)) {
-    throw BadInput{"rule nvdla-int: scaling factor '" + text + "' is not a finite number (held as fp32)"};
+    throw BadInput{"rule nvdla-int: scaling factor " + quote_input(text) + " is not a finite number (held as fp32)"};
   }
   return v;
 }

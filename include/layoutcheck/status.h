@@ -14,6 +14,7 @@
 
 #include <cassert>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -44,6 +45,15 @@ class [[nodiscard]] Status {
 };
 
 const char* status_code_name(StatusCode code);
+
+// A user's text as a message quotes it: non-printable bytes shown as '?', and
+// at most kQuotedInputMax characters followed by "... (N more characters)", so a
+// message stays one short line whatever the input. clip_input gives the bare
+// text, quote_input the text in single quotes. Every message that echoes input
+// goes through these.
+constexpr size_t kQuotedInputMax = 200;
+std::string clip_input(std::string_view text);
+std::string quote_input(std::string_view text);
 
 // A value or the Status explaining why there is none.
 template <typename T>
