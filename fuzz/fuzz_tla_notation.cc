@@ -15,6 +15,9 @@ using namespace layoutcheck;
 
 namespace {
 
+// As in fuzz_tla_differential: nested layouts are checked up to 64 elements.
+constexpr uint64_t kMaxElements = 64;
+
 void fail(const std::string& why) {
   std::fprintf(stderr, "%s\n", why.c_str());
   std::abort();
@@ -75,7 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (ref.code() != opt.code()) {
       fail("reference and optimized disagree on " + to_string(c) + ": " + ref.to_string() + " / " + opt.to_string());
     }
-    if (ref.ok()) fuzz::require_agreement(c, reference_impl(), optimized_impl(), size);
+    if (ref.ok()) fuzz::require_agreement(c, reference_impl(), optimized_impl(), size, kMaxElements);
   }
   return 0;
 }
