@@ -15,3 +15,5 @@ ctest --preset asan
 cmake --preset fuzz -DLAYOUTCHECK_FUZZ_SECONDS="${LAYOUTCHECK_FUZZ_SECONDS:-20}" >/dev/null
 cmake --build --preset fuzz
 ctest --preset fuzz
+# Each fuzz-smoke test logs its fuzzer's rate; show them together.
+grep -ho '^[a-z_0-9]*: [0-9]* exec/s.*' build-fuzz/Testing/Temporary/LastTest.log || true

@@ -176,7 +176,7 @@ TEST(Checker, catches_padding_not_zeroed_with_strict_padding) {
   EXPECT_NE(r.message.find("belongs to no element"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("rule tpu.empty-block"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("layoutcheck repro 'tpu.aligned(npus=4,lmem=1024)' --dtype fp32 --shape 2,3,2,3 --impl "
-                           "mutant --strict-padding"),
+                           "mutant --seed 1 --strict-padding"),
             std::string::npos)
       << r.message;
 }
