@@ -8,7 +8,7 @@ build="$1"; src="$2"
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" > /dev/null
-cmake -S "$src/examples/plugins" -B "$prefix/plugins" -DCMAKE_PREFIX_PATH="$prefix" > /dev/null
+cmake -G Ninja -S "$src/examples/plugins" -B "$prefix/plugins" -DCMAKE_PREFIX_PATH="$prefix" > /dev/null
 cmake --build "$prefix/plugins" --target tpu_plugin fuzz_tpu_plugin > /dev/null
 "$prefix/bin/layoutcheck" check --impl "$prefix/plugins/libtpu_plugin.so" --layout 'tpu.aligned' --seconds 1 \
   --save "$prefix/regressions"
