@@ -13,6 +13,7 @@
 // Exit status: 0 success, 1 a check or oracle failed, 2 bad input.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -140,7 +141,9 @@ bool is_plugin_path(const std::string& name) {
   return name.find('/') != std::string::npos || (name.size() > 3 && name.compare(name.size() - 3, 3, ".so") == 0);
 }
 
-// `--impl` names a built-in implementation or a plugin's shared library.
+// `--impl` names a built-in implementation or a plugin's shared library. A
+// plugin is loaded and called in a child process (IsolatedImpl), each call
+// bounded by LAYOUTCHECK_PLUGIN_TIMEOUT seconds (default 10).
 const Impl& impl_of(const Args& a) {
   static std::map<std::string, std::unique_ptr<PluginImpl>> plugins;
   std::string name = a.get("impl", "optimized");
@@ -149,7 +152,11 @@ const Impl& impl_of(const Args& a) {
     throw UsageError{"unknown --impl '" + name + "' (reference, optimized, or the path of a plugin .so)"};
   }
   auto& slot = plugins[name];
-  if (!slot) slot = or_fail(load_plugin(name));
+  if (!slot) {
+    SandboxLimits limits;
+    if (const char* t = std::getenv("LAYOUTCHECK_PLUGIN_TIMEOUT"); t && std::atof(t) > 0) limits.timeout_seconds = std::atof(t);
+    slot = or_fail(load_plugin_isolated(name, limits));
+  }
   return *slot;
 }
 
