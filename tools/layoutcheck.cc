@@ -348,14 +348,17 @@ int cmd_check(const Args& a) {
     CheckOptions co = opt.check;
     Case small = shrink_case(t.first_failing_case, [&](const Case& c) { return run_one(c, co).verdict == Verdict::kFail; });
     CheckReport r = run_one(small, co);
-    if (r.verdict != Verdict::kFail) r.message = t.first_failure;
+    if (r.verdict != Verdict::kFail) {
+      // Not reproduced (a non-deterministic plugin): print and save the case that failed.
+      r.message = t.first_failure;
+      small = t.first_failing_case;
+    }
     std::string text = r.message;
     if (!(small == t.first_failing_case)) {
       text = "smallest failing shape " + shape_to_string(small.shape) + " (from " +
              shape_to_string(t.first_failing_case.shape) + "):\n" + text;
     }
-    auto saved = save_regression(save_dir, r.verdict == Verdict::kFail ? small : t.first_failing_case, impl.name(),
-                                 r.message);
+    auto saved = save_regression(save_dir, small, impl.name(), r.message);
     text += saved.ok() ? "  saved: " + *saved + "\n" : "  not saved: " + saved.status().message() + "\n";
     t.first_failure = text;
   }
