@@ -559,7 +559,14 @@ CheckReport check_isolated(const Case& c, const Impl& expected, const Impl& actu
       if (here.ok()) a = *here;
       else r.verdict = Verdict::kFail, r.message = "FAIL " + header + "\n  " + here.status().message() + "\n";
     }
-    if (r.message.empty()) r = check(c, expected, *a, options);
+    if (r.message.empty()) {
+      // Room for the case's buffers (and the guarded copies) beyond the plugin's allowance.
+      auto phys = expected.size_bytes(c);
+      auto logical = logical_bytes(c);
+      const uint64_t cap = options.max_physical_bytes;
+      Sandbox::child_allow((phys.ok() ? std::min(*phys, cap) : 0) + (logical.ok() ? std::min(*logical, cap) : 0));
+      r = check(c, expected, *a, options);
+    }
     if (std::string stray = Sandbox::child_stray_processes(); !stray.empty()) {
       r.verdict = Verdict::kFail;
       r.message = "FAIL " + header + "\n  " + actual.name() + " " + stray + "\n  repro: " + report.repro + "\n";
