@@ -41,14 +41,25 @@ struct CCase {
   lc_case view{};
 };
 
-Status from_c(lc_status s, const std::string& what) {
-  switch (static_cast<int>(s)) {
+// A plugin's status as an int: a C plugin may return any int, and holding a
+// value outside LC_OK..LC_ERROR in an lc_status is undefined behaviour in C++.
+template <typename Fn, typename... Args>
+int status_of(Fn fn, Args... args) {
+  const lc_status r = fn(args...);
+  int v;
+  static_assert(sizeof v == sizeof r, "lc_status is an int");
+  std::memcpy(&v, &r, sizeof v);
+  return v;
+}
+
+Status from_c(int s, const std::string& what) {
+  switch (s) {
     case LC_OK: return Status();
     case LC_INVALID: return Status::invalid(what + ": the plugin reports the case invalid");
     case LC_UNSUPPORTED: return Status::unsupported(what + ": not supported by the plugin");
     case LC_ERROR: return Status::internal(what + ": the plugin reports an error (status 3)");
     default:
-      return Status::internal(what + ": the plugin returned " + std::to_string(static_cast<int>(s)) +
+      return Status::internal(what + ": the plugin returned " + std::to_string(s) +
                               ", which is not an lc_status");
   }
 }
@@ -66,7 +77,7 @@ bool bounded(const char* s) { return s == nullptr || strnlen(s, kMaxPluginString
 // `out`, with `in` in guard pages too; the two results must agree.
 Status run_guarded(const std::string& who, const char* in_label, const char* out_label, const void* in,
                    size_t in_size, void* out, size_t out_size,
-                   const std::function<lc_status(const void*, size_t, void*, size_t)>& fn) {
+                   const std::function<int(const void*, size_t, void*, size_t)>& fn) {
   GuardedPages gin(in_size, in_label), first(out_size, out_label), second(out_size, out_label);
   if (!gin.ok() || !first.ok() || !second.ok()) {
     return from_c(fn(in, in_size, out, out_size), who);  // no room for guard pages: plain buffers
@@ -74,7 +85,7 @@ Status run_guarded(const std::string& who, const char* in_label, const char* out
   if (in_size) std::memcpy(gin.data(), in, in_size);
   if (out_size) std::memcpy(first.data(), out, out_size);
   if (out_size) std::memcpy(second.data(), out, out_size);
-  const lc_status s1 = fn(gin.data(), in_size, first.data(), out_size);
+  const int s1 = fn(gin.data(), in_size, first.data(), out_size);
   LC_RETURN_IF_ERROR(first.check_slack(who));
   LC_RETURN_IF_ERROR(gin.check_slack(who));
   if (in_size && std::memcmp(gin.data(), in, in_size) != 0) {
@@ -82,11 +93,11 @@ Status run_guarded(const std::string& who, const char* in_label, const char* out
   }
   Status st = from_c(s1, who);
   if (!st.ok()) return st;
-  const lc_status s2 = fn(gin.data(), in_size, second.data(), out_size);
+  const int s2 = fn(gin.data(), in_size, second.data(), out_size);
   LC_RETURN_IF_ERROR(second.check_slack(who));
   if (s2 != s1) {
     return Status::internal(who + " is not deterministic: a second run on the same input returned status " +
-                            std::to_string(static_cast<int>(s2)) + " instead of 0");
+                            std::to_string(s2) + " instead of 0");
   }
   for (size_t b = 0; b < out_size; ++b) {
     if (first.data()[b] != second.data()[b]) {
@@ -130,7 +141,7 @@ Status PluginImpl::supports(const Case& c) const {
   char local[kReason];
   char* why_buf = reason.ok() ? reinterpret_cast<char*>(reason.data()) : local;
   std::memset(why_buf, 0, kReason);
-  lc_status s = table(table_)->supports(&cc.view, why_buf, kReason);
+  const int s = status_of(table(table_)->supports, &cc.view, why_buf, kReason);
   LC_RETURN_IF_ERROR(reason.check_slack(name_ + " supports"));
   why_buf[kReason - 1] = 0;
   if (s == LC_OK) return Status();
@@ -144,7 +155,7 @@ Status PluginImpl::supports(const Case& c) const {
 Result<uint64_t> PluginImpl::size_bytes(const Case& c) const {
   CCase cc(c);
   uint64_t bytes = 0;
-  LC_RETURN_IF_ERROR(from_c(table(table_)->size_bytes(&cc.view, &bytes), "size_bytes"));
+  LC_RETURN_IF_ERROR(from_c(status_of(table(table_)->size_bytes, &cc.view, &bytes), "size_bytes"));
   return bytes;
 }
 
@@ -153,7 +164,7 @@ Result<uint64_t> PluginImpl::offset_bits(const Case& c, const Coord& at) const {
   if (at.size() != c.shape.size()) return Status::invalid("coordinate rank differs from the shape's");
   CCase cc(c);
   uint64_t bits = 0;
-  LC_RETURN_IF_ERROR(from_c(table(table_)->offset_bits(&cc.view, at.data(), &bits), "offset_bits"));
+  LC_RETURN_IF_ERROR(from_c(status_of(table(table_)->offset_bits, &cc.view, at.data(), &bits), "offset_bits"));
   return bits;
 }
 
@@ -162,7 +173,7 @@ Status PluginImpl::pack(const Case& c, const void* logical, size_t logical_size,
   CCase cc(c);
   const lc_plugin* t = table(table_);
   return run_guarded("pack", "logical buffer", "physical buffer", logical, logical_size, physical, physical_size,
-                     [&](const void* in, size_t is, void* out, size_t os) { return t->pack(&cc.view, in, is, out, os); });
+                     [&](const void* in, size_t is, void* out, size_t os) { return status_of(t->pack, &cc.view, in, is, out, os); });
 }
 
 Status PluginImpl::unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
@@ -170,7 +181,7 @@ Status PluginImpl::unpack(const Case& c, const void* physical, size_t physical_s
   CCase cc(c);
   const lc_plugin* t = table(table_);
   return run_guarded("unpack", "physical buffer", "logical buffer", physical, physical_size, logical, logical_size,
-                     [&](const void* in, size_t is, void* out, size_t os) { return t->unpack(&cc.view, in, is, out, os); });
+                     [&](const void* in, size_t is, void* out, size_t os) { return status_of(t->unpack, &cc.view, in, is, out, os); });
 }
 
 Result<std::unique_ptr<PluginImpl>> plugin_from_table(const lc_plugin* t, const std::string& path) {
