@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -48,13 +47,73 @@ struct CCase {
   lc_case view{};
 };
 
-Status from_c(lc_status s, const std::string& what) {
+// A plugin's status as an int: a C plugin may return any int, and holding a
+// value outside LC_OK..LC_ERROR in an lc_status is undefined behaviour in C++.
+template <typename Fn, typename... Args>
+int status_of(Fn fn, Args... args) {
+  const lc_status r = fn(args...);
+  int v;
+  static_assert(sizeof v == sizeof r, "lc_status is an int");
+  std::memcpy(&v, &r, sizeof v);
+  return v;
+}
+
+Status from_c(int s, const std::string& what) {
   switch (s) {
     case LC_OK: return Status();
     case LC_INVALID: return Status::invalid(what + ": the plugin reports the case invalid");
     case LC_UNSUPPORTED: return Status::unsupported(what + ": not supported by the plugin");
-    default: return Status::internal(what + ": the plugin reports an error (status " + std::to_string(s) + ")");
+    case LC_ERROR: return Status::internal(what + ": the plugin reports an error (status 3)");
+    default:
+      return Status::internal(what + ": the plugin returned " + std::to_string(s) +
+                              ", which is not an lc_status");
   }
+}
+
+std::string hex_byte(uint8_t b) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "0x%02x", b);
+  return buf;
+}
+
+// A plugin string: NULL, or NUL-terminated within kMaxPluginString bytes.
+bool bounded(const char* s) { return s == nullptr || strnlen(s, kMaxPluginString) < kMaxPluginString; }
+
+// Runs a plugin's pack or unpack twice, each into its own guard-paged copy of
+// `out`, with `in` in guard pages too; the two results must agree.
+Status run_guarded(const std::string& who, const char* in_label, const char* out_label, const void* in,
+                   size_t in_size, void* out, size_t out_size,
+                   const std::function<int(const void*, size_t, void*, size_t)>& fn) {
+  GuardedPages gin(in_size, in_label), first(out_size, out_label), second(out_size, out_label);
+  if (!gin.ok() || !first.ok() || !second.ok()) {
+    return from_c(fn(in, in_size, out, out_size), who);  // no room for guard pages: plain buffers
+  }
+  if (in_size) std::memcpy(gin.data(), in, in_size);
+  if (out_size) std::memcpy(first.data(), out, out_size);
+  if (out_size) std::memcpy(second.data(), out, out_size);
+  const int s1 = fn(gin.data(), in_size, first.data(), out_size);
+  LC_RETURN_IF_ERROR(first.check_slack(who));
+  LC_RETURN_IF_ERROR(gin.check_slack(who));
+  if (in_size && std::memcmp(gin.data(), in, in_size) != 0) {
+    return Status::internal(who + ": wrote into its input, the " + std::string(in_label));
+  }
+  Status st = from_c(s1, who);
+  if (!st.ok()) return st;
+  const int s2 = fn(gin.data(), in_size, second.data(), out_size);
+  LC_RETURN_IF_ERROR(second.check_slack(who));
+  if (s2 != s1) {
+    return Status::internal(who + " is not deterministic: a second run on the same input returned status " +
+                            std::to_string(s2) + " instead of 0");
+  }
+  for (size_t b = 0; b < out_size; ++b) {
+    if (first.data()[b] != second.data()[b]) {
+      return Status::internal(who + " is not deterministic: two runs on the same input differ at byte " +
+                              std::to_string(b) + " of the " + out_label + " (" + hex_byte(first.data()[b]) +
+                              ", then " + hex_byte(second.data()[b]) + ")");
+    }
+  }
+  if (out_size) std::memcpy(out, first.data(), out_size);
+  return Status();
 }
 
 }  // namespace
@@ -83,20 +142,26 @@ bool PluginImpl::claims(const Case& c) const {
 
 Status PluginImpl::supports(const Case& c) const {
   CCase cc(c);
-  char reason[512] = {0};
-  lc_status s = table(table_)->supports(&cc.view, reason, sizeof reason);
-  reason[sizeof reason - 1] = 0;
+  constexpr size_t kReason = 512;
+  GuardedPages reason(kReason, "reason buffer");
+  char local[kReason];
+  char* why_buf = reason.ok() ? reinterpret_cast<char*>(reason.data()) : local;
+  std::memset(why_buf, 0, kReason);
+  const int s = status_of(table(table_)->supports, &cc.view, why_buf, kReason);
+  LC_RETURN_IF_ERROR(reason.check_slack(name_ + " supports"));
+  why_buf[kReason - 1] = 0;
   if (s == LC_OK) return Status();
-  std::string why = reason[0] ? reason : "(no reason given)";
+  std::string why = why_buf[0] ? why_buf : "(no reason given)";
   if (s == LC_INVALID) return Status::invalid(name_ + ": " + why);
   if (s == LC_UNSUPPORTED) return Status::unsupported(name_ + ": " + why);
+  if (s != LC_ERROR) return from_c(s, name_ + " supports");
   return Status::internal(name_ + ": " + why);
 }
 
 Result<uint64_t> PluginImpl::size_bytes(const Case& c) const {
   CCase cc(c);
   uint64_t bytes = 0;
-  LC_RETURN_IF_ERROR(from_c(table(table_)->size_bytes(&cc.view, &bytes), "size_bytes"));
+  LC_RETURN_IF_ERROR(from_c(status_of(table(table_)->size_bytes, &cc.view, &bytes), "size_bytes"));
   return bytes;
 }
 
@@ -105,38 +170,28 @@ Result<uint64_t> PluginImpl::offset_bits(const Case& c, const Coord& at) const {
   if (at.size() != c.shape.size()) return Status::invalid("coordinate rank differs from the shape's");
   CCase cc(c);
   uint64_t bits = 0;
-  LC_RETURN_IF_ERROR(from_c(table(table_)->offset_bits(&cc.view, at.data(), &bits), "offset_bits"));
+  LC_RETURN_IF_ERROR(from_c(status_of(table(table_)->offset_bits, &cc.view, at.data(), &bits), "offset_bits"));
   return bits;
 }
 
 Status PluginImpl::pack(const Case& c, const void* logical, size_t logical_size, void* physical,
                         size_t physical_size) const {
   CCase cc(c);
-  return from_c(table(table_)->pack(&cc.view, logical, logical_size, physical, physical_size), "pack");
+  const lc_plugin* t = table(table_);
+  return run_guarded("pack", "logical buffer", "physical buffer", logical, logical_size, physical, physical_size,
+                     [&](const void* in, size_t is, void* out, size_t os) { return status_of(t->pack, &cc.view, in, is, out, os); });
 }
 
 Status PluginImpl::unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
                           size_t logical_size) const {
   CCase cc(c);
-  return from_c(table(table_)->unpack(&cc.view, physical, physical_size, logical, logical_size), "unpack");
+  const lc_plugin* t = table(table_);
+  return run_guarded("unpack", "physical buffer", "logical buffer", physical, physical_size, logical, logical_size,
+                     [&](const void* in, size_t is, void* out, size_t os) { return status_of(t->unpack, &cc.view, in, is, out, os); });
 }
 
-Result<std::unique_ptr<PluginImpl>> load_plugin(const std::string& path) {
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* err = dlerror();
-    return Status::invalid("cannot load plugin " + path + ": " + (err ? err : "unknown error"));
-  }
-  auto fail = [&](const std::string& why) -> Status {
-    dlclose(handle);
-    return Status::invalid("plugin " + path + ": " + why);
-  };
-  void* sym = dlsym(handle, LC_PLUGIN_ENTRY);
-  if (!sym) return fail(std::string("does not export ") + LC_PLUGIN_ENTRY + "()");
-  lc_plugin_entry_fn entry;
-  static_assert(sizeof entry == sizeof sym, "function and object pointers differ in size");
-  std::memcpy(&entry, &sym, sizeof entry);
-  const lc_plugin* t = entry();
+Result<std::unique_ptr<PluginImpl>> plugin_from_table(const lc_plugin* t, const std::string& path) {
+  auto fail = [&](const std::string& why) -> Status { return Status::invalid("plugin " + path + ": " + why); };
   if (!t) return fail(std::string(LC_PLUGIN_ENTRY) + "() returned NULL");
   if (t->abi_major != LC_ABI_MAJOR) {
     return fail("built for plugin ABI " + std::to_string(t->abi_major) + "." + std::to_string(t->abi_minor) +
@@ -149,19 +204,34 @@ Result<std::unique_ptr<PluginImpl>> load_plugin(const std::string& path) {
   if (!t->supports || !t->size_bytes || !t->pack || !t->unpack) {
     return fail("supports, size_bytes, pack and unpack are required (a function pointer is NULL)");
   }
+  if (!bounded(t->name)) return fail("its name is not a string of fewer than " + std::to_string(kMaxPluginString) + " bytes");
+  if (t->capability_count > kMaxPluginCapabilities) {
+    return fail("capability_count is " + std::to_string(t->capability_count) + ", more than the " +
+                std::to_string(kMaxPluginCapabilities) +
+                " a plugin may declare (it must be the number of entries of its capabilities array)");
+  }
+  if (t->capability_count > 0 && !t->capabilities) {
+    return fail("capability_count is " + std::to_string(t->capability_count) + " but capabilities is NULL");
+  }
   std::unique_ptr<PluginImpl> impl(new PluginImpl());
-  impl->handle_ = handle;
   impl->table_ = t;
   // The absolute path: repro lines and regression files name it, and they are
   // run from other directories.
   char* real = realpath(path.c_str(), nullptr);
   impl->path_ = real ? real : path;
   std::free(real);
-  impl->name_ = t->name ? t->name : path;
-  for (uint32_t i = 0; i < t->capability_count && t->capabilities; ++i) {
+  impl->name_ = t->name && t->name[0] ? t->name : path;
+  impl->has_offset_bits_ = t->offset_bits != nullptr;
+  for (uint32_t i = 0; i < t->capability_count; ++i) {
     const lc_capability& c = t->capabilities[i];
+    const std::string entry = "capabilities[" + std::to_string(i) + "]";
+    if (!c.layout_glob) return fail(entry + " has a NULL layout_glob (claim every layout with \"*\")");
+    if (!bounded(c.layout_glob) || !bounded(c.dtypes)) {
+      return fail(entry + " has a string of " + std::to_string(kMaxPluginString) + " bytes or more");
+    }
+    if (c.max_extent < 0) return fail(entry + " has a negative max_extent " + std::to_string(c.max_extent));
     PluginCapability cap;
-    cap.layout_glob = c.layout_glob ? c.layout_glob : "*";
+    cap.layout_glob = c.layout_glob;
     std::istringstream words(c.dtypes ? c.dtypes : "*");
     for (std::string w; words >> w;) {
       if (w != "*") cap.dtypes.push_back(w);
@@ -172,9 +242,332 @@ Result<std::unique_ptr<PluginImpl>> load_plugin(const std::string& path) {
   return impl;
 }
 
+Result<std::unique_ptr<PluginImpl>> load_plugin(const std::string& path) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* err = dlerror();
+    return Status::invalid("cannot load plugin " + path + ": " + (err ? err : "unknown error"));
+  }
+  void* sym = dlsym(handle, LC_PLUGIN_ENTRY);
+  if (!sym) {
+    dlclose(handle);
+    return Status::invalid("plugin " + path + ": does not export " + LC_PLUGIN_ENTRY + "()");
+  }
+  lc_plugin_entry_fn entry;
+  static_assert(sizeof entry == sizeof sym, "function and object pointers differ in size");
+  std::memcpy(&entry, &sym, sizeof entry);
+  auto impl = plugin_from_table(entry(), path);
+  if (!impl.ok()) {
+    dlclose(handle);
+    return impl.status();
+  }
+  (*impl)->handle_ = handle;
+  return impl;
+}
+
+// ---- the plugin in a worker process -------------------------------------------
+namespace {
+
+enum Op : uint64_t { kSupports = 1, kSizeBytes, kOffsetBits, kPack, kUnpack };
+constexpr uint64_t kMaxMessage = uint64_t{1} << 20;
+
+void put_case(std::string* out, const Case& c) {
+  put_str(out, c.layout.name);
+  put_u64(out, c.layout.params.size());
+  for (const auto& [k, v] : c.layout.params) put_str(out, k), put_str(out, v);
+  put_u64(out, static_cast<uint64_t>(c.dtype));
+  put_u64(out, c.shape.size());
+  for (int64_t d : c.shape) put_u64(out, static_cast<uint64_t>(d));
+}
+
+bool get_case(Reader& r, Case* c) {
+  c->layout.name = r.str(kMaxMessage);
+  const uint64_t n = r.u64();
+  for (uint64_t i = 0; i < n && !r.bad; ++i) {
+    std::string k = r.str(kMaxMessage);
+    c->layout.params[k] = r.str(kMaxMessage);
+  }
+  c->dtype = static_cast<DType>(r.u64());
+  const uint64_t rank = r.u64();
+  for (uint64_t i = 0; i < rank && !r.bad; ++i) c->shape.push_back(static_cast<int64_t>(r.u64()));
+  return !r.bad;
+}
+
+// A buffer's content: one repeated byte (cheap) or every byte.
+void put_fill(std::string* out, const void* data, size_t size) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  const bool uniform = size == 0 || std::all_of(p, p + size, [&](uint8_t b) { return b == p[0]; });
+  put_u64(out, uniform ? 0 : 1);
+  if (uniform) put_u64(out, size ? p[0] : 0);
+  else put_str(out, std::string(reinterpret_cast<const char*>(p), size));
+}
+
+std::string get_fill(Reader& r, uint64_t size) {
+  if (r.u64() == 0) return std::string(static_cast<size_t>(size), static_cast<char>(r.u64()));
+  std::string s = r.str(size);
+  if (s.size() != size) r.bad = true;
+  return s;
+}
+
+void put_status(std::string* out, const Status& s) {
+  put_u64(out, static_cast<uint64_t>(s.code()));
+  put_str(out, s.message());
+}
+
+Status get_status(Reader& r) {
+  const uint64_t code = r.u64();
+  std::string message = r.str(kMaxMessage);
+  switch (static_cast<StatusCode>(code)) {
+    case StatusCode::kOk: return Status();
+    case StatusCode::kInvalid: return Status::invalid(message);
+    case StatusCode::kUnsupported: return Status::unsupported(message);
+    default: return Status::internal(message);
+  }
+}
+
+void put_table(std::string* out, const PluginImpl& p) {
+  put_str(out, p.plugin_name());
+  put_u64(out, p.has_offset_bits());
+  put_u64(out, p.capabilities().size());
+  for (const auto& cap : p.capabilities()) {
+    put_str(out, cap.layout_glob);
+    put_u64(out, cap.dtypes.size());
+    for (const auto& d : cap.dtypes) put_str(out, d);
+    put_u64(out, static_cast<uint64_t>(cap.max_extent));
+  }
+}
+
+// One request, answered by the plugin loaded in this (worker) process.
+std::string serve(const PluginImpl& impl, const std::string& request) {
+  Reader r{request};
+  const uint64_t op = r.u64();
+  Case c;
+  std::string reply;
+  Status st;
+  uint64_t value = 0;
+  std::string bytes;
+  if (!get_case(r, &c)) {
+    st = Status::internal("malformed request");
+  } else if (op == kSupports) {
+    Sandbox::child_allow(0);
+    st = impl.supports(c);
+  } else if (op == kSizeBytes) {
+    Sandbox::child_allow(0);
+    auto v = impl.size_bytes(c);
+    st = v.ok() ? Status() : v.status();
+    value = v.ok() ? *v : 0;
+  } else if (op == kOffsetBits) {
+    Coord at;
+    const uint64_t rank = r.u64();
+    for (uint64_t i = 0; i < rank && !r.bad; ++i) at.push_back(static_cast<int64_t>(r.u64()));
+    Sandbox::child_allow(0);
+    auto v = impl.offset_bits(c, at);
+    st = v.ok() ? Status() : v.status();
+    value = v.ok() ? *v : 0;
+  } else if (op == kPack || op == kUnpack) {
+    const uint64_t in_size = r.u64();
+    std::string in = get_fill(r, in_size);
+    const uint64_t out_size = r.u64();
+    bytes = get_fill(r, out_size);
+    if (r.bad) {
+      st = Status::internal("malformed request");
+    } else {
+      Sandbox::child_allow(in.size() + bytes.size());
+      errno = 0;
+      st = op == kPack ? impl.pack(c, in.data(), in.size(), bytes.data(), bytes.size())
+                       : impl.unpack(c, in.data(), in.size(), bytes.data(), bytes.size());
+    }
+  } else {
+    st = Status::internal("unknown request");
+  }
+  bool fatal = false;
+  if (std::string stray = Sandbox::child_stray_processes(); !stray.empty()) {
+    st = Status::internal(impl.path() + " " + stray + "; it was killed with the plugin's process group");
+    fatal = true;
+  }
+  put_status(&reply, st);
+  put_u64(&reply, fatal);
+  put_u64(&reply, value);
+  put_str(&reply, st.ok() ? bytes : std::string());
+  return reply;
+}
+
+void worker_main(const std::string& path, int fd) {
+  auto loaded = load_plugin(path);
+  std::string hello;
+  if (loaded.ok()) {
+    if (std::string stray = Sandbox::child_stray_processes(); !stray.empty()) {
+      loaded = Status::invalid("bad plugin " + path + ": while loading it " + stray);
+    }
+  }
+  if (!loaded.ok()) {
+    put_status(&hello, loaded.status());
+    Sandbox::child_send(fd, hello);
+    return;
+  }
+  put_status(&hello, Status());
+  put_table(&hello, **loaded);
+  if (!Sandbox::child_send(fd, hello)) return;
+  for (std::string request; Sandbox::child_receive(fd, &request);) {
+    if (!Sandbox::child_send(fd, serve(**loaded, request))) return;
+  }
+}
+
+}  // namespace
+
+IsolatedImpl::~IsolatedImpl() = default;
+
+Status IsolatedImpl::spawn() const {
+  worker_ = std::make_unique<Sandbox>(limits_);
+  const std::string path = path_;
+  LC_RETURN_IF_ERROR(worker_->start([path](int fd) { worker_main(path, fd); }));
+  auto hello = worker_->receive(kMaxMessage * 16, "loading (its constructors or " LC_PLUGIN_ENTRY "())");
+  if (!hello.ok()) return Status::invalid("bad plugin " + path_ + ": " + hello.status().message());
+  Reader r{*hello};
+  Status st = get_status(r);
+  if (!st.ok()) {
+    worker_->stop();
+    return Status::invalid(st.message());
+  }
+  auto* self = const_cast<IsolatedImpl*>(this);
+  self->name_ = r.str(kMaxPluginString);
+  self->has_offset_bits_ = r.u64() != 0;
+  const uint64_t n = r.u64();
+  std::vector<PluginCapability> caps;
+  for (uint64_t i = 0; i < n && i <= kMaxPluginCapabilities && !r.bad; ++i) {
+    PluginCapability cap;
+    cap.layout_glob = r.str(kMaxPluginString);
+    const uint64_t d = r.u64();
+    for (uint64_t j = 0; j < d && j < kMaxPluginString && !r.bad; ++j) cap.dtypes.push_back(r.str(kMaxPluginString));
+    cap.max_extent = static_cast<int64_t>(r.u64());
+    caps.push_back(cap);
+  }
+  if (r.bad || n > kMaxPluginCapabilities) {
+    worker_->stop();
+    return Status::invalid("bad plugin " + path_ + ": its worker sent a malformed table");
+  }
+  self->capabilities_ = std::move(caps);
+  return Status();
+}
+
+Result<std::string> IsolatedImpl::call(const std::string& request, uint64_t max_reply, const std::string& what) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!worker_ || !worker_->running()) {
+    Status s = spawn();
+    if (!s.ok()) return Status::internal(s.message());
+  }
+  (void)worker_->send(request);  // a dead worker is reported by receive()
+  auto reply = worker_->receive(max_reply + kMaxMessage, what);
+  if (!reply.ok()) return Status::internal(path_ + " " + reply.status().message());
+  Reader r{*reply};
+  (void)get_status(r);
+  if (r.u64() != 0) worker_->stop();  // it left a process behind: kill the whole group now
+  return reply;
+}
+
+namespace {
+
+struct Answer {
+  Status status;
+  uint64_t value = 0;
+  std::string bytes;
+};
+
+Answer answer_of(const Result<std::string>& reply) {
+  Answer a;
+  if (!reply.ok()) {
+    a.status = reply.status();
+    return a;
+  }
+  Reader r{*reply};
+  a.status = get_status(r);
+  (void)r.u64();  // fatal: handled by call()
+  a.value = r.u64();
+  a.bytes = r.str();
+  if (r.bad) a.status = Status::internal("malformed answer from the plugin's worker process");
+  return a;
+}
+
+std::string request_of(uint64_t op, const Case& c) {
+  std::string out;
+  put_u64(&out, op);
+  put_case(&out, c);
+  return out;
+}
+
+}  // namespace
+
+Status IsolatedImpl::supports(const Case& c) const {
+  return answer_of(call(request_of(kSupports, c), 0, "supports")).status;
+}
+
+Result<uint64_t> IsolatedImpl::size_bytes(const Case& c) const {
+  Answer a = answer_of(call(request_of(kSizeBytes, c), 0, "size_bytes"));
+  if (!a.status.ok()) return a.status;
+  return a.value;
+}
+
+Result<uint64_t> IsolatedImpl::offset_bits(const Case& c, const Coord& at) const {
+  if (!has_offset_bits_) return Status::unsupported(name_ + " has no offset_bits");
+  if (at.size() != c.shape.size()) return Status::invalid("coordinate rank differs from the shape's");
+  std::string req = request_of(kOffsetBits, c);
+  put_u64(&req, at.size());
+  for (int64_t v : at) put_u64(&req, static_cast<uint64_t>(v));
+  Answer a = answer_of(call(req, 0, "offset_bits"));
+  if (!a.status.ok()) return a.status;
+  return a.value;
+}
+
+Status IsolatedImpl::pack(const Case& c, const void* logical, size_t logical_size, void* physical,
+                          size_t physical_size) const {
+  std::string req = request_of(kPack, c);
+  put_u64(&req, logical_size);
+  put_fill(&req, logical, logical_size);
+  put_u64(&req, physical_size);
+  put_fill(&req, physical, physical_size);
+  Answer a = answer_of(call(req, physical_size, "pack"));
+  if (!a.status.ok()) return a.status;
+  if (a.bytes.size() != physical_size) return Status::internal("pack: the worker answered a buffer of the wrong size");
+  if (physical_size) std::memcpy(physical, a.bytes.data(), physical_size);
+  return Status();
+}
+
+Status IsolatedImpl::unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
+                            size_t logical_size) const {
+  std::string req = request_of(kUnpack, c);
+  put_u64(&req, physical_size);
+  put_fill(&req, physical, physical_size);
+  put_u64(&req, logical_size);
+  put_fill(&req, logical, logical_size);
+  Answer a = answer_of(call(req, logical_size, "unpack"));
+  if (!a.status.ok()) return a.status;
+  if (a.bytes.size() != logical_size) return Status::internal("unpack: the worker answered a buffer of the wrong size");
+  if (logical_size) std::memcpy(logical, a.bytes.data(), logical_size);
+  return Status();
+}
+
+Result<const PluginImpl*> IsolatedImpl::load_here() const {
+  if (!here_) {
+    auto loaded = load_plugin(path_);
+    if (!loaded.ok()) return loaded.status();
+    here_ = std::move(loaded).value();
+  }
+  return static_cast<const PluginImpl*>(here_.get());
+}
+
+Result<std::unique_ptr<IsolatedImpl>> load_plugin_isolated(const std::string& path, const SandboxLimits& limits) {
+  std::unique_ptr<IsolatedImpl> impl(new IsolatedImpl());
+  // The absolute path, as load_plugin names it: repro lines work from any directory.
+  char* real = realpath(path.c_str(), nullptr);
+  impl->path_ = real ? real : path;
+  std::free(real);
+  impl->limits_ = limits;
+  LC_RETURN_IF_ERROR(impl->spawn());
+  return impl;
+}
+
 CheckReport check_isolated(const Case& c, const Impl& expected, const Impl& actual, const CheckOptions& options,
                            double timeout_seconds) {
-  int fds[2];
   CheckReport report;
   report.repro = repro_command(c, actual.name(), options);
   const bool limited = timeout_seconds != kNoTimeLimit;
@@ -185,70 +578,51 @@ CheckReport check_isolated(const Case& c, const Impl& expected, const Impl& actu
                      " s, or no limit)\n";
     return report;
   }
-  if (pipe(fds) != 0) return check(c, expected, actual, options);
-  std::fflush(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return check(c, expected, actual, options);
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    CheckReport r = check(c, expected, actual, options);
-    std::string out = std::to_string(static_cast<int>(r.verdict)) + "\n" + r.message;
-    size_t off = 0;
-    while (off < out.size()) {
-      ssize_t n = write(fds[1], out.data() + off, out.size() - off);
-      if (n <= 0) break;
-      off += static_cast<size_t>(n);
-    }
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string data;
-  const auto deadline =
-      limited ? std::chrono::steady_clock::now() +
-                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_seconds))
-              : std::chrono::steady_clock::time_point::max();
-  bool timed_out = false;
-  while (true) {
-    int64_t wait_ms = 1000;
-    if (limited) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) {
-        timed_out = true;
-        break;
-      }
-      wait_ms = std::min<int64_t>(left.count(), wait_ms);
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    int ready = poll(&p, 1, static_cast<int>(wait_ms));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready < 0) break;
-    if (ready == 0) continue;
-    char buf[4096];
-    ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n <= 0) break;
-    data.append(buf, static_cast<size_t>(n));
-  }
-  close(fds[0]);
-  if (timed_out) kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
   const std::string header = to_string(c) + ": " + actual.name() + " vs " + expected.name();
-  if (timed_out || WIFSIGNALED(status) || data.empty()) {
+  SandboxLimits limits;
+  limits.timeout_seconds = timeout_seconds;
+  if (const auto* iso = dynamic_cast<const IsolatedImpl*>(&actual)) limits.memory_bytes = iso->limits().memory_bytes;
+  Sandbox box(limits);
+  Status started = box.start([&](int fd) {
+    const Impl* a = &actual;
+    CheckReport r;
+    if (const auto* iso = dynamic_cast<const IsolatedImpl*>(&actual)) {
+      auto here = iso->load_here();
+      if (here.ok()) a = *here;
+      else r.verdict = Verdict::kFail, r.message = "FAIL " + header + "\n  " + here.status().message() + "\n";
+    }
+    if (r.message.empty()) {
+      // Room for the case's buffers (and the guarded copies) beyond the plugin's allowance.
+      auto phys = expected.size_bytes(c);
+      auto logical = logical_bytes(c);
+      const uint64_t cap = options.max_physical_bytes;
+      Sandbox::child_allow((phys.ok() ? std::min(*phys, cap) : 0) + (logical.ok() ? std::min(*logical, cap) : 0));
+      r = check(c, expected, *a, options);
+    }
+    if (std::string stray = Sandbox::child_stray_processes(); !stray.empty()) {
+      r.verdict = Verdict::kFail;
+      r.message = "FAIL " + header + "\n  " + actual.name() + " " + stray + "\n  repro: " + report.repro + "\n";
+    }
+    std::string out;
+    put_u64(&out, static_cast<uint64_t>(r.verdict));
+    put_str(&out, r.message);
+    Sandbox::child_send(fd, out);
+  });
+  if (!started.ok()) return check(c, expected, actual, options);
+  auto reply = box.receive(kMaxMessage * 16, "check");
+  box.stop();  // the process group too: a process the plugin started does not outlive the case
+  const std::string body = reply.ok() ? *reply : std::string();
+  Reader r{body};
+  const uint64_t verdict = reply.ok() ? r.u64() : 0;
+  std::string message = reply.ok() ? r.str() : "";
+  if (!reply.ok() || r.bad || verdict > static_cast<uint64_t>(Verdict::kFail)) {
     report.verdict = Verdict::kFail;
-    std::string what = timed_out ? "did not finish within " + std::to_string(timeout_seconds) + " s (a hang?)"
-                       : WIFSIGNALED(status) ? std::string("crashed with signal ") + std::to_string(WTERMSIG(status)) +
-                                                   " (" + strsignal(WTERMSIG(status)) + ")"
-                                             : "exited without a report (status " + std::to_string(WEXITSTATUS(status)) + ")";
+    const std::string what = reply.ok() ? "sent a malformed report" : reply.status().message();
     report.message = "FAIL " + header + "\n  " + actual.name() + " " + what + "\n  repro: " + report.repro + "\n";
     return report;
   }
-  size_t nl = data.find('\n');
-  report.verdict = static_cast<Verdict>(std::atoi(data.substr(0, nl).c_str()));
-  report.message = nl == std::string::npos ? "" : data.substr(nl + 1);
+  report.verdict = static_cast<Verdict>(verdict);
+  report.message = message;
   return report;
 }
 

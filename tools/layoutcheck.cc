@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -176,7 +177,9 @@ bool is_plugin_path(const std::string& name) {
   return name.find('/') != std::string::npos || (name.size() > 3 && name.compare(name.size() - 3, 3, ".so") == 0);
 }
 
-// `--impl` names a built-in implementation or a plugin's shared library.
+// `--impl` names a built-in implementation or a plugin's shared library. A
+// plugin is loaded and called in a child process (IsolatedImpl), each call
+// bounded by LAYOUTCHECK_PLUGIN_TIMEOUT seconds (default 10).
 const Impl& impl_of(const Args& a) {
   static std::map<std::string, std::unique_ptr<PluginImpl>> plugins;
   std::string name = a.get("impl", "optimized");
@@ -185,7 +188,11 @@ const Impl& impl_of(const Args& a) {
     throw UsageError{"unknown --impl " + quote_input(name) + " (reference, optimized, or the path of a plugin .so)"};
   }
   auto& slot = plugins[name];
-  if (!slot) slot = or_fail(load_plugin(name));
+  if (!slot) {
+    SandboxLimits limits;
+    if (const char* t = std::getenv("LAYOUTCHECK_PLUGIN_TIMEOUT"); t && std::atof(t) > 0) limits.timeout_seconds = std::atof(t);
+    slot = or_fail(load_plugin_isolated(name, limits));
+  }
   return *slot;
 }
 
@@ -432,14 +439,18 @@ int cmd_check(const Args& a) {
     co.seed = t.first_failing_seed;
     Case small = shrink_case(t.first_failing_case, [&](const Case& c) { return run_one(c, co).verdict == Verdict::kFail; });
     CheckReport r = run_one(small, co);
-    if (r.verdict != Verdict::kFail) r.message = t.first_failure;
+    if (r.verdict != Verdict::kFail) {
+      // Not reproduced (a non-deterministic plugin): print and save the case that failed.
+      r.message = t.first_failure;
+      small = t.first_failing_case;
+    }
     std::string text = r.message;
     if (!(small == t.first_failing_case)) {
       text = "smallest failing shape " + shape_to_string(small.shape) + " (from " +
              shape_to_string(t.first_failing_case.shape) + "):\n" + text;
     }
     if (!save_dir.empty()) {
-      auto saved = save_regression(save_dir, r.verdict == Verdict::kFail ? small : t.first_failing_case, impl.name(),
+      auto saved = save_regression(save_dir, small, impl.name(),
                                    r.message, co);
       if (saved.ok()) saved_paths.push_back(*saved);
       text += saved.ok() ? "  saved: " + *saved + "\n" : "  not saved: " + saved.status().message() + "\n";

@@ -1,0 +1,155 @@
+// The sandbox a plugin runs in: guard pages named, limits, timeouts, stray
+// processes; and the validation of a plugin's table.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "layoutcheck/c_api.h"
+#include "layoutcheck/isolate.h"
+#include "layoutcheck/plugin.h"
+
+namespace layoutcheck {
+namespace {
+
+std::string failure_of(const std::function<void()>& body, double timeout = 10) {
+  SandboxLimits limits;
+  limits.timeout_seconds = timeout;
+  Sandbox box(limits);
+  Status s = box.start([&](int fd) {
+    body();
+    Sandbox::child_send(fd, "done");
+  });
+  if (!s.ok()) return "start: " + s.message();
+  auto r = box.receive(1 << 20, "the test");
+  return r.ok() ? "" : r.status().message();
+}
+
+TEST(Sandbox, names_a_write_into_the_guard_page_before_a_buffer) {
+  std::string m = failure_of([] {
+    GuardedPages b(24, "physical buffer");
+    volatile uint8_t* p = b.data();
+    p[-5000] = 1;
+  });
+  EXPECT_NE(m.find("wrote 5000 bytes before the physical buffer"), std::string::npos) << m;
+  EXPECT_NE(m.find("SIGSEGV"), std::string::npos) << m;
+}
+
+TEST(Sandbox, names_a_write_past_the_end) {
+  std::string m = failure_of([] {
+    GuardedPages b(24, "logical buffer");
+    volatile uint8_t* p = b.data();
+    p[24] = 1;
+  });
+  EXPECT_NE(m.find("wrote past the end of the logical buffer (byte 24 of 24)"), std::string::npos) << m;
+}
+
+TEST(Sandbox, a_write_into_the_slack_is_found_after_the_call) {
+  GuardedPages b(24, "physical buffer");
+  EXPECT_TRUE(b.check_slack("pack").ok());
+  b.data()[-3] = 0;
+  Status s = b.check_slack("pack");
+  EXPECT_NE(s.message().find("wrote 3 bytes before the physical buffer"), std::string::npos) << s.message();
+}
+
+TEST(Sandbox, a_hang_is_a_timeout_and_output_is_capped) {
+  std::string m = failure_of(
+      [] {
+        std::string line(1000, 'x');
+        for (int i = 0; i < 1000; ++i) (void)!write(1, line.data(), line.size());
+        for (volatile bool forever = true; forever;) {
+        }
+      },
+      1);
+  EXPECT_NE(m.find("did not finish within 1 s during the test"), std::string::npos) << m.substr(0, 200);
+  EXPECT_LT(m.size(), 2000u);
+}
+
+// Running, not a zombie waiting for a reaper.
+bool alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  size_t paren = line.rfind(')');
+  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] != 'Z';
+}
+
+TEST(Sandbox, a_process_left_running_is_named_and_killed) {
+  Sandbox box;
+  ASSERT_TRUE(box.start([](int fd) {
+                   pid_t p = fork();
+                   if (p == 0) {
+                     pause();
+                     _exit(0);
+                   }
+                   Sandbox::child_send(fd, std::to_string(p) + " " + Sandbox::child_stray_processes());
+                 }).ok());
+  auto r = box.receive(1 << 20, "the test");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_NE(r->find("left it running"), std::string::npos) << *r;
+  const pid_t stray = static_cast<pid_t>(std::stol(*r));
+  EXPECT_TRUE(alive(stray));
+  box.stop();
+  // It was in the child's process group: it is gone.
+  for (int i = 0; i < 500 && alive(stray); ++i) usleep(10000);
+  EXPECT_FALSE(alive(stray)) << "process " << stray << " outlived the sandbox";
+}
+
+TEST(Sandbox, a_memory_hog_runs_out_of_memory) {
+  if (!sandbox_limits_memory()) GTEST_SKIP() << "RLIMIT_AS is not applied under AddressSanitizer";
+  std::string m = failure_of([] {
+    for (int i = 0; i < 64; ++i) {
+      volatile char* p = static_cast<char*>(std::malloc(size_t{1} << 30));
+      p[0] = 1;
+    }
+  });
+  EXPECT_NE(m.find("ran out of memory"), std::string::npos) << m;
+}
+
+lc_status ok_supports(const lc_case*, char*, size_t) { return LC_OK; }
+lc_status ok_size(const lc_case*, uint64_t* b) { return *b = 0, LC_OK; }
+lc_status ok_pack(const lc_case*, const void*, size_t, void*, size_t) { return LC_OK; }
+
+lc_plugin table_with(const lc_capability* caps, uint32_t count) {
+  return lc_plugin{LC_ABI_MAJOR, LC_ABI_MINOR, sizeof(lc_plugin), "t", caps, count,
+                   ok_supports, ok_size, nullptr, ok_pack, ok_pack};
+}
+
+TEST(PluginTable, a_capability_count_beyond_the_limit_is_refused) {
+  static const lc_capability one[] = {{"tpu.*", "*", 0}};
+  lc_plugin t = table_with(one, 1000000);
+  auto p = plugin_from_table(&t, "x.so");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("capability_count is 1000000, more than the 4096"), std::string::npos)
+      << p.status().message();
+}
+
+TEST(PluginTable, a_null_glob_names_its_entry) {
+  static const lc_capability caps[] = {{"tpu.*", "*", 0}, {nullptr, "*", 0}};
+  lc_plugin t = table_with(caps, 2);
+  auto p = plugin_from_table(&t, "x.so");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("capabilities[1] has a NULL layout_glob"), std::string::npos)
+      << p.status().message();
+}
+
+TEST(PluginTable, a_valid_table_is_accepted) {
+  static const lc_capability caps[] = {{"tpu.*", "int8 fp32", 16}};
+  lc_plugin t = table_with(caps, 1);
+  auto p = plugin_from_table(&t, "x.so");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ((*p)->capabilities().size(), 1u);
+  EXPECT_FALSE((*p)->has_offset_bits());
+  EXPECT_EQ(plugin_from_table(nullptr, "x.so").status().code(), StatusCode::kInvalid);
+}
+
+TEST(PluginTable, a_plugin_that_cannot_be_loaded_is_an_error_not_a_crash) {
+  auto p = load_plugin_isolated("/nonexistent/libnothing.so");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("cannot load plugin"), std::string::npos) << p.status().message();
+}
+
+}  // namespace
+}  // namespace layoutcheck
