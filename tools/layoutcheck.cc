@@ -388,6 +388,18 @@ CheckReport claimed_decline(const Impl& impl, const Case& c, CheckReport r) {
   return r;
 }
 
+// share/layoutcheck beside the executable's bin/ (an installed tree, or the
+// build tree, where CMake links it to the sources), or $LAYOUTCHECK_DATA_DIR.
+std::string data_dir(const char* what) {
+  if (const char* env = std::getenv("LAYOUTCHECK_DATA_DIR"); env != nullptr && *env != 0) return env;
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path dir = exe.parent_path().parent_path() / "share" / "layoutcheck";
+  if (!ec && std::filesystem::is_directory(dir / what, ec)) return dir.string();
+  throw UsageError{std::string("cannot find layoutcheck's ") + what + " (looked in " + (dir / what).string() +
+                   "); set LAYOUTCHECK_DATA_DIR to the directory that holds oracles/ and spec/"};
+}
+
 int cmd_check(const Args& a) {
   expect_known_options(a, {"impl", "layout", "seconds", "seed", "json", "min-cases", "max-cases", "cases", "jobs",
                            "timeout", "save", "isolate", "fail-fast", "strict-padding"});
@@ -429,7 +441,31 @@ int cmd_check(const Args& a) {
   else std::cerr << opt.seconds << " s";
   std::cerr << ", seed " << opt.seed << ", " << opt.jobs << " job(s)"
             << (run_one.isolate ? ", each case in a child process" : "") << std::endl;
-  auto tallies = run_checks(reference_impl(), impl, opt);
+  // A plugin first replays the documents' worked examples (their rejection
+  // cases included) of the layouts it claims and --layout selects.
+  uint64_t oracle_passed = 0, oracle_failed = 0;
+  std::vector<std::string> oracle_failures;
+  if (plugin) {
+    auto cases = or_fail(load_oracle_dir(data_dir("oracles") + "/oracles", data_dir("spec") + "/spec"));
+    OracleOptions oo;
+    oo.describer = &reference_impl();
+    oo.claimed = [&](const Case& c) {
+      if (!glob_match(opt.layout_glob, c.layout.name)) return false;
+      return plugin->capabilities().empty() ? plugin->supports(c).code() != StatusCode::kUnsupported
+                                            : plugin->claims(c);
+    };
+    for (const auto& oc : cases) {
+      OracleResult r = run_oracle_case(oc, impl, oo);
+      if (r.outcome == OracleResult::kPassed) ++oracle_passed;
+      if (r.outcome != OracleResult::kFailed) continue;
+      ++oracle_failed;
+      oracle_failures.insert(oracle_failures.end(), r.failures.begin(), r.failures.end());
+      if (opt.fail_fast) break;
+    }
+    std::cerr << "layoutcheck check: the documents' examples of the claimed layouts: " << oracle_passed
+              << " passed, " << oracle_failed << " failed" << std::endl;
+  }
+  auto tallies = (oracle_failed && opt.fail_fast) ? std::vector<LayoutTally>{} : run_checks(reference_impl(), impl, opt);
 
   // Shrink each layout's first failure, print its reproducer and save it.
   std::vector<std::string> saved_paths;
@@ -473,8 +509,12 @@ int cmd_check(const Args& a) {
   if (a.has("json")) {
     std::string saved_json;
     for (const auto& p : saved_paths) saved_json += (saved_json.empty() ? "" : ", ") + json_escape(p);
+    std::string oracle_json;
+    for (const auto& f : oracle_failures) oracle_json += (oracle_json.empty() ? "" : ", ") + json_escape(f);
+    failed = oracle_failed > 0;
     std::cout << "{\"impl\": " << json_escape(impl.name()) << ", \"seed\": " << opt.seed << ", \"saved\": ["
-              << saved_json << "], \"layouts\": [";
+              << saved_json << "], \"oracle\": {\"passed\": " << oracle_passed << ", \"failed\": " << oracle_failed
+              << ", \"failures\": [" << oracle_json << "]}, \"layouts\": [";
     for (size_t i = 0; i < tallies.size(); ++i) {
       const auto& t = tallies[i];
       std::string grid;
@@ -527,8 +567,14 @@ int cmd_check(const Args& a) {
   for (const auto& t : tallies) {
     if (t.failed) std::printf("\n%s", t.first_failure.c_str());
   }
+  if (plugin) {
+    std::printf("\noracle (the documents' examples of the claimed layouts): %llu passed, %llu failed\n",
+                static_cast<unsigned long long>(oracle_passed), static_cast<unsigned long long>(oracle_failed));
+    for (const auto& f : oracle_failures) std::printf("  %s\n", f.c_str());
+  }
   std::printf("\ncheck: %llu passed, %llu failed, %llu skipped\n",
-              static_cast<unsigned long long>(total_passed), static_cast<unsigned long long>(total_failed),
+              static_cast<unsigned long long>(total_passed + oracle_passed),
+              static_cast<unsigned long long>(total_failed + oracle_failed),
               static_cast<unsigned long long>(total - total_passed - total_failed));
   if (!saved_paths.empty()) {
     std::printf("regressions: %zu file(s) saved in %s\n  replay: %s\n", saved_paths.size(),
@@ -536,7 +582,7 @@ int cmd_check(const Args& a) {
   } else if (total_failed && save_dir.empty()) {
     std::printf("regressions: not saved (--save DIR keeps them for `layoutcheck replay DIR`)\n");
   }
-  return total_failed ? 1 : 0;
+  return total_failed + oracle_failed ? 1 : 0;
 }
 
 int cmd_repro(const Args& a) {
@@ -638,8 +684,8 @@ int cmd_oracle(const Args& a) {
   expect_known_options(a, {"id", "impl", "dir", "spec-dir", "json"});
   const Impl& impl = a.has("impl") ? impl_of(a) : optimized_impl();
   const auto* plugin = dynamic_cast<const PluginImpl*>(&impl);
-  const std::string dir = a.get("dir", std::string(LAYOUTCHECK_SOURCE_DIR) + "/oracles");
-  const std::string spec_dir = a.get("spec-dir", LAYOUTCHECK_SPEC_DIR);
+  const std::string dir = a.has("dir") ? a.get("dir") : data_dir("oracles") + "/oracles";
+  const std::string spec_dir = a.has("spec-dir") ? a.get("spec-dir") : data_dir("spec") + "/spec";
   auto cases = or_fail(load_oracle_dir(dir, spec_dir));
   // A fact the reference does not report for its case is a mistake of the file.
   or_fail(check_oracle_facts(cases, reference_impl()));

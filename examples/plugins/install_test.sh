@@ -13,6 +13,9 @@ cmake --build "$prefix/plugins" --target tpu_plugin fuzz_tpu_plugin > /dev/null
 "$prefix/bin/layoutcheck" check --impl "$prefix/plugins/libtpu_plugin.so" --layout 'tpu.aligned' --seconds 1 \
   --save "$prefix/regressions"
 "$prefix/plugins/fuzz_tpu_plugin" "$src/corpus/fuzz_differential"
+# The installed CLI finds the installed oracles and documents (no source path in the binary).
+(cd / && "$prefix/bin/layoutcheck" oracle --impl "$prefix/plugins/libtpu_plugin.so" | tail -n 1)
+! strings "$prefix/bin/layoutcheck" | grep -qF "$src/oracles"
 # Its seed corpus, from the installed corpus, for a ClusterFuzzLite $OUT.
 test "$(unzip -Z1 "$prefix/plugins/fuzz_tpu_plugin_seed_corpus.zip" | wc -l)" -ge \
   "$(find "$prefix/share/layoutcheck/corpus/fuzz_differential" -type f | wc -l)"
