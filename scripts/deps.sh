@@ -4,11 +4,12 @@
 #   scripts/deps.sh --list   print the package list, one a line
 set -euo pipefail
 # Every package a find_package() or #include of the build resolves to. libdnnl-dev's
-# CMake config needs OpenCL (ocl-icd-opencl-dev), which libdnnl-dev only recommends.
+# CMake config needs OpenCL (ocl-icd-opencl-dev), which libdnnl-dev only recommends;
+# CMake takes the LLVM tools (llvm-ar, ld.lld) for the clang builds when they are there.
 # scripts/deps_audit.sh checks this list against the files a build actually used.
 packages=(cmake ninja-build g++ clang libclang-rt-14-dev googletest libgtest-dev librapidcheck-dev
           libbenchmark-dev libdnnl-dev ocl-icd-opencl-dev opencl-c-headers libfp16-dev
-          libcli11-dev nlohmann-json3-dev zip unzip pkgconf)
+          libcli11-dev nlohmann-json3-dev zip unzip pkgconf llvm lld)
 if [ "${1:-}" = "--list" ]; then
   printf '%s\n' "${packages[@]}"
   exit 0
