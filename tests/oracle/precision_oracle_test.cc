@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "layoutcheck/oracle.h"
 #include "layoutcheck/precision.h"
 #include "precision_support.h"
 
@@ -30,59 +32,20 @@ struct PrecisionCase {
   std::vector<PrecisionCheck> checks;
 };
 
-// Reads one file; a case without its own `source:` naming the document and a
-// section heading is rejected, as is any unknown line.
-Result<std::vector<PrecisionCase>> load_precision_oracles(const std::string& text, const std::string& file) {
-  std::vector<PrecisionCase> cases;
-  std::istringstream in(text);
-  std::string line;
-  int n = 0;
-  auto finish = [&]() -> Status {
-    if (!cases.empty() && cases.back().source_heading.empty()) {
-      return Status::invalid(cases.back().where + ": case '" + cases.back().id + "' has no source: line (source: " +
-                             kDocument + " § <section heading>)");
-    }
-    return Status();
-  };
-  while (std::getline(in, line)) {
-    ++n;
-    const std::string where = file + ":" + std::to_string(n);
-    if (line.empty() || line[0] == '#') continue;
-    if (line.rfind("case: ", 0) == 0) {
-      LC_RETURN_IF_ERROR(finish());
-      cases.push_back({line.substr(6), "", where, {}});
-      continue;
-    }
-    if (cases.empty()) return Status::invalid(where + ": '" + line + "' before the first case:");
-    if (line.rfind("source: ", 0) == 0) {
-      const std::string prefix = std::string("source: ") + kDocument + " § ";
-      if (line.rfind(prefix, 0) != 0 || line.size() == prefix.size()) {
-        return Status::invalid(where + ": source must read '" + prefix + "<section heading>', not '" + line + "'");
-      }
-      cases.back().source_heading = line.substr(prefix.size());
-    } else if (line.rfind("note: ", 0) == 0) {
-      continue;
-    } else if (line.rfind("table ", 0) == 0 || line.rfind("convert ", 0) == 0) {
-      cases.back().checks.push_back({n, line});
-    } else {
-      return Status::invalid(where + ": unknown line '" + line + "'");
-    }
-  }
-  LC_RETURN_IF_ERROR(finish());
-  return cases;
-}
-
+// Every case of oracles/**/*.precision, read by the library's loader (which
+// checks each source against the document and each id for uniqueness).
 std::vector<PrecisionCase> load_all() {
   std::vector<PrecisionCase> all;
-  const fs::path dir = fs::path(LAYOUTCHECK_SOURCE_DIR) / "oracles" / "precision";
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.path().extension() != ".precision") continue;
-    std::ifstream f(entry.path());
-    std::stringstream ss;
-    ss << f.rdbuf();
-    auto cases = load_precision_oracles(ss.str(), entry.path().filename().string());
-    EXPECT_TRUE(cases.ok()) << cases.status().message();
-    if (cases.ok()) all.insert(all.end(), cases->begin(), cases->end());
+  auto cases = load_precision_oracle_dir(std::string(LAYOUTCHECK_SOURCE_DIR) + "/oracles", LAYOUTCHECK_SPEC_DIR);
+  EXPECT_TRUE(cases.ok()) << cases.status().message();
+  if (!cases.ok()) return all;
+  for (const auto& pc : *cases) {
+    const size_t sep = pc.source.find(" § ");
+    EXPECT_EQ(pc.source.substr(0, sep), kDocument) << pc.id;
+    PrecisionCase c{pc.id, sep == std::string::npos ? "" : pc.source.substr(sep + std::strlen(" § ")),
+                    pc.file + ":" + std::to_string(pc.line), {}};
+    for (const auto& [line, text] : pc.checks) c.checks.push_back({line, text});
+    all.push_back(c);
   }
   return all;
 }
@@ -213,20 +176,21 @@ void run_convert(const PrecisionCase& c, const PrecisionCheck& chk) {
 }
 
 TEST(PrecisionOracleLoader, rejects_a_case_without_source) {
-  auto r = load_precision_oracles("case: a\nconvert ieee fp16 fp32 0x3c00 -> 0x3f800000\n", "x.precision");
+  auto r = parse_precision_oracles("case: a\nconvert ieee fp16 fp32 0x3c00 -> 0x3f800000\n", "x.precision");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("case 'a' has no source"), std::string::npos) << r.status().message();
-  auto second = load_precision_oracles(
-      "case: a\nsource: nvdla-in-memory-data-formats.txt § FP16 Supporting\ncase: b\ntable conv fp16 fp16 = fp16\n",
+  EXPECT_NE(r.status().message().find("case a has no source"), std::string::npos) << r.status().message();
+  auto second = parse_precision_oracles(
+      "case: a\nsource: nvdla-in-memory-data-formats.txt § FP16 Supporting\ntable conv fp16 fp16 = fp16\n"
+      "case: b\ntable conv fp16 fp16 = fp16\n",
       "x.precision");
   ASSERT_FALSE(second.ok());
-  EXPECT_NE(second.status().message().find("case 'b'"), std::string::npos);
+  EXPECT_NE(second.status().message().find("case b has no source"), std::string::npos) << second.status().message();
 }
 
 TEST(PrecisionOracleLoader, rejects_a_source_without_document_and_heading) {
-  EXPECT_FALSE(load_precision_oracles("case: a\nsource: FP16 Supporting\n", "x").ok());
-  EXPECT_FALSE(load_precision_oracles("case: a\nsource: nvdla-in-memory-data-formats.txt § \n", "x").ok());
-  EXPECT_FALSE(load_precision_oracles("case: a\nsource: nvdla-in-memory-data-formats.txt § X\nbogus\n", "x").ok());
+  EXPECT_FALSE(parse_precision_oracles("case: a\nsource: FP16 Supporting\n", "x").ok());
+  EXPECT_FALSE(parse_precision_oracles("case: a\nsource: nvdla-in-memory-data-formats.txt § \n", "x").ok());
+  EXPECT_FALSE(parse_precision_oracles("case: a\nsource: nvdla-in-memory-data-formats.txt § X\nbogus\n", "x").ok());
 }
 
 TEST(PrecisionOracles, every_case_passes_on_reference_and_optimized) {
