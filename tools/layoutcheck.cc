@@ -10,6 +10,8 @@
 //   layoutcheck repro    LAYOUT --dtype D --shape ... [--impl NAME] [--seed N] [--timeout S]
 //   layoutcheck replay   PATH... [--impl NAME] [--timeout S]
 //   layoutcheck oracle   [--id GLOB] [--impl NAME|PATH.so] [--dir DIR] [--spec-dir DIR] [--json]
+//   layoutcheck precision nvdla ..., layoutcheck convert ... (tools/precision_cli.cc)
+// Every option of every command: kCommands below, and `layoutcheck COMMAND --help`.
 //
 // Exit status: 0 success, 1 a check or oracle failed, 2 bad input or a failed read
 // or write (the message names the path and the reason).
@@ -29,11 +31,13 @@
 #include <vector>
 
 #include "layoutcheck/byte_rules.h"
+#include "layoutcheck/c_api.h"
 #include "layoutcheck/checker.h"
 #include "layoutcheck/impl.h"
 #include "layoutcheck/oracle.h"
 #include "layoutcheck/plugin.h"
 #include "layoutcheck/precision.h"
+#include "tools/cli_args.h"
 #include "tools/cli_io.h"
 #include "tools/precision_cli.h"
 
@@ -41,9 +45,26 @@ using namespace layoutcheck;
 
 namespace {
 
-struct UsageError {
-  std::string message;
-};
+// The end of the man page (`layoutcheck --help-all`).
+const char* kMoreHelp =
+    "Files:\n"
+    "  An input (--in) is read up to the size the case needs; one byte more is an error. An output\n"
+    "  (--out) replaces a regular file atomically (temporary file beside it, fsync, rename), writes a\n"
+    "  device or FIFO in place, and follows a symbolic link to its target; a failed write exits 2 and\n"
+    "  leaves no file behind.\n"
+    "\n"
+    "Environment:\n"
+    "  LAYOUTCHECK_PLUGIN_TIMEOUT  seconds each call of a plugin may take (default 10)\n"
+    "  LAYOUTCHECK_DATA_DIR        the directory that holds oracles/, corpus/ and spec/\n"
+    "                              (default: share/layoutcheck beside the executable's bin/)\n"
+    "\n"
+    "Exit status:\n"
+    "  0 success, 1 a check or oracle failed, 2 bad input, a usage error or a failed read or write.\n";
+
+using cli::Args;
+using cli::CommandSpec;
+using cli::OptionSpec;
+using cli::UsageError;
 
 const char* kUsage =
     "usage: layoutcheck COMMAND [options]\n"
@@ -63,76 +84,79 @@ const char* kUsage =
     "  convert --rule ieee|nvdla|nvdla-int --from D --to D [--unit U] [--flush-nan] [--offset X --scale Y]\n"
     "          [--truncate M] [--in F] [--out F]       convert raw little-endian values (NaN counts on stderr)\n"
     "common: --impl reference|optimized|PATH.so (default optimized; a plugin runs isolated)\n"
+    "help: layoutcheck COMMAND --help lists every option of a command; layoutcheck --version\n"
     "files: --in reads at most the size the case needs (one byte more is an error); --out replaces a\n"
     "  regular file atomically (temporary file beside it, fsync, rename), writes a device or FIFO in\n"
     "  place, follows a symbolic link to its target; a failed write exits 2 and leaves no file behind\n";
 
-struct Args {
-  std::string command;
-  std::vector<std::string> positional;
-  std::multimap<std::string, std::string> options;
-  bool has(const std::string& k) const { return options.count(k) > 0; }
-  // The last occurrence wins, so a script's defaults can be overridden by appending.
-  std::string get(const std::string& k, const std::string& def = "") const {
-    auto [first, last] = options.equal_range(k);
-    return first == last ? def : std::prev(last)->second;
-  }
-  std::vector<std::string> all(const std::string& k) const {
-    std::vector<std::string> out;
-    for (auto [it, end] = options.equal_range(k); it != end; ++it) out.push_back(it->second);
-    return out;
-  }
+// The commands and every option they read. To add a command, add a row here
+// and a branch in run_command(); to add an option, add it to its command's
+// row (value: the placeholder of its value, or nullptr for a switch) and read
+// it with a.get/a.has/a.all. The parser (tools/cli_args.cc, on CLI11), --help,
+// the man page and the bash completion all come from this table.
+const OptionSpec kImplOpt{"impl", "NAME|PATH.so", "reference, optimized (default) or a plugin's .so, run isolated"};
+const OptionSpec kDtypeOpt{"dtype", "D", "element type (int8 uint8 ... fp32; see describe's errors for the list)"};
+const OptionSpec kShapeOpt{"shape", "a,b,c,...", "logical extents separated by commas"};
+const OptionSpec kJsonOpt{"json", nullptr, "print JSON instead of text"};
+const OptionSpec kTimeoutOpt{"timeout", "S", "seconds each isolated case may take (1..2147483; default 10)"};
+const OptionSpec kIsolateOpt{"isolate", nullptr, "run each case in a child process (always so for a plugin)"};
+const OptionSpec kStrictOpt{"strict-padding", nullptr, "compare the bytes the document leaves free too"};
+const OptionSpec kSeedOpt{"seed", "N", "random seed (default 1)"};
+
+const std::vector<CommandSpec> kCommands = {
+    {"list", "", 0, "every layout: name, family, document section", {kJsonOpt}},
+    {"describe", "LAYOUT", 1, "size, strides, padding and byte rules of one case",
+     {kDtypeOpt, kShapeOpt, kImplOpt, kJsonOpt}},
+    {"offset", "LAYOUT", 1, "byte offset of each coordinate",
+     {kDtypeOpt, kShapeOpt, kImplOpt, {"at", "i,j,...", "a logical coordinate (repeatable)"}}},
+    {"pack", "LAYOUT", 1, "logical (dense row-major) bytes to the physical layout",
+     {kDtypeOpt, kShapeOpt, kImplOpt, {"in", "FILE", "input file (default: standard input)"},
+      {"out", "FILE", "output file, replaced atomically (default: standard output)"}}},
+    {"unpack", "LAYOUT", 1, "physical bytes back to the logical layout",
+     {kDtypeOpt, kShapeOpt, kImplOpt, {"in", "FILE", "input file (default: standard input)"},
+      {"out", "FILE", "output file, replaced atomically (default: standard output)"}}},
+    {"check", "", 0, "differential check of an implementation against the reference",
+     {kImplOpt,
+      {"layout", "GLOB", "layouts to check (default *)"},
+      {"seconds", "N", "time budget per layout (default 20)"},
+      {"cases", "N", "exactly N cases per layout (no time budget)"},
+      {"min-cases", "N", "at least N cases per layout within --seconds (default 20)"},
+      {"max-cases", "N", "at most N cases per layout (default 0: no limit)"},
+      kSeedOpt,
+      {"jobs", "N", "parallel workers (1..1024, default 1)"},
+      {"timeout", "S", "seconds each isolated case may take (default 10; none with --cases)"},
+      {"save", "DIR", "save the smallest failing case of each layout as a regression file"},
+      kIsolateOpt,
+      {"fail-fast", nullptr, "stop a layout at its first failure"},
+      kStrictOpt,
+      kJsonOpt}},
+    {"repro", "LAYOUT", 1, "run one case of check again",
+     {kDtypeOpt, kShapeOpt, kImplOpt, kSeedOpt, kTimeoutOpt, kIsolateOpt, kStrictOpt}},
+    {"replay", "PATH...", -1, "replay regression files (or directories of them)",
+     {kImplOpt, kTimeoutOpt, kIsolateOpt, kStrictOpt}},
+    {"oracle", "", 0, "the documents' worked examples",
+     {{"id", "GLOB", "oracle cases to run (default *)"},
+      {"impl", "NAME|PATH.so", "implementation to test (default optimized)"},
+      {"dir", "DIR", "directory of the oracle files (default: the installed ones)"},
+      {"spec-dir", "DIR", "directory of the documents they cite"},
+      kJsonOpt}},
+    {"precision", "nvdla", 1, "NVDLA precision tables: is a layer's input/output pair valid",
+     {{"layer", "conv|sdp|lrn|pdp", "the layer"},
+      {"input", "FORMAT", "image-uint8 image-int16 image-uint16 image-fp16 int8 int16 fp16"},
+      {"output", "PRECISION", "int8 int16 fp16"}}},
+    {"convert", "", 0, "convert raw little-endian values (at most 256 MiB; NaN counts on standard error)",
+     {{"rule", "ieee|nvdla|nvdla-int", "conversion rule"},
+      {"from", "D", "source type"},
+      {"to", "D", "destination type"},
+      {"unit", "U", "nvdla: conv conv-winograd sdp cdp pdp pdp-minmax"},
+      {"flush-nan", nullptr, "nvdla: flush NaN"},
+      {"offset", "X", "nvdla-int: offset subtracted before scaling"},
+      {"scale", "Y", "nvdla-int: scaling factor (fp32)"},
+      {"truncate", "M", "nvdla-int: nearest-away nearest-even toward-zero"},
+      {"impl", "reference|optimized", "converter (default optimized)"},
+      {"in", "FILE", "input file (default: standard input)"},
+      {"out", "FILE", "output file, replaced atomically (default: standard output)"}}},
 };
-
-// How many LAYOUT arguments each command takes; -1 for a command not listed here.
-int layout_arguments(const std::string& command) {
-  for (const char* c : {"describe", "offset", "pack", "unpack", "repro"}) {
-    if (command == c) return 1;
-  }
-  for (const char* c : {"list", "check", "oracle"}) {
-    if (command == c) return 0;
-  }
-  return -1;
-}
-
-Args parse_args(int argc, char** argv) {
-  static const char* kFlags[] = {"--json", "--help", "-h", "--isolate", "--fail-fast", "--strict-padding"};
-  Args a;
-  if (argc < 2) throw UsageError{"missing command"};
-  a.command = argv[1];
-  const int layouts = layout_arguments(a.command);
-  for (int i = 2; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "-h") {
-      a.options.emplace("help", "1");
-      continue;
-    }
-    if (layouts >= 0 && arg.size() > 1 && arg[0] == '-' && arg[1] != '-') {
-      throw UsageError{"unknown option " + clip_input(arg) + " for '" + a.command + "'"};
-    }
-    if (arg.rfind("--", 0) == 0) {
-      bool flag = false;
-      for (const char* f : kFlags) flag |= arg == f;
-      if (flag) {
-        a.options.emplace(arg.substr(2), "1");
-        continue;
-      }
-      if (size_t eq = arg.find('='); eq != std::string::npos) {
-        a.options.emplace(arg.substr(2, eq - 2), arg.substr(eq + 1));
-        continue;
-      }
-      if (i + 1 >= argc) throw UsageError{"option " + arg + " needs a value"};
-      a.options.emplace(arg.substr(2), argv[++i]);
-    } else {
-      a.positional.push_back(arg);
-    }
-  }
-  if (layouts >= 0 && a.positional.size() > static_cast<size_t>(layouts) && !a.has("help")) {
-    throw UsageError{"'" + a.command + "' takes " + (layouts ? "one LAYOUT argument" : "no arguments") +
-                     "; unexpected argument " + quote_input(a.positional[static_cast<size_t>(layouts)])};
-  }
-  return a;
-}
 
 std::string json_escape(const std::string& s) {
   std::string out;
@@ -778,17 +802,35 @@ int cmd_oracle(const Args& a) {
 
 int run_command(int argc, char** argv) {
   try {
-    if (argc >= 2 && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help"))) {
+    const std::string first = argc >= 2 ? argv[1] : "";
+    if (first == "--help" || first == "-h" || first == "help") {
+      if (argc >= 3) {
+        char help[] = "--help";
+        char* args[] = {argv[0], argv[2], help};
+        Args ignored;
+        cli::parse_command(kCommands, 3, args, &ignored);
+        return 0;
+      }
       std::cout << kUsage;
       return 0;
     }
-    if (argc >= 2 && !std::strcmp(argv[1], "precision")) return cli::precision_main(argc, argv);
-    if (argc >= 2 && !std::strcmp(argv[1], "convert")) return cli::convert_main(argc, argv);
-    Args a = parse_args(argc, argv);
-    if (a.has("help") || a.has("h")) {
-      std::cout << kUsage;
+    if (first == "--version") {
+      std::cout << "layoutcheck " << LAYOUTCHECK_VERSION << " (plugin ABI " << LC_ABI_MAJOR << "." << LC_ABI_MINOR
+                << ")\n";
       return 0;
     }
+    if (first == "--help-all") {
+      std::cout << cli::help_all(kCommands, kMoreHelp);
+      return 0;
+    }
+    if (first == "--bash-completion") {
+      std::cout << cli::bash_completion(kCommands);
+      return 0;
+    }
+    Args a;
+    if (cli::parse_command(kCommands, argc, argv, &a) == cli::Parsed::kHelpShown) return 0;
+    if (a.command == "precision") return cli::precision_main(a);
+    if (a.command == "convert") return cli::convert_main(a);
     if (a.command == "list") return cmd_list(a);
     if (a.command == "describe") return cmd_describe(a);
     if (a.command == "offset") return cmd_offset(a);
