@@ -16,6 +16,7 @@
 // Exit status: 0 success, 1 a check or oracle failed, 2 bad input or a failed read
 // or write (the message names the path and the reason).
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +40,7 @@
 #include "layoutcheck/precision.h"
 #include "tools/cli_args.h"
 #include "tools/cli_io.h"
+#include "tools/cli_json.h"
 #include "tools/precision_cli.h"
 
 using namespace layoutcheck;
@@ -133,7 +135,7 @@ const std::vector<CommandSpec> kCommands = {
     {"repro", "LAYOUT", 1, "run one case of check again",
      {kDtypeOpt, kShapeOpt, kImplOpt, kSeedOpt, kTimeoutOpt, kIsolateOpt, kStrictOpt}},
     {"replay", "PATH...", -1, "replay regression files (or directories of them)",
-     {kImplOpt, kTimeoutOpt, kIsolateOpt, kStrictOpt}},
+     {kImplOpt, kTimeoutOpt, kIsolateOpt, kStrictOpt, kJsonOpt}},
     {"oracle", "", 0, "the documents' worked examples",
      {{"id", "GLOB", "oracle cases to run (default *)"},
       {"impl", "NAME|PATH.so", "implementation to test (default optimized)"},
@@ -158,25 +160,15 @@ const std::vector<CommandSpec> kCommands = {
       {"out", "FILE", "output file, replaced atomically (default: standard output)"}}},
 };
 
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-          out += buf;
-        } else {
-          out += ch;
-        }
-    }
+// S quoted for a POSIX shell where it needs quoting.
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./,=+:@%") ==
+                        std::string::npos) {
+    return s;
   }
-  return "\"" + out + "\"";
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
 }
 
 void expect_known_options(const Args& a, std::initializer_list<const char*> known) {
@@ -257,21 +249,29 @@ void write_output(const Args& a, const std::vector<uint8_t>& data) {
   or_fail(cli::write_output(a.get("out", "-"), data.data(), data.size()));
 }
 
+// Seconds since the process started (the reports' elapsed_seconds).
+const auto kStart = std::chrono::steady_clock::now();
+double elapsed_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - kStart).count();
+}
+
 int cmd_list(const Args& a) {
   expect_known_options(a, {"json"});
   if (a.has("json")) {
-    std::cout << "[";
-    bool first = true;
+    cli::Json j = cli::report_header("list");
+    j["layouts"] = cli::Json::array();
     for (const auto& s : layout_specs()) {
-      std::string dims;
-      for (const auto& d : s.dims) dims += (dims.empty() ? "" : ",") + json_escape(d);
-      std::cout << (first ? "" : ",") << "\n  {\"name\": " << json_escape(s.name)
-                << ", \"family\": " << json_escape(s.name.substr(0, s.name.find('.')))
-                << ", \"document\": " << json_escape(s.document) << ", \"section\": " << json_escape(s.section)
-                << ", \"dims\": [" << dims << "], \"summary\": " << json_escape(s.summary) << "}";
-      first = false;
+      cli::Json params = cli::Json::array();
+      for (const auto& p : s.params) params.push_back(p.key);
+      j["layouts"].push_back({{"name", s.name},
+                              {"family", s.name.substr(0, s.name.find('.'))},
+                              {"document", s.document},
+                              {"section", s.section},
+                              {"dims", s.dims},
+                              {"parameters", params},
+                              {"summary", s.summary}});
     }
-    std::cout << "\n]\n";
+    std::cout << cli::dump_json(j);
     return 0;
   }
   for (const auto& s : layout_specs()) {
@@ -304,11 +304,11 @@ int cmd_describe(const Args& a) {
   const LayoutSpec* spec = find_spec(c.layout.name);
   if (spec) facts.push_back({"document", spec->document + " § " + spec->section});
   if (a.has("json")) {
-    std::cout << "{";
-    for (size_t i = 0; i < facts.size(); ++i) {
-      std::cout << (i ? ", " : "") << json_escape(facts[i].first) << ": " << json_escape(facts[i].second);
-    }
-    std::cout << "}\n";
+    cli::Json j = cli::report_header("describe");
+    cli::Json f = cli::Json::object();
+    for (const auto& [k, v] : facts) f[k] = cli::number_or_string(v);
+    j["facts"] = f;
+    std::cout << cli::dump_json(j);
   } else {
     for (const auto& [k, v] : facts) std::printf("%-18s %s\n", k.c_str(), v.c_str());
   }
@@ -494,6 +494,7 @@ int cmd_check(const Args& a) {
 
   // Shrink each layout's first failure, print its reproducer and save it.
   std::vector<std::string> saved_paths;
+  std::map<std::string, std::string> repro_of;  // layout -> the repro line of its smallest failing case
   for (auto& t : tallies) {
     if (!t.failed) continue;
     CheckOptions co = opt.check;
@@ -505,6 +506,7 @@ int cmd_check(const Args& a) {
       r.message = t.first_failure;
       small = t.first_failing_case;
     }
+    repro_of[t.layout] = repro_command(small, impl.name(), co);
     std::string text = r.message;
     if (!(small == t.first_failing_case)) {
       text = "smallest failing shape " + shape_to_string(small.shape) + " (from " +
@@ -532,26 +534,43 @@ int cmd_check(const Args& a) {
     return "PASSED";
   };
   if (a.has("json")) {
-    std::string saved_json;
-    for (const auto& p : saved_paths) saved_json += (saved_json.empty() ? "" : ", ") + json_escape(p);
-    std::string oracle_json;
-    for (const auto& f : oracle_failures) oracle_json += (oracle_json.empty() ? "" : ", ") + json_escape(f);
-    failed = oracle_failed > 0;
-    std::cout << "{\"impl\": " << json_escape(impl.name()) << ", \"seed\": " << opt.seed << ", \"saved\": ["
-              << saved_json << "], \"oracle\": {\"passed\": " << oracle_passed << ", \"failed\": " << oracle_failed
-              << ", \"failures\": [" << oracle_json << "]}, \"layouts\": [";
-    for (size_t i = 0; i < tallies.size(); ++i) {
-      const auto& t = tallies[i];
-      std::string grid;
-      for (const auto& [dt, n] : t.passed_by_dtype) grid += (grid.empty() ? "" : ", ") + json_escape(dt) + ": " + std::to_string(n);
-      std::cout << (i ? "," : "") << "\n  {\"layout\": " << json_escape(t.layout) << ", \"cases\": " << t.cases
-                << ", \"passed\": " << t.passed << ", \"invalid\": " << t.invalid << ", \"declined\": " << t.declined
-                << ", \"skipped\": " << t.skipped << ", \"failed\": " << t.failed
-                << ", \"status\": " << json_escape(status_of(t)) << ", \"passed_by_dtype\": {" << grid << "}"
-                << ", \"first_failure\": " << json_escape(t.first_failure) << "}";
+    cli::Json j = cli::report_header("check");
+    j["impl"] = impl.name();
+    j["seed"] = opt.seed;
+    j["layout_glob"] = opt.layout_glob;
+    uint64_t cases = 0, passed = 0, invalid = 0, declined = 0, skipped = 0, failures = 0;
+    cli::Json layouts = cli::Json::array();
+    for (const auto& t : tallies) {
+      cli::Json grid = cli::Json::object();
+      for (const auto& [dt, n] : t.passed_by_dtype) grid[dt] = n;
+      cli::Json l = {{"layout", t.layout}, {"status", status_of(t)}, {"cases", t.cases},     {"passed", t.passed},
+                     {"invalid", t.invalid}, {"declined", t.declined}, {"skipped", t.skipped}, {"failed", t.failed},
+                     {"passed_by_dtype", grid}};
+      if (t.failed) {
+        auto it = repro_of.find(t.layout);
+        l["failure"] = {{"message", t.first_failure}, {"repro", it == repro_of.end() ? "" : it->second}};
+      } else {
+        l["failure"] = nullptr;
+      }
+      layouts.push_back(l);
+      cases += t.cases;
+      passed += t.passed;
+      invalid += t.invalid;
+      declined += t.declined;
+      skipped += t.skipped;
+      failures += t.failed;
       failed |= t.failed > 0;
     }
-    std::cout << "\n]}\n";
+    failed |= oracle_failed > 0;
+    j["status"] = failed ? "failed" : "passed";
+    j["totals"] = {{"layouts", tallies.size()}, {"cases", cases},       {"passed", passed},   {"invalid", invalid},
+                   {"declined", declined},       {"skipped", skipped}, {"failed", failures}};
+    j["elapsed_seconds"] = elapsed_seconds();
+    j["oracle"] = {{"passed", oracle_passed}, {"failed", oracle_failed}, {"failures", oracle_failures}};
+    j["layouts"] = layouts;
+    j["saved"] = saved_paths;
+    j["replay"] = replay_line;
+    std::cout << cli::dump_json(j);
     if (!saved_paths.empty()) std::cerr << "layoutcheck check: regression files saved; replay: " << replay_line << std::endl;
     return failed ? 1 : 0;
   }
@@ -661,7 +680,7 @@ void collect_regressions(const std::string& path, std::vector<std::pair<std::str
 }
 
 int cmd_replay(const Args& a) {
-  expect_known_options(a, {"impl", "timeout", "isolate", "strict-padding"});
+  expect_known_options(a, {"impl", "timeout", "isolate", "strict-padding", "json"});
   if (a.positional.empty()) throw UsageError{"'replay' takes one or more regression files or directories of them"};
   std::vector<std::pair<std::string, std::string>> files;
   uint64_t ignored = 0;
@@ -686,14 +705,42 @@ int cmd_replay(const Args& a) {
   const CaseRunner run_one = runner_of(a, impl, 10);
   const CheckOptions base = check_options_of(a);
   std::map<Verdict, uint64_t> count;
+  const bool json = a.has("json");
+  cli::Json json_cases = cli::Json::array();
   for (const auto& [path, reg] : regressions) {
     CheckOptions co = base;
     co.seed = reg.seed;
     CheckReport r = claimed_decline(impl, reg.c, run_one(reg.c, co));
     ++count[r.verdict];
     const bool ok = r.verdict == Verdict::kPass || r.verdict == Verdict::kBothInvalid;
+    if (json) {
+      const bool fail = r.verdict == Verdict::kFail;
+      json_cases.push_back({{"path", path},
+                            {"case", to_string(reg.c)},
+                            {"seed", reg.seed},
+                            {"status", ok ? "passed" : fail ? "failed" : verdict_name(r.verdict)},
+                            {"message", fail ? r.message : ""},
+                            {"repro", fail ? repro_command(reg.c, impl.name(), co) : ""}});
+      continue;
+    }
     std::printf("%-8s %s\n", ok ? "ok" : verdict_name(r.verdict), path.c_str());
     if (r.verdict == Verdict::kFail) std::printf("%s", r.message.c_str());
+  }
+  if (json) {
+    cli::Json j = cli::report_header("replay");
+    j["impl"] = impl.name();
+    j["seed"] = nullptr;  // each case carries the seed of its file
+    j["status"] = count[Verdict::kFail] ? "failed" : "passed";
+    j["totals"] = {{"cases", regressions.size()},
+                   {"passed", count[Verdict::kPass] + count[Verdict::kBothInvalid]},
+                   {"failed", count[Verdict::kFail]},
+                   {"declined", count[Verdict::kDeclined]},
+                   {"skipped", count[Verdict::kSkipped]},
+                   {"ignored_files", ignored}};
+    j["elapsed_seconds"] = elapsed_seconds();
+    j["cases"] = json_cases;
+    std::cout << cli::dump_json(j);
+    return count[Verdict::kFail] ? 1 : 0;
   }
   std::printf("replay: %llu passed, %llu failed, %llu declined, %llu skipped",
               static_cast<unsigned long long>(count[Verdict::kPass] + count[Verdict::kBothInvalid]),
@@ -728,7 +775,14 @@ int cmd_oracle(const Args& a) {
   }
   const std::string glob = a.get("id", "*");
   uint64_t run = 0, counts[3] = {0, 0, 0};
-  std::string json;
+  cli::Json json_cases = cli::Json::array();
+  // The command line that runs one case again.
+  auto repro_of = [&](const std::string& id) {
+    std::string line = "layoutcheck oracle --id " + shell_quote(id) + " --impl " + shell_quote(impl.name());
+    if (a.has("dir")) line += " --dir " + shell_quote(dir);
+    if (a.has("spec-dir")) line += " --spec-dir " + shell_quote(spec_dir);
+    return line;
+  };
   for (const auto& oc : cases) {
     if (!glob_match(glob, oc.id)) continue;
     ++run;
@@ -738,14 +792,15 @@ int cmd_oracle(const Args& a) {
     if (!r.facts_from.empty()) how += "facts from " + r.facts_from;
     if (r.offsets_from_pack) how += std::string(how.empty() ? "" : ", ") + "offsets through pack";
     if (a.has("json")) {
-      std::string f;
-      for (const auto& s : r.failures) f += (f.empty() ? "" : ", ") + json_escape(s);
-      json += std::string(json.empty() ? "" : ",") + "\n  {\"id\": " + json_escape(oc.id) +
-              ", \"source\": " + json_escape(oc.source) + ", \"status\": " + json_escape(outcome_name(r.outcome)) +
-              ", \"passed\": " + (r.outcome == OracleResult::kPassed ? "true" : "false") +
-              ", \"facts_from\": " + json_escape(r.facts_from) + ", \"offsets_from\": " +
-              json_escape(r.offsets_from_pack ? "pack" : "offset_bits") +
-              ", \"skip_reason\": " + json_escape(r.skip_reason) + ", \"failures\": [" + f + "]}";
+      json_cases.push_back({{"id", oc.id},
+                            {"source", oc.source},
+                            {"status", outcome_name(r.outcome)},
+                            {"passed", r.outcome == OracleResult::kPassed},
+                            {"facts_from", r.facts_from},
+                            {"offsets_from", r.offsets_from_pack ? "pack" : "offset_bits"},
+                            {"skip_reason", r.skip_reason},
+                            {"failures", r.failures},
+                            {"repro", r.outcome == OracleResult::kFailed ? repro_of(oc.id) : ""}});
     } else {
       const char* status = r.outcome == OracleResult::kPassed   ? "ok"
                            : r.outcome == OracleResult::kFailed ? "FAILED"
@@ -771,13 +826,14 @@ int cmd_oracle(const Args& a) {
     ++counts[outcome];
     const std::string skip_reason = converter ? "" : impl.name() + " has no precision conversions";
     if (a.has("json")) {
-      std::string f;
-      for (const auto& s : failures) f += (f.empty() ? "" : ", ") + json_escape(s);
-      json += std::string(json.empty() ? "" : ",") + "\n  {\"id\": " + json_escape(pc.id) +
-              ", \"source\": " + json_escape(pc.source) + ", \"status\": " + json_escape(outcome_name(outcome)) +
-              ", \"passed\": " + (outcome == OracleResult::kPassed ? "true" : "false") +
-              ", \"converter\": " + json_escape(converter ? converter->name() : "") +
-              ", \"skip_reason\": " + json_escape(skip_reason) + ", \"failures\": [" + f + "]}";
+      json_cases.push_back({{"id", pc.id},
+                            {"source", pc.source},
+                            {"status", outcome_name(outcome)},
+                            {"passed", outcome == OracleResult::kPassed},
+                            {"converter", converter ? converter->name() : ""},
+                            {"skip_reason", skip_reason},
+                            {"failures", failures},
+                            {"repro", outcome == OracleResult::kFailed ? repro_of(pc.id) : ""}});
     } else {
       const char* status = outcome == OracleResult::kPassed ? "ok" : outcome == OracleResult::kFailed ? "FAILED" : "skipped";
       std::printf("%-44s %s  (%s)%s\n", pc.id.c_str(), status, pc.source.c_str(),
@@ -790,8 +846,14 @@ int cmd_oracle(const Args& a) {
   const auto failed = static_cast<unsigned long long>(counts[OracleResult::kFailed]);
   const auto skipped = static_cast<unsigned long long>(counts[OracleResult::kSkipped]);
   if (a.has("json")) {
-    std::cout << "{\"impl\": " << json_escape(impl.name()) << ", \"passed\": " << passed << ", \"failed\": " << failed
-              << ", \"skipped\": " << skipped << ", \"cases\": [" << json << "\n]}\n";
+    cli::Json j = cli::report_header("oracle");
+    j["impl"] = impl.name();
+    j["seed"] = nullptr;  // the oracle cases are fixed
+    j["status"] = failed ? "failed" : "passed";
+    j["totals"] = {{"cases", run}, {"passed", passed}, {"failed", failed}, {"skipped", skipped}};
+    j["elapsed_seconds"] = elapsed_seconds();
+    j["cases"] = json_cases;
+    std::cout << cli::dump_json(j);
   } else {
     std::printf("%llu passed, %llu failed, %llu skipped\n", passed, failed, skipped);
   }
