@@ -41,6 +41,7 @@
 #include "tools/cli_args.h"
 #include "tools/cli_io.h"
 #include "tools/cli_json.h"
+#include "tools/cli_junit.h"
 #include "tools/precision_cli.h"
 
 using namespace layoutcheck;
@@ -104,6 +105,7 @@ const OptionSpec kTimeoutOpt{"timeout", "S", "seconds each isolated case may tak
 const OptionSpec kIsolateOpt{"isolate", nullptr, "run each case in a child process (always so for a plugin)"};
 const OptionSpec kStrictOpt{"strict-padding", nullptr, "compare the bytes the document leaves free too"};
 const OptionSpec kSeedOpt{"seed", "N", "random seed (default 1)"};
+const OptionSpec kJunitOpt{"junit", "FILE", "also write a JUnit XML report to FILE (replaced atomically)"};
 
 const std::vector<CommandSpec> kCommands = {
     {"list", "", 0, "every layout: name, family, document section", {kJsonOpt}},
@@ -131,17 +133,19 @@ const std::vector<CommandSpec> kCommands = {
       kIsolateOpt,
       {"fail-fast", nullptr, "stop a layout at its first failure"},
       kStrictOpt,
-      kJsonOpt}},
+      kJsonOpt,
+      kJunitOpt}},
     {"repro", "LAYOUT", 1, "run one case of check again",
      {kDtypeOpt, kShapeOpt, kImplOpt, kSeedOpt, kTimeoutOpt, kIsolateOpt, kStrictOpt}},
     {"replay", "PATH...", -1, "replay regression files (or directories of them)",
-     {kImplOpt, kTimeoutOpt, kIsolateOpt, kStrictOpt, kJsonOpt}},
+     {kImplOpt, kTimeoutOpt, kIsolateOpt, kStrictOpt, kJsonOpt, kJunitOpt}},
     {"oracle", "", 0, "the documents' worked examples",
      {{"id", "GLOB", "oracle cases to run (default *)"},
       {"impl", "NAME|PATH.so", "implementation to test (default optimized)"},
       {"dir", "DIR", "directory of the oracle files (default: the installed ones)"},
       {"spec-dir", "DIR", "directory of the documents they cite"},
-      kJsonOpt}},
+      kJsonOpt,
+      kJunitOpt}},
     {"precision", "nvdla", 1, "NVDLA precision tables: is a layer's input/output pair valid",
      {{"layer", "conv|sdp|lrn|pdp", "the layer"},
       {"input", "FORMAT", "image-uint8 image-int16 image-uint16 image-fp16 int8 int16 fp16"},
@@ -253,6 +257,20 @@ void write_output(const Args& a, const std::vector<uint8_t>& data) {
 const auto kStart = std::chrono::steady_clock::now();
 double elapsed_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - kStart).count();
+}
+
+// Writes the --junit report, if asked for; a failed write is exit status 2.
+void write_junit_of(const Args& a, const std::string& suite, const std::vector<cli::JunitCase>& cases) {
+  if (!a.has("junit")) return;
+  if (a.get("junit").empty()) throw UsageError{"--junit takes a file name"};
+  or_fail(cli::write_junit(a.get("junit"), suite, cases, elapsed_seconds()));
+}
+
+// The line of a failure message that says what failed: its "FAIL ..." line, else its first.
+std::string first_line(const std::string& text) {
+  size_t at = text.rfind("FAIL ", 0) == 0 ? 0 : text.find("\nFAIL ");
+  at = at == std::string::npos ? 0 : at + (at ? 1 : 0);
+  return text.substr(at, text.find('\n', at) - at);
 }
 
 int cmd_list(const Args& a) {
@@ -426,7 +444,7 @@ std::string data_dir(const char* what) {
 
 int cmd_check(const Args& a) {
   expect_known_options(a, {"impl", "layout", "seconds", "seed", "json", "min-cases", "max-cases", "cases", "jobs",
-                           "timeout", "save", "isolate", "fail-fast", "strict-padding"});
+                           "timeout", "save", "isolate", "fail-fast", "strict-padding", "junit"});
   RunOptions opt;
   opt.layout_glob = a.get("layout", "*");
   opt.cases = ranged_number(a, "cases", 0, 1, UINT64_MAX);
@@ -533,6 +551,32 @@ int cmd_check(const Args& a) {
     if (t.passed == 0) return "SKIPPED";
     return "PASSED";
   };
+  if (a.has("junit")) {
+    std::vector<cli::JunitCase> cases;
+    for (const auto& t : tallies) {
+      cli::JunitCase c{"check." + t.layout.substr(0, t.layout.find('.')), t.layout};
+      if (t.failed) {
+        auto it = repro_of.find(t.layout);
+        c.outcome = cli::JunitCase::kFailed;
+        c.message = first_line(t.first_failure);
+        c.details = t.first_failure + (it == repro_of.end() ? "" : "repro: " + it->second + "\n");
+      } else if (t.passed + t.invalid == 0) {
+        c.outcome = cli::JunitCase::kSkipped;
+        c.message = std::to_string(t.declined) + " declined, " + std::to_string(t.skipped) + " skipped";
+      }
+      cases.push_back(c);
+    }
+    if (plugin) {
+      cli::JunitCase c{"check.oracle", "documents' examples of the claimed layouts"};
+      if (oracle_failed) {
+        c.outcome = cli::JunitCase::kFailed;
+        c.message = std::to_string(oracle_failed) + " failed";
+        for (const auto& f : oracle_failures) c.details += f + "\n";
+      }
+      cases.push_back(c);
+    }
+    write_junit_of(a, "layoutcheck check " + impl.name(), cases);
+  }
   if (a.has("json")) {
     cli::Json j = cli::report_header("check");
     j["impl"] = impl.name();
@@ -680,7 +724,7 @@ void collect_regressions(const std::string& path, std::vector<std::pair<std::str
 }
 
 int cmd_replay(const Args& a) {
-  expect_known_options(a, {"impl", "timeout", "isolate", "strict-padding", "json"});
+  expect_known_options(a, {"impl", "timeout", "isolate", "strict-padding", "json", "junit"});
   if (a.positional.empty()) throw UsageError{"'replay' takes one or more regression files or directories of them"};
   std::vector<std::pair<std::string, std::string>> files;
   uint64_t ignored = 0;
@@ -707,12 +751,25 @@ int cmd_replay(const Args& a) {
   std::map<Verdict, uint64_t> count;
   const bool json = a.has("json");
   cli::Json json_cases = cli::Json::array();
+  std::vector<cli::JunitCase> junit_cases;
   for (const auto& [path, reg] : regressions) {
     CheckOptions co = base;
     co.seed = reg.seed;
     CheckReport r = claimed_decline(impl, reg.c, run_one(reg.c, co));
     ++count[r.verdict];
     const bool ok = r.verdict == Verdict::kPass || r.verdict == Verdict::kBothInvalid;
+    if (a.has("junit")) {
+      cli::JunitCase c{"replay." + reg.c.layout.name, path};
+      if (r.verdict == Verdict::kFail) {
+        c.outcome = cli::JunitCase::kFailed;
+        c.message = first_line(r.message);
+        c.details = r.message + "repro: " + repro_command(reg.c, impl.name(), co) + "\n";
+      } else if (!ok) {
+        c.outcome = cli::JunitCase::kSkipped;
+        c.message = verdict_name(r.verdict);
+      }
+      junit_cases.push_back(c);
+    }
     if (json) {
       const bool fail = r.verdict == Verdict::kFail;
       json_cases.push_back({{"path", path},
@@ -726,6 +783,7 @@ int cmd_replay(const Args& a) {
     std::printf("%-8s %s\n", ok ? "ok" : verdict_name(r.verdict), path.c_str());
     if (r.verdict == Verdict::kFail) std::printf("%s", r.message.c_str());
   }
+  write_junit_of(a, "layoutcheck replay " + impl.name(), junit_cases);
   if (json) {
     cli::Json j = cli::report_header("replay");
     j["impl"] = impl.name();
@@ -753,7 +811,7 @@ int cmd_replay(const Args& a) {
 }
 
 int cmd_oracle(const Args& a) {
-  expect_known_options(a, {"id", "impl", "dir", "spec-dir", "json"});
+  expect_known_options(a, {"id", "impl", "dir", "spec-dir", "json", "junit"});
   const Impl& impl = a.has("impl") ? impl_of(a) : optimized_impl();
   const auto* plugin = dynamic_cast<const PluginImpl*>(&impl);
   const std::string dir = a.has("dir") ? a.get("dir") : data_dir("oracles") + "/oracles";
@@ -776,6 +834,7 @@ int cmd_oracle(const Args& a) {
   const std::string glob = a.get("id", "*");
   uint64_t run = 0, counts[3] = {0, 0, 0};
   cli::Json json_cases = cli::Json::array();
+  std::vector<cli::JunitCase> junit_cases;
   // The command line that runs one case again.
   auto repro_of = [&](const std::string& id) {
     std::string line = "layoutcheck oracle --id " + shell_quote(id) + " --impl " + shell_quote(impl.name());
@@ -791,6 +850,19 @@ int cmd_oracle(const Args& a) {
     std::string how;
     if (!r.facts_from.empty()) how += "facts from " + r.facts_from;
     if (r.offsets_from_pack) how += std::string(how.empty() ? "" : ", ") + "offsets through pack";
+    if (a.has("junit")) {
+      cli::JunitCase c{"oracle." + oc.id.substr(0, oc.id.find('/')), oc.id};
+      if (r.outcome == OracleResult::kFailed) {
+        c.outcome = cli::JunitCase::kFailed;
+        c.message = r.failures.empty() ? "failed" : first_line(r.failures.front());
+        for (const auto& f : r.failures) c.details += f + "\n";
+        c.details += "repro: " + repro_of(oc.id) + "\n";
+      } else if (r.outcome == OracleResult::kSkipped) {
+        c.outcome = cli::JunitCase::kSkipped;
+        c.message = r.skip_reason;
+      }
+      junit_cases.push_back(c);
+    }
     if (a.has("json")) {
       json_cases.push_back({{"id", oc.id},
                             {"source", oc.source},
@@ -825,6 +897,19 @@ int cmd_oracle(const Args& a) {
                                                              : OracleResult::kFailed;
     ++counts[outcome];
     const std::string skip_reason = converter ? "" : impl.name() + " has no precision conversions";
+    if (a.has("junit")) {
+      cli::JunitCase c{"oracle." + pc.id.substr(0, pc.id.find('/')), pc.id};
+      if (outcome == OracleResult::kFailed) {
+        c.outcome = cli::JunitCase::kFailed;
+        c.message = first_line(failures.front());
+        for (const auto& f : failures) c.details += f + "\n";
+        c.details += "repro: " + repro_of(pc.id) + "\n";
+      } else if (outcome == OracleResult::kSkipped) {
+        c.outcome = cli::JunitCase::kSkipped;
+        c.message = skip_reason;
+      }
+      junit_cases.push_back(c);
+    }
     if (a.has("json")) {
       json_cases.push_back({{"id", pc.id},
                             {"source", pc.source},
@@ -845,6 +930,7 @@ int cmd_oracle(const Args& a) {
   const auto passed = static_cast<unsigned long long>(counts[OracleResult::kPassed]);
   const auto failed = static_cast<unsigned long long>(counts[OracleResult::kFailed]);
   const auto skipped = static_cast<unsigned long long>(counts[OracleResult::kSkipped]);
+  write_junit_of(a, "layoutcheck oracle " + impl.name(), junit_cases);
   if (a.has("json")) {
     cli::Json j = cli::report_header("oracle");
     j["impl"] = impl.name();
