@@ -29,6 +29,8 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "layoutcheck/byte_rules.h"
@@ -42,6 +44,7 @@
 #include "tools/cli_io.h"
 #include "tools/cli_json.h"
 #include "tools/cli_junit.h"
+#include "tools/cli_progress.h"
 #include "tools/precision_cli.h"
 
 using namespace layoutcheck;
@@ -105,6 +108,7 @@ const OptionSpec kTimeoutOpt{"timeout", "S", "seconds each isolated case may tak
 const OptionSpec kIsolateOpt{"isolate", nullptr, "run each case in a child process (always so for a plugin)"};
 const OptionSpec kStrictOpt{"strict-padding", nullptr, "compare the bytes the document leaves free too"};
 const OptionSpec kSeedOpt{"seed", "N", "random seed (default 1)"};
+const OptionSpec kShardOpt{"shard", "i/n", "run shard i of n (1 <= i <= n): disjoint, deterministic, together the whole run"};
 const OptionSpec kJunitOpt{"junit", "FILE", "also write a JUnit XML report to FILE (replaced atomically)"};
 
 const std::vector<CommandSpec> kCommands = {
@@ -134,18 +138,20 @@ const std::vector<CommandSpec> kCommands = {
       {"fail-fast", nullptr, "stop a layout at its first failure"},
       kStrictOpt,
       kJsonOpt,
-      kJunitOpt}},
+      kJunitOpt,
+      kShardOpt}},
     {"repro", "LAYOUT", 1, "run one case of check again",
      {kDtypeOpt, kShapeOpt, kImplOpt, kSeedOpt, kTimeoutOpt, kIsolateOpt, kStrictOpt}},
     {"replay", "PATH...", -1, "replay regression files (or directories of them)",
-     {kImplOpt, kTimeoutOpt, kIsolateOpt, kStrictOpt, kJsonOpt, kJunitOpt}},
+     {kImplOpt, kTimeoutOpt, kIsolateOpt, kStrictOpt, kJsonOpt, kJunitOpt, kShardOpt}},
     {"oracle", "", 0, "the documents' worked examples",
      {{"id", "GLOB", "oracle cases to run (default *)"},
       {"impl", "NAME|PATH.so", "implementation to test (default optimized)"},
       {"dir", "DIR", "directory of the oracle files (default: the installed ones)"},
       {"spec-dir", "DIR", "directory of the documents they cite"},
       kJsonOpt,
-      kJunitOpt}},
+      kJunitOpt,
+      kShardOpt}},
     {"precision", "nvdla", 1, "NVDLA precision tables: is a layer's input/output pair valid",
      {{"layer", "conv|sdp|lrn|pdp", "the layer"},
       {"input", "FORMAT", "image-uint8 image-int16 image-uint16 image-fp16 int8 int16 fp16"},
@@ -257,6 +263,24 @@ void write_output(const Args& a, const std::vector<uint8_t>& data) {
 const auto kStart = std::chrono::steady_clock::now();
 double elapsed_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - kStart).count();
+}
+
+// --shard i/n as {i - 1, n}; {0, 1} without it.
+std::pair<uint64_t, uint64_t> shard_of(const Args& a) {
+  if (!a.has("shard")) return {0, 1};
+  const std::string text = a.get("shard");
+  const size_t slash = text.find('/');
+  auto number = [](const std::string& t, uint64_t* v) {
+    if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos) return false;
+    *v = std::stoull(t);
+    return true;
+  };
+  uint64_t i = 0, n = 0;
+  if (slash == std::string::npos || !number(text.substr(0, slash), &i) || !number(text.substr(slash + 1), &n) ||
+      i < 1 || i > n) {
+    throw UsageError{"--shard " + quote_input(text) + " is not i/n with 1 <= i <= n (e.g. 2/4)"};
+  }
+  return {i - 1, n};
 }
 
 // Writes the --junit report, if asked for; a failed write is exit status 2.
@@ -444,7 +468,7 @@ std::string data_dir(const char* what) {
 
 int cmd_check(const Args& a) {
   expect_known_options(a, {"impl", "layout", "seconds", "seed", "json", "min-cases", "max-cases", "cases", "jobs",
-                           "timeout", "save", "isolate", "fail-fast", "strict-padding", "junit"});
+                           "timeout", "save", "isolate", "fail-fast", "strict-padding", "junit", "shard"});
   RunOptions opt;
   opt.layout_glob = a.get("layout", "*");
   opt.cases = ranged_number(a, "cases", 0, 1, UINT64_MAX);
@@ -472,7 +496,20 @@ int cmd_check(const Args& a) {
   const CaseRunner run_one = runner_of(a, impl, opt.cases ? kNoTimeLimit : 10);
   opt.runner = run_one;
   if (plugin && !plugin->capabilities().empty()) opt.claimed = [plugin](const Case& c) { return plugin->claims(c); };
-  opt.progress = [](const std::string& line) { std::cerr << line << std::endl; };
+  std::tie(opt.shard_index, opt.shard_count) = shard_of(a);
+  uint64_t shard_layouts = 0, matched_layouts = 0;
+  for (const auto& s : layout_specs()) {
+    if (glob_match(opt.layout_glob, s.name) && matched_layouts++ % opt.shard_count == opt.shard_index) ++shard_layouts;
+  }
+  cli::ProgressLine live("check", !a.has("json"), opt.cases ? 0 : opt.seconds);
+  opt.progress = [&live](const std::string& line) { live.print(line); };
+  std::map<std::string, std::pair<uint64_t, uint64_t>> live_counts;  // layout -> cases, failures
+  opt.on_case = [&](const std::string& layout, uint64_t done, uint64_t failures) {
+    live_counts[layout] = {done, failures};
+    uint64_t all = 0, failed_all = 0;
+    for (const auto& [name, n] : live_counts) all += n.first, failed_all += n.second;
+    live.update(layout, all, opt.cases * shard_layouts, failed_all);
+  };
   if (!save_dir.empty()) {
     auto removed = remove_stale_regression_temporaries(save_dir);
     if (!removed.ok()) throw UsageError{removed.status().message()};
@@ -509,6 +546,7 @@ int cmd_check(const Args& a) {
   // The generated cases run even after a failed example: they find the smallest
   // failing case to print, save and replay.
   auto tallies = run_checks(reference_impl(), impl, opt);
+  live.finish();
 
   // Shrink each layout's first failure, print its reproducer and save it.
   std::vector<std::string> saved_paths;
@@ -724,7 +762,7 @@ void collect_regressions(const std::string& path, std::vector<std::pair<std::str
 }
 
 int cmd_replay(const Args& a) {
-  expect_known_options(a, {"impl", "timeout", "isolate", "strict-padding", "json", "junit"});
+  expect_known_options(a, {"impl", "timeout", "isolate", "strict-padding", "json", "junit", "shard"});
   if (a.positional.empty()) throw UsageError{"'replay' takes one or more regression files or directories of them"};
   std::vector<std::pair<std::string, std::string>> files;
   uint64_t ignored = 0;
@@ -745,6 +783,17 @@ int cmd_replay(const Args& a) {
   if (regressions.empty()) {
     throw UsageError{"no regression files (a 'case: LAYOUT | DTYPE | SHAPE' line first) in the given paths"};
   }
+  // --shard i/n: the files whose position in the sorted list is i - 1 modulo n.
+  const auto [shard, shards] = shard_of(a);
+  {
+    std::vector<std::pair<std::string, Regression>> mine;
+    for (size_t k = 0; k < regressions.size(); ++k) {
+      if (k % shards == shard) mine.push_back(std::move(regressions[k]));
+    }
+    regressions = std::move(mine);
+  }
+  cli::ProgressLine live("replay", !a.has("json"));
+  uint64_t replayed = 0;
   const Impl& impl = impl_of(a);
   const CaseRunner run_one = runner_of(a, impl, 10);
   const CheckOptions base = check_options_of(a);
@@ -757,6 +806,7 @@ int cmd_replay(const Args& a) {
     co.seed = reg.seed;
     CheckReport r = claimed_decline(impl, reg.c, run_one(reg.c, co));
     ++count[r.verdict];
+    live.update(path, ++replayed, regressions.size(), count[Verdict::kFail]);
     const bool ok = r.verdict == Verdict::kPass || r.verdict == Verdict::kBothInvalid;
     if (a.has("junit")) {
       cli::JunitCase c{"replay." + reg.c.layout.name, path};
@@ -780,9 +830,11 @@ int cmd_replay(const Args& a) {
                             {"repro", fail ? repro_command(reg.c, impl.name(), co) : ""}});
       continue;
     }
+    live.finish();  // the terminal shows this line instead
     std::printf("%-8s %s\n", ok ? "ok" : verdict_name(r.verdict), path.c_str());
     if (r.verdict == Verdict::kFail) std::printf("%s", r.message.c_str());
   }
+  live.finish();
   write_junit_of(a, "layoutcheck replay " + impl.name(), junit_cases);
   if (json) {
     cli::Json j = cli::report_header("replay");
@@ -811,7 +863,7 @@ int cmd_replay(const Args& a) {
 }
 
 int cmd_oracle(const Args& a) {
-  expect_known_options(a, {"id", "impl", "dir", "spec-dir", "json", "junit"});
+  expect_known_options(a, {"id", "impl", "dir", "spec-dir", "json", "junit", "shard"});
   const Impl& impl = a.has("impl") ? impl_of(a) : optimized_impl();
   const auto* plugin = dynamic_cast<const PluginImpl*>(&impl);
   const std::string dir = a.has("dir") ? a.get("dir") : data_dir("oracles") + "/oracles";
@@ -833,6 +885,15 @@ int cmd_oracle(const Args& a) {
   }
   const std::string glob = a.get("id", "*");
   uint64_t run = 0, counts[3] = {0, 0, 0};
+  // --shard i/n: the matching cases whose position (layout cases, then precision
+  // cases, in file order) is i - 1 modulo n.
+  const auto [shard, shards] = shard_of(a);
+  uint64_t matched = 0, total = 0;
+  for (const auto& oc : cases) total += glob_match(glob, oc.id) && matched++ % shards == shard;
+  for (const auto& pc : precision_cases) total += glob_match(glob, pc.id) && matched++ % shards == shard;
+  matched = 0;
+  auto in_shard = [&] { return matched++ % shards == shard; };
+  cli::ProgressLine live("oracle", !a.has("json"));
   cli::Json json_cases = cli::Json::array();
   std::vector<cli::JunitCase> junit_cases;
   // The command line that runs one case again.
@@ -843,10 +904,11 @@ int cmd_oracle(const Args& a) {
     return line;
   };
   for (const auto& oc : cases) {
-    if (!glob_match(glob, oc.id)) continue;
+    if (!glob_match(glob, oc.id) || !in_shard()) continue;
     ++run;
     OracleResult r = run_oracle_case(oc, impl, options);
     ++counts[r.outcome];
+    live.update(oc.id, run, total, counts[OracleResult::kFailed]);
     std::string how;
     if (!r.facts_from.empty()) how += "facts from " + r.facts_from;
     if (r.offsets_from_pack) how += std::string(how.empty() ? "" : ", ") + "offsets through pack";
@@ -877,6 +939,7 @@ int cmd_oracle(const Args& a) {
       const char* status = r.outcome == OracleResult::kPassed   ? "ok"
                            : r.outcome == OracleResult::kFailed ? "FAILED"
                                                                 : "skipped";
+      live.finish();  // the terminal shows this line instead
       std::printf("%-44s %s  (%s)%s\n", oc.id.c_str(), status, oc.source.c_str(),
                   how.empty() ? "" : ("  [" + how + "]").c_str());
       for (const auto& s : r.failures) std::printf("    %s\n", s.c_str());
@@ -888,7 +951,7 @@ int cmd_oracle(const Args& a) {
                                : &impl == &optimized_impl() ? &precision_optimized()
                                                             : nullptr;
   for (const auto& pc : precision_cases) {
-    if (!glob_match(glob, pc.id)) continue;
+    if (!glob_match(glob, pc.id) || !in_shard()) continue;
     ++run;
     std::vector<std::string> failures;
     if (converter) failures = run_precision_oracle(pc, *converter);
@@ -926,7 +989,7 @@ int cmd_oracle(const Args& a) {
       for (const auto& s : failures) std::printf("    %s\n", s.c_str());
     }
   }
-  if (run == 0) throw UsageError{"no oracle case matches --id '" + glob + "'"};
+  if (matched == 0) throw UsageError{"no oracle case matches --id '" + glob + "'"};
   const auto passed = static_cast<unsigned long long>(counts[OracleResult::kPassed]);
   const auto failed = static_cast<unsigned long long>(counts[OracleResult::kFailed]);
   const auto skipped = static_cast<unsigned long long>(counts[OracleResult::kSkipped]);
