@@ -52,7 +52,9 @@ void ProgressLine::update(const std::string& what, uint64_t done, uint64_t total
   failures_ = failures;
   const auto now = std::chrono::steady_clock::now();
   const double since = std::chrono::duration<double>(now - last_).count();
-  if (since < (tty_ ? 0.1 : 10.0)) return;
+  // The first case shows at once, then at most every 0.1 s (terminal) or 10 s.
+  if (updated_ && since < (tty_ ? 0.1 : 10.0)) return;
+  updated_ = true;
   last_ = now;
   const std::string line = text(std::chrono::duration<double>(now - start_).count());
   if (tty_) {

@@ -29,7 +29,7 @@ class ProgressLine {
   bool enabled_, tty_;
   double budget_;
   std::chrono::steady_clock::time_point start_, last_;
-  bool shown_ = false;
+  bool shown_ = false, updated_ = false;
   std::string what_;
   uint64_t done_ = 0, total_ = 0, failures_ = 0;
 };
