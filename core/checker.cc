@@ -390,12 +390,18 @@ std::vector<LayoutTally> run_checks(const Impl& expected, const Impl& actual,
   for (const auto& s : layout_specs()) {
     if (glob_match(options.layout_glob, s.name)) specs.push_back(&s);
   }
+  // This shard's layouts, by their index among the matched ones (which seeds their cases).
+  std::vector<size_t> mine;
+  const uint64_t shards = std::max<uint64_t>(options.shard_count, 1);
+  for (size_t k = 0; k < specs.size(); ++k) {
+    if (k % shards == options.shard_index % shards) mine.push_back(k);
+  }
   std::vector<LayoutTally> tallies(specs.size());
   const auto start = clock::now();
-  const unsigned jobs = std::max(1u, std::min<unsigned>(options.jobs, static_cast<unsigned>(specs.size())));
+  const unsigned jobs = std::max(1u, std::min<unsigned>(options.jobs, static_cast<unsigned>(mine.size())));
   // Each worker takes layouts in turn; layout k of a worker's share ends at its
   // slice of the time budget.
-  const double per_layout = specs.empty() ? 0 : options.seconds * jobs / static_cast<double>(specs.size());
+  const double per_layout = mine.empty() ? 0 : options.seconds * jobs / static_cast<double>(mine.size());
   std::mutex progress_mutex;
   std::atomic<bool> stop{false};
   auto run_layout = [&](size_t k, size_t slot) {
@@ -422,6 +428,10 @@ std::vector<LayoutTally> run_checks(const Impl& expected, const Impl& actual,
           if (t.failed++ == 0) t.first_failure = r.message, t.first_failing_case = c, t.first_failing_seed = seed;
           if (options.fail_fast) stop = true;
           break;
+      }
+      if (options.on_case) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        options.on_case(spec.name, t.cases, t.failed);
       }
     };
     // A fixed case count reads no clock: its cases and verdicts depend on the seed only.
@@ -456,11 +466,13 @@ std::vector<LayoutTally> run_checks(const Impl& expected, const Impl& actual,
   for (unsigned w = 0; w < jobs; ++w) {
     workers.emplace_back([&, w] {
       size_t slot = 0;
-      for (size_t k = w; k < specs.size(); k += jobs) run_layout(k, slot++);
+      for (size_t m = w; m < mine.size(); m += jobs) run_layout(mine[m], slot++);
     });
   }
   for (auto& w : workers) w.join();
-  return tallies;
+  std::vector<LayoutTally> out;
+  for (size_t k : mine) out.push_back(std::move(tallies[k]));
+  return out;
 }
 
 }  // namespace layoutcheck

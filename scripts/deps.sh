@@ -9,7 +9,7 @@ set -euo pipefail
 # scripts/deps_audit.sh checks this list against the files a build actually used.
 packages=(cmake ninja-build g++ clang libclang-rt-14-dev googletest libgtest-dev librapidcheck-dev
           libbenchmark-dev libdnnl-dev ocl-icd-opencl-dev opencl-c-headers libfp16-dev
-          libcli11-dev nlohmann-json3-dev zip unzip pkgconf llvm lld)
+          libcli11-dev nlohmann-json3-dev zip unzip pkgconf llvm lld help2man libxml2-utils)
 if [ "${1:-}" = "--list" ]; then
   printf '%s\n' "${packages[@]}"
   exit 0

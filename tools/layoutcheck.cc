@@ -10,10 +10,13 @@
 //   layoutcheck repro    LAYOUT --dtype D --shape ... [--impl NAME] [--seed N] [--timeout S]
 //   layoutcheck replay   PATH... [--impl NAME] [--timeout S]
 //   layoutcheck oracle   [--id GLOB] [--impl NAME|PATH.so] [--dir DIR] [--spec-dir DIR] [--json]
+//   layoutcheck precision nvdla ..., layoutcheck convert ... (tools/precision_cli.cc)
+// Every option of every command: kCommands below, and `layoutcheck COMMAND --help`.
 //
 // Exit status: 0 success, 1 a check or oracle failed, 2 bad input or a failed read
 // or write (the message names the path and the reason).
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -26,24 +29,48 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "layoutcheck/byte_rules.h"
+#include "layoutcheck/c_api.h"
 #include "layoutcheck/checker.h"
 #include "layoutcheck/impl.h"
 #include "layoutcheck/oracle.h"
 #include "layoutcheck/plugin.h"
 #include "layoutcheck/precision.h"
+#include "tools/cli_args.h"
 #include "tools/cli_io.h"
+#include "tools/cli_json.h"
+#include "tools/cli_junit.h"
+#include "tools/cli_progress.h"
 #include "tools/precision_cli.h"
 
 using namespace layoutcheck;
 
 namespace {
 
-struct UsageError {
-  std::string message;
-};
+// The end of the man page (`layoutcheck --help-all`).
+const char* kMoreHelp =
+    "Files:\n"
+    "  An input (--in) is read up to the size the case needs; one byte more is an error. An output\n"
+    "  (--out) replaces a regular file atomically (temporary file beside it, fsync, rename), writes a\n"
+    "  device or FIFO in place, and follows a symbolic link to its target; a failed write exits 2 and\n"
+    "  leaves no file behind.\n"
+    "\n"
+    "Environment:\n"
+    "  LAYOUTCHECK_PLUGIN_TIMEOUT  seconds each call of a plugin may take (default 10)\n"
+    "  LAYOUTCHECK_DATA_DIR        the directory that holds oracles/, corpus/ and spec/\n"
+    "                              (default: share/layoutcheck beside the executable's bin/)\n"
+    "\n"
+    "Exit status:\n"
+    "  0 success, 1 a check or oracle failed, 2 bad input, a usage error or a failed read or write.\n";
+
+using cli::Args;
+using cli::CommandSpec;
+using cli::OptionSpec;
+using cli::UsageError;
 
 const char* kUsage =
     "usage: layoutcheck COMMAND [options]\n"
@@ -63,96 +90,95 @@ const char* kUsage =
     "  convert --rule ieee|nvdla|nvdla-int --from D --to D [--unit U] [--flush-nan] [--offset X --scale Y]\n"
     "          [--truncate M] [--in F] [--out F]       convert raw little-endian values (NaN counts on stderr)\n"
     "common: --impl reference|optimized|PATH.so (default optimized; a plugin runs isolated)\n"
+    "help: layoutcheck COMMAND --help lists every option of a command; layoutcheck --version\n"
     "files: --in reads at most the size the case needs (one byte more is an error); --out replaces a\n"
     "  regular file atomically (temporary file beside it, fsync, rename), writes a device or FIFO in\n"
     "  place, follows a symbolic link to its target; a failed write exits 2 and leaves no file behind\n";
 
-struct Args {
-  std::string command;
-  std::vector<std::string> positional;
-  std::multimap<std::string, std::string> options;
-  bool has(const std::string& k) const { return options.count(k) > 0; }
-  // The last occurrence wins, so a script's defaults can be overridden by appending.
-  std::string get(const std::string& k, const std::string& def = "") const {
-    auto [first, last] = options.equal_range(k);
-    return first == last ? def : std::prev(last)->second;
-  }
-  std::vector<std::string> all(const std::string& k) const {
-    std::vector<std::string> out;
-    for (auto [it, end] = options.equal_range(k); it != end; ++it) out.push_back(it->second);
-    return out;
-  }
+// The commands and every option they read. To add a command, add a row here
+// and a branch in run_command(); to add an option, add it to its command's
+// row (value: the placeholder of its value, or nullptr for a switch) and read
+// it with a.get/a.has/a.all. The parser (tools/cli_args.cc, on CLI11), --help,
+// the man page and the bash completion all come from this table.
+const OptionSpec kImplOpt{"impl", "NAME|PATH.so", "reference, optimized (default) or a plugin's .so, run isolated"};
+const OptionSpec kDtypeOpt{"dtype", "D", "element type (int8 uint8 ... fp32; see describe's errors for the list)"};
+const OptionSpec kShapeOpt{"shape", "a,b,c,...", "logical extents separated by commas"};
+const OptionSpec kJsonOpt{"json", nullptr, "print JSON instead of text"};
+const OptionSpec kTimeoutOpt{"timeout", "S", "seconds each isolated case may take (1..2147483; default 10)"};
+const OptionSpec kIsolateOpt{"isolate", nullptr, "run each case in a child process (always so for a plugin)"};
+const OptionSpec kStrictOpt{"strict-padding", nullptr, "compare the bytes the document leaves free too"};
+const OptionSpec kSeedOpt{"seed", "N", "random seed (default 1)"};
+const OptionSpec kShardOpt{"shard", "i/n", "run shard i of n (1 <= i <= n): disjoint, deterministic, together the whole run"};
+const OptionSpec kJunitOpt{"junit", "FILE", "also write a JUnit XML report to FILE (replaced atomically)"};
+
+const std::vector<CommandSpec> kCommands = {
+    {"list", "", 0, "every layout: name, family, document section", {kJsonOpt}},
+    {"describe", "LAYOUT", 1, "size, strides, padding and byte rules of one case",
+     {kDtypeOpt, kShapeOpt, kImplOpt, kJsonOpt}},
+    {"offset", "LAYOUT", 1, "byte offset of each coordinate",
+     {kDtypeOpt, kShapeOpt, kImplOpt, {"at", "i,j,...", "a logical coordinate (repeatable)"}}},
+    {"pack", "LAYOUT", 1, "logical (dense row-major) bytes to the physical layout",
+     {kDtypeOpt, kShapeOpt, kImplOpt, {"in", "FILE", "input file (default: standard input)"},
+      {"out", "FILE", "output file, replaced atomically (default: standard output)"}}},
+    {"unpack", "LAYOUT", 1, "physical bytes back to the logical layout",
+     {kDtypeOpt, kShapeOpt, kImplOpt, {"in", "FILE", "input file (default: standard input)"},
+      {"out", "FILE", "output file, replaced atomically (default: standard output)"}}},
+    {"check", "", 0, "differential check of an implementation against the reference",
+     {kImplOpt,
+      {"layout", "GLOB", "layouts to check (default *)"},
+      {"seconds", "N", "time budget per layout (default 20)"},
+      {"cases", "N", "exactly N cases per layout (no time budget)"},
+      {"min-cases", "N", "at least N cases per layout within --seconds (default 20)"},
+      {"max-cases", "N", "at most N cases per layout (default 0: no limit)"},
+      kSeedOpt,
+      {"jobs", "N", "parallel workers (1..1024, default 1)"},
+      {"timeout", "S", "seconds each isolated case may take (default 10; none with --cases)"},
+      {"save", "DIR", "save the smallest failing case of each layout as a regression file"},
+      kIsolateOpt,
+      {"fail-fast", nullptr, "stop a layout at its first failure"},
+      kStrictOpt,
+      kJsonOpt,
+      kJunitOpt,
+      kShardOpt}},
+    {"repro", "LAYOUT", 1, "run one case of check again",
+     {kDtypeOpt, kShapeOpt, kImplOpt, kSeedOpt, kTimeoutOpt, kIsolateOpt, kStrictOpt}},
+    {"replay", "PATH...", -1, "replay regression files (or directories of them)",
+     {kImplOpt, kTimeoutOpt, kIsolateOpt, kStrictOpt, kJsonOpt, kJunitOpt, kShardOpt}},
+    {"oracle", "", 0, "the documents' worked examples",
+     {{"id", "GLOB", "oracle cases to run (default *)"},
+      {"impl", "NAME|PATH.so", "implementation to test (default optimized)"},
+      {"dir", "DIR", "directory of the oracle files (default: the installed ones)"},
+      {"spec-dir", "DIR", "directory of the documents they cite"},
+      kJsonOpt,
+      kJunitOpt,
+      kShardOpt}},
+    {"precision", "nvdla", 1, "NVDLA precision tables: is a layer's input/output pair valid",
+     {{"layer", "conv|sdp|lrn|pdp", "the layer"},
+      {"input", "FORMAT", "image-uint8 image-int16 image-uint16 image-fp16 int8 int16 fp16"},
+      {"output", "PRECISION", "int8 int16 fp16"}}},
+    {"convert", "", 0, "convert raw little-endian values (at most 256 MiB; NaN counts on standard error)",
+     {{"rule", "ieee|nvdla|nvdla-int", "conversion rule"},
+      {"from", "D", "source type"},
+      {"to", "D", "destination type"},
+      {"unit", "U", "nvdla: conv conv-winograd sdp cdp pdp pdp-minmax"},
+      {"flush-nan", nullptr, "nvdla: flush NaN"},
+      {"offset", "X", "nvdla-int: offset subtracted before scaling"},
+      {"scale", "Y", "nvdla-int: scaling factor (fp32)"},
+      {"truncate", "M", "nvdla-int: nearest-away nearest-even toward-zero"},
+      {"impl", "reference|optimized", "converter (default optimized)"},
+      {"in", "FILE", "input file (default: standard input)"},
+      {"out", "FILE", "output file, replaced atomically (default: standard output)"}}},
 };
 
-// How many LAYOUT arguments each command takes; -1 for a command not listed here.
-int layout_arguments(const std::string& command) {
-  for (const char* c : {"describe", "offset", "pack", "unpack", "repro"}) {
-    if (command == c) return 1;
+// S quoted for a POSIX shell where it needs quoting.
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./,=+:@%") ==
+                        std::string::npos) {
+    return s;
   }
-  for (const char* c : {"list", "check", "oracle"}) {
-    if (command == c) return 0;
-  }
-  return -1;
-}
-
-Args parse_args(int argc, char** argv) {
-  static const char* kFlags[] = {"--json", "--help", "-h", "--isolate", "--fail-fast", "--strict-padding"};
-  Args a;
-  if (argc < 2) throw UsageError{"missing command"};
-  a.command = argv[1];
-  const int layouts = layout_arguments(a.command);
-  for (int i = 2; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "-h") {
-      a.options.emplace("help", "1");
-      continue;
-    }
-    if (layouts >= 0 && arg.size() > 1 && arg[0] == '-' && arg[1] != '-') {
-      throw UsageError{"unknown option " + clip_input(arg) + " for '" + a.command + "'"};
-    }
-    if (arg.rfind("--", 0) == 0) {
-      bool flag = false;
-      for (const char* f : kFlags) flag |= arg == f;
-      if (flag) {
-        a.options.emplace(arg.substr(2), "1");
-        continue;
-      }
-      if (size_t eq = arg.find('='); eq != std::string::npos) {
-        a.options.emplace(arg.substr(2, eq - 2), arg.substr(eq + 1));
-        continue;
-      }
-      if (i + 1 >= argc) throw UsageError{"option " + arg + " needs a value"};
-      a.options.emplace(arg.substr(2), argv[++i]);
-    } else {
-      a.positional.push_back(arg);
-    }
-  }
-  if (layouts >= 0 && a.positional.size() > static_cast<size_t>(layouts) && !a.has("help")) {
-    throw UsageError{"'" + a.command + "' takes " + (layouts ? "one LAYOUT argument" : "no arguments") +
-                     "; unexpected argument " + quote_input(a.positional[static_cast<size_t>(layouts)])};
-  }
-  return a;
-}
-
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-          out += buf;
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return "\"" + out + "\"";
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
 }
 
 void expect_known_options(const Args& a, std::initializer_list<const char*> known) {
@@ -233,21 +259,61 @@ void write_output(const Args& a, const std::vector<uint8_t>& data) {
   or_fail(cli::write_output(a.get("out", "-"), data.data(), data.size()));
 }
 
+// Seconds since the process started (the reports' elapsed_seconds).
+const auto kStart = std::chrono::steady_clock::now();
+double elapsed_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - kStart).count();
+}
+
+// --shard i/n as {i - 1, n}; {0, 1} without it.
+std::pair<uint64_t, uint64_t> shard_of(const Args& a) {
+  if (!a.has("shard")) return {0, 1};
+  const std::string text = a.get("shard");
+  const size_t slash = text.find('/');
+  auto number = [](const std::string& t, uint64_t* v) {
+    if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos) return false;
+    *v = std::stoull(t);
+    return true;
+  };
+  uint64_t i = 0, n = 0;
+  if (slash == std::string::npos || !number(text.substr(0, slash), &i) || !number(text.substr(slash + 1), &n) ||
+      i < 1 || i > n) {
+    throw UsageError{"--shard " + quote_input(text) + " is not i/n with 1 <= i <= n (e.g. 2/4)"};
+  }
+  return {i - 1, n};
+}
+
+// Writes the --junit report, if asked for; a failed write is exit status 2.
+void write_junit_of(const Args& a, const std::string& suite, const std::vector<cli::JunitCase>& cases) {
+  if (!a.has("junit")) return;
+  if (a.get("junit").empty()) throw UsageError{"--junit takes a file name"};
+  or_fail(cli::write_junit(a.get("junit"), suite, cases, elapsed_seconds()));
+}
+
+// The line of a failure message that says what failed: its "FAIL ..." line, else its first.
+std::string first_line(const std::string& text) {
+  size_t at = text.rfind("FAIL ", 0) == 0 ? 0 : text.find("\nFAIL ");
+  at = at == std::string::npos ? 0 : at + (at ? 1 : 0);
+  return text.substr(at, text.find('\n', at) - at);
+}
+
 int cmd_list(const Args& a) {
   expect_known_options(a, {"json"});
   if (a.has("json")) {
-    std::cout << "[";
-    bool first = true;
+    cli::Json j = cli::report_header("list");
+    j["layouts"] = cli::Json::array();
     for (const auto& s : layout_specs()) {
-      std::string dims;
-      for (const auto& d : s.dims) dims += (dims.empty() ? "" : ",") + json_escape(d);
-      std::cout << (first ? "" : ",") << "\n  {\"name\": " << json_escape(s.name)
-                << ", \"family\": " << json_escape(s.name.substr(0, s.name.find('.')))
-                << ", \"document\": " << json_escape(s.document) << ", \"section\": " << json_escape(s.section)
-                << ", \"dims\": [" << dims << "], \"summary\": " << json_escape(s.summary) << "}";
-      first = false;
+      cli::Json params = cli::Json::array();
+      for (const auto& p : s.params) params.push_back(p.key);
+      j["layouts"].push_back({{"name", s.name},
+                              {"family", s.name.substr(0, s.name.find('.'))},
+                              {"document", s.document},
+                              {"section", s.section},
+                              {"dims", s.dims},
+                              {"parameters", params},
+                              {"summary", s.summary}});
     }
-    std::cout << "\n]\n";
+    std::cout << cli::dump_json(j);
     return 0;
   }
   for (const auto& s : layout_specs()) {
@@ -280,11 +346,11 @@ int cmd_describe(const Args& a) {
   const LayoutSpec* spec = find_spec(c.layout.name);
   if (spec) facts.push_back({"document", spec->document + " § " + spec->section});
   if (a.has("json")) {
-    std::cout << "{";
-    for (size_t i = 0; i < facts.size(); ++i) {
-      std::cout << (i ? ", " : "") << json_escape(facts[i].first) << ": " << json_escape(facts[i].second);
-    }
-    std::cout << "}\n";
+    cli::Json j = cli::report_header("describe");
+    cli::Json f = cli::Json::object();
+    for (const auto& [k, v] : facts) f[k] = cli::number_or_string(v);
+    j["facts"] = f;
+    std::cout << cli::dump_json(j);
   } else {
     for (const auto& [k, v] : facts) std::printf("%-18s %s\n", k.c_str(), v.c_str());
   }
@@ -402,7 +468,7 @@ std::string data_dir(const char* what) {
 
 int cmd_check(const Args& a) {
   expect_known_options(a, {"impl", "layout", "seconds", "seed", "json", "min-cases", "max-cases", "cases", "jobs",
-                           "timeout", "save", "isolate", "fail-fast", "strict-padding"});
+                           "timeout", "save", "isolate", "fail-fast", "strict-padding", "junit", "shard"});
   RunOptions opt;
   opt.layout_glob = a.get("layout", "*");
   opt.cases = ranged_number(a, "cases", 0, 1, UINT64_MAX);
@@ -430,7 +496,20 @@ int cmd_check(const Args& a) {
   const CaseRunner run_one = runner_of(a, impl, opt.cases ? kNoTimeLimit : 10);
   opt.runner = run_one;
   if (plugin && !plugin->capabilities().empty()) opt.claimed = [plugin](const Case& c) { return plugin->claims(c); };
-  opt.progress = [](const std::string& line) { std::cerr << line << std::endl; };
+  std::tie(opt.shard_index, opt.shard_count) = shard_of(a);
+  uint64_t shard_layouts = 0, matched_layouts = 0;
+  for (const auto& s : layout_specs()) {
+    if (glob_match(opt.layout_glob, s.name) && matched_layouts++ % opt.shard_count == opt.shard_index) ++shard_layouts;
+  }
+  cli::ProgressLine live("check", !a.has("json"), opt.cases ? 0 : opt.seconds);
+  opt.progress = [&live](const std::string& line) { live.print(line); };
+  std::map<std::string, std::pair<uint64_t, uint64_t>> live_counts;  // layout -> cases, failures
+  opt.on_case = [&](const std::string& layout, uint64_t done, uint64_t failures) {
+    live_counts[layout] = {done, failures};
+    uint64_t all = 0, failed_all = 0;
+    for (const auto& [name, n] : live_counts) all += n.first, failed_all += n.second;
+    live.update(layout, all, opt.cases * shard_layouts, failed_all);
+  };
   if (!save_dir.empty()) {
     auto removed = remove_stale_regression_temporaries(save_dir);
     if (!removed.ok()) throw UsageError{removed.status().message()};
@@ -467,9 +546,11 @@ int cmd_check(const Args& a) {
   // The generated cases run even after a failed example: they find the smallest
   // failing case to print, save and replay.
   auto tallies = run_checks(reference_impl(), impl, opt);
+  live.finish();
 
   // Shrink each layout's first failure, print its reproducer and save it.
   std::vector<std::string> saved_paths;
+  std::map<std::string, std::string> repro_of;  // layout -> the repro line of its smallest failing case
   for (auto& t : tallies) {
     if (!t.failed) continue;
     CheckOptions co = opt.check;
@@ -481,6 +562,7 @@ int cmd_check(const Args& a) {
       r.message = t.first_failure;
       small = t.first_failing_case;
     }
+    repro_of[t.layout] = repro_command(small, impl.name(), co);
     std::string text = r.message;
     if (!(small == t.first_failing_case)) {
       text = "smallest failing shape " + shape_to_string(small.shape) + " (from " +
@@ -507,27 +589,70 @@ int cmd_check(const Args& a) {
     if (t.passed == 0) return "SKIPPED";
     return "PASSED";
   };
+  if (a.has("junit")) {
+    std::vector<cli::JunitCase> cases;
+    for (const auto& t : tallies) {
+      cli::JunitCase c{"check." + t.layout.substr(0, t.layout.find('.')), t.layout};
+      if (t.failed) {
+        auto it = repro_of.find(t.layout);
+        c.outcome = cli::JunitCase::kFailed;
+        c.message = first_line(t.first_failure);
+        c.details = t.first_failure + (it == repro_of.end() ? "" : "repro: " + it->second + "\n");
+      } else if (t.passed + t.invalid == 0) {
+        c.outcome = cli::JunitCase::kSkipped;
+        c.message = std::to_string(t.declined) + " declined, " + std::to_string(t.skipped) + " skipped";
+      }
+      cases.push_back(c);
+    }
+    if (plugin) {
+      cli::JunitCase c{"check.oracle", "documents' examples of the claimed layouts"};
+      if (oracle_failed) {
+        c.outcome = cli::JunitCase::kFailed;
+        c.message = std::to_string(oracle_failed) + " failed";
+        for (const auto& f : oracle_failures) c.details += f + "\n";
+      }
+      cases.push_back(c);
+    }
+    write_junit_of(a, "layoutcheck check " + impl.name(), cases);
+  }
   if (a.has("json")) {
-    std::string saved_json;
-    for (const auto& p : saved_paths) saved_json += (saved_json.empty() ? "" : ", ") + json_escape(p);
-    std::string oracle_json;
-    for (const auto& f : oracle_failures) oracle_json += (oracle_json.empty() ? "" : ", ") + json_escape(f);
-    failed = oracle_failed > 0;
-    std::cout << "{\"impl\": " << json_escape(impl.name()) << ", \"seed\": " << opt.seed << ", \"saved\": ["
-              << saved_json << "], \"oracle\": {\"passed\": " << oracle_passed << ", \"failed\": " << oracle_failed
-              << ", \"failures\": [" << oracle_json << "]}, \"layouts\": [";
-    for (size_t i = 0; i < tallies.size(); ++i) {
-      const auto& t = tallies[i];
-      std::string grid;
-      for (const auto& [dt, n] : t.passed_by_dtype) grid += (grid.empty() ? "" : ", ") + json_escape(dt) + ": " + std::to_string(n);
-      std::cout << (i ? "," : "") << "\n  {\"layout\": " << json_escape(t.layout) << ", \"cases\": " << t.cases
-                << ", \"passed\": " << t.passed << ", \"invalid\": " << t.invalid << ", \"declined\": " << t.declined
-                << ", \"skipped\": " << t.skipped << ", \"failed\": " << t.failed
-                << ", \"status\": " << json_escape(status_of(t)) << ", \"passed_by_dtype\": {" << grid << "}"
-                << ", \"first_failure\": " << json_escape(t.first_failure) << "}";
+    cli::Json j = cli::report_header("check");
+    j["impl"] = impl.name();
+    j["seed"] = opt.seed;
+    j["layout_glob"] = opt.layout_glob;
+    uint64_t cases = 0, passed = 0, invalid = 0, declined = 0, skipped = 0, failures = 0;
+    cli::Json layouts = cli::Json::array();
+    for (const auto& t : tallies) {
+      cli::Json grid = cli::Json::object();
+      for (const auto& [dt, n] : t.passed_by_dtype) grid[dt] = n;
+      cli::Json l = {{"layout", t.layout}, {"status", status_of(t)}, {"cases", t.cases},     {"passed", t.passed},
+                     {"invalid", t.invalid}, {"declined", t.declined}, {"skipped", t.skipped}, {"failed", t.failed},
+                     {"passed_by_dtype", grid}};
+      if (t.failed) {
+        auto it = repro_of.find(t.layout);
+        l["failure"] = {{"message", t.first_failure}, {"repro", it == repro_of.end() ? "" : it->second}};
+      } else {
+        l["failure"] = nullptr;
+      }
+      layouts.push_back(l);
+      cases += t.cases;
+      passed += t.passed;
+      invalid += t.invalid;
+      declined += t.declined;
+      skipped += t.skipped;
+      failures += t.failed;
       failed |= t.failed > 0;
     }
-    std::cout << "\n]}\n";
+    failed |= oracle_failed > 0;
+    j["status"] = failed ? "failed" : "passed";
+    j["totals"] = {{"layouts", tallies.size()}, {"cases", cases},       {"passed", passed},   {"invalid", invalid},
+                   {"declined", declined},       {"skipped", skipped}, {"failed", failures}};
+    j["elapsed_seconds"] = elapsed_seconds();
+    j["oracle"] = {{"passed", oracle_passed}, {"failed", oracle_failed}, {"failures", oracle_failures}};
+    j["layouts"] = layouts;
+    j["saved"] = saved_paths;
+    j["replay"] = replay_line;
+    std::cout << cli::dump_json(j);
     if (!saved_paths.empty()) std::cerr << "layoutcheck check: regression files saved; replay: " << replay_line << std::endl;
     return failed ? 1 : 0;
   }
@@ -637,7 +762,7 @@ void collect_regressions(const std::string& path, std::vector<std::pair<std::str
 }
 
 int cmd_replay(const Args& a) {
-  expect_known_options(a, {"impl", "timeout", "isolate", "strict-padding"});
+  expect_known_options(a, {"impl", "timeout", "isolate", "strict-padding", "json", "junit", "shard"});
   if (a.positional.empty()) throw UsageError{"'replay' takes one or more regression files or directories of them"};
   std::vector<std::pair<std::string, std::string>> files;
   uint64_t ignored = 0;
@@ -658,18 +783,74 @@ int cmd_replay(const Args& a) {
   if (regressions.empty()) {
     throw UsageError{"no regression files (a 'case: LAYOUT | DTYPE | SHAPE' line first) in the given paths"};
   }
+  // --shard i/n: the files whose position in the sorted list is i - 1 modulo n.
+  const auto [shard, shards] = shard_of(a);
+  {
+    std::vector<std::pair<std::string, Regression>> mine;
+    for (size_t k = 0; k < regressions.size(); ++k) {
+      if (k % shards == shard) mine.push_back(std::move(regressions[k]));
+    }
+    regressions = std::move(mine);
+  }
+  cli::ProgressLine live("replay", !a.has("json"));
+  uint64_t replayed = 0;
   const Impl& impl = impl_of(a);
   const CaseRunner run_one = runner_of(a, impl, 10);
   const CheckOptions base = check_options_of(a);
   std::map<Verdict, uint64_t> count;
+  const bool json = a.has("json");
+  cli::Json json_cases = cli::Json::array();
+  std::vector<cli::JunitCase> junit_cases;
   for (const auto& [path, reg] : regressions) {
     CheckOptions co = base;
     co.seed = reg.seed;
     CheckReport r = claimed_decline(impl, reg.c, run_one(reg.c, co));
     ++count[r.verdict];
+    live.update(path, ++replayed, regressions.size(), count[Verdict::kFail]);
     const bool ok = r.verdict == Verdict::kPass || r.verdict == Verdict::kBothInvalid;
+    if (a.has("junit")) {
+      cli::JunitCase c{"replay." + reg.c.layout.name, path};
+      if (r.verdict == Verdict::kFail) {
+        c.outcome = cli::JunitCase::kFailed;
+        c.message = first_line(r.message);
+        c.details = r.message + "repro: " + repro_command(reg.c, impl.name(), co) + "\n";
+      } else if (!ok) {
+        c.outcome = cli::JunitCase::kSkipped;
+        c.message = verdict_name(r.verdict);
+      }
+      junit_cases.push_back(c);
+    }
+    if (json) {
+      const bool fail = r.verdict == Verdict::kFail;
+      json_cases.push_back({{"path", path},
+                            {"case", to_string(reg.c)},
+                            {"seed", reg.seed},
+                            {"status", ok ? "passed" : fail ? "failed" : verdict_name(r.verdict)},
+                            {"message", fail ? r.message : ""},
+                            {"repro", fail ? repro_command(reg.c, impl.name(), co) : ""}});
+      continue;
+    }
+    live.finish();  // the terminal shows this line instead
     std::printf("%-8s %s\n", ok ? "ok" : verdict_name(r.verdict), path.c_str());
     if (r.verdict == Verdict::kFail) std::printf("%s", r.message.c_str());
+  }
+  live.finish();
+  write_junit_of(a, "layoutcheck replay " + impl.name(), junit_cases);
+  if (json) {
+    cli::Json j = cli::report_header("replay");
+    j["impl"] = impl.name();
+    j["seed"] = nullptr;  // each case carries the seed of its file
+    j["status"] = count[Verdict::kFail] ? "failed" : "passed";
+    j["totals"] = {{"cases", regressions.size()},
+                   {"passed", count[Verdict::kPass] + count[Verdict::kBothInvalid]},
+                   {"failed", count[Verdict::kFail]},
+                   {"declined", count[Verdict::kDeclined]},
+                   {"skipped", count[Verdict::kSkipped]},
+                   {"ignored_files", ignored}};
+    j["elapsed_seconds"] = elapsed_seconds();
+    j["cases"] = json_cases;
+    std::cout << cli::dump_json(j);
+    return count[Verdict::kFail] ? 1 : 0;
   }
   std::printf("replay: %llu passed, %llu failed, %llu declined, %llu skipped",
               static_cast<unsigned long long>(count[Verdict::kPass] + count[Verdict::kBothInvalid]),
@@ -682,7 +863,7 @@ int cmd_replay(const Args& a) {
 }
 
 int cmd_oracle(const Args& a) {
-  expect_known_options(a, {"id", "impl", "dir", "spec-dir", "json"});
+  expect_known_options(a, {"id", "impl", "dir", "spec-dir", "json", "junit", "shard"});
   const Impl& impl = a.has("impl") ? impl_of(a) : optimized_impl();
   const auto* plugin = dynamic_cast<const PluginImpl*>(&impl);
   const std::string dir = a.has("dir") ? a.get("dir") : data_dir("oracles") + "/oracles";
@@ -704,28 +885,61 @@ int cmd_oracle(const Args& a) {
   }
   const std::string glob = a.get("id", "*");
   uint64_t run = 0, counts[3] = {0, 0, 0};
-  std::string json;
+  // --shard i/n: the matching cases whose position (layout cases, then precision
+  // cases, in file order) is i - 1 modulo n.
+  const auto [shard, shards] = shard_of(a);
+  uint64_t matched = 0, total = 0;
+  for (const auto& oc : cases) total += glob_match(glob, oc.id) && matched++ % shards == shard;
+  for (const auto& pc : precision_cases) total += glob_match(glob, pc.id) && matched++ % shards == shard;
+  matched = 0;
+  auto in_shard = [&] { return matched++ % shards == shard; };
+  cli::ProgressLine live("oracle", !a.has("json"));
+  cli::Json json_cases = cli::Json::array();
+  std::vector<cli::JunitCase> junit_cases;
+  // The command line that runs one case again.
+  auto repro_of = [&](const std::string& id) {
+    std::string line = "layoutcheck oracle --id " + shell_quote(id) + " --impl " + shell_quote(impl.name());
+    if (a.has("dir")) line += " --dir " + shell_quote(dir);
+    if (a.has("spec-dir")) line += " --spec-dir " + shell_quote(spec_dir);
+    return line;
+  };
   for (const auto& oc : cases) {
-    if (!glob_match(glob, oc.id)) continue;
+    if (!glob_match(glob, oc.id) || !in_shard()) continue;
     ++run;
     OracleResult r = run_oracle_case(oc, impl, options);
     ++counts[r.outcome];
+    live.update(oc.id, run, total, counts[OracleResult::kFailed]);
     std::string how;
     if (!r.facts_from.empty()) how += "facts from " + r.facts_from;
     if (r.offsets_from_pack) how += std::string(how.empty() ? "" : ", ") + "offsets through pack";
+    if (a.has("junit")) {
+      cli::JunitCase c{"oracle." + oc.id.substr(0, oc.id.find('/')), oc.id};
+      if (r.outcome == OracleResult::kFailed) {
+        c.outcome = cli::JunitCase::kFailed;
+        c.message = r.failures.empty() ? "failed" : first_line(r.failures.front());
+        for (const auto& f : r.failures) c.details += f + "\n";
+        c.details += "repro: " + repro_of(oc.id) + "\n";
+      } else if (r.outcome == OracleResult::kSkipped) {
+        c.outcome = cli::JunitCase::kSkipped;
+        c.message = r.skip_reason;
+      }
+      junit_cases.push_back(c);
+    }
     if (a.has("json")) {
-      std::string f;
-      for (const auto& s : r.failures) f += (f.empty() ? "" : ", ") + json_escape(s);
-      json += std::string(json.empty() ? "" : ",") + "\n  {\"id\": " + json_escape(oc.id) +
-              ", \"source\": " + json_escape(oc.source) + ", \"status\": " + json_escape(outcome_name(r.outcome)) +
-              ", \"passed\": " + (r.outcome == OracleResult::kPassed ? "true" : "false") +
-              ", \"facts_from\": " + json_escape(r.facts_from) + ", \"offsets_from\": " +
-              json_escape(r.offsets_from_pack ? "pack" : "offset_bits") +
-              ", \"skip_reason\": " + json_escape(r.skip_reason) + ", \"failures\": [" + f + "]}";
+      json_cases.push_back({{"id", oc.id},
+                            {"source", oc.source},
+                            {"status", outcome_name(r.outcome)},
+                            {"passed", r.outcome == OracleResult::kPassed},
+                            {"facts_from", r.facts_from},
+                            {"offsets_from", r.offsets_from_pack ? "pack" : "offset_bits"},
+                            {"skip_reason", r.skip_reason},
+                            {"failures", r.failures},
+                            {"repro", r.outcome == OracleResult::kFailed ? repro_of(oc.id) : ""}});
     } else {
       const char* status = r.outcome == OracleResult::kPassed   ? "ok"
                            : r.outcome == OracleResult::kFailed ? "FAILED"
                                                                 : "skipped";
+      live.finish();  // the terminal shows this line instead
       std::printf("%-44s %s  (%s)%s\n", oc.id.c_str(), status, oc.source.c_str(),
                   how.empty() ? "" : ("  [" + how + "]").c_str());
       for (const auto& s : r.failures) std::printf("    %s\n", s.c_str());
@@ -737,7 +951,7 @@ int cmd_oracle(const Args& a) {
                                : &impl == &optimized_impl() ? &precision_optimized()
                                                             : nullptr;
   for (const auto& pc : precision_cases) {
-    if (!glob_match(glob, pc.id)) continue;
+    if (!glob_match(glob, pc.id) || !in_shard()) continue;
     ++run;
     std::vector<std::string> failures;
     if (converter) failures = run_precision_oracle(pc, *converter);
@@ -746,14 +960,28 @@ int cmd_oracle(const Args& a) {
                                                              : OracleResult::kFailed;
     ++counts[outcome];
     const std::string skip_reason = converter ? "" : impl.name() + " has no precision conversions";
+    if (a.has("junit")) {
+      cli::JunitCase c{"oracle." + pc.id.substr(0, pc.id.find('/')), pc.id};
+      if (outcome == OracleResult::kFailed) {
+        c.outcome = cli::JunitCase::kFailed;
+        c.message = first_line(failures.front());
+        for (const auto& f : failures) c.details += f + "\n";
+        c.details += "repro: " + repro_of(pc.id) + "\n";
+      } else if (outcome == OracleResult::kSkipped) {
+        c.outcome = cli::JunitCase::kSkipped;
+        c.message = skip_reason;
+      }
+      junit_cases.push_back(c);
+    }
     if (a.has("json")) {
-      std::string f;
-      for (const auto& s : failures) f += (f.empty() ? "" : ", ") + json_escape(s);
-      json += std::string(json.empty() ? "" : ",") + "\n  {\"id\": " + json_escape(pc.id) +
-              ", \"source\": " + json_escape(pc.source) + ", \"status\": " + json_escape(outcome_name(outcome)) +
-              ", \"passed\": " + (outcome == OracleResult::kPassed ? "true" : "false") +
-              ", \"converter\": " + json_escape(converter ? converter->name() : "") +
-              ", \"skip_reason\": " + json_escape(skip_reason) + ", \"failures\": [" + f + "]}";
+      json_cases.push_back({{"id", pc.id},
+                            {"source", pc.source},
+                            {"status", outcome_name(outcome)},
+                            {"passed", outcome == OracleResult::kPassed},
+                            {"converter", converter ? converter->name() : ""},
+                            {"skip_reason", skip_reason},
+                            {"failures", failures},
+                            {"repro", outcome == OracleResult::kFailed ? repro_of(pc.id) : ""}});
     } else {
       const char* status = outcome == OracleResult::kPassed ? "ok" : outcome == OracleResult::kFailed ? "FAILED" : "skipped";
       std::printf("%-44s %s  (%s)%s\n", pc.id.c_str(), status, pc.source.c_str(),
@@ -761,13 +989,20 @@ int cmd_oracle(const Args& a) {
       for (const auto& s : failures) std::printf("    %s\n", s.c_str());
     }
   }
-  if (run == 0) throw UsageError{"no oracle case matches --id '" + glob + "'"};
+  if (matched == 0) throw UsageError{"no oracle case matches --id '" + glob + "'"};
   const auto passed = static_cast<unsigned long long>(counts[OracleResult::kPassed]);
   const auto failed = static_cast<unsigned long long>(counts[OracleResult::kFailed]);
   const auto skipped = static_cast<unsigned long long>(counts[OracleResult::kSkipped]);
+  write_junit_of(a, "layoutcheck oracle " + impl.name(), junit_cases);
   if (a.has("json")) {
-    std::cout << "{\"impl\": " << json_escape(impl.name()) << ", \"passed\": " << passed << ", \"failed\": " << failed
-              << ", \"skipped\": " << skipped << ", \"cases\": [" << json << "\n]}\n";
+    cli::Json j = cli::report_header("oracle");
+    j["impl"] = impl.name();
+    j["seed"] = nullptr;  // the oracle cases are fixed
+    j["status"] = failed ? "failed" : "passed";
+    j["totals"] = {{"cases", run}, {"passed", passed}, {"failed", failed}, {"skipped", skipped}};
+    j["elapsed_seconds"] = elapsed_seconds();
+    j["cases"] = json_cases;
+    std::cout << cli::dump_json(j);
   } else {
     std::printf("%llu passed, %llu failed, %llu skipped\n", passed, failed, skipped);
   }
@@ -778,17 +1013,35 @@ int cmd_oracle(const Args& a) {
 
 int run_command(int argc, char** argv) {
   try {
-    if (argc >= 2 && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help"))) {
+    const std::string first = argc >= 2 ? argv[1] : "";
+    if (first == "--help" || first == "-h" || first == "help") {
+      if (argc >= 3) {
+        char help[] = "--help";
+        char* args[] = {argv[0], argv[2], help};
+        Args ignored;
+        cli::parse_command(kCommands, 3, args, &ignored);
+        return 0;
+      }
       std::cout << kUsage;
       return 0;
     }
-    if (argc >= 2 && !std::strcmp(argv[1], "precision")) return cli::precision_main(argc, argv);
-    if (argc >= 2 && !std::strcmp(argv[1], "convert")) return cli::convert_main(argc, argv);
-    Args a = parse_args(argc, argv);
-    if (a.has("help") || a.has("h")) {
-      std::cout << kUsage;
+    if (first == "--version") {
+      std::cout << "layoutcheck " << LAYOUTCHECK_VERSION << " (plugin ABI " << LC_ABI_MAJOR << "." << LC_ABI_MINOR
+                << ")\n";
       return 0;
     }
+    if (first == "--help-all") {
+      std::cout << cli::help_all(kCommands, kMoreHelp);
+      return 0;
+    }
+    if (first == "--bash-completion") {
+      std::cout << cli::bash_completion(kCommands);
+      return 0;
+    }
+    Args a;
+    if (cli::parse_command(kCommands, argc, argv, &a) == cli::Parsed::kHelpShown) return 0;
+    if (a.command == "precision") return cli::precision_main(a);
+    if (a.command == "convert") return cli::convert_main(a);
     if (a.command == "list") return cmd_list(a);
     if (a.command == "describe") return cmd_describe(a);
     if (a.command == "offset") return cmd_offset(a);

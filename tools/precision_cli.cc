@@ -16,67 +16,17 @@ namespace layoutcheck::cli {
 
 namespace {
 
-const char* const kUsage =
-    "usage: layoutcheck precision nvdla --layer conv|sdp|lrn|pdp --input FORMAT --output PRECISION\n"
-    "         FORMAT: image-uint8|image-int16|image-uint16|image-fp16|int8|int16|fp16; PRECISION: int8|int16|fp16\n"
-    "         exit 0: valid (prints the pipeline and weight precision), 1: invalid case, 2: bad input\n"
-    "       layoutcheck convert --rule ieee|nvdla|nvdla-int --from D --to D [--in F] [--out F] [--impl reference]\n"
-    "         nvdla:     [--unit conv|conv-winograd|sdp|cdp|pdp|pdp-minmax] [--flush-nan]\n"
-    "         nvdla-int: [--offset X] [--scale Y] [--truncate nearest-away|nearest-even|toward-zero]\n"
-    "         raw little-endian values in and out (at most 256 MiB in); NaN counts on standard error;\n"
-    "         --out as for pack: atomic over a regular file, in place on a device or FIFO, symlinks followed\n";
-
 // The most convert reads; a longer input (or an endless one) is an error.
 constexpr uint64_t kConvertMaxBytes = uint64_t{256} << 20;
-
-bool wants_help(int argc, char** argv) {
-  for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") return true;
-  }
-  return false;
-}
 
 struct BadInput {
   std::string message;
 };
 
-// --key value, --key=value, and the flags given; anything else is bad input.
-std::map<std::string, std::string> parse_options(int argc, char** argv, int first,
-                                                 std::initializer_list<const char*> keys,
-                                                 std::initializer_list<const char*> flags) {
+// The options as the command reads them: the last value of each.
+std::map<std::string, std::string> options_of(const Args& a) {
   std::map<std::string, std::string> out;
-  for (int i = first; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg.rfind("--", 0) != 0) {
-      if (arg.size() > 1 && arg[0] == '-') {
-        throw BadInput{"unknown option " + clip_input(arg) + " for '" + argv[1] + "'"};
-      }
-      throw BadInput{"unexpected argument " + quote_input(arg) + " ('" + argv[1] + "' takes options only)"};
-    }
-    std::string key = arg.substr(2), value;
-    bool has_value = false;
-    if (size_t eq = key.find('='); eq != std::string::npos) {
-      value = key.substr(eq + 1);
-      key.resize(eq);
-      has_value = true;
-    }
-    bool is_flag = false, is_key = false;
-    for (const char* f : flags) is_flag |= key == f;
-    for (const char* k : keys) is_key |= key == k;
-    if (is_flag) {
-      if (has_value) throw BadInput{"option --" + key + " takes no value, got " + quote_input(value)};
-      out[key] = "1";
-    } else if (is_key) {
-      if (!has_value) {
-        if (i + 1 >= argc) throw BadInput{"option --" + key + " needs a value"};
-        value = argv[++i];
-      }
-      out[key] = value;
-    } else {
-      throw BadInput{"unknown option " + clip_input("--" + key) + " for '" + argv[1] + "'"};
-    }
-  }
+  for (const auto& [k, v] : a.options) out[k] = v;
   return out;
 }
 
@@ -125,11 +75,11 @@ float parse_scale(const std::string& text) {
   return v;
 }
 
-int run_precision(int argc, char** argv) {
-  if (argc < 3 || std::string(argv[2]) != "nvdla") {
+int run_precision(const Args& a) {
+  if (a.positional.size() != 1 || a.positional[0] != "nvdla") {
     throw BadInput{"usage: layoutcheck precision nvdla --layer conv|sdp|lrn|pdp --input FORMAT --output PRECISION"};
   }
-  const auto o = parse_options(argc, argv, 3, {"layer", "input", "output"}, {});
+  const auto o = options_of(a);
   const PrecisionLayer layer = must(parse_precision_layer(need(o, "layer")));
   const PrecisionInput input = must(parse_precision_input(need(o, "input")));
   const DType output = must(parse_dtype(need(o, "output")));
@@ -144,10 +94,8 @@ int run_precision(int argc, char** argv) {
   return 0;
 }
 
-int run_convert(int argc, char** argv) {
-  const auto o = parse_options(argc, argv, 2,
-                               {"rule", "from", "to", "unit", "offset", "scale", "truncate", "impl", "in", "out"},
-                               {"flush-nan"});
+int run_convert(const Args& a) {
+  const auto o = options_of(a);
   ConvertSpec s;
   s.rule = must(parse_convert_rule(need(o, "rule")));
   s.from = must(parse_dtype(need(o, "from")));
@@ -185,26 +133,18 @@ int run_convert(int argc, char** argv) {
 
 }  // namespace
 
-int precision_main(int argc, char** argv) {
-  if (wants_help(argc, argv)) {
-    std::cout << kUsage;
-    return 0;
-  }
+int precision_main(const Args& a) {
   try {
-    return run_precision(argc, argv);
+    return run_precision(a);
   } catch (const BadInput& e) {
     std::cerr << "layoutcheck precision: " << e.message << "\n";
     return 2;
   }
 }
 
-int convert_main(int argc, char** argv) {
-  if (wants_help(argc, argv)) {
-    std::cout << kUsage;
-    return 0;
-  }
+int convert_main(const Args& a) {
   try {
-    return run_convert(argc, argv);
+    return run_convert(a);
   } catch (const BadInput& e) {
     std::cerr << "layoutcheck convert: " << e.message << "\n";
     return 2;

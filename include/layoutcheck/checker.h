@@ -93,6 +93,13 @@ struct RunOptions {
   unsigned jobs = 1;          // layouts checked in parallel
   bool fail_fast = false;     // stop at the first failure
   std::function<void(const std::string& line)> progress;  // optional
+  // Optional: called after every case (serialized across jobs), for a live progress line.
+  std::function<void(const std::string& layout, uint64_t cases_done, uint64_t failed)> on_case;
+  // Shard `shard_index` (0-based) of `shard_count`: the matched layouts whose
+  // position in the registry order is shard_index modulo shard_count. Each
+  // layout's cases do not depend on the sharding, so the shards' union is the
+  // unsharded run.
+  uint64_t shard_index = 0, shard_count = 1;
   // How one case is checked (default: check() in this process).
   std::function<CheckReport(const Case&, const CheckOptions&)> runner;
   // Cases the implementation claims to support: declining one is a failure.

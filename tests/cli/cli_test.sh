@@ -15,7 +15,7 @@ expect_eq "$("$lc" offset "$L" --impl reference --dtype fp32 --shape 2,3,4,5 --a
 
 "$lc" list | grep -q '^tpu.aligned ' || fail "list lacks tpu.aligned"
 "$lc" list --json | grep -q '"name": "tpu.matrix"' || fail "list --json lacks tpu.matrix"
-"$lc" describe "$L" --dtype fp32 --shape 2,3,4,5 --json | grep -q '"n_stride": "64"' || fail "describe --json n_stride"
+"$lc" describe "$L" --dtype fp32 --shape 2,3,4,5 --json | grep -q '"n_stride": 64' || fail "describe --json n_stride"
 
 head -c 480 /dev/urandom > "$tmp/logical"
 "$lc" pack "$L" --dtype fp32 --shape 2,3,4,5 --in "$tmp/logical" --out "$tmp/physical" || fail "pack"

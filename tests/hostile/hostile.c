@@ -103,7 +103,11 @@ LC_EXPORT const lc_plugin* layoutcheck_plugin_v1(void) {
 #endif
   inner = hostile_inner_plugin_v1();
   table = *inner;
+#if defined(HOSTILE_NAME)
+  table.name = HOSTILE_NAME;
+#else
   table.name = "hostile";
+#endif
   table.capabilities = caps;
   table.capability_count = 1;
   table.supports = h_supports;

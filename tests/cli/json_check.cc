@@ -1,0 +1,83 @@
+// Reads a layoutcheck --json report on standard input and checks it against
+// docs/json.md: valid JSON (so valid UTF-8), the header, totals and elapsed
+// time as numbers, a repro line per failure. Exit 0 when it holds, 1 with the
+// reasons otherwise.
+//   layoutcheck check --json | json_check check
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <iterator>
+#include <string>
+
+namespace {
+
+int failures = 0;
+void fail(const std::string& what) {
+  std::cerr << "json_check: " << what << "\n";
+  ++failures;
+}
+
+void expect(bool ok, const std::string& what) {
+  if (!ok) fail(what);
+}
+
+void check_totals(const nlohmann::json& j, std::initializer_list<const char*> keys) {
+  if (!j.contains("totals") || !j["totals"].is_object()) return fail("no totals object");
+  for (const char* k : keys) expect(j["totals"].contains(k) && j["totals"][k].is_number_unsigned(), std::string("totals.") + k + " is not a number");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: json_check COMMAND < report.json\n";
+    return 2;
+  }
+  const std::string command = argv[1];
+  const std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);  // rejects invalid UTF-8
+  } catch (const nlohmann::json::exception& e) {
+    std::cerr << "json_check: not valid JSON: " << e.what() << "\n";
+    return 1;
+  }
+  if (!j.is_object()) {
+    std::cerr << "json_check: not an object\n";
+    return 1;
+  }
+  expect(j.value("schema", 0) == 1, "schema is not 1");
+  expect(j.value("command", "") == command, "command is not " + command);
+  expect(j.contains("layoutcheck_version") && j["layoutcheck_version"].is_string(), "no layoutcheck_version");
+  expect(j.contains("abi_version") && j["abi_version"].is_string(), "no abi_version");
+  if (command == "list") {
+    expect(j.contains("layouts") && j["layouts"].is_array() && !j["layouts"].empty(), "no layouts");
+  } else if (command == "describe") {
+    expect(j.contains("facts") && j["facts"].is_object(), "no facts");
+    if (j.contains("facts")) expect(j["facts"].value("size_bytes", nlohmann::json()).is_number_unsigned(), "size_bytes is not a number");
+  } else {
+    expect(j.contains("impl") && j["impl"].is_string(), "no impl");
+    expect(j.contains("seed") && (j["seed"].is_number_unsigned() || j["seed"].is_null()), "seed is neither a number nor null");
+    expect(j.contains("elapsed_seconds") && j["elapsed_seconds"].is_number() && j["elapsed_seconds"].get<double>() >= 0,
+           "elapsed_seconds is not a number");
+    expect(j.value("status", "") == "passed" || j.value("status", "") == "failed", "status is neither passed nor failed");
+    if (command == "check") {
+      check_totals(j, {"layouts", "cases", "passed", "invalid", "declined", "skipped", "failed"});
+      expect(j["seed"].is_number_unsigned(), "check: seed is not a number");
+      for (const auto& l : j.value("layouts", nlohmann::json::array())) {
+        if (l.value("failed", 0) == 0) continue;
+        const auto f = l.value("failure", nlohmann::json());
+        expect(f.is_object() && f.value("repro", "").rfind("layoutcheck repro ", 0) == 0,
+               "a failed layout without a repro line");
+      }
+    } else {
+      check_totals(j, {"cases", "passed", "failed"});
+      expect(j.contains("cases") && j["cases"].is_array(), "no cases");
+      for (const auto& c : j.value("cases", nlohmann::json::array())) {
+        if (c.value("status", "") != "failed") continue;
+        expect(c.value("repro", "").rfind("layoutcheck ", 0) == 0, "a failed case without a repro line");
+      }
+    }
+  }
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,77 @@
+// The command line of layoutcheck (tools/cli_args.cc): one table of commands
+// and their options, parsed with CLI11 into an Args that the commands read.
+//
+//   Args a = parse_command(kCommands, argc, argv);   // argv[1] is the command
+//   a.get("dtype"), a.has("json"), a.all("at"), a.positional
+//
+// The same table makes `layoutcheck COMMAND --help`, the suggestions for a
+// mistyped command or option, the man page (`--help-all`) and the bash
+// completion (`--bash-completion`).
+#pragma once
+
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace layoutcheck::cli {
+
+struct Args {
+  std::string command;
+  std::vector<std::string> positional;
+  std::multimap<std::string, std::string> options;
+  bool has(const std::string& k) const { return options.count(k) > 0; }
+  // The last occurrence wins, so a script's defaults can be overridden by appending.
+  std::string get(const std::string& k, const std::string& def = "") const {
+    auto [first, last] = options.equal_range(k);
+    return first == last ? def : std::prev(last)->second;
+  }
+  std::vector<std::string> all(const std::string& k) const {
+    std::vector<std::string> out;
+    for (auto [it, end] = options.equal_range(k); it != end; ++it) out.push_back(it->second);
+    return out;
+  }
+};
+
+// One option: `value` is the placeholder of its value ("N", "FILE"), or
+// nullptr for a switch that takes none. Options may be given more than once
+// (Args::all returns every value, Args::get the last).
+struct OptionSpec {
+  const char* name;   // without the leading "--"
+  const char* value;  // nullptr: a switch
+  const char* help;   // one line
+};
+
+struct CommandSpec {
+  const char* name;
+  const char* arguments;  // the positional arguments for the usage line ("LAYOUT", "PATH...") or ""
+  int max_positional;     // how many positional arguments it takes; -1: any number
+  const char* summary;    // one line
+  std::vector<OptionSpec> options;
+};
+
+// A usage error: exit status 2 with "layoutcheck: MESSAGE".
+struct UsageError {
+  std::string message;
+};
+
+// What parse_command found besides a command to run.
+enum class Parsed { kRun, kHelpShown };
+
+// Parses argv[2..] for the command argv[1]. Throws UsageError for an unknown
+// command or option (with the nearest name, when one is close), a missing
+// value or too many arguments. Prints the command's help for -h/--help and
+// returns kHelpShown.
+Parsed parse_command(const std::vector<CommandSpec>& commands, int argc, char** argv, Args* out);
+
+// "did you mean X?" material: the candidate nearest to `word` within a small
+// edit distance, or "".
+std::string nearest(const std::string& word, const std::vector<std::string>& candidates);
+
+// Every command's --help, one after another (the man page is made from it).
+std::string help_all(const std::vector<CommandSpec>& commands, const std::string& overview);
+
+// A bash completion script for the commands and their options.
+std::string bash_completion(const std::vector<CommandSpec>& commands);
+
+}  // namespace layoutcheck::cli
