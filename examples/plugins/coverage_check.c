@@ -6,6 +6,7 @@
  * plugin's capabilities match (the same * and ? globs layoutcheck uses). Exit
  * 0 when every layout is claimed, 1 when one is not, 2 on a usage or load
  * error. A layout registered without an example plugin fails this test. */
+#define _POSIX_C_SOURCE 200809L /* popen, pclose */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
