@@ -1,0 +1,211 @@
+/* A layoutcheck plugin in plain C: Qualcomm HTP's general notations,
+ * htp.chunked (ChunkedMemoryLayout<rank, pairs...>) and htp.flat
+ * (FlatMemoryLayout<rank>), for any rank the notation allows.
+ *
+ * From qualcomm-htp-memory-layout.txt:
+ * - "Flat Layout": FlatMemoryLayout<rank> "can be thought of as
+ *   ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0>": dimension rank-1 fastest, no
+ *   padding ("the FlatMemoryLayout is just the special case of
+ *   ChunkedMemoryLayout where the Chunk Size is the minimal one").
+ * - "Crouton Layout": the pairs are read right-to-left. A sized pair (d,s)
+ *   means s contiguous chunks "of everything to the right" in dimension d, so
+ *   the sized pairs shape one chunk, the leftmost slowest, and a dimension
+ *   named by several sized pairs is split with its rightmost pair as the
+ *   finest digit. The (d,0) pairs ("all the rest of dimension d") order the
+ *   chunks, the leftmost slowest. Each dimension is padded up to its chunk
+ *   extent ("If the dimensions is less than 8 or 32, it is padded").
+ * - "Practical tips": "user padding need to be explicitly set to quantized 0
+ *   (or other specified value)": padding elements hold the `pad` byte.
+ *
+ * The case's parameters are read as the host gives them: rank=R and
+ * pairs="d:s d:s ..." (the notation's pairs in order), pad=byte. Nothing is
+ * declined; a notation that does not order every dimension exactly once is
+ * answered LC_INVALID. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layoutcheck/c_api.h"
+
+#define HTP_MAX_RANK 64
+#define HTP_MAX_PAIRS 256
+
+typedef struct {
+  uint32_t rank, npairs;
+  uint32_t pair_dim[HTP_MAX_PAIRS];
+  uint64_t pair_size[HTP_MAX_PAIRS];
+  uint32_t order[HTP_MAX_RANK];      /* chunk order, slowest first */
+  uint64_t chunk[HTP_MAX_RANK];      /* chunk extent per dimension */
+  uint64_t grid[HTP_MAX_RANK];       /* chunks per dimension */
+  uint64_t chunk_elements, total_elements, bytes;
+  uint8_t pad;
+} notation;
+
+static lc_status plan(const lc_case* c, notation* m, char* why, size_t n) {
+  const char* rank_text = lc_param(c, "rank");
+  const char* pad_text = lc_param(c, "pad");
+  unsigned long rank;
+  uint32_t i, d, ordered = 0;
+  int seen[HTP_MAX_RANK] = {0};
+  memset(m, 0, sizeof *m);
+  if (strcmp(c->layout_name, "htp.chunked") && strcmp(c->layout_name, "htp.flat")) {
+    return snprintf(why, n, "%s is not implemented by this plugin", c->layout_name), LC_UNSUPPORTED;
+  }
+  if (c->dtype_bits == 0 || c->dtype_bits % 8) return snprintf(why, n, "whole-byte elements only"), LC_INVALID;
+  rank = rank_text ? strtoul(rank_text, NULL, 10) : c->rank;
+  if (rank < 1 || rank > HTP_MAX_RANK) return snprintf(why, n, "rank %lu outside 1..%d", rank, HTP_MAX_RANK), LC_INVALID;
+  if (rank != c->rank) return snprintf(why, n, "rank %lu but a shape of %u extents", rank, c->rank), LC_INVALID;
+  m->rank = (uint32_t)rank;
+  m->bytes = c->dtype_bits / 8;
+  m->pad = (uint8_t)(pad_text ? strtoul(pad_text, NULL, 10) : 0);
+  if (strcmp(c->layout_name, "htp.flat") == 0) {
+    /* "dimension 3 is the fastest moving dimension, dimension 2 is 2nd fastest, then 1, then 0" */
+    for (d = 0; d < m->rank; ++d) m->pair_dim[d] = d, m->pair_size[d] = 0;
+    m->npairs = m->rank;
+  } else {
+    const char* p = lc_param(c, "pairs");
+    if (!p) return snprintf(why, n, "htp.chunked without pairs"), LC_INVALID;
+    while (*p) {
+      char* end;
+      unsigned long dim, size;
+      if (*p == ' ' || *p == ',') {
+        ++p;
+        continue;
+      }
+      dim = strtoul(p, &end, 10);
+      if (end == p || *end != ':') return snprintf(why, n, "pairs: expected dim:size at '%s'", p), LC_INVALID;
+      p = end + 1;
+      size = strtoul(p, &end, 10);
+      if (end == p) return snprintf(why, n, "pairs: expected a size at '%s'", p), LC_INVALID;
+      p = end;
+      if (dim >= m->rank) return snprintf(why, n, "pair (%lu,%lu): dimension outside rank %u", dim, size, m->rank), LC_INVALID;
+      if (m->npairs == HTP_MAX_PAIRS) return snprintf(why, n, "more than %d pairs", HTP_MAX_PAIRS), LC_INVALID;
+      m->pair_dim[m->npairs] = (uint32_t)dim;
+      m->pair_size[m->npairs] = size;
+      m->npairs++;
+    }
+  }
+  for (d = 0; d < m->rank; ++d) m->chunk[d] = 1;
+  m->chunk_elements = 1;
+  for (i = 0; i < m->npairs; ++i) {
+    uint32_t dim = m->pair_dim[i];
+    if (m->pair_size[i] == 0) {
+      if (seen[dim]) return snprintf(why, n, "dimension %u ordered twice", dim), LC_INVALID;
+      seen[dim] = 1;
+      m->order[ordered++] = dim;
+    } else {
+      if (m->pair_size[i] > (1u << 20) || m->chunk_elements > ((uint64_t)1 << 40) / m->pair_size[i]) {
+        return snprintf(why, n, "chunk too large"), LC_INVALID;
+      }
+      m->chunk[dim] *= m->pair_size[i];
+      m->chunk_elements *= m->pair_size[i];
+    }
+  }
+  if (ordered != m->rank) return snprintf(why, n, "every dimension must be ordered by a (d,0) pair"), LC_INVALID;
+  m->total_elements = m->chunk_elements;
+  for (d = 0; d < m->rank; ++d) {
+    uint64_t e = (uint64_t)c->shape[d];
+    if (c->shape[d] <= 0 || e > ((uint64_t)1 << 32)) return snprintf(why, n, "extent %u out of range", d), LC_INVALID;
+    m->grid[d] = (e + m->chunk[d] - 1) / m->chunk[d];
+    if (m->total_elements > ((uint64_t)1 << 40) / m->grid[d]) return snprintf(why, n, "tensor too large"), LC_INVALID;
+    m->total_elements *= m->grid[d];
+  }
+  if (m->total_elements > ((uint64_t)1 << 40) / m->bytes) return snprintf(why, n, "tensor too large"), LC_INVALID;
+  return LC_OK;
+}
+
+/* The element index in memory of a (padded) coordinate. */
+static uint64_t element_of(const notation* m, const uint64_t* at) {
+  uint64_t chunk_index = 0, inner = 0;
+  uint64_t rest[HTP_MAX_RANK];
+  uint32_t i, d;
+  /* Chunk order: the (d,0) pairs, leftmost slowest. */
+  for (i = 0; i < m->rank; ++i) {
+    d = m->order[i];
+    chunk_index = chunk_index * m->grid[d] + at[d] / m->chunk[d];
+  }
+  /* Inside a chunk: read right to left, the rightmost pair of a dimension is
+   * its finest digit. */
+  for (d = 0; d < m->rank; ++d) rest[d] = at[d] % m->chunk[d];
+  {
+    uint64_t weight = 1;
+    for (i = m->npairs; i-- > 0;) {
+      uint64_t s = m->pair_size[i];
+      if (s == 0) continue;
+      d = m->pair_dim[i];
+      inner += (rest[d] % s) * weight;
+      rest[d] /= s;
+      weight *= s;
+    }
+  }
+  return chunk_index * m->chunk_elements + inner;
+}
+
+static lc_status htp_supports(const lc_case* c, char* why, size_t n) {
+  notation m;
+  return plan(c, &m, why, n);
+}
+
+static lc_status htp_size(const lc_case* c, uint64_t* bytes) {
+  notation m;
+  char why[160];
+  lc_status s = plan(c, &m, why, sizeof why);
+  if (s == LC_OK) *bytes = m.total_elements * m.bytes;
+  return s;
+}
+
+static lc_status htp_offset(const lc_case* c, const int64_t* at, uint64_t* bits) {
+  notation m;
+  char why[160];
+  uint64_t u[HTP_MAX_RANK];
+  uint32_t d;
+  lc_status s = plan(c, &m, why, sizeof why);
+  if (s != LC_OK) return s;
+  for (d = 0; d < m.rank; ++d) u[d] = (uint64_t)at[d];
+  *bits = element_of(&m, u) * m.bytes * 8;
+  return LC_OK;
+}
+
+static lc_status walk(const lc_case* c, uint8_t* logical, uint8_t* physical, size_t physical_size, int pack) {
+  notation m;
+  char why[160];
+  uint64_t at[HTP_MAX_RANK];
+  uint64_t count = 1, i;
+  uint32_t d;
+  lc_status s = plan(c, &m, why, sizeof why);
+  if (s != LC_OK) return s;
+  if (physical_size != m.total_elements * m.bytes) return LC_ERROR;
+  /* Every byte that is not an element's is padding: the pad value. */
+  if (pack) memset(physical, m.pad, physical_size);
+  for (d = 0; d < m.rank; ++d) count *= (uint64_t)c->shape[d];
+  for (i = 0; i < count; ++i) {
+    uint64_t r = i, off;
+    for (d = m.rank; d-- > 0;) at[d] = r % (uint64_t)c->shape[d], r /= (uint64_t)c->shape[d];
+    off = element_of(&m, at) * m.bytes;
+    if (off + m.bytes > physical_size) return LC_ERROR;
+    if (pack) memcpy(physical + off, logical + i * m.bytes, m.bytes);
+    else memcpy(logical + i * m.bytes, physical + off, m.bytes);
+  }
+  return LC_OK;
+}
+
+static lc_status htp_pack(const lc_case* c, const void* logical, size_t ls, void* physical, size_t ps) {
+  (void)ls;
+  return walk(c, (uint8_t*)logical, (uint8_t*)physical, ps, 1);
+}
+
+static lc_status htp_unpack(const lc_case* c, const void* physical, size_t ps, void* logical, size_t ls) {
+  (void)ls;
+  return walk(c, (uint8_t*)logical, (uint8_t*)physical, ps, 0);
+}
+
+static const lc_capability kCapabilities[] = {
+    {"htp.chunked", "*", 0},
+    {"htp.flat", "*", 0},
+};
+
+static const lc_plugin kPlugin = {LC_ABI_MAJOR, LC_ABI_MINOR, sizeof(lc_plugin), "htp-c-chunked",
+                                  kCapabilities, sizeof kCapabilities / sizeof kCapabilities[0],
+                                  htp_supports, htp_size, htp_offset, htp_pack, htp_unpack};
+
+LC_EXPORT const lc_plugin* layoutcheck_plugin_v1(void) { return &kPlugin; }

@@ -1,0 +1,178 @@
+/* A layoutcheck plugin in plain C: every MegEngine layout (mge.matrix, mge.nchw,
+ * mge.nhwc, mge.nchw4, mge.nchw32, mge.nchw64, mge.chwn4), written from the
+ * stride formula of megengine-tensor-layout.txt rather than per format, and for
+ * every itemsize including the 4-bit types NCHW64 is made for.
+ *
+ * "How Tensor values are stored in memory", "Generalize": the physical tensor
+ * T[n_0, ..., n_{N-1}] of shape d has strides s_k = itemsize * prod_{j>k} d_j
+ * and the element's offset is sum_k s_k * n_k. Offsets are kept in bits, so an
+ * itemsize of half a byte (int4, uint4) works the same way; the lower address
+ * nibble is the low nibble of a byte, as the logical buffers store them.
+ *
+ * The physical tensor of each format:
+ *   mge.matrix  order=row: [rows, cols]; order=col: [cols, rows] (the figure's
+ *               column-major indexing)
+ *   mge.nchw    [N, C, H, W]            ("NCHW and NHWC": W first, then H, C, N)
+ *   mge.nhwc    [N, H, W, C]            ("NHWC, the C dimension is stored first")
+ *   mge.nchwX   [N, ceil(C/X), H, W, X] ("NCHWX": X = 4, 32, 64)
+ *   mge.chwn4   [ceil(C/4), H, W, N, 4] ("CHWN4": 4 channels, then N, W, H)
+ * Channels past C in the last block (and a spare nibble at the end) are 0.
+ *
+ * Nothing is declined: every dtype the registry offers is implemented. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layoutcheck/c_api.h"
+
+#define MGE_MAX_RANK 5
+
+typedef struct {
+  uint32_t rank;
+  uint64_t dims[MGE_MAX_RANK];
+  uint64_t stride_bits[MGE_MAX_RANK];
+  uint64_t item_bits, size_bytes;
+  uint64_t block;  /* X of NCHWX / CHWN4, 0 otherwise */
+  int kind;        /* 0 matrix row, 1 matrix col, 2 nchw, 3 nhwc, 4 nchwX, 5 chwn4 */
+} tensor;
+
+static lc_status plan(const lc_case* c, tensor* t, char* why, size_t n) {
+  const char* name = c->layout_name;
+  uint32_t d;
+  uint64_t stride;
+  memset(t, 0, sizeof *t);
+  if (strncmp(name, "mge.", 4) != 0) return snprintf(why, n, "mge layouts only"), LC_UNSUPPORTED;
+  name += 4;
+  t->item_bits = c->dtype_bits;
+  if (t->item_bits != 4 && t->item_bits % 8) return snprintf(why, n, "itemsize of %u bits", c->dtype_bits), LC_INVALID;
+  for (d = 0; d < c->rank; ++d) {
+    if (c->shape[d] <= 0 || c->shape[d] > (1 << 24)) return snprintf(why, n, "extents must be in 1..2^24"), LC_INVALID;
+  }
+  if (strcmp(name, "matrix") == 0) {
+    const char* order = lc_param(c, "order");
+    if (c->rank != 2) return snprintf(why, n, "a (rows, cols) matrix"), LC_INVALID;
+    if (order && strcmp(order, "row") && strcmp(order, "col")) return snprintf(why, n, "order is row or col"), LC_INVALID;
+    t->kind = order && strcmp(order, "col") == 0;
+    t->rank = 2;
+    t->dims[0] = (uint64_t)c->shape[t->kind ? 1 : 0];
+    t->dims[1] = (uint64_t)c->shape[t->kind ? 0 : 1];
+  } else {
+    uint64_t N, C, H, W;
+    if (c->rank != 4) return snprintf(why, n, "a logical (N, C, H, W) tensor"), LC_INVALID;
+    N = (uint64_t)c->shape[0], C = (uint64_t)c->shape[1], H = (uint64_t)c->shape[2], W = (uint64_t)c->shape[3];
+    if (strcmp(name, "nchw") == 0) {
+      t->kind = 2, t->rank = 4;
+      t->dims[0] = N, t->dims[1] = C, t->dims[2] = H, t->dims[3] = W;
+    } else if (strcmp(name, "nhwc") == 0) {
+      t->kind = 3, t->rank = 4;
+      t->dims[0] = N, t->dims[1] = H, t->dims[2] = W, t->dims[3] = C;
+    } else if (strcmp(name, "chwn4") == 0) {
+      t->kind = 5, t->rank = 5, t->block = 4;
+      t->dims[0] = (C + 3) / 4, t->dims[1] = H, t->dims[2] = W, t->dims[3] = N, t->dims[4] = 4;
+    } else if (strcmp(name, "nchw4") == 0 || strcmp(name, "nchw32") == 0 || strcmp(name, "nchw64") == 0) {
+      t->kind = 4, t->rank = 5, t->block = strtoull(name + 4, NULL, 10);
+      t->dims[0] = N, t->dims[1] = (C + t->block - 1) / t->block, t->dims[2] = H, t->dims[3] = W;
+      t->dims[4] = t->block;
+    } else {
+      return snprintf(why, n, "%s is not implemented by this plugin", c->layout_name), LC_UNSUPPORTED;
+    }
+  }
+  /* "Generalize": s_k = itemsize * prod_{j=k+1}^{N-1} d_j. Extents are at most
+   * 2^24 and the ranks small, so the products are checked against 2^62. */
+  stride = t->item_bits;
+  for (d = t->rank; d-- > 0;) {
+    t->stride_bits[d] = stride;
+    if (stride > ((uint64_t)1 << 62) / t->dims[d]) return snprintf(why, n, "the tensor is too large"), LC_INVALID;
+    stride *= t->dims[d];
+  }
+  t->size_bytes = (stride + 7) / 8;
+  return LC_OK;
+}
+
+/* n_offset = sum_k s_k * n_k, in bits. */
+static uint64_t offset_bits_of(const tensor* t, const int64_t* at) {
+  uint64_t idx[MGE_MAX_RANK] = {0};
+  uint32_t k;
+  uint64_t off = 0;
+  if (t->kind <= 1) {
+    idx[0] = (uint64_t)at[t->kind ? 1 : 0], idx[1] = (uint64_t)at[t->kind ? 0 : 1];
+  } else {
+    uint64_t nn = (uint64_t)at[0], cc = (uint64_t)at[1], hh = (uint64_t)at[2], ww = (uint64_t)at[3];
+    if (t->kind == 2) idx[0] = nn, idx[1] = cc, idx[2] = hh, idx[3] = ww;
+    if (t->kind == 3) idx[0] = nn, idx[1] = hh, idx[2] = ww, idx[3] = cc;
+    if (t->kind == 4) idx[0] = nn, idx[1] = cc / t->block, idx[2] = hh, idx[3] = ww, idx[4] = cc % t->block;
+    if (t->kind == 5) idx[0] = cc / 4, idx[1] = hh, idx[2] = ww, idx[3] = nn, idx[4] = cc % 4;
+  }
+  for (k = 0; k < t->rank; ++k) off += t->stride_bits[k] * idx[k];
+  return off;
+}
+
+static void copy_bits(const uint8_t* src, uint64_t from, uint8_t* dst, uint64_t to, uint64_t bits) {
+  if (bits % 8 == 0) {
+    memcpy(dst + to / 8, src + from / 8, bits / 8);
+  } else {
+    uint8_t v = (uint8_t)((src[from / 8] >> (from % 8)) & 0xF);
+    dst[to / 8] = (uint8_t)((dst[to / 8] & ~(0xF << (to % 8))) | (v << (to % 8)));
+  }
+}
+
+static lc_status mge_supports(const lc_case* c, char* why, size_t n) {
+  tensor t;
+  return plan(c, &t, why, n);
+}
+
+static lc_status mge_size(const lc_case* c, uint64_t* bytes) {
+  tensor t;
+  char why[128];
+  lc_status s = plan(c, &t, why, sizeof why);
+  if (s == LC_OK) *bytes = t.size_bytes;
+  return s;
+}
+
+static lc_status mge_offset(const lc_case* c, const int64_t* at, uint64_t* bits) {
+  tensor t;
+  char why[128];
+  lc_status s = plan(c, &t, why, sizeof why);
+  if (s == LC_OK) *bits = offset_bits_of(&t, at);
+  return s;
+}
+
+static lc_status walk(const lc_case* c, uint8_t* logical, size_t logical_size, uint8_t* physical, size_t physical_size,
+                      int pack) {
+  tensor t;
+  char why[128];
+  int64_t at[4];
+  uint64_t count = 1, i;
+  uint32_t d;
+  lc_status s = plan(c, &t, why, sizeof why);
+  if (s != LC_OK) return s;
+  for (d = 0; d < c->rank; ++d) count *= (uint64_t)c->shape[d];
+  if (physical_size != t.size_bytes || logical_size < (count * t.item_bits + 7) / 8) return LC_ERROR;
+  if (pack) memset(physical, 0, physical_size);
+  else memset(logical, 0, logical_size);
+  for (i = 0; i < count; ++i) {
+    uint64_t r = i;
+    for (d = c->rank; d-- > 0;) at[d] = (int64_t)(r % (uint64_t)c->shape[d]), r /= (uint64_t)c->shape[d];
+    if (pack) copy_bits(logical, i * t.item_bits, physical, offset_bits_of(&t, at), t.item_bits);
+    else copy_bits(physical, offset_bits_of(&t, at), logical, i * t.item_bits, t.item_bits);
+  }
+  return LC_OK;
+}
+
+static lc_status mge_pack(const lc_case* c, const void* logical, size_t ls, void* physical, size_t ps) {
+  return walk(c, (uint8_t*)logical, ls, (uint8_t*)physical, ps, 1);
+}
+
+static lc_status mge_unpack(const lc_case* c, const void* physical, size_t ps, void* logical, size_t ls) {
+  return walk(c, (uint8_t*)logical, ls, (uint8_t*)physical, ps, 0);
+}
+
+static const lc_capability kCapabilities[] = {
+    {"mge.matrix", "*", 0}, {"mge.nchw*", "*", 0}, {"mge.nhwc", "*", 0}, {"mge.chwn4", "*", 0},
+};
+
+static const lc_plugin kPlugin = {LC_ABI_MAJOR, LC_ABI_MINOR, sizeof(lc_plugin), "mge-c-strides",
+                                  kCapabilities, sizeof kCapabilities / sizeof kCapabilities[0],
+                                  mge_supports, mge_size, mge_offset, mge_pack, mge_unpack};
+
+LC_EXPORT const lc_plugin* layoutcheck_plugin_v1(void) { return &kPlugin; }

@@ -1,0 +1,174 @@
+/* A layoutcheck plugin in plain C: NVDLA image-input weights
+ * (nvdla.weight.image, with channel post-extension) and converted Winograd
+ * weights (nvdla.weight.winograd), both (K, C, H, W) kernels.
+ *
+ * From nvdla-in-memory-data-formats.txt:
+ * - "Basic Weight for Direct Convolution": groups of 16 kernels (int16, fp16)
+ *   or 32 (int8), the last one smaller; each kernel divided into 1x1x64-element
+ *   cubes, the last one narrower ("Do not append 0"); cubes scanned
+ *   C' -> K -> W -> H -> C in a group and mapped compactly, groups one after
+ *   another; "Append 0s at end of all mapped weight for 128-byte alignment".
+ * - "Basic Weight for image input": channel pre-extension "turn[s] all weights
+ *   in same line to a single channel", then the direct-convolution mapping.
+ *   As layoutcheck reads it (oracles/ERRATA.md, NVDLA 12): weight (c, h, w) is
+ *   channel w*C + c of line h, an H x 1 x (W*C) kernel.
+ * - "Channel Post-extension for image input": neighbour lines are combined,
+ *   parameter 1, 2 or 4; "two-line (C<=32) or four-line (C<=16)"; "If weight
+ *   height is not divisible by 2 (2-lines) or 4 (4-lines), do NOT append 0s."
+ *   Read (ERRATA NVDLA 13) as: lines e*j .. e*j+e-1 become line j, channel
+ *   (h mod e)*W*C + w*C + c; the limits apply to W*C; the last line may be
+ *   narrower. A post-extended line then fits one 64-element cube.
+ * - "Basic Weight for Winograd Convolution", phase 2: the converted 4x4 kernels
+ *   with C padded with 0s to 32 bytes, grouped as above, divided into 4x4x4
+ *   element cubes scanned K -> C in a group, mapped closely, groups one by one.
+ *   Inside a cube the 4 channels are fastest, then W, then H (ERRATA NVDLA 20).
+ *   The layout holds converted kernels (H = W = 4): phase 1 (G W G^T) changes
+ *   values and is not a layout (ERRATA NVDLA 18).
+ * - "Alignment of Start Address and Stride": weights start 256-byte aligned.
+ *
+ * No byte of these formats is free (the appended 0s are fixed), so there is no
+ * lenient variant. Nothing is declined. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layoutcheck/c_api.h"
+
+typedef struct {
+  int winograd;
+  uint64_t K, C, H, W, bytes, group;
+  uint64_t e;                 /* post-extension lines (image) */
+  uint64_t lines, line_ch;    /* image: extended lines, channels of a full line */
+  uint64_t per_kernel;        /* elements of one mapped kernel */
+  uint64_t padded_c;          /* Winograd: channels padded to 32 bytes */
+  uint64_t size;
+} weights;
+
+static lc_status plan(const lc_case* c, weights* m, char* why, size_t n) {
+  const char* addr = lc_param(c, "addr");
+  uint32_t d;
+  memset(m, 0, sizeof *m);
+  if (strcmp(c->layout_name, "nvdla.weight.image") == 0) m->winograd = 0;
+  else if (strcmp(c->layout_name, "nvdla.weight.winograd") == 0) m->winograd = 1;
+  else return snprintf(why, n, "%s is not implemented by this plugin", c->layout_name), LC_UNSUPPORTED;
+  if (strcmp(c->dtype, "int8") && strcmp(c->dtype, "int16") && strcmp(c->dtype, "fp16")) {
+    return snprintf(why, n, "weights are int8, int16 or fp16"), LC_INVALID;
+  }
+  if (c->rank != 4) return snprintf(why, n, "kernels are (K, C, H, W)"), LC_INVALID;
+  for (d = 0; d < 4; ++d) {
+    if (c->shape[d] <= 0 || c->shape[d] > (1 << 20)) return snprintf(why, n, "extents must be in 1..2^20"), LC_INVALID;
+  }
+  if (addr && strtoull(addr, NULL, 10) % 256) return snprintf(why, n, "start address not 256-byte aligned"), LC_INVALID;
+  m->K = (uint64_t)c->shape[0], m->C = (uint64_t)c->shape[1], m->H = (uint64_t)c->shape[2], m->W = (uint64_t)c->shape[3];
+  m->bytes = c->dtype_bits / 8;
+  m->group = m->bytes == 1 ? 32 : 16;
+  if (m->winograd) {
+    if (m->H != 4 || m->W != 4) return snprintf(why, n, "converted Winograd kernels are 4x4"), LC_INVALID;
+    m->padded_c = (m->C * m->bytes + 31) / 32 * 32 / m->bytes;
+    m->per_kernel = m->padded_c * 16;
+  } else {
+    const char* post = lc_param(c, "post_extension");
+    m->e = post ? strtoull(post, NULL, 10) : 1;
+    if (m->e == 0) m->e = 1;
+    if (m->e != 1 && m->e != 2 && m->e != 4) return snprintf(why, n, "post-extension is 1, 2 or 4"), LC_INVALID;
+    if ((m->e == 2 && m->W * m->C > 32) || (m->e == 4 && m->W * m->C > 16)) {
+      return snprintf(why, n, "post-extension %llu needs W*C <= %d", (unsigned long long)m->e, m->e == 2 ? 32 : 16),
+             LC_INVALID;
+    }
+    m->line_ch = m->e * m->W * m->C;
+    m->lines = (m->H + m->e - 1) / m->e;
+    m->per_kernel = m->C * m->H * m->W;
+  }
+  if (m->K > ((uint64_t)1 << 40) / m->per_kernel / m->bytes) return snprintf(why, n, "too large"), LC_INVALID;
+  m->size = (m->K * m->per_kernel * m->bytes + 127) / 128 * 128;
+  return LC_OK;
+}
+
+/* Element index of weight (k, c, h, w) in the mapped buffer. */
+static uint64_t element_of(const weights* m, uint64_t k, uint64_t c, uint64_t h, uint64_t w) {
+  uint64_t g = k / m->group, kk = k % m->group;
+  uint64_t in_group = m->K - g * m->group < m->group ? m->K - g * m->group : m->group;
+  uint64_t base = g * m->group * m->per_kernel;
+  if (m->winograd) {
+    uint64_t cube = c / 4, inner = (h * 4 + w) * 4 + c % 4;
+    return base + (cube * in_group + kk) * 64 + inner;
+  }
+  if (m->e == 1) {
+    /* Pre-extended kernel: H lines of W*C channels, width 1, in 64-element cubes. */
+    uint64_t ch = w * m->C + c, width_all = m->W * m->C;
+    uint64_t c0 = ch / 64 * 64, width = width_all - c0 < 64 ? width_all - c0 : 64;
+    return base + c0 * m->H * in_group + (h * in_group + kk) * width + (ch - c0);
+  } else {
+    /* Post-extended: line j = h / e holds one cube of (lines in it) * W*C channels. */
+    uint64_t j = h / m->e, ch = (h % m->e) * m->W * m->C + w * m->C + c;
+    uint64_t last_lines = m->H - (m->lines - 1) * m->e;
+    uint64_t width = j == m->lines - 1 ? last_lines * m->W * m->C : m->line_ch;
+    return base + j * in_group * m->line_ch + kk * width + ch;
+  }
+}
+
+static lc_status wt_supports(const lc_case* c, char* why, size_t n) {
+  weights m;
+  return plan(c, &m, why, n);
+}
+
+static lc_status wt_size(const lc_case* c, uint64_t* bytes) {
+  weights m;
+  char why[160];
+  lc_status s = plan(c, &m, why, sizeof why);
+  if (s == LC_OK) *bytes = m.size;
+  return s;
+}
+
+static lc_status wt_offset(const lc_case* c, const int64_t* at, uint64_t* bits) {
+  weights m;
+  char why[160];
+  lc_status s = plan(c, &m, why, sizeof why);
+  if (s == LC_OK) *bits = element_of(&m, (uint64_t)at[0], (uint64_t)at[1], (uint64_t)at[2], (uint64_t)at[3]) * m.bytes * 8;
+  return s;
+}
+
+static lc_status walk(const lc_case* c, uint8_t* logical, uint8_t* physical, size_t physical_size, int pack) {
+  weights m;
+  char why[160];
+  uint64_t k, ch, h, w, i = 0;
+  lc_status s = plan(c, &m, why, sizeof why);
+  if (s != LC_OK) return s;
+  if (physical_size != m.size) return LC_ERROR;
+  /* Padded channels and the end alignment are 0s. */
+  if (pack) memset(physical, 0, physical_size);
+  for (k = 0; k < m.K; ++k) {
+    for (ch = 0; ch < m.C; ++ch) {
+      for (h = 0; h < m.H; ++h) {
+        for (w = 0; w < m.W; ++w, ++i) {
+          uint64_t off = element_of(&m, k, ch, h, w) * m.bytes;
+          if (off + m.bytes > physical_size) return LC_ERROR;
+          if (pack) memcpy(physical + off, logical + i * m.bytes, m.bytes);
+          else memcpy(logical + i * m.bytes, physical + off, m.bytes);
+        }
+      }
+    }
+  }
+  return LC_OK;
+}
+
+static lc_status wt_pack(const lc_case* c, const void* logical, size_t ls, void* physical, size_t ps) {
+  (void)ls;
+  return walk(c, (uint8_t*)logical, (uint8_t*)physical, ps, 1);
+}
+
+static lc_status wt_unpack(const lc_case* c, const void* physical, size_t ps, void* logical, size_t ls) {
+  (void)ls;
+  return walk(c, (uint8_t*)logical, (uint8_t*)physical, ps, 0);
+}
+
+static const lc_capability kCapabilities[] = {
+    {"nvdla.weight.image", "int8 int16 fp16", 0},
+    {"nvdla.weight.winograd", "int8 int16 fp16", 0},
+};
+
+static const lc_plugin kPlugin = {LC_ABI_MAJOR, LC_ABI_MINOR, sizeof(lc_plugin), "nvdla-c-weight",
+                                  kCapabilities, sizeof kCapabilities / sizeof kCapabilities[0],
+                                  wt_supports, wt_size, wt_offset, wt_pack, wt_unpack};
+
+LC_EXPORT const lc_plugin* layoutcheck_plugin_v1(void) { return &kPlugin; }
