@@ -5,7 +5,7 @@
 # not kill is a gap in the tests (or an equivalent mutant). Not part of ctest.
 #
 #   scripts/mutate.sh [--files GLOB] [--max N] [--seed N] [--ops LIST] [--work DIR]
-#                     [--timeout S] [--report-only] [--list]
+#                     [--timeout S] [--report-only] [--all-tests] [--list]
 #
 #   --files GLOB   source files to mutate, relative to the tree (default optimized/*.cc)
 #   --max N        mutants to run, spread over the files (default 40; 0 = all)
@@ -23,6 +23,8 @@
 #   --work DIR     scratch directory: src/ (the copy) and build/ (default build-mutate in the tree)
 #   --timeout S    per test program and mutant (default 300); a time-out counts as a kill
 #   --report-only  exit 0 even when mutants survive
+#   --all-tests    run every differential and property test for each mutant, not only
+#                  those of the mutated file's family (tpu*, htp*, tla*, mge*, nvdla*, precision*)
 #   --list         print the candidate mutants and exit
 #
 # The tree's own files are never modified: the copy under --work is mutated and
@@ -38,6 +40,7 @@ work="$root/build-mutate"
 timeout_s=300
 report_only=0
 list_only=0
+all_tests=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --files) files_glob="$2"; shift 2 ;;
@@ -47,6 +50,7 @@ while [ $# -gt 0 ]; do
     --work) work="$2"; shift 2 ;;
     --timeout) timeout_s="$2"; shift 2 ;;
     --report-only) report_only=1; shift ;;
+    --all-tests) all_tests=1; shift ;;
     --list) list_only=1; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "mutate.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -185,11 +189,26 @@ cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLAYOUTC
   { echo "mutate.sh: configuring the scratch copy failed, see $work/configure.log" >&2; exit 2; }
 targets=(layoutcheck_differential_test layoutcheck_property_test)
 build_tests() { cmake --build "$build" --target "${targets[@]}" > "$work/build.log" 2>&1; }
+# The tests of the mutated file's family (all of them for a file of no family,
+# or with --all-tests).
+filter_of() {
+  [ "$all_tests" -eq 1 ] && { echo "*"; return; }
+  case "$(basename "$1")" in
+    tpu*) echo "*tpu*:*Tpu*" ;;
+    htp*) echo "*htp*:*Htp*" ;;
+    tla*) echo "*tla*:*Tla*" ;;
+    mge*) echo "*mge*:*Mge*" ;;
+    nvdla*) echo "*nvdla*:*Nvdla*" ;;
+    precision*) echo "*recision*" ;;
+    *) echo "*" ;;
+  esac
+}
 # Runs the test programs; prints what killed the mutant, or nothing.
 run_tests() {
-  local t status
+  local t status filter=${1:-*}
   for t in "${targets[@]}"; do
-    RC_PARAMS="seed=1 max_success=200" timeout "$timeout_s" "$build/bin/$t" --gtest_brief=1 > "$work/test.log" 2>&1
+    RC_PARAMS="seed=1 max_success=200" timeout "$timeout_s" "$build/bin/$t" --gtest_brief=1 --gtest_filter="$filter" \
+      > "$work/test.log" 2>&1
     status=$?
     if [ "$status" -eq 124 ]; then echo "$t: timed out"; return; fi
     if [ "$status" -ne 0 ]; then
@@ -220,7 +239,7 @@ while IFS=$'\t' read -r f line op; do
     verdict="stillborn (does not compile)"
     stillborn=$((stillborn + 1))
   else
-    why=$(run_tests)
+    why=$(run_tests "$(filter_of "$f")")
     if [ -n "$why" ]; then verdict="killed: $why"; killed=$((killed + 1))
     else verdict="SURVIVED"; survived=$((survived + 1)); survivors+=("$f:$line"$'\t'"$op"$'\t'"$mutated"); fi
   fi

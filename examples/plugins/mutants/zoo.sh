@@ -26,6 +26,7 @@ declare -A known_escapes=(
 
 escaped=0
 times=()
+gen_times=()
 slowest=""
 slowest_t=0
 rows=()
@@ -63,6 +64,7 @@ for so in "$@"; do
   by_example=$(grep -m1 -A1 "^oracle (the documents' examples.* [1-9][0-9]* failed$" "$out" | tail -n +2)
   if [ "$status" -eq 1 ] && { grep -q "^FAIL" "$out" || [ -n "$by_example" ]; }; then
     times+=("$t")
+    [ -n "$generated" ] && gen_times+=("$tg")
     if awk -v a="$t" -v b="$slowest_t" 'BEGIN {exit !(a > b)}'; then slowest_t=$t slowest=$short; fi
     if grep -q "^FAIL" "$out"; then
       what=$(grep -m1 -A1 '^FAIL' "$out" | tail -1 | sed 's/^ *//' | cut -c1-90)
@@ -93,6 +95,11 @@ echo "--------------------------------------------------------------------------
 if [ "${#times[@]}" -gt 0 ]; then
   median=$(printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {printf "%.2f", (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
   echo "TIME TO CATCH over ${#times[@]} caught mutants: median ${median} s, worst ${slowest_t} s (${slowest})"
+  if [ "${#gen_times[@]}" -gt 0 ]; then
+    gen_median=$(printf '%s\n' "${gen_times[@]}" | sort -g | awk '{a[NR]=$1} END {printf "%.2f", (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
+    gen_worst=$(printf '%s\n' "${gen_times[@]}" | sort -g | tail -1)
+    echo "  to the first failing generated case (${#gen_times[@]} mutants): median ${gen_median} s, worst ${gen_worst} s"
+  fi
   echo "  (wall time from start to the first failure, a worked example or a generated case; goal: median"
   echo "   under 1 s, none over 5 s; measured, not asserted)"
 fi
