@@ -24,14 +24,22 @@ typedef struct {
 } chunked;
 
 static const struct { const char* name; const char* pairs; } kNamed[] = {
+#ifdef HTP_MUTANT_NCHW_PROSE_ORDER
+    {"htp.nchw", "0:0 3:0 1:0 2:0"}, /* the bug: htp.nchw read from the Flat Layout prose (N, C, H, W), not the table */
+#else
     {"htp.nchw", "0:0 3:0 2:0 1:0"},
+#endif
     {"htp.nchw_prose", "0:0 3:0 1:0 2:0"},
     {"htp.depth32", "0:0 1:0 3:0 2:0 2:4 3:32"},
     {"htp.crouton", "0:0 1:0 2:0 3:0 1:8 2:8 3:32"},
     {"htp.crouton4x1", "0:0 1:0 2:0 3:0 1:8 2:2 3:32 2:4"},
     {"htp.crouton2x2", "0:0 1:0 2:0 3:0 1:4 2:4 3:32 1:2 2:2"},
     {"htp.crouton2", "0:0 1:0 2:0 3:0 1:8 2:2 3:32 2:2"},
+#ifdef HTP_MUTANT_WEIGHTS_CHUNK_ORDER
+    {"htp.weights", "2:0 3:0 0:0 1:0 2:8 3:32 2:4"}, /* the bug: in-chunks slowest instead of out-chunks */
+#else
     {"htp.weights", "3:0 2:0 0:0 1:0 2:8 3:32 2:4"},
+#endif
 };
 
 static lc_status parse_pairs(const char* text, chunked* k, char* why, size_t n) {
@@ -81,7 +89,12 @@ static lc_status plan(const lc_case* c, chunked* k, char* why, size_t n) {
   }
   for (d = 0; d < k->rank; ++d) {
     if (c->shape[d] <= 0) return snprintf(why, n, "extents must be positive"), LC_INVALID;
+#ifdef HTP_MUTANT_GRID_FLOOR
+    /* the bug: whole chunks only, a partial last chunk is not counted (one chunk when under one chunk) */
+    k->grid[d] = (uint64_t)c->shape[d] / k->extent[d] + ((uint64_t)c->shape[d] < k->extent[d]);
+#else
     k->grid[d] = ((uint64_t)c->shape[d] + k->extent[d] - 1) / k->extent[d];
+#endif
     k->padded[d] = k->grid[d] * k->extent[d];
   }
   return LC_OK;
@@ -102,10 +115,19 @@ static uint64_t element_of(const chunked* k, const int64_t* at) {
 #else
   for (i = 0; i < k->npairs; ++i) {
 #endif
+#ifdef HTP_MUTANT_CHUNK_INDEX_WRAPS_8
+    /* the bug: the chunk index along a dimension is kept in a 3-bit field: wrong only past the 8th chunk */
+    if (k->size[i] == 0) chunk = chunk * k->grid[k->dim[i]] + ((uint64_t)at[k->dim[i]] / k->extent[k->dim[i]] & 7);
+#else
     if (k->size[i] == 0) chunk = chunk * k->grid[k->dim[i]] + (uint64_t)at[k->dim[i]] / k->extent[k->dim[i]];
+#endif
   }
   for (d = 0; d < k->rank; ++d) rest[d] = (uint64_t)at[d] % k->extent[d];
+#ifdef HTP_MUTANT_FINEST_DIGIT_LEFTMOST
+  for (i = 0; i < k->npairs; ++i) { /* the bug: the leftmost sized pair of a dimension taken as its finest digit */
+#else
   for (i = k->npairs; i-- > 0;) {  /* the rightmost pair of a dimension is its finest digit */
+#endif
     if (k->size[i] == 0) continue;
     digit[i] = rest[k->dim[i]] % k->size[i];
     rest[k->dim[i]] /= k->size[i];

@@ -26,7 +26,11 @@ static lc_status plan(const lc_case* c, mge* m, char* why, size_t n) {
   else if (strcmp(name, "nhwc") == 0) m->X = 1, m->nhwc = 1;
   else if (strcmp(name, "nchw4") == 0) m->X = 4;
   else if (strcmp(name, "nchw32") == 0) m->X = 32;
+#ifdef MGE_MUTANT_NCHW64_AS_32
+  else if (strcmp(name, "nchw64") == 0) m->X = 32; /* the bug: NCHW64 handled by the NCHW32 path */
+#else
   else if (strcmp(name, "nchw64") == 0) m->X = 64;
+#endif
   else if (strcmp(name, "chwn4") == 0) m->X = 4, m->chwn = 1;
   else return snprintf(why, n, "%s is not implemented by this plugin", c->layout_name), LC_UNSUPPORTED;
   if (c->dtype_bits % 8) return snprintf(why, n, "sub-byte types are not implemented by this plugin"), LC_UNSUPPORTED;
@@ -49,7 +53,18 @@ static uint64_t elements(const mge* m) { return m->N * m->blocks * m->X * m->H *
 static uint64_t element_of(const mge* m, const int64_t* at) {
   uint64_t n = (uint64_t)at[0], c = (uint64_t)at[1], h = (uint64_t)at[2], w = (uint64_t)at[3];
   uint64_t cb = c / m->X, ci = c % m->X;
+#ifdef MGE_MUTANT_BATCH_TABLE_4
+  /* the bug: the per-batch base comes from a 4-entry table sized for the N4 of
+   * CHWN4, so batch 4 lands on batch 0: wrong only for batch > 4 */
+  n &= 3;
+#endif
+#ifdef MGE_MUTANT_NHWC_PADDED_C4
+  if (m->nhwc) return ((n * m->H + h) * m->W + w) * ((m->C + 3) / 4 * 4) + c; /* the bug: NHWC channels padded to 4 */
+#endif
   if (m->nhwc) return ((n * m->H + h) * m->W + w) * m->C + c;
+#ifdef MGE_MUTANT_CHWN4_BATCH_INNERMOST
+  if (m->chwn) return (((cb * m->H + h) * m->W + w) * m->X + ci) * m->N + n; /* the bug: N inside the 4 channels */
+#endif
   if (m->chwn) return (((cb * m->H + h) * m->W + w) * m->N + n) * m->X + ci;
 #ifdef MGE_MUTANT_SWAPPED_HW
   return (((n * m->blocks + cb) * m->W + w) * m->H + h) * m->X + ci; /* the bug: H and W exchanged */
@@ -87,7 +102,9 @@ static lc_status walk(const lc_case* c, uint8_t* logical, uint8_t* physical, siz
   lc_status s = plan(c, &m, why, sizeof why);
   if (s != LC_OK) return s;
   if (physical_size != elements(&m) * m.bytes) return LC_ERROR;
+#ifndef MGE_MUTANT_PADDING_NOT_ZEROED /* the bug: the channels past C in the last block are left as they were */
   if (pack) memset(physical, 0, physical_size);
+#endif
   count = m.N * m.C * m.H * m.W;
   for (i = 0; i < count; ++i) {
     at[3] = (int64_t)(i % m.W), at[2] = (int64_t)(i / m.W % m.H), at[1] = (int64_t)(i / (m.W * m.H) % m.C);

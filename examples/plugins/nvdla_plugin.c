@@ -45,15 +45,31 @@ static lc_status plan(const lc_case* c, nvdla* m, char* why, size_t n) {
     if (c->rank != 3) return snprintf(why, n, "feature data is (C,H,W)"), LC_INVALID;
     if (param(c, "addr") % 32) return snprintf(why, n, "start address not 32-byte aligned"), LC_INVALID;
     m->C = (uint64_t)c->shape[0], m->H = (uint64_t)c->shape[1], m->W = (uint64_t)c->shape[2];
+#ifdef NVDLA_MUTANT_ATOM_16_ELEMENTS
+    m->atom_elements = 16; /* the bug: C' = 16 channels whatever the precision (right for int16/fp16 only) */
+#else
     m->atom_elements = 32 / m->bytes;
+#endif
     m->surfaces = (m->C + m->atom_elements - 1) / m->atom_elements;
 #ifdef NVDLA_MUTANT_LINE_STRIDE_OFF_BY_ONE
     m->line_stride = ls ? ls : (m->W + 1) * 32; /* the bug: one atom too many per packed line */
 #else
     m->line_stride = ls ? ls : m->W * 32;
 #endif
+#if defined(NVDLA_MUTANT_ACCEPT_UNALIGNED_LINE_STRIDE)
+    /* the bug: the line stride's 32-byte alignment is never checked (only its minimum) */
+    if (m->line_stride < m->W * 32) return snprintf(why, n, "bad line stride"), LC_INVALID;
+#elif defined(NVDLA_MUTANT_LINE_STRIDE_EXACT_FIT_REJECTED)
+    /* the bug: a given line stride must exceed the packed line, one exactly W atoms long is rejected */
+    if (m->line_stride % 32 || m->line_stride < m->W * 32 || (ls && ls == m->W * 32)) return snprintf(why, n, "bad line stride"), LC_INVALID;
+#else
     if (m->line_stride % 32 || m->line_stride < m->W * 32) return snprintf(why, n, "bad line stride"), LC_INVALID;
+#endif
+#ifdef NVDLA_MUTANT_SURFACE_STRIDE_FROM_WIDTH
+    m->surface_stride = ss ? ss : m->H * m->W * 32; /* the bug: the packed surface stride ignores a given line stride */
+#else
     m->surface_stride = ss ? ss : m->H * m->line_stride;
+#endif
     if (m->surface_stride % 32 || m->surface_stride < m->H * m->line_stride) {
       return snprintf(why, n, "bad surface stride"), LC_INVALID;
     }
@@ -62,12 +78,25 @@ static lc_status plan(const lc_case* c, nvdla* m, char* why, size_t n) {
   }
   if (c->rank != 4) return snprintf(why, n, "weights are (K,C,H,W)"), LC_INVALID;
   if (param(c, "addr") % 256) return snprintf(why, n, "start address not 256-byte aligned"), LC_INVALID;
+#ifdef NVDLA_MUTANT_ACCEPT_POST_EXTENSION
+  /* the bug: post_extension 2 (an image-input option) accepted on DC weights */
+  if (param(c, "post_extension") > 2) return snprintf(why, n, "DC weights take no post-extension"), LC_INVALID;
+#else
   if (param(c, "post_extension") > 1) return snprintf(why, n, "DC weights take no post-extension"), LC_INVALID;
+#endif
   m->weights = 1;
   m->K = (uint64_t)c->shape[0], m->C = (uint64_t)c->shape[1], m->H = (uint64_t)c->shape[2], m->W = (uint64_t)c->shape[3];
+#ifdef NVDLA_MUTANT_INT8_GROUP_16
+  m->group = 16; /* the bug: 16 kernels per group for every precision (int8 takes 32) */
+#else
   m->group = m->bytes == 1 ? 32 : 16;
+#endif
   m->cube = 64;
+#ifdef NVDLA_MUTANT_WEIGHT_ALIGN_32
+  m->size = (m->K * m->C * m->H * m->W * m->bytes + 31) / 32 * 32; /* the bug: weights padded to the 32-byte atom, not 128 bytes */
+#else
   m->size = (m->K * m->C * m->H * m->W * m->bytes + 127) / 128 * 128;
+#endif
   return LC_OK;
 }
 

@@ -36,6 +36,10 @@ static lc_status plan(const lc_case* c, format* f, char* why, size_t n) {
     const char* c0_text = lc_param(c, "c0");
     const char* per_text = lc_param(c, "c0_per_fractal");
     uint64_t c0 = c0_text ? strtoull(c0_text, NULL, 10) : 0, per = per_text ? strtoull(per_text, NULL, 10) : 16;
+#ifdef TLA_MUTANT_IGNORE_C0_PER_FRACTAL
+    per = 16; /* the bug: the fractal is always 16 C0 rows/columns, the c0_per_fractal parameter is ignored */
+    (void)per_text;
+#endif
 #ifdef TLA_MUTANT_C0_16_BYTES
     if (c0 == 0) c0 = 16 / f->bytes; /* the bug: a 16-byte C0 */
 #else
@@ -67,10 +71,24 @@ static uint64_t elements(const format* f) {
 
 static uint64_t element_of(const format* f, uint64_t r, uint64_t c) {
   uint64_t fr, fc, ir, ic, inner, outer;
+#ifdef TLA_MUTANT_COLMAJOR_ROW_STRIDE
+  if (!f->fractal) return f->col_major ? c * f->cols + r : r * f->cols + c; /* the bug: column-major leading dimension = cols */
+#else
   if (!f->fractal) return f->col_major ? c * f->rows + r : r * f->cols + c;
+#endif
   fr = r / f->fh, ir = r % f->fh, fc = c / f->fw, ic = c % f->fw;
+#ifdef TLA_MUTANT_N_INSIDE_ROW_STRIDE
+  inner = f->z_inside ? ir * f->fw + ic : ic * f->fw + ir; /* the bug: n inside steps columns by the fractal width */
+#else
   inner = f->z_inside ? ir * f->fw + ic : ic * f->fh + ir;
+#endif
+#ifdef TLA_MUTANT_FRACTAL_COLUMN_STRIDE_8
+  /* the bug: down the columns (N outside), the stride between fractal columns is
+   * taken from an L0 tile of at most 8 fractals: wrong only past the 8th fractal row */
+  outer = f->z_outside ? fr * f->C + fc : fc * (f->R < 8 ? f->R : 8) + fr;
+#else
   outer = f->z_outside ? fr * f->C + fc : fc * f->R + fr;
+#endif
   return outer * f->fh * f->fw + inner;
 }
 
@@ -102,7 +120,9 @@ static lc_status walk(const lc_case* c, uint8_t* logical, uint8_t* physical, siz
   lc_status s = plan(c, &f, why, sizeof why);
   if (s != LC_OK) return s;
   if (physical_size != elements(&f) * f.bytes) return LC_ERROR;
+#ifndef TLA_MUTANT_PADDING_NOT_ZEROED /* the bug: the fractal padding is left as it was */
   if (pack) memset(physical, 0, physical_size);
+#endif
   for (r = 0; r < f.rows; ++r) {
     for (col = 0; col < f.cols; ++col) {
       uint8_t* p = physical + element_of(&f, r, col) * f.bytes;

@@ -79,20 +79,33 @@ static lc_status plan(const lc_case* c, geometry* g, char* why, size_t n) {
     g->matrix = 1;
     g->N = (uint64_t)c->shape[0], g->M = (uint64_t)c->shape[1], g->W = param(c, "w"), g->H = 1;
     if (g->W < 1 || g->W > g->M) return snprintf(why, n, "w outside [1, cols]"), LC_INVALID;
+#ifdef TPU_MUTANT_MATRIX_FLOOR_COLUMNS
+    g->C = g->M / g->W; /* the bug: cols / w rounded down, the last partial column group gets no channel */
+#else
     g->C = (g->M + g->W - 1) / g->W;
+#endif
   } else {
     if (c->rank != 4) return snprintf(why, n, "rank 4 expected"), LC_INVALID;
+#ifdef TPU_MUTANT_4N_FLOOR_BATCH
+    g->N = (uint64_t)c->shape[0] / g->lanes; /* the bug: floor of the stored batch words, a partial 4N/2N word is lost */
+    if (g->N == 0) g->N = 1;
+#else
     g->N = ((uint64_t)c->shape[0] + g->lanes - 1) / g->lanes;
+#endif
     g->C = (uint64_t)c->shape[1], g->H = (uint64_t)c->shape[2], g->W = (uint64_t)c->shape[3];
   }
   slots = (g->Q + g->C + g->X - 1) / g->X;
   if (is(c, "tpu.aligned") || g->matrix) {
     uint64_t eu = param(c, "eu");
+#ifndef TPU_MUTANT_ACCEPT_UNALIGNED_ADDR /* the bug: the 128-byte start-address rule is never checked */
     if (addr % 128) return snprintf(why, n, "address %llu not divisible by 128", (unsigned long long)addr), LC_INVALID;
+#endif
     if (eu % word) return snprintf(why, n, "eu not a multiple of the word"), LC_INVALID;
 #ifdef TPU_MUTANT_ALIGN_TO_64_BYTES
     per_eu = 64 / word; /* the bug: aligned to 64 bytes whatever the EU */
     if (per_eu == 0) per_eu = 1;
+#elif defined(TPU_MUTANT_EU_IN_BYTES)
+    per_eu = eu; /* the bug: the EU size (bytes) used as a count of words, so wide types over-align */
 #else
     per_eu = eu / word;
 #endif
@@ -110,7 +123,12 @@ static lc_status plan(const lc_case* c, geometry* g, char* why, size_t n) {
     return LC_UNSUPPORTED;
   }
   last = (g->N - 1) * g->n_stride + (slots - 1) * g->c_stride + (g->H - 1) * g->h_stride + (g->W - 1) * g->w_stride;
+#ifdef TPU_MUTANT_FIT_EXACT_REJECTED
+  /* the bug: a tensor that ends exactly at the NPU's end is rejected */
+  if (g->R + (last + 1) * word >= g->S) return snprintf(why, n, "tensor does not fit in an NPU"), LC_INVALID;
+#else
   if (g->R + (last + 1) * word > g->S) return snprintf(why, n, "tensor does not fit in an NPU"), LC_INVALID;
+#endif
   return LC_OK;
 }
 
@@ -129,6 +147,12 @@ static uint64_t offset_of(const geometry* g, const int64_t* at) {
   }
   if (!g->local) return (n * g->n_stride + c * g->c_stride + h * g->h_stride + w * g->w_stride) * word;
   chan = g->Q + c;
+#ifdef TPU_MUTANT_SLOT_INDEX_WRAPS_8
+  /* the bug: the slot (channel / NPUs) is kept in a 3-bit field, so the 9th slot
+   * lands on the first: wrong only past 8 channels per NPU */
+  return (chan % g->X) * g->S + g->R + (n * g->n_stride + ((chan / g->X) & 7) * g->c_stride + h * g->h_stride + w * g->w_stride) * word +
+         lane * g->lane_bytes;
+#endif
   return (chan % g->X) * g->S + g->R + (n * g->n_stride + (chan / g->X) * g->c_stride + h * g->h_stride + w * g->w_stride) * word +
          lane * g->lane_bytes;
 }
