@@ -9,6 +9,28 @@
 #include "layoutcheck/checker.h"
 
 namespace layoutcheck::bench {
+namespace {
+
+// The buffers of the row being measured, made once and kept across its
+// repetitions (filling and first touching 64 MiB costs more than measuring it);
+// freed when the next row starts.
+struct RowBuffers {
+  std::string row;
+  std::vector<uint8_t> a, b;
+};
+
+template <typename Make>
+RowBuffers& row_buffers(const std::string& row, Make make) {
+  static RowBuffers buffers;
+  if (buffers.row != row) {
+    buffers = RowBuffers();
+    make(&buffers);
+    buffers.row = row;
+  }
+  return buffers;
+}
+
+}  // namespace
 
 uint64_t moved_bytes(const Case& c, const Impl& impl) {
   return std::max(*logical_bytes(c), *impl.size_bytes(c));
@@ -29,8 +51,13 @@ void register_case(const std::string& group, const Case& c, const std::vector<co
     return;
   }
   const uint64_t bytes = moved_bytes(c, reference_impl());
-  register_row(group, "memcpy", bytes, [bytes](benchmark::State& state) {
-    std::vector<uint8_t> src(bytes, 1), dst(bytes, 0);
+  register_row(group, "memcpy", bytes, [group, bytes](benchmark::State& state) {
+    RowBuffers& rb = row_buffers(group + "/memcpy", [&](RowBuffers* b) {
+      b->a.assign(bytes, 1);
+      b->b.assign(bytes, 0);
+    });
+    std::vector<uint8_t>& src = rb.a;
+    std::vector<uint8_t>& dst = rb.b;
     for (auto _ : state) {
       std::memcpy(dst.data(), src.data(), bytes);
       benchmark::DoNotOptimize(dst.data());
@@ -40,11 +67,17 @@ void register_case(const std::string& group, const Case& c, const std::vector<co
   for (const Impl* impl : impls) {
     for (bool pack : {true, false}) {
       register_row(group, std::string(pack ? "pack/" : "unpack/") + impl->name(), bytes,
-                   [c, impl, pack](benchmark::State& state) {
-                     std::vector<uint8_t> logical;
-                     fill_position_unique(c, 1, &logical);
-                     std::vector<uint8_t> physical(*impl->size_bytes(c));
-                     Status st = impl->pack(c, logical.data(), logical.size(), physical.data(), physical.size());
+                   [group, c, impl, pack](benchmark::State& state) {
+                     Status st;
+                     RowBuffers& rb = row_buffers(group + "/" + impl->name() + (pack ? "/pack" : "/unpack"),
+                                                  [&](RowBuffers* b) {
+                                                    fill_position_unique(c, 1, &b->a);
+                                                    b->b.assign(*impl->size_bytes(c), 0);
+                                                    st = impl->pack(c, b->a.data(), b->a.size(), b->b.data(),
+                                                                    b->b.size());
+                                                  });
+                     std::vector<uint8_t>& logical = rb.a;
+                     std::vector<uint8_t>& physical = rb.b;
                      for (auto _ : state) {
                        st = pack ? impl->pack(c, logical.data(), logical.size(), physical.data(), physical.size())
                                  : impl->unpack(c, physical.data(), physical.size(), logical.data(), logical.size());

@@ -80,6 +80,16 @@ class Parser {
   size_t leaves_ = 0;
 };
 
+// The product of the integers, depth first, without collecting them (called
+// once per coordinate by the TLA offset arithmetic).
+void multiply_leaves(const IntTuple& t, Checked* p) {
+  if (t.is_integer()) {
+    *p *= static_cast<uint64_t>(t.value());
+    return;
+  }
+  for (const auto& item : t.items()) multiply_leaves(item, p);
+}
+
 void collect(const IntTuple& t, std::vector<int64_t>* out) {
   if (t.is_integer()) {
     out->push_back(t.value());
@@ -162,7 +172,7 @@ size_t IntTuple::leaf_count() const {
 
 Result<uint64_t> IntTuple::product() const {
   Checked p = 1;
-  for (int64_t v : leaves()) p *= static_cast<uint64_t>(v);
+  multiply_leaves(*this, &p);
   if (!p.ok() || p.value() > (uint64_t{1} << 62)) {
     return Status::invalid("the product of " + to_string(*this) + " overflows 2^62");
   }

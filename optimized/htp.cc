@@ -21,6 +21,7 @@
 #include <cstring>
 #include <optional>
 
+#include "core/case_cache.h"
 #include "core/htp_notation.h"
 #include "layoutcheck/checked.h"
 #include "optimized/families.h"
@@ -464,12 +465,19 @@ void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
   }
 }
 
+// The checker asks one case many questions: each derives the plan once (core/case_cache.h).
+Result<std::shared_ptr<const Plan>> cached_make_plan(const Case& c) {
+  thread_local CaseCache<Plan> cache;
+  return cache.get(c, make_plan);
+}
+
 class HtpOptimized : public Impl {
  public:
   std::string name() const override { return "optimized"; }
-  Status supports(const Case& c) const override { return make_plan(c).status(); }
+  Status supports(const Case& c) const override { return cached_make_plan(c).status(); }
   Result<uint64_t> size_bytes(const Case& c) const override {
-    LC_ASSIGN_OR_RETURN(Plan p, make_plan(c));
+    LC_ASSIGN_OR_RETURN(auto p_ptr, cached_make_plan(c));
+    const Plan& p = *p_ptr;
     return p.elements * p.elem;
   }
   Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
@@ -498,14 +506,16 @@ class HtpOptimized : public Impl {
   }
   Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
               size_t physical_size) const override {
-    LC_ASSIGN_OR_RETURN(Plan p, make_plan(c));
+    LC_ASSIGN_OR_RETURN(auto p_ptr, cached_make_plan(c));
+    const Plan& p = *p_ptr;
     LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
     walk<true>(p, const_cast<uint8_t*>(static_cast<const uint8_t*>(logical)), static_cast<uint8_t*>(physical));
     return Status();
   }
   Status unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
                 size_t logical_size) const override {
-    LC_ASSIGN_OR_RETURN(Plan p, make_plan(c));
+    LC_ASSIGN_OR_RETURN(auto p_ptr, cached_make_plan(c));
+    const Plan& p = *p_ptr;
     LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
     walk<false>(p, static_cast<uint8_t*>(logical), const_cast<uint8_t*>(static_cast<const uint8_t*>(physical)));
     return Status();

@@ -20,6 +20,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "core/case_cache.h"
 #include "layoutcheck/checked.h"
 #include "optimized/families.h"
 
@@ -761,6 +762,28 @@ Status check_case(const Case& c) {
 
 bool is_feature(const Case& c) { return c.layout.name == "nvdla.feature"; }
 
+// The checker asks one case many questions: each derives the plan once (core/case_cache.h).
+Result<std::shared_ptr<const FeaturePlan>> cached_feature_plan(const Case& c) {
+  thread_local CaseCache<FeaturePlan> cache;
+  return cache.get(c, feature_plan);
+}
+Result<std::shared_ptr<const WeightPlan>> cached_weight_plan(const Case& c) {
+  thread_local CaseCache<WeightPlan> cache;
+  return cache.get(c, weight_plan);
+}
+Result<std::shared_ptr<const WinogradPlan>> cached_winograd_plan(const Case& c) {
+  thread_local CaseCache<WinogradPlan> cache;
+  return cache.get(c, winograd_plan);
+}
+Result<std::shared_ptr<const PixelPlan>> cached_pixel_plan(const Case& c) {
+  thread_local CaseCache<PixelPlan> cache;
+  return cache.get(c, pixel_plan);
+}
+Result<std::shared_ptr<const SdpPlan>> cached_sdp_plan(const Case& c) {
+  thread_local CaseCache<SdpPlan> cache;
+  return cache.get(c, sdp_plan);
+}
+
 class NvdlaOptimized : public Impl {
  public:
   std::string name() const override { return "optimized"; }
@@ -770,22 +793,27 @@ class NvdlaOptimized : public Impl {
   Result<uint64_t> size_bytes(const Case& c) const override {
     LC_RETURN_IF_ERROR(check_case(c));
     if (is_feature(c)) {
-      LC_ASSIGN_OR_RETURN(FeaturePlan p, feature_plan(c));
+      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_feature_plan(c));
+    const FeaturePlan& p = *p_ptr;
       return p.size;
     }
     if (is_sdp(c)) {
-      LC_ASSIGN_OR_RETURN(SdpPlan p, sdp_plan(c));
+      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_sdp_plan(c));
+    const SdpPlan& p = *p_ptr;
       return p.size;
     }
     if (is_pixel(c)) {
-      LC_ASSIGN_OR_RETURN(PixelPlan p, pixel_plan(c));
+      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_pixel_plan(c));
+    const PixelPlan& p = *p_ptr;
       return p.size;
     }
     if (is_winograd(c)) {
-      LC_ASSIGN_OR_RETURN(WinogradPlan p, winograd_plan(c));
+      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_winograd_plan(c));
+    const WinogradPlan& p = *p_ptr;
       return p.size;
     }
-    LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));
+    LC_ASSIGN_OR_RETURN(auto p_ptr, cached_weight_plan(c));
+    const WeightPlan& p = *p_ptr;
     return p.size;
   }
 
@@ -793,25 +821,30 @@ class NvdlaOptimized : public Impl {
     LC_RETURN_IF_ERROR(check_case(c));
     LC_RETURN_IF_ERROR(check_coord(c, at));
     if (is_feature(c)) {
-      LC_ASSIGN_OR_RETURN(FeaturePlan p, feature_plan(c));
+      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_feature_plan(c));
+    const FeaturePlan& p = *p_ptr;
       const uint64_t ch = at[0];
       return (ch / p.per_atom * p.ss + at[1] * p.ls + at[2] * kAtom + ch % p.per_atom * p.eb) * 8;
     }
     if (is_pixel(c)) {
-      LC_ASSIGN_OR_RETURN(PixelPlan p, pixel_plan(c));
+      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_pixel_plan(c));
+    const PixelPlan& p = *p_ptr;
       return pixel_place_bits(p, at[0], at[1], at[2]);
     }
     if (is_winograd(c)) {
-      LC_ASSIGN_OR_RETURN(WinogradPlan p, winograd_plan(c));
+      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_winograd_plan(c));
+    const WinogradPlan& p = *p_ptr;
       return winograd_element(p, at[0], at[1], at[2] * 4 + at[3]) * p.eb * 8;
     }
     if (is_sdp(c)) {
-      LC_ASSIGN_OR_RETURN(SdpPlan p, sdp_plan(c));
+      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_sdp_plan(c));
+    const SdpPlan& p = *p_ptr;
       const uint64_t ch = at[0], comp = at.back();
       if (!p.per_element) return (ch * p.P + comp) * p.bpc * 8;
       return (ch / p.epa * p.ss + at[1] * p.ls + at[2] * p.bpa + (ch % p.epa * p.P + comp) * p.bpc) * 8;
     }
-    LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));
+    LC_ASSIGN_OR_RETURN(auto p_ptr, cached_weight_plan(c));
+    const WeightPlan& p = *p_ptr;
     if (p.image) return image_element(p, at[0], at[1], at[2], at[3]) * p.eb * 8;
     const uint64_t k = at[0], ch = at[1], pos = at[2] * p.W + at[3], hw = p.H * p.W;
     const uint64_t g = k / p.group, gk = std::min(p.group, p.K - g * p.group);
@@ -827,27 +860,32 @@ class NvdlaOptimized : public Impl {
     auto* dst = static_cast<uint8_t*>(physical);
     const auto* src = static_cast<const uint8_t*>(logical);
     if (is_feature(c)) {
-      LC_ASSIGN_OR_RETURN(FeaturePlan p, feature_plan(c));
+      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_feature_plan(c));
+    const FeaturePlan& p = *p_ptr;
       feature_pack(p, src, dst);
       return Status();
     }
     if (is_sdp(c)) {
-      LC_ASSIGN_OR_RETURN(SdpPlan p, sdp_plan(c));
+      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_sdp_plan(c));
+    const SdpPlan& p = *p_ptr;
       sdp_copy(p, src, dst, true);
       return Status();
     }
     if (is_pixel(c)) {
-      LC_ASSIGN_OR_RETURN(PixelPlan p, pixel_plan(c));
+      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_pixel_plan(c));
+    const PixelPlan& p = *p_ptr;
       if (p.fields) return pixel_fields_pack(p, c.dtype, src, dst);
       pixel_copy(p, src, dst, true);
       return Status();
     }
     if (is_winograd(c)) {
-      LC_ASSIGN_OR_RETURN(WinogradPlan p, winograd_plan(c));
+      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_winograd_plan(c));
+    const WinogradPlan& p = *p_ptr;
       winograd_copy(p, src, dst, true);
       return Status();
     }
-    LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));
+    LC_ASSIGN_OR_RETURN(auto p_ptr, cached_weight_plan(c));
+    const WeightPlan& p = *p_ptr;
     if (p.image) image_copy(p, src, dst, true);
     else weight_copy(p, src, nullptr, dst, nullptr, true);
     std::memset(dst + p.data, 0, p.size - p.data);
@@ -861,27 +899,32 @@ class NvdlaOptimized : public Impl {
     auto* dst = static_cast<uint8_t*>(logical);
     const auto* src = static_cast<const uint8_t*>(physical);
     if (is_feature(c)) {
-      LC_ASSIGN_OR_RETURN(FeaturePlan p, feature_plan(c));
+      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_feature_plan(c));
+    const FeaturePlan& p = *p_ptr;
       feature_unpack(p, src, dst);
       return Status();
     }
     if (is_sdp(c)) {
-      LC_ASSIGN_OR_RETURN(SdpPlan p, sdp_plan(c));
+      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_sdp_plan(c));
+    const SdpPlan& p = *p_ptr;
       sdp_copy(p, src, dst, false);
       return Status();
     }
     if (is_pixel(c)) {
-      LC_ASSIGN_OR_RETURN(PixelPlan p, pixel_plan(c));
+      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_pixel_plan(c));
+    const PixelPlan& p = *p_ptr;
       if (p.fields) pixel_fields_unpack(p, src, dst);
       else pixel_copy(p, src, dst, false);
       return Status();
     }
     if (is_winograd(c)) {
-      LC_ASSIGN_OR_RETURN(WinogradPlan p, winograd_plan(c));
+      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_winograd_plan(c));
+    const WinogradPlan& p = *p_ptr;
       winograd_copy(p, src, dst, false);
       return Status();
     }
-    LC_ASSIGN_OR_RETURN(WeightPlan p, weight_plan(c));
+    LC_ASSIGN_OR_RETURN(auto p_ptr, cached_weight_plan(c));
+    const WeightPlan& p = *p_ptr;
     if (p.image) image_copy(p, src, dst, false);
     else weight_copy(p, nullptr, dst, nullptr, src, false);
     return Status();

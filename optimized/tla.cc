@@ -13,6 +13,7 @@
 #include <cstring>
 #include <optional>
 
+#include "core/case_cache.h"
 #include "layoutcheck/checked.h"
 #include "layoutcheck/int_tuple.h"
 #include "optimized/families.h"
@@ -241,16 +242,9 @@ Result<Plan> make_plan(const Case& c) {
   return p;
 }
 
-Result<Plan> cached_plan(const Case& c) {
-  thread_local std::string key;
-  thread_local std::optional<Result<Plan>> last;
-  std::string k = c.layout.name + ";" + std::to_string(static_cast<int>(c.dtype)) + ";" + shape_to_string(c.shape);
-  for (const auto& kv : c.layout.params) k += ";" + kv.first + "=" + kv.second;
-  if (!last || key != k) {
-    last = make_plan(c);
-    key = std::move(k);
-  }
-  return *last;
+Result<std::shared_ptr<const Plan>> cached_plan(const Case& c) {
+  thread_local CaseCache<Plan> cache;
+  return cache.get(c, make_plan);
 }
 
 // ---- copies ------------------------------------------------------------------
@@ -531,11 +525,13 @@ class TlaOptimized : public Impl {
   std::string name() const override { return "optimized"; }
   Status supports(const Case& c) const override { return cached_plan(c).status(); }
   Result<uint64_t> size_bytes(const Case& c) const override {
-    LC_ASSIGN_OR_RETURN(Plan p, cached_plan(c));
+    LC_ASSIGN_OR_RETURN(auto p_ptr, cached_plan(c));
+    const Plan& p = *p_ptr;
     return p.cosize * p.eb;
   }
   Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
-    LC_ASSIGN_OR_RETURN(Plan p, cached_plan(c));
+    LC_ASSIGN_OR_RETURN(auto p_ptr, cached_plan(c));
+    const Plan& p = *p_ptr;
     if (at.size() != 2 || at[0] < 0 || at[1] < 0 || static_cast<uint64_t>(at[0]) >= p.rows ||
         static_cast<uint64_t>(at[1]) >= p.cols) {
       return Status::invalid("coordinate (" + shape_to_string(at) + ") outside the matrix " + shape_to_string(c.shape));
@@ -545,20 +541,23 @@ class TlaOptimized : public Impl {
   }
   Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
               size_t physical_size) const override {
-    LC_ASSIGN_OR_RETURN(Plan p, cached_plan(c));
+    LC_ASSIGN_OR_RETURN(auto p_ptr, cached_plan(c));
+    const Plan& p = *p_ptr;
     LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
     copy<true>(p, const_cast<uint8_t*>(static_cast<const uint8_t*>(logical)), static_cast<uint8_t*>(physical));
     return Status();
   }
   Status unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
                 size_t logical_size) const override {
-    LC_ASSIGN_OR_RETURN(Plan p, cached_plan(c));
+    LC_ASSIGN_OR_RETURN(auto p_ptr, cached_plan(c));
+    const Plan& p = *p_ptr;
     LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
     copy<false>(p, static_cast<uint8_t*>(logical), const_cast<uint8_t*>(static_cast<const uint8_t*>(physical)));
     return Status();
   }
   Result<std::vector<Fact>> describe(const Case& c) const override {
-    LC_ASSIGN_OR_RETURN(Plan p, cached_plan(c));
+    LC_ASSIGN_OR_RETURN(auto p_ptr, cached_plan(c));
+    const Plan& p = *p_ptr;
     std::vector<Fact> f;
     TlaLayoutText l{p.shape, p.stride};
     f.push_back({"tla", to_string(l)});

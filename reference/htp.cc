@@ -11,6 +11,7 @@
 #include <cstring>
 #include <optional>
 
+#include "core/case_cache.h"
 #include "core/htp_notation.h"
 #include "layoutcheck/byte_rules.h"
 #include "layoutcheck/checked.h"
@@ -201,14 +202,21 @@ void walk(const HtpModel& m, Visit visit) {
   }
 }
 
+// The checker asks one case many questions: each derives the model once (core/case_cache.h).
+Result<std::shared_ptr<const HtpModel>> cached_model(const Case& c) {
+  thread_local CaseCache<HtpModel> cache;
+  return cache.get(c, model);
+}
+
 class HtpReference : public Impl {
  public:
   std::string name() const override { return "reference"; }
 
-  Status supports(const Case& c) const override { return model(c).status(); }
+  Status supports(const Case& c) const override { return cached_model(c).status(); }
 
   Result<uint64_t> size_bytes(const Case& c) const override {
-    LC_ASSIGN_OR_RETURN(HtpModel m, model(c));
+    LC_ASSIGN_OR_RETURN(auto m_ptr, cached_model(c));
+    const HtpModel& m = *m_ptr;
     return m.padded_elements * m.element_bytes;
   }
 
@@ -223,7 +231,8 @@ class HtpReference : public Impl {
   Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
               size_t physical_size) const override {
     LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
-    LC_ASSIGN_OR_RETURN(HtpModel m, model(c));
+    LC_ASSIGN_OR_RETURN(auto m_ptr, cached_model(c));
+    const HtpModel& m = *m_ptr;
     const uint64_t e = m.element_bytes;
     auto* dst = static_cast<uint8_t*>(physical);
     const auto* src = static_cast<const uint8_t*>(logical);
@@ -239,7 +248,8 @@ class HtpReference : public Impl {
   Status unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
                 size_t logical_size) const override {
     LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
-    LC_ASSIGN_OR_RETURN(HtpModel m, model(c));
+    LC_ASSIGN_OR_RETURN(auto m_ptr, cached_model(c));
+    const HtpModel& m = *m_ptr;
     const uint64_t e = m.element_bytes;
     auto* dst = static_cast<uint8_t*>(logical);
     const auto* src = static_cast<const uint8_t*>(physical);
@@ -254,7 +264,8 @@ class HtpReference : public Impl {
   // (Practical tips): padding bytes are fixed to the pad value (oracles/ERRATA.md,
   // HTP 10). No byte is free.
   Result<ByteRules> byte_rules(const Case& c) const override {
-    LC_ASSIGN_OR_RETURN(HtpModel m, model(c));
+    LC_ASSIGN_OR_RETURN(auto m_ptr, cached_model(c));
+    const HtpModel& m = *m_ptr;
     const uint64_t size = m.padded_elements * m.element_bytes;
     if (size > (uint64_t{1} << 30)) return Status::unsupported("byte rules are mapped for buffers of up to 1 GiB");
     const char* doc = "qualcomm-htp-memory-layout.txt";
@@ -273,7 +284,8 @@ class HtpReference : public Impl {
   }
 
   Result<std::vector<Fact>> describe(const Case& c) const override {
-    LC_ASSIGN_OR_RETURN(HtpModel m, model(c));
+    LC_ASSIGN_OR_RETURN(auto m_ptr, cached_model(c));
+    const HtpModel& m = *m_ptr;
     std::vector<Fact> f;
     f.push_back({"notation", htp_notation_text(m.notation)});
     f.push_back({"rank", num(m.shape.size())});

@@ -13,6 +13,7 @@
 // "MegEngine"). pack and unpack walk the logical tensor element by element.
 #include <cstring>
 
+#include "core/case_cache.h"
 #include "layoutcheck/byte_rules.h"
 #include "layoutcheck/checked.h"
 #include "reference/families.h"
@@ -140,19 +141,27 @@ void copy_element(const uint8_t* src, uint64_t from, uint8_t* dst, uint64_t to, 
   byte = static_cast<uint8_t>((byte & ~(0xF << (to % 8))) | (nibble << (to % 8)));
 }
 
+// The checker asks one case many questions: each derives the model once (core/case_cache.h).
+Result<std::shared_ptr<const MgeTensor>> cached_model(const Case& c) {
+  thread_local CaseCache<MgeTensor> cache;
+  return cache.get(c, model);
+}
+
 class MgeReference : public Impl {
  public:
   std::string name() const override { return "reference"; }
 
-  Status supports(const Case& c) const override { return model(c).status(); }
+  Status supports(const Case& c) const override { return cached_model(c).status(); }
 
   Result<uint64_t> size_bytes(const Case& c) const override {
-    LC_ASSIGN_OR_RETURN(MgeTensor t, model(c));
+    LC_ASSIGN_OR_RETURN(auto t_ptr, cached_model(c));
+    const MgeTensor& t = *t_ptr;
     return ceil_div(t.size_bits, 8);
   }
 
   Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
-    LC_ASSIGN_OR_RETURN(MgeTensor t, model(c));
+    LC_ASSIGN_OR_RETURN(auto t_ptr, cached_model(c));
+    const MgeTensor& t = *t_ptr;
     LC_RETURN_IF_ERROR(check_coord(c, at));
     return offset_of(t, at);
   }
@@ -160,7 +169,8 @@ class MgeReference : public Impl {
   Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
               size_t physical_size) const override {
     LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
-    LC_ASSIGN_OR_RETURN(MgeTensor t, model(c));
+    LC_ASSIGN_OR_RETURN(auto t_ptr, cached_model(c));
+    const MgeTensor& t = *t_ptr;
     // Padding channels ("easy padding") and the spare nibble of an odd 4-bit
     // tensor are 0.
     std::memset(physical, 0, physical_size);
@@ -175,7 +185,8 @@ class MgeReference : public Impl {
   Status unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
                 size_t logical_size) const override {
     LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
-    LC_ASSIGN_OR_RETURN(MgeTensor t, model(c));
+    LC_ASSIGN_OR_RETURN(auto t_ptr, cached_model(c));
+    const MgeTensor& t = *t_ptr;
     // The spare nibble of an odd 4-bit logical tensor is 0.
     if (logical_size > 0) static_cast<uint8_t*>(logical)[logical_size - 1] = 0;
     const uint64_t count = *element_count(c.shape);
@@ -193,7 +204,8 @@ class MgeReference : public Impl {
   // bits of an element is an element byte; its other nibble (a padding channel,
   // or the spare nibble after an odd 4-bit count) is then 0 as well. No byte is free.
   Result<ByteRules> byte_rules(const Case& c) const override {
-    LC_ASSIGN_OR_RETURN(MgeTensor t, model(c));
+    LC_ASSIGN_OR_RETURN(auto t_ptr, cached_model(c));
+    const MgeTensor& t = *t_ptr;
     const uint64_t size = ceil_div(t.size_bits, 8);
     if (size > (uint64_t{1} << 30)) return Status::unsupported("byte rules are mapped for buffers of up to 1 GiB");
     const char* doc = "megengine-tensor-layout.txt";
@@ -212,7 +224,8 @@ class MgeReference : public Impl {
   }
 
   Result<std::vector<Fact>> describe(const Case& c) const override {
-    LC_ASSIGN_OR_RETURN(MgeTensor t, model(c));
+    LC_ASSIGN_OR_RETURN(auto t_ptr, cached_model(c));
+    const MgeTensor& t = *t_ptr;
     std::vector<Fact> f;
     f.push_back({"size_bytes", num(ceil_div(t.size_bits, 8))});
     f.push_back({"itemsize", bits_as_bytes(t.itemsize_bits)});

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/case_cache.h"
 #include "layoutcheck/byte_rules.h"
 #include "layoutcheck/checked.h"
 #include "reference/families.h"
@@ -814,6 +815,28 @@ ByteRules sdp_rules(const Sdp& m, DType t) {
   return std::move(b).finish();
 }
 
+// The checker asks one case many questions: each derives the model once (core/case_cache.h).
+Result<std::shared_ptr<const Feature>> cached_feature_model(const Case& c) {
+  thread_local CaseCache<Feature> cache;
+  return cache.get(c, feature_model);
+}
+Result<std::shared_ptr<const Weights>> cached_weight_model(const Case& c) {
+  thread_local CaseCache<Weights> cache;
+  return cache.get(c, weight_model);
+}
+Result<std::shared_ptr<const Winograd>> cached_winograd_model(const Case& c) {
+  thread_local CaseCache<Winograd> cache;
+  return cache.get(c, winograd_model);
+}
+Result<std::shared_ptr<const Pixel>> cached_pixel_model(const Case& c) {
+  thread_local CaseCache<Pixel> cache;
+  return cache.get(c, pixel_model);
+}
+Result<std::shared_ptr<const Sdp>> cached_sdp_model(const Case& c) {
+  thread_local CaseCache<Sdp> cache;
+  return cache.get(c, sdp_model);
+}
+
 class NvdlaReference : public Impl {
  public:
   std::string name() const override { return "reference"; }
@@ -823,22 +846,27 @@ class NvdlaReference : public Impl {
   Result<uint64_t> size_bytes(const Case& c) const override {
     LC_RETURN_IF_ERROR(check_case(c));
     if (kind_of(c) == Kind::kFeature) {
-      LC_ASSIGN_OR_RETURN(Feature f, feature_model(c));
+      LC_ASSIGN_OR_RETURN(auto f_ptr, cached_feature_model(c));
+    const Feature& f = *f_ptr;
       return f.size;
     }
     if (kind_of(c) == Kind::kSdp) {
-      LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
+      LC_ASSIGN_OR_RETURN(auto m_ptr, cached_sdp_model(c));
+    const Sdp& m = *m_ptr;
       return m.size;
     }
     if (kind_of(c) == Kind::kPixel) {
-      LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
+      LC_ASSIGN_OR_RETURN(auto m_ptr, cached_pixel_model(c));
+    const Pixel& m = *m_ptr;
       return m.size;
     }
     if (kind_of(c) == Kind::kWeightWinograd) {
-      LC_ASSIGN_OR_RETURN(Winograd m, winograd_model(c));
+      LC_ASSIGN_OR_RETURN(auto m_ptr, cached_winograd_model(c));
+    const Winograd& m = *m_ptr;
       return m.size;
     }
-    LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
+    LC_ASSIGN_OR_RETURN(auto m_ptr, cached_weight_model(c));
+    const Weights& m = *m_ptr;
     return m.size;
   }
 
@@ -846,23 +874,28 @@ class NvdlaReference : public Impl {
     LC_RETURN_IF_ERROR(check_case(c));
     LC_RETURN_IF_ERROR(check_coord(c, at));
     if (kind_of(c) == Kind::kFeature) {
-      LC_ASSIGN_OR_RETURN(Feature f, feature_model(c));
+      LC_ASSIGN_OR_RETURN(auto f_ptr, cached_feature_model(c));
+    const Feature& f = *f_ptr;
       return feature_offset(f, at[0], at[1], at[2]) * 8;
     }
     if (kind_of(c) == Kind::kPixel) {
-      LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
+      LC_ASSIGN_OR_RETURN(auto m_ptr, cached_pixel_model(c));
+    const Pixel& m = *m_ptr;
       return pixel_offset_bits(m, at[0], at[1], at[2]);
     }
     if (kind_of(c) == Kind::kWeightWinograd) {
-      LC_ASSIGN_OR_RETURN(Winograd m, winograd_model(c));
+      LC_ASSIGN_OR_RETURN(auto m_ptr, cached_winograd_model(c));
+    const Winograd& m = *m_ptr;
       return winograd_offset(m, at[0], at[1], at[2], at[3]) * 8;
     }
     if (kind_of(c) == Kind::kSdp) {
-      LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
+      LC_ASSIGN_OR_RETURN(auto m_ptr, cached_sdp_model(c));
+    const Sdp& m = *m_ptr;
       if (!m.per_element) return sdp_offset(m, at[0], 0, 0, at[1]) * 8;
       return sdp_offset(m, at[0], at[1], at[2], at[3]) * 8;
     }
-    LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
+    LC_ASSIGN_OR_RETURN(auto m_ptr, cached_weight_model(c));
+    const Weights& m = *m_ptr;
     if (m.image) return image_offset(m, at[0], at[1], at[2], at[3]) * 8;
     return weight_offset(m, at[0], at[1], at[2], at[3]) * 8;
   }
@@ -878,16 +911,20 @@ class NvdlaReference : public Impl {
     const uint64_t eb = dtype_bits(c.dtype) / 8;
     auto put = [&](uint64_t place, uint64_t index) { std::memcpy(dst + place, src + index * eb, eb); };
     if (kind_of(c) == Kind::kFeature) {
-      LC_ASSIGN_OR_RETURN(Feature f, feature_model(c));
+      LC_ASSIGN_OR_RETURN(auto f_ptr, cached_feature_model(c));
+    const Feature& f = *f_ptr;
       feature_scan(f, put);
     } else if (kind_of(c) == Kind::kSdp) {
-      LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
+      LC_ASSIGN_OR_RETURN(auto m_ptr, cached_sdp_model(c));
+    const Sdp& m = *m_ptr;
       sdp_scan(m, put);
     } else if (kind_of(c) == Kind::kWeightWinograd) {
-      LC_ASSIGN_OR_RETURN(Winograd m, winograd_model(c));
+      LC_ASSIGN_OR_RETURN(auto m_ptr, cached_winograd_model(c));
+    const Winograd& m = *m_ptr;
       winograd_scan(m, put);
     } else if (kind_of(c) == Kind::kPixel) {
-      LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
+      LC_ASSIGN_OR_RETURN(auto m_ptr, cached_pixel_model(c));
+    const Pixel& m = *m_ptr;
       // Lines top to bottom, pixels left to right, components in name order,
       // each written bit by bit into its field; the x-offset bytes and the rest
       // of each line stay 0.
@@ -906,7 +943,8 @@ class NvdlaReference : public Impl {
         }
       }
     } else {
-      LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
+      LC_ASSIGN_OR_RETURN(auto m_ptr, cached_weight_model(c));
+    const Weights& m = *m_ptr;
       if (m.image) image_scan(m, put);
       else weight_scan(m, put);
     }
@@ -922,16 +960,20 @@ class NvdlaReference : public Impl {
     const uint64_t eb = dtype_bits(c.dtype) / 8;
     auto get = [&](uint64_t place, uint64_t index) { std::memcpy(dst + index * eb, src + place, eb); };
     if (kind_of(c) == Kind::kFeature) {
-      LC_ASSIGN_OR_RETURN(Feature f, feature_model(c));
+      LC_ASSIGN_OR_RETURN(auto f_ptr, cached_feature_model(c));
+    const Feature& f = *f_ptr;
       feature_scan(f, get);
     } else if (kind_of(c) == Kind::kSdp) {
-      LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
+      LC_ASSIGN_OR_RETURN(auto m_ptr, cached_sdp_model(c));
+    const Sdp& m = *m_ptr;
       sdp_scan(m, get);
     } else if (kind_of(c) == Kind::kWeightWinograd) {
-      LC_ASSIGN_OR_RETURN(Winograd m, winograd_model(c));
+      LC_ASSIGN_OR_RETURN(auto m_ptr, cached_winograd_model(c));
+    const Winograd& m = *m_ptr;
       winograd_scan(m, get);
     } else if (kind_of(c) == Kind::kPixel) {
-      LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
+      LC_ASSIGN_OR_RETURN(auto m_ptr, cached_pixel_model(c));
+    const Pixel& m = *m_ptr;
       // Each field read bit by bit, zero-extended to the element.
       for (uint64_t h = 0; h < m.H; ++h) {
         for (uint64_t w = 0; w < m.W; ++w) {
@@ -944,7 +986,8 @@ class NvdlaReference : public Impl {
         }
       }
     } else {
-      LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
+      LC_ASSIGN_OR_RETURN(auto m_ptr, cached_weight_model(c));
+    const Weights& m = *m_ptr;
       if (m.image) image_scan(m, get);
       else weight_scan(m, get);
     }
@@ -956,22 +999,27 @@ class NvdlaReference : public Impl {
     LC_ASSIGN_OR_RETURN(uint64_t size, size_bytes(c));
     if (size > kMaxMappedBytes) return Status::unsupported("byte rules are mapped for buffers of up to 1 GiB");
     if (kind_of(c) == Kind::kFeature) {
-      LC_ASSIGN_OR_RETURN(Feature f, feature_model(c));
+      LC_ASSIGN_OR_RETURN(auto f_ptr, cached_feature_model(c));
+    const Feature& f = *f_ptr;
       return feature_rules(f, c.dtype);
     }
     if (kind_of(c) == Kind::kSdp) {
-      LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
+      LC_ASSIGN_OR_RETURN(auto m_ptr, cached_sdp_model(c));
+    const Sdp& m = *m_ptr;
       return sdp_rules(m, c.dtype);
     }
     if (kind_of(c) == Kind::kWeightWinograd) {
-      LC_ASSIGN_OR_RETURN(Winograd m, winograd_model(c));
+      LC_ASSIGN_OR_RETURN(auto m_ptr, cached_winograd_model(c));
+    const Winograd& m = *m_ptr;
       return winograd_rules(m);
     }
     if (kind_of(c) == Kind::kPixel) {
-      LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
+      LC_ASSIGN_OR_RETURN(auto m_ptr, cached_pixel_model(c));
+    const Pixel& m = *m_ptr;
       return pixel_rules(m);
     }
-    LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
+    LC_ASSIGN_OR_RETURN(auto m_ptr, cached_weight_model(c));
+    const Weights& m = *m_ptr;
     const char* section = m.image ? "Basic Weight for image input" : "Basic Weight for Direct Convolution";
     ByteRulesBuilder b = weight_rules_base(m.size, section);
     const uint8_t element = b.add(element_rule(kDoc, section), ByteKind::kElement);
@@ -985,7 +1033,8 @@ class NvdlaReference : public Impl {
     LC_RETURN_IF_ERROR(check_case(c));
     std::vector<Fact> out;
     if (kind_of(c) == Kind::kFeature) {
-      LC_ASSIGN_OR_RETURN(Feature f, feature_model(c));
+      LC_ASSIGN_OR_RETURN(auto f_ptr, cached_feature_model(c));
+    const Feature& f = *f_ptr;
       out.push_back({"size_bytes", num(f.size)});
       out.push_back({"atom_bytes", num(kFeatureAtomBytes)});
       out.push_back({"atom_elements", num(f.atom_elements)});
@@ -1004,7 +1053,8 @@ class NvdlaReference : public Impl {
       return out;
     }
     if (kind_of(c) == Kind::kWeightWinograd) {
-      LC_ASSIGN_OR_RETURN(Winograd m, winograd_model(c));
+      LC_ASSIGN_OR_RETURN(auto m_ptr, cached_winograd_model(c));
+    const Winograd& m = *m_ptr;
       out.push_back({"size_bytes", num(m.size)});
       out.push_back({"data_bytes", num(m.data_bytes)});
       out.push_back({"padded_channels", num(m.padded_C)});
@@ -1016,7 +1066,8 @@ class NvdlaReference : public Impl {
       return out;
     }
     if (kind_of(c) == Kind::kPixel) {
-      LC_ASSIGN_OR_RETURN(Pixel m, pixel_model(c));
+      LC_ASSIGN_OR_RETURN(auto m_ptr, cached_pixel_model(c));
+    const Pixel& m = *m_ptr;
       out.push_back({"size_bytes", num(m.size)});
       out.push_back({"planes", num(m.format->planes)});
       out.push_back({"channels", num(m.format->channels)});
@@ -1041,7 +1092,8 @@ class NvdlaReference : public Impl {
       return out;
     }
     if (kind_of(c) == Kind::kSdp) {
-      LC_ASSIGN_OR_RETURN(Sdp m, sdp_model(c));
+      LC_ASSIGN_OR_RETURN(auto m_ptr, cached_sdp_model(c));
+    const Sdp& m = *m_ptr;
       out.push_back({"size_bytes", num(m.size)});
       out.push_back({"element_per_atom", num(m.element_per_atom)});
       out.push_back({"components_per_element", num(m.P)});
@@ -1055,7 +1107,8 @@ class NvdlaReference : public Impl {
       out.push_back({"start_address", num(m.addr)});
       return out;
     }
-    LC_ASSIGN_OR_RETURN(Weights m, weight_model(c));
+    LC_ASSIGN_OR_RETURN(auto m_ptr, cached_weight_model(c));
+    const Weights& m = *m_ptr;
     out.push_back({"size_bytes", num(m.size)});
     out.push_back({"data_bytes", num(m.data_bytes)});
     out.push_back({"end_padding_bytes", num(m.size - m.data_bytes)});

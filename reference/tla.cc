@@ -6,6 +6,7 @@
 // notation layout, or the rows x cols of a named format; element (r, c) lives
 // at crd2offset((r, c), shape, stride) elements from the start. pack and
 // unpack walk the logical matrix element by element and do exactly that.
+#include "core/case_cache.h"
 #include "reference/tla.h"
 
 #include <algorithm>
@@ -269,17 +270,10 @@ Result<TlaModel> model(const Case& c) {
 }
 
 // The model of the last case asked about: the checker asks for many offsets
-// of one case, and the injectivity check enumerates the layout.
-Result<TlaModel> cached_model(const Case& c) {
-  thread_local std::string key;
-  thread_local std::optional<Result<TlaModel>> last;
-  std::string k = c.layout.name + "|" + dtype_name(c.dtype) + "|" + shape_to_string(c.shape);
-  for (const auto& [pk, pv] : c.layout.params) k += "|" + pk + "=" + pv;
-  if (!last || k != key) {
-    last = model(c);
-    key = k;
-  }
-  return *last;
+// of one case, and the injectivity check enumerates the layout (core/case_cache.h).
+Result<std::shared_ptr<const TlaModel>> cached_model(const Case& c) {
+  thread_local CaseCache<TlaModel> cache;
+  return cache.get(c, model);
 }
 
 class TlaReference : public Impl {
@@ -288,12 +282,14 @@ class TlaReference : public Impl {
   Status supports(const Case& c) const override { return cached_model(c).status(); }
 
   Result<uint64_t> size_bytes(const Case& c) const override {
-    LC_ASSIGN_OR_RETURN(TlaModel m, cached_model(c));
+    LC_ASSIGN_OR_RETURN(auto m_ptr, cached_model(c));
+    const TlaModel& m = *m_ptr;
     return m.cosize * m.element_bytes;
   }
 
   Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
-    LC_ASSIGN_OR_RETURN(TlaModel m, cached_model(c));
+    LC_ASSIGN_OR_RETURN(auto m_ptr, cached_model(c));
+    const TlaModel& m = *m_ptr;
     LC_RETURN_IF_ERROR(check_coord(c, at));
     LC_ASSIGN_OR_RETURN(uint64_t off, crd2offset(T(I(at[0]), I(at[1])), m.layout.shape, m.layout.stride));
     return off * m.element_bytes * 8;
@@ -302,7 +298,8 @@ class TlaReference : public Impl {
   Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
               size_t physical_size) const override {
     LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
-    LC_ASSIGN_OR_RETURN(TlaModel m, cached_model(c));
+    LC_ASSIGN_OR_RETURN(auto m_ptr, cached_model(c));
+    const TlaModel& m = *m_ptr;
     // Offsets no element maps to (fractal padding, stride gaps) are 0.
     std::memset(physical, 0, physical_size);
     for (uint64_t r = 0; r < m.rows; ++r) {
@@ -318,7 +315,8 @@ class TlaReference : public Impl {
   Status unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
                 size_t logical_size) const override {
     LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
-    LC_ASSIGN_OR_RETURN(TlaModel m, cached_model(c));
+    LC_ASSIGN_OR_RETURN(auto m_ptr, cached_model(c));
+    const TlaModel& m = *m_ptr;
     for (uint64_t r = 0; r < m.rows; ++r) {
       for (uint64_t k = 0; k < m.cols; ++k) {
         LC_ASSIGN_OR_RETURN(uint64_t off, crd2offset(T(I(r), I(k)), m.layout.shape, m.layout.stride));
@@ -336,7 +334,8 @@ class TlaReference : public Impl {
   // fractals and sums along them, so their padding is fixed to 0 (the document
   // gives no value; oracles/ERRATA.md, CATLASS TLA 3).
   Result<ByteRules> byte_rules(const Case& c) const override {
-    LC_ASSIGN_OR_RETURN(TlaModel m, cached_model(c));
+    LC_ASSIGN_OR_RETURN(auto m_ptr, cached_model(c));
+    const TlaModel& m = *m_ptr;
     const uint64_t size = m.cosize * m.element_bytes;
     if (size > (uint64_t{1} << 30)) return Status::unsupported("byte rules are mapped for buffers of up to 1 GiB");
     const char* doc = "catlass-tla-layouts.txt";
@@ -361,7 +360,8 @@ class TlaReference : public Impl {
   }
 
   Result<std::vector<Fact>> describe(const Case& c) const override {
-    LC_ASSIGN_OR_RETURN(TlaModel m, cached_model(c));
+    LC_ASSIGN_OR_RETURN(auto m_ptr, cached_model(c));
+    const TlaModel& m = *m_ptr;
     std::vector<Fact> f;
     const TlaLayoutText& l = m.layout;
     f.push_back({"tla", to_string(l)});

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/case_cache.h"
 #include "layoutcheck/byte_rules.h"
 #include "layoutcheck/checked.h"
 #include "reference/families.h"
@@ -280,21 +281,29 @@ Result<ByteRules> tpu_rules(const Case& c, const TpuTensor& t, uint64_t size) {
   return std::move(b).finish();
 }
 
+// The checker asks one case many questions: each derives the model once (core/case_cache.h).
+Result<std::shared_ptr<const TpuTensor>> cached_model(const Case& c) {
+  thread_local CaseCache<TpuTensor> cache;
+  return cache.get(c, model);
+}
+
 class TpuReference : public Impl {
  public:
   std::string name() const override { return "reference"; }
 
-  Status supports(const Case& c) const override { return model(c).status(); }
+  Status supports(const Case& c) const override { return cached_model(c).status(); }
 
   Result<uint64_t> size_bytes(const Case& c) const override {
-    LC_ASSIGN_OR_RETURN(TpuTensor t, model(c));
+    LC_ASSIGN_OR_RETURN(auto t_ptr, cached_model(c));
+    const TpuTensor& t = *t_ptr;
     // A local tensor's physical buffer is the whole local memory image, X * S bytes.
     if (t.local) return t.X * t.S;
     return t.N * t.n_stride * t.mode.stored_bytes;
   }
 
   Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
-    LC_ASSIGN_OR_RETURN(TpuTensor t, model(c));
+    LC_ASSIGN_OR_RETURN(auto t_ptr, cached_model(c));
+    const TpuTensor& t = *t_ptr;
     LC_RETURN_IF_ERROR(check_coord(c, at));
     return address_of(t, at) * 8;
   }
@@ -302,7 +311,8 @@ class TpuReference : public Impl {
   Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
               size_t physical_size) const override {
     LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
-    LC_ASSIGN_OR_RETURN(TpuTensor t, model(c));
+    LC_ASSIGN_OR_RETURN(auto t_ptr, cached_model(c));
+    const TpuTensor& t = *t_ptr;
     // Bytes that hold no element (padding, dummy elements, other NPUs' space) are 0.
     std::memset(physical, 0, physical_size);
     const uint64_t count = *element_count(c.shape);
@@ -317,7 +327,8 @@ class TpuReference : public Impl {
   Status unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
                 size_t logical_size) const override {
     LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
-    LC_ASSIGN_OR_RETURN(TpuTensor t, model(c));
+    LC_ASSIGN_OR_RETURN(auto t_ptr, cached_model(c));
+    const TpuTensor& t = *t_ptr;
     const uint64_t count = *element_count(c.shape);
     for (uint64_t i = 0; i < count; ++i) {
       uint64_t addr = address_of(t, coord_of_index(c.shape, i));
@@ -328,14 +339,16 @@ class TpuReference : public Impl {
   }
 
   Result<ByteRules> byte_rules(const Case& c) const override {
-    LC_ASSIGN_OR_RETURN(TpuTensor t, model(c));
+    LC_ASSIGN_OR_RETURN(auto t_ptr, cached_model(c));
+    const TpuTensor& t = *t_ptr;
     LC_ASSIGN_OR_RETURN(uint64_t size, size_bytes(c));
     if (size > (uint64_t{1} << 30)) return Status::unsupported("byte rules are mapped for buffers of up to 1 GiB");
     return tpu_rules(c, t, size);
   }
 
   Result<std::vector<Fact>> describe(const Case& c) const override {
-    LC_ASSIGN_OR_RETURN(TpuTensor t, model(c));
+    LC_ASSIGN_OR_RETURN(auto t_ptr, cached_model(c));
+    const TpuTensor& t = *t_ptr;
     LC_ASSIGN_OR_RETURN(uint64_t size, size_bytes(c));
     std::vector<Fact> f;
     f.push_back({"size_bytes", num(size)});

@@ -1,0 +1,193 @@
+// Turns the JSON of `layoutcheck_bench --benchmark_repetitions=R` into the
+// Markdown table of bench/results/<host>.md (scripts/bench.sh runs it):
+//
+//   bench_report RESULTS.json HOST_INFO.txt HOST > bench/results/HOST.md
+//
+// Every row's ratio to the memcpy of its group is computed per repetition (the
+// memcpy and the row of the same repetition) and the median of those ratios is
+// reported, for the wall-clock time and for the CPU time of the process (the
+// latter is what a loaded host still measures fairly). Each row has the goal
+// of its kind; a row that misses it is marked, never dropped. MegEngine rows are
+// also compared with oneDNN's reorder of the same case in the same run.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Sample {
+  std::map<int, double> real, cpu;  // repetition -> seconds per iteration
+  std::map<int, double> bandwidth;  // repetition -> bytes per second (real time)
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// The goal of a row, as a ratio to memcpy (issue "Fast on every host", 1.):
+// small and in-cache cases 0.3; plain blocked copies 0.9; NVDLA feature, TLA
+// fractals, HTP croutons and the MegEngine blocked formats 0.6; other packs and
+// unpacks of 16 MiB or more 0.5. 0 = no goal (reference, peer libraries).
+double goal_of(const std::string& group, const std::string& impl) {
+  if (impl != "optimized") return 0;
+  if (starts_with(group, "precision.")) return 0;
+  const bool small = contains(group, "KiB") || contains(group, "/1MiB") || contains(group, "256x") ||
+                     starts_with(group, "nvdla.weight") || starts_with(group, "nvdla.pixel") ||
+                     starts_with(group, "nvdla.sdp") || starts_with(group, "nvdla.sparse");
+  if (small) return 0.3;
+  if (starts_with(group, "tpu.") || starts_with(group, "htp.depth32") || contains(group, "1x1xC")) return 0.9;
+  if (starts_with(group, "nvdla.feature") || starts_with(group, "htp.crouton") || starts_with(group, "mge.") ||
+      starts_with(group, "tla.nZ") || starts_with(group, "tla.zN") || starts_with(group, "tla.zZ") ||
+      starts_with(group, "tla.nN")) {
+    return 0.6;
+  }
+  return 0.5;
+}
+
+std::string fixed(double v, int digits = 3) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: bench_report RESULTS.json HOST_INFO.txt HOST\n");
+    return 2;
+  }
+  std::ifstream in(argv[1]);
+  if (!in) {
+    std::fprintf(stderr, "bench_report: cannot read %s\n", argv[1]);
+    return 1;
+  }
+  nlohmann::json doc;
+  try {
+    in >> doc;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_report: %s is not JSON: %s\n", argv[1], e.what());
+    return 1;
+  }
+  std::ifstream info_in(argv[2]);
+  std::stringstream info;
+  info << info_in.rdbuf();
+
+  // name (without /real_time) -> samples; names in the order of the run.
+  std::map<std::string, Sample> rows;
+  std::vector<std::string> order;
+  int repetitions = 0;
+  for (const auto& b : doc.value("benchmarks", nlohmann::json::array())) {
+    if (b.value("run_type", "") != "iteration" || b.value("error_occurred", false)) continue;
+    std::string name = b.value("run_name", b.value("name", ""));
+    if (size_t p = name.find("/real_time"); p != std::string::npos) name.resize(p);
+    const std::string unit = b.value("time_unit", "ns");
+    const double scale = unit == "s" ? 1 : unit == "ms" ? 1e-3 : unit == "us" ? 1e-6 : 1e-9;
+    const int rep = b.value("repetition_index", 0);
+    repetitions = std::max(repetitions, rep + 1);
+    if (!rows.count(name)) order.push_back(name);
+    Sample& s = rows[name];
+    s.real[rep] = b.value("real_time", 0.0) * scale;
+    s.cpu[rep] = b.value("cpu_time", 0.0) * scale;
+    s.bandwidth[rep] = b.value("bytes_per_second", 0.0);
+  }
+
+  // ratio of the medians over repetitions: base time / row time, per repetition.
+  auto ratio = [&](const Sample& base, const Sample& row, bool cpu) {
+    std::vector<double> r;
+    const auto& bt = cpu ? base.cpu : base.real;
+    const auto& rt = cpu ? row.cpu : row.real;
+    for (const auto& [rep, t] : rt) {
+      auto it = bt.find(rep);
+      if (it != bt.end() && t > 0) r.push_back(it->second / t);
+    }
+    return median(r);
+  };
+
+  const auto& ctx = doc.value("context", nlohmann::json::object());
+  std::ostringstream md;
+  md << "# Benchmark results: " << argv[3] << "\n\n";
+  md << "Written by `scripts/bench.sh` (" << ctx.value("date", "") << "): `layoutcheck_bench` with "
+     << repetitions << " repetitions, OMP_NUM_THREADS=1, one thread per conversion. Each ratio is the median over the "
+     << "repetitions of (time of the memcpy of the same bytes in the same repetition) / (time of the row): "
+     << "1.0 is memcpy speed. `cpu` ratios use the process CPU time, `wall` ratios the real time; on a loaded "
+     << "host (load average below) the CPU-time ratio is the fairer one. The goal column is the ratio the row "
+     << "must reach; **MISS** marks a row below it.\n\n";
+  md << "## Host\n\n```\n" << info.str() << "```\n\n";
+  if (ctx.contains("load_avg")) {
+    md << "Load average during the run: " << ctx["load_avg"].dump() << " on " << ctx.value("num_cpus", 0)
+       << " CPUs.\n\n";
+  }
+
+  // memcpy bandwidth per group size.
+  md << "## memcpy bandwidth (median over repetitions)\n\n| group | GB/s |\n|---|---|\n";
+  for (const auto& name : order) {
+    if (name.size() < 7 || name.compare(name.size() - 7, 7, "/memcpy") != 0) continue;
+    std::vector<double> bw;
+    for (const auto& [rep, v] : rows[name].bandwidth) bw.push_back(v);
+    md << "| " << name.substr(0, name.size() - 7) << " | " << fixed(median(bw) / 1e9, 1) << " |\n";
+  }
+
+  md << "\n## Ratios to memcpy\n\n| row | cpu | wall | goal | met | oneDNN cpu | vs oneDNN (goal 1.2) |\n"
+     << "|---|---|---|---|---|---|---|\n";
+  int missed = 0, measured = 0;
+  std::vector<double> onednn_speedups;
+  for (const auto& name : order) {
+    if (name.size() >= 7 && name.compare(name.size() - 7, 7, "/memcpy") == 0) continue;
+    // The group is the longest prefix with a memcpy row; then OPERATION/IMPL.
+    std::string group = name, base;
+    while (true) {
+      size_t slash = group.rfind('/');
+      if (slash == std::string::npos) break;
+      group.resize(slash);
+      if (rows.count(group + "/memcpy")) {
+        base = group + "/memcpy";
+        break;
+      }
+    }
+    if (base.empty()) continue;
+    const std::string rest = name.substr(group.size() + 1);  // "pack/optimized"
+    const std::string impl = rest.substr(rest.rfind('/') + 1);
+    if (impl == "onednn") continue;  // reported beside the row it is a peer of
+    const double cpu = ratio(rows[base], rows[name], true);
+    const double wall = ratio(rows[base], rows[name], false);
+    const double goal = goal_of(group, impl);
+    std::string met = "-";
+    if (goal > 0) {
+      ++measured;
+      met = cpu >= goal ? "yes" : "**MISS**";
+      if (cpu < goal) ++missed;
+    }
+    std::string dnn = "", vs = "";
+    const std::string peer = group + "/" + rest.substr(0, rest.rfind('/')) + "/onednn";
+    if (impl == "optimized" && rows.count(peer)) {
+      dnn = fixed(ratio(rows[base], rows[peer], true));
+      const double speedup = ratio(rows[peer], rows[name], true);
+      onednn_speedups.push_back(speedup);
+      vs = fixed(speedup, 2) + "x" + (speedup >= 1.2 ? "" : " **MISS**");
+      if (speedup < 1.2) ++missed;
+    }
+    md << "| " << name << " | " << fixed(cpu) << " | " << fixed(wall) << " | "
+       << (goal > 0 ? fixed(goal, 1) : "-") << " | " << met << " | " << dnn << " | " << vs << " |\n";
+  }
+  md << "\n" << missed << " goal(s) missed of " << measured << " rows with a goal";
+  if (!onednn_speedups.empty()) {
+    md << "; median speed-up over oneDNN " << fixed(median(onednn_speedups), 2) << "x (goal 2x)";
+  }
+  md << ".\n";
+  std::cout << md.str();
+  return 0;
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs the benchmarks with repetitions and writes bench/results/<host>.md (the
+# median ratio of every row to the memcpy of the same run, each row's goal and
+# whether it is met, oneDNN's rows beside MegEngine's) and <host>.json.
+#   scripts/bench.sh [HOST_NAME] [extra layoutcheck_bench flags]
+# Environment: BENCH_REPETITIONS (default 3), BENCH_MIN_TIME (seconds per
+# repetition, default 0.05), BENCH_FILTER (default: every row but the reference's),
+# BUILD_DIR (default build, the dev preset's tree, which it builds); BENCH_REPORT_ONLY=1
+# rewrites the Markdown from the JSON of an earlier run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+host="${1:-$(hostname -s)}"
+shift || true
+build="${BUILD_DIR:-build}"
+if [ "$build" = build ]; then
+  cmake --preset dev >/dev/null
+  cmake --build --preset dev --target layoutcheck_bench bench_report
+fi
+out=bench/results
+mkdir -p "$out"
+info=$(mktemp)
+trap 'rm -f "$info"' EXIT
+{
+  lscpu | grep -E '^(Model name|Vendor ID|CPU\(s\)|Thread\(s\) per core|L1d|L1i|L2|L3)' || true
+  # Cache sizes in bytes (lscpu omits them on some virtual machines).
+  getconf -a | grep -E '^LEVEL[1-3]_(I|D)?CACHE_SIZE' | tr -s ' ' || true
+  # The ISA extensions the kernels choose between at run time.
+  echo "ISA: $(grep -m1 -o -w -E 'sse4_2|avx|avx2|fma|f16c|bmi2|avx512f|avx512bw|avx512vl|avx512dq|avx512vbmi|avx512vbmi2|avx512_bf16|avx512fp16|gfni' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+  echo "Kernel: $(uname -sr)"
+  echo "Load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+} > "$info"
+[ -n "${BENCH_REPORT_ONLY:-}" ] || OMP_NUM_THREADS=1 "$build/bin/layoutcheck_bench" \
+  --benchmark_filter="${BENCH_FILTER:--/reference}" \
+  --benchmark_repetitions="${BENCH_REPETITIONS:-3}" \
+  --benchmark_min_time="${BENCH_MIN_TIME:-0.05}" \
+  --benchmark_out="$out/$host.json" --benchmark_out_format=json "$@" >/dev/null
+"$build/bin/bench_report" "$out/$host.json" "$info" "$host" > "$out/$host.md"
+echo "wrote $out/$host.md and $out/$host.json"
+grep -E 'goal\(s\) missed' "$out/$host.md" || true
