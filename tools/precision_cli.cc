@@ -11,6 +11,7 @@
 
 #include "layoutcheck/precision.h"
 #include "tools/cli_io.h"
+#include "tools/extension_cli.h"
 
 namespace layoutcheck::cli {
 
@@ -20,7 +21,7 @@ const char* const kUsage =
     "usage: layoutcheck precision nvdla --layer conv|sdp|lrn|pdp --input FORMAT --output PRECISION\n"
     "         FORMAT: image-uint8|image-int16|image-uint16|image-fp16|int8|int16|fp16; PRECISION: int8|int16|fp16\n"
     "         exit 0: valid (prints the pipeline and weight precision), 1: invalid case, 2: bad input\n"
-    "       layoutcheck convert --rule ieee|nvdla|nvdla-int --from D --to D [--in F] [--out F] [--impl reference]\n"
+    "       layoutcheck convert --rule ieee|nvdla|nvdla-int --from D --to D [--in F] [--out F] [--impl reference|PATH.so]\n"
     "         nvdla:     [--unit conv|conv-winograd|sdp|cdp|pdp|pdp-minmax] [--flush-nan]\n"
     "         nvdla-int: [--offset X] [--scale Y] [--truncate nearest-away|nearest-even|toward-zero]\n"
     "         raw little-endian values in and out (at most 256 MiB in); NaN counts on standard error;\n"
@@ -165,8 +166,13 @@ int run_convert(int argc, char** argv) {
   if (o.count("scale")) s.scale = parse_scale(o.at("scale"));
   if (o.count("truncate")) s.truncate = must(parse_truncate_mode(o.at("truncate")));
   const std::string impl = o.count("impl") ? o.at("impl") : "optimized";
-  if (impl != "optimized" && impl != "reference") throw BadInput{"unknown --impl '" + impl + "' (reference|optimized)"};
-  const Converter& c = impl == "reference" ? precision_reference() : precision_optimized();
+  const bool plugin = impl.find('/') != std::string::npos || (impl.size() > 3 && impl.compare(impl.size() - 3, 3, ".so") == 0);
+  if (impl != "optimized" && impl != "reference" && !plugin) {
+    throw BadInput{"unknown --impl '" + impl + "' (reference|optimized|PATH.so)"};
+  }
+  // A plugin's convert member, run isolated (tools/extension_cli.cc).
+  const Converter& c = plugin ? *must(plugin_converter(impl, s))
+                              : impl == "reference" ? precision_reference() : precision_optimized();
 
   // The rule and the dtype pair are checked before any input is read.
   if (Status st = validate_convert(s, 0, 0); !st.ok()) throw BadInput{st.message()};
