@@ -13,7 +13,7 @@
 // (zeros, denormals, the largest finite values, the rounding ties of each
 // exponent for fp16 and bf16, INF, NaNs with various payloads) plus random
 // patterns. Outputs are compared bit for bit, except where the document leaves
-// them open: a NaN the nvdla rule produces may have any sign and mantissa ("the
+// them open: a NaN the nvdla rule produces may have any mantissa, its sign kept ("the
 // mantissa propagation behavior is undefined", FP16 Supporting; ERRATA 4), and
 // so may a NaN of the fp16 Winograd transform.
 #pragma once
