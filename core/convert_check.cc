@@ -129,7 +129,7 @@ std::string check_sparse_case(uint64_t seed, DType t, const Extensions& expected
   std::mt19937_64 rng(seed);
   auto pick = [&](int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1)); };
   const bool winograd = rng() % 4 == 0;
-  Shape shape = {pick(1, 40), pick(1, 40), winograd ? 3 : pick(1, 3), winograd ? 3 : pick(1, 3)};
+  Shape shape = {pick(1, 40), pick(1, 40), winograd ? 4 : pick(1, 3), winograd ? 4 : pick(1, 3)};  // converted 4x4 kernels
   auto parsed = parse_case(winograd ? "nvdla.weight.winograd" : "nvdla.weight.dc", dtype_name(t), shape_to_string(shape));
   if (!parsed.ok() || !layouts.supports(*parsed).ok()) parsed = parse_case("nvdla.weight.dc", dtype_name(t), shape_to_string(shape));
   if (!parsed.ok()) return "FAIL nvdla.sparse: " + parsed.status().message() + "\n";

@@ -170,12 +170,11 @@ int run_convert(int argc, char** argv) {
   if (impl != "optimized" && impl != "reference" && !plugin) {
     throw BadInput{"unknown --impl '" + impl + "' (reference|optimized|PATH.so)"};
   }
+  // The rule and the dtype pair are checked before any input is read.
+  if (Status st = validate_convert(s, 0, 0); !st.ok()) throw BadInput{st.message()};
   // A plugin's convert member, run isolated (tools/extension_cli.cc).
   const Converter& c = plugin ? *must(plugin_converter(impl, s))
                               : impl == "reference" ? precision_reference() : precision_optimized();
-
-  // The rule and the dtype pair are checked before any input is read.
-  if (Status st = validate_convert(s, 0, 0); !st.ok()) throw BadInput{st.message()};
   const std::vector<uint8_t> in = read_input(o.count("in") ? o.at("in") : "");
   const size_t from_bytes = dtype_bits(s.from) / 8, to_bytes = dtype_bits(s.to) / 8;
   std::vector<uint8_t> out(in.size() / from_bytes * to_bytes);
