@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "layoutcheck/c_api.h"
+#include "core/plugin_wire.h"
 
 namespace layoutcheck {
 namespace {
@@ -58,7 +59,9 @@ int status_of(Fn fn, Args... args) {
   return v;
 }
 
-Status from_c(int s, const std::string& what) {
+}  // namespace
+
+Status plugin_status(int s, const std::string& what) {
   switch (s) {
     case LC_OK: return Status();
     case LC_INVALID: return Status::invalid(what + ": the plugin reports the case invalid");
@@ -70,6 +73,10 @@ Status from_c(int s, const std::string& what) {
   }
 }
 
+namespace {
+
+Status from_c(int s, const std::string& what) { return plugin_status(s, what); }
+
 std::string hex_byte(uint8_t b) {
   char buf[8];
   std::snprintf(buf, sizeof buf, "0x%02x", b);
@@ -78,6 +85,8 @@ std::string hex_byte(uint8_t b) {
 
 // A plugin string: NULL, or NUL-terminated within kMaxPluginString bytes.
 bool bounded(const char* s) { return s == nullptr || strnlen(s, kMaxPluginString) < kMaxPluginString; }
+
+}  // namespace
 
 // Runs a plugin's pack or unpack twice, each into its own guard-paged copy of
 // `out`, with `in` in guard pages too; the two results must agree.
@@ -115,8 +124,6 @@ Status run_guarded(const std::string& who, const char* in_label, const char* out
   if (out_size) std::memcpy(out, first.data(), out_size);
   return Status();
 }
-
-}  // namespace
 
 bool PluginCapability::claims(const Case& c) const {
   if (!glob_match(layout_glob, c.layout.name)) return false;
@@ -222,6 +229,7 @@ Result<std::unique_ptr<PluginImpl>> plugin_from_table(const lc_plugin* t, const 
   std::free(real);
   impl->name_ = t->name && t->name[0] ? t->name : path;
   impl->has_offset_bits_ = t->offset_bits != nullptr;
+  impl->extension_members_ = extension_members_of(t);
   for (uint32_t i = 0; i < t->capability_count; ++i) {
     const lc_capability& c = t->capabilities[i];
     const std::string entry = "capabilities[" + std::to_string(i) + "]";
@@ -269,7 +277,11 @@ Result<std::unique_ptr<PluginImpl>> load_plugin(const std::string& path) {
 namespace {
 
 enum Op : uint64_t { kSupports = 1, kSizeBytes, kOffsetBits, kPack, kUnpack };
-constexpr uint64_t kMaxMessage = uint64_t{1} << 20;
+
+}  // namespace
+
+// The worker's wire format, shared with the ABI 1.1 members (core/plugin_ext.cc).
+namespace plugin_wire {
 
 void put_case(std::string* out, const Case& c) {
   put_str(out, c.layout.name);
@@ -325,6 +337,12 @@ Status get_status(Reader& r) {
   }
 }
 
+}  // namespace plugin_wire
+
+namespace {
+
+using namespace plugin_wire;
+
 void put_table(std::string* out, const PluginImpl& p) {
   put_str(out, p.plugin_name());
   put_u64(out, p.has_offset_bits());
@@ -335,6 +353,7 @@ void put_table(std::string* out, const PluginImpl& p) {
     for (const auto& d : cap.dtypes) put_str(out, d);
     put_u64(out, static_cast<uint64_t>(cap.max_extent));
   }
+  put_u64(out, p.extension_members());
 }
 
 // One request, answered by the plugin loaded in this (worker) process.
@@ -377,7 +396,7 @@ std::string serve(const PluginImpl& impl, const std::string& request) {
       st = op == kPack ? impl.pack(c, in.data(), in.size(), bytes.data(), bytes.size())
                        : impl.unpack(c, in.data(), in.size(), bytes.data(), bytes.size());
     }
-  } else {
+  } else if (!serve_extension(impl, op, r, &st, &value, &bytes)) {
     st = Status::internal("unknown request");
   }
   bool fatal = false;
@@ -442,6 +461,7 @@ Status IsolatedImpl::spawn() const {
     cap.max_extent = static_cast<int64_t>(r.u64());
     caps.push_back(cap);
   }
+  self->extension_members_ = r.u64();
   if (r.bad || n > kMaxPluginCapabilities) {
     worker_->stop();
     return Status::invalid("bad plugin " + path_ + ": its worker sent a malformed table");

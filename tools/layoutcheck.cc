@@ -45,6 +45,7 @@
 #include "tools/cli_json.h"
 #include "tools/cli_junit.h"
 #include "tools/cli_progress.h"
+#include "tools/extension_cli.h"
 #include "tools/precision_cli.h"
 
 using namespace layoutcheck;
@@ -89,6 +90,7 @@ const char* kUsage =
     "  precision nvdla --layer conv|sdp|lrn|pdp --input FORMAT --output PRECISION   NVDLA precision tables\n"
     "  convert --rule ieee|nvdla|nvdla-int --from D --to D [--unit U] [--flush-nan] [--offset X --scale Y]\n"
     "          [--truncate M] [--in F] [--out F]       convert raw little-endian values (NaN counts on stderr)\n"
+    "  check --layout 'convert.*'|nvdla.sparse|nvdla.winograd.phase1   a plugin's ABI 1.1 entry points\n"
     "common: --impl reference|optimized|PATH.so (default optimized; a plugin runs isolated)\n"
     "help: layoutcheck COMMAND --help lists every option of a command; layoutcheck --version\n"
     "files: --in reads at most the size the case needs (one byte more is an error); --out replaces a\n"
@@ -165,7 +167,7 @@ const std::vector<CommandSpec> kCommands = {
       {"offset", "X", "nvdla-int: offset subtracted before scaling"},
       {"scale", "Y", "nvdla-int: scaling factor (fp32)"},
       {"truncate", "M", "nvdla-int: nearest-away nearest-even toward-zero"},
-      {"impl", "reference|optimized", "converter (default optimized)"},
+      {"impl", "NAME|PATH.so", "converter: reference, optimized (default) or a plugin's .so (its convert member, run isolated)"},
       {"in", "FILE", "input file (default: standard input)"},
       {"out", "FILE", "output file, replaced atomically (default: standard output)"}}},
 };
@@ -486,6 +488,10 @@ int cmd_check(const Args& a) {
   if (a.has("save") && a.get("save").empty()) throw UsageError{"--save takes a directory"};
   // Regression files go only where --save says.
   const std::string save_dir = a.get("save", "");
+  // Conversions, sparse compression, Winograd phase 1 (tools/extension_cli.cc).
+  if (cli::is_extension_glob(opt.layout_glob)) {
+    return cli::check_extensions(impl_of(a), {opt.layout_glob, opt.seed, opt.cases, opt.seconds, opt.fail_fast, a.has("json")});
+  }
   bool matched = false;
   for (const auto& s : layout_specs()) matched |= glob_match(opt.layout_glob, s.name);
   if (!matched) throw UsageError{"--layout '" + opt.layout_glob + "' matches no registered layout"};
@@ -946,20 +952,19 @@ int cmd_oracle(const Args& a) {
     }
   }
   // The precision oracles (*.precision): conversions of the implementation's
-  // converter; a plugin implements layouts only, so they are skipped for it.
-  const Converter* converter = &impl == &reference_impl()   ? &precision_reference()
-                               : &impl == &optimized_impl() ? &precision_optimized()
-                                                            : nullptr;
+  // converter; for a plugin, the cases whose conversions it claims.
   for (const auto& pc : precision_cases) {
     if (!glob_match(glob, pc.id) || !in_shard()) continue;
     ++run;
+    // A plugin's convert member runs the cases whose conversions it claims (tools/extension_cli.cc).
+    const Converter* converter = cli::claims_precision_case(impl, pc) ? cli::converter_of(impl) : nullptr;
     std::vector<std::string> failures;
     if (converter) failures = run_precision_oracle(pc, *converter);
     const OracleResult::Outcome outcome = !converter          ? OracleResult::kSkipped
                                           : failures.empty() ? OracleResult::kPassed
                                                              : OracleResult::kFailed;
     ++counts[outcome];
-    const std::string skip_reason = converter ? "" : impl.name() + " has no precision conversions";
+    const std::string skip_reason = converter ? "" : impl.name() + " does not claim the case's conversions";
     if (a.has("junit")) {
       cli::JunitCase c{"oracle." + pc.id.substr(0, pc.id.find('/')), pc.id};
       if (outcome == OracleResult::kFailed) {

@@ -11,6 +11,7 @@
 
 #include "layoutcheck/precision.h"
 #include "tools/cli_io.h"
+#include "tools/extension_cli.h"
 
 namespace layoutcheck::cli {
 
@@ -113,11 +114,15 @@ int run_convert(const Args& a) {
   if (o.count("scale")) s.scale = parse_scale(o.at("scale"));
   if (o.count("truncate")) s.truncate = must(parse_truncate_mode(o.at("truncate")));
   const std::string impl = o.count("impl") ? o.at("impl") : "optimized";
-  if (impl != "optimized" && impl != "reference") throw BadInput{"unknown --impl '" + impl + "' (reference|optimized)"};
-  const Converter& c = impl == "reference" ? precision_reference() : precision_optimized();
-
+  const bool plugin = impl.find('/') != std::string::npos || (impl.size() > 3 && impl.compare(impl.size() - 3, 3, ".so") == 0);
+  if (impl != "optimized" && impl != "reference" && !plugin) {
+    throw BadInput{"unknown --impl '" + impl + "' (reference|optimized|PATH.so)"};
+  }
   // The rule and the dtype pair are checked before any input is read.
   if (Status st = validate_convert(s, 0, 0); !st.ok()) throw BadInput{st.message()};
+  // A plugin's convert member, run isolated (tools/extension_cli.cc).
+  const Converter& c = plugin ? *must(plugin_converter(impl, s))
+                              : impl == "reference" ? precision_reference() : precision_optimized();
   const std::vector<uint8_t> in = read_input(o.count("in") ? o.at("in") : "");
   const size_t from_bytes = dtype_bits(s.from) / 8, to_bytes = dtype_bits(s.to) / 8;
   std::vector<uint8_t> out(in.size() / from_bytes * to_bytes);

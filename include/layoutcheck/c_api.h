@@ -19,7 +19,21 @@
  * allows (`layoutcheck describe` lists them; include/layoutcheck/byte_rules.h).
  *
  * Pure C, no exceptions, no allocation across the boundary. A missing optional
- * function (offset_bits) is NULL; the host treats it as unsupported.
+ * function (offset_bits, and every member ABI 1.1 added) is NULL; the host
+ * treats it as unsupported.
+ *
+ * ABI 1.1 appends optional members after `unpack` (see "ABI 1.1" below):
+ * precision conversions, NVDLA sparse weight compression and NVDLA Winograd
+ * weight conversion, phase 1. A 1.0 plugin (struct_size ends at `unpack`)
+ * still loads and runs: the host reads a member only when struct_size covers
+ * it. A plugin claims them with capabilities named
+ *
+ *     convert.ieee  convert.nvdla  convert.nvdla-int   dtypes: "fp32>fp16 fp16>fp32" (from>to pairs)
+ *     nvdla.sparse                                     dtypes: weight dtypes ("int8 fp16")
+ *     nvdla.winograd.phase1                            dtypes: weight dtypes ("int8 int16 fp16")
+ *
+ * and `layoutcheck check --impl ./libmine.so --layout 'convert.*'` (or
+ * 'nvdla.sparse', 'nvdla.winograd.phase1') checks them against the reference.
  * Minimal plugin:
  *
  *     static lc_status my_supports(const lc_case* c, char* why, size_t n) {
@@ -45,7 +59,7 @@ extern "C" {
 #endif
 
 #define LC_ABI_MAJOR 1u
-#define LC_ABI_MINOR 0u
+#define LC_ABI_MINOR 1u
 #define LC_PLUGIN_ENTRY "layoutcheck_plugin_v1"
 
 #if defined(__GNUC__)
@@ -81,6 +95,50 @@ typedef struct lc_capability {
   int64_t max_extent;       /* largest logical extent claimed, 0 = any */
 } lc_capability;
 
+/* ---- ABI 1.1 ------------------------------------------------------------
+ * One precision conversion (include/layoutcheck/precision.h): src holds
+ * src_bytes / sizeof(from) little-endian values, dst the same count of `to`
+ * values. Fields a rule does not use hold their defaults (unit "conv",
+ * flush_nan 0, offset 0, scale 1, truncate "nearest-away"). */
+typedef struct lc_convert_case {
+  const char* rule;      /* "ieee" | "nvdla" | "nvdla-int" */
+  const char* from;      /* dtype names as the CLI spells them: "fp32", "fp16", "int8", ... */
+  const char* to;
+  const char* unit;      /* nvdla: "conv", "conv-winograd", "sdp", "cdp", "pdp", "pdp-minmax" */
+  int32_t flush_nan;     /* nvdla: 1 = input NaNs are +0 */
+  int32_t offset;        /* nvdla-int: offset register */
+  float scale;           /* nvdla-int: scaling factor */
+  const char* truncate;  /* nvdla-int: "nearest-away" | "nearest-even" | "toward-zero" */
+} lc_convert_case;
+
+/* NVDLA sparse compression ("Sparse Compression option") of the packed weight
+ * buffer of an nvdla.weight.* case (the lc_case, physical layout as pack
+ * writes it) into three surfaces (include/layoutcheck/nvdla.h):
+ *   wgs   one 32-bit little-endian word per kernel group (16 kernels for
+ *         int16/fp16, 32 for int8): that group's compressed bytes; 0s to 128 bytes
+ *   wmb   one bit per weight element, bit i = bit (i % 8) of byte i / 8; 0s to 128 bytes
+ *   data  the non-zero elements packed compactly; 0s to 128 bytes
+ * The host passes wgs and wmb buffers of exactly their size and a data buffer
+ * of data_capacity bytes (enough for every element); compress stores the size
+ * of the data surface it wrote (128-byte aligned) in *data_size. */
+typedef struct lc_sparse_surfaces {
+  void* wgs;
+  size_t wgs_size;
+  void* wmb;
+  size_t wmb_size;
+  void* data;
+  size_t data_size;      /* compress: the capacity; decompress: the surface's size */
+} lc_sparse_surfaces;
+
+/* NVDLA Winograd weight conversion, phase 1 ("Basic Weight for Winograd
+ * Convolution"): dense row-major (K, C, R, S) kernels of `dtype`. */
+typedef struct lc_winograd_case {
+  const char* dtype;     /* "int8" | "int16" | "fp16" */
+  uint32_t dtype_bits;
+  int64_t shape[4];      /* K, C, R, S */
+  int64_t stride;        /* extend: the convolution stride; transform: 1 */
+} lc_winograd_case;
+
 typedef struct lc_plugin {
   uint32_t abi_major;       /* LC_ABI_MAJOR the plugin was built against */
   uint32_t abi_minor;
@@ -95,7 +153,25 @@ typedef struct lc_plugin {
                     size_t physical_size);
   lc_status (*unpack)(const lc_case* c, const void* physical, size_t physical_size, void* logical,
                       size_t logical_size);
+  /* ---- ABI 1.1: optional (NULL), read only when struct_size covers them ---- */
+  lc_status (*convert)(const lc_convert_case* c, const void* src, size_t src_bytes,
+                       void* dst, size_t dst_bytes);
+  /* packed -> surfaces; *data_size = bytes of the data surface written */
+  lc_status (*sparse_compress)(const lc_case* weights, const void* packed, size_t packed_size,
+                               const lc_sparse_surfaces* out, uint64_t* data_size);
+  /* surfaces -> packed (every byte of the packed buffer written) */
+  lc_status (*sparse_decompress)(const lc_case* weights, const lc_sparse_surfaces* in,
+                                 void* packed, size_t packed_size);
+  /* channel extension: (K, C, R, S) with stride s -> (K, s*s*C, 3, 3) */
+  lc_status (*winograd_extend)(const lc_winograd_case* c, const void* src, size_t src_bytes,
+                               void* dst, size_t dst_bytes);
+  /* U = G W G^T: (K, C, 3, 3) -> (K, C, 4, 4) */
+  lc_status (*winograd_transform)(const lc_winograd_case* c, const void* src, size_t src_bytes,
+                                  void* dst, size_t dst_bytes);
 } lc_plugin;
+
+/* struct_size of a plugin built against ABI 1.0 (the table ends at unpack). */
+#define LC_PLUGIN_SIZE_1_0 (offsetof(lc_plugin, unpack) + sizeof(void (*)(void)))
 
 typedef const lc_plugin* (*lc_plugin_entry_fn)(void);
 

@@ -31,6 +31,8 @@
 #include "layoutcheck/checker.h"
 #include "layoutcheck/impl.h"
 #include "layoutcheck/isolate.h"
+#include "layoutcheck/nvdla.h"
+#include "layoutcheck/precision.h"
 
 struct lc_plugin;
 
@@ -64,6 +66,36 @@ class PluginImpl : public Impl {
   const std::string& plugin_name() const { return name_; }  // the table's name
   bool has_offset_bits() const { return has_offset_bits_; }
 
+  // ---- ABI 1.1 members (c_api.h): absent when the table's struct_size does
+  // not cover them or the pointer is NULL; a call of an absent member is
+  // kUnsupported. Buffers are guard-paged, every output is produced twice and
+  // must agree, as for pack.
+  enum ExtensionMember : uint64_t {
+    kConvertMember = 1,
+    kSparseCompressMember = 2,
+    kSparseDecompressMember = 4,
+    kWinogradExtendMember = 8,
+    kWinogradTransformMember = 16,
+  };
+  uint64_t extension_members() const { return extension_members_; }
+  bool has_member(ExtensionMember m) const { return (extension_members_ & m) != 0; }
+  // True when a capability named `name` ("convert.nvdla", "nvdla.sparse") lists
+  // `dtype` ("fp32>fp16", "int8") or any dtype.
+  bool claims_entry(const std::string& name, const std::string& dtype) const;
+  // One conversion (validate_convert's rules for the sizes).
+  virtual Status convert(const ConvertSpec& spec, const void* src, size_t src_bytes, void* dst, size_t dst_bytes) const;
+  // Sparse compression of the packed weight buffer of `weights`: surfaces of
+  // wgs_size and wmb_size bytes and at most data_capacity data bytes.
+  virtual Result<nvdla::CompressedWeights> sparse_compress(const Case& weights, const void* packed, size_t packed_size,
+                                                          size_t wgs_size, size_t wmb_size, size_t data_capacity) const;
+  virtual Status sparse_decompress(const Case& weights, const nvdla::CompressedWeights& in, void* packed,
+                                   size_t packed_size) const;
+  // Winograd phase 1 (nvdla.h): dst_bytes is the size the reference gives.
+  virtual Status winograd_extend(DType t, const Shape& kcrs, int64_t stride, const void* src, size_t src_bytes,
+                                 void* dst, size_t dst_bytes) const;
+  virtual Status winograd_transform(DType t, const Shape& kc33, const void* src, size_t src_bytes, void* dst,
+                                    size_t dst_bytes) const;
+
  protected:
   friend Result<std::unique_ptr<PluginImpl>> load_plugin(const std::string& path);
   friend Result<std::unique_ptr<PluginImpl>> plugin_from_table(const lc_plugin* table, const std::string& path);
@@ -73,6 +105,7 @@ class PluginImpl : public Impl {
   std::string path_, name_;
   std::vector<PluginCapability> capabilities_;
   bool has_offset_bits_ = false;
+  uint64_t extension_members_ = 0;
 };
 
 // Loads a plugin into this process; refuses a different ABI major version or
@@ -105,6 +138,17 @@ class IsolatedImpl : public PluginImpl {
               size_t physical_size) const override;
   Status unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
                 size_t logical_size) const override;
+  Status convert(const ConvertSpec& spec, const void* src, size_t src_bytes, void* dst,
+                 size_t dst_bytes) const override;
+  Result<nvdla::CompressedWeights> sparse_compress(const Case& weights, const void* packed, size_t packed_size,
+                                                  size_t wgs_size, size_t wmb_size,
+                                                  size_t data_capacity) const override;
+  Status sparse_decompress(const Case& weights, const nvdla::CompressedWeights& in, void* packed,
+                           size_t packed_size) const override;
+  Status winograd_extend(DType t, const Shape& kcrs, int64_t stride, const void* src, size_t src_bytes, void* dst,
+                         size_t dst_bytes) const override;
+  Status winograd_transform(DType t, const Shape& kc33, const void* src, size_t src_bytes, void* dst,
+                            size_t dst_bytes) const override;
   // For code that already runs in a sandboxed child (check_isolated): the
   // plugin loaded into this process.
   Result<const PluginImpl*> load_here() const;
