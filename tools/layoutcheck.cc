@@ -10,6 +10,8 @@
 //   layoutcheck repro    LAYOUT --dtype D --shape ... [--impl NAME] [--seed N] [--timeout S]
 //   layoutcheck replay   PATH... [--impl NAME] [--timeout S]
 //   layoutcheck oracle   [--id GLOB] [--impl NAME|PATH.so] [--dir DIR] [--spec-dir DIR] [--json]
+//   layoutcheck show     LAYOUT --dtype D --shape ... [--impl NAME] [--format text|svg|html] [--out FILE]
+//                        [--max-rows N]   (tools/show.cc)
 //
 // Exit status: 0 success, 1 a check or oracle failed, 2 bad input or a failed read
 // or write (the message names the path and the reason).
@@ -36,6 +38,7 @@
 #include "layoutcheck/precision.h"
 #include "tools/cli_io.h"
 #include "tools/precision_cli.h"
+#include "tools/show.h"
 
 using namespace layoutcheck;
 
@@ -55,8 +58,13 @@ const char* kUsage =
     "  check [--layout GLOB] [--seconds N | --cases N] [--seed N] [--jobs N] [--timeout S] [--save DIR]\n"
     "        [--fail-fast] [--strict-padding] [--json]\n"
     "                                                  differential check vs the reference\n"
-    "  repro LAYOUT --dtype D --shape S [--seed N] [--strict-padding]   replay one case of check\n"
-    "  replay PATH... [--timeout S] [--strict-padding]  replay regression files (or directories of them)\n"
+    "  repro LAYOUT --dtype D --shape S [--seed N] [--strict-padding] [--picture FILE]   replay one case of check\n"
+    "  replay PATH... [--timeout S] [--strict-padding] [--picture DIR|FILE]\n"
+    "                                                  replay regression files (or directories of them)\n"
+    "  show LAYOUT --dtype D --shape S [--format text|svg|html] [--out F] [--max-rows N]\n"
+    "                                                  the layout as a picture (default --impl reference)\n"
+    "pictures of a failure: check --save DIR writes NAME.svg and NAME.html beside each regression file;\n"
+    "  repro and replay write them with --picture\n"
     "  oracle [--id GLOB] [--dir DIR] [--spec-dir DIR] [--json]\n"
     "                                                  the documents' worked examples\n"
     "  precision nvdla --layer conv|sdp|lrn|pdp --input FORMAT --output PRECISION   NVDLA precision tables\n"
@@ -86,7 +94,7 @@ struct Args {
 
 // How many LAYOUT arguments each command takes; -1 for a command not listed here.
 int layout_arguments(const std::string& command) {
-  for (const char* c : {"describe", "offset", "pack", "unpack", "repro"}) {
+  for (const char* c : {"describe", "offset", "pack", "unpack", "repro", "show"}) {
     if (command == c) return 1;
   }
   for (const char* c : {"list", "check", "oracle"}) {
@@ -400,6 +408,25 @@ std::string data_dir(const char* what) {
                    "); set LAYOUTCHECK_DATA_DIR to the directory that holds oracles/ and spec/"};
 }
 
+int cmd_show(const Args& a) {
+  expect_known_options(a, {"dtype", "shape", "impl", "format", "out", "max-rows"});
+  Case c = case_of(a);
+  const Impl& impl = a.has("impl") ? impl_of(a) : reference_impl();
+  require_supported(impl, c);
+  cli::ShowRequest request;
+  request.format = a.get("format", "text");
+  request.out = a.get("out", "-");
+  request.max_rows = ranged_number(a, "max-rows", 64, 1, 4096);
+  or_fail(cli::show(c, impl, request));
+  return 0;
+}
+
+// Writes the picture of a failure and says where (or why not).
+std::string failure_picture(const Case& c, const Impl& impl, const std::string& message, const std::string& svg) {
+  auto written = cli::write_failure_picture(c, impl, message, svg);
+  return written.ok() ? "  picture: " + *written + "\n" : "  picture not written: " + written.status().message() + "\n";
+}
+
 int cmd_check(const Args& a) {
   expect_known_options(a, {"impl", "layout", "seconds", "seed", "json", "min-cases", "max-cases", "cases", "jobs",
                            "timeout", "save", "isolate", "fail-fast", "strict-padding"});
@@ -491,6 +518,7 @@ int cmd_check(const Args& a) {
                                    r.message, co);
       if (saved.ok()) saved_paths.push_back(*saved);
       text += saved.ok() ? "  saved: " + *saved + "\n" : "  not saved: " + saved.status().message() + "\n";
+      if (saved.ok()) text += failure_picture(small, impl, r.message, cli::picture_path_beside(*saved));
     }
     t.first_failure = text;
   }
@@ -587,7 +615,7 @@ int cmd_check(const Args& a) {
 }
 
 int cmd_repro(const Args& a) {
-  expect_known_options(a, {"dtype", "shape", "impl", "seed", "timeout", "isolate", "strict-padding"});
+  expect_known_options(a, {"dtype", "shape", "impl", "seed", "timeout", "isolate", "strict-padding", "picture"});
   Case c = case_of(a);
   CheckOptions co = check_options_of(a);
   co.seed = ranged_number(a, "seed", 1, 0, UINT64_MAX);
@@ -595,6 +623,7 @@ int cmd_repro(const Args& a) {
   const CaseRunner run_one = runner_of(a, impl, 10);
   CheckReport r = claimed_decline(impl, c, run_one(c, co));
   std::cout << r.message;
+  if (r.verdict == Verdict::kFail && a.has("picture")) std::cout << failure_picture(c, impl, r.message, a.get("picture"));
   return r.verdict == Verdict::kFail ? 1 : 0;
 }
 
@@ -637,7 +666,7 @@ void collect_regressions(const std::string& path, std::vector<std::pair<std::str
 }
 
 int cmd_replay(const Args& a) {
-  expect_known_options(a, {"impl", "timeout", "isolate", "strict-padding"});
+  expect_known_options(a, {"impl", "timeout", "isolate", "strict-padding", "picture"});
   if (a.positional.empty()) throw UsageError{"'replay' takes one or more regression files or directories of them"};
   std::vector<std::pair<std::string, std::string>> files;
   uint64_t ignored = 0;
@@ -670,6 +699,17 @@ int cmd_replay(const Args& a) {
     const bool ok = r.verdict == Verdict::kPass || r.verdict == Verdict::kBothInvalid;
     std::printf("%-8s %s\n", ok ? "ok" : verdict_name(r.verdict), path.c_str());
     if (r.verdict == Verdict::kFail) std::printf("%s", r.message.c_str());
+    if (r.verdict == Verdict::kFail && a.has("picture")) {
+      // A directory gets NAME.svg per regression file; a file the first failure's picture.
+      const std::string to = a.get("picture");
+      const bool dir = std::filesystem::is_directory(to) || (!to.empty() && to.back() == '/');
+      if (dir || count[Verdict::kFail] == 1) {
+        const std::string svg =
+            dir ? (std::filesystem::path(to) / std::filesystem::path(cli::picture_path_beside(path)).filename()).string() : to;
+        if (dir) std::filesystem::create_directories(to);
+        std::printf("%s", failure_picture(reg.c, impl, r.message, svg).c_str());
+      }
+    }
   }
   std::printf("replay: %llu passed, %llu failed, %llu declined, %llu skipped",
               static_cast<unsigned long long>(count[Verdict::kPass] + count[Verdict::kBothInvalid]),
@@ -798,6 +838,7 @@ int run_command(int argc, char** argv) {
     if (a.command == "repro") return cmd_repro(a);
     if (a.command == "replay") return cmd_replay(a);
     if (a.command == "oracle") return cmd_oracle(a);
+    if (a.command == "show") return cmd_show(a);
     throw UsageError{"unknown command " + quote_input(a.command)};
   } catch (const UsageError& e) {
     std::cerr << "layoutcheck: " << e.message << "\n";
