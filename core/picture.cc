@@ -154,7 +154,7 @@ void choose_physical_view(Picture* p) {
     if (pshape.size() >= 2) {
       const uint64_t inner = pshape.back() * item;
       const uint64_t two = inner * pshape[pshape.size() - 2];
-      p->row_bytes = two <= 128 ? two : clamp_u64(inner, 4, 128);
+      p->row_bytes = two <= 128 ? two : inner * std::min(pshape[pshape.size() - 2], std::max<uint64_t>(1, 64 / inner));
       if (blocks) {
         p->physical_view = "blocks of " + std::to_string(pshape.back()) + " channels, one row per " +
                            std::to_string(p->row_bytes / std::max<uint64_t>(1, inner)) + " block(s)";
@@ -211,6 +211,11 @@ std::string Picture::coord_text(int64_t element) const {
   return "(" + shape_to_string(coord_of_index(c.shape, static_cast<uint64_t>(element))) + ")";
 }
 
+uint64_t Picture::offset_of(uint64_t element) const {
+  auto it = std::lower_bound(offsets.begin(), offsets.end(), std::make_pair(element, uint64_t{0}));
+  return it != offsets.end() && it->first == element ? it->second : UINT64_MAX;
+}
+
 uint64_t Picture::cell_count() const {
   uint64_t n = 0;
   for (const auto& g : group_cells) n += g.size();
@@ -235,9 +240,11 @@ Result<Picture> make_picture(const Case& c, const Impl& impl, const PictureOptio
   } else if (auto ref = reference_impl().describe(c); ref.ok()) {
     p.facts = *ref;
   }
-  if (auto rules = byte_rules(c); rules.ok() && rules->size_bytes == p.size_bytes) {
-    p.has_rules = true;
-    p.rules = std::move(rules).value();
+  if (p.size_bytes <= options.max_rules_bytes) {
+    if (auto rules = byte_rules(c); rules.ok() && rules->size_bytes == p.size_bytes) {
+      p.has_rules = true;
+      p.rules = std::move(rules).value();
+    }
   }
 
   // Logical view: the last two dimensions form a grid, the others index grids.
@@ -267,26 +274,67 @@ Result<Picture> make_picture(const Case& c, const Impl& impl, const PictureOptio
   }
 
   // Locate the elements.
-  p.offset_bits.assign(p.elements, UINT64_MAX);
+  // Large cases: a corner of the tensor (indices below `corner`, the extents
+  // doubled innermost first while the box holds at most max_located elements).
+  Coord corner = c.shape;
+  if (p.elements > options.max_located) {
+    corner.assign(c.shape.size(), 1);
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (size_t d = c.shape.size(); d-- > 0;) {
+        uint64_t box = 1;
+        for (size_t k = 0; k < corner.size(); ++k) box *= static_cast<uint64_t>(k == d ? std::min(corner[k] * 2, c.shape[k]) : corner[k]);
+        if (corner[d] < c.shape[d] && box <= options.max_located) {
+          corner[d] = std::min(corner[d] * 2, c.shape[d]);
+          grew = true;
+        }
+      }
+    }
+  }
+  std::vector<uint64_t> wanted;  // row-major indices to locate
+  {
+    uint64_t box = 1;
+    for (int64_t v : corner) box *= static_cast<uint64_t>(v);
+    Coord at(c.shape.size(), 0);
+    for (uint64_t k = 0; k < box; ++k) {
+      wanted.push_back(index_of_coord(c.shape, at));
+      for (size_t d = at.size(); d-- > 0;) {
+        if (++at[d] < corner[d]) break;
+        at[d] = 0;
+      }
+    }
+    for (size_t g = 0; g < p.grid_outer.size(); ++g) {
+      for (int64_t r = 0; r < p.grid_rows; ++r) {
+        for (int64_t col = 0; col < p.grid_cols; ++col) {
+          Coord e = p.grid_outer[g];
+          if (p.row_dim >= 0) e[static_cast<size_t>(p.row_dim)] = r;
+          e[static_cast<size_t>(p.col_dim)] = col;
+          wanted.push_back(index_of_coord(c.shape, e));
+        }
+      }
+    }
+    std::sort(wanted.begin(), wanted.end());
+    wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  }
   auto origin = impl.offset_bits(c, Coord(c.shape.size(), 0));
   if (origin.ok() || origin.status().code() != StatusCode::kUnsupported) {
     p.located_by = "offset_bits";
-    const uint64_t budget = std::min(p.elements, options.max_located);
-    for (uint64_t i = 0; i < budget; ++i) {
+    for (uint64_t i : wanted) {
       auto b = impl.offset_bits(c, coord_of_index(c.shape, i));
-      if (b.ok() && *b < p.size_bytes * 8) {
-        p.offset_bits[i] = *b;
-        ++p.located;
-      }
+      if (b.ok() && *b < p.size_bytes * 8) p.offsets.emplace_back(i, *b);
     }
   } else {
     p.located_by = "pack";
     LC_ASSIGN_OR_RETURN(uint64_t logical, logical_bytes(c));
     if (p.size_bytes <= options.max_pack_bytes && logical <= options.max_pack_bytes) {
-      LC_RETURN_IF_ERROR(locate_by_pack(c, impl, p.elements, p.size_bytes, &p.offset_bits));
-      for (uint64_t v : p.offset_bits) p.located += v != UINT64_MAX;
+      std::vector<uint64_t> all(p.elements, UINT64_MAX);
+      LC_RETURN_IF_ERROR(locate_by_pack(c, impl, p.elements, p.size_bytes, &all));
+      for (uint64_t i = 0; i < p.elements; ++i) {
+        if (all[i] != UINT64_MAX) p.offsets.emplace_back(i, all[i]);
+      }
     }
   }
+  p.located = p.offsets.size();
 
   choose_physical_view(&p);
   // Cells of the window.
@@ -298,6 +346,7 @@ Result<Picture> make_picture(const Case& c, const Impl& impl, const PictureOptio
       PhysCell& cell = cells[k];
       cell.bit = pg.first_byte * 8 + k * p.cell_bits;
       const ByteRegion* r = p.has_rules ? p.rules.find(cell.bit / 8) : nullptr;
+      cell.located = false;
       if (r) {
         cell.kind = r->kind;
         cell.rule = r->rule;
@@ -307,9 +356,7 @@ Result<Picture> make_picture(const Case& c, const Impl& impl, const PictureOptio
     p.group_cells.push_back(std::move(cells));
     group_of[pg.first_byte] = g;
   }
-  for (uint64_t i = 0; i < p.elements; ++i) {
-    const uint64_t b = p.offset_bits[i];
-    if (b == UINT64_MAX) continue;
+  for (const auto& [i, b] : p.offsets) {
     auto it = group_of.upper_bound(b / 8);
     if (it == group_of.begin()) continue;
     --it;
@@ -324,9 +371,15 @@ Result<Picture> make_picture(const Case& c, const Impl& impl, const PictureOptio
     const std::string why = p.located_by == "pack"
                                 ? "the case is too large to locate through pack (limit " +
                                       std::to_string(options.max_pack_bytes) + " bytes)"
-                                : "elements located: the first " + std::to_string(p.located) + " in row-major order";
+                                : "located: the corner below (" + shape_to_string(corner) + ") and the grids shown";
     p.elided += (p.elided.empty() ? "" : "; ") + std::to_string(p.elements - p.located) + " of " +
                 std::to_string(p.elements) + " elements not located (" + why + "), drawn as ?";
+  }
+  if (!p.has_rules) {
+    p.elided += std::string(p.elided.empty() ? "" : "; ") + "bytes that hold no located element drawn as ? (" +
+                (p.size_bytes > options.max_rules_bytes
+                     ? "byte rules not read for cases over " + std::to_string(options.max_rules_bytes) + " bytes)"
+                     : "the reference has no byte rules for this case)");
   }
   return p;
 }

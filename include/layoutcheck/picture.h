@@ -34,8 +34,9 @@ namespace layoutcheck {
 
 struct PictureOptions {
   uint64_t max_rows = 64;            // physical rows drawn per column
-  uint64_t max_located = 1u << 20;   // elements located through offset_bits (row-major order)
-  uint64_t max_pack_bytes = 16u << 20;  // largest case located through pack
+  uint64_t max_located = 1u << 18;   // elements located through offset_bits (a corner of larger cases)
+  uint64_t max_pack_bytes = 1u << 20;   // largest case located through pack
+  uint64_t max_rules_bytes = 4u << 20;  // largest case whose byte rules are read
   int64_t max_grid = 16;             // logical grid rows and columns shown
   uint64_t max_grids = 64;           // logical grids (outer indices) kept
 };
@@ -74,7 +75,7 @@ struct Picture {
   std::vector<Coord> grid_outer;   // outer coordinate of each kept grid (col/row entries 0)
   uint64_t grids_total = 0;
   int64_t grid_rows = 1, grid_cols = 1;   // shown
-  std::vector<uint64_t> offset_bits;  // per element index; UINT64_MAX = not located
+  std::vector<std::pair<uint64_t, uint64_t>> offsets;  // (row-major index, bit offset), sorted by index
   std::string located_by;             // "offset_bits" or "pack"
   uint64_t located = 0;               // elements located
 
@@ -90,7 +91,8 @@ struct Picture {
   ByteRules rules;
   std::vector<Fact> facts;         // describe's facts (when it answers)
 
-  uint64_t offset_of(uint64_t element) const { return element < offset_bits.size() ? offset_bits[element] : UINT64_MAX; }
+  // The element's bit offset; UINT64_MAX when it was not located.
+  uint64_t offset_of(uint64_t element) const;
   std::string coord_text(int64_t element) const;  // "(0,2,1,3)"
   uint64_t cell_count() const;                    // physical cells drawn
 };
