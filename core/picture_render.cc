@@ -354,8 +354,11 @@ int logical_panel(const Picture& p, Svg* s, int y, bool all, bool path) {
       }
       if (points.find(' ') != std::string::npos) {
         s->body << "<polyline class=\"path\" points=\"" << points
-                << "\" fill=\"none\" stroke=\"#000000\" stroke-width=\"1.5\" stroke-opacity=\"0.7\" "
-                   "pointer-events=\"none\"/>\n";
+                << "\" fill=\"none\" stroke=\"#000000\" stroke-width=\"2.5\" stroke-opacity=\"0.75\" "
+                   "stroke-linejoin=\"round\" pointer-events=\"none\"/>\n";
+        const std::string first = points.substr(0, points.find(' '));
+        s->body << "<circle cx=\"" << first.substr(0, first.find(',')) << "\" cy=\"" << first.substr(first.find(',') + 1)
+                << "\" r=\"4\" fill=\"#000000\" pointer-events=\"none\"/>\n";
       }
     }
     s->body << "</g>\n";
@@ -437,7 +440,11 @@ std::string svg_of(const Picture& p, bool all_grids) {
   Svg s;
   int y = legend(p, &s, 20);
   y = logical_panel(p, &s, y + 8, all_grids, draws_path(p));
-  physical_panel(p, &s, 8, y + 4, nullptr, "physical memory", 900);
+  physical_panel(p, &s, 8, y + 4, nullptr,
+                 "physical memory" + std::string(draws_path(p) && p.groups.size() > 1
+                                                     ? " (the line above joins the " + p.groups[0].label.substr(0, p.groups[0].label.find(' ')) + "s in address order, from the dot)"
+                                                     : ""),
+                 p.columns ? 1400 : 900);
   return svg_document(s, p, "");
 }
 
