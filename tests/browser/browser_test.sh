@@ -19,11 +19,10 @@ flags=(--headless --disable-gpu --no-first-run --hide-scrollbars --user-data-dir
        --window-size=1200,900 --virtual-time-budget=2000)
 [ "$(id -u)" = 0 ] && flags+=(--no-sandbox)
 
-render() {  # HTML NAME: screenshot and DOM dump
-  (cd "$work" && timeout 120 "$browser" "${flags[@]}" --screenshot="$work/$2.png" "file://$1" >/dev/null 2>&1) ||
-    fail "chromium could not take a screenshot of $1"
-  timeout 120 "$browser" "${flags[@]}" --dump-dom "file://$1" 2>/dev/null >"$work/$2.dom" ||
-    fail "chromium could not dump the DOM of $1"
+render() {  # HTML NAME: screenshot and DOM dump, in one run of the browser
+  (cd "$work" && timeout 120 "$browser" "${flags[@]}" --screenshot="$work/$2.png" --dump-dom "file://$1" \
+     2>/dev/null >"$work/$2.dom") || fail "chromium could not load $1"
+  [ -s "$work/$2.png" ] || fail "chromium took no screenshot of $1"
 }
 cells_of() { grep -o 'class="cell[" ]' "$1" | wc -l; }
 declared() { grep -o 'data-cells="[0-9]*"' "$1" | head -1 | tr -dc 0-9; }
