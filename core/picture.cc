@@ -37,6 +37,8 @@ std::vector<uint64_t> fact_list(const std::vector<Fact>& facts, const std::strin
   return out;
 }
 
+constexpr size_t kMaxColumns = 16;  // NPU columns drawn
+
 uint64_t clamp_u64(uint64_t v, uint64_t lo, uint64_t hi) { return std::max(lo, std::min(hi, v)); }
 
 // Locates elements by packing (see the header): passes of all-0, all-1 and one
@@ -188,12 +190,16 @@ void choose_physical_view(Picture* p) {
     if (!p->columns) rows_left -= shown_rows;
     if (pg.shown_bytes < pg.bytes && first_elided == p->size_bytes) first_elided = pg.first_byte + pg.shown_bytes;
     if (pg.shown_bytes == 0) break;
+    if (p->columns && p->groups.size() == kMaxColumns) {
+      p->elided = group_name + "s " + std::to_string(kMaxColumns) + ".." + std::to_string(count - 1) + " not drawn";
+      break;
+    }
     p->groups.push_back(pg);
   }
   if (p->columns) {
     for (const auto& g : p->groups) {
       if (g.shown_bytes < g.bytes) {
-        p->elided = "bytes " + std::to_string(g.shown_bytes) + ".." + std::to_string(g.bytes - 1) + " of each " +
+        p->elided += std::string(p->elided.empty() ? "" : "; ") + "bytes " + std::to_string(g.shown_bytes) + ".." + std::to_string(g.bytes - 1) + " of each " +
                     group_name + " not drawn (" + std::to_string(p->max_rows) + " rows per column shown)";
         break;
       }
@@ -224,6 +230,7 @@ uint64_t Picture::cell_count() const {
 
 Result<Picture> make_picture(const Case& c, const Impl& impl, const PictureOptions& options) {
   LC_RETURN_IF_ERROR(impl.supports(c));
+  if (c.shape.empty()) return Status::invalid("a picture needs a shape of rank 1 or more");
   Picture p;
   p.c = c;
   p.impl = impl.name();
@@ -321,7 +328,7 @@ Result<Picture> make_picture(const Case& c, const Impl& impl, const PictureOptio
     p.located_by = "offset_bits";
     for (uint64_t i : wanted) {
       auto b = impl.offset_bits(c, coord_of_index(c.shape, i));
-      if (b.ok() && *b < p.size_bytes * 8) p.offsets.emplace_back(i, *b);
+      if (b.ok() && *b / 8 < p.size_bytes) p.offsets.emplace_back(i, *b);
     }
   } else {
     p.located_by = "pack";

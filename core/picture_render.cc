@@ -231,6 +231,7 @@ namespace {
 struct Svg {
   std::ostringstream body;
   int width = 0, height = 0;
+  uint64_t cells = 0;  // physical cell rectangles drawn
   void grow(int x, int y) {
     width = std::max(width, x);
     height = std::max(height, y);
@@ -392,21 +393,32 @@ std::pair<int, int> physical_panel(const Picture& p, Svg* s, int x0, int y, cons
     s->text(gx, top + 10, g.label + " @" + std::to_string(g.first_byte), 9);
     top += 14;
     s->body << "<g class=\"group\">\n";
+    auto differs_at = [&](size_t k) {
+      if (!other) return false;
+      const PhysCell* o = gi < other->group_cells.size() && k < other->group_cells[gi].size()
+                              ? &other->group_cells[gi][k] : nullptr;
+      return !o || o->element != cells[k].element;
+    };
     for (size_t k = 0; k < cells.size(); ++k) {
       const PhysCell& c = cells[k];
       const int x = gx + static_cast<int>(k % cpr) * cw;
       const int yy = top + static_cast<int>(k / cpr) * ch;
-      bool differs = false;
-      if (other) {
-        const PhysCell* o = gi < other->group_cells.size() && k < other->group_cells[gi].size()
-                                ? &other->group_cells[gi][k] : nullptr;
-        differs = !o || o->element != c.element;
+      const bool differs = differs_at(k);
+      // A run of padding cells of one kind and rule within a row is one rectangle.
+      size_t run = 1;
+      while (c.element < 0 && !differs && k + run < cells.size() && (k + run) % cpr != 0 &&
+             cells[k + run].element < 0 && cells[k + run].kind == c.kind && cells[k + run].rule == c.rule &&
+             cells[k + run].located == c.located && !differs_at(k + run)) {
+        ++run;
       }
+      ++s->cells;
       s->body << "<rect class=\"cell" << (differs ? " differs" : "") << "\" data-e=\"" << c.element
-              << "\" data-o=\"" << offset_text(c.bit) << "\" x=\"" << x << "\" y=\"" << yy << "\" width=\"" << cw
-              << "\" height=\"" << ch << "\" fill=\"" << cell_fill(p, c) << "\" stroke=\""
-              << (differs ? "#ff0000" : "#ffffff") << "\" stroke-width=\"" << (differs ? "2" : "0.5")
-              << "\"><title>" << xml_escape(cell_title(p, c)) << "</title></rect>\n";
+              << "\" data-o=\"" << offset_text(c.bit) << "\" x=\"" << x << "\" y=\"" << yy << "\" width=\""
+              << cw * static_cast<int>(run) << "\" height=\"" << ch << "\" fill=\"" << cell_fill(p, c)
+              << "\" stroke=\"" << (differs ? "#ff0000" : "#ffffff") << "\" stroke-width=\"" << (differs ? "2" : "0.5")
+              << "\"><title>" << xml_escape(cell_title(p, c))
+              << (run > 1 ? " and the next " + std::to_string(run - 1) + " cell(s)" : "") << "</title></rect>\n";
+      k += run - 1;
       const std::string label = plain_coord(p, c.element);
       if (c.element >= 0 && static_cast<int>(label.size()) * 5 + 2 <= cw) {
         s->body << "<text x=\"" << x + cw / 2 << "\" y=\"" << yy + 10 << "\" font-size=\"8\" text-anchor=\"middle\" "
@@ -424,11 +436,11 @@ std::pair<int, int> physical_panel(const Picture& p, Svg* s, int x0, int y, cons
   return {right, bottom + 12};
 }
 
-std::string svg_document(const Svg& s, const Picture& p, const std::string& extra_attrs) {
+std::string svg_document(const Svg& s, const std::string& extra_attrs) {
   std::ostringstream out;
   out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << s.width + 8 << "\" height=\"" << s.height + 8
       << "\" viewBox=\"0 0 " << s.width + 8 << " " << s.height + 8 << "\" font-family=\"monospace\" data-cells=\""
-      << p.cell_count() << "\"" << extra_attrs << ">\n"
+      << s.cells << "\"" << extra_attrs << ">\n"
       << kDefs << "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n"
       << s.body.str() << "</svg>\n";
   return out.str();
@@ -445,7 +457,7 @@ std::string svg_of(const Picture& p, bool all_grids) {
                                                      ? " (the line above joins the " + p.groups[0].label.substr(0, p.groups[0].label.find(' ')) + "s in address order, from the dot)"
                                                      : ""),
                  p.columns ? 1400 : 900);
-  return svg_document(s, p, "");
+  return svg_document(s, "");
 }
 
 const char* kStyle =
@@ -517,7 +529,7 @@ std::string failure_svg(const Picture& e, const Picture& a, const std::string& c
   int bottom = std::max(left.second, right.second);
   s.text(8, bottom + 10, "physical: " + e.physical_view + "; rows of " + std::to_string(e.row_bytes) + " bytes", 10);
   if (!e.elided.empty()) s.text(8, bottom + 24, "capped: " + e.elided, 10);
-  return svg_document(s, e, "");
+  return svg_document(s, "");
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ struct PictureOptions {
   uint64_t max_rows = 64;            // physical rows drawn per column
   uint64_t max_located = 1u << 18;   // elements located through offset_bits (a corner of larger cases)
   uint64_t max_pack_bytes = 1u << 20;   // largest case located through pack
-  uint64_t max_rules_bytes = 4u << 20;  // largest case whose byte rules are read
+  uint64_t max_rules_bytes = 32u << 20;  // largest case whose byte rules are read (a TPU image)
   int64_t max_grid = 32;             // logical grid rows and columns shown
   uint64_t max_grids = 64;           // logical grids (outer indices) kept
 };
