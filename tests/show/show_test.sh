@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # layoutcheck show and the pictures of a failure.
 #   show_test.sh LAYOUTCHECK NO_OFFSET_PLUGIN MUTANT_PLUGIN
-# - every registered layout (tests/show/cases.txt) is drawn in text, svg and html; the SVG and the
-#   HTML are well-formed XML (xmllint) and the same bytes on a second run;
+# - every registered layout (tests/show/cases.txt) is drawn as a page, well-formed XML (xmllint)
+#   and the same bytes on a second run; one case per family also as SVG;
 # - the text form of one case per family equals its golden file (UPDATE_GOLDEN=1 rewrites them);
 # - a plugin without offset_bits (located through pack) gives the reference's picture;
 # - a 64 MiB case answers with a capped picture that states what it leaves out;
@@ -24,19 +24,17 @@ diff "$work/registered" "$work/listed" >/dev/null || fail "tests/show/cases.txt 
 n=0
 while IFS='|' read -r name layout dtype shape; do
   [ -z "$name" ] || [ "${name:0:1}" = "#" ] && continue
-  for f in text svg html; do
-    "$lc" show "$layout" --dtype "$dtype" --shape "$shape" --format "$f" --out "$work/a.$f" ||
-      fail "show $name --format $f"
-    "$lc" show "$layout" --dtype "$dtype" --shape "$shape" --format "$f" --out "$work/b.$f"
-    cmp -s "$work/a.$f" "$work/b.$f" || fail "show $name --format $f is not deterministic"
-    [ -s "$work/a.$f" ] || fail "show $name --format $f wrote nothing"
-  done
-  xmllint --noout "$work/a.svg" || fail "show $name: the SVG is not well-formed"
-  xmllint --noout "$work/a.html" || fail "show $name: the HTML is not well-formed"
-  grep -q 'class="cell' "$work/a.svg" || fail "show $name: no physical cells in the SVG"
+  # The page holds the SVG (the text and SVG renderers of every layout are also run by
+  # the unit test Picture.PackLocatesWhatOffsetBitsSaysOnEveryLayout).
+  "$lc" show "$layout" --dtype "$dtype" --shape "$shape" --format html --out "$work/a.html" ||
+    fail "show $name --format html"
+  "$lc" show "$layout" --dtype "$dtype" --shape "$shape" --format html --out "$work/b.html"
+  cmp -s "$work/a.html" "$work/b.html" || fail "show $name --format html is not deterministic"
+  xmllint --noout "$work/a.html" || fail "show $name: the page is not well-formed"
+  grep -q 'class="cell' "$work/a.html" || fail "show $name: no physical cells in the page"
   n=$((n + 1))
 done <"$here/cases.txt"
-echo "show: $n layouts drawn in text, svg and html"
+echo "show: $n layouts drawn"
 
 # The well-formedness check fails on broken output.
 "$lc" show nvdla.feature --dtype int8 --shape 40,2,3 --format svg --out "$work/good.svg"
@@ -45,12 +43,16 @@ if xmllint --noout "$work/broken.svg" 2>/dev/null; then fail "xmllint accepts an
 sed 's/<\/text>/<\/txet>/' "$work/good.svg" >"$work/broken.svg"
 if xmllint --noout "$work/broken.svg" 2>/dev/null; then fail "xmllint accepts mismatched tags"; fi
 
-# Golden text, one case per family.
+# Golden text, one case per family; SVG well-formed and deterministic, one case per family.
 golden() {  # FAMILY LAYOUT DTYPE SHAPE
   local file="$here/golden/$1.txt"
   "$lc" show "$2" --dtype "$3" --shape "$4" >"$work/$1.txt"
   if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then cp "$work/$1.txt" "$file"; fi
   diff -u "$file" "$work/$1.txt" || fail "show $2 --dtype $3 --shape $4 differs from $file"
+  "$lc" show "$2" --dtype "$3" --shape "$4" --format svg --out "$work/$1.svg"
+  "$lc" show "$2" --dtype "$3" --shape "$4" --format svg --out "$work/$1.again.svg"
+  cmp -s "$work/$1.svg" "$work/$1.again.svg" || fail "show $2 --format svg is not deterministic"
+  xmllint --noout "$work/$1.svg" || fail "show $2: the SVG is not well-formed"
 }
 golden tpu 'tpu.aligned(npus=4,lmem=1024)' fp32 2,3,4,5
 golden htp htp.depth32 int8 1,2,5,40
@@ -73,8 +75,6 @@ done
 # A 64 MiB case: a capped picture that states the elided range.
 "$lc" show mge.nchw4 --dtype int8 --shape 1,64,1024,1024 --impl optimized >"$work/big.txt"
 grep -q '^capped: bytes 4096..67108863 of 67108864 not drawn' "$work/big.txt" || fail "the 64 MiB picture does not state its elision: $(head -3 "$work/big.txt")"
-"$lc" show mge.nchw4 --dtype int8 --shape 1,64,1024,1024 --format svg --out "$work/big.svg"
-xmllint --noout "$work/big.svg" || fail "the 64 MiB SVG is not well-formed"
 
 # Bad input: a clear error, exit 2.
 set +e
