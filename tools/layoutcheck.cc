@@ -10,6 +10,8 @@
 //   layoutcheck repro    LAYOUT --dtype D --shape ... [--impl NAME] [--seed N] [--timeout S]
 //   layoutcheck replay   PATH... [--impl NAME] [--timeout S]
 //   layoutcheck oracle   [--id GLOB] [--impl NAME|PATH.so] [--dir DIR] [--spec-dir DIR] [--json]
+//   layoutcheck show     LAYOUT --dtype D --shape ... [--impl NAME] [--format text|svg|html] [--out FILE]
+//                        [--max-rows N]   (tools/show.cc)
 //   layoutcheck precision nvdla ..., layoutcheck convert ... (tools/precision_cli.cc)
 // Every option of every command: kCommands below, and `layoutcheck COMMAND --help`.
 //
@@ -47,6 +49,7 @@
 #include "tools/cli_progress.h"
 #include "tools/extension_cli.h"
 #include "tools/precision_cli.h"
+#include "tools/show.h"
 
 using namespace layoutcheck;
 
@@ -83,8 +86,13 @@ const char* kUsage =
     "  check [--layout GLOB] [--seconds N | --cases N] [--seed N] [--jobs N] [--timeout S] [--save DIR]\n"
     "        [--fail-fast] [--strict-padding] [--json]\n"
     "                                                  differential check vs the reference\n"
-    "  repro LAYOUT --dtype D --shape S [--seed N] [--strict-padding]   replay one case of check\n"
-    "  replay PATH... [--timeout S] [--strict-padding]  replay regression files (or directories of them)\n"
+    "  repro LAYOUT --dtype D --shape S [--seed N] [--strict-padding] [--picture FILE]   replay one case of check\n"
+    "  replay PATH... [--timeout S] [--strict-padding] [--picture DIR|FILE]\n"
+    "                                                  replay regression files (or directories of them)\n"
+    "  show LAYOUT --dtype D --shape S [--format text|svg|html] [--out F] [--max-rows N]\n"
+    "                                                  the layout as a picture (default --impl reference)\n"
+    "pictures of a failure: check --save DIR writes NAME.svg and NAME.html beside each regression file;\n"
+    "  repro and replay write them with --picture\n"
     "  oracle [--id GLOB] [--dir DIR] [--spec-dir DIR] [--json]\n"
     "                                                  the documents' worked examples\n"
     "  precision nvdla --layer conv|sdp|lrn|pdp --input FORMAT --output PRECISION   NVDLA precision tables\n"
@@ -143,9 +151,17 @@ const std::vector<CommandSpec> kCommands = {
       kJunitOpt,
       kShardOpt}},
     {"repro", "LAYOUT", 1, "run one case of check again",
-     {kDtypeOpt, kShapeOpt, kImplOpt, kSeedOpt, kTimeoutOpt, kIsolateOpt, kStrictOpt}},
+     {kDtypeOpt, kShapeOpt, kImplOpt, kSeedOpt, kTimeoutOpt, kIsolateOpt, kStrictOpt,
+      {"picture", "FILE", "on failure, write the picture of the case to FILE (SVG, the HTML page beside it) and print the path"}}},
     {"replay", "PATH...", -1, "replay regression files (or directories of them)",
-     {kImplOpt, kTimeoutOpt, kIsolateOpt, kStrictOpt, kJsonOpt, kJunitOpt, kShardOpt}},
+     {kImplOpt, kTimeoutOpt, kIsolateOpt, kStrictOpt, kJsonOpt, kJunitOpt, kShardOpt,
+      {"picture", "DIR|FILE", "on failure, write pictures of the failing cases there and print the paths"}}},
+    {"show", "LAYOUT", 1, "a case as a picture: byte offsets over the logical view and the physical memory",
+     {kDtypeOpt, kShapeOpt,
+      {"impl", "NAME|PATH.so", "reference (default), optimized or a plugin's .so, run isolated"},
+      {"format", "text|svg|html", "text grids (default), an SVG drawn like the document's figures, or a self-contained page"},
+      {"out", "FILE", "output file, replaced atomically (default: standard output)"},
+      {"max-rows", "N", "physical rows drawn per column (default 64); larger cases are capped"}}},
     {"oracle", "", 0, "the documents' worked examples",
      {{"id", "GLOB", "oracle cases to run (default *)"},
       {"impl", "NAME|PATH.so", "implementation to test (default optimized)"},
@@ -468,6 +484,25 @@ std::string data_dir(const char* what) {
                    "); set LAYOUTCHECK_DATA_DIR to the directory that holds oracles/ and spec/"};
 }
 
+int cmd_show(const Args& a) {
+  expect_known_options(a, {"dtype", "shape", "impl", "format", "out", "max-rows"});
+  Case c = case_of(a);
+  const Impl& impl = a.has("impl") ? impl_of(a) : reference_impl();
+  require_supported(impl, c);
+  cli::ShowRequest request;
+  request.format = a.get("format", "text");
+  request.out = a.get("out", "-");
+  request.max_rows = ranged_number(a, "max-rows", 64, 1, 4096);
+  or_fail(cli::show(c, impl, request));
+  return 0;
+}
+
+// Writes the picture of a failure and says where (or why not).
+std::string failure_picture(const Case& c, const Impl& impl, const std::string& message, const std::string& svg) {
+  auto written = cli::write_failure_picture(c, impl, message, svg);
+  return written.ok() ? "  picture: " + *written + "\n" : "  picture not written: " + written.status().message() + "\n";
+}
+
 int cmd_check(const Args& a) {
   expect_known_options(a, {"impl", "layout", "seconds", "seed", "json", "min-cases", "max-cases", "cases", "jobs",
                            "timeout", "save", "isolate", "fail-fast", "strict-padding", "junit", "shard"});
@@ -579,6 +614,7 @@ int cmd_check(const Args& a) {
                                    r.message, co);
       if (saved.ok()) saved_paths.push_back(*saved);
       text += saved.ok() ? "  saved: " + *saved + "\n" : "  not saved: " + saved.status().message() + "\n";
+      if (saved.ok()) text += failure_picture(small, impl, r.message, cli::picture_path_beside(*saved));
     }
     t.first_failure = text;
   }
@@ -718,7 +754,7 @@ int cmd_check(const Args& a) {
 }
 
 int cmd_repro(const Args& a) {
-  expect_known_options(a, {"dtype", "shape", "impl", "seed", "timeout", "isolate", "strict-padding"});
+  expect_known_options(a, {"dtype", "shape", "impl", "seed", "timeout", "isolate", "strict-padding", "picture"});
   Case c = case_of(a);
   CheckOptions co = check_options_of(a);
   co.seed = ranged_number(a, "seed", 1, 0, UINT64_MAX);
@@ -726,6 +762,7 @@ int cmd_repro(const Args& a) {
   const CaseRunner run_one = runner_of(a, impl, 10);
   CheckReport r = claimed_decline(impl, c, run_one(c, co));
   std::cout << r.message;
+  if (r.verdict == Verdict::kFail && a.has("picture")) std::cout << failure_picture(c, impl, r.message, a.get("picture"));
   return r.verdict == Verdict::kFail ? 1 : 0;
 }
 
@@ -768,7 +805,7 @@ void collect_regressions(const std::string& path, std::vector<std::pair<std::str
 }
 
 int cmd_replay(const Args& a) {
-  expect_known_options(a, {"impl", "timeout", "isolate", "strict-padding", "json", "junit", "shard"});
+  expect_known_options(a, {"impl", "timeout", "isolate", "strict-padding", "json", "junit", "shard", "picture"});
   if (a.positional.empty()) throw UsageError{"'replay' takes one or more regression files or directories of them"};
   std::vector<std::pair<std::string, std::string>> files;
   uint64_t ignored = 0;
@@ -839,6 +876,17 @@ int cmd_replay(const Args& a) {
     live.finish();  // the terminal shows this line instead
     std::printf("%-8s %s\n", ok ? "ok" : verdict_name(r.verdict), path.c_str());
     if (r.verdict == Verdict::kFail) std::printf("%s", r.message.c_str());
+    if (r.verdict == Verdict::kFail && a.has("picture")) {
+      // A directory gets NAME.svg per regression file; a file the first failure's picture.
+      const std::string to = a.get("picture");
+      const bool dir = std::filesystem::is_directory(to) || (!to.empty() && to.back() == '/');
+      if (dir || count[Verdict::kFail] == 1) {
+        const std::string svg =
+            dir ? (std::filesystem::path(to) / std::filesystem::path(cli::picture_path_beside(path)).filename()).string() : to;
+        if (dir) std::filesystem::create_directories(to);
+        std::printf("%s", failure_picture(reg.c, impl, r.message, svg).c_str());
+      }
+    }
   }
   live.finish();
   write_junit_of(a, "layoutcheck replay " + impl.name(), junit_cases);
@@ -1056,6 +1104,7 @@ int run_command(int argc, char** argv) {
     if (a.command == "repro") return cmd_repro(a);
     if (a.command == "replay") return cmd_replay(a);
     if (a.command == "oracle") return cmd_oracle(a);
+    if (a.command == "show") return cmd_show(a);
     throw UsageError{"unknown command " + quote_input(a.command)};
   } catch (const UsageError& e) {
     std::cerr << "layoutcheck: " << e.message << "\n";
