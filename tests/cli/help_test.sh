@@ -11,7 +11,11 @@ trap 'rm -rf "$tmp"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-commands="list describe offset pack unpack check repro replay oracle precision convert"
+# Every command the binary lists, and at least these.
+commands=$("$lc" --help-all | sed -n 's/^Command \([a-z]*\):$/\1/p' | tr '\n' ' ')
+for cmd in list describe offset pack unpack check repro replay oracle precision convert show; do
+  case " $commands " in *" $cmd "*) ;; *) fail "--help-all does not list '$cmd'" ;; esac
+done
 for cmd in $commands; do
   "$lc" "$cmd" --help > "$tmp/$cmd.help" 2> "$tmp/err" || fail "$cmd --help exits $?"
   grep -q "^usage: layoutcheck $cmd" "$tmp/$cmd.help" || fail "$cmd --help has no usage line"
@@ -24,7 +28,7 @@ for cmd in $commands; do
 done
 cat "$tmp"/*.help > "$tmp/all"
 # Every option a command body reads is documented.
-for f in "$src/tools/layoutcheck.cc" "$src/tools/precision_cli.cc"; do
+for f in "$src"/tools/*.cc; do
   for opt in $(grep -oE '(a\.(get|has|all)|ranged_number|o\.count|o\.at|need)\((a, |o, )?"[a-z-]+"' "$f" | grep -oE '"[a-z-]+"' | tr -d '"' | sort -u); do
     grep -q -- "--$opt\b" "$tmp/all" || fail "option --$opt (read in $(basename "$f")) is not in any --help"
   done
