@@ -36,6 +36,7 @@
 #include "layoutcheck/precision.h"
 #include "tools/cli_io.h"
 #include "tools/precision_cli.h"
+#include "tools/rules_cmd.h"
 
 using namespace layoutcheck;
 
@@ -59,6 +60,7 @@ const char* kUsage =
     "  replay PATH... [--timeout S] [--strict-padding]  replay regression files (or directories of them)\n"
     "  oracle [--id GLOB] [--dir DIR] [--spec-dir DIR] [--json]\n"
     "                                                  the documents' worked examples\n"
+    "  rules [GLOB] [--json]                           the documents' rules: id, section, text\n"
     "  precision nvdla --layer conv|sdp|lrn|pdp --input FORMAT --output PRECISION   NVDLA precision tables\n"
     "  convert --rule ieee|nvdla|nvdla-int --from D --to D [--unit U] [--flush-nan] [--offset X --scale Y]\n"
     "          [--truncate M] [--in F] [--out F]       convert raw little-endian values (NaN counts on stderr)\n"
@@ -86,7 +88,7 @@ struct Args {
 
 // How many LAYOUT arguments each command takes; -1 for a command not listed here.
 int layout_arguments(const std::string& command) {
-  for (const char* c : {"describe", "offset", "pack", "unpack", "repro"}) {
+  for (const char* c : {"describe", "offset", "pack", "unpack", "repro", "rules"}) {
     if (command == c) return 1;
   }
   for (const char* c : {"list", "check", "oracle"}) {
@@ -527,7 +529,7 @@ int cmd_check(const Args& a) {
                 << ", \"first_failure\": " << json_escape(t.first_failure) << "}";
       failed |= t.failed > 0;
     }
-    std::cout << "\n]}\n";
+    std::cout << "\n], \"coverage\": " << cli::coverage_json(tallies) << "}\n";
     if (!saved_paths.empty()) std::cerr << "layoutcheck check: regression files saved; replay: " << replay_line << std::endl;
     return failed ? 1 : 0;
   }
@@ -565,6 +567,7 @@ int cmd_check(const Args& a) {
       std::printf("\n");
     }
   }
+  std::fputs(cli::coverage_text(tallies).c_str(), stdout);
   for (const auto& t : tallies) {
     if (t.failed) std::printf("\n%s", t.first_failure.c_str());
   }
@@ -798,6 +801,10 @@ int run_command(int argc, char** argv) {
     if (a.command == "repro") return cmd_repro(a);
     if (a.command == "replay") return cmd_replay(a);
     if (a.command == "oracle") return cmd_oracle(a);
+    if (a.command == "rules") {
+      expect_known_options(a, {"json"});
+      return cli::rules_main(a.positional.empty() ? "*" : a.positional[0], a.has("json"));
+    }
     throw UsageError{"unknown command " + quote_input(a.command)};
   } catch (const UsageError& e) {
     std::cerr << "layoutcheck: " << e.message << "\n";
