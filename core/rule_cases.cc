@@ -191,6 +191,13 @@ void mutate(Builder& b, const Case& base, std::vector<Case>* valid_variants, boo
       }
     }
   }
+  // Two extents of 2^31: a product past 2^60 with an element count that fits.
+  for (size_t d = 0; d + 1 < base.shape.size(); ++d) {
+    Case c = base;
+    for (auto& x : c.shape) x = 1;
+    c.shape[d] = c.shape[d + 1] = int64_t{1} << 31;
+    b.keep(c, b.verdict(c), false);
+  }
   Case shorter = base, longer = base;
   if (!shorter.shape.empty()) shorter.shape.pop_back();
   longer.shape.push_back(1);
