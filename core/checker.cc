@@ -170,6 +170,7 @@ CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
   Status se = expected.supports(c);
   Status sa = actual.supports(c);
   if (se.code() == StatusCode::kInvalid) {
+    report.rule = se.rule();
     if (sa.ok()) {
       return finish(Verdict::kFail, "  " + actual.name() + " accepts a case " + expected.name() +
                                         " rejects: " + se.message() + "\n");
@@ -390,89 +391,163 @@ std::vector<LayoutTally> run_checks(const Impl& expected, const Impl& actual,
   for (const auto& s : layout_specs()) {
     if (glob_match(options.layout_glob, s.name)) specs.push_back(&s);
   }
-  // This shard's layouts, by their index among the matched ones (which seeds their cases).
-  std::vector<size_t> mine;
-  const uint64_t shards = std::max<uint64_t>(options.shard_count, 1);
-  for (size_t k = 0; k < specs.size(); ++k) {
-    if (k % shards == options.shard_index % shards) mine.push_back(k);
+  // This shard's layouts; each keeps its index among the matched ones, which
+  // seeds its random cases, so the shards together are the unsharded run.
+  std::vector<size_t> index_of;
+  {
+    const uint64_t shards = std::max<uint64_t>(options.shard_count, 1);
+    std::vector<const LayoutSpec*> mine;
+    for (size_t k = 0; k < specs.size(); ++k) {
+      if (k % shards == options.shard_index % shards) mine.push_back(specs[k]), index_of.push_back(k);
+    }
+    specs.swap(mine);
   }
-  std::vector<LayoutTally> tallies(specs.size());
+  const size_t count = specs.size();
+  std::vector<LayoutTally> tallies(count);
+  for (size_t k = 0; k < count; ++k) tallies[k].layout = specs[k]->name;
+  std::vector<std::mutex> locks(count);
   const auto start = clock::now();
-  const unsigned jobs = std::max(1u, std::min<unsigned>(options.jobs, static_cast<unsigned>(mine.size())));
-  // Each worker takes layouts in turn; layout k of a worker's share ends at its
-  // slice of the time budget.
-  const double per_layout = mine.empty() ? 0 : options.seconds * jobs / static_cast<double>(mine.size());
+  const auto deadline = start + std::chrono::duration<double>(options.seconds);
+  // A fixed case count reads no clock: its cases and verdicts depend on the seed only.
+  const bool counted = options.cases > 0;
+  const unsigned jobs = std::max(1u, std::min<unsigned>(options.jobs, static_cast<unsigned>(std::max<size_t>(1, count))));
   std::mutex progress_mutex;
   std::atomic<bool> stop{false};
-  auto run_layout = [&](size_t k, size_t slot) {
-    const LayoutSpec& spec = *specs[k];
+  auto parallel = [&](const std::function<void()>& work) {
+    std::vector<std::thread> workers;
+    for (unsigned w = 0; w < jobs; ++w) workers.emplace_back(work);
+    for (auto& w : workers) w.join();
+  };
+  // Runs one case of layout k; the caller holds locks[k].
+  auto record = [&](size_t k, const Case& c, uint64_t seed) {
     LayoutTally& t = tallies[k];
-    t.layout = spec.name;
-    auto record = [&](const Case& c, uint64_t seed) {
-      CheckOptions co = options.check;
-      co.seed = seed;
-      CheckReport r = options.runner ? options.runner(c, co) : check(c, expected, actual, co);
-      if (r.verdict == Verdict::kDeclined && options.claimed && options.claimed(c)) {
-        r.verdict = Verdict::kFail;
-        r.message = "FAIL " + to_string(c) + ": " + actual.name() +
-                    " claims this case in its capabilities but answers unsupported:\n" + r.message +
-                    "  repro: " + r.repro + "\n";
-      }
-      ++t.cases;
-      switch (r.verdict) {
-        case Verdict::kPass: ++t.passed, ++t.passed_by_dtype[dtype_name(c.dtype)]; break;
-        case Verdict::kBothInvalid: ++t.invalid; break;
-        case Verdict::kDeclined: ++t.declined; break;
-        case Verdict::kSkipped: ++t.skipped; break;
-        case Verdict::kFail:
-          if (t.failed++ == 0) t.first_failure = r.message, t.first_failing_case = c, t.first_failing_seed = seed;
-          if (options.fail_fast) stop = true;
-          break;
-      }
-      if (options.on_case) {
-        std::lock_guard<std::mutex> lock(progress_mutex);
-        options.on_case(spec.name, t.cases, t.failed);
-      }
-    };
-    // A fixed case count reads no clock: its cases and verdicts depend on the seed only.
-    const bool counted = options.cases > 0;
-    const auto deadline =
-        counted ? start : start + std::chrono::duration<double>(per_layout * static_cast<double>(slot + 1));
-    if (spec.boundary_cases) {
-      for (const Case& c : spec.boundary_cases()) {
-        if (stop || (counted && t.cases >= options.cases)) break;
-        record(c, options.seed + t.cases);
-      }
+    CheckOptions co = options.check;
+    co.seed = seed;
+    CheckReport r = options.runner ? options.runner(c, co) : check(c, expected, actual, co);
+    if (r.verdict == Verdict::kDeclined && options.claimed && options.claimed(c)) {
+      r.verdict = Verdict::kFail;
+      r.message = "FAIL " + to_string(c) + ": " + actual.name() +
+                  " claims this case in its capabilities but answers unsupported:\n" + r.message +
+                  "  repro: " + r.repro + "\n";
     }
-    std::mt19937_64 rng(options.seed * 1000003u + k);
-    while (spec.random_case && !stop) {
-      if (counted && t.cases >= options.cases) break;
-      if (!counted && options.max_cases && t.cases >= options.max_cases) break;
-      // An implementation that declines every case of a layout does not implement it.
-      if (t.cases >= 20 && t.declined == t.cases) break;
-      if (!counted && t.cases >= options.min_cases && clock::now() >= deadline) break;
-      int size_class = static_cast<int>(t.cases % 4 == 3 ? 2 : t.cases % 2);
-      record(spec.random_case(rng, size_class), options.seed + t.cases);
+    ++t.cases;
+    note_params(*specs[k], c, &t.params);
+    if (r.verdict == Verdict::kBothInvalid || r.verdict == Verdict::kFail) {
+      // A runner in another process may not carry the rule back: ask the expected one.
+      std::string rule = r.rule;
+      if (rule.empty()) {
+        Status se = expected.supports(c);
+        if (se.code() == StatusCode::kInvalid) rule = se.rule();
+      }
+      if (!rule.empty()) ++t.rules_fired[rule];
     }
-    if (options.progress) {
+    switch (r.verdict) {
+      case Verdict::kPass: ++t.passed, ++t.passed_by_dtype[dtype_name(c.dtype)]; break;
+      case Verdict::kBothInvalid: ++t.invalid; break;
+      case Verdict::kDeclined: ++t.declined; break;
+      case Verdict::kSkipped: ++t.skipped; break;
+      case Verdict::kFail:
+        if (t.failed++ == 0) t.first_failure = r.message, t.first_failing_case = c, t.first_failing_seed = seed;
+        if (options.fail_fast) stop = true;
+        break;
+    }
+    if (options.on_case) {
+      std::lock_guard<std::mutex> lock(progress_mutex);
+      options.on_case(specs[k]->name, t.cases, t.failed);
+    }
+  };
+  auto out_of_time = [&] { return !counted && clock::now() >= deadline; };
+
+  // Phase 1: the boundary and rule cases of every layout, cheapest first. They
+  // run whole whatever the time budget: they are what the run stands on.
+  std::vector<std::vector<Case>> boundary(count);
+  std::atomic<size_t> next{0};
+  parallel([&] {
+    for (size_t k; (k = next++) < count;) {
+      const LayoutSpec& spec = *specs[k];
+      std::vector<Case>& list = boundary[k];
+      list = strength_cases(spec, expected);
+      if (spec.boundary_cases) {
+        for (Case& c : spec.boundary_cases()) list.push_back(std::move(c));
+      }
+      if (counted && list.size() > options.cases) list.resize(options.cases);
+    }
+  });
+  struct Item {
+    uint64_t cost;
+    size_t layout, index;
+  };
+  std::vector<Item> items;
+  for (size_t k = 0; k < count; ++k) {
+    for (size_t i = 0; i < boundary[k].size(); ++i) {
+      const Case& c = boundary[k][i];
+      uint64_t cost = 0;
+      if (expected.supports(c).ok()) {
+        auto size = expected.size_bytes(c);
+        cost = size.ok() ? *size : UINT64_MAX;
+      }
+      items.push_back({cost, k, i});
+    }
+  }
+  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.cost < b.cost; });
+  next = 0;
+  parallel([&] {
+    for (size_t n; (n = next++) < items.size();) {
+      if (stop) break;
+      const Item& it = items[n];
+      std::lock_guard<std::mutex> lock(locks[it.layout]);
+      record(it.layout, boundary[it.layout][it.index], options.seed + it.index);
+    }
+  });
+
+  // Phase 2: whatever the caller runs between (the documents' examples).
+  if (!stop && options.after_boundary && !options.after_boundary()) stop = true;
+
+  // Phase 3: random cases, the layouts in turn.
+  std::vector<std::mt19937_64> rngs;
+  for (size_t k = 0; k < count; ++k) rngs.emplace_back(options.seed * 1000003u + index_of[k]);
+  std::vector<uint64_t> drawn(count, 0);
+  std::vector<char> done(count, 0);
+  std::atomic<size_t> remaining{count};
+  auto finished = [&](size_t k) {
+    const LayoutSpec& spec = *specs[k];
+    const LayoutTally& t = tallies[k];
+    if (!spec.random_case || stop) return true;
+    if (counted) return t.cases >= options.cases;
+    if (options.max_cases && t.cases >= options.max_cases) return true;
+    // An implementation that declines every case of a layout does not implement it.
+    if (t.cases >= 20 && t.declined == t.cases) return true;
+    return t.cases >= options.min_cases && out_of_time();
+  };
+  next = 0;
+  parallel([&] {
+    while (remaining > 0 && !stop) {
+      const size_t k = next++ % std::max<size_t>(1, count);
+      std::unique_lock<std::mutex> lock(locks[k], std::try_to_lock);
+      if (!lock.owns_lock() || done[k]) continue;
+      if (finished(k)) {
+        done[k] = 1;
+        --remaining;
+        continue;
+      }
+      LayoutTally& t = tallies[k];
+      const LayoutSpec& spec = *specs[k];
+      const int size_class = static_cast<int>(t.cases % 4 == 3 ? 2 : t.cases % 2);
+      Case c = spec.random_case(rngs[k], size_class);
+      if (drawn[k]++ % 8 == 7) c = stretch_case(spec, rngs[k], c);
+      record(k, c, options.seed + t.cases);
+    }
+  });
+  if (options.progress) {
+    for (size_t k = 0; k < count; ++k) {
       std::ostringstream line;
-      line << "[" << (k + 1) << "/" << specs.size() << "] " << spec.name << ": " << t.cases << " cases, "
-           << t.failed << " failed";
+      line << "[" << (k + 1) << "/" << count << "] " << specs[k]->name << ": " << tallies[k].cases << " cases, "
+           << tallies[k].failed << " failed";
       std::lock_guard<std::mutex> lock(progress_mutex);
       options.progress(line.str());
     }
-  };
-  std::vector<std::thread> workers;
-  for (unsigned w = 0; w < jobs; ++w) {
-    workers.emplace_back([&, w] {
-      size_t slot = 0;
-      for (size_t m = w; m < mine.size(); m += jobs) run_layout(mine[m], slot++);
-    });
   }
-  for (auto& w : workers) w.join();
-  std::vector<LayoutTally> out;
-  for (size_t k : mine) out.push_back(std::move(tallies[k]));
-  return out;
+  return tallies;
 }
 
 }  // namespace layoutcheck

@@ -226,12 +226,12 @@ Status check_shape(const LayoutSpec& spec, const Shape& shape) {
     for (const auto& d : spec.dims) dims += (dims.empty() ? "" : ",") + d;
     return Status::invalid(spec.name + ": shape " + shape_text(shape) + " has rank " +
                            std::to_string(shape.size()) + ", the layout's logical shape is (" +
-                           dims + ")");
+                           dims + ")").with_rule("layout/rank");
   }
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] <= 0) {
       return Status::invalid(spec.name + ": dimension " + spec.dims[i] + " = " +
-                             std::to_string(shape[i]) + " must be positive");
+                             std::to_string(shape[i]) + " must be positive").with_rule("layout/positive-extent");
     }
   }
   return element_count(shape).status();
@@ -272,11 +272,11 @@ std::string to_string(const Case& c) {
 Result<uint64_t> element_count(const Shape& shape) {
   Checked n = 1;
   for (int64_t d : shape) {
-    if (d <= 0) return Status::invalid("shape " + shape_text(shape) + " has a non-positive extent");
+    if (d <= 0) return Status::invalid("shape " + shape_text(shape) + " has a non-positive extent").with_rule("layout/positive-extent");
     n *= static_cast<uint64_t>(d);
   }
   if (!n.ok() || n.value() > (uint64_t{1} << 56)) {
-    return Status::invalid("shape " + shape_text(shape) + ": element count overflows");
+    return Status::invalid("shape " + shape_text(shape) + ": element count overflows").with_rule("layout/element-count");
   }
   return n.value();
 }

@@ -52,24 +52,26 @@ struct HtpModel {
 
 Result<HtpModel> model(const Case& c) {
   if (!dtype_info(c.dtype).logical) {
-    return Status::invalid(std::string(dtype_name(c.dtype)) + " is a packed storage type, not a logical element type");
+    return Status::invalid(std::string(dtype_name(c.dtype)) + " is a packed storage type, not a logical element type").with_rule("htp/logical-dtype");
   }
   if (dtype_bits(c.dtype) % 8 != 0) {
     return Status::unsupported(std::string("the HTP document lays out whole-byte elements; ") + dtype_name(c.dtype) +
                                " is a sub-byte type");
   }
   HtpModel m;
-  LC_ASSIGN_OR_RETURN(m.notation, htp_notation_of(c.layout));
+  auto notation = htp_notation_of(c.layout);
+  if (!notation.ok()) return notation.status().code() == StatusCode::kInvalid ? notation.status().with_rule("htp/notation") : notation.status();
+  m.notation = std::move(notation).value();
   const HtpNotation& n = m.notation;
   const std::string text = htp_notation_text(n);
   // "4, the zeroth parameter, is the rank of the layout" (Flat Layout).
   if (c.shape.size() != static_cast<size_t>(n.rank)) {
     return Status::invalid(text + ": shape " + shape_to_string(c.shape) + " has rank " + num(c.shape.size()) +
-                           ", the layout has rank " + num(static_cast<uint64_t>(n.rank)));
+                           ", the layout has rank " + num(static_cast<uint64_t>(n.rank))).with_rule("layout/rank");
   }
   for (size_t d = 0; d < c.shape.size(); ++d) {
     if (c.shape[d] <= 0) {
-      return Status::invalid(text + ": dimension " + num(d) + " = " + std::to_string(c.shape[d]) + " must be positive");
+      return Status::invalid(text + ": dimension " + num(d) + " = " + std::to_string(c.shape[d]) + " must be positive").with_rule("layout/positive-extent");
     }
   }
   LC_RETURN_IF_ERROR(element_count(c.shape).status());
@@ -102,7 +104,7 @@ Result<HtpModel> model(const Case& c) {
   Checked bytes = padded_elements * m.element_bytes;
   if (!bytes.ok() || padded_elements.value() > (uint64_t{1} << 56)) {
     return Status::invalid(text + ": shape " + shape_to_string(c.shape) +
-                           " padded to whole chunks has too many elements (limit 2^56) or bytes (limit 2^64)");
+                           " padded to whole chunks has too many elements (limit 2^56) or bytes (limit 2^64)").with_rule("htp/padded-size");
   }
   m.padded_elements = padded_elements.value();
   m.chunk_count = chunk_count.value();

@@ -69,7 +69,7 @@ std::vector<uint64_t> physical_index(const MgeTensor& t, const Coord& at) {
 
 Result<MgeTensor> model(const Case& c) {
   const LayoutSpec* spec = find_spec(c.layout.name);
-  if (spec == nullptr) return Status::invalid("unknown layout " + c.layout.name);
+  if (spec == nullptr) return Status::invalid("unknown layout " + c.layout.name).with_rule("layout/unknown");
   LC_RETURN_IF_ERROR(check_shape(*spec, c.shape));
   MgeTensor t;
   t.format = c.layout.name.substr(4);
@@ -115,7 +115,7 @@ Result<MgeTensor> model(const Case& c) {
   // The contiguous block holds itemsize * prod d_j bits.
   if (!stride.ok() || stride.value() > (uint64_t{1} << 62)) {
     return Status::invalid(c.layout.name + ": the physical tensor " + join(t.shape) + " of " +
-                           dtype_name(c.dtype) + " overflows the size arithmetic");
+                           dtype_name(c.dtype) + " overflows the size arithmetic").with_rule("mge/size-overflow");
   }
   t.size_bits = stride.value();
   return t;

@@ -27,16 +27,17 @@ uint64_t round_up32(uint64_t v) { return ceil_div(v, 32) * 32; }
 Status check_precision(DType t) {
   if (t != DType::kInt8 && t != DType::kInt16 && t != DType::kFp16) {
     return Status::invalid(std::string("NVDLA data precisions are int8, int16 and fp16, not ") + dtype_name(t) +
-                           " (Precision Type)");
+                           " (Precision Type)").with_rule("nvdla/precision");
   }
   return Status();
 }
 
 // "Alignment of Start Address and Stride", table "Requirements of alignment".
-Status check_alignment(const char* format, const char* what, uint64_t value, uint64_t align) {
+Status check_alignment(const char* rule, const char* format, const char* what, uint64_t value, uint64_t align) {
   if (value % align != 0) {
     return Status::invalid(std::string(format) + ": " + what + " " + num(value) + " is not aligned to " + num(align) +
-                           " bytes (Alignment of Start Address and Stride, Requirements of alignment)");
+                           " bytes (Alignment of Start Address and Stride, Requirements of alignment)")
+        .with_rule(rule);
   }
   return Status();
 }
@@ -65,37 +66,37 @@ Result<Feature> feature_model(const Case& c) {
   f.surfaces = ceil_div(f.C, f.atom_elements);
   // "All atom cubes in the same line are mapped compactly": a line is W atoms.
   Checked line_bytes = Checked(f.W) * kFeatureAtomBytes;
-  if (!line_bytes.ok()) return Status::invalid("feature data: W * 32 overflows (W = " + num(f.W) + ")");
+  if (!line_bytes.ok()) return Status::invalid("feature data: W * 32 overflows (W = " + num(f.W) + ")").with_rule("nvdla.feature/size-overflow");
   f.addr = c.layout.get_int("addr");
   // "Line stride and surface stride of feature data shall always align to 32bytes.
   //  Start address has same alignment as well."
-  LC_RETURN_IF_ERROR(check_alignment("feature data cube", "start address", f.addr, kFeatureAtomBytes));
+  LC_RETURN_IF_ERROR(check_alignment("nvdla.feature/start-address-align-32", "feature data cube", "start address", f.addr, kFeatureAtomBytes));
   const uint64_t ls = c.layout.get_int("line_stride");
   f.packed_lines = ls == 0;
   f.line_stride = f.packed_lines ? line_bytes.value() : ls;
   if (!f.packed_lines) {
-    LC_RETURN_IF_ERROR(check_alignment("feature data cube", "line stride", ls, kFeatureAtomBytes));
+    LC_RETURN_IF_ERROR(check_alignment("nvdla.feature/line-stride-align-32", "feature data cube", "line stride", ls, kFeatureAtomBytes));
     if (ls < line_bytes.value()) {
       return Status::invalid("feature data cube: line stride " + num(ls) + " is smaller than one line of W = " +
-                             num(f.W) + " atoms, W * 32 = " + num(line_bytes.value()) + " bytes (Feature Data Format)");
+                             num(f.W) + " atoms, W * 32 = " + num(line_bytes.value()) + " bytes (Feature Data Format)").with_rule("nvdla.feature/line-stride-covers-line");
     }
   }
   Checked surface_bytes = Checked(f.H) * f.line_stride;
-  if (!surface_bytes.ok()) return Status::invalid("feature data: H * line stride overflows");
+  if (!surface_bytes.ok()) return Status::invalid("feature data: H * line stride overflows").with_rule("nvdla.feature/size-overflow");
   const uint64_t ss = c.layout.get_int("surface_stride");
   f.packed_surfaces = ss == 0;
   f.surface_stride = f.packed_surfaces ? surface_bytes.value() : ss;
   if (!f.packed_surfaces) {
-    LC_RETURN_IF_ERROR(check_alignment("feature data cube", "surface stride", ss, kFeatureAtomBytes));
+    LC_RETURN_IF_ERROR(check_alignment("nvdla.feature/surface-stride-align-32", "feature data cube", "surface stride", ss, kFeatureAtomBytes));
     if (ss < surface_bytes.value()) {
       return Status::invalid("feature data cube: surface stride " + num(ss) + " is smaller than one surface of H = " +
                              num(f.H) + " lines, H * line stride = " + num(surface_bytes.value()) +
-                             " bytes (Feature Data Format)");
+                             " bytes (Feature Data Format)").with_rule("nvdla.feature/surface-stride-covers-surface");
     }
   }
   Checked size = Checked(f.surfaces) * f.surface_stride;
   if (!size.ok() || size.value() > kMaxBytes) {
-    return Status::invalid("feature data: surfaces * surface stride overflows 2^60 bytes (bit offsets are 64-bit)");
+    return Status::invalid("feature data: surfaces * surface stride overflows 2^60 bytes (bit offsets are 64-bit)").with_rule("nvdla.feature/size-overflow");
   }
   f.size = size.value();
   return f;
@@ -153,24 +154,24 @@ Result<Weights> weight_model(const Case& c) {
   m.group_kernels = c.dtype == DType::kInt8 ? 32 : 16;
   m.groups = ceil_div(m.K, m.group_kernels);
   m.addr = c.layout.get_int("addr");
-  LC_RETURN_IF_ERROR(check_alignment("weight", "start address", m.addr, kWeightAddrAlign));
+  LC_RETURN_IF_ERROR(check_alignment("nvdla.weight/start-address-align-256", "weight", "start address", m.addr, kWeightAddrAlign));
   m.image = c.layout.name == "nvdla.weight.image";
   m.ext = c.layout.get_int("post_extension");
   // Table "Weight formats and options": post-extension is supported for weight
   // for image input only.
   if (!m.image && m.ext != 1) {
     return Status::invalid("post_extension=" + num(m.ext) + ": weight for DC does NOT support the post-extension "
-                           "option (Weight formats and options)");
+                           "option (Weight formats and options)").with_rule("nvdla.weight.dc/no-post-extension");
   }
   if (m.image) {
     // "Channel post-extension only support 2-line and 4-line." "1, 2 and 4 parameters are available."
     if (m.ext != 1 && m.ext != 2 && m.ext != 4) {
       return Status::invalid("post_extension=" + num(m.ext) + ": channel post-extension takes 1, 2 or 4 lines "
-                             "(Channel Post-extension for image input)");
+                             "(Channel Post-extension for image input)").with_rule("nvdla.weight.image/post-extension-1-2-4");
     }
     // Pre-extension: "turn all weights in same line to a single channel".
     Checked line_channels = Checked(m.W) * m.C;
-    if (!line_channels.ok()) return Status::invalid("weight: W * C overflows");
+    if (!line_channels.ok()) return Status::invalid("weight: W * C overflows").with_rule("nvdla.weight/size-overflow");
     m.line_channels = line_channels.value();
     // "It allows two-line (C<=32) or four-line (C<=16) combination", C being the
     // pre-extended channel size W*C (oracles/ERRATA.md).
@@ -178,18 +179,18 @@ Result<Weights> weight_model(const Case& c) {
     if (m.ext != 1 && m.line_channels > limit) {
       return Status::invalid("post_extension=" + num(m.ext) + " needs the pre-extended channel size W*C = " + num(m.W) +
                              "*" + num(m.C) + " = " + num(m.line_channels) + " <= " + num(limit) +
-                             " (Channel Post-extension for image input)");
+                             " (Channel Post-extension for image input)").with_rule("nvdla.weight.image/post-extension-channels");
     }
     m.lines = ceil_div(m.H, m.ext);
     m.full_width = m.ext * m.line_channels;
   }
   Checked data = Checked(m.K) * m.C * m.H * m.W * m.element_bytes;
-  if (!data.ok()) return Status::invalid("weight: K * C * H * W * element bytes overflows");
+  if (!data.ok()) return Status::invalid("weight: K * C * H * W * element bytes overflows").with_rule("nvdla.weight/size-overflow");
   m.data_bytes = data.value();
   // "Append 0s at end of all mapped weight for 128-byte alignment."
   Checked size = Checked(ceil_div(m.data_bytes, kWeightEndAlign)) * kWeightEndAlign;
   if (!size.ok() || size.value() > kMaxBytes) {
-    return Status::invalid("weight: size overflows 2^60 bytes (bit offsets are 64-bit)");
+    return Status::invalid("weight: size overflows 2^60 bytes (bit offsets are 64-bit)").with_rule("nvdla.weight/size-overflow");
   }
   m.size = size.value();
   return m;
@@ -320,7 +321,7 @@ Result<Winograd> winograd_model(const Case& c) {
   if (c.shape[2] != 4 || c.shape[3] != 4) {
     return Status::invalid("Winograd weight: the converted kernel is " + num(c.shape[2]) + "x" + num(c.shape[3]) +
                            ", the width and height of a kernel should be 4 after conversion (Basic Weight for "
-                           "Winograd Convolution)");
+                           "Winograd Convolution)").with_rule("nvdla.weight.winograd/kernel-4x4");
   }
   m.element_bytes = dtype_bits(c.dtype) / 8;
   // "Divide kernels to 1x1x32Byte small cubes. If the channel size is not divisible by 32, append 0s."
@@ -329,10 +330,10 @@ Result<Winograd> winograd_model(const Case& c) {
   m.group_kernels = c.dtype == DType::kInt8 ? 32 : 16;
   m.groups = ceil_div(m.K, m.group_kernels);
   m.addr = c.layout.get_int("addr");
-  LC_RETURN_IF_ERROR(check_alignment("weight", "start address", m.addr, kWeightAddrAlign));
+  LC_RETURN_IF_ERROR(check_alignment("nvdla.weight/start-address-align-256", "weight", "start address", m.addr, kWeightAddrAlign));
   Checked data = Checked(m.K) * m.padded_C * 16 * m.element_bytes;
   Checked size = Checked(ceil_div(data.value(), kWeightEndAlign)) * kWeightEndAlign;
-  if (!data.ok() || !size.ok() || size.value() > kMaxBytes) return Status::invalid("Winograd weight: size overflows");
+  if (!data.ok() || !size.ok() || size.value() > kMaxBytes) return Status::invalid("Winograd weight: size overflows").with_rule("nvdla.weight/size-overflow");
   m.data_bytes = data.value();
   m.size = size.value();
   return m;
@@ -443,13 +444,13 @@ Result<Pixel> pixel_model(const Case& c) {
   for (const PixelFormat& f : kPixelFormats) {
     if (name == f.name) m.format = &f;
   }
-  if (m.format == nullptr) return Status::invalid("unknown pixel format " + name + " (Pixel Format)");
+  if (m.format == nullptr) return Status::invalid("unknown pixel format " + name + " (Pixel Format)").with_rule("nvdla.pixel/format");
   const PixelFormat& f = *m.format;
   m.H = c.shape[0], m.W = c.shape[1], m.C = c.shape[2];
   // "Channel size. The valid channel size highly depends on each format."
   if (m.C != f.channels) {
     return Status::invalid(name + " has a valid channel size of " + num(f.channels) + ", the shape has C = " +
-                           num(m.C) + " (Pixel formats and valid setting)");
+                           num(m.C) + " (Pixel formats and valid setting)").with_rule("nvdla.pixel/channels");
   }
   // "Input precision. The input precision highly depends on pixel each format."
   // "DMA logic will turn unsigned integer value to signed integer value
@@ -458,7 +459,7 @@ Result<Pixel> pixel_model(const Case& c) {
                              (f.precision == DType::kInt16 && c.dtype == DType::kUInt16);
   if (c.dtype != f.precision && !unsigned_twin) {
     return Status::invalid(name + " has input precision " + dtype_name(f.precision) + ", not " + dtype_name(c.dtype) +
-                           " (Pixel formats and valid setting)");
+                           " (Pixel formats and valid setting)").with_rule("nvdla.pixel/precision");
   }
   // A pixel is one word per plane: semi-planar formats ("___" between the
   // planes) hold Y in plane 0 and the two chroma components of each pixel
@@ -475,54 +476,54 @@ Result<Pixel> pixel_model(const Case& c) {
   // "NVDLA use x offset to indicate how many redundant data are. The unit of offset is pixel."
   if (m.x_offset > f.x_max) {
     return Status::invalid(name + ": x offset " + num(m.x_offset) + " is outside the valid X offset range 0~" +
-                           num(f.x_max) + " (Pixel formats and valid setting)");
+                           num(f.x_max) + " (Pixel formats and valid setting)").with_rule("nvdla.pixel/x-offset-range");
   }
   m.addr = c.layout.get_int("addr");
   // "Both start address and line stride of pitch linear shall aligned to 32 bytes."
-  LC_RETURN_IF_ERROR(check_alignment("pitch linear pixel", "start address", m.addr, 32));
+  LC_RETURN_IF_ERROR(check_alignment("nvdla.pixel/start-address-align-32", "pitch linear pixel", "start address", m.addr, 32));
   Checked line = (Checked(m.x_offset) + m.W) * m.y_pixel_bytes;
-  if (!line.ok() || line.value() > kMaxBytes) return Status::invalid("pixel: line overflows");
+  if (!line.ok() || line.value() > kMaxBytes) return Status::invalid("pixel: line overflows").with_rule("nvdla.pixel/size-overflow");
   const uint64_t ls = c.layout.get_int("line_stride");
   m.line_stride = ls == 0 ? round_up32(line.value()) : ls;
   if (ls != 0) {
-    LC_RETURN_IF_ERROR(check_alignment("pitch linear pixel", "line stride", ls, 32));
+    LC_RETURN_IF_ERROR(check_alignment("nvdla.pixel/line-stride-align-32", "pitch linear pixel", "line stride", ls, 32));
     if (ls < line.value()) {
       return Status::invalid("pitch linear pixel: line stride " + num(ls) + " is smaller than x offset + W = " +
                              num(m.x_offset) + " + " + num(m.W) + " pixels of " + num(m.y_pixel_bytes) + " bytes = " +
-                             num(line.value()) + " bytes (Pixel Format)");
+                             num(line.value()) + " bytes (Pixel Format)").with_rule("nvdla.pixel/line-stride-covers-line");
     }
   }
   Checked plane = Checked(m.H) * m.line_stride;
-  if (!plane.ok() || plane.value() > kMaxBytes) return Status::invalid("pixel: plane overflows");
+  if (!plane.ok() || plane.value() > kMaxBytes) return Status::invalid("pixel: plane overflows").with_rule("nvdla.pixel/size-overflow");
   m.size = plane.value();
   if (f.planes == 2) {
     Checked uv_line = (Checked(m.x_offset) + m.W) * m.uv_pixel_bytes;
-    if (!uv_line.ok() || uv_line.value() > kMaxBytes) return Status::invalid("pixel: UV line overflows");
+    if (!uv_line.ok() || uv_line.value() > kMaxBytes) return Status::invalid("pixel: UV line overflows").with_rule("nvdla.pixel/size-overflow");
     const uint64_t uls = c.layout.get_int("uv_line_stride");
     m.uv_line_stride = uls == 0 ? round_up32(uv_line.value()) : uls;
     if (uls != 0) {
-      LC_RETURN_IF_ERROR(check_alignment("pitch linear pixel", "UV line stride", uls, 32));
+      LC_RETURN_IF_ERROR(check_alignment("nvdla.pixel/uv-line-stride-align-32", "pitch linear pixel", "UV line stride", uls, 32));
       if (uls < uv_line.value()) {
         return Status::invalid("pitch linear pixel: UV line stride " + num(uls) + " is smaller than x offset + W = " +
                                num(m.x_offset) + " + " + num(m.W) + " pixels of " + num(m.uv_pixel_bytes) +
-                               " bytes = " + num(uv_line.value()) + " bytes (Pixel Format)");
+                               " bytes = " + num(uv_line.value()) + " bytes (Pixel Format)").with_rule("nvdla.pixel/uv-line-stride-covers-line");
       }
     }
     const uint64_t uo = c.layout.get_int("uv_offset");
     m.uv_offset = uo == 0 ? plane.value() : uo;
     if (uo != 0) {
       // The UV plane starts at its own 32-byte aligned address.
-      LC_RETURN_IF_ERROR(check_alignment("pitch linear pixel", "UV plane offset", uo, 32));
+      LC_RETURN_IF_ERROR(check_alignment("nvdla.pixel/uv-offset-align-32", "pitch linear pixel", "UV plane offset", uo, 32));
       if (uo < plane.value()) {
         return Status::invalid("pitch linear pixel: UV plane offset " + num(uo) + " overlaps the Y plane of H * line "
-                               "stride = " + num(plane.value()) + " bytes (Pixel Format)");
+                               "stride = " + num(plane.value()) + " bytes (Pixel Format)").with_rule("nvdla.pixel/uv-offset-after-y");
       }
     }
     Checked size = Checked(m.uv_offset) + Checked(m.H) * m.uv_line_stride;
-    if (!size.ok() || size.value() > kMaxBytes) return Status::invalid("pixel: size overflows");
+    if (!size.ok() || size.value() > kMaxBytes) return Status::invalid("pixel: size overflows").with_rule("nvdla.pixel/size-overflow");
     m.size = size.value();
   } else if (c.layout.get_int("uv_line_stride") != 0 || c.layout.get_int("uv_offset") != 0) {
-    return Status::invalid(name + " has one plane: uv_line_stride and uv_offset do not apply (Pixel Format)");
+    return Status::invalid(name + " has one plane: uv_line_stride and uv_offset do not apply (Pixel Format)").with_rule("nvdla.pixel/single-plane-no-uv");
   }
   return m;
 }
@@ -554,7 +555,7 @@ Status pixel_value_error(const Pixel& m, DType t, uint64_t h, uint64_t w, uint64
                                                                                            : static_cast<int64_t>(value);
   return Status::invalid(std::string(m.format->name) + ": component " + m.format->letters[ch] + " of pixel (" + num(h) +
                          ", " + num(w) + ") is " + std::to_string(shown) + ", which does not fit its " + num(bits) +
-                         "-bit field (0~" + num((uint64_t{1} << bits) - 1) + ") (Pixel formats and valid setting)");
+                         "-bit field (0~" + num((uint64_t{1} << bits) - 1) + ") (Pixel formats and valid setting)").with_rule("nvdla.pixel/component-fits");
 }
 
 // ---- SDP auxiliary data: bias, PReLU, batch normalization, element-wise -------------
@@ -580,7 +581,7 @@ Result<Sdp> sdp_model(const Case& c) {
   if ((proc == "fp16") != (c.dtype == DType::kFp16)) {
     return Status::invalid("SDP data: " + std::string(dtype_name(c.dtype)) + " components with PROC_PRECISION " + proc +
                            ": fp16 data needs fp16 processing and fp16 processing needs fp16 data (Batch "
-                           "Normalization Data Format)");
+                           "Normalization Data Format)").with_rule("nvdla.sdp/proc-precision");
   }
   // "ElementPerAtom is decided by PROC_PRECISION": INT8 32, INT16/FP16 16.
   m.element_per_atom = proc == "int8" ? 32 : 16;
@@ -595,18 +596,18 @@ Result<Sdp> sdp_model(const Case& c) {
   m.P = c.shape.back();
   if (m.P != components) {
     return Status::invalid("SDP data: use " + m.use + " has ComponentsPerElement = " + num(components) +
-                           ", the shape's last dimension P is " + num(m.P) + " (Bias Data Format, BytesPerAtom)");
+                           ", the shape's last dimension P is " + num(m.P) + " (Bias Data Format, BytesPerAtom)").with_rule("nvdla.sdp/components-per-element");
   }
   m.atoms_in_c = ceil_div(m.C, m.element_per_atom);
   m.addr = c.layout.get_int("addr");
   const char* format = m.use == "bias" ? "bias" : m.use == "prelu" ? "PReLU" : m.use == "bn" ? "batch normalization"
                                                                                              : "element-wise";
-  LC_RETURN_IF_ERROR(check_alignment(format, "start address", m.addr, 32));
+  LC_RETURN_IF_ERROR(check_alignment("nvdla.sdp/start-address-align-32", format, "start address", m.addr, 32));
   if (!m.per_element) {
     // "Per channel ... data is stored in memory in a continuous 1x1xC space": a
     // surface-packed 1x1xC cube of BytesPerAtom atoms, padded to 32 bytes (ERRATA).
     Checked size = Checked(m.atoms_in_c) * m.bytes_per_atom;
-    if (!size.ok() || size.value() > kMaxBytes) return Status::invalid("SDP data: size overflows");
+    if (!size.ok() || size.value() > kMaxBytes) return Status::invalid("SDP data: size overflows").with_rule("nvdla.sdp/size-overflow");
     m.size = round_up32(size.value());
     return m;
   }
@@ -614,30 +615,30 @@ Result<Sdp> sdp_model(const Case& c) {
   // Per element: a W x H x C cube in BytesPerAtom atoms, mapped like feature data
   // (C' -> W -> H -> C); line and surface strides aligned to 32 bytes.
   Checked line = Checked(m.W) * m.bytes_per_atom;
-  if (!line.ok() || line.value() > kMaxBytes) return Status::invalid("SDP data: W * BytesPerAtom overflows");
+  if (!line.ok() || line.value() > kMaxBytes) return Status::invalid("SDP data: W * BytesPerAtom overflows").with_rule("nvdla.sdp/size-overflow");
   const uint64_t ls = c.layout.get_int("line_stride");
   m.line_stride = ls == 0 ? round_up32(line.value()) : ls;
   if (ls != 0) {
-    LC_RETURN_IF_ERROR(check_alignment(format, "line stride", ls, 32));
+    LC_RETURN_IF_ERROR(check_alignment("nvdla.sdp/line-stride-align-32", format, "line stride", ls, 32));
     if (ls < line.value()) {
       return Status::invalid(std::string(format) + ": line stride " + num(ls) + " is smaller than one line of W = " +
                              num(m.W) + " atoms of " + num(m.bytes_per_atom) + " bytes = " + num(line.value()) +
-                             " bytes (Bias Data Format, BytesPerAtom)");
+                             " bytes (Bias Data Format, BytesPerAtom)").with_rule("nvdla.sdp/line-stride-covers-line");
     }
   }
   Checked surface = Checked(m.H) * m.line_stride;
-  if (!surface.ok()) return Status::invalid("SDP data: H * line stride overflows");
+  if (!surface.ok()) return Status::invalid("SDP data: H * line stride overflows").with_rule("nvdla.sdp/size-overflow");
   const uint64_t ss = c.layout.get_int("surface_stride");
   m.surface_stride = ss == 0 ? surface.value() : ss;
   if (ss != 0) {
-    LC_RETURN_IF_ERROR(check_alignment(format, "surface stride", ss, 32));
+    LC_RETURN_IF_ERROR(check_alignment("nvdla.sdp/surface-stride-align-32", format, "surface stride", ss, 32));
     if (ss < surface.value()) {
       return Status::invalid(std::string(format) + ": surface stride " + num(ss) + " is smaller than H = " + num(m.H) +
-                             " lines, H * line stride = " + num(surface.value()) + " bytes");
+                             " lines, H * line stride = " + num(surface.value()) + " bytes").with_rule("nvdla.sdp/surface-stride-covers-surface");
     }
   }
   Checked size = Checked(m.atoms_in_c) * m.surface_stride;
-  if (!size.ok() || size.value() > kMaxBytes) return Status::invalid("SDP data: size overflows");
+  if (!size.ok() || size.value() > kMaxBytes) return Status::invalid("SDP data: size overflows").with_rule("nvdla.sdp/size-overflow");
   m.size = size.value();
   return m;
 }
@@ -688,7 +689,7 @@ Kind kind_of(const Case& c) {
 
 Status check_case(const Case& c) {
   const LayoutSpec* spec = find_spec(c.layout.name);
-  if (spec == nullptr || kind_of(c) == Kind::kUnknown) return Status::invalid("unknown layout " + c.layout.name);
+  if (spec == nullptr || kind_of(c) == Kind::kUnknown) return Status::invalid("unknown layout " + c.layout.name).with_rule("layout/unknown");
   return check_shape(*spec, c.shape);
 }
 

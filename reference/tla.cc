@@ -42,7 +42,7 @@ Result<uint64_t> crd2offset(const IntTuple& coord, const IntTuple& shape, const 
       LC_ASSIGN_OR_RETURN(uint64_t part, crd2offset(coord.items()[i], shape.items()[i], stride.items()[i]));
       offset += part;
     }
-    if (!offset.ok()) return Status::invalid("offset of " + to_string(coord) + " overflows");
+    if (!offset.ok()) return Status::invalid("offset of " + to_string(coord) + " overflows").with_rule("tla/size-overflow");
     return offset.value();
   }
   LC_ASSIGN_OR_RETURN(uint64_t extent, shape.product());
@@ -52,7 +52,7 @@ Result<uint64_t> crd2offset(const IntTuple& coord, const IntTuple& shape, const 
   }
   if (shape.is_integer()) {
     Checked offset = Checked(static_cast<uint64_t>(coord.value())) * static_cast<uint64_t>(stride.value());
-    if (!offset.ok()) return Status::invalid("offset " + to_string(coord) + " * " + to_string(stride) + " overflows");
+    if (!offset.ok()) return Status::invalid("offset " + to_string(coord) + " * " + to_string(stride) + " overflows").with_rule("tla/size-overflow");
     return offset.value();
   }
   uint64_t rest = static_cast<uint64_t>(coord.value());
@@ -64,7 +64,7 @@ Result<uint64_t> crd2offset(const IntTuple& coord, const IntTuple& shape, const 
     LC_ASSIGN_OR_RETURN(uint64_t part, crd2offset(sub, shape.items()[i], stride.items()[i]));
     offset += part;
   }
-  if (!offset.ok()) return Status::invalid("offset of " + to_string(coord) + " overflows");
+  if (!offset.ok()) return Status::invalid("offset of " + to_string(coord) + " overflows").with_rule("tla/size-overflow");
   return offset.value();
 }
 
@@ -75,7 +75,7 @@ Result<uint64_t> cosize(const TlaLayoutText& layout) {
   LC_ASSIGN_OR_RETURN(uint64_t n, size(layout));
   LC_ASSIGN_OR_RETURN(uint64_t last, crd2offset(IntTuple(static_cast<int64_t>(n - 1)), layout.shape, layout.stride));
   Checked end = Checked(last) + 1;
-  if (!end.ok()) return Status::invalid("cosize overflows");
+  if (!end.ok()) return Status::invalid("cosize overflows").with_rule("tla/size-overflow");
   return end.value();
 }
 
@@ -95,7 +95,7 @@ Result<IntTuple> tile_mode(const IntTuple& mode, uint64_t tile, uint64_t inner_b
     LC_ASSIGN_OR_RETURN(uint64_t p, items[i].product());
     inner *= p;
   }
-  if (!inner.ok()) return Status::invalid("tile: the inner extents of " + to_string(mode) + " overflow");
+  if (!inner.ok()) return Status::invalid("tile: the inner extents of " + to_string(mode) + " overflow").with_rule("tla/size-overflow");
   LC_ASSIGN_OR_RETURN(items.back(), tile_mode(items.back(), tile, inner.value()));
   return IntTuple(std::move(items));
 }
@@ -105,12 +105,12 @@ Result<IntTuple> tile_mode(const IntTuple& mode, uint64_t tile, uint64_t inner_b
 Result<TlaLayoutText> make_layout_tile(const TlaLayoutText& layout, const IntTuple& tile) {
   if (layout.shape.is_integer() || tile.is_integer() || tile.rank() != layout.shape.rank() || tile.depth() != 1) {
     return Status::invalid("MakeLayoutTile: tile " + to_string(tile) + " does not give one extent per mode of " +
-                           to_string(layout.shape));
+                           to_string(layout.shape)).with_rule("tla.tile/tile-rank");
   }
   std::vector<IntTuple> modes;
   for (size_t i = 0; i < tile.rank(); ++i) {
     const int64_t t = tile.items()[i].value();
-    if (t <= 0) return Status::invalid("MakeLayoutTile: tile " + to_string(tile) + " has a zero extent");
+    if (t <= 0) return Status::invalid("MakeLayoutTile: tile " + to_string(tile) + " has a zero extent").with_rule("tla.tile/tile-positive");
     LC_ASSIGN_OR_RETURN(IntTuple m, tile_mode(layout.shape.items()[i], static_cast<uint64_t>(t), 1));
     modes.push_back(std::move(m));
   }
@@ -163,7 +163,7 @@ Result<TlaLayoutText> named_format(const std::string& kind, uint64_t rows, uint6
   Checked fractal = Checked(fh) * fw;
   Checked all = fractal * R * C;
   if (!all.ok() || all.value() > (uint64_t{1} << 62)) {
-    return Status::invalid("tla." + kind + ": " + num(rows) + "x" + num(cols) + " padded to fractals overflows");
+    return Status::invalid("tla." + kind + ": " + num(rows) + "x" + num(cols) + " padded to fractals overflows").with_rule("tla/size-overflow");
   }
   const uint64_t f = fractal.value();
   // Strides inside a fractal: z = row by row (row stride fw, column stride 1),
@@ -192,7 +192,7 @@ Status check_injective(const TlaLayoutText& l, uint64_t size) {
       if (offsets[k].first == offsets[k - 1].first) {
         return Status::invalid("TLA layout " + to_string(l) + " is not injective: linear coordinates " +
                                num(offsets[k - 1].second) + " and " + num(offsets[k].second) +
-                               " both map to offset " + num(offsets[k].first));
+                               " both map to offset " + num(offsets[k].first)).with_rule("tla/injective");
       }
     }
     return Status();
@@ -208,21 +208,28 @@ Status check_injective(const TlaLayoutText& l, uint64_t size) {
     if (!reach.ok() || stride < reach.value()) {
       return Status::invalid("TLA layout " + to_string(l) + " has " + num(size) + " elements, more than the " +
                              num(kEnumerateLimit) + " checked one by one, and its strides interleave (stride " +
-                             num(stride) + " < span " + num(reach.value()) + "): that it is injective is not established");
+                             num(stride) + " < span " + num(reach.value()) + "): that it is injective is not established").with_rule("tla/injective");
     }
     reach = Checked(stride) * extent;
   }
   return Status();
 }
 
+// A parameter that is not an IntTuple breaks the notation rule.
+template <typename T>
+Result<T> notation_rule(Result<T> r) {
+  if (r.ok() || r.status().code() != StatusCode::kInvalid || !r.status().rule().empty()) return r;
+  return r.status().with_rule("tla/notation");
+}
+
 Result<TlaModel> model(const Case& c) {
   const LayoutSpec* spec = find_spec(c.layout.name);
-  if (spec == nullptr) return Status::invalid("unknown layout " + c.layout.name);
+  if (spec == nullptr) return Status::invalid("unknown layout " + c.layout.name).with_rule("layout/unknown");
   LC_RETURN_IF_ERROR(check_shape(*spec, c.shape));
   const uint32_t bits = dtype_bits(c.dtype);
   if (bits % 8 != 0 || !dtype_info(c.dtype).logical) {
     return Status::invalid(std::string("TLA layouts count whole elements of sizeof(ElemType) bytes; ") +
-                           dtype_name(c.dtype) + " has " + std::to_string(bits) + " bits");
+                           dtype_name(c.dtype) + " has " + std::to_string(bits) + " bits").with_rule("tla/dtype");
   }
   TlaModel m;
   m.element_bytes = bits / 8;
@@ -230,14 +237,14 @@ Result<TlaModel> model(const Case& c) {
   m.cols = static_cast<uint64_t>(c.shape[1]);
   const std::string kind = c.layout.name.substr(4);
   if (kind == "layout" || kind == "tile") {
-    LC_ASSIGN_OR_RETURN(m.layout, parse_tla_layout(c.layout.get("shape") + ":" + c.layout.get("stride")));
+    LC_ASSIGN_OR_RETURN(m.layout, notation_rule(parse_tla_layout(c.layout.get("shape") + ":" + c.layout.get("stride"))));
     if (m.layout.shape.is_integer() || m.layout.shape.rank() != 2) {
       return Status::invalid("TLA layout " + to_string(m.layout) + " has rank " + num(m.layout.shape.rank()) +
-                             "; coordinates are 2-D (Layout 坐标与索引)");
+                             "; coordinates are 2-D (Layout 坐标与索引)").with_rule("tla.layout/rank-2");
     }
     if (kind == "tile") {
       m.parent = m.layout;
-      LC_ASSIGN_OR_RETURN(IntTuple tile, parse_int_tuple(c.layout.get("tile")));
+      LC_ASSIGN_OR_RETURN(IntTuple tile, notation_rule(parse_int_tuple(c.layout.get("tile"))));
       LC_ASSIGN_OR_RETURN(m.layout, tla_ref::make_layout_tile(m.parent, tile));
     }
     // The logical tensor: (size of mode 0) x (size of mode 1).
@@ -246,7 +253,7 @@ Result<TlaModel> model(const Case& c) {
     if (r != m.rows || k != m.cols) {
       return Status::invalid("shape " + shape_to_string(c.shape) + " is not the layout's matrix: " +
                              to_string(m.layout) + " is " + num(r) + " x " + num(k) +
-                             " (size of mode 0 x size of mode 1)");
+                             " (size of mode 0 x size of mode 1)").with_rule("tla.layout/shape-matches");
     }
   } else {
     if (kind != "rowmajor" && kind != "colmajor") {
@@ -264,7 +271,7 @@ Result<TlaModel> model(const Case& c) {
   Checked bytes = Checked(m.cosize) * m.element_bytes;
   if (!bytes.ok() || bytes.value() > kMaxPhysicalBytes) {
     return Status::invalid("TLA layout " + to_string(m.layout) + ": cosize " + num(m.cosize) + " x " +
-                           num(m.element_bytes) + " bytes overflows 2^60 bytes");
+                           num(m.element_bytes) + " bytes overflows 2^60 bytes").with_rule("tla/size-overflow");
   }
   return m;
 }

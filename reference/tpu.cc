@@ -62,20 +62,20 @@ Result<StorageMode> storage_mode(const std::string& mode, DType dtype) {
   if (mode == "4n") {
     if (dtype != DType::kInt8 && dtype != DType::kUInt8) {
       return Status::invalid(std::string("4N-mode is for int8 or uint8 data, not ") + dtype_name(dtype) +
-                             " (Storage Modes, 4N-mode)");
+                             " (Storage Modes, 4N-mode)").with_rule("tpu/mode-4n-dtype");
     }
     return StorageMode{mode, 4, dtype_bits(dtype == DType::kInt8 ? DType::kInt8x4 : DType::kUInt8x4) / 8, 1};
   }
   if (mode == "2n") {
     if (dtype != DType::kInt16 && dtype != DType::kUInt16) {
       return Status::invalid(std::string("2N-mode is for int16 or uint16 data, not ") + dtype_name(dtype) +
-                             " (Storage Modes, 2N-mode)");
+                             " (Storage Modes, 2N-mode)").with_rule("tpu/mode-2n-dtype");
     }
     return StorageMode{mode, 2, dtype_bits(dtype == DType::kInt16 ? DType::kInt16x2 : DType::kUInt16x2) / 8, 2};
   }
   if (dtype != DType::kFp32) {
     return Status::invalid(std::string("2IC-mode is for fp32 convolution weights, not ") + dtype_name(dtype) +
-                           " (Storage Modes, 2IC-mode)");
+                           " (Storage Modes, 2IC-mode)").with_rule("tpu/mode-2ic-dtype");
   }
   return StorageMode{mode, 2, dtype_bits(DType::kFp32x2) / 8, 4};
 }
@@ -84,11 +84,11 @@ bool is_tpu_dtype(DType t) { return dtype_bits(t) >= 8; }
 
 Result<TpuTensor> model(const Case& c) {
   const LayoutSpec* spec = find_spec(c.layout.name);
-  if (spec == nullptr) return Status::invalid("unknown layout " + c.layout.name);
+  if (spec == nullptr) return Status::invalid("unknown layout " + c.layout.name).with_rule("layout/unknown");
   LC_RETURN_IF_ERROR(check_shape(*spec, c.shape));
   if (!is_tpu_dtype(c.dtype)) {
     return Status::invalid(std::string("the TPU document has 8-, 16- and 32-bit data types, not ") +
-                           dtype_name(c.dtype));
+                           dtype_name(c.dtype)).with_rule("tpu/dtype");
   }
   TpuTensor t;
   t.layout = c.layout.name.substr(4);
@@ -112,12 +112,12 @@ Result<TpuTensor> model(const Case& c) {
   t.eu = c.layout.get_int("eu");
   Checked image = Checked(t.X) * t.S;
   if (!image.ok()) {
-    return Status::invalid("local memory size X*S = " + num(t.X) + "*" + num(t.S) + " overflows");
+    return Status::invalid("local memory size X*S = " + num(t.X) + "*" + num(t.S) + " overflows").with_rule("tpu/local-memory-size");
   }
   // "A valid address of tensor in local memory is in [0, X * S - 1]."
   if (t.A >= image.value()) {
     return Status::invalid("address " + num(t.A) + " is outside local memory [0, X*S-1] = [0, " +
-                           num(image.value() - 1) + "] (Address of Tensor in Local Memory)");
+                           num(image.value() - 1) + "] (Address of Tensor in Local Memory)").with_rule("tpu/address-in-local-memory");
   }
   decompose_address(&t);
 
@@ -129,7 +129,7 @@ Result<TpuTensor> model(const Case& c) {
     t.W = c.layout.get_int("w");
     if (t.W < 1 || t.W > t.M_cols) {
       return Status::invalid("matrix layout: W = " + num(t.W) + " is not in [1, M] = [1, " + num(t.M_cols) +
-                             "] (Matrix Layout)");
+                             "] (Matrix Layout)").with_rule("tpu.matrix/w-in-1-m");
     }
     t.C = ceil_div(t.M_cols, t.W);
     t.H = 1;
@@ -144,11 +144,11 @@ Result<TpuTensor> model(const Case& c) {
   if (t.layout == "aligned") {
     // "The address of the tensor is divisable by 128."
     if (t.A % 128 != 0) {
-      return Status::invalid("address " + num(t.A) + " is not divisible by 128 (128-Byte Aligned Layout)");
+      return Status::invalid("address " + num(t.A) + " is not divisible by 128 (128-Byte Aligned Layout)").with_rule("tpu.aligned/address-align-128");
     }
     if (t.eu % t.mode.stored_bytes != 0) {
       return Status::invalid("EU of " + num(t.eu) + " bytes does not hold a whole number of " +
-                             num(t.mode.stored_bytes) + "-byte elements (128-Byte Aligned Layout)");
+                             num(t.mode.stored_bytes) + "-byte elements (128-Byte Aligned Layout)").with_rule("tpu.aligned/eu-whole-elements");
     }
     t.w_stride = 1;
     t.h_stride = t.W;
@@ -157,7 +157,7 @@ Result<TpuTensor> model(const Case& c) {
   } else if (t.layout == "compact") {
     // "The address of the tensor is divisable by 4."
     if (t.A % 4 != 0) {
-      return Status::invalid("address " + num(t.A) + " is not divisible by 4 (Compact Layout)");
+      return Status::invalid("address " + num(t.A) + " is not divisible by 4 (Compact Layout)").with_rule("tpu.compact/address-align-4");
     }
     t.w_stride = 1;
     t.h_stride = t.W;
@@ -171,7 +171,7 @@ Result<TpuTensor> model(const Case& c) {
     t.w_stride = c.layout.get_int("w");
     if (t.A % t.mode.stored_bytes != 0) {
       return Status::invalid("address " + num(t.A) + " is not aligned to the " + num(t.mode.stored_bytes) +
-                             "-byte stored element (see oracles/ERRATA.md, tpu strided address)");
+                             "-byte stored element (see oracles/ERRATA.md, tpu strided address)").with_rule("tpu.strided/address-align-element");
     }
     // Each element must have its own place: walking the dimensions from the
     // smallest stride, every stride must step over everything inside it.
@@ -188,7 +188,7 @@ Result<TpuTensor> model(const Case& c) {
       if (!span.ok() || d.stride < span.value()) {
         return Status::invalid(std::string("strides overlap: the ") + d.name + " stride " + num(d.stride) +
                                " is smaller than the " + (span.ok() ? num(span.value()) : "overflowing") +
-                               " elements the smaller strides span (Strides in Local Memory)");
+                               " elements the smaller strides span (Strides in Local Memory)").with_rule("tpu.strided/strides-disjoint");
       }
       span = Checked(d.stride) * d.extent;
     }
@@ -202,7 +202,7 @@ Result<TpuTensor> model(const Case& c) {
   if (!end.ok() || end.value() > t.S) {
     return Status::invalid("the tensor does not fit in one NPU's local memory: it ends at byte " +
                            (end.ok() ? num(end.value()) : std::string("(overflow)")) + " of NPU " + num(t.Q) +
-                           ", local memory per NPU is S = " + num(t.S) + " bytes");
+                           ", local memory per NPU is S = " + num(t.S) + " bytes").with_rule("tpu/fits-local-memory");
   }
   return t;
 }

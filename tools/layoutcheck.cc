@@ -49,6 +49,7 @@
 #include "tools/cli_progress.h"
 #include "tools/extension_cli.h"
 #include "tools/precision_cli.h"
+#include "tools/rules_cmd.h"
 #include "tools/show.h"
 
 using namespace layoutcheck;
@@ -95,6 +96,7 @@ const char* kUsage =
     "  repro and replay write them with --picture\n"
     "  oracle [--id GLOB] [--dir DIR] [--spec-dir DIR] [--json]\n"
     "                                                  the documents' worked examples\n"
+    "  rules [GLOB] [--json]                           the documents' rules: id, section, text\n"
     "  precision nvdla --layer conv|sdp|lrn|pdp --input FORMAT --output PRECISION   NVDLA precision tables\n"
     "  convert --rule ieee|nvdla|nvdla-int --from D --to D [--unit U] [--flush-nan] [--offset X --scale Y]\n"
     "          [--truncate M] [--in F] [--out F]       convert raw little-endian values (NaN counts on stderr)\n"
@@ -156,6 +158,7 @@ const std::vector<CommandSpec> kCommands = {
     {"replay", "PATH...", -1, "replay regression files (or directories of them)",
      {kImplOpt, kTimeoutOpt, kIsolateOpt, kStrictOpt, kJsonOpt, kJunitOpt, kShardOpt,
       {"picture", "DIR|FILE", "on failure, write pictures of the failing cases there and print the paths"}}},
+    {"rules", "[GLOB]", 1, "the documents' rules by which a case is rejected: id, section, text", {kJsonOpt}},
     {"show", "LAYOUT", 1, "a case as a picture: byte offsets over the logical view and the physical memory",
      {kDtypeOpt, kShapeOpt,
       {"impl", "NAME|PATH.so", "reference (default), optimized or a plugin's .so, run isolated"},
@@ -694,6 +697,7 @@ int cmd_check(const Args& a) {
     j["layouts"] = layouts;
     j["saved"] = saved_paths;
     j["replay"] = replay_line;
+    j["coverage"] = nlohmann::json::parse(cli::coverage_json(tallies));
     std::cout << cli::dump_json(j);
     if (!saved_paths.empty()) std::cerr << "layoutcheck check: regression files saved; replay: " << replay_line << std::endl;
     return failed ? 1 : 0;
@@ -732,6 +736,7 @@ int cmd_check(const Args& a) {
       std::printf("\n");
     }
   }
+  std::fputs(cli::coverage_text(tallies).c_str(), stdout);
   for (const auto& t : tallies) {
     if (t.failed) std::printf("\n%s", t.first_failure.c_str());
   }
@@ -1105,6 +1110,10 @@ int run_command(int argc, char** argv) {
     if (a.command == "replay") return cmd_replay(a);
     if (a.command == "oracle") return cmd_oracle(a);
     if (a.command == "show") return cmd_show(a);
+    if (a.command == "rules") {
+      expect_known_options(a, {"json"});
+      return cli::rules_main(a.positional.empty() ? "*" : a.positional[0], a.has("json"));
+    }
     throw UsageError{"unknown command " + quote_input(a.command)};
   } catch (const UsageError& e) {
     std::cerr << "layoutcheck: " << e.message << "\n";

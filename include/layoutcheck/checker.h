@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "layoutcheck/impl.h"
+#include "layoutcheck/rules.h"
 
 namespace layoutcheck {
 
@@ -51,6 +52,9 @@ struct CheckReport {
   std::string message;  // multi-line; for kFail it ends with the repro line
   std::string repro;    // one line: `layoutcheck repro ...`
   std::map<std::string, uint64_t> broken_rules;  // byte rule id -> bytes of pack that broke it
+  // The rule (layoutcheck/rules.h) by which the expected implementation rejects
+  // the case, when it does; "" otherwise.
+  std::string rule;
 };
 
 CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
@@ -76,6 +80,10 @@ struct LayoutTally {
   Case first_failing_case;    // valid when failed > 0
   uint64_t first_failing_seed = 0;  // CheckOptions::seed of that case
   std::map<std::string, uint64_t> passed_by_dtype;  // what was exercised
+  // Rule coverage: cases the expected implementation rejects by each rule that
+  // were checked on the implementation under test (invalid on both, or failed).
+  std::map<std::string, uint64_t> rules_fired;
+  ParamCoverage params;  // the parameter values the cases took
 };
 
 struct RunOptions {
@@ -104,10 +112,17 @@ struct RunOptions {
   std::function<CheckReport(const Case&, const CheckOptions&)> runner;
   // Cases the implementation claims to support: declining one is a failure.
   std::function<bool(const Case&)> claimed;
+  // Optional: runs between the boundary phase and the random phase (the CLI
+  // replays the documents' examples there); returns false to stop the run.
+  std::function<bool()> after_boundary;
 };
 
-// Boundary cases of every matching layout, then random cases until the time
-// budget, split evenly across layouts (or until options.cases per layout).
+// Three phases: first the boundary and rule cases of every matching layout
+// (strength_cases, then the layout's boundary_cases), all layouts together,
+// cheapest first; then options.after_boundary; then random cases shared across
+// the layouts in turn until the time budget (or until options.cases per layout,
+// boundary cases included). Every 8th random case has one extent drawn
+// log-uniformly (stretch_case). fail_fast stops at the first failure.
 std::vector<LayoutTally> run_checks(const Impl& expected, const Impl& actual,
                                     const RunOptions& options);
 

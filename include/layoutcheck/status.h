@@ -35,6 +35,14 @@ class [[nodiscard]] Status {
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
+  // The id of the document rule a kInvalid status reports (layoutcheck/rules.h,
+  // e.g. "nvdla.feature/line-stride-align-32"); empty when none is named.
+  //   return Status::invalid("...").with_rule("tpu.aligned/address-align-128");
+  const std::string& rule() const { return rule_; }
+  Status with_rule(std::string id) && {
+    rule_ = std::move(id);
+    return std::move(*this);
+  }
   // "invalid: <message>" etc.; "ok" when ok.
   std::string to_string() const;
 
@@ -42,6 +50,7 @@ class [[nodiscard]] Status {
   Status(StatusCode code, std::string msg) : code_(code), message_(std::move(msg)) {}
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  std::string rule_;
 };
 
 const char* status_code_name(StatusCode code);
