@@ -116,10 +116,17 @@ Result<Plan> make_plan(const Case& c) {
     p.sn = p.sc * p.slots;
   } else {
     if (addr % p.word != 0) return Status::invalid("strided address " + str(addr) + " is not word-aligned");
-    Checked sn = Checked(c.layout.get_int("n")) * p.word, sc = Checked(c.layout.get_int("c")) * p.word;
-    Checked sh = Checked(c.layout.get_int("h")) * p.word, sw = Checked(c.layout.get_int("w")) * p.word;
-    if (!sn.ok() || !sc.ok() || !sh.ok() || !sw.ok()) return Status::invalid("strides overflow");
-    p.sn = sn.value(), p.sc = sc.value(), p.sh = sh.value(), p.sw = sw.value();
+    // The stride of a dimension of extent 1 never scales an index other than 0,
+    // so however large it is it places nothing and cannot overflow.
+    auto stride_bytes = [&](const char* key, uint64_t extent, uint64_t* out) {
+      if (extent <= 1) return *out = 0, true;
+      Checked s = Checked(c.layout.get_int(key)) * p.word;
+      return s.ok() ? (*out = s.value(), true) : false;
+    };
+    if (!stride_bytes("n", p.outer, &p.sn) || !stride_bytes("c", p.slots, &p.sc) ||
+        !stride_bytes("h", p.rows, &p.sh) || !stride_bytes("w", p.cols, &p.sw)) {
+      return Status::invalid("strides overflow");
+    }
     // Non-overlap: with the used dimensions ordered by stride, each stride must
     // reach past the extent of the previous one.
     std::pair<uint64_t, uint64_t> d[4] = {{p.sn, p.outer}, {p.sc, p.slots}, {p.sh, p.rows}, {p.sw, p.cols}};
