@@ -1,6 +1,7 @@
 #include "layoutcheck/checker.h"
 
 #include "layoutcheck/byte_rules.h"
+#include "layoutcheck/rules.h"
 
 #include <algorithm>
 #include <atomic>
@@ -171,6 +172,10 @@ CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
   Status sa = actual.supports(c);
   if (se.code() == StatusCode::kInvalid) {
     report.rule = se.rule();
+    if (sa.ok() && is_limit_rule(se.rule())) {
+      // A limit of layoutcheck's own; no document forbids accepting the case.
+      return finish(Verdict::kSkipped, "  beyond layoutcheck's own limits (" + se.rule() + "): " + se.message() + "\n");
+    }
     if (sa.ok()) {
       return finish(Verdict::kFail, "  " + actual.name() + " accepts a case " + expected.name() +
                                         " rejects: " + se.message() + "\n");
@@ -470,7 +475,15 @@ std::vector<LayoutTally> run_checks(const Impl& expected, const Impl& actual,
       if (spec.boundary_cases) {
         for (Case& c : spec.boundary_cases()) list.push_back(std::move(c));
       }
-      if (counted && list.size() > options.cases) list.resize(options.cases);
+      // Under a case budget (--cases, --max-cases) they take at most half of it,
+      // spread evenly over the list, so the random phase keeps the other half.
+      const uint64_t cap = counted ? options.cases : options.max_cases;
+      const size_t share = static_cast<size_t>((cap + 1) / 2);
+      if (cap && list.size() > share) {
+        std::vector<Case> spread;
+        for (size_t i = 0; i < share; ++i) spread.push_back(std::move(list[i * list.size() / share]));
+        list.swap(spread);
+      }
     }
   });
   struct Item {

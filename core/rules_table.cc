@@ -170,4 +170,10 @@ std::vector<const Rule*> rules_of(const std::string& layout) {
   return out;
 }
 
+bool is_limit_rule(std::string_view id) {
+  constexpr std::string_view kSizeOverflow = "/size-overflow";
+  return id == "layout/element-count" || id == "layout/positive-extent" ||
+         (id.size() > kSizeOverflow.size() && id.substr(id.size() - kSizeOverflow.size()) == kSizeOverflow);
+}
+
 }  // namespace layoutcheck

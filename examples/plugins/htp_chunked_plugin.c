@@ -52,6 +52,8 @@ static lc_status plan(const lc_case* c, notation* m, char* why, size_t n) {
     return snprintf(why, n, "%s is not implemented by this plugin", c->layout_name), LC_UNSUPPORTED;
   }
   if (c->dtype_bits == 0 || c->dtype_bits % 8) return snprintf(why, n, "whole-byte elements only"), LC_INVALID;
+  /* Elements are logical types (Flat Layout); int8x4, fp32x2 are storage words of another document. */
+  if (strchr(c->dtype, 'x')) return snprintf(why, n, "%s is a packed storage type, not an element", c->dtype), LC_INVALID;
   rank = rank_text ? strtoul(rank_text, NULL, 10) : c->rank;
   if (rank < 1 || rank > HTP_MAX_RANK) return snprintf(why, n, "rank %lu outside 1..%d", rank, HTP_MAX_RANK), LC_INVALID;
   if (rank != c->rank) return snprintf(why, n, "rank %lu but a shape of %u extents", rank, c->rank), LC_INVALID;

@@ -69,14 +69,27 @@ static lc_status plan(const lc_case* c, chunked* k, char* why, size_t n) {
   memset(k, 0, sizeof *k);
   if (strncmp(c->layout_name, "htp.", 4) != 0) return snprintf(why, n, "htp layouts only"), LC_UNSUPPORTED;
   if (c->dtype_bits % 8) return snprintf(why, n, "whole-byte elements only"), LC_INVALID;
+  /* Elements are logical types (Flat Layout); int8x4, fp32x2 are storage words of another document. */
+  if (strchr(c->dtype, 'x')) return snprintf(why, n, "%s is a packed storage type, not an element", c->dtype), LC_INVALID;
   k->rank = c->rank;
   if (k->rank == 0 || k->rank > MAX_RANK) return snprintf(why, n, "rank %u not handled", k->rank), LC_UNSUPPORTED;
   for (i = 0; i < sizeof kNamed / sizeof kNamed[0]; ++i) {
     if (strcmp(c->layout_name, kNamed[i].name) == 0) pairs = kNamed[i].pairs;
   }
-  if (strcmp(c->layout_name, "htp.chunked") == 0) pairs = lc_param(c, "pairs");
+  if (strcmp(c->layout_name, "htp.chunked") == 0) {
+    const char* rank = lc_param(c, "rank");
+    pairs = lc_param(c, "pairs");
+    if (rank && strtoul(rank, NULL, 10) != k->rank) {
+      return snprintf(why, n, "shape rank %u, layout rank %s", k->rank, rank), LC_INVALID;
+    }
+  } else if (pairs && k->rank != 4) {
+    return snprintf(why, n, "shape rank %u, the layout has rank 4", k->rank), LC_INVALID;
+  }
   if (!pairs) return snprintf(why, n, "%s is not implemented by this plugin", c->layout_name), LC_UNSUPPORTED;
-  if (parse_pairs(pairs, k, why, n) != LC_OK) return LC_UNSUPPORTED;
+  {
+    lc_status st = parse_pairs(pairs, k, why, n);
+    if (st != LC_OK) return st;
+  }
   k->bytes = c->dtype_bits / 8;
   k->pad = pad ? (unsigned)strtoul(pad, NULL, 10) : 0;
 #ifdef HTP_MUTANT_PAD_ZERO

@@ -6,7 +6,8 @@
 
 static lc_status supports(const lc_case* c, char* why, size_t n) {
   (void)why, (void)n;
-  return strcmp(c->layout_name, "mge.nhwc") == 0 && c->dtype_bits % 8 == 0 ? LC_OK : LC_UNSUPPORTED;
+  if (strcmp(c->layout_name, "mge.nhwc") != 0 || c->dtype_bits % 8 != 0) return LC_UNSUPPORTED;
+  return c->rank == 4 ? LC_OK : LC_INVALID; /* logical N, C, H, W */
 }
 static lc_status size_bytes(const lc_case* c, uint64_t* bytes) {
   *bytes = (uint64_t)c->shape[0] * c->shape[1] * c->shape[2] * c->shape[3] * (c->dtype_bits / 8);

@@ -45,6 +45,11 @@ struct Rule {
 // Every rule, in a stable order (family by family).
 const std::vector<Rule>& rules();
 const Rule* find_rule(std::string_view id);
+// Whether the rule is layoutcheck's own, not a document's: sizes and offsets
+// must fit its 64-bit arithmetic ("layout/element-count", "*/size-overflow"),
+// and it places no empty tensor ("layout/positive-extent"). An implementation
+// that accepts such a case breaks no document, so check skips the case.
+bool is_limit_rule(std::string_view id);
 // The rules a case of the layout can break.
 std::vector<const Rule*> rules_of(const std::string& layout);
 
