@@ -437,13 +437,15 @@ std::vector<LayoutTally> run_checks(const Impl& expected, const Impl& actual,
     }
     ++t.cases;
     note_params(*specs[k], c, &t.params);
-    if (r.verdict == Verdict::kBothInvalid || r.verdict == Verdict::kFail) {
+    // A case skipped under one of layoutcheck's own limits fired that rule too.
+    if (r.verdict == Verdict::kBothInvalid || r.verdict == Verdict::kFail || r.verdict == Verdict::kSkipped) {
       // A runner in another process may not carry the rule back: ask the expected one.
       std::string rule = r.rule;
       if (rule.empty()) {
         Status se = expected.supports(c);
         if (se.code() == StatusCode::kInvalid) rule = se.rule();
       }
+      if (r.verdict == Verdict::kSkipped && !is_limit_rule(rule)) rule.clear();
       if (!rule.empty()) ++t.rules_fired[rule];
     }
     switch (r.verdict) {
@@ -476,13 +478,38 @@ std::vector<LayoutTally> run_checks(const Impl& expected, const Impl& actual,
         for (Case& c : spec.boundary_cases()) list.push_back(std::move(c));
       }
       // Under a case budget (--cases, --max-cases) they take at most half of it,
-      // spread evenly over the list, so the random phase keeps the other half.
+      // so the random phase keeps the other half: one case of every rule the
+      // list breaks (and of the valid ones) in turn, each group walked in a
+      // low-discrepancy order so that a small share still spans it.
       const uint64_t cap = counted ? options.cases : options.max_cases;
       const size_t share = static_cast<size_t>((cap + 1) / 2);
       if (cap && list.size() > share) {
-        std::vector<Case> spread;
-        for (size_t i = 0; i < share; ++i) spread.push_back(std::move(list[i * list.size() / share]));
-        list.swap(spread);
+        std::map<std::string, std::vector<size_t>> groups;  // rule ("" valid) -> cases
+        for (size_t i = 0; i < list.size(); ++i) {
+          const Status st = expected.supports(list[i]);
+          groups[st.code() == StatusCode::kInvalid ? "rule " + st.rule() : st.ok() ? "" : "other"].push_back(i);
+        }
+        for (auto& [key, members] : groups) {
+          std::vector<std::pair<double, size_t>> order;
+          for (size_t j = 0; j < members.size(); ++j) {
+            const double golden = static_cast<double>(j) * 0.6180339887498949;
+            order.push_back({golden - static_cast<double>(static_cast<uint64_t>(golden)), members[j]});
+          }
+          std::sort(order.begin(), order.end());
+          for (size_t j = 0; j < order.size(); ++j) members[j] = order[j].second;
+        }
+        std::vector<size_t> picked;
+        for (size_t round = 0; picked.size() < share; ++round) {
+          bool any = false;
+          for (const auto& [key, members] : groups) {
+            if (round < members.size() && picked.size() < share) picked.push_back(members[round]), any = true;
+          }
+          if (!any) break;
+        }
+        std::sort(picked.begin(), picked.end());
+        std::vector<Case> kept;
+        for (size_t i : picked) kept.push_back(std::move(list[i]));
+        list.swap(kept);
       }
     }
   });
