@@ -477,35 +477,27 @@ std::vector<LayoutTally> run_checks(const Impl& expected, const Impl& actual,
       if (spec.boundary_cases) {
         for (Case& c : spec.boundary_cases()) list.push_back(std::move(c));
       }
-      // Under a case budget (--cases, --max-cases) they take at most half of it,
-      // so the random phase keeps the other half: one case of every rule the
-      // list breaks (and of the valid ones) in turn, each group walked in a
-      // low-discrepancy order so that a small share still spans it.
+      // Under a case budget (--cases, --max-cases) the random phase keeps half
+      // of it, up to 64 cases, and these take the rest: first one case of every
+      // rule the list breaks, then the rest of the share spread evenly over it.
       const uint64_t cap = counted ? options.cases : options.max_cases;
-      const size_t share = static_cast<size_t>((cap + 1) / 2);
+      const size_t share = static_cast<size_t>(cap - std::min<uint64_t>(cap / 2, 64));
       if (cap && list.size() > share) {
-        std::map<std::string, std::vector<size_t>> groups;  // rule ("" valid) -> cases
+        std::map<std::string, size_t> first_of_rule;  // rule -> its first case
         for (size_t i = 0; i < list.size(); ++i) {
           const Status st = expected.supports(list[i]);
-          groups[st.code() == StatusCode::kInvalid ? "rule " + st.rule() : st.ok() ? "" : "other"].push_back(i);
+          if (st.code() == StatusCode::kInvalid) first_of_rule.emplace(st.rule(), i);
         }
-        for (auto& [key, members] : groups) {
-          std::vector<std::pair<double, size_t>> order;
-          for (size_t j = 0; j < members.size(); ++j) {
-            const double golden = static_cast<double>(j) * 0.6180339887498949;
-            order.push_back({golden - static_cast<double>(static_cast<uint64_t>(golden)), members[j]});
-          }
-          std::sort(order.begin(), order.end());
-          for (size_t j = 0; j < order.size(); ++j) members[j] = order[j].second;
+        std::vector<size_t> picked, rest;
+        std::vector<char> taken(list.size(), 0);
+        for (const auto& [rule, i] : first_of_rule) {
+          if (picked.size() < share) picked.push_back(i), taken[i] = 1;
         }
-        std::vector<size_t> picked;
-        for (size_t round = 0; picked.size() < share; ++round) {
-          bool any = false;
-          for (const auto& [key, members] : groups) {
-            if (round < members.size() && picked.size() < share) picked.push_back(members[round]), any = true;
-          }
-          if (!any) break;
+        for (size_t i = 0; i < list.size(); ++i) {
+          if (!taken[i]) rest.push_back(i);
         }
+        const size_t more = share - picked.size();
+        for (size_t j = 0; j < more && !rest.empty(); ++j) picked.push_back(rest[j * rest.size() / more]);
         std::sort(picked.begin(), picked.end());
         std::vector<Case> kept;
         for (size_t i : picked) kept.push_back(std::move(list[i]));
