@@ -26,27 +26,6 @@ namespace {
 
 const lc_plugin* table(const void* t) { return static_cast<const lc_plugin*>(t); }
 
-// An lc_case and the storage its pointers refer to.
-struct CCase {
-  explicit CCase(const Case& c) : text(to_string(c.layout)), dtype(dtype_name(c.dtype)) {
-    for (const auto& [k, v] : c.layout.params) keys.push_back(k), values.push_back(v);
-    for (const auto& k : keys) key_ptrs.push_back(k.c_str());
-    for (const auto& v : values) value_ptrs.push_back(v.c_str());
-    view.layout = text.c_str();
-    view.layout_name = c.layout.name.c_str();
-    view.param_count = static_cast<uint32_t>(keys.size());
-    view.param_keys = key_ptrs.data();
-    view.param_values = value_ptrs.data();
-    view.dtype = dtype.c_str();
-    view.dtype_bits = dtype_bits(c.dtype);
-    view.rank = static_cast<uint32_t>(c.shape.size());
-    view.shape = c.shape.data();
-  }
-  std::string text, dtype;
-  std::vector<std::string> keys, values;
-  std::vector<const char*> key_ptrs, value_ptrs;
-  lc_case view{};
-};
 
 // A plugin's status as an int: a C plugin may return any int, and holding a
 // value outside LC_OK..LC_ERROR in an lc_status is undefined behaviour in C++.

@@ -52,27 +52,6 @@ struct CConvert {
   lc_convert_case view{};
 };
 
-// An lc_case (the same as core/plugin.cc builds for layouts).
-struct CCase {
-  explicit CCase(const Case& c) : text(to_string(c.layout)), dtype(dtype_name(c.dtype)) {
-    for (const auto& [k, v] : c.layout.params) keys.push_back(k), values.push_back(v);
-    for (const auto& k : keys) key_ptrs.push_back(k.c_str());
-    for (const auto& v : values) value_ptrs.push_back(v.c_str());
-    view.layout = text.c_str();
-    view.layout_name = c.layout.name.c_str();
-    view.param_count = static_cast<uint32_t>(keys.size());
-    view.param_keys = key_ptrs.data();
-    view.param_values = value_ptrs.data();
-    view.dtype = dtype.c_str();
-    view.dtype_bits = dtype_bits(c.dtype);
-    view.rank = static_cast<uint32_t>(c.shape.size());
-    view.shape = c.shape.data();
-  }
-  std::string text, dtype;
-  std::vector<std::string> keys, values;
-  std::vector<const char*> key_ptrs, value_ptrs;
-  lc_case view{};
-};
 
 struct CWinograd {
   CWinograd(DType t, const Shape& s, int64_t stride) : dtype(dtype_name(t)) {

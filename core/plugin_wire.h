@@ -6,10 +6,13 @@
 #include <functional>
 #include <string>
 
-#include "layoutcheck/isolate.h"
-#include "layoutcheck/plugin.h"
+#include <vector>
 
-struct lc_plugin;
+#include "layoutcheck/c_api.h"
+#include "layoutcheck/dtype.h"
+#include "layoutcheck/isolate.h"
+#include "layoutcheck/layout.h"
+#include "layoutcheck/plugin.h"
 
 namespace layoutcheck {
 
@@ -24,6 +27,28 @@ std::string get_fill(Reader& r, uint64_t size);
 void put_status(std::string* out, const Status& s);
 Status get_status(Reader& r);
 }  // namespace plugin_wire
+
+// An lc_case and the storage its pointers refer to.
+struct CCase {
+  explicit CCase(const Case& c) : text(to_string(c.layout)), dtype(dtype_name(c.dtype)) {
+    for (const auto& [k, v] : c.layout.params) keys.push_back(k), values.push_back(v);
+    for (const auto& k : keys) key_ptrs.push_back(k.c_str());
+    for (const auto& v : values) value_ptrs.push_back(v.c_str());
+    view.layout = text.c_str();
+    view.layout_name = c.layout.name.c_str();
+    view.param_count = static_cast<uint32_t>(keys.size());
+    view.param_keys = key_ptrs.data();
+    view.param_values = value_ptrs.data();
+    view.dtype = dtype.c_str();
+    view.dtype_bits = dtype_bits(c.dtype);
+    view.rank = static_cast<uint32_t>(c.shape.size());
+    view.shape = c.shape.data();
+  }
+  std::string text, dtype;
+  std::vector<std::string> keys, values;
+  std::vector<const char*> key_ptrs, value_ptrs;
+  lc_case view{};
+};
 
 // Bit mask of the ABI 1.1 members a table has (PluginImpl::kConvertMember, ...).
 uint64_t extension_members_of(const lc_plugin* t);
