@@ -832,7 +832,8 @@ int cmd_replay(const Args& a) {
     throw UsageError{"no regression files (a 'case: LAYOUT | DTYPE | SHAPE' line first) in the given paths"};
   }
   // --shard i/n: the files whose position in the sorted list is i - 1 modulo n.
-  const auto [shard, shards] = shard_of(a);
+  uint64_t shard = 0, shards = 1;  // plain variables: lambdas below capture them
+  std::tie(shard, shards) = shard_of(a);
   {
     std::vector<std::pair<std::string, Regression>> mine;
     for (size_t k = 0; k < regressions.size(); ++k) {
@@ -946,7 +947,8 @@ int cmd_oracle(const Args& a) {
   uint64_t run = 0, counts[3] = {0, 0, 0};
   // --shard i/n: the matching cases whose position (layout cases, then precision
   // cases, in file order) is i - 1 modulo n.
-  const auto [shard, shards] = shard_of(a);
+  uint64_t shard = 0, shards = 1;  // plain variables: lambdas below capture them
+  std::tie(shard, shards) = shard_of(a);
   uint64_t matched = 0, total = 0;
   for (const auto& oc : cases) total += glob_match(glob, oc.id) && matched++ % shards == shard;
   for (const auto& pc : precision_cases) total += glob_match(glob, pc.id) && matched++ % shards == shard;
