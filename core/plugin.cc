@@ -316,6 +316,21 @@ Status get_status(Reader& r) {
   }
 }
 
+Answer answer_of(const Result<std::string>& reply) {
+  Answer a;
+  if (!reply.ok()) {
+    a.status = reply.status();
+    return a;
+  }
+  Reader r{*reply};
+  a.status = get_status(r);
+  (void)r.u64();  // fatal: handled by call()
+  a.value = r.u64();
+  a.bytes = r.str();
+  if (r.bad) a.status = Status::internal("malformed answer from the plugin's worker process");
+  return a;
+}
+
 }  // namespace plugin_wire
 
 namespace {
@@ -465,27 +480,6 @@ Result<std::string> IsolatedImpl::call(const std::string& request, uint64_t max_
 }
 
 namespace {
-
-struct Answer {
-  Status status;
-  uint64_t value = 0;
-  std::string bytes;
-};
-
-Answer answer_of(const Result<std::string>& reply) {
-  Answer a;
-  if (!reply.ok()) {
-    a.status = reply.status();
-    return a;
-  }
-  Reader r{*reply};
-  a.status = get_status(r);
-  (void)r.u64();  // fatal: handled by call()
-  a.value = r.u64();
-  a.bytes = r.str();
-  if (r.bad) a.status = Status::internal("malformed answer from the plugin's worker process");
-  return a;
-}
 
 std::string request_of(uint64_t op, const Case& c) {
   std::string out;

@@ -26,6 +26,13 @@ void put_fill(std::string* out, const void* data, size_t size);
 std::string get_fill(Reader& r, uint64_t size);
 void put_status(std::string* out, const Status& s);
 Status get_status(Reader& r);
+// A worker's answer: its status, a value and bytes (a malformed answer is an internal error).
+struct Answer {
+  Status status;
+  uint64_t value = 0;
+  std::string bytes;
+};
+Answer answer_of(const Result<std::string>& reply);
 }  // namespace plugin_wire
 
 // An lc_case and the storage its pointers refer to.
