@@ -3,6 +3,7 @@
 // expected implementation, the boundary of every rule found by bisection, every
 // parameter at its extremes, and extents far along every dimension.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -21,6 +22,7 @@ constexpr uint64_t kMaxValidBytes = uint64_t{2} << 20;
 constexpr uint64_t kMaxReachBytes = uint64_t{1} << 20;
 constexpr size_t kMaxBases = 4;
 constexpr size_t kPerRule = 4;  // breaking cases kept per rule and base
+constexpr size_t kMaxExtraBases = 48;  // bases tried for the rules the first ones leave unbroken
 
 constexpr DType kLastDType = DType::kFp32x2;
 
@@ -125,8 +127,53 @@ void bisect(Builder& b, const std::string& what, int64_t good, int64_t bad, cons
   b.keep(*v, "", true);
 }
 
+// Texts one edit away from a parameter's text (an IntTuple, a notation): cut
+// short, each of its first integers at 0, 2^48 and 2^62, one more top-level mode.
+std::vector<std::string> text_variants(const std::string& text) {
+  std::vector<std::string> out;
+  if (!text.empty()) out.push_back(text.substr(0, text.size() - 1));
+  size_t tokens = 0;
+  for (size_t i = 0; i < text.size() && tokens < 8;) {
+    if (!std::isdigit(static_cast<unsigned char>(text[i]))) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+    for (const char* x : {"0", "281474976710656", "4611686018427387904"}) out.push_back(text.substr(0, i) + x + text.substr(j));
+    ++tokens;
+    i = j;
+  }
+  if (!text.empty() && text.back() == ')') out.push_back(text.substr(0, text.size() - 1) + ",1)");
+  return out;
+}
+
 // `full`: every candidate value; else the parameters' ends and next values only.
 void mutate(Builder& b, const Case& base, std::vector<Case>* valid_variants, bool full) {
+  // Parameter values that break a rule on their own, and the ends of a range
+  // whose valid case is too large to keep: the second moves to the first, so
+  // that a case at that end is kept, rejected before anything is allocated.
+  std::vector<std::pair<std::string, std::string>> breaking;
+  std::vector<std::pair<std::string, std::string>> large_ends;
+  // Text parameters: one edit each, and one more mode in all of them at once
+  // (texts that must stay congruent, a shape and its stride).
+  {
+    Case all = base;
+    bool any = false;
+    for (const ParamSpec& p : b.spec.params) {
+      auto it = base.layout.params.find(p.key);
+      if (p.kind != ParamKind::kText || it == base.layout.params.end()) continue;
+      for (const std::string& t : text_variants(it->second)) {
+        auto c = with_param(base, p.key, t);
+        if (c.ok()) b.keep(*c, b.verdict(*c), false);
+      }
+      if (!it->second.empty() && it->second.back() == ')') {
+        auto c = with_param(all, p.key, it->second.substr(0, it->second.size() - 1) + ",1)");
+        if (c.ok()) all = *c, any = true;
+      }
+    }
+    if (any) b.keep(all, b.verdict(all), false);
+  }
   // Parameters.
   for (const ParamSpec& p : b.spec.params) {
     auto it = base.layout.params.find(p.key);
@@ -158,19 +205,37 @@ void mutate(Builder& b, const Case& base, std::vector<Case>* valid_variants, boo
       const bool first_valid = v.empty() && !moved && b.small(*c);
       moved |= first_valid;
       b.keep(*c, v, x == p.min || x == p.max || first_valid);
+      if (!v.empty() && v != "!" && breaking.size() < 16) breaking.push_back({p.key, std::to_string(x)});
+      if (v.empty() && (x == p.min || x == p.max) && !b.small(*c)) large_ends.push_back({p.key, std::to_string(x)});
       if (!v.empty() && v != "!") {
         bisect(b, p.key, cur, x, v, [&](int64_t y) { return with_param(base, p.key, std::to_string(y)); });
       }
     }
   }
+  for (const auto& [key, value] : large_ends) {
+    for (const auto& [other, bad] : breaking) {
+      if (other == key) continue;
+      auto c = with_param(base, key, value);
+      if (c.ok()) c = with_param(*c, other, bad);
+      if (!c.ok()) continue;
+      const std::string v = b.verdict(*c);
+      if (v.empty() || v == "!") continue;
+      b.keep(*c, v, true);
+      break;
+    }
+  }
   // The element type.
+  std::vector<DType> dtypes = {base.dtype};  // the element types the layout takes here
   for (int t = 0; t <= static_cast<int>(kLastDType); ++t) {
     Case c = base;
     c.dtype = static_cast<DType>(t);
-    // Cases hold logical element types; the packed storage types only where a
-    // rule of the layout is about them.
-    if (c.dtype == base.dtype || (!dtype_info(c.dtype).logical && !b.storage_rule)) continue;
-    b.keep(c, b.verdict(c), false);
+    if (c.dtype == base.dtype) continue;
+    const std::string v = b.verdict(c);
+    if (v.empty() && dtype_info(c.dtype).logical) dtypes.push_back(c.dtype);
+    // Cases hold logical element types; a packed storage type where the layout
+    // rejects it, or where a rule of the layout is about them.
+    if (!dtype_info(c.dtype).logical && !b.storage_rule && v.empty()) continue;
+    b.keep(c, v, false);
   }
   // Extents: zero, huge, and the rank.
   for (size_t d = 0; d < base.shape.size(); ++d) {
@@ -183,7 +248,8 @@ void mutate(Builder& b, const Case& base, std::vector<Case>* valid_variants, boo
       b.keep(c, v, false);
       // The boundary of an overflow has no small valid side: bisect small extents only.
       if (!v.empty() && v != "!" && x > base.shape[d] && x <= 4096) {
-        bisect(b, "extent " + std::to_string(d), base.shape[d], x, v, [&](int64_t y) -> Result<Case> {
+        bisect(b, "extent " + std::to_string(d) + " of " + to_string(base.layout) + " " + dtype_name(base.dtype),
+               base.shape[d], x, v, [&](int64_t y) -> Result<Case> {
           Case m = base;
           m.shape[d] = y;
           return m;
@@ -197,6 +263,34 @@ void mutate(Builder& b, const Case& base, std::vector<Case>* valid_variants, boo
     for (auto& x : c.shape) x = 1;
     c.shape[d] = c.shape[d + 1] = int64_t{1} << 31;
     b.keep(c, b.verdict(c), false);
+  }
+  // One extent at the element count's limit (2^56) or just under it, or as
+  // large as the other extents let the element count be, the others 1 or
+  // kept, in every element type the layout takes: the sizes that padding or
+  // wide elements carry past 2^60 bytes.
+  constexpr uint64_t kMaxElements = uint64_t{1} << 56;
+  for (DType t : dtypes) {
+    for (size_t d = 0; d < base.shape.size(); ++d) {
+      uint64_t others = 1;
+      for (size_t o = 0; o < base.shape.size(); ++o) {
+        if (o == d || base.shape[o] <= 0) continue;
+        const uint64_t e = static_cast<uint64_t>(base.shape[o]);
+        others = others > kMaxElements / e ? kMaxElements : others * e;
+      }
+      const int64_t fill = static_cast<int64_t>(kMaxElements / others);
+      for (int64_t x : {int64_t{1} << 56, (int64_t{1} << 56) - 1, fill, fill - 1}) {
+        for (bool alone : {true, false}) {
+          if (x < 1) continue;
+          Case c = base;
+          c.dtype = t;
+          if (alone) {
+            for (auto& e : c.shape) e = 1;
+          }
+          c.shape[d] = x;
+          b.keep(c, b.verdict(c), false);
+        }
+      }
+    }
   }
   Case shorter = base, longer = base;
   if (!shorter.shape.empty()) shorter.shape.pop_back();
@@ -290,6 +384,55 @@ std::vector<Case> build(const LayoutSpec& spec, const Impl& expected) {
     std::vector<Case> ignored;
     mutate(b, v, &ignored, false);
     ++more;
+  }
+  // Rules no case breaks yet (a rule of another format, mode or element type
+  // than the bases'): more bases from the layout's boundary and random cases,
+  // whose breaking cases are kept for those rules only.
+  auto unbroken = [&] {
+    std::set<std::string> out;
+    for (const Rule* r : rules_of(spec.name)) {
+      if (!b.rule_cases.count(r->id)) out.insert(r->id);
+    }
+    return out;
+  };
+  std::set<std::string> missing = unbroken();
+  if (!missing.empty()) {
+    std::vector<Case> extra;
+    if (spec.boundary_cases) extra = spec.boundary_cases();
+    if (spec.random_case) {
+      std::mt19937_64 rng(2);
+      for (int i = 0; i < 64; ++i) extra.push_back(spec.random_case(rng, 0));
+    }
+    // A base of every format, mode and element type first.
+    {
+      std::set<std::string> signatures;
+      std::vector<Case> first, rest;
+      for (Case& c : extra) {
+        std::string sig = dtype_name(c.dtype);
+        for (const ParamSpec& p : spec.params) {
+          auto it = c.layout.params.find(p.key);
+          if (p.kind == ParamKind::kEnum && it != c.layout.params.end()) sig += " " + it->second;
+        }
+        (signatures.insert(sig).second ? first : rest).push_back(std::move(c));
+      }
+      first.insert(first.end(), rest.begin(), rest.end());
+      extra.swap(first);
+    }
+    size_t tried = 0;
+    for (const Case& base : extra) {
+      if (missing.empty() || tried >= kMaxExtraBases) break;
+      if (!b.verdict(base).empty() || !b.small(base)) continue;
+      if (!kinds.insert(to_string(base.layout) + dtype_name(base.dtype)).second) continue;
+      ++tried;
+      Builder scratch{spec, expected, {}, {}, {}, {}, b.storage_rule, {}};
+      std::vector<Case> ignored;
+      mutate(scratch, base, &ignored, true);
+      for (const Case& c : scratch.out) {
+        const std::string v = b.verdict(c);
+        if (missing.count(v)) b.keep(c, v, false);
+      }
+      missing = unbroken();
+    }
   }
   if (!bases.empty()) reach(b, bases.front());
   // Cheapest first.

@@ -51,7 +51,8 @@ std::vector<Rule> make_rules() {
       {"htp/logical-dtype", "htp.*", kHtp, "Flat Layout", "elements are logical types, not packed storage types"},
       {"htp/notation", "htp.chunked", kHtp, "Crouton Layout",
        "the ChunkedMemoryLayout parameters name every dimension once and size its chunk"},
-      {"htp/padded-size", "htp.*", kHtp, "Crouton Layout",
+      // Without chunks (flat, nchw) nothing pads: at most 2^56 elements of 4 bytes.
+      {"htp/padded-size", "htp.chunked,htp.depth32,htp.crouton*,htp.weights", kHtp, "Crouton Layout",
        "the shape padded to whole chunks has at most 2^56 elements and 2^64 bytes"},
 
       // CATLASS TLA.
@@ -62,8 +63,11 @@ std::vector<Rule> make_rules() {
        "the shape is (size of mode 0) x (size of mode 1)"},
       {"tla.tile/tile-rank", "tla.tile", kTla, "MakeLayoutTile", "the tile gives one extent per mode"},
       {"tla.tile/tile-positive", "tla.tile", kTla, "MakeLayoutTile", "every extent of the tile is at least 1"},
-      {"tla/injective", "tla.*", kTla, "Layout", "every coordinate has its own offset (oracles/ERRATA.md)"},
-      {"tla/size-overflow", "tla.*", kTla, "Layout", "the cosize in bytes and every offset fit 2^60"},
+      // The named formats derive their strides from the shape: never overlapping,
+      // and without padding (row- and column-major) at most 2^56 elements of 4 bytes.
+      {"tla/injective", "tla.layout,tla.tile", kTla, "Layout", "every coordinate has its own offset (oracles/ERRATA.md)"},
+      {"tla/size-overflow", "tla.layout,tla.tile,tla.zN,tla.nZ,tla.zZ,tla.nN", kTla, "Layout",
+       "the cosize in bytes and every offset fit 2^60"},
 
       // NVDLA.
       {"nvdla/precision", "nvdla.feature,nvdla.weight.*,nvdla.sdp.*", kNvdla, "Precision Type", "elements are int8, int16 or fp16"},
@@ -88,7 +92,9 @@ std::vector<Rule> make_rules() {
       {"nvdla.weight.image/post-extension-channels", "nvdla.weight.image", kNvdla,
        "Channel Post-extension for image input",
        "two-line extension needs W*C <= 32, four-line W*C <= 16 (oracles/ERRATA.md)"},
-      {"nvdla.weight/size-overflow", "nvdla.weight.*", kNvdla, "Basic Weight for Direct Convolution",
+      // Direct-convolution and image weights pad to 128 bytes only: at most
+      // 2^56 elements of 2 bytes; the Winograd kernels pad C to 32 bytes.
+      {"nvdla.weight/size-overflow", "nvdla.weight.winograd", kNvdla, "Basic Weight for Direct Convolution",
        "the mapped weight fits 2^60 bytes"},
       {"nvdla.weight.winograd/kernel-4x4", "nvdla.weight.winograd", kNvdla, "Weight for Winograd Convolution",
        "the converted Winograd kernel is 4x4"},
@@ -132,10 +138,12 @@ std::vector<Rule> make_rules() {
        "the surface stride of SDP data is 32-byte aligned"},
       {"nvdla.sdp/surface-stride-covers-surface", "nvdla.sdp.element", kNvdla, "SDP Data Format",
        "the surface stride holds H lines"},
-      {"nvdla.sdp/size-overflow", "nvdla.sdp.*", kNvdla, "SDP Data Format", "the SDP data fits 2^60 bytes"},
+      // Per channel, at most 2^56 elements of 4 bytes or less in 32-byte atoms: below 2^60.
+      {"nvdla.sdp/size-overflow", "nvdla.sdp.element", kNvdla, "SDP Data Format", "the SDP data fits 2^60 bytes"},
 
       // MegEngine.
-      {"mge/size-overflow", "mge.*", kMge, "Generalize", "the physical tensor's size in bits fits 2^62"},
+      // Without padding (nchw, nhwc, matrix) at most 2^56 elements of 32 bits, 2^61 bits.
+      {"mge/size-overflow", "mge.nchw4,mge.nchw32,mge.nchw64,mge.chwn4", kMge, "Generalize", "the physical tensor's size in bits fits 2^62"},
   };
 }
 

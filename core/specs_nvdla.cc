@@ -54,6 +54,9 @@ std::vector<Case> feature_boundaries() {
     }
     out.push_back(make_case("nvdla.feature", {{"line_stride", "96"}}, t, {epa + 1, 4, 3}));
     out.push_back(make_case("nvdla.feature", {{"surface_stride", "512"}}, t, {2 * epa, 2, 7}));
+    // A line stride 16 bytes past the line, breaking only its 32-byte alignment:
+    // the surface stride given, aligned and large enough.
+    out.push_back(make_case("nvdla.feature", {{"line_stride", "176"}, {"surface_stride", "544"}}, t, {epa, 3, 5}));
   }
   return out;
 }

@@ -268,6 +268,9 @@ void add_tla_specs(std::vector<LayoutSpec>* specs) {
                               {static_cast<int64_t>(mode_size(l.shape.items()[0])),
                                static_cast<int64_t>(mode_size(l.shape.items()[1]))}));
     }
+    // The largest stride an IntTuple holds, 2^48, over 2049 rows: a cosize past 2^60 bytes.
+    out.push_back(make_tla_case("tla.layout", {{"shape", "(2049,2)"}, {"stride", "(281474976710656,1)"}}, DType::kFp16,
+                                {2049, 2}));
     return out;
   };
   specs->push_back(layout);
@@ -289,6 +292,8 @@ void add_tla_specs(std::vector<LayoutSpec>* specs) {
         out.push_back(make_tla_case("tla.tile", p, DType::kFp16, {(t0 + 3) / 4 * 4, (t1 + 3) / 4 * 4}));
       }
     }
+    out.push_back(make_tla_case("tla.tile", {{"shape", "(4096,2)"}, {"stride", "(281474976710656,1)"}, {"tile", "(2049,2)"}},
+                                DType::kFp16, {2049, 2}));
     return out;
   };
   specs->push_back(tile);

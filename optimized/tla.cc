@@ -200,8 +200,9 @@ Result<Plan> make_plan(const Case& c) {
   if (!spec) return Status::invalid("unknown layout " + c.layout.name);
   LC_RETURN_IF_ERROR(check_shape(*spec, c.shape));
   const uint32_t bits = dtype_bits(c.dtype);
-  if (bits % 8 != 0) {
-    return Status::invalid(std::string(dtype_name(c.dtype)) + " is not a whole number of bytes (sizeof(ElemType))");
+  // A packed storage type (int8x4, ...) is no ElemType: its lanes are.
+  if (bits % 8 != 0 || !dtype_info(c.dtype).logical) {
+    return Status::invalid(std::string(dtype_name(c.dtype)) + " is not one element of a whole number of bytes (sizeof(ElemType))");
   }
   Plan p;
   p.eb = bits / 8;

@@ -186,6 +186,10 @@ TEST(TlaImpl, errors_name_the_rule_and_values) {
     EXPECT_NE(s.message().find("2 x 3"), std::string::npos) << s.message();
     s = impl->supports(must_case("tla.zN", "int4", "16,16"));
     EXPECT_NE(s.message().find("sizeof(ElemType)"), std::string::npos) << s.message();
+    Case packed = must_case("tla.zN", "int8", "16,16");
+    packed.dtype = DType::kInt8x4;
+    s = impl->supports(packed);
+    EXPECT_NE(s.message().find("sizeof(ElemType)"), std::string::npos) << impl->name() << ": " << s.message();
     s = impl->supports(must_case("(65536,65536):(281474976710656,1)", "fp32", "65536,65536"));
     EXPECT_EQ(s.code(), StatusCode::kInvalid);
   }

@@ -19,8 +19,6 @@ escape_budget=100  # cases per layout for a known escape: enough to notice it is
 # each. A known escape that is caught is reported so it can leave the list; a
 # mutant not in the list that escapes fails the test.
 declare -A known_escapes=(
-  [tpu_4n_floor_batch]="needs a 4N- or 2N-mode case whose batch spans more than one word and is not a multiple of the lanes (e.g. N=5 in 4N mode); the rule and far-extent cases do not build one, and the random share of a 500-case budget rarely does"
-  [nvdla_accept_unaligned_line_stride]="needs an nvdla.feature case breaking only the line-stride 32-byte alignment rule (line_stride = W x 32 + 16, surface stride a multiple of 32); never generated"
 )
 
 escaped=0
