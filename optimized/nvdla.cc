@@ -19,10 +19,21 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include <atomic>
 
 #include "core/case_cache.h"
 #include "layoutcheck/checked.h"
 #include "optimized/families.h"
+#include "optimized/nvdla.h"
+#include "optimized/threads.h"
+
+// The tile transposes below keep their rows in registers only when their
+// loops are unrolled, which -O2 does not do by itself.
+#define LC_UNROLL _Pragma("GCC unroll 16")
 
 namespace layoutcheck {
 namespace {
@@ -132,50 +143,64 @@ void transpose_scalar(const uint8_t* src, uint64_t src_pitch, uint8_t* dst, uint
 // 16x16 bytes: dst row j = byte j of the 16 src rows.
 inline void transpose16x16_u8(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp) {
   __m128i r[16];
+  LC_UNROLL
   for (int i = 0; i < 16; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * sp));
   __m128i a[16], b[16];
+  LC_UNROLL
   for (int i = 0; i < 8; ++i) {
     a[2 * i] = _mm_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
     a[2 * i + 1] = _mm_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
   }
+  LC_UNROLL
   for (int i = 0; i < 4; ++i) {
+    LC_UNROLL
     for (int j = 0; j < 2; ++j) {
       b[4 * i + 2 * j] = _mm_unpacklo_epi16(a[4 * i + j], a[4 * i + j + 2]);
       b[4 * i + 2 * j + 1] = _mm_unpackhi_epi16(a[4 * i + j], a[4 * i + j + 2]);
     }
   }
+  LC_UNROLL
   for (int i = 0; i < 2; ++i) {
+    LC_UNROLL
     for (int j = 0; j < 4; ++j) {
       a[8 * i + 2 * j] = _mm_unpacklo_epi32(b[8 * i + j], b[8 * i + j + 4]);
       a[8 * i + 2 * j + 1] = _mm_unpackhi_epi32(b[8 * i + j], b[8 * i + j + 4]);
     }
   }
+  LC_UNROLL
   for (int j = 0; j < 8; ++j) {
     b[2 * j] = _mm_unpacklo_epi64(a[j], a[j + 8]);
     b[2 * j + 1] = _mm_unpackhi_epi64(a[j], a[j + 8]);
   }
+  LC_UNROLL
   for (int j = 0; j < 16; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j * dp), b[j]);
 }
 
 // 8x8 16-bit words: dst row j = word j of the 8 src rows.
 inline void transpose8x8_u16(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp) {
   __m128i r[8];
+  LC_UNROLL
   for (int i = 0; i < 8; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * sp));
   __m128i a[8], b[8];
+  LC_UNROLL
   for (int i = 0; i < 4; ++i) {
     a[2 * i] = _mm_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
     a[2 * i + 1] = _mm_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
   }
+  LC_UNROLL
   for (int i = 0; i < 2; ++i) {
+    LC_UNROLL
     for (int j = 0; j < 2; ++j) {
       b[4 * i + 2 * j] = _mm_unpacklo_epi32(a[4 * i + j], a[4 * i + j + 2]);
       b[4 * i + 2 * j + 1] = _mm_unpackhi_epi32(a[4 * i + j], a[4 * i + j + 2]);
     }
   }
+  LC_UNROLL
   for (int j = 0; j < 4; ++j) {
     a[2 * j] = _mm_unpacklo_epi64(b[j], b[j + 4]);
     a[2 * j + 1] = _mm_unpackhi_epi64(b[j], b[j + 4]);
   }
+  LC_UNROLL
   for (int j = 0; j < 8; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j * dp), a[j]);
 }
 
@@ -227,8 +252,171 @@ void transpose_block(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp,
 #endif
 }
 
+// ---- AVX2 transposes (chosen at run time; the SSE2/scalar path stays) -------------
+
+std::atomic<bool> g_simd_enabled{true};
+
+bool has_avx2() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes && g_simd_enabled.load(std::memory_order_relaxed);
+#else
+  return false;
+#endif
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define LC_NVDLA_AVX2 1
+// Per 128-bit lane: 16 rows of 16 bytes -> 16 columns.
+__attribute__((target("avx2"), always_inline)) inline void transpose_u8_per_lane(__m256i* r) {
+  __m256i t[16];
+  LC_UNROLL
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm256_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+  }
+  LC_UNROLL
+  for (int i = 0; i < 4; ++i) {
+    LC_UNROLL
+    for (int j = 0; j < 2; ++j) {
+      r[4 * i + 2 * j] = _mm256_unpacklo_epi16(t[4 * i + j], t[4 * i + j + 2]);
+      r[4 * i + 2 * j + 1] = _mm256_unpackhi_epi16(t[4 * i + j], t[4 * i + j + 2]);
+    }
+  }
+  LC_UNROLL
+  for (int i = 0; i < 2; ++i) {
+    LC_UNROLL
+    for (int j = 0; j < 4; ++j) {
+      t[8 * i + 2 * j] = _mm256_unpacklo_epi32(r[8 * i + j], r[8 * i + j + 4]);
+      t[8 * i + 2 * j + 1] = _mm256_unpackhi_epi32(r[8 * i + j], r[8 * i + j + 4]);
+    }
+  }
+  LC_UNROLL
+  for (int j = 0; j < 8; ++j) {
+    r[2 * j] = _mm256_unpacklo_epi64(t[j], t[j + 8]);
+    r[2 * j + 1] = _mm256_unpackhi_epi64(t[j], t[j + 8]);
+  }
+}
+
+// 32 x 32 bytes: dst row j = byte j of the 32 src rows (its own inverse).
+// Rows 0-15 and 16-31 are transposed per lane; lane 0 of both holds columns
+// 0-15, lane 1 columns 16-31, so a 128-bit lane swap joins each output row.
+__attribute__((target("avx2"))) void transpose32x32_u8_avx2(const uint8_t* src, uint64_t sp, uint8_t* dst,
+                                                            uint64_t dp) {
+  __m256i a[16], b[16];
+  LC_UNROLL
+  for (int i = 0; i < 16; ++i) {
+    a[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i * sp));
+    b[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + (i + 16) * sp));
+  }
+  transpose_u8_per_lane(a);
+  transpose_u8_per_lane(b);
+  LC_UNROLL
+  for (int j = 0; j < 16; ++j) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j * dp), _mm256_permute2x128_si256(a[j], b[j], 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (j + 16) * dp), _mm256_permute2x128_si256(a[j], b[j], 0x31));
+  }
+}
+
+// Per lane: 8 rows of 8 16-bit words -> 8 columns.
+__attribute__((target("avx2"), always_inline)) inline void transpose_u16_per_lane(const __m256i* r, __m256i* d) {
+  __m256i a[8], b[8];
+  LC_UNROLL
+  for (int i = 0; i < 4; ++i) {
+    a[2 * i] = _mm256_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
+    a[2 * i + 1] = _mm256_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
+  }
+  LC_UNROLL
+  for (int i = 0; i < 2; ++i) {
+    LC_UNROLL
+    for (int j = 0; j < 2; ++j) {
+      b[4 * i + 2 * j] = _mm256_unpacklo_epi32(a[4 * i + j], a[4 * i + j + 2]);
+      b[4 * i + 2 * j + 1] = _mm256_unpackhi_epi32(a[4 * i + j], a[4 * i + j + 2]);
+    }
+  }
+  LC_UNROLL
+  for (int j = 0; j < 4; ++j) {
+    d[2 * j] = _mm256_unpacklo_epi64(b[j], b[j + 4]);
+    d[2 * j + 1] = _mm256_unpackhi_epi64(b[j], b[j + 4]);
+  }
+}
+
+// 16 x 16 16-bit words (32-byte rows): its own inverse, like the byte version.
+__attribute__((target("avx2"))) void transpose16x16_u16_avx2(const uint8_t* src, uint64_t sp, uint8_t* dst,
+                                                             uint64_t dp) {
+  __m256i r[16], t[8], u[8];
+  LC_UNROLL
+  for (int i = 0; i < 16; ++i) r[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i * sp));
+  transpose_u16_per_lane(r, t);
+  transpose_u16_per_lane(r + 8, u);
+  LC_UNROLL
+  for (int j = 0; j < 8; ++j) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j * dp), _mm256_permute2x128_si256(t[j], u[j], 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (j + 8) * dp), _mm256_permute2x128_si256(t[j], u[j], 0x31));
+  }
+}
+#endif
+
+// Transposes a rows x cols block of eb-byte elements where one side is a
+// whole atom (rows or cols == 32 / eb): dst row j = element j of every src
+// row. Whole 32 x 32-byte squares go through AVX2 when the CPU has it.
+void transpose_atoms(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp, uint64_t rows, uint64_t cols,
+                     uint64_t eb) {
+#if defined(LC_NVDLA_AVX2)
+  const uint64_t square = kAtom / eb;  // elements per side
+  if (has_avx2() && (eb == 1 || eb == 2)) {
+    auto square_at = [&](const uint8_t* s, uint8_t* d) {
+      if (eb == 1) transpose32x32_u8_avx2(s, sp, d, dp);
+      else transpose16x16_u16_avx2(s, sp, d, dp);
+    };
+    uint64_t done = 0;
+    if (rows == square) {  // channel rows -> atoms
+      for (; done + square <= cols; done += square) square_at(src + done * eb, dst + done * dp);
+      if (done < cols) transpose_block(src + done * eb, sp, dst + done * dp, dp, rows, cols - done, eb);
+      return;
+    }
+    if (cols == square) {  // atoms -> channel rows
+      for (; done + square <= rows; done += square) square_at(src + done * sp, dst + done * eb);
+      if (done < rows) transpose_block(src + done * sp, sp, dst + done * eb, dp, rows - done, cols, eb);
+      return;
+    }
+  }
+#endif
+  transpose_block(src, sp, dst, dp, rows, cols, eb);
+}
+
+// Elements per staged chunk of a line: the channel rows of one surface and up
+// to this many columns sit in a buffer of at most 16 KiB, so the 16 or 32
+// logical rows, a whole plane apart (and often on the same cache sets), are
+// read (or written) with whole-line copies and the transpose runs in L1.
+constexpr uint64_t kChunk = 256;
+
+// Lines [begin, end) of the surfaces x H lines; pack: logical -> physical.
+void feature_lines(const FeaturePlan& p, const uint8_t* src, uint8_t* dst, bool pack, uint64_t begin, uint64_t end) {
+  const uint64_t row = p.W * p.eb, plane = p.H * row, line = p.W * kAtom, eb = p.eb, rows = p.per_atom;
+  alignas(64) uint8_t staged[kAtom * kChunk];
+  for (uint64_t i = begin; i < end; ++i) {
+    const uint64_t s = i / p.H, h = i - s * p.H;
+    const uint64_t c0 = s * rows, nc = std::min(rows, p.C - c0);
+    const uint64_t phys_line = s * p.ss + h * p.ls, logical_line = c0 * plane + h * row;
+    for (uint64_t w0 = 0; w0 < p.W; w0 += kChunk) {
+      const uint64_t cw = std::min(kChunk, p.W - w0), pitch = cw * eb;
+      if (pack) {
+        for (uint64_t r = 0; r < nc; ++r) std::memcpy(staged + r * pitch, src + logical_line + r * plane + w0 * eb, pitch);
+        if (nc < rows) std::memset(staged + nc * pitch, 0, (rows - nc) * pitch);  // the atom's channel padding
+        transpose_atoms(staged, pitch, dst + phys_line + w0 * kAtom, kAtom, rows, cw, eb);
+      } else {
+        transpose_atoms(src + phys_line + w0 * kAtom, kAtom, staged, pitch, cw, rows, eb);
+        for (uint64_t r = 0; r < nc; ++r) std::memcpy(dst + logical_line + r * plane + w0 * eb, staged + r * pitch, pitch);
+      }
+    }
+    if (!pack) continue;
+    if (p.ls > line) std::memset(dst + phys_line + line, 0, p.ls - line);
+    if (h + 1 == p.H && p.ss > p.H * p.ls) std::memset(dst + s * p.ss + p.H * p.ls, 0, p.ss - p.H * p.ls);
+  }
+}
+
 void feature_pack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
-  const uint64_t row = p.W * p.eb, plane = p.H * row, line = p.W * kAtom;
   if (p.H == 1 && p.W == 1 && p.ss == kAtom) {
     // Surface-packed 1x1xC: the channels are one run, then the atom's padding.
     std::memcpy(dst, src, p.C * p.eb);
@@ -244,21 +432,12 @@ void feature_pack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
     }
     return;
   }
-  for (uint64_t s = 0; s < p.surfaces; ++s) {
-    const uint64_t c0 = s * p.per_atom, nc = std::min(p.per_atom, p.C - c0);
-    uint8_t* surface = dst + s * p.ss;
-    for (uint64_t h = 0; h < p.H; ++h) {
-      uint8_t* d = surface + h * p.ls;
-      if (nc < p.per_atom) std::memset(d, 0, line);
-      transpose_block(src + c0 * plane + h * row, plane, d, kAtom, nc, p.W, p.eb);
-      if (p.ls > line) std::memset(d + line, 0, p.ls - line);
-    }
-    if (p.ss > p.H * p.ls) std::memset(surface + p.H * p.ls, 0, p.ss - p.H * p.ls);
-  }
+  parallel_ranges(p.surfaces * p.H, p.size, [&](uint64_t begin, uint64_t end) {
+    feature_lines(p, src, dst, true, begin, end);
+  });
 }
 
 void feature_unpack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
-  const uint64_t row = p.W * p.eb, plane = p.H * row;
   if (p.H == 1 && p.W == 1 && p.ss == kAtom) {
     std::memcpy(dst, src, p.C * p.eb);
     return;
@@ -270,13 +449,9 @@ void feature_unpack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
     }
     return;
   }
-  for (uint64_t s = 0; s < p.surfaces; ++s) {
-    const uint64_t c0 = s * p.per_atom, nc = std::min(p.per_atom, p.C - c0);
-    for (uint64_t h = 0; h < p.H; ++h) {
-      // The physical line is a W x C' block; its transpose is C' logical rows.
-      transpose_block(src + s * p.ss + h * p.ls, kAtom, dst + c0 * plane + h * row, plane, p.W, nc, p.eb);
-    }
-  }
+  parallel_ranges(p.surfaces * p.H, p.size, [&](uint64_t begin, uint64_t end) {
+    feature_lines(p, src, dst, false, begin, end);
+  });
 }
 
 // ---- weights -------------------------------------------------------------------
@@ -937,5 +1112,7 @@ const Impl& nvdla_optimized() {
   static const NvdlaOptimized impl;
   return impl;
 }
+
+bool nvdla_set_simd(bool enabled) { return g_simd_enabled.exchange(enabled); }
 
 }  // namespace layoutcheck
