@@ -204,23 +204,37 @@ inline void transpose8x8_u16(const uint8_t* src, uint64_t sp, uint8_t* dst, uint
   for (int j = 0; j < 8; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j * dp), a[j]);
 }
 
+// 4x4 32-bit words.
+inline void transpose4x4_u32(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp) {
+  __m128i r[4];
+  LC_UNROLL
+  for (int i = 0; i < 4; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * sp));
+  const __m128i a0 = _mm_unpacklo_epi32(r[0], r[1]), a1 = _mm_unpackhi_epi32(r[0], r[1]);
+  const __m128i a2 = _mm_unpacklo_epi32(r[2], r[3]), a3 = _mm_unpackhi_epi32(r[2], r[3]);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm_unpacklo_epi64(a0, a2));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + dp), _mm_unpackhi_epi64(a0, a2));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * dp), _mm_unpacklo_epi64(a1, a3));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 3 * dp), _mm_unpackhi_epi64(a1, a3));
+}
+
 #endif
 
 // Transposes a rows x cols block of eb-byte elements (rows <= 32 bytes worth).
 void transpose_block(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp, uint64_t rows, uint64_t cols,
                      uint64_t eb) {
 #if defined(__SSE2__)
-  if (eb > 2) {
+  if (eb > 4) {
     transpose_scalar(src, sp, dst, dp, rows, cols, eb);
     return;
   }
-  const uint64_t tile = eb == 1 ? 16 : 8;  // elements per tile side
+  const uint64_t tile = eb == 1 ? 16 : eb == 2 ? 8 : 4;  // elements per tile side
   const uint64_t full_rows = rows / tile * tile, full_cols = cols / tile * tile;
   auto tile_at = [&](uint64_t i, uint64_t j) {
     const uint8_t* s = src + i * sp + j * eb;
     uint8_t* d = dst + j * dp + i * eb;
     if (eb == 1) transpose16x16_u8(s, sp, d, dp);
-    else transpose8x8_u16(s, sp, d, dp);
+    else if (eb == 2) transpose8x8_u16(s, sp, d, dp);
+    else transpose4x4_u32(s, sp, d, dp);
   };
   if (dp == kAtom || sp == kAtom) {
     // Packing into atoms: finish every atom (all row tiles) before the next
@@ -364,7 +378,7 @@ void transpose_atoms(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp,
                      uint64_t eb) {
 #if defined(LC_NVDLA_AVX2)
   const uint64_t square = kAtom / eb;  // elements per side
-  if (has_avx2() && (eb == 1 || eb == 2)) {
+  if (has_avx2() && (eb == 1 || eb == 2) && (sp == kAtom || dp == kAtom)) {
     auto square_at = [&](const uint8_t* s, uint8_t* d) {
       if (eb == 1) transpose32x32_u8_avx2(s, sp, d, dp);
       else transpose16x16_u16_avx2(s, sp, d, dp);
@@ -386,15 +400,23 @@ void transpose_atoms(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp,
 }
 
 // Elements per staged chunk of a line: the channel rows of one surface and up
-// to this many columns sit in a buffer of at most 16 KiB, so the 16 or 32
-// logical rows, a whole plane apart (and often on the same cache sets), are
-// read (or written) with whole-line copies and the transpose runs in L1.
+// to this many columns sit in a buffer of at most 16 KiB, so the logical rows,
+// a whole plane apart (and often on the same cache sets), are read (or
+// written) with whole-line copies and the transpose runs in L1.
 constexpr uint64_t kChunk = 256;
+constexpr uint64_t kMaxAtom = 64;  // SDP: 16 elements of 2 components of 2 bytes
+
+// Surfaces of lines of atoms: feature data (32-byte atoms) and per-element SDP
+// data (atoms of E elements of P components). Element (c, h, w) of eb bytes is
+// at c / rows * ss + h * ls + w * atom + c % rows * eb.
+struct AtomLines {
+  uint64_t C, H, W, eb, rows, atom, surfaces, ls, ss;
+};
 
 // Lines [begin, end) of the surfaces x H lines; pack: logical -> physical.
-void feature_lines(const FeaturePlan& p, const uint8_t* src, uint8_t* dst, bool pack, uint64_t begin, uint64_t end) {
-  const uint64_t row = p.W * p.eb, plane = p.H * row, line = p.W * kAtom, eb = p.eb, rows = p.per_atom;
-  alignas(64) uint8_t staged[kAtom * kChunk];
+void atom_lines(const AtomLines& p, const uint8_t* src, uint8_t* dst, bool pack, uint64_t begin, uint64_t end) {
+  const uint64_t row = p.W * p.eb, plane = p.H * row, line = p.W * p.atom, eb = p.eb, rows = p.rows;
+  alignas(64) uint8_t staged[kMaxAtom * kChunk];
   for (uint64_t i = begin; i < end; ++i) {
     const uint64_t s = i / p.H, h = i - s * p.H;
     const uint64_t c0 = s * rows, nc = std::min(rows, p.C - c0);
@@ -404,9 +426,9 @@ void feature_lines(const FeaturePlan& p, const uint8_t* src, uint8_t* dst, bool 
       if (pack) {
         for (uint64_t r = 0; r < nc; ++r) std::memcpy(staged + r * pitch, src + logical_line + r * plane + w0 * eb, pitch);
         if (nc < rows) std::memset(staged + nc * pitch, 0, (rows - nc) * pitch);  // the atom's channel padding
-        transpose_atoms(staged, pitch, dst + phys_line + w0 * kAtom, kAtom, rows, cw, eb);
+        transpose_atoms(staged, pitch, dst + phys_line + w0 * p.atom, p.atom, rows, cw, eb);
       } else {
-        transpose_atoms(src + phys_line + w0 * kAtom, kAtom, staged, pitch, cw, rows, eb);
+        transpose_atoms(src + phys_line + w0 * p.atom, p.atom, staged, pitch, cw, rows, eb);
         for (uint64_t r = 0; r < nc; ++r) std::memcpy(dst + logical_line + r * plane + w0 * eb, staged + r * pitch, pitch);
       }
     }
@@ -415,6 +437,14 @@ void feature_lines(const FeaturePlan& p, const uint8_t* src, uint8_t* dst, bool 
     if (h + 1 == p.H && p.ss > p.H * p.ls) std::memset(dst + s * p.ss + p.H * p.ls, 0, p.ss - p.H * p.ls);
   }
 }
+
+void atom_copy(const AtomLines& p, const uint8_t* src, uint8_t* dst, bool pack) {
+  parallel_ranges(p.surfaces * p.H, p.surfaces * p.ss, [&](uint64_t begin, uint64_t end) {
+    atom_lines(p, src, dst, pack, begin, end);
+  });
+}
+
+AtomLines atom_lines_of(const FeaturePlan& p) { return {p.C, p.H, p.W, p.eb, p.per_atom, kAtom, p.surfaces, p.ls, p.ss}; }
 
 void feature_pack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
   if (p.H == 1 && p.W == 1 && p.ss == kAtom) {
@@ -432,9 +462,7 @@ void feature_pack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
     }
     return;
   }
-  parallel_ranges(p.surfaces * p.H, p.size, [&](uint64_t begin, uint64_t end) {
-    feature_lines(p, src, dst, true, begin, end);
-  });
+  atom_copy(atom_lines_of(p), src, dst, true);
 }
 
 void feature_unpack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
@@ -449,9 +477,7 @@ void feature_unpack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
     }
     return;
   }
-  parallel_ranges(p.surfaces * p.H, p.size, [&](uint64_t begin, uint64_t end) {
-    feature_lines(p, src, dst, false, begin, end);
-  });
+  atom_copy(atom_lines_of(p), src, dst, false);
 }
 
 // ---- weights -------------------------------------------------------------------
@@ -902,21 +928,7 @@ void sdp_copy(const SdpPlan& p, const uint8_t* src, uint8_t* dst, bool to_physic
     }
     return;
   }
-  const uint64_t row = p.W * es, plane = p.H * row, line = p.W * p.bpa;
-  for (uint64_t s = 0; s < p.surfaces; ++s) {
-    const uint64_t c0 = s * p.epa, nc = std::min(p.epa, p.C - c0);
-    for (uint64_t h = 0; h < p.H; ++h) {
-      if (to_physical) {
-        uint8_t* d = dst + s * p.ss + h * p.ls;
-        if (nc < p.epa) std::memset(d, 0, line);
-        transpose_block(src + c0 * plane + h * row, plane, d, p.bpa, nc, p.W, es);
-        std::memset(d + line, 0, p.ls - line);
-      } else {
-        transpose_block(src + s * p.ss + h * p.ls, p.bpa, dst + c0 * plane + h * row, plane, p.W, nc, es);
-      }
-    }
-    if (to_physical) std::memset(dst + s * p.ss + p.H * p.ls, 0, p.ss - p.H * p.ls);
-  }
+  atom_copy({p.C, p.H, p.W, es, p.epa, p.bpa, p.surfaces, p.ls, p.ss}, src, dst, to_physical);
 }
 
 // ---- the Impl ---------------------------------------------------------------------
