@@ -641,18 +641,85 @@ uint64_t winograd_element(const WinogradPlan& p, uint64_t k, uint64_t c, uint64_
   return g * p.group * p.Cp * 16 + ((c >> 2) * gk + kk) * 64 + hw * 4 + (c & 3);
 }
 
+// Four consecutive channels of a kernel are 64 contiguous logical elements
+// (4 quarters of 16 positions); their cube holds position i of quarter j at
+// 4i + j: a 4-way interleave. Interleaving twice maps 4i + j back to 16j + i
+// (a rotation of the 6 index bits by 2, applied 3 times, is the identity),
+// so unpacking is the same interleave applied twice.
+void interleave4(const uint8_t* src, uint8_t* dst, uint64_t eb) {
+#if defined(__SSE2__)
+  auto load = [src](int i) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16 * i)); };
+  auto store = [dst](int i, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 16 * i), v); };
+  if (eb == 1) {
+    const __m128i a = load(0), b = load(1), c = load(2), d = load(3);
+    const __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
+    const __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
+    store(0, _mm_unpacklo_epi16(ab_lo, cd_lo));
+    store(1, _mm_unpackhi_epi16(ab_lo, cd_lo));
+    store(2, _mm_unpacklo_epi16(ab_hi, cd_hi));
+    store(3, _mm_unpackhi_epi16(ab_hi, cd_hi));
+    return;
+  }
+  LC_UNROLL
+  for (int half = 0; half < 2; ++half) {  // positions 0-7, then 8-15
+    const __m128i a = load(half), b = load(2 + half), c = load(4 + half), d = load(6 + half);
+    const __m128i ab_lo = _mm_unpacklo_epi16(a, b), ab_hi = _mm_unpackhi_epi16(a, b);
+    const __m128i cd_lo = _mm_unpacklo_epi16(c, d), cd_hi = _mm_unpackhi_epi16(c, d);
+    store(4 * half + 0, _mm_unpacklo_epi32(ab_lo, cd_lo));
+    store(4 * half + 1, _mm_unpackhi_epi32(ab_lo, cd_lo));
+    store(4 * half + 2, _mm_unpacklo_epi32(ab_hi, cd_hi));
+    store(4 * half + 3, _mm_unpackhi_epi32(ab_hi, cd_hi));
+  }
+#else
+  for (uint64_t i = 0; i < 16; ++i) {
+    for (uint64_t j = 0; j < 4; ++j) copy_element(dst + (4 * i + j) * eb, src + (16 * j + i) * eb, eb);
+  }
+#endif
+}
+
+// Packing walks the logical order (reads in sequence), unpacking the physical
+// order (cube after cube): the strided side is the written one.
 void winograd_copy(const WinogradPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
-  if (to_physical) std::memset(dst, 0, p.size);
-  for (uint64_t k = 0; k < p.K; ++k) {
-    for (uint64_t c = 0; c < p.C; ++c) {
-      const uint64_t base = winograd_element(p, k, c, 0), logical = (k * p.C + c) * 16;
-      for (uint64_t hw = 0; hw < 16; ++hw) {
-        const uint64_t phys = (base + hw * 4) * p.eb, log = (logical + hw) * p.eb;
-        if (to_physical) copy_element(dst + phys, src + log, p.eb);
-        else copy_element(dst + log, src + phys, p.eb);
+  const uint64_t eb = p.eb, cube = 64 * eb, cubes = p.Cp / 4, channel = 16 * eb;
+  alignas(16) uint8_t part[128], tmp[128];
+  for (uint64_t g = 0; g * p.group < p.K; ++g) {
+    const uint64_t k0 = g * p.group, gk = std::min(p.group, p.K - k0);
+    const uint64_t group_base = k0 * p.Cp * channel;
+    if (to_physical) {
+      for (uint64_t kk = 0; kk < gk; ++kk) {
+        const uint8_t* in = src + (k0 + kk) * p.C * channel;
+        for (uint64_t q = 0; q < cubes; ++q) {
+          uint8_t* phys = dst + group_base + (q * gk + kk) * cube;
+          const uint64_t c0 = 4 * q, nc = c0 < p.C ? std::min<uint64_t>(4, p.C - c0) : 0;
+          if (nc == 4) {
+            interleave4(in + c0 * channel, phys, eb);
+          } else if (nc) {  // channels past C are 0
+            std::memset(part, 0, cube);
+            std::memcpy(part, in + c0 * channel, nc * channel);
+            interleave4(part, phys, eb);
+          } else {
+            std::memset(phys, 0, cube);
+          }
+        }
+      }
+      continue;
+    }
+    for (uint64_t q = 0; q < cubes && 4 * q < p.C; ++q) {
+      const uint64_t c0 = 4 * q, nc = std::min<uint64_t>(4, p.C - c0);
+      for (uint64_t kk = 0; kk < gk; ++kk) {
+        const uint8_t* phys = src + group_base + (q * gk + kk) * cube;
+        uint8_t* out = dst + ((k0 + kk) * p.C + c0) * channel;
+        interleave4(phys, tmp, eb);
+        if (nc == 4) {
+          interleave4(tmp, out, eb);
+        } else {
+          interleave4(tmp, part, eb);
+          std::memcpy(out, part, nc * channel);
+        }
       }
     }
   }
+  if (to_physical) std::memset(dst + p.data, 0, p.size - p.data);
 }
 
 // ---- pixel data -------------------------------------------------------------------
