@@ -604,7 +604,54 @@ void image_copy_typed(const WeightPlan& p, const uint8_t* src, uint8_t* dst, boo
   }
 }
 
+// When a line's W*C channels fit one cube (always so with post-extension),
+// kernel kk's line group j is one run of the lines j*e.. of the group, each
+// W*C elements in (w, c) order: walked in physical order, the physical side
+// is sequential and the logical reads are C rows of W elements per line.
+// kC > 0 fixes the channel count so the (w, c) loop unrolls.
+template <typename T, uint64_t kC>
+void image_runs_typed(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  const uint64_t K = p.K, C = kC ? kC : p.C, H = p.H, W = p.W, group = p.group, wc = p.wc;
+  const uint64_t ext = p.ext, width = ext == 1 ? wc : p.width, hw = H * W, chw = C * hw;
+  for (uint64_t k0 = 0; k0 < K; k0 += group) {
+    const uint64_t gk = std::min(group, K - k0), base = k0 * chw;
+    for (uint64_t j = 0; j * ext < H; ++j) {
+      const uint64_t h0 = j * ext, h1 = std::min(H, h0 + ext), wj = (h1 - h0) * wc;
+      for (uint64_t kk = 0; kk < gk; ++kk) {
+        uint64_t phys = base + j * gk * width + kk * wj;
+        const uint64_t kernel = (k0 + kk) * chw;
+        for (uint64_t h = h0; h < h1; ++h) {
+          const uint64_t line = kernel + h * W;
+          for (uint64_t w = 0; w < W; ++w) {
+            for (uint64_t c = 0; c < C; ++c, ++phys) {
+              const uint64_t logical = line + c * hw + w;
+              if (to_physical) std::memcpy(dst + phys * sizeof(T), src + logical * sizeof(T), sizeof(T));
+              else std::memcpy(dst + logical * sizeof(T), src + phys * sizeof(T), sizeof(T));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+void image_runs(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  switch (p.C) {
+    case 1: image_runs_typed<T, 1>(p, src, dst, to_physical); break;
+    case 2: image_runs_typed<T, 2>(p, src, dst, to_physical); break;
+    case 3: image_runs_typed<T, 3>(p, src, dst, to_physical); break;
+    case 4: image_runs_typed<T, 4>(p, src, dst, to_physical); break;
+    default: image_runs_typed<T, 0>(p, src, dst, to_physical); break;
+  }
+}
+
 void image_copy(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  if (p.ext > 1 || p.wc <= 64) {
+    if (p.eb == 1) image_runs<uint8_t>(p, src, dst, to_physical);
+    else image_runs<uint16_t>(p, src, dst, to_physical);
+    return;
+  }
   if (p.eb == 1) image_copy_typed<uint8_t>(p, src, dst, to_physical);
   else image_copy_typed<uint16_t>(p, src, dst, to_physical);
 }
