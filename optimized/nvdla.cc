@@ -873,9 +873,44 @@ void reverse_words(const uint8_t* src, uint8_t* dst, uint64_t n) {
   }
 }
 
+#if defined(LC_NVDLA_AVX2)
+bool has_ssse3() {
+  static const bool yes = __builtin_cpu_supports("ssse3");
+  return yes && g_simd_enabled.load(std::memory_order_relaxed);
+}
+
+// The same reversal, 16 bytes (whole words) per byte shuffle; returns the
+// words it did.
+__attribute__((target("ssse3"))) uint64_t reverse_words_ssse3(const uint8_t* src, uint8_t* dst, uint64_t n,
+                                                              uint64_t comps, uint64_t cb) {
+  const uint64_t word = comps * cb, per = 16 / word;
+  uint8_t m[16];
+  for (uint64_t b = 0; b < 16; ++b) {
+    const uint64_t w = b / word, comp = b % word / cb, byte = b % cb;  // dst comp <- src comp (comps - 1 - comp)
+    m[b] = static_cast<uint8_t>(w * word + (comps - 1 - comp) * cb + byte);
+  }
+  const __m128i mask = _mm_loadu_si128(reinterpret_cast<const __m128i*>(m));
+  uint64_t i = 0;
+  for (; i + per <= n; i += per) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * word));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * word), _mm_shuffle_epi8(v, mask));
+  }
+  return i;
+}
+#endif
+
 void reverse_components(const uint8_t* src, uint8_t* dst, uint64_t n, uint64_t comps, uint64_t cb) {
-  if (comps == 1) std::memcpy(dst, src, n * cb);
-  else if (comps == 4 && cb == 1) reverse_words<4, 1>(src, dst, n);
+  if (comps == 1) {
+    std::memcpy(dst, src, n * cb);
+    return;
+  }
+#if defined(LC_NVDLA_AVX2)
+  if (has_ssse3()) {
+    const uint64_t done = reverse_words_ssse3(src, dst, n, comps, cb), word = comps * cb;
+    src += done * word, dst += done * word, n -= done;
+  }
+#endif
+  if (comps == 4 && cb == 1) reverse_words<4, 1>(src, dst, n);
   else if (comps == 4) reverse_words<4, 2>(src, dst, n);
   else if (cb == 1) reverse_words<2, 1>(src, dst, n);
   else reverse_words<2, 2>(src, dst, n);
@@ -905,19 +940,96 @@ void semi_planar_unpack_line(const uint8_t* y, const uint8_t* uv, uint8_t* logic
   }
 }
 
-// Bit-field words: the OR of each component over the image tells whether every
-// value fits its field; only then are the words assembled.
-Status pixel_fields_pack(const PixelPlan& p, DType t, const uint8_t* src, uint8_t* dst) {
-  uint16_t seen[4] = {};
-  const uint64_t n = p.H * p.W;
-  for (uint64_t i = 0; i < n; ++i) {
-    uint16_t v[4];
-    std::memcpy(v, src + i * 8, 8);
-    for (int ch = 0; ch < 4; ++ch) seen[ch] |= v[ch];
+// 8-bit semi-planar lines, 16 pixels (48 logical bytes) at a time: each of
+// the 3 outputs (Y, chroma of pixels 0-7, of pixels 8-15) is the OR of byte
+// shuffles of the 3 inputs, and unpacking the reverse; the tables say which
+// input byte lands in each output byte (0x80: none).
+struct SemiPlanarShuffles {
+  uint8_t pack[3][3][16];    // [output: Y, UV 0-7, UV 8-15][logical vector]
+  uint8_t unpack[3][3][16];  // [logical vector][input: Y, UV 0-7, UV 8-15]
+};
+
+const SemiPlanarShuffles& semi_planar_shuffles() {
+  static const SemiPlanarShuffles t = [] {
+    SemiPlanarShuffles s;
+    std::memset(&s, 0x80, sizeof s);
+    for (unsigned i = 0; i < 16; ++i) {  // pixel i: logical bytes 3i (Y), 3i+1, 3i+2
+      const unsigned y = 3 * i, first = 3 * i + 1, second = 3 * i + 2;
+      s.pack[0][y / 16][i] = static_cast<uint8_t>(y % 16);
+      // chroma word of pixel i: bytes 2i (second chroma), 2i+1 (first) of the UV line
+      const unsigned o = 1 + i / 8, b = 2 * (i % 8);
+      s.pack[o][second / 16][b] = static_cast<uint8_t>(second % 16);
+      s.pack[o][first / 16][b + 1] = static_cast<uint8_t>(first % 16);
+      s.unpack[y / 16][0][y % 16] = static_cast<uint8_t>(i);
+      s.unpack[second / 16][o][second % 16] = static_cast<uint8_t>(b);
+      s.unpack[first / 16][o][first % 16] = static_cast<uint8_t>(b + 1);
+    }
+    return s;
+  }();
+  return t;
+}
+
+#if defined(LC_NVDLA_AVX2)
+__attribute__((target("ssse3"), always_inline)) inline __m128i shuffle3(const __m128i* in, const uint8_t (*m)[16]) {
+  auto mask = [m](int i) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(m[i])); };
+  return _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(in[0], mask(0)), _mm_shuffle_epi8(in[1], mask(1))),
+                      _mm_shuffle_epi8(in[2], mask(2)));
+}
+
+// Whole blocks of 16 pixels; returns how many pixels it did.
+__attribute__((target("ssse3"))) uint64_t semi_planar_u8_ssse3(const uint8_t* logical_in, uint8_t* logical_out,
+                                                               uint8_t* y_out, uint8_t* uv_out, const uint8_t* y_in,
+                                                               const uint8_t* uv_in, uint64_t W, bool pack) {
+  const SemiPlanarShuffles& t = semi_planar_shuffles();
+  uint64_t w = 0;
+  for (; w + 16 <= W; w += 16) {
+    __m128i in[3];
+    if (pack) {
+      for (int i = 0; i < 3; ++i) in[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(logical_in + 3 * w + 16 * i));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(y_out + w), shuffle3(in, t.pack[0]));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(uv_out + 2 * w), shuffle3(in, t.pack[1]));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(uv_out + 2 * w + 16), shuffle3(in, t.pack[2]));
+    } else {
+      in[0] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(y_in + w));
+      in[1] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(uv_in + 2 * w));
+      in[2] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(uv_in + 2 * w + 16));
+      for (int i = 0; i < 3; ++i) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(logical_out + 3 * w + 16 * i), shuffle3(in, t.unpack[i]));
+      }
+    }
   }
-  for (uint64_t ch = 0; ch < 4; ++ch) {
-    if ((seen[ch] >> p.width[ch]) == 0) continue;
-    for (uint64_t i = 0;; ++i) {
+  return w;
+}
+#endif
+
+// Bit-field words: the OR of each component over a line tells whether every
+// value fits its field; only then is the line assembled. Returns false at the
+// first line that does not fit (its words are then left unwritten).
+bool pixel_fields_pack_line(const PixelPlan& p, const uint8_t* row, uint8_t* line) {
+  uint64_t seen = 0;
+  for (uint64_t w = 0; w < p.W; ++w) {
+    uint64_t v;
+    std::memcpy(&v, row + w * 8, 8);
+    seen |= v;
+  }
+  const uint64_t fits = ((1ull << p.width[0]) - 1) | ((1ull << p.width[1]) - 1) << 16 |
+                        ((1ull << p.width[2]) - 1) << 32 | ((1ull << p.width[3]) - 1) << 48;
+  if (seen & ~fits) return false;
+  const uint32_t s0 = p.shift[0], s1 = p.shift[1], s2 = p.shift[2], s3 = p.shift[3];
+  for (uint64_t w = 0; w < p.W; ++w) {
+    uint64_t v;
+    std::memcpy(&v, row + w * 8, 8);
+    const uint32_t word = static_cast<uint32_t>((v & 0xFFFF) << s0 | (v >> 16 & 0xFFFF) << s1 |
+                                                (v >> 32 & 0xFFFF) << s2 | (v >> 48) << s3);
+    std::memcpy(line + w * 4, &word, 4);
+  }
+  return true;
+}
+
+// The first value that does not fit its field, as an error.
+Status pixel_fields_error(const PixelPlan& p, DType t, const uint8_t* src) {
+  for (uint64_t i = 0; i < p.H * p.W; ++i) {
+    for (uint64_t ch = 0; ch < 4; ++ch) {
       uint16_t v = 0;
       std::memcpy(&v, src + (i * 4 + ch) * 2, 2);
       if ((v >> p.width[ch]) == 0) continue;
@@ -927,44 +1039,41 @@ Status pixel_fields_pack(const PixelPlan& p, DType t, const uint8_t* src, uint8_
                              str(p.width[ch]) + "-bit field");
     }
   }
-  std::memset(dst, 0, p.size);
-  const uint32_t s0 = p.shift[0], s1 = p.shift[1], s2 = p.shift[2], s3 = p.shift[3];
-  for (uint64_t h = 0; h < p.H; ++h) {
-    uint8_t* line = dst + h * p.ls + p.x * 4;
-    const uint8_t* row = src + h * p.W * 8;
-    for (uint64_t w = 0; w < p.W; ++w) {
-      uint16_t v[4];
-      std::memcpy(v, row + w * 8, 8);
-      const uint32_t word = uint32_t{v[0]} << s0 | uint32_t{v[1]} << s1 | uint32_t{v[2]} << s2 | uint32_t{v[3]} << s3;
-      std::memcpy(line + w * 4, &word, 4);
-    }
-  }
-  return Status();
+  return Status::internal("a pixel field did not fit, but no value is too wide");
 }
 
-void pixel_fields_unpack(const PixelPlan& p, const uint8_t* src, uint8_t* dst) {
+void pixel_fields_unpack_line(const PixelPlan& p, const uint8_t* line, uint8_t* row) {
   // Locals, not plan fields: the byte stores below could alias the plan.
   const uint32_t s0 = p.shift[0], s1 = p.shift[1], s2 = p.shift[2], s3 = p.shift[3];
   const uint32_t m0 = (1u << p.width[0]) - 1, m1 = (1u << p.width[1]) - 1, m2 = (1u << p.width[2]) - 1,
                  m3 = (1u << p.width[3]) - 1;
-  for (uint64_t h = 0; h < p.H; ++h) {
-    const uint8_t* line = src + h * p.ls + p.x * 4;
-    uint8_t* row = dst + h * p.W * 8;
-    for (uint64_t w = 0; w < p.W; ++w) {
-      uint32_t word = 0;
-      std::memcpy(&word, line + w * 4, 4);
-      const uint64_t v = uint64_t{(word >> s0) & m0} | uint64_t{(word >> s1) & m1} << 16 |
-                         uint64_t{(word >> s2) & m2} << 32 | uint64_t{(word >> s3) & m3} << 48;
-      std::memcpy(row + w * 8, &v, 8);
-    }
+  const uint64_t W = p.W;
+  for (uint64_t w = 0; w < W; ++w) {
+    uint32_t word = 0;
+    std::memcpy(&word, line + w * 4, 4);
+    const uint64_t v = uint64_t{(word >> s0) & m0} | uint64_t{(word >> s1) & m1} << 16 |
+                       uint64_t{(word >> s2) & m2} << 32 | uint64_t{(word >> s3) & m3} << 48;
+    std::memcpy(row + w * 8, &v, 8);
   }
 }
 
-void pixel_copy(const PixelPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
+// Lines [begin, end) of a pixel image; packing zeroes each line's x offset and
+// tail. Returns false if a bit-field line does not fit (packing only).
+bool pixel_lines(const PixelPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical, uint64_t begin,
+                 uint64_t end) {
   const uint64_t row = p.W * p.C * p.cb;
-  if (to_physical) std::memset(dst, 0, p.size);
-  for (uint64_t h = 0; h < p.H; ++h) {
+  for (uint64_t h = begin; h < end; ++h) {
     const uint64_t line = h * p.ls + p.x * p.ypix;
+    if (to_physical) {
+      std::memset(dst + h * p.ls, 0, p.x * p.ypix);
+      const uint64_t used = (p.x + p.W) * p.ypix;
+      std::memset(dst + h * p.ls + used, 0, p.ls - used);
+    }
+    if (p.fields) {
+      if (!to_physical) pixel_fields_unpack_line(p, src + line, dst + h * row);
+      else if (!pixel_fields_pack_line(p, src + h * row, dst + line)) return false;
+      continue;
+    }
     if (!p.planar) {
       // A pixel line is the logical row, shifted by the x offset, each word's
       // components reversed.
@@ -973,11 +1082,35 @@ void pixel_copy(const PixelPlan& p, const uint8_t* src, uint8_t* dst, bool to_ph
       continue;
     }
     const uint64_t uv = p.uvo + h * p.uls + p.x * p.uvpix;
-    if (to_physical && p.cb == 1) semi_planar_pack_line<uint8_t>(src + h * row, dst + line, dst + uv, p.W);
-    else if (to_physical) semi_planar_pack_line<uint16_t>(src + h * row, dst + line, dst + uv, p.W);
-    else if (p.cb == 1) semi_planar_unpack_line<uint8_t>(src + line, src + uv, dst + h * row, p.W);
-    else semi_planar_unpack_line<uint16_t>(src + line, src + uv, dst + h * row, p.W);
+    if (to_physical) {
+      std::memset(dst + p.uvo + h * p.uls, 0, p.x * p.uvpix);
+      const uint64_t used = (p.x + p.W) * p.uvpix;
+      std::memset(dst + p.uvo + h * p.uls + used, 0, p.uls - used);
+    }
+    uint64_t w = 0;
+#if defined(LC_NVDLA_AVX2)
+    if (p.cb == 1 && has_ssse3()) {
+      w = to_physical ? semi_planar_u8_ssse3(src + h * row, nullptr, dst + line, dst + uv, nullptr, nullptr, p.W, true)
+                      : semi_planar_u8_ssse3(nullptr, dst + h * row, nullptr, nullptr, src + line, src + uv, p.W, false);
+    }
+#endif
+    const uint64_t rest = p.W - w, pix = p.C * p.cb;
+    if (to_physical && p.cb == 1) semi_planar_pack_line<uint8_t>(src + h * row + w * pix, dst + line + w, dst + uv + 2 * w, rest);
+    else if (to_physical) semi_planar_pack_line<uint16_t>(src + h * row + w * pix, dst + line + 2 * w, dst + uv + 4 * w, rest);
+    else if (p.cb == 1) semi_planar_unpack_line<uint8_t>(src + line + w, src + uv + 2 * w, dst + h * row + w * pix, rest);
+    else semi_planar_unpack_line<uint16_t>(src + line + 2 * w, src + uv + 4 * w, dst + h * row + w * pix, rest);
   }
+  return true;
+}
+
+Status pixel_copy(const PixelPlan& p, DType t, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  if (to_physical && p.planar) std::memset(dst + p.H * p.ls, 0, p.uvo - p.H * p.ls);  // between the planes
+  std::atomic<bool> fits{true};
+  parallel_ranges(p.H, p.size, [&](uint64_t begin, uint64_t end) {
+    if (!pixel_lines(p, src, dst, to_physical, begin, end)) fits = false;
+  });
+  if (!fits) return pixel_fields_error(p, t, src);
+  return Status();
 }
 
 // ---- SDP data ---------------------------------------------------------------------
@@ -1175,8 +1308,7 @@ class NvdlaOptimized : public Impl {
     if (is_pixel(c)) {
       LC_ASSIGN_OR_RETURN(auto p_ptr, cached_pixel_plan(c));
     const PixelPlan& p = *p_ptr;
-      if (p.fields) return pixel_fields_pack(p, c.dtype, src, dst);
-      pixel_copy(p, src, dst, true);
+      return pixel_copy(p, c.dtype, src, dst, true);
       return Status();
     }
     if (is_winograd(c)) {
@@ -1214,8 +1346,7 @@ class NvdlaOptimized : public Impl {
     if (is_pixel(c)) {
       LC_ASSIGN_OR_RETURN(auto p_ptr, cached_pixel_plan(c));
     const PixelPlan& p = *p_ptr;
-      if (p.fields) pixel_fields_unpack(p, src, dst);
-      else pixel_copy(p, src, dst, false);
+      return pixel_copy(p, c.dtype, src, dst, false);
       return Status();
     }
     if (is_winograd(c)) {
