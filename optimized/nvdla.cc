@@ -488,9 +488,72 @@ void feature_unpack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
 // to 16-byte rows, transposed by the 16x16 network, and the hw position rows
 // of 16 channels written whole (pitch `dp`); a channel tail of fewer than 16
 // goes element by element. Unpacking runs the same steps backwards.
-void small_kernel_block(const uint8_t* logical_in, uint8_t* logical_out, uint8_t* phys_out, const uint8_t* phys_in,
-                        uint64_t logical, uint64_t physical, uint64_t dp, uint64_t cw, uint64_t hw, bool to_physical) {
+#if defined(LC_NVDLA_AVX2)
+// 32 channels at a time: channels c..c+15 in the low lanes, c+16..c+31 in the
+// high lanes of one 16x16 byte transpose, so each position row of 32 channels
+// is one store. Logical rows are read 16 bytes at a time (the bytes past hw
+// are the next rows', never kept) while 16 bytes stay inside the `logical_end`
+// bytes of the logical buffer; written ones (hw >= 8) overlap upwards, each
+// row's extra bytes overwritten by the next rows, the last row written exactly.
+// Returns the channels done.
+__attribute__((target("avx2"))) uint64_t small_kernel_avx2(const uint8_t* logical_in, uint8_t* logical_out,
+                                                           uint8_t* phys_out, const uint8_t* phys_in, uint64_t logical,
+                                                           uint64_t physical, uint64_t dp, uint64_t cw, uint64_t hw,
+                                                           bool to_physical, uint64_t logical_end) {
   uint64_t c = 0;
+  if (!to_physical && hw < 8) return 0;  // the overlapping rows would run past the 32 channels
+  for (; c + 32 <= cw; c += 32) {
+    __m256i r[16];
+    if (to_physical) {
+      if (logical + (c + 31) * hw + 16 > logical_end) break;
+      const uint8_t* src = logical_in + logical + c * hw;
+      LC_UNROLL
+      for (int i = 0; i < 16; ++i) {
+        const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * hw));
+        const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + (i + 16) * hw));
+        r[i] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+      }
+      transpose_u8_per_lane(r);
+      LC_UNROLL
+      for (int j = 0; j < 16; ++j) {
+        if (static_cast<uint64_t>(j) < hw) {
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(phys_out + physical + j * dp + c), r[j]);
+        }
+      }
+      continue;
+    }
+    LC_UNROLL
+    for (int j = 0; j < 16; ++j) {
+      r[j] = static_cast<uint64_t>(j) < hw
+                 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(phys_in + physical + j * dp + c))
+                 : _mm256_setzero_si256();
+    }
+    transpose_u8_per_lane(r);
+    uint8_t* dst = logical_out + logical + c * hw;
+    LC_UNROLL
+    for (int i = 0; i < 16; ++i) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * hw), _mm256_castsi256_si128(r[i]));
+    LC_UNROLL
+    for (int i = 0; i < 15; ++i) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (i + 16) * hw), _mm256_extracti128_si256(r[i], 1));
+    }
+    alignas(16) uint8_t last[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(last), _mm256_extracti128_si256(r[15], 1));
+    std::memcpy(dst + 31 * hw, last, hw);
+  }
+  return c;
+}
+#endif
+
+void small_kernel_block(const uint8_t* logical_in, uint8_t* logical_out, uint8_t* phys_out, const uint8_t* phys_in,
+                        uint64_t logical, uint64_t physical, uint64_t dp, uint64_t cw, uint64_t hw, bool to_physical,
+                        uint64_t logical_end) {
+  uint64_t c = 0;
+#if defined(LC_NVDLA_AVX2)
+  if (has_avx2()) c = small_kernel_avx2(logical_in, logical_out, phys_out, phys_in, logical, physical, dp, cw, hw,
+                                        to_physical, logical_end);
+#else
+  (void)logical_end;
+#endif
 #if defined(__SSE2__)
   // Rows of hw bytes read (or written) 16 bytes at a time: the bytes past hw
   // belong to the next row, or to the zeroed slack at the end of the buffer,
@@ -537,7 +600,7 @@ void weight_copy(const WeightPlan& p, const uint8_t* logical_in, uint8_t* logica
           else std::memcpy(logical_out + logical * eb, phys_in + physical * eb, cw * eb);
         } else if (eb == 1 && hw < 16) {
           small_kernel_block(logical_in, logical_out, phys_out, phys_in, logical, physical, gk * cw, cw, hw,
-                             to_physical);
+                             to_physical, p.data);
         } else if (to_physical) {
           transpose_block(logical_in + logical * eb, hw * eb, phys_out + physical * eb, gk * cw * eb, cw, hw, eb);
         } else {
