@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "layoutcheck/checker.h"
+#include "optimized/threads.h"
 
 namespace layoutcheck::bench {
 namespace {
@@ -78,6 +79,7 @@ void register_case(const std::string& group, const Case& c, const std::vector<co
                                                   });
                      std::vector<uint8_t>& logical = rb.a;
                      std::vector<uint8_t>& physical = rb.b;
+                     ThreadCountScope one_thread(1);  // the thread rows: bench/threads_bench.cc
                      for (auto _ : state) {
                        st = pack ? impl->pack(c, logical.data(), logical.size(), physical.data(), physical.size())
                                  : impl->unpack(c, physical.data(), physical.size(), logical.data(), logical.size());

@@ -19,10 +19,21 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include <atomic>
 
 #include "core/case_cache.h"
 #include "layoutcheck/checked.h"
 #include "optimized/families.h"
+#include "optimized/nvdla.h"
+#include "optimized/threads.h"
+
+// The tile transposes below keep their rows in registers only when their
+// loops are unrolled, which -O2 does not do by itself.
+#define LC_UNROLL _Pragma("GCC unroll 16")
 
 namespace layoutcheck {
 namespace {
@@ -132,51 +143,78 @@ void transpose_scalar(const uint8_t* src, uint64_t src_pitch, uint8_t* dst, uint
 // 16x16 bytes: dst row j = byte j of the 16 src rows.
 inline void transpose16x16_u8(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp) {
   __m128i r[16];
+  LC_UNROLL
   for (int i = 0; i < 16; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * sp));
   __m128i a[16], b[16];
+  LC_UNROLL
   for (int i = 0; i < 8; ++i) {
     a[2 * i] = _mm_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
     a[2 * i + 1] = _mm_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
   }
+  LC_UNROLL
   for (int i = 0; i < 4; ++i) {
+    LC_UNROLL
     for (int j = 0; j < 2; ++j) {
       b[4 * i + 2 * j] = _mm_unpacklo_epi16(a[4 * i + j], a[4 * i + j + 2]);
       b[4 * i + 2 * j + 1] = _mm_unpackhi_epi16(a[4 * i + j], a[4 * i + j + 2]);
     }
   }
+  LC_UNROLL
   for (int i = 0; i < 2; ++i) {
+    LC_UNROLL
     for (int j = 0; j < 4; ++j) {
       a[8 * i + 2 * j] = _mm_unpacklo_epi32(b[8 * i + j], b[8 * i + j + 4]);
       a[8 * i + 2 * j + 1] = _mm_unpackhi_epi32(b[8 * i + j], b[8 * i + j + 4]);
     }
   }
+  LC_UNROLL
   for (int j = 0; j < 8; ++j) {
     b[2 * j] = _mm_unpacklo_epi64(a[j], a[j + 8]);
     b[2 * j + 1] = _mm_unpackhi_epi64(a[j], a[j + 8]);
   }
+  LC_UNROLL
   for (int j = 0; j < 16; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j * dp), b[j]);
 }
 
 // 8x8 16-bit words: dst row j = word j of the 8 src rows.
 inline void transpose8x8_u16(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp) {
   __m128i r[8];
+  LC_UNROLL
   for (int i = 0; i < 8; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * sp));
   __m128i a[8], b[8];
+  LC_UNROLL
   for (int i = 0; i < 4; ++i) {
     a[2 * i] = _mm_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
     a[2 * i + 1] = _mm_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
   }
+  LC_UNROLL
   for (int i = 0; i < 2; ++i) {
+    LC_UNROLL
     for (int j = 0; j < 2; ++j) {
       b[4 * i + 2 * j] = _mm_unpacklo_epi32(a[4 * i + j], a[4 * i + j + 2]);
       b[4 * i + 2 * j + 1] = _mm_unpackhi_epi32(a[4 * i + j], a[4 * i + j + 2]);
     }
   }
+  LC_UNROLL
   for (int j = 0; j < 4; ++j) {
     a[2 * j] = _mm_unpacklo_epi64(b[j], b[j + 4]);
     a[2 * j + 1] = _mm_unpackhi_epi64(b[j], b[j + 4]);
   }
+  LC_UNROLL
   for (int j = 0; j < 8; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j * dp), a[j]);
+}
+
+// 4x4 32-bit words.
+inline void transpose4x4_u32(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp) {
+  __m128i r[4];
+  LC_UNROLL
+  for (int i = 0; i < 4; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * sp));
+  const __m128i a0 = _mm_unpacklo_epi32(r[0], r[1]), a1 = _mm_unpackhi_epi32(r[0], r[1]);
+  const __m128i a2 = _mm_unpacklo_epi32(r[2], r[3]), a3 = _mm_unpackhi_epi32(r[2], r[3]);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm_unpacklo_epi64(a0, a2));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + dp), _mm_unpackhi_epi64(a0, a2));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * dp), _mm_unpacklo_epi64(a1, a3));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 3 * dp), _mm_unpackhi_epi64(a1, a3));
 }
 
 #endif
@@ -185,17 +223,18 @@ inline void transpose8x8_u16(const uint8_t* src, uint64_t sp, uint8_t* dst, uint
 void transpose_block(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp, uint64_t rows, uint64_t cols,
                      uint64_t eb) {
 #if defined(__SSE2__)
-  if (eb > 2) {
+  if (eb > 4) {
     transpose_scalar(src, sp, dst, dp, rows, cols, eb);
     return;
   }
-  const uint64_t tile = eb == 1 ? 16 : 8;  // elements per tile side
+  const uint64_t tile = eb == 1 ? 16 : eb == 2 ? 8 : 4;  // elements per tile side
   const uint64_t full_rows = rows / tile * tile, full_cols = cols / tile * tile;
   auto tile_at = [&](uint64_t i, uint64_t j) {
     const uint8_t* s = src + i * sp + j * eb;
     uint8_t* d = dst + j * dp + i * eb;
     if (eb == 1) transpose16x16_u8(s, sp, d, dp);
-    else transpose8x8_u16(s, sp, d, dp);
+    else if (eb == 2) transpose8x8_u16(s, sp, d, dp);
+    else transpose4x4_u32(s, sp, d, dp);
   };
   if (dp == kAtom || sp == kAtom) {
     // Packing into atoms: finish every atom (all row tiles) before the next
@@ -227,8 +266,187 @@ void transpose_block(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp,
 #endif
 }
 
+// ---- AVX2 transposes (chosen at run time; the SSE2/scalar path stays) -------------
+
+std::atomic<bool> g_simd_enabled{true};
+
+bool has_avx2() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes && g_simd_enabled.load(std::memory_order_relaxed);
+#else
+  return false;
+#endif
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define LC_NVDLA_AVX2 1
+// Per 128-bit lane: 16 rows of 16 bytes -> 16 columns.
+__attribute__((target("avx2"), always_inline)) inline void transpose_u8_per_lane(__m256i* r) {
+  __m256i t[16];
+  LC_UNROLL
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm256_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+  }
+  LC_UNROLL
+  for (int i = 0; i < 4; ++i) {
+    LC_UNROLL
+    for (int j = 0; j < 2; ++j) {
+      r[4 * i + 2 * j] = _mm256_unpacklo_epi16(t[4 * i + j], t[4 * i + j + 2]);
+      r[4 * i + 2 * j + 1] = _mm256_unpackhi_epi16(t[4 * i + j], t[4 * i + j + 2]);
+    }
+  }
+  LC_UNROLL
+  for (int i = 0; i < 2; ++i) {
+    LC_UNROLL
+    for (int j = 0; j < 4; ++j) {
+      t[8 * i + 2 * j] = _mm256_unpacklo_epi32(r[8 * i + j], r[8 * i + j + 4]);
+      t[8 * i + 2 * j + 1] = _mm256_unpackhi_epi32(r[8 * i + j], r[8 * i + j + 4]);
+    }
+  }
+  LC_UNROLL
+  for (int j = 0; j < 8; ++j) {
+    r[2 * j] = _mm256_unpacklo_epi64(t[j], t[j + 8]);
+    r[2 * j + 1] = _mm256_unpackhi_epi64(t[j], t[j + 8]);
+  }
+}
+
+// 32 x 32 bytes: dst row j = byte j of the 32 src rows (its own inverse).
+// Rows 0-15 and 16-31 are transposed per lane; lane 0 of both holds columns
+// 0-15, lane 1 columns 16-31, so a 128-bit lane swap joins each output row.
+__attribute__((target("avx2"))) void transpose32x32_u8_avx2(const uint8_t* src, uint64_t sp, uint8_t* dst,
+                                                            uint64_t dp) {
+  __m256i a[16], b[16];
+  LC_UNROLL
+  for (int i = 0; i < 16; ++i) {
+    a[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i * sp));
+    b[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + (i + 16) * sp));
+  }
+  transpose_u8_per_lane(a);
+  transpose_u8_per_lane(b);
+  LC_UNROLL
+  for (int j = 0; j < 16; ++j) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j * dp), _mm256_permute2x128_si256(a[j], b[j], 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (j + 16) * dp), _mm256_permute2x128_si256(a[j], b[j], 0x31));
+  }
+}
+
+// Per lane: 8 rows of 8 16-bit words -> 8 columns.
+__attribute__((target("avx2"), always_inline)) inline void transpose_u16_per_lane(const __m256i* r, __m256i* d) {
+  __m256i a[8], b[8];
+  LC_UNROLL
+  for (int i = 0; i < 4; ++i) {
+    a[2 * i] = _mm256_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
+    a[2 * i + 1] = _mm256_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
+  }
+  LC_UNROLL
+  for (int i = 0; i < 2; ++i) {
+    LC_UNROLL
+    for (int j = 0; j < 2; ++j) {
+      b[4 * i + 2 * j] = _mm256_unpacklo_epi32(a[4 * i + j], a[4 * i + j + 2]);
+      b[4 * i + 2 * j + 1] = _mm256_unpackhi_epi32(a[4 * i + j], a[4 * i + j + 2]);
+    }
+  }
+  LC_UNROLL
+  for (int j = 0; j < 4; ++j) {
+    d[2 * j] = _mm256_unpacklo_epi64(b[j], b[j + 4]);
+    d[2 * j + 1] = _mm256_unpackhi_epi64(b[j], b[j + 4]);
+  }
+}
+
+// 16 x 16 16-bit words (32-byte rows): its own inverse, like the byte version.
+__attribute__((target("avx2"))) void transpose16x16_u16_avx2(const uint8_t* src, uint64_t sp, uint8_t* dst,
+                                                             uint64_t dp) {
+  __m256i r[16], t[8], u[8];
+  LC_UNROLL
+  for (int i = 0; i < 16; ++i) r[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i * sp));
+  transpose_u16_per_lane(r, t);
+  transpose_u16_per_lane(r + 8, u);
+  LC_UNROLL
+  for (int j = 0; j < 8; ++j) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j * dp), _mm256_permute2x128_si256(t[j], u[j], 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (j + 8) * dp), _mm256_permute2x128_si256(t[j], u[j], 0x31));
+  }
+}
+#endif
+
+// Transposes a rows x cols block of eb-byte elements where one side is a
+// whole atom (rows or cols == 32 / eb): dst row j = element j of every src
+// row. Whole 32 x 32-byte squares go through AVX2 when the CPU has it.
+void transpose_atoms(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp, uint64_t rows, uint64_t cols,
+                     uint64_t eb) {
+#if defined(LC_NVDLA_AVX2)
+  const uint64_t square = kAtom / eb;  // elements per side
+  if (has_avx2() && (eb == 1 || eb == 2) && (sp == kAtom || dp == kAtom)) {
+    auto square_at = [&](const uint8_t* s, uint8_t* d) {
+      if (eb == 1) transpose32x32_u8_avx2(s, sp, d, dp);
+      else transpose16x16_u16_avx2(s, sp, d, dp);
+    };
+    uint64_t done = 0;
+    if (rows == square) {  // channel rows -> atoms
+      for (; done + square <= cols; done += square) square_at(src + done * eb, dst + done * dp);
+      if (done < cols) transpose_block(src + done * eb, sp, dst + done * dp, dp, rows, cols - done, eb);
+      return;
+    }
+    if (cols == square) {  // atoms -> channel rows
+      for (; done + square <= rows; done += square) square_at(src + done * sp, dst + done * eb);
+      if (done < rows) transpose_block(src + done * sp, sp, dst + done * eb, dp, rows - done, cols, eb);
+      return;
+    }
+  }
+#endif
+  transpose_block(src, sp, dst, dp, rows, cols, eb);
+}
+
+// Elements per staged chunk of a line: the channel rows of one surface and up
+// to this many columns sit in a buffer of at most 16 KiB, so the logical rows,
+// a whole plane apart (and often on the same cache sets), are read (or
+// written) with whole-line copies and the transpose runs in L1.
+constexpr uint64_t kChunk = 256;
+constexpr uint64_t kMaxAtom = 64;  // SDP: 16 elements of 2 components of 2 bytes
+
+// Surfaces of lines of atoms: feature data (32-byte atoms) and per-element SDP
+// data (atoms of E elements of P components). Element (c, h, w) of eb bytes is
+// at c / rows * ss + h * ls + w * atom + c % rows * eb.
+struct AtomLines {
+  uint64_t C, H, W, eb, rows, atom, surfaces, ls, ss;
+};
+
+// Lines [begin, end) of the surfaces x H lines; pack: logical -> physical.
+void atom_lines(const AtomLines& p, const uint8_t* src, uint8_t* dst, bool pack, uint64_t begin, uint64_t end) {
+  const uint64_t row = p.W * p.eb, plane = p.H * row, line = p.W * p.atom, eb = p.eb, rows = p.rows;
+  alignas(64) uint8_t staged[kMaxAtom * kChunk];
+  for (uint64_t i = begin; i < end; ++i) {
+    const uint64_t s = i / p.H, h = i - s * p.H;
+    const uint64_t c0 = s * rows, nc = std::min(rows, p.C - c0);
+    const uint64_t phys_line = s * p.ss + h * p.ls, logical_line = c0 * plane + h * row;
+    for (uint64_t w0 = 0; w0 < p.W; w0 += kChunk) {
+      const uint64_t cw = std::min(kChunk, p.W - w0), pitch = cw * eb;
+      if (pack) {
+        for (uint64_t r = 0; r < nc; ++r) std::memcpy(staged + r * pitch, src + logical_line + r * plane + w0 * eb, pitch);
+        if (nc < rows) std::memset(staged + nc * pitch, 0, (rows - nc) * pitch);  // the atom's channel padding
+        transpose_atoms(staged, pitch, dst + phys_line + w0 * p.atom, p.atom, rows, cw, eb);
+      } else {
+        transpose_atoms(src + phys_line + w0 * p.atom, p.atom, staged, pitch, cw, rows, eb);
+        for (uint64_t r = 0; r < nc; ++r) std::memcpy(dst + logical_line + r * plane + w0 * eb, staged + r * pitch, pitch);
+      }
+    }
+    if (!pack) continue;
+    if (p.ls > line) std::memset(dst + phys_line + line, 0, p.ls - line);
+    if (h + 1 == p.H && p.ss > p.H * p.ls) std::memset(dst + s * p.ss + p.H * p.ls, 0, p.ss - p.H * p.ls);
+  }
+}
+
+void atom_copy(const AtomLines& p, const uint8_t* src, uint8_t* dst, bool pack) {
+  parallel_ranges(p.surfaces * p.H, p.surfaces * p.ss, [&](uint64_t begin, uint64_t end) {
+    atom_lines(p, src, dst, pack, begin, end);
+  });
+}
+
+AtomLines atom_lines_of(const FeaturePlan& p) { return {p.C, p.H, p.W, p.eb, p.per_atom, kAtom, p.surfaces, p.ls, p.ss}; }
+
 void feature_pack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
-  const uint64_t row = p.W * p.eb, plane = p.H * row, line = p.W * kAtom;
   if (p.H == 1 && p.W == 1 && p.ss == kAtom) {
     // Surface-packed 1x1xC: the channels are one run, then the atom's padding.
     std::memcpy(dst, src, p.C * p.eb);
@@ -244,21 +462,10 @@ void feature_pack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
     }
     return;
   }
-  for (uint64_t s = 0; s < p.surfaces; ++s) {
-    const uint64_t c0 = s * p.per_atom, nc = std::min(p.per_atom, p.C - c0);
-    uint8_t* surface = dst + s * p.ss;
-    for (uint64_t h = 0; h < p.H; ++h) {
-      uint8_t* d = surface + h * p.ls;
-      if (nc < p.per_atom) std::memset(d, 0, line);
-      transpose_block(src + c0 * plane + h * row, plane, d, kAtom, nc, p.W, p.eb);
-      if (p.ls > line) std::memset(d + line, 0, p.ls - line);
-    }
-    if (p.ss > p.H * p.ls) std::memset(surface + p.H * p.ls, 0, p.ss - p.H * p.ls);
-  }
+  atom_copy(atom_lines_of(p), src, dst, true);
 }
 
 void feature_unpack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
-  const uint64_t row = p.W * p.eb, plane = p.H * row;
   if (p.H == 1 && p.W == 1 && p.ss == kAtom) {
     std::memcpy(dst, src, p.C * p.eb);
     return;
@@ -270,13 +477,7 @@ void feature_unpack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
     }
     return;
   }
-  for (uint64_t s = 0; s < p.surfaces; ++s) {
-    const uint64_t c0 = s * p.per_atom, nc = std::min(p.per_atom, p.C - c0);
-    for (uint64_t h = 0; h < p.H; ++h) {
-      // The physical line is a W x C' block; its transpose is C' logical rows.
-      transpose_block(src + s * p.ss + h * p.ls, kAtom, dst + c0 * plane + h * row, plane, p.W, nc, p.eb);
-    }
-  }
+  atom_copy(atom_lines_of(p), src, dst, false);
 }
 
 // ---- weights -------------------------------------------------------------------
@@ -287,9 +488,72 @@ void feature_unpack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
 // to 16-byte rows, transposed by the 16x16 network, and the hw position rows
 // of 16 channels written whole (pitch `dp`); a channel tail of fewer than 16
 // goes element by element. Unpacking runs the same steps backwards.
-void small_kernel_block(const uint8_t* logical_in, uint8_t* logical_out, uint8_t* phys_out, const uint8_t* phys_in,
-                        uint64_t logical, uint64_t physical, uint64_t dp, uint64_t cw, uint64_t hw, bool to_physical) {
+#if defined(LC_NVDLA_AVX2)
+// 32 channels at a time: channels c..c+15 in the low lanes, c+16..c+31 in the
+// high lanes of one 16x16 byte transpose, so each position row of 32 channels
+// is one store. Logical rows are read 16 bytes at a time (the bytes past hw
+// are the next rows', never kept) while 16 bytes stay inside the `logical_end`
+// bytes of the logical buffer; written ones (hw >= 8) overlap upwards, each
+// row's extra bytes overwritten by the next rows, the last row written exactly.
+// Returns the channels done.
+__attribute__((target("avx2"))) uint64_t small_kernel_avx2(const uint8_t* logical_in, uint8_t* logical_out,
+                                                           uint8_t* phys_out, const uint8_t* phys_in, uint64_t logical,
+                                                           uint64_t physical, uint64_t dp, uint64_t cw, uint64_t hw,
+                                                           bool to_physical, uint64_t logical_end) {
   uint64_t c = 0;
+  if (!to_physical && hw < 8) return 0;  // the overlapping rows would run past the 32 channels
+  for (; c + 32 <= cw; c += 32) {
+    __m256i r[16];
+    if (to_physical) {
+      if (logical + (c + 31) * hw + 16 > logical_end) break;
+      const uint8_t* src = logical_in + logical + c * hw;
+      LC_UNROLL
+      for (int i = 0; i < 16; ++i) {
+        const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * hw));
+        const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + (i + 16) * hw));
+        r[i] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+      }
+      transpose_u8_per_lane(r);
+      LC_UNROLL
+      for (int j = 0; j < 16; ++j) {
+        if (static_cast<uint64_t>(j) < hw) {
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(phys_out + physical + j * dp + c), r[j]);
+        }
+      }
+      continue;
+    }
+    LC_UNROLL
+    for (int j = 0; j < 16; ++j) {
+      r[j] = static_cast<uint64_t>(j) < hw
+                 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(phys_in + physical + j * dp + c))
+                 : _mm256_setzero_si256();
+    }
+    transpose_u8_per_lane(r);
+    uint8_t* dst = logical_out + logical + c * hw;
+    LC_UNROLL
+    for (int i = 0; i < 16; ++i) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * hw), _mm256_castsi256_si128(r[i]));
+    LC_UNROLL
+    for (int i = 0; i < 15; ++i) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (i + 16) * hw), _mm256_extracti128_si256(r[i], 1));
+    }
+    alignas(16) uint8_t last[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(last), _mm256_extracti128_si256(r[15], 1));
+    std::memcpy(dst + 31 * hw, last, hw);
+  }
+  return c;
+}
+#endif
+
+void small_kernel_block(const uint8_t* logical_in, uint8_t* logical_out, uint8_t* phys_out, const uint8_t* phys_in,
+                        uint64_t logical, uint64_t physical, uint64_t dp, uint64_t cw, uint64_t hw, bool to_physical,
+                        uint64_t logical_end) {
+  uint64_t c = 0;
+#if defined(LC_NVDLA_AVX2)
+  if (has_avx2()) c = small_kernel_avx2(logical_in, logical_out, phys_out, phys_in, logical, physical, dp, cw, hw,
+                                        to_physical, logical_end);
+#else
+  (void)logical_end;
+#endif
 #if defined(__SSE2__)
   // Rows of hw bytes read (or written) 16 bytes at a time: the bytes past hw
   // belong to the next row, or to the zeroed slack at the end of the buffer,
@@ -336,7 +600,7 @@ void weight_copy(const WeightPlan& p, const uint8_t* logical_in, uint8_t* logica
           else std::memcpy(logical_out + logical * eb, phys_in + physical * eb, cw * eb);
         } else if (eb == 1 && hw < 16) {
           small_kernel_block(logical_in, logical_out, phys_out, phys_in, logical, physical, gk * cw, cw, hw,
-                             to_physical);
+                             to_physical, p.data);
         } else if (to_physical) {
           transpose_block(logical_in + logical * eb, hw * eb, phys_out + physical * eb, gk * cw * eb, cw, hw, eb);
         } else {
@@ -403,7 +667,54 @@ void image_copy_typed(const WeightPlan& p, const uint8_t* src, uint8_t* dst, boo
   }
 }
 
+// When a line's W*C channels fit one cube (always so with post-extension),
+// kernel kk's line group j is one run of the lines j*e.. of the group, each
+// W*C elements in (w, c) order: walked in physical order, the physical side
+// is sequential and the logical reads are C rows of W elements per line.
+// kC > 0 fixes the channel count so the (w, c) loop unrolls.
+template <typename T, uint64_t kC>
+void image_runs_typed(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  const uint64_t K = p.K, C = kC ? kC : p.C, H = p.H, W = p.W, group = p.group, wc = p.wc;
+  const uint64_t ext = p.ext, width = ext == 1 ? wc : p.width, hw = H * W, chw = C * hw;
+  for (uint64_t k0 = 0; k0 < K; k0 += group) {
+    const uint64_t gk = std::min(group, K - k0), base = k0 * chw;
+    for (uint64_t j = 0; j * ext < H; ++j) {
+      const uint64_t h0 = j * ext, h1 = std::min(H, h0 + ext), wj = (h1 - h0) * wc;
+      for (uint64_t kk = 0; kk < gk; ++kk) {
+        uint64_t phys = base + j * gk * width + kk * wj;
+        const uint64_t kernel = (k0 + kk) * chw;
+        for (uint64_t h = h0; h < h1; ++h) {
+          const uint64_t line = kernel + h * W;
+          for (uint64_t w = 0; w < W; ++w) {
+            for (uint64_t c = 0; c < C; ++c, ++phys) {
+              const uint64_t logical = line + c * hw + w;
+              if (to_physical) std::memcpy(dst + phys * sizeof(T), src + logical * sizeof(T), sizeof(T));
+              else std::memcpy(dst + logical * sizeof(T), src + phys * sizeof(T), sizeof(T));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+void image_runs(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  switch (p.C) {
+    case 1: image_runs_typed<T, 1>(p, src, dst, to_physical); break;
+    case 2: image_runs_typed<T, 2>(p, src, dst, to_physical); break;
+    case 3: image_runs_typed<T, 3>(p, src, dst, to_physical); break;
+    case 4: image_runs_typed<T, 4>(p, src, dst, to_physical); break;
+    default: image_runs_typed<T, 0>(p, src, dst, to_physical); break;
+  }
+}
+
 void image_copy(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  if (p.ext > 1 || p.wc <= 64) {
+    if (p.eb == 1) image_runs<uint8_t>(p, src, dst, to_physical);
+    else image_runs<uint16_t>(p, src, dst, to_physical);
+    return;
+  }
   if (p.eb == 1) image_copy_typed<uint8_t>(p, src, dst, to_physical);
   else image_copy_typed<uint16_t>(p, src, dst, to_physical);
 }
@@ -440,18 +751,85 @@ uint64_t winograd_element(const WinogradPlan& p, uint64_t k, uint64_t c, uint64_
   return g * p.group * p.Cp * 16 + ((c >> 2) * gk + kk) * 64 + hw * 4 + (c & 3);
 }
 
+// Four consecutive channels of a kernel are 64 contiguous logical elements
+// (4 quarters of 16 positions); their cube holds position i of quarter j at
+// 4i + j: a 4-way interleave. Interleaving twice maps 4i + j back to 16j + i
+// (a rotation of the 6 index bits by 2, applied 3 times, is the identity),
+// so unpacking is the same interleave applied twice.
+void interleave4(const uint8_t* src, uint8_t* dst, uint64_t eb) {
+#if defined(__SSE2__)
+  auto load = [src](int i) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16 * i)); };
+  auto store = [dst](int i, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 16 * i), v); };
+  if (eb == 1) {
+    const __m128i a = load(0), b = load(1), c = load(2), d = load(3);
+    const __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
+    const __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
+    store(0, _mm_unpacklo_epi16(ab_lo, cd_lo));
+    store(1, _mm_unpackhi_epi16(ab_lo, cd_lo));
+    store(2, _mm_unpacklo_epi16(ab_hi, cd_hi));
+    store(3, _mm_unpackhi_epi16(ab_hi, cd_hi));
+    return;
+  }
+  LC_UNROLL
+  for (int half = 0; half < 2; ++half) {  // positions 0-7, then 8-15
+    const __m128i a = load(half), b = load(2 + half), c = load(4 + half), d = load(6 + half);
+    const __m128i ab_lo = _mm_unpacklo_epi16(a, b), ab_hi = _mm_unpackhi_epi16(a, b);
+    const __m128i cd_lo = _mm_unpacklo_epi16(c, d), cd_hi = _mm_unpackhi_epi16(c, d);
+    store(4 * half + 0, _mm_unpacklo_epi32(ab_lo, cd_lo));
+    store(4 * half + 1, _mm_unpackhi_epi32(ab_lo, cd_lo));
+    store(4 * half + 2, _mm_unpacklo_epi32(ab_hi, cd_hi));
+    store(4 * half + 3, _mm_unpackhi_epi32(ab_hi, cd_hi));
+  }
+#else
+  for (uint64_t i = 0; i < 16; ++i) {
+    for (uint64_t j = 0; j < 4; ++j) copy_element(dst + (4 * i + j) * eb, src + (16 * j + i) * eb, eb);
+  }
+#endif
+}
+
+// Packing walks the logical order (reads in sequence), unpacking the physical
+// order (cube after cube): the strided side is the written one.
 void winograd_copy(const WinogradPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
-  if (to_physical) std::memset(dst, 0, p.size);
-  for (uint64_t k = 0; k < p.K; ++k) {
-    for (uint64_t c = 0; c < p.C; ++c) {
-      const uint64_t base = winograd_element(p, k, c, 0), logical = (k * p.C + c) * 16;
-      for (uint64_t hw = 0; hw < 16; ++hw) {
-        const uint64_t phys = (base + hw * 4) * p.eb, log = (logical + hw) * p.eb;
-        if (to_physical) copy_element(dst + phys, src + log, p.eb);
-        else copy_element(dst + log, src + phys, p.eb);
+  const uint64_t eb = p.eb, cube = 64 * eb, cubes = p.Cp / 4, channel = 16 * eb;
+  alignas(16) uint8_t part[128], tmp[128];
+  for (uint64_t g = 0; g * p.group < p.K; ++g) {
+    const uint64_t k0 = g * p.group, gk = std::min(p.group, p.K - k0);
+    const uint64_t group_base = k0 * p.Cp * channel;
+    if (to_physical) {
+      for (uint64_t kk = 0; kk < gk; ++kk) {
+        const uint8_t* in = src + (k0 + kk) * p.C * channel;
+        for (uint64_t q = 0; q < cubes; ++q) {
+          uint8_t* phys = dst + group_base + (q * gk + kk) * cube;
+          const uint64_t c0 = 4 * q, nc = c0 < p.C ? std::min<uint64_t>(4, p.C - c0) : 0;
+          if (nc == 4) {
+            interleave4(in + c0 * channel, phys, eb);
+          } else if (nc) {  // channels past C are 0
+            std::memset(part, 0, cube);
+            std::memcpy(part, in + c0 * channel, nc * channel);
+            interleave4(part, phys, eb);
+          } else {
+            std::memset(phys, 0, cube);
+          }
+        }
+      }
+      continue;
+    }
+    for (uint64_t q = 0; q < cubes && 4 * q < p.C; ++q) {
+      const uint64_t c0 = 4 * q, nc = std::min<uint64_t>(4, p.C - c0);
+      for (uint64_t kk = 0; kk < gk; ++kk) {
+        const uint8_t* phys = src + group_base + (q * gk + kk) * cube;
+        uint8_t* out = dst + ((k0 + kk) * p.C + c0) * channel;
+        interleave4(phys, tmp, eb);
+        if (nc == 4) {
+          interleave4(tmp, out, eb);
+        } else {
+          interleave4(tmp, part, eb);
+          std::memcpy(out, part, nc * channel);
+        }
       }
     }
   }
+  if (to_physical) std::memset(dst + p.data, 0, p.size - p.data);
 }
 
 // ---- pixel data -------------------------------------------------------------------
@@ -558,9 +936,44 @@ void reverse_words(const uint8_t* src, uint8_t* dst, uint64_t n) {
   }
 }
 
+#if defined(LC_NVDLA_AVX2)
+bool has_ssse3() {
+  static const bool yes = __builtin_cpu_supports("ssse3");
+  return yes && g_simd_enabled.load(std::memory_order_relaxed);
+}
+
+// The same reversal, 16 bytes (whole words) per byte shuffle; returns the
+// words it did.
+__attribute__((target("ssse3"))) uint64_t reverse_words_ssse3(const uint8_t* src, uint8_t* dst, uint64_t n,
+                                                              uint64_t comps, uint64_t cb) {
+  const uint64_t word = comps * cb, per = 16 / word;
+  uint8_t m[16];
+  for (uint64_t b = 0; b < 16; ++b) {
+    const uint64_t w = b / word, comp = b % word / cb, byte = b % cb;  // dst comp <- src comp (comps - 1 - comp)
+    m[b] = static_cast<uint8_t>(w * word + (comps - 1 - comp) * cb + byte);
+  }
+  const __m128i mask = _mm_loadu_si128(reinterpret_cast<const __m128i*>(m));
+  uint64_t i = 0;
+  for (; i + per <= n; i += per) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * word));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * word), _mm_shuffle_epi8(v, mask));
+  }
+  return i;
+}
+#endif
+
 void reverse_components(const uint8_t* src, uint8_t* dst, uint64_t n, uint64_t comps, uint64_t cb) {
-  if (comps == 1) std::memcpy(dst, src, n * cb);
-  else if (comps == 4 && cb == 1) reverse_words<4, 1>(src, dst, n);
+  if (comps == 1) {
+    std::memcpy(dst, src, n * cb);
+    return;
+  }
+#if defined(LC_NVDLA_AVX2)
+  if (has_ssse3()) {
+    const uint64_t done = reverse_words_ssse3(src, dst, n, comps, cb), word = comps * cb;
+    src += done * word, dst += done * word, n -= done;
+  }
+#endif
+  if (comps == 4 && cb == 1) reverse_words<4, 1>(src, dst, n);
   else if (comps == 4) reverse_words<4, 2>(src, dst, n);
   else if (cb == 1) reverse_words<2, 1>(src, dst, n);
   else reverse_words<2, 2>(src, dst, n);
@@ -590,19 +1003,96 @@ void semi_planar_unpack_line(const uint8_t* y, const uint8_t* uv, uint8_t* logic
   }
 }
 
-// Bit-field words: the OR of each component over the image tells whether every
-// value fits its field; only then are the words assembled.
-Status pixel_fields_pack(const PixelPlan& p, DType t, const uint8_t* src, uint8_t* dst) {
-  uint16_t seen[4] = {};
-  const uint64_t n = p.H * p.W;
-  for (uint64_t i = 0; i < n; ++i) {
-    uint16_t v[4];
-    std::memcpy(v, src + i * 8, 8);
-    for (int ch = 0; ch < 4; ++ch) seen[ch] |= v[ch];
+// 8-bit semi-planar lines, 16 pixels (48 logical bytes) at a time: each of
+// the 3 outputs (Y, chroma of pixels 0-7, of pixels 8-15) is the OR of byte
+// shuffles of the 3 inputs, and unpacking the reverse; the tables say which
+// input byte lands in each output byte (0x80: none).
+struct SemiPlanarShuffles {
+  uint8_t pack[3][3][16];    // [output: Y, UV 0-7, UV 8-15][logical vector]
+  uint8_t unpack[3][3][16];  // [logical vector][input: Y, UV 0-7, UV 8-15]
+};
+
+const SemiPlanarShuffles& semi_planar_shuffles() {
+  static const SemiPlanarShuffles t = [] {
+    SemiPlanarShuffles s;
+    std::memset(&s, 0x80, sizeof s);
+    for (unsigned i = 0; i < 16; ++i) {  // pixel i: logical bytes 3i (Y), 3i+1, 3i+2
+      const unsigned y = 3 * i, first = 3 * i + 1, second = 3 * i + 2;
+      s.pack[0][y / 16][i] = static_cast<uint8_t>(y % 16);
+      // chroma word of pixel i: bytes 2i (second chroma), 2i+1 (first) of the UV line
+      const unsigned o = 1 + i / 8, b = 2 * (i % 8);
+      s.pack[o][second / 16][b] = static_cast<uint8_t>(second % 16);
+      s.pack[o][first / 16][b + 1] = static_cast<uint8_t>(first % 16);
+      s.unpack[y / 16][0][y % 16] = static_cast<uint8_t>(i);
+      s.unpack[second / 16][o][second % 16] = static_cast<uint8_t>(b);
+      s.unpack[first / 16][o][first % 16] = static_cast<uint8_t>(b + 1);
+    }
+    return s;
+  }();
+  return t;
+}
+
+#if defined(LC_NVDLA_AVX2)
+__attribute__((target("ssse3"), always_inline)) inline __m128i shuffle3(const __m128i* in, const uint8_t (*m)[16]) {
+  auto mask = [m](int i) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(m[i])); };
+  return _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(in[0], mask(0)), _mm_shuffle_epi8(in[1], mask(1))),
+                      _mm_shuffle_epi8(in[2], mask(2)));
+}
+
+// Whole blocks of 16 pixels; returns how many pixels it did.
+__attribute__((target("ssse3"))) uint64_t semi_planar_u8_ssse3(const uint8_t* logical_in, uint8_t* logical_out,
+                                                               uint8_t* y_out, uint8_t* uv_out, const uint8_t* y_in,
+                                                               const uint8_t* uv_in, uint64_t W, bool pack) {
+  const SemiPlanarShuffles& t = semi_planar_shuffles();
+  uint64_t w = 0;
+  for (; w + 16 <= W; w += 16) {
+    __m128i in[3];
+    if (pack) {
+      for (int i = 0; i < 3; ++i) in[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(logical_in + 3 * w + 16 * i));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(y_out + w), shuffle3(in, t.pack[0]));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(uv_out + 2 * w), shuffle3(in, t.pack[1]));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(uv_out + 2 * w + 16), shuffle3(in, t.pack[2]));
+    } else {
+      in[0] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(y_in + w));
+      in[1] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(uv_in + 2 * w));
+      in[2] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(uv_in + 2 * w + 16));
+      for (int i = 0; i < 3; ++i) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(logical_out + 3 * w + 16 * i), shuffle3(in, t.unpack[i]));
+      }
+    }
   }
-  for (uint64_t ch = 0; ch < 4; ++ch) {
-    if ((seen[ch] >> p.width[ch]) == 0) continue;
-    for (uint64_t i = 0;; ++i) {
+  return w;
+}
+#endif
+
+// Bit-field words: the OR of each component over a line tells whether every
+// value fits its field; only then is the line assembled. Returns false at the
+// first line that does not fit (its words are then left unwritten).
+bool pixel_fields_pack_line(const PixelPlan& p, const uint8_t* row, uint8_t* line) {
+  uint64_t seen = 0;
+  for (uint64_t w = 0; w < p.W; ++w) {
+    uint64_t v;
+    std::memcpy(&v, row + w * 8, 8);
+    seen |= v;
+  }
+  const uint64_t fits = ((1ull << p.width[0]) - 1) | ((1ull << p.width[1]) - 1) << 16 |
+                        ((1ull << p.width[2]) - 1) << 32 | ((1ull << p.width[3]) - 1) << 48;
+  if (seen & ~fits) return false;
+  const uint32_t s0 = p.shift[0], s1 = p.shift[1], s2 = p.shift[2], s3 = p.shift[3];
+  for (uint64_t w = 0; w < p.W; ++w) {
+    uint64_t v;
+    std::memcpy(&v, row + w * 8, 8);
+    const uint32_t word = static_cast<uint32_t>((v & 0xFFFF) << s0 | (v >> 16 & 0xFFFF) << s1 |
+                                                (v >> 32 & 0xFFFF) << s2 | (v >> 48) << s3);
+    std::memcpy(line + w * 4, &word, 4);
+  }
+  return true;
+}
+
+// The first value that does not fit its field, as an error.
+Status pixel_fields_error(const PixelPlan& p, DType t, const uint8_t* src) {
+  for (uint64_t i = 0; i < p.H * p.W; ++i) {
+    for (uint64_t ch = 0; ch < 4; ++ch) {
       uint16_t v = 0;
       std::memcpy(&v, src + (i * 4 + ch) * 2, 2);
       if ((v >> p.width[ch]) == 0) continue;
@@ -612,44 +1102,41 @@ Status pixel_fields_pack(const PixelPlan& p, DType t, const uint8_t* src, uint8_
                              str(p.width[ch]) + "-bit field");
     }
   }
-  std::memset(dst, 0, p.size);
-  const uint32_t s0 = p.shift[0], s1 = p.shift[1], s2 = p.shift[2], s3 = p.shift[3];
-  for (uint64_t h = 0; h < p.H; ++h) {
-    uint8_t* line = dst + h * p.ls + p.x * 4;
-    const uint8_t* row = src + h * p.W * 8;
-    for (uint64_t w = 0; w < p.W; ++w) {
-      uint16_t v[4];
-      std::memcpy(v, row + w * 8, 8);
-      const uint32_t word = uint32_t{v[0]} << s0 | uint32_t{v[1]} << s1 | uint32_t{v[2]} << s2 | uint32_t{v[3]} << s3;
-      std::memcpy(line + w * 4, &word, 4);
-    }
-  }
-  return Status();
+  return Status::internal("a pixel field did not fit, but no value is too wide");
 }
 
-void pixel_fields_unpack(const PixelPlan& p, const uint8_t* src, uint8_t* dst) {
+void pixel_fields_unpack_line(const PixelPlan& p, const uint8_t* line, uint8_t* row) {
   // Locals, not plan fields: the byte stores below could alias the plan.
   const uint32_t s0 = p.shift[0], s1 = p.shift[1], s2 = p.shift[2], s3 = p.shift[3];
   const uint32_t m0 = (1u << p.width[0]) - 1, m1 = (1u << p.width[1]) - 1, m2 = (1u << p.width[2]) - 1,
                  m3 = (1u << p.width[3]) - 1;
-  for (uint64_t h = 0; h < p.H; ++h) {
-    const uint8_t* line = src + h * p.ls + p.x * 4;
-    uint8_t* row = dst + h * p.W * 8;
-    for (uint64_t w = 0; w < p.W; ++w) {
-      uint32_t word = 0;
-      std::memcpy(&word, line + w * 4, 4);
-      const uint64_t v = uint64_t{(word >> s0) & m0} | uint64_t{(word >> s1) & m1} << 16 |
-                         uint64_t{(word >> s2) & m2} << 32 | uint64_t{(word >> s3) & m3} << 48;
-      std::memcpy(row + w * 8, &v, 8);
-    }
+  const uint64_t W = p.W;
+  for (uint64_t w = 0; w < W; ++w) {
+    uint32_t word = 0;
+    std::memcpy(&word, line + w * 4, 4);
+    const uint64_t v = uint64_t{(word >> s0) & m0} | uint64_t{(word >> s1) & m1} << 16 |
+                       uint64_t{(word >> s2) & m2} << 32 | uint64_t{(word >> s3) & m3} << 48;
+    std::memcpy(row + w * 8, &v, 8);
   }
 }
 
-void pixel_copy(const PixelPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
+// Lines [begin, end) of a pixel image; packing zeroes each line's x offset and
+// tail. Returns false if a bit-field line does not fit (packing only).
+bool pixel_lines(const PixelPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical, uint64_t begin,
+                 uint64_t end) {
   const uint64_t row = p.W * p.C * p.cb;
-  if (to_physical) std::memset(dst, 0, p.size);
-  for (uint64_t h = 0; h < p.H; ++h) {
+  for (uint64_t h = begin; h < end; ++h) {
     const uint64_t line = h * p.ls + p.x * p.ypix;
+    if (to_physical) {
+      std::memset(dst + h * p.ls, 0, p.x * p.ypix);
+      const uint64_t used = (p.x + p.W) * p.ypix;
+      std::memset(dst + h * p.ls + used, 0, p.ls - used);
+    }
+    if (p.fields) {
+      if (!to_physical) pixel_fields_unpack_line(p, src + line, dst + h * row);
+      else if (!pixel_fields_pack_line(p, src + h * row, dst + line)) return false;
+      continue;
+    }
     if (!p.planar) {
       // A pixel line is the logical row, shifted by the x offset, each word's
       // components reversed.
@@ -658,11 +1145,35 @@ void pixel_copy(const PixelPlan& p, const uint8_t* src, uint8_t* dst, bool to_ph
       continue;
     }
     const uint64_t uv = p.uvo + h * p.uls + p.x * p.uvpix;
-    if (to_physical && p.cb == 1) semi_planar_pack_line<uint8_t>(src + h * row, dst + line, dst + uv, p.W);
-    else if (to_physical) semi_planar_pack_line<uint16_t>(src + h * row, dst + line, dst + uv, p.W);
-    else if (p.cb == 1) semi_planar_unpack_line<uint8_t>(src + line, src + uv, dst + h * row, p.W);
-    else semi_planar_unpack_line<uint16_t>(src + line, src + uv, dst + h * row, p.W);
+    if (to_physical) {
+      std::memset(dst + p.uvo + h * p.uls, 0, p.x * p.uvpix);
+      const uint64_t used = (p.x + p.W) * p.uvpix;
+      std::memset(dst + p.uvo + h * p.uls + used, 0, p.uls - used);
+    }
+    uint64_t w = 0;
+#if defined(LC_NVDLA_AVX2)
+    if (p.cb == 1 && has_ssse3()) {
+      w = to_physical ? semi_planar_u8_ssse3(src + h * row, nullptr, dst + line, dst + uv, nullptr, nullptr, p.W, true)
+                      : semi_planar_u8_ssse3(nullptr, dst + h * row, nullptr, nullptr, src + line, src + uv, p.W, false);
+    }
+#endif
+    const uint64_t rest = p.W - w, pix = p.C * p.cb;
+    if (to_physical && p.cb == 1) semi_planar_pack_line<uint8_t>(src + h * row + w * pix, dst + line + w, dst + uv + 2 * w, rest);
+    else if (to_physical) semi_planar_pack_line<uint16_t>(src + h * row + w * pix, dst + line + 2 * w, dst + uv + 4 * w, rest);
+    else if (p.cb == 1) semi_planar_unpack_line<uint8_t>(src + line + w, src + uv + 2 * w, dst + h * row + w * pix, rest);
+    else semi_planar_unpack_line<uint16_t>(src + line + 2 * w, src + uv + 4 * w, dst + h * row + w * pix, rest);
   }
+  return true;
+}
+
+Status pixel_copy(const PixelPlan& p, DType t, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  if (to_physical && p.planar) std::memset(dst + p.H * p.ls, 0, p.uvo - p.H * p.ls);  // between the planes
+  std::atomic<bool> fits{true};
+  parallel_ranges(p.H, p.size, [&](uint64_t begin, uint64_t end) {
+    if (!pixel_lines(p, src, dst, to_physical, begin, end)) fits = false;
+  });
+  if (!fits) return pixel_fields_error(p, t, src);
+  return Status();
 }
 
 // ---- SDP data ---------------------------------------------------------------------
@@ -727,21 +1238,7 @@ void sdp_copy(const SdpPlan& p, const uint8_t* src, uint8_t* dst, bool to_physic
     }
     return;
   }
-  const uint64_t row = p.W * es, plane = p.H * row, line = p.W * p.bpa;
-  for (uint64_t s = 0; s < p.surfaces; ++s) {
-    const uint64_t c0 = s * p.epa, nc = std::min(p.epa, p.C - c0);
-    for (uint64_t h = 0; h < p.H; ++h) {
-      if (to_physical) {
-        uint8_t* d = dst + s * p.ss + h * p.ls;
-        if (nc < p.epa) std::memset(d, 0, line);
-        transpose_block(src + c0 * plane + h * row, plane, d, p.bpa, nc, p.W, es);
-        std::memset(d + line, 0, p.ls - line);
-      } else {
-        transpose_block(src + s * p.ss + h * p.ls, p.bpa, dst + c0 * plane + h * row, plane, p.W, nc, es);
-      }
-    }
-    if (to_physical) std::memset(dst + s * p.ss + p.H * p.ls, 0, p.ss - p.H * p.ls);
-  }
+  atom_copy({p.C, p.H, p.W, es, p.epa, p.bpa, p.surfaces, p.ls, p.ss}, src, dst, to_physical);
 }
 
 // ---- the Impl ---------------------------------------------------------------------
@@ -874,8 +1371,7 @@ class NvdlaOptimized : public Impl {
     if (is_pixel(c)) {
       LC_ASSIGN_OR_RETURN(auto p_ptr, cached_pixel_plan(c));
     const PixelPlan& p = *p_ptr;
-      if (p.fields) return pixel_fields_pack(p, c.dtype, src, dst);
-      pixel_copy(p, src, dst, true);
+      return pixel_copy(p, c.dtype, src, dst, true);
       return Status();
     }
     if (is_winograd(c)) {
@@ -913,8 +1409,7 @@ class NvdlaOptimized : public Impl {
     if (is_pixel(c)) {
       LC_ASSIGN_OR_RETURN(auto p_ptr, cached_pixel_plan(c));
     const PixelPlan& p = *p_ptr;
-      if (p.fields) pixel_fields_unpack(p, src, dst);
-      else pixel_copy(p, src, dst, false);
+      return pixel_copy(p, c.dtype, src, dst, false);
       return Status();
     }
     if (is_winograd(c)) {
@@ -937,5 +1432,7 @@ const Impl& nvdla_optimized() {
   static const NvdlaOptimized impl;
   return impl;
 }
+
+bool nvdla_set_simd(bool enabled) { return g_simd_enabled.exchange(enabled); }
 
 }  // namespace layoutcheck

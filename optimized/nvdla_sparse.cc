@@ -5,11 +5,16 @@
 // mask byte; full kernel groups hold a multiple of 16 elements (16 or 32
 // kernels), so group boundaries fall on mask bytes and a group's WGS is its
 // popcount times the element size. Non-zero elements are appended with a
-// branch-free store-then-advance.
+// branch-free store-then-advance. Decompression is the inverse, a mask byte
+// at a time: its kept elements, in order, go to its set bits and 0 to the
+// others (a byte shuffle from a table indexed by the mask byte).
 #include <cstring>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#endif
+#if defined(__x86_64__)
+#include <immintrin.h>
 #endif
 
 #include "layoutcheck/checked.h"
@@ -105,6 +110,105 @@ uint64_t compress_run(const uint8_t* src, uint64_t n, uint64_t first, uint8_t* m
   return kept;
 }
 
+// ---- decompression: masks expand the kept elements in place ------------------
+
+// For each mask byte: the popcount, and the byte shuffle that moves its kept
+// elements (packed at the front of 16 loaded bytes) to their positions, with
+// 0x80 (a zero byte) where an element was dropped: 8 bytes for int8, 16 for
+// 16-bit elements.
+struct ExpandTables {
+  uint8_t count[256];
+  uint8_t u8[256][8];
+  uint8_t u16[256][16];
+};
+
+const ExpandTables& expand_tables() {
+  static const ExpandTables tables = [] {
+    ExpandTables t{};
+    for (unsigned m = 0; m < 256; ++m) {
+      uint8_t k = 0;
+      for (unsigned j = 0; j < 8; ++j) {
+        const bool kept = (m >> j) & 1;
+        t.u8[m][j] = kept ? k : uint8_t{0x80};
+        t.u16[m][2 * j] = kept ? static_cast<uint8_t>(2 * k) : uint8_t{0x80};
+        t.u16[m][2 * j + 1] = kept ? static_cast<uint8_t>(2 * k + 1) : uint8_t{0x80};
+        k = static_cast<uint8_t>(k + kept);
+      }
+      t.count[m] = k;
+    }
+    return t;
+  }();
+  return tables;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define LC_SPARSE_SSSE3 1
+bool has_ssse3() {
+  static const bool yes = __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("popcnt");
+  return yes;
+}
+
+// Expands mask bytes [0, whole) while the loads stay inside the `size` bytes
+// of data; returns how many it did. Each 8-element step loads 16 bytes of
+// kept elements and shuffles them into place (pshufb); the step offsets are
+// popcounts of the mask's low bits, so the only serial work is one add per
+// 32 (int8) or 16 (16-bit) elements.
+// 8 elements of 1 byte (8 output bytes) or 2 bytes (16) from the kept ones at `from`.
+__attribute__((target("ssse3"), always_inline)) inline void expand8_u8(const uint8_t* from, const uint8_t* ctl,
+                                                                       uint8_t* o) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from));
+  const __m128i c = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(ctl));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(o), _mm_shuffle_epi8(v, c));
+}
+__attribute__((target("ssse3"), always_inline)) inline void expand8_u16(const uint8_t* from, const uint8_t* ctl,
+                                                                        uint8_t* o) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from));
+  const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ctl));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm_shuffle_epi8(v, c));
+}
+
+__attribute__((target("ssse3,popcnt"))) uint64_t expand_ssse3(const ExpandTables& t, const uint8_t* mask,
+                                                              uint64_t whole, const uint8_t* data, uint64_t* read,
+                                                              uint64_t size, uint8_t* out, uint64_t eb) {
+  uint64_t b = 0, r = *read;
+  if (eb == 1) {
+    for (; b + 4 <= whole && r + 48 <= size; b += 4) {
+      uint32_t m;
+      std::memcpy(&m, mask + b, 4);
+      const unsigned c0 = static_cast<unsigned>(_mm_popcnt_u32(m & 0xFFu));
+      const unsigned c1 = static_cast<unsigned>(_mm_popcnt_u32(m & 0xFFFFu));
+      const unsigned c2 = static_cast<unsigned>(_mm_popcnt_u32(m & 0xFFFFFFu));
+      expand8_u8(data + r, t.u8[m & 0xFF], out + b * 8);
+      expand8_u8(data + r + c0, t.u8[m >> 8 & 0xFF], out + b * 8 + 8);
+      expand8_u8(data + r + c1, t.u8[m >> 16 & 0xFF], out + b * 8 + 16);
+      expand8_u8(data + r + c2, t.u8[m >> 24], out + b * 8 + 24);
+      r += static_cast<unsigned>(_mm_popcnt_u32(m));
+    }
+  } else {
+    for (; b + 2 <= whole && r + 48 <= size; b += 2) {
+      const unsigned m0 = mask[b], m1 = mask[b + 1];
+      expand8_u16(data + r, t.u16[m0], out + b * 16);
+      expand8_u16(data + r + 2 * static_cast<unsigned>(_mm_popcnt_u32(m0)), t.u16[m1], out + b * 16 + 16);
+      r += 2 * static_cast<unsigned>(_mm_popcnt_u32(m0 | m1 << 8));
+    }
+  }
+  *read = r;
+  return b;
+}
+
+// The kept elements of mask bytes [0, whole): popcounts of 8 bytes at a time.
+__attribute__((target("popcnt"))) uint64_t count_popcnt(const uint8_t* mask, uint64_t whole) {
+  uint64_t kept = 0, b = 0;
+  for (; b + 8 <= whole; b += 8) {
+    uint64_t w;
+    std::memcpy(&w, mask + b, 8);
+    kept += static_cast<uint64_t>(_mm_popcnt_u64(w));
+  }
+  for (; b < whole; ++b) kept += static_cast<uint64_t>(_mm_popcnt_u32(mask[b]));
+  return kept;
+}
+#endif
+
 }  // namespace
 
 Result<CompressedWeights> compress(const Case& c, const void* physical, size_t physical_size) {
@@ -147,36 +251,54 @@ Status decompress(const Case& c, const CompressedWeights& in, void* physical, si
     if (in.wgs[i]) return Status::invalid("WGS padding is not 0");
   }
   auto* dst = static_cast<uint8_t*>(physical);
-  std::memset(dst, 0, physical_size);
+  std::memset(dst + s.total * s.eb, 0, physical_size - s.total * s.eb);  // past the weights
+  const uint8_t* data = in.data.data();
+  const ExpandTables& t = expand_tables();
   uint64_t read = 0;
   for (uint64_t g = 0; g < s.groups; ++g) {
     const uint64_t first = g * s.per_group, n = std::min(s.per_group, s.total - first);
     // Groups start on mask bytes: whole bytes by popcount, then the last bits.
-    uint64_t kept = 0, i = first;
-    for (; i + 8 <= first + n; i += 8) kept += static_cast<uint64_t>(__builtin_popcount(in.wmb[i / 8]));
-    for (; i < first + n; ++i) kept += (in.wmb[i / 8] >> (i % 8)) & 1;
+    const uint8_t* mask = in.wmb.data() + first / 8;
+    const uint64_t whole = n / 8;
+    uint64_t kept = 0;
+#if defined(LC_SPARSE_SSSE3)
+    if (has_ssse3()) kept = count_popcnt(mask, whole);
+    else
+#endif
+      for (uint64_t b = 0; b < whole; ++b) kept += t.count[mask[b]];
+    if (n % 8) kept += t.count[mask[whole] & ((1u << (n % 8)) - 1)];
     uint32_t wgs;
     std::memcpy(&wgs, in.wgs.data() + 4 * g, 4);
     if (wgs != kept * s.eb) return Status::invalid("WGS of group " + std::to_string(g) + " disagrees with its mask");
     if (read + kept * s.eb > in.data.size()) return Status::invalid("compressed weight surface is too short");
-    const uint8_t* data = in.data.data();
-    for (i = first; i + 8 <= first + n; i += 8) {
-      unsigned m = in.wmb[i / 8];
-      if (m == 0xFFu) {  // eight kept weights in a row
-        std::memcpy(dst + i * s.eb, data + read, 8 * s.eb);
+    uint8_t* out = dst + first * s.eb;
+    uint64_t b = 0;
+#if defined(LC_SPARSE_SSSE3)
+    if (has_ssse3()) b = expand_ssse3(t, mask, whole, data, &read, in.data.size(), out, s.eb);
+#endif
+    // Eight elements per mask byte: zero them, then place the kept ones.
+    for (; b < whole; ++b) {
+      unsigned m = mask[b];
+      uint8_t* o = out + b * 8 * s.eb;
+      if (m == 0xFFu) {
+        std::memcpy(o, data + read, 8 * s.eb);
         read += 8 * s.eb;
         continue;
       }
+      std::memset(o, 0, 8 * s.eb);
       while (m != 0) {
-        std::memcpy(dst + (i + static_cast<unsigned>(__builtin_ctz(m))) * s.eb, data + read, s.eb);
+        std::memcpy(o + static_cast<unsigned>(__builtin_ctz(m)) * s.eb, data + read, s.eb);
         read += s.eb;
         m &= m - 1;
       }
     }
-    for (; i < first + n; ++i) {
-      if ((in.wmb[i / 8] >> (i % 8)) & 1) {
-        std::memcpy(dst + i * s.eb, data + read, s.eb);
+    for (uint64_t i = whole * 8; i < n; ++i) {
+      uint8_t* o = out + i * s.eb;
+      if ((mask[i / 8] >> (i % 8)) & 1) {
+        std::memcpy(o, data + read, s.eb);
         read += s.eb;
+      } else {
+        std::memset(o, 0, s.eb);
       }
     }
   }

@@ -143,6 +143,24 @@ Parsed parse_command(const std::vector<CommandSpec>& commands, int argc, char** 
   return Parsed::kRun;
 }
 
+unsigned thread_count(const Args& a) {
+  if (!a.has("threads")) return 0;
+  const std::string text = a.get("threads");
+  constexpr unsigned kMax = 1024;  // optimized/threads.h: kMaxThreads
+  unsigned v = 0;
+  bool ok = !text.empty() && text.size() <= 4;
+  for (char ch : text) ok = ok && ch >= '0' && ch <= '9' && (v = v * 10 + static_cast<unsigned>(ch - '0')) <= kMax;
+  if (!ok || v == 0) {
+    throw UsageError{"--threads " + clip_input(text) + " is out of range: it takes a whole number from 1 to " +
+                     std::to_string(kMax)};
+  }
+  const std::string impl = a.get("impl", "optimized");
+  if (impl != "optimized") {
+    throw UsageError{"--threads applies to the optimized implementation, not --impl " + clip_input(impl)};
+  }
+  return v;
+}
+
 std::string help_all(const std::vector<CommandSpec>& commands, const std::string& overview) {
   // Laid out for help2man: "Name:" at column 0 starts a section of the man page.
   std::string out = "usage: layoutcheck COMMAND [options]\n\nCommands:\n";

@@ -64,6 +64,11 @@ enum class Parsed { kRun, kHelpShown };
 // returns kHelpShown.
 Parsed parse_command(const std::vector<CommandSpec>& commands, int argc, char** argv, Args* out);
 
+// The --threads N of pack and unpack (1..1024; 0 when absent: the default of
+// optimized/threads.h). Throws UsageError for another value, or when the
+// implementation (--impl) is not the optimized one, which alone takes a count.
+unsigned thread_count(const Args& a);
+
 // "did you mean X?" material: the candidate nearest to `word` within a small
 // edit distance, or "".
 std::string nearest(const std::string& word, const std::vector<std::string>& candidates);

@@ -42,6 +42,7 @@
 #include "layoutcheck/oracle.h"
 #include "layoutcheck/plugin.h"
 #include "layoutcheck/precision.h"
+#include "optimized/threads.h"
 #include "tools/cli_args.h"
 #include "tools/cli_io.h"
 #include "tools/cli_json.h"
@@ -123,6 +124,8 @@ const OptionSpec kSeedOpt{"seed", "N", "random seed (default 1)"};
 const OptionSpec kShardOpt{"shard", "i/n", "run shard i of n (1 <= i <= n): disjoint, deterministic, together the whole run"};
 const OptionSpec kJunitOpt{"junit", "FILE", "also write a JUnit XML report to FILE (replaced atomically)"};
 
+const OptionSpec kThreadsOpt{"threads", "N", "threads of the optimized implementation (default: every core from 16 MiB, else 1)"};
+
 const std::vector<CommandSpec> kCommands = {
     {"list", "", 0, "every layout: name, family, document section", {kJsonOpt}},
     {"describe", "LAYOUT", 1, "size, strides, padding and byte rules of one case",
@@ -131,10 +134,10 @@ const std::vector<CommandSpec> kCommands = {
      {kDtypeOpt, kShapeOpt, kImplOpt, {"at", "i,j,...", "a logical coordinate (repeatable)"}}},
     {"pack", "LAYOUT", 1, "logical (dense row-major) bytes to the physical layout",
      {kDtypeOpt, kShapeOpt, kImplOpt, {"in", "FILE", "input file (default: standard input)"},
-      {"out", "FILE", "output file, replaced atomically (default: standard output)"}}},
+      {"out", "FILE", "output file, replaced atomically (default: standard output)"}, kThreadsOpt}},
     {"unpack", "LAYOUT", 1, "physical bytes back to the logical layout",
      {kDtypeOpt, kShapeOpt, kImplOpt, {"in", "FILE", "input file (default: standard input)"},
-      {"out", "FILE", "output file, replaced atomically (default: standard output)"}}},
+      {"out", "FILE", "output file, replaced atomically (default: standard output)"}, kThreadsOpt}},
     {"check", "", 0, "differential check of an implementation against the reference",
      {kImplOpt,
       {"layout", "GLOB", "layouts to check (default *)"},
@@ -395,9 +398,10 @@ int cmd_offset(const Args& a) {
 }
 
 int cmd_pack(const Args& a, bool pack) {
-  expect_known_options(a, {"dtype", "shape", "impl", "in", "out"});
+  expect_known_options(a, {"dtype", "shape", "impl", "in", "out", "threads"});
   Case c = case_of(a);
   const Impl& impl = impl_of(a);
+  const ThreadCountScope threads(cli::thread_count(a));
   require_supported(impl, c);
   uint64_t logical = or_fail(logical_bytes(c));
   uint64_t physical = or_fail(impl.size_bytes(c));

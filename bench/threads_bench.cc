@@ -1,0 +1,66 @@
+// Threads (optimized/threads.h): large packs and unpacks with one thread and
+// with every core, beside a one-thread memcpy of the same bytes. Rows are
+// named threads/GROUP/pack/1-thread and threads/GROUP/pack/N-threads; their
+// wall-clock ratio is the one to read (the CPU time is the calling thread's).
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+#include "layoutcheck/checker.h"
+#include "optimized/threads.h"
+
+namespace layoutcheck {
+namespace {
+
+void register_thread_rows(const std::string& name, const char* layout, const char* dtype, const char* shape) {
+  auto parsed = parse_case(layout, dtype, shape);
+  if (!parsed.ok() || !optimized_impl().supports(*parsed).ok()) {
+    std::fprintf(stderr, "bench %s: %s\n", name.c_str(),
+                 parsed.ok() ? optimized_impl().supports(*parsed).message().c_str() : parsed.status().message().c_str());
+    return;
+  }
+  const Case c = *parsed;
+  const std::string group = "threads/" + name;
+  const uint64_t bytes = bench::moved_bytes(c, optimized_impl());
+  bench::register_row(group, "memcpy", bytes, [bytes](benchmark::State& state) {
+    std::vector<uint8_t> src(bytes, 1), dst(bytes, 0);
+    for (auto _ : state) {
+      std::memcpy(dst.data(), src.data(), bytes);
+      benchmark::DoNotOptimize(dst.data());
+      benchmark::ClobberMemory();
+    }
+  });
+  std::vector<unsigned> counts = {1};
+  if (hardware_threads() > 1) counts.push_back(hardware_threads());
+  for (bool pack : {true, false}) {
+    for (unsigned n : counts) {
+      const std::string row = std::string(pack ? "pack/" : "unpack/") + std::to_string(n) + (n == 1 ? "-thread" : "-threads");
+      bench::register_row(group, row, bytes, [c, pack, n](benchmark::State& state) {
+        std::vector<uint8_t> logical, physical(*optimized_impl().size_bytes(c), 0);
+        fill_position_unique(c, 1, &logical);
+        Status st = optimized_pack(c, logical.data(), logical.size(), physical.data(), physical.size(), n);
+        for (auto _ : state) {
+          st = pack ? optimized_pack(c, logical.data(), logical.size(), physical.data(), physical.size(), n)
+                    : optimized_unpack(c, physical.data(), physical.size(), logical.data(), logical.size(), n);
+          benchmark::ClobberMemory();
+        }
+        if (!st.ok()) state.SkipWithError(st.message().c_str());
+      });
+    }
+  }
+}
+
+const bool registered = [] {
+  register_thread_rows("nvdla.feature/int8/16MiB", "nvdla.feature", "int8", "256,256,256");
+  register_thread_rows("nvdla.feature/fp16/16MiB", "nvdla.feature", "fp16", "128,256,256");
+  register_thread_rows("nvdla.pixel/T_A8B8G8R8/4k", "nvdla.pixel(format=T_A8B8G8R8)", "uint8", "2160,3840,4");
+  register_thread_rows("tpu.aligned/fp32/16MiB", "tpu.aligned(chip=bm1684x)", "fp32", "4,64,128,128");
+  register_thread_rows("htp.crouton/uint8/64MiB", "htp.crouton", "uint8", "1,256,256,1024");
+  register_thread_rows("tla.nZ/int8/2048x4096", "tla.nZ", "int8", "2048,4096");
+  register_thread_rows("mge.nchw4/fp32/64MiB", "mge.nchw4", "fp32", "8,64,256,128");
+  return true;
+}();
+
+}  // namespace
+}  // namespace layoutcheck

@@ -1,0 +1,69 @@
+// optimized/threads.h — how many threads the optimized pack and unpack use.
+//
+// A caller asks for a count per call; a kernel splits the outer loop of its
+// layout (surfaces x lines, kernel groups, ...) into disjoint ranges:
+//
+//   // pack with 4 threads, whatever the size (0: the default below)
+//   Status s = optimized_pack(c, logical, logical_size, physical, physical_size, 4);
+//
+//   // inside a kernel: ranges of [0, lines), each written by one thread
+//   parallel_ranges(lines, moved_bytes, [&](uint64_t begin, uint64_t end) {
+//     for (uint64_t i = begin; i < end; ++i) convert_line(i);
+//   });
+//
+// The default (kAutoThreads) is every core for tensors of kThreadedBytes and
+// more, one thread below: starting threads costs tens of microseconds, a
+// 256 KiB tensor converts in less. optimized_impl().pack() and unpack() run
+// with the count of the innermost ThreadCountScope of the calling thread, or
+// the default outside one. Ranges never share an output byte, so the result
+// does not depend on the count.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#include "layoutcheck/impl.h"
+
+namespace layoutcheck {
+
+constexpr unsigned kAutoThreads = 0;
+constexpr uint64_t kThreadedBytes = uint64_t{16} << 20;
+constexpr unsigned kMaxThreads = 1024;
+
+// The cores this process may use (at least 1).
+unsigned hardware_threads();
+
+// What a request means for a tensor moving `bytes`: kAutoThreads is
+// hardware_threads() at kThreadedBytes and more, 1 below; other counts are
+// clamped to [1, kMaxThreads].
+unsigned resolve_threads(unsigned requested, uint64_t bytes);
+
+// Sets the count optimized pack/unpack use on this thread until it goes out of scope.
+class ThreadCountScope {
+ public:
+  explicit ThreadCountScope(unsigned threads);
+  ~ThreadCountScope();
+  ThreadCountScope(const ThreadCountScope&) = delete;
+  ThreadCountScope& operator=(const ThreadCountScope&) = delete;
+
+ private:
+  unsigned saved_;
+};
+
+// The count of the innermost ThreadCountScope of this thread, or kAutoThreads.
+unsigned requested_threads();
+
+// optimized_impl().pack()/unpack() with `threads` threads (kAutoThreads: the default).
+Status optimized_pack(const Case& c, const void* logical, size_t logical_size, void* physical, size_t physical_size,
+                      unsigned threads = kAutoThreads);
+Status optimized_unpack(const Case& c, const void* physical, size_t physical_size, void* logical, size_t logical_size,
+                        unsigned threads = kAutoThreads);
+
+// Calls body(begin, end) on disjoint ranges that cover [0, n), one per thread,
+// with resolve_threads(requested_threads(), bytes) threads (never more than n).
+// The calling thread runs the first range; if a thread cannot be started, its
+// range runs on the calling thread. `body` must not throw.
+void parallel_ranges(uint64_t n, uint64_t bytes, const std::function<void(uint64_t, uint64_t)>& body);
+
+}  // namespace layoutcheck

@@ -1,0 +1,114 @@
+// The NVDLA optimized kernels with and without their AVX2 paths, and with
+// several thread counts (optimized/threads.h): every path equals the reference.
+#include <atomic>
+#include <vector>
+
+#include "layoutcheck/checker.h"
+#include "optimized/nvdla.h"
+#include "optimized/threads.h"
+#include "support.h"
+
+namespace layoutcheck {
+namespace {
+
+using testing::must_case;
+
+struct Shape {
+  const char* layout;
+  const char* dtype;
+  const char* shape;
+};
+
+// Full squares, square tails, chunk boundaries (256 columns), partial surfaces.
+const Shape kCases[] = {
+    {"nvdla.feature", "int8", "64,3,32"},
+    {"nvdla.feature", "int8", "33,2,300"},
+    {"nvdla.feature", "int8", "7,5,257"},
+    {"nvdla.feature", "fp16", "16,2,16"},
+    {"nvdla.feature", "fp16", "40,3,513"},
+    {"nvdla.feature", "int16", "17,2,31"},
+    {"nvdla.feature(line_stride=9632,surface_stride=28928)", "int8", "65,3,300"},
+    {"nvdla.sdp.element(use=ew2)", "int16", "20,3,37,2"},
+    {"nvdla.sdp.element(use=bias,proc=int8)", "int8", "40,2,33,1"},
+    {"nvdla.weight.dc", "int8", "40,70,3,3"},
+    {"nvdla.weight.dc", "int8", "33,96,1,3"},
+    {"nvdla.weight.dc", "int8", "3,64,3,3"},
+    {"nvdla.weight.dc", "int8", "2,128,2,7"},
+    {"nvdla.weight.dc", "fp16", "20,33,5,5"},
+    {"nvdla.weight.image", "int8", "40,3,7,7"},
+    {"nvdla.weight.image(post_extension=2)", "fp16", "20,2,7,8"},
+    {"nvdla.weight.winograd", "fp16", "20,37,4,4"},
+    {"nvdla.weight.winograd", "int8", "40,70,4,4"},
+    {"nvdla.pixel(format=T_Y8___U8V8_N444,x_offset=3)", "uint8", "5,77,3"},
+    {"nvdla.pixel(format=T_A2B10G10R10,x_offset=1)", "uint16", "5,77,4"},
+};
+
+TEST(NvdlaKernels, equal_the_reference_with_and_without_avx2) {
+  for (bool simd : {true, false}) {
+    const bool saved = nvdla_set_simd(simd);
+    for (const Shape& s : kCases) {
+      CheckReport r = check(must_case(s.layout, s.dtype, s.shape), reference_impl(), optimized_impl());
+      EXPECT_EQ(r.verdict, Verdict::kPass) << (simd ? "avx2 " : "portable ") << s.layout << " " << r.message;
+    }
+    nvdla_set_simd(saved);
+  }
+}
+
+TEST(NvdlaKernels, every_thread_count_writes_the_same_bytes) {
+  for (const Shape& s : kCases) {
+    const Case c = must_case(s.layout, s.dtype, s.shape);
+    std::vector<uint8_t> logical;
+    fill_position_unique(c, 3, &logical);
+    const uint64_t size = *reference_impl().size_bytes(c);
+    std::vector<uint8_t> expected(size, 0xA5);
+    ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), expected.data(), size).ok());
+    for (unsigned threads : {1u, 2u, 3u, 7u, 64u}) {
+      std::vector<uint8_t> physical(size, 0x5A), back(logical.size(), 0x5A);
+      ASSERT_TRUE(optimized_pack(c, logical.data(), logical.size(), physical.data(), size, threads).ok());
+      EXPECT_EQ(physical, expected) << s.layout << " " << s.shape << " threads " << threads;
+      ASSERT_TRUE(optimized_unpack(c, physical.data(), size, back.data(), back.size(), threads).ok());
+      EXPECT_EQ(back, logical) << s.layout << " " << s.shape << " threads " << threads;
+    }
+  }
+}
+
+TEST(Threads, the_default_is_one_thread_below_16_mib_and_every_core_above) {
+  EXPECT_EQ(resolve_threads(kAutoThreads, kThreadedBytes - 1), 1u);
+  EXPECT_EQ(resolve_threads(kAutoThreads, kThreadedBytes), hardware_threads());
+  EXPECT_EQ(resolve_threads(3, 1), 3u);
+  EXPECT_EQ(resolve_threads(kMaxThreads + 5, 1), kMaxThreads);
+  EXPECT_GE(hardware_threads(), 1u);
+}
+
+TEST(Threads, scopes_nest_and_restore) {
+  EXPECT_EQ(requested_threads(), kAutoThreads);
+  {
+    ThreadCountScope a(4);
+    EXPECT_EQ(requested_threads(), 4u);
+    {
+      ThreadCountScope b(1);
+      EXPECT_EQ(requested_threads(), 1u);
+    }
+    EXPECT_EQ(requested_threads(), 4u);
+  }
+  EXPECT_EQ(requested_threads(), kAutoThreads);
+}
+
+TEST(Threads, ranges_are_disjoint_and_cover_everything) {
+  for (unsigned threads : {1u, 2u, 3u, 5u, 16u}) {
+    for (uint64_t n : {0u, 1u, 2u, 7u, 100u}) {
+      ThreadCountScope scope(threads);
+      std::vector<std::atomic<int>> seen(n);
+      std::atomic<unsigned> calls{0};
+      parallel_ranges(n, 0, [&](uint64_t begin, uint64_t end) {
+        ++calls;
+        for (uint64_t i = begin; i < end; ++i) ++seen[i];
+      });
+      for (uint64_t i = 0; i < n; ++i) EXPECT_EQ(seen[i].load(), 1) << "n " << n << " threads " << threads;
+      EXPECT_LE(calls.load(), std::max<uint64_t>(1, std::min<uint64_t>(threads, n)));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace layoutcheck
