@@ -442,8 +442,100 @@ void walk_tiles(const Plan& p, uint8_t* logical, uint8_t* phys) {
 #endif
 }
 
+#ifdef LC_HTP_X86
+// The 32 x 4 byte tile with AVX2: pack interleaves bytes and words in lanes
+// and joins the lanes' halves (four 32-byte results, d0-7, d8-15, d16-23,
+// d24-31); unpack gathers each tile row's bytes of four depths with a byte
+// shuffle, pairs the two lanes' dwords, and transposes 8-byte pieces.
+template <bool kPack, bool kStream>
+__attribute__((target("avx2"))) inline void tile_32x4_u8_avx2(uint8_t* phys, uint8_t* const* rows) {
+  if (kPack) {
+    const __m256i r0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[0]));
+    const __m256i r1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[1]));
+    const __m256i r2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[2]));
+    const __m256i r3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[3]));
+    const __m256i a = _mm256_unpacklo_epi8(r0, r1), b = _mm256_unpacklo_epi8(r2, r3);
+    const __m256i c = _mm256_unpackhi_epi8(r0, r1), d = _mm256_unpackhi_epi8(r2, r3);
+    const __m256i o0 = _mm256_unpacklo_epi16(a, b), o1 = _mm256_unpackhi_epi16(a, b);
+    const __m256i o2 = _mm256_unpacklo_epi16(c, d), o3 = _mm256_unpackhi_epi16(c, d);
+    const __m256i out[4] = {_mm256_permute2x128_si256(o0, o1, 0x20), _mm256_permute2x128_si256(o2, o3, 0x20),
+                            _mm256_permute2x128_si256(o0, o1, 0x31), _mm256_permute2x128_si256(o2, o3, 0x31)};
+    __m128i* dst = reinterpret_cast<__m128i*>(phys);
+    for (int i = 0; i < 4; ++i) {
+      if (kStream) {  // 16-byte aligned (checked by the caller)
+        _mm_stream_si128(dst + 2 * i, _mm256_castsi256_si128(out[i]));
+        _mm_stream_si128(dst + 2 * i + 1, _mm256_extracti128_si256(out[i], 1));
+      } else {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 2 * i), out[i]);
+      }
+    }
+  } else {
+    const __m256i by_row = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,  //
+                                            0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m256i pair_lanes = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    __m256i w[4];
+    for (int i = 0; i < 4; ++i) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(phys + 32 * i));
+      // 8-byte piece k: row k, depths 8i..8i+7.
+      w[i] = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, by_row), pair_lanes);
+    }
+    const __m256i x0 = _mm256_unpacklo_epi64(w[0], w[1]), x1 = _mm256_unpackhi_epi64(w[0], w[1]);
+    const __m256i x2 = _mm256_unpacklo_epi64(w[2], w[3]), x3 = _mm256_unpackhi_epi64(w[2], w[3]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(rows[0]), _mm256_permute2x128_si256(x0, x2, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(rows[1]), _mm256_permute2x128_si256(x1, x3, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(rows[2]), _mm256_permute2x128_si256(x0, x2, 0x31));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(rows[3]), _mm256_permute2x128_si256(x1, x3, 0x31));
+  }
+}
+
+// 32 x 4 byte tiles of a tensor without padding (no dimension clipped): no
+// coordinates to track, the innermost outer loop a plain loop, the others an
+// odometer of element offsets.
+template <bool kPack, bool kStream>
+__attribute__((target("avx2"))) void walk_tiles_32x4_dense(const Plan& p, uint8_t* logical, uint8_t* phys) {
+  const size_t outer = p.tile_at;
+  const uint64_t off[4] = {p.tile_offset[0], p.tile_offset[1], p.tile_offset[2], p.tile_offset[3]};
+  Loop unit;  // count 1: a stand-in when the tile is the whole nest
+  const Loop& last = outer >= 1 ? p.loops[outer - 1] : unit;
+  const size_t odometer = outer >= 1 ? outer - 1 : 0;
+  std::vector<uint64_t> value(odometer, 0);
+  uint64_t lbase = 0, pbase = 0;
+  while (true) {
+    uint64_t lo = lbase, po = pbase;
+    for (uint64_t i = 0; i < last.count; ++i, lo += last.ls, po += last.ps) {
+      uint8_t* rows[4] = {logical + lo + off[0], logical + lo + off[1], logical + lo + off[2], logical + lo + off[3]};
+      if (kPack && kStream) _mm_prefetch(reinterpret_cast<const char*>(rows[0] + kPrefetchBytes), _MM_HINT_T0);
+      tile_32x4_u8_avx2<kPack, kStream>(phys + po, rows);
+    }
+    size_t j = odometer;
+    for (; j-- > 0;) {
+      const Loop& l = p.loops[j];
+      if (++value[j] < l.count) {
+        lbase += l.ls;
+        pbase += l.ps;
+        break;
+      }
+      value[j] = 0;
+      lbase -= l.ls * (l.count - 1);
+      pbase -= l.ps * (l.count - 1);
+    }
+    if (j == SIZE_MAX) break;
+  }
+  if (kStream) _mm_sfence();
+}
+#endif
+
 template <bool kPack>
 void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
+#ifdef LC_HTP_X86
+  if (p.tile && p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32 && p.padded == p.extent &&
+      has_avx2()) {
+    if (kPack && p.elements >= kStreamBytes && (reinterpret_cast<uintptr_t>(phys) & 15) == 0) {
+      return walk_tiles_32x4_dense<kPack, true>(p, logical, phys);
+    }
+    return walk_tiles_32x4_dense<kPack, false>(p, logical, phys);
+  }
+#endif
   if (p.tile) {
     // Streaming stores need 16-byte aligned 128-byte tiles (byte elements, 32 x 4).
     const bool stream = kPack && p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32 &&

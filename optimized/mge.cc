@@ -14,7 +14,8 @@
 // buffer is written front to back. The transposes run in SIMD tiles with
 // scalar edges: AVX2 (chosen at run time) 4x8 32-bit tiles and 32x256 8-bit
 // blocks, SSE2 4x4 32-bit, 16x16 and 4x16 8-bit tiles otherwise, and with
-// AVX-512 (also chosen at run time) 4x16 32-bit tiles for the NCHW4 unpack; 4-bit
+// AVX-512 (also chosen at run time) 4x16 32-bit tiles for the NCHW4 unpack and
+// 16x16 32-bit tiles (every row's cache line in one access) for 16 | R; 4-bit
 // elements (two per byte, low nibble first) take a nibble loop. Tensors of
 // kStreamBytes and more are packed block by block through an L1 stage and
 // written with streaming stores; groups of many rows are unpacked the same
@@ -28,6 +29,12 @@
 #define LC_MGE_UNROLL _Pragma("GCC unroll 16")
 
 #if defined(__x86_64__) || defined(_M_X64)
+// gcc 12 warns inside avx512fintrin.h, whose _mm512_undefined_* helpers read an
+// uninitialized variable on purpose (a false positive for every intrinsic using them).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 #define LC_MGE_X86 1
 #endif
@@ -557,6 +564,83 @@ bool have_avx512() {
   static const bool yes = __builtin_cpu_supports("avx512f");
   return yes;
 }
+
+// 32-bit elements, R a multiple of 16 (NHWC with 16 | C, NCHW32/64): 16 rows x
+// 16 columns per tile, every row's cache line read (or written) whole in one
+// access. The transpose is four rounds: element pairs, pairs of pairs, then two
+// rounds of 128-bit lane shuffles. Rows go in groups of 64 as in the AVX2 tile.
+LC_MGE_AVX512 inline void transpose16x16_ps(__m512 r[16]) {
+  __m512 t[16];
+  LC_MGE_UNROLL
+  for (int k = 0; k < 8; ++k) {
+    t[2 * k] = _mm512_unpacklo_ps(r[2 * k], r[2 * k + 1]);
+    t[2 * k + 1] = _mm512_unpackhi_ps(r[2 * k], r[2 * k + 1]);
+  }
+  // r[4k + j], lane q: column 4q + j of rows 4k..4k+3.
+  LC_MGE_UNROLL
+  for (int k = 0; k < 4; ++k) {
+    r[4 * k + 0] = _mm512_shuffle_ps(t[4 * k], t[4 * k + 2], 0x44);
+    r[4 * k + 1] = _mm512_shuffle_ps(t[4 * k], t[4 * k + 2], 0xEE);
+    r[4 * k + 2] = _mm512_shuffle_ps(t[4 * k + 1], t[4 * k + 3], 0x44);
+    r[4 * k + 3] = _mm512_shuffle_ps(t[4 * k + 1], t[4 * k + 3], 0xEE);
+  }
+  LC_MGE_UNROLL
+  for (int j = 0; j < 4; ++j) {
+    const __m512 v0 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0x88), w0 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0xDD);
+    const __m512 v1 = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0x88);
+    const __m512 w1 = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0xDD);
+    t[j] = _mm512_shuffle_f32x4(v0, v1, 0x88);
+    t[8 + j] = _mm512_shuffle_f32x4(v0, v1, 0xDD);
+    t[4 + j] = _mm512_shuffle_f32x4(w0, w1, 0x88);
+    t[12 + j] = _mm512_shuffle_f32x4(w0, w1, 0xDD);
+  }
+  LC_MGE_UNROLL
+  for (int k = 0; k < 16; ++k) r[k] = t[k];
+}
+
+template <bool kPack>
+LC_MGE_AVX512 uint64_t tiles_16x16_epi32_avx512(const Group& g, uint8_t* logical, uint8_t* phys) {
+  constexpr uint64_t kGroupRows = 64;
+  const uint64_t L16 = g.L / 16 * 16;
+  const uint64_t pitch = g.R;  // elements per pixel
+  float* lg = reinterpret_cast<float*>(logical);
+  float* ph = reinterpret_cast<float*>(phys) + g.pixels;
+  for (uint64_t rg = 0; rg < g.R; rg += kGroupRows) {
+    const uint64_t re = std::min(g.R, rg + kGroupRows);
+    for (uint64_t l = 0; l < L16; l += 16) {
+      for (uint64_t r = rg; r < re; r += 16) {
+        const uint64_t* rows = g.rows + r;
+        float* px = ph + l * pitch + r;
+        __m512 v[16];
+        if (kPack) {
+          LC_MGE_UNROLL
+          for (int k = 0; k < 16; ++k) {
+            if (rows[k] == kPad) {
+              v[k] = _mm512_setzero_ps();
+            } else {
+              // Two 256-byte blocks of the stage ahead, into L2 (fetching into
+              // L1 takes line fill buffers the streaming stores need).
+              _mm_prefetch(reinterpret_cast<const char*>(lg + rows[k] + l + 128), _MM_HINT_T1);
+              v[k] = _mm512_loadu_ps(lg + rows[k] + l);
+            }
+          }
+          transpose16x16_ps(v);
+          LC_MGE_UNROLL
+          for (int k = 0; k < 16; ++k) _mm512_storeu_ps(px + k * pitch, v[k]);
+        } else {
+          LC_MGE_UNROLL
+          for (int k = 0; k < 16; ++k) v[k] = _mm512_loadu_ps(px + k * pitch);
+          transpose16x16_ps(v);
+          LC_MGE_UNROLL
+          for (int k = 0; k < 16; ++k) {
+            if (rows[k] != kPad) _mm512_storeu_ps(lg + rows[k] + l, v[k]);
+          }
+        }
+      }
+    }
+  }
+  return L16;
+}
 #endif  // LC_MGE_X86
 
 template <bool kPack, size_t kBytes>
@@ -568,6 +652,7 @@ void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
     return;
   }
   if (!kPack && kBytes == 4 && g.R == 4 && have_avx512()) done = unpack_4x16_epi32_avx512(g, logical, phys);
+  else if (kBytes == 4 && g.R % 16 == 0 && have_avx512()) done = tiles_16x16_epi32_avx512<kPack>(g, logical, phys);
   else if (kBytes == 4 && g.R % 4 == 0 && have_avx2()) done = tiles_4x8_epi32_avx2<kPack>(g, logical, phys);
   else if (kBytes == 4 && g.R % 4 == 0) done = tiles_4x4_epi32<kPack>(g, logical, phys);
   else if (kBytes == 1 && g.R % 16 == 0) done = tiles_16x16_epi8<kPack>(g, logical, phys);

@@ -34,6 +34,7 @@ std::string str(uint64_t v) { return std::to_string(v); }
 
 constexpr uint64_t kC0Bytes = 32;
 constexpr uint64_t kFractalC0s = 16;
+constexpr uint64_t kLineBytes = 64;  // a cache line
 constexpr uint64_t kEnumerateLimit = 1u << 20;
 
 struct Leaf {
@@ -403,16 +404,82 @@ bool n_fractal_simd(uint8_t* block, uint8_t* src, uint64_t cols) {
   return false;
 }
 
+// Whether n_fractal_simd applies to EB-byte elements.
+template <size_t EB>
+bool n_fractal_simd_ready() {
+#ifdef LC_TLA_X86
+  return (EB == 1 || EB == 2) && has_avx2();
+#else
+  return false;
+#endif
+}
+
 // Fractal formats with the in-core C0 (kC0 elements of EB bytes = 32 bytes)
 // and 16 C0s per fractal. The fractal is a static layout: z inside = 16 x kC0
 // rows of one C0, n inside = kC0 x 16 columns of one C0.
+template <size_t EB, bool kZInside>
+struct Fractal {
+  static constexpr int64_t kC0 = static_cast<int64_t>(kC0Bytes / EB);
+  static constexpr int64_t kH = kZInside ? 16 : kC0, kW = kZInside ? kC0 : 16;
+  static constexpr auto layout = make_layout(make_shape(Int<kH>{}, Int<kW>{}),
+                                             make_stride(Int<kZInside ? kW : 1>{}, Int<kZInside ? 1 : kH>{}));
+  static_assert(decltype(cosize(layout))::value == 16 * kC0, "one fractal is 16 C0s");
+};
+
+// Fractal (bi, bj) on its own; `block` is its first element.
+template <bool kPack, size_t EB, bool kZInside>
+void one_fractal(const Plan& p, uint8_t* logical, uint8_t* block, uint64_t bi, uint64_t bj) {
+  using F = Fractal<EB, kZInside>;
+  constexpr auto fractal = F::layout;
+  constexpr int64_t kH = F::kH, kW = F::kW;
+  const uint64_t cols = p.cols;
+  const uint64_t r0 = bi * kH, c0 = bj * kW;
+  const uint64_t h = std::min<uint64_t>(kH, p.rows - r0);
+  const uint64_t w = std::min<uint64_t>(kW, cols - c0);
+  uint8_t* src = logical + (r0 * cols + c0) * EB;
+  if (kPack && (h < static_cast<uint64_t>(kH) || w < static_cast<uint64_t>(kW))) {
+    std::memset(block, 0, static_cast<size_t>(cosize(fractal)) * EB);  // an edge fractal's padding
+  }
+  if (kZInside && w == static_cast<uint64_t>(kW)) {
+    // Each fractal row is one whole C0.
+    for (uint64_t rr = 0; rr < h; ++rr) {
+      uint8_t* d = block + static_cast<uint64_t>(crd2offset(make_coord(static_cast<int64_t>(rr), _0{}), fractal)) * EB;
+      if (kPack) std::memcpy(d, src + rr * cols * EB, kC0Bytes);
+      else std::memcpy(src + rr * cols * EB, d, kC0Bytes);
+    }
+    return;
+  }
+  if (!kZInside && h == static_cast<uint64_t>(kH) && w == static_cast<uint64_t>(kW)) {
+    // A kC0 x 16 transpose: logical rows become the fractal's columns.
+    if (n_fractal_simd<kPack, EB>(block, src, cols)) return;
+    for (int64_t rr = 0; rr < kH; ++rr) {
+      const uint8_t* s = src + static_cast<uint64_t>(rr) * cols * EB;
+      for (int64_t cc = 0; cc < kW; ++cc) {
+        uint8_t* d = block + static_cast<uint64_t>(crd2offset(make_coord(rr, cc), fractal)) * EB;
+        if (kPack) copy_elem<EB>(d, s + static_cast<uint64_t>(cc) * EB);
+        else copy_elem<EB>(const_cast<uint8_t*>(s) + static_cast<uint64_t>(cc) * EB, d);
+      }
+    }
+    return;
+  }
+  // An edge fractal: element by element (padding was zeroed before).
+  for (uint64_t rr = 0; rr < h; ++rr) {
+    for (uint64_t cc = 0; cc < w; ++cc) {
+      uint8_t* d = block + static_cast<uint64_t>(crd2offset(make_coord(static_cast<int64_t>(rr),
+                                                                       static_cast<int64_t>(cc)), fractal)) * EB;
+      uint8_t* s = src + (rr * cols + cc) * EB;
+      if (kPack) copy_elem<EB>(d, s);
+      else copy_elem<EB>(s, d);
+    }
+  }
+}
+
+// Fractal by fractal, or (z inside, kRowSweep) logical row by logical row.
 template <bool kPack, size_t EB, bool kZInside, bool kRowSweep>
 void fractal_copy(const Plan& p, uint8_t* logical, uint8_t* phys) {
-  constexpr int64_t kC0 = static_cast<int64_t>(kC0Bytes / EB);
-  constexpr int64_t kH = kZInside ? 16 : kC0, kW = kZInside ? kC0 : 16;
-  constexpr auto fractal = make_layout(make_shape(Int<kH>{}, Int<kW>{}),
-                                       make_stride(Int<kZInside ? kW : 1>{}, Int<kZInside ? 1 : kH>{}));
-  static_assert(decltype(cosize(fractal))::value == 16 * kC0, "one fractal is 16 C0s");
+  using F = Fractal<EB, kZInside>;
+  constexpr int64_t kH = F::kH, kW = F::kW;
+  constexpr auto fractal = F::layout;
   const auto blocks = make_layout(make_shape(static_cast<int64_t>(p.R), static_cast<int64_t>(p.C)),
                                   make_stride(static_cast<int64_t>(p.out_row), static_cast<int64_t>(p.out_col)));
   const uint64_t cols = p.cols;
@@ -441,49 +508,59 @@ void fractal_copy(const Plan& p, uint8_t* logical, uint8_t* phys) {
       return;
     }
   }
-  for (int64_t bi = 0; bi < static_cast<int64_t>(p.R); ++bi) {
-    const uint64_t r0 = static_cast<uint64_t>(bi * kH);
-    const uint64_t h = std::min<uint64_t>(kH, p.rows - r0);
-    for (int64_t bj = 0; bj < static_cast<int64_t>(p.C); ++bj) {
-      const uint64_t c0 = static_cast<uint64_t>(bj * kW);
-      const uint64_t w = std::min<uint64_t>(kW, cols - c0);
-      uint8_t* block = phys + static_cast<uint64_t>(crd2offset(make_coord(bi, bj), blocks)) * EB;
-      uint8_t* src = logical + (r0 * cols + c0) * EB;
-      if (kPack && (h < static_cast<uint64_t>(kH) || w < static_cast<uint64_t>(kW))) {
-        std::memset(block, 0, static_cast<size_t>(cosize(fractal)) * EB);  // an edge fractal's padding
-      }
-      if (kZInside && w == static_cast<uint64_t>(kW)) {
-        // Each fractal row is one whole C0.
-        for (uint64_t rr = 0; rr < h; ++rr) {
-          uint8_t* d = block + static_cast<uint64_t>(crd2offset(make_coord(static_cast<int64_t>(rr), _0{}), fractal)) * EB;
-          if (kPack) std::memcpy(d, src + rr * cols * EB, kC0Bytes);
-          else std::memcpy(src + rr * cols * EB, d, kC0Bytes);
+  for (uint64_t bi = 0; bi < p.R; ++bi) {
+    for (uint64_t bj = 0; bj < p.C; ++bj) {
+      one_fractal<kPack, EB, kZInside>(p, logical, phys + static_cast<uint64_t>(crd2offset(
+                                           make_coord(static_cast<int64_t>(bi), static_cast<int64_t>(bj)), blocks)) * EB,
+                                       bi, bj);
+    }
+  }
+}
+
+// nZ (n-fractals, blocks along block rows): whole fractals go in groups of kG
+// side by side, so that one logical row of the group is one 64-byte cache
+// line, read (pack) or written (unpack) whole in one step through a 64-byte
+// wide L1 stage, instead of in kG pieces by kG fractals (the kH rows of a
+// fractal are a matrix row apart and share their cache set, so they evict each
+// other before the next fractal comes back for the rest of the line). The
+// groups follow the blocks in memory, and the lines two groups ahead are
+// prefetched. Edge fractals (the padded last block row and column, and those
+// beyond the last whole group) go one by one.
+template <bool kPack, size_t EB>
+void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
+  using F = Fractal<EB, false>;
+  constexpr uint64_t kH = static_cast<uint64_t>(F::kH), kW = static_cast<uint64_t>(F::kW);
+  constexpr uint64_t kPiece = kW * EB;  // bytes of one fractal in a logical row
+  constexpr uint64_t kG = kPiece >= kLineBytes ? 1 : kLineBytes / kPiece;
+  const auto blocks = make_layout(make_shape(static_cast<int64_t>(p.R), static_cast<int64_t>(p.C)),
+                                  make_stride(static_cast<int64_t>(p.out_row), static_cast<int64_t>(p.out_col)));
+  auto block_at = [&](uint64_t bi, uint64_t bj) {
+    return phys + static_cast<uint64_t>(crd2offset(make_coord(static_cast<int64_t>(bi), static_cast<int64_t>(bj)),
+                                                   blocks)) * EB;
+  };
+  const uint64_t pitch = p.cols * EB;
+  const uint64_t full_r = p.rows / kH, full_g = n_fractal_simd_ready<EB>() ? p.cols / kW / kG : 0;
+  alignas(64) uint8_t stage[kH * kLineBytes];
+  for (uint64_t bi = 0; bi < full_r; ++bi) {
+    for (uint64_t g = 0; g < full_g; ++g) {
+      uint8_t* src = logical + bi * kH * pitch + g * kLineBytes;
+      if (kPack) {
+        for (uint64_t rr = 0; rr < kH; ++rr) {
+          __builtin_prefetch(src + rr * pitch + 2 * kLineBytes, 0);
+          std::memcpy(stage + rr * kLineBytes, src + rr * pitch, kLineBytes);
         }
-        continue;
       }
-      if (!kZInside && h == static_cast<uint64_t>(kH) && w == static_cast<uint64_t>(kW)) {
-        // A kC0 x 16 transpose: logical rows become the fractal's columns.
-        if (n_fractal_simd<kPack, EB>(block, src, cols)) continue;
-        for (int64_t rr = 0; rr < kH; ++rr) {
-          const uint8_t* s = src + static_cast<uint64_t>(rr) * cols * EB;
-          for (int64_t cc = 0; cc < kW; ++cc) {
-            uint8_t* d = block + static_cast<uint64_t>(crd2offset(make_coord(rr, cc), fractal)) * EB;
-            if (kPack) copy_elem<EB>(d, s + static_cast<uint64_t>(cc) * EB);
-            else copy_elem<EB>(const_cast<uint8_t*>(s) + static_cast<uint64_t>(cc) * EB, d);
-          }
-        }
-        continue;
+      for (uint64_t q = 0; q < kG; ++q) {
+        n_fractal_simd<kPack, EB>(block_at(bi, g * kG + q), stage + q * kPiece, kLineBytes / EB);
       }
-      // An edge fractal: element by element (padding was zeroed before).
-      for (uint64_t rr = 0; rr < h; ++rr) {
-        for (uint64_t cc = 0; cc < w; ++cc) {
-          uint8_t* d = block + static_cast<uint64_t>(crd2offset(make_coord(static_cast<int64_t>(rr),
-                                                                           static_cast<int64_t>(cc)), fractal)) * EB;
-          uint8_t* s = src + (rr * cols + cc) * EB;
-          if (kPack) copy_elem<EB>(d, s);
-          else copy_elem<EB>(s, d);
-        }
+      if (!kPack) {
+        for (uint64_t rr = 0; rr < kH; ++rr) std::memcpy(src + rr * pitch, stage + rr * kLineBytes, kLineBytes);
       }
+    }
+  }
+  for (uint64_t bi = 0; bi < p.R; ++bi) {
+    for (uint64_t bj = bi < full_r ? full_g * kG : 0; bj < p.C; ++bj) {
+      one_fractal<kPack, EB, false>(p, logical, block_at(bi, bj), bi, bj);
     }
   }
 }

@@ -42,6 +42,11 @@ TEST(MgeBoundary, nchw64_whole_and_partial_blocks) { expect_pass("mge.nchw64", "
 TEST(MgeBoundary, nchw32_whole_and_partial_blocks) { expect_pass("mge.nchw32", "uint8", "1,96,8,97"); }
 TEST(MgeBoundary, nhwc_c64_whole_blocks) { expect_pass("mge.nhwc", "int8", "2,64,16,32"); }
 TEST(MgeBoundary, nhwc_fp32_c20_long_rows) { expect_pass("mge.nhwc", "fp32", "2,20,9,61"); }
+// 32-bit elements with 16 | R take 16x16 tiles where AVX-512 is there: padding
+// rows, a column tail, and whole tiles only.
+TEST(MgeBoundary, nchw32_fp32_padding_rows_16x16) { expect_pass("mge.nchw32", "fp32", "2,40,3,37"); }
+TEST(MgeBoundary, nhwc_fp32_c48_16x16) { expect_pass("mge.nhwc", "fp32", "1,48,5,35"); }
+TEST(MgeBoundary, nchw64_fp32_whole_tiles_16x16) { expect_pass("mge.nchw64", "fp32", "1,64,4,8"); }
 
 TEST(MgeText, descriptors_round_trip) {
   for (const char* text : {"mge.nchw", "mge.nhwc", "mge.nchw4", "mge.nchw32", "mge.nchw64", "mge.chwn4",

@@ -255,7 +255,7 @@ TEST(TlaOptimized, fractal_transposes_match_the_reference_with_and_without_simd)
     tla_set_simd(simd);
     for (const char* layout : {"tla.nZ", "tla.nN", "tla.zN", "tla.zZ"}) {
       for (const char* dtype : {"int8", "fp16", "bf16", "fp32"}) {
-        for (const char* shape : {"64,64", "96,48", "33,47", "32,16"}) {
+        for (const char* shape : {"64,64", "96,48", "33,47", "32,16", "100,200"}) {
           CheckReport r = check(testing::must_case(layout, dtype, shape), reference_impl(), optimized_impl());
           EXPECT_EQ(r.verdict, Verdict::kPass) << (simd ? "simd " : "portable ") << r.message;
         }
