@@ -52,8 +52,11 @@ static lc_status parse_pairs(const char* text, chunked* k, char* why, size_t n) 
     if (!*p) break;
     d = strtoul(p, &end, 10);
     if (*end != ':' || k->npairs == MAX_PAIRS) return snprintf(why, n, "cannot read pairs '%s'", text), LC_UNSUPPORTED;
+    if (end[1] < '0' || end[1] > '9') return snprintf(why, n, "pair %lu: missing size in '%s'", d, text), LC_INVALID;
     s = strtoul(end + 1, &end, 10);
     if (d >= k->rank) return snprintf(why, n, "dimension %lu outside rank %u", d, k->rank), LC_INVALID;
+    if (s == 0 && k->npairs > 0 && k->size[k->npairs - 1] != 0)
+      return snprintf(why, n, "pair (%lu,0) follows a sized pair: chunk-order pairs come first", d), LC_INVALID;
     k->dim[k->npairs] = (uint32_t)d;
     k->size[k->npairs] = s;
     k->npairs++;

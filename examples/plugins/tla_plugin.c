@@ -26,6 +26,8 @@ static lc_status plan(const lc_case* c, format* f, char* why, size_t n) {
   name += 4;
   if (c->rank != 2 || c->shape[0] <= 0 || c->shape[1] <= 0) return snprintf(why, n, "a rows x cols matrix"), LC_INVALID;
   if (c->dtype_bits % 8) return snprintf(why, n, "whole-byte elements only"), LC_INVALID;
+  /* int8x4, fp32x2, ...: packed storage types, not an ElemType of a layout. */
+  if (strchr(c->dtype, 'x')) return snprintf(why, n, "%s is a packed storage type", c->dtype), LC_INVALID;
   f->rows = (uint64_t)c->shape[0], f->cols = (uint64_t)c->shape[1], f->bytes = c->dtype_bits / 8;
   if (strcmp(name, "rowmajor") == 0) return LC_OK;
   if (strcmp(name, "colmajor") == 0) return f->col_major = 1, LC_OK;
