@@ -177,9 +177,29 @@ Result<TlaLayoutText> named_format(const std::string& kind, uint64_t rows, uint6
 }
 
 // Every coordinate must have its own offset, or pack would be ambiguous
-// (oracles/ERRATA.md, CATLASS TLA, non-injective layouts). Small layouts are
-// enumerated; larger ones must have strides that do not interleave.
+// (oracles/ERRATA.md, CATLASS TLA, non-injective layouts). Strides that do not
+// interleave (sorted by stride, each at or past the span of the smaller ones)
+// make the offset a mixed-radix number, which is injective; layouts whose
+// strides interleave are enumerated when small and rejected otherwise.
 Status check_injective(const TlaLayoutText& l, uint64_t size) {
+  std::vector<int64_t> extents = l.shape.leaves(), strides = l.stride.leaves();
+  std::vector<std::pair<uint64_t, uint64_t>> modes;  // (stride, extent)
+  for (size_t i = 0; i < extents.size(); ++i) {
+    if (extents[i] > 1) modes.push_back({static_cast<uint64_t>(strides[i]), static_cast<uint64_t>(extents[i])});
+  }
+  std::sort(modes.begin(), modes.end());
+  Checked reach = 1;
+  uint64_t interleaved_stride = 0;
+  bool interleaved = false;
+  for (const auto& [stride, extent] : modes) {
+    if (!reach.ok() || stride < reach.value()) {
+      interleaved = true;
+      interleaved_stride = stride;
+      break;
+    }
+    reach = Checked(stride) * extent;
+  }
+  if (!interleaved) return Status();
   if (size <= kEnumerateLimit) {
     std::vector<std::pair<uint64_t, uint64_t>> offsets;  // (offset, index)
     offsets.reserve(size);
@@ -197,22 +217,10 @@ Status check_injective(const TlaLayoutText& l, uint64_t size) {
     }
     return Status();
   }
-  std::vector<int64_t> extents = l.shape.leaves(), strides = l.stride.leaves();
-  std::vector<std::pair<uint64_t, uint64_t>> modes;  // (stride, extent)
-  for (size_t i = 0; i < extents.size(); ++i) {
-    if (extents[i] > 1) modes.push_back({static_cast<uint64_t>(strides[i]), static_cast<uint64_t>(extents[i])});
-  }
-  std::sort(modes.begin(), modes.end());
-  Checked reach = 1;
-  for (const auto& [stride, extent] : modes) {
-    if (!reach.ok() || stride < reach.value()) {
-      return Status::invalid("TLA layout " + to_string(l) + " has " + num(size) + " elements, more than the " +
-                             num(kEnumerateLimit) + " checked one by one, and its strides interleave (stride " +
-                             num(stride) + " < span " + num(reach.value()) + "): that it is injective is not established").with_rule("tla/injective");
-    }
-    reach = Checked(stride) * extent;
-  }
-  return Status();
+  return Status::invalid("TLA layout " + to_string(l) + " has " + num(size) + " elements, more than the " +
+                         num(kEnumerateLimit) + " checked one by one, and its strides interleave (stride " +
+                         num(interleaved_stride) + " < span " + (reach.ok() ? num(reach.value()) : std::string("past 2^64")) +
+                         "): that it is injective is not established").with_rule("tla/injective");
 }
 
 // A parameter that is not an IntTuple breaks the notation rule.
