@@ -41,6 +41,7 @@
 
 #include "core/case_cache.h"
 #include "layoutcheck/checked.h"
+#include "optimized/byte_transpose.h"
 #include "optimized/families.h"
 
 namespace layoutcheck {
@@ -159,37 +160,6 @@ __attribute__((always_inline)) inline void transpose4x4_epi32(__m128i& a, __m128
   d = _mm_unpackhi_epi64(t2, t3);
 }
 
-// The 16x16 transpose of bytes (4 rounds of interleaves).
-__attribute__((always_inline)) inline void transpose16x16_epi8(__m128i v[16]) {
-  __m128i t[16];
-  LC_MGE_UNROLL
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm_unpacklo_epi8(v[2 * i], v[2 * i + 1]);
-    t[2 * i + 1] = _mm_unpackhi_epi8(v[2 * i], v[2 * i + 1]);
-  }
-  LC_MGE_UNROLL
-  for (int i = 0; i < 4; ++i) {
-    LC_MGE_UNROLL
-    for (int j = 0; j < 2; ++j) {
-      v[4 * i + 2 * j] = _mm_unpacklo_epi16(t[4 * i + j], t[4 * i + j + 2]);
-      v[4 * i + 2 * j + 1] = _mm_unpackhi_epi16(t[4 * i + j], t[4 * i + j + 2]);
-    }
-  }
-  LC_MGE_UNROLL
-  for (int i = 0; i < 2; ++i) {
-    LC_MGE_UNROLL
-    for (int j = 0; j < 4; ++j) {
-      t[8 * i + 2 * j] = _mm_unpacklo_epi32(v[8 * i + j], v[8 * i + j + 4]);
-      t[8 * i + 2 * j + 1] = _mm_unpackhi_epi32(v[8 * i + j], v[8 * i + j + 4]);
-    }
-  }
-  LC_MGE_UNROLL
-  for (int j = 0; j < 8; ++j) {
-    v[2 * j] = _mm_unpacklo_epi64(t[j], t[j + 8]);
-    v[2 * j + 1] = _mm_unpackhi_epi64(t[j], t[j + 8]);
-  }
-}
-
 inline __m128i load_row(const uint8_t* logical, uint64_t row, uint64_t offset_bytes) {
   if (row == kPad) return _mm_setzero_si128();
   return _mm_loadu_si128(reinterpret_cast<const __m128i*>(logical + offset_bytes));
@@ -246,11 +216,11 @@ uint64_t tiles_16x16_epi8(const Group& g, uint8_t* logical, uint8_t* phys) {
       __m128i v[16];
       if (kPack) {
         for (int k = 0; k < 16; ++k) v[k] = load_row(logical, rows[k], rows[k] + l);
-        transpose16x16_epi8(v);
+        byte_transpose::transpose16x16_epi8(v);
         for (int k = 0; k < 16; ++k) _mm_storeu_si128(reinterpret_cast<__m128i*>(px + k * pitch), v[k]);
       } else {
         for (int k = 0; k < 16; ++k) v[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + k * pitch));
-        transpose16x16_epi8(v);
+        byte_transpose::transpose16x16_epi8(v);
         for (int k = 0; k < 16; ++k) {
           if (rows[k] != kPad) _mm_storeu_si128(reinterpret_cast<__m128i*>(logical + rows[k] + l), v[k]);
         }
@@ -303,36 +273,6 @@ uint64_t tiles_4x16_epi8(const Group& g, uint8_t* logical, uint8_t* phys) {
 #define LC_MGE_AVX2 __attribute__((target("avx2")))
 #define LC_MGE_AVX2_INLINE inline __attribute__((target("avx2"), always_inline))
 
-// Two independent 16x16 byte transposes, one per 128-bit lane.
-LC_MGE_AVX2_INLINE void transpose16x16_epi8_x2(__m256i v[16]) {
-  __m256i t[16];
-  LC_MGE_UNROLL
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm256_unpacklo_epi8(v[2 * i], v[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_epi8(v[2 * i], v[2 * i + 1]);
-  }
-  LC_MGE_UNROLL
-  for (int i = 0; i < 4; ++i) {
-    LC_MGE_UNROLL
-    for (int j = 0; j < 2; ++j) {
-      v[4 * i + 2 * j] = _mm256_unpacklo_epi16(t[4 * i + j], t[4 * i + j + 2]);
-      v[4 * i + 2 * j + 1] = _mm256_unpackhi_epi16(t[4 * i + j], t[4 * i + j + 2]);
-    }
-  }
-  LC_MGE_UNROLL
-  for (int i = 0; i < 2; ++i) {
-    LC_MGE_UNROLL
-    for (int j = 0; j < 4; ++j) {
-      t[8 * i + 2 * j] = _mm256_unpacklo_epi32(v[8 * i + j], v[8 * i + j + 4]);
-      t[8 * i + 2 * j + 1] = _mm256_unpackhi_epi32(v[8 * i + j], v[8 * i + j + 4]);
-    }
-  }
-  LC_MGE_UNROLL
-  for (int j = 0; j < 8; ++j) {
-    v[2 * j] = _mm256_unpacklo_epi64(t[j], t[j + 8]);
-    v[2 * j + 1] = _mm256_unpackhi_epi64(t[j], t[j + 8]);
-  }
-}
 
 // 8-bit elements, R a multiple of 32 (NCHW32, NCHW64, CHWN4 with N % 8 == 0):
 // 32 rows x 256 columns per block. Each row's cache line goes through a stack
@@ -391,7 +331,7 @@ LC_MGE_AVX2_INLINE void transpose_16_pixels(uint8_t (*stage)[kStageCols], uint64
       const __m128i hi = _mm_load_si128(reinterpret_cast<const __m128i*>(stage[k + 16] + c));
       v[k] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
     }
-    transpose16x16_epi8_x2(v);
+    byte_transpose::transpose16x16_epi8_x2(v);
     if (n == 16) {
       LC_MGE_UNROLL
       for (int k = 0; k < 16; ++k) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k * pitch), v[k]);
@@ -407,7 +347,7 @@ LC_MGE_AVX2_INLINE void transpose_16_pixels(uint8_t (*stage)[kStageCols], uint64
         v[k] = k < n ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out + k * pitch)) : _mm256_setzero_si256();
       }
     }
-    transpose16x16_epi8_x2(v);
+    byte_transpose::transpose16x16_epi8_x2(v);
     LC_MGE_UNROLL
     for (int j = 0; j < 16; ++j) {
       _mm_store_si128(reinterpret_cast<__m128i*>(stage[j] + c), _mm256_castsi256_si128(v[j]));

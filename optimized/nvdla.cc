@@ -27,6 +27,7 @@
 
 #include "core/case_cache.h"
 #include "layoutcheck/checked.h"
+#include "optimized/byte_transpose.h"
 #include "optimized/families.h"
 #include "optimized/nvdla.h"
 #include "optimized/threads.h"
@@ -145,35 +146,9 @@ inline void transpose16x16_u8(const uint8_t* src, uint64_t sp, uint8_t* dst, uin
   __m128i r[16];
   LC_UNROLL
   for (int i = 0; i < 16; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * sp));
-  __m128i a[16], b[16];
+  byte_transpose::transpose16x16_epi8(r);
   LC_UNROLL
-  for (int i = 0; i < 8; ++i) {
-    a[2 * i] = _mm_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
-    a[2 * i + 1] = _mm_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
-  }
-  LC_UNROLL
-  for (int i = 0; i < 4; ++i) {
-    LC_UNROLL
-    for (int j = 0; j < 2; ++j) {
-      b[4 * i + 2 * j] = _mm_unpacklo_epi16(a[4 * i + j], a[4 * i + j + 2]);
-      b[4 * i + 2 * j + 1] = _mm_unpackhi_epi16(a[4 * i + j], a[4 * i + j + 2]);
-    }
-  }
-  LC_UNROLL
-  for (int i = 0; i < 2; ++i) {
-    LC_UNROLL
-    for (int j = 0; j < 4; ++j) {
-      a[8 * i + 2 * j] = _mm_unpacklo_epi32(b[8 * i + j], b[8 * i + j + 4]);
-      a[8 * i + 2 * j + 1] = _mm_unpackhi_epi32(b[8 * i + j], b[8 * i + j + 4]);
-    }
-  }
-  LC_UNROLL
-  for (int j = 0; j < 8; ++j) {
-    b[2 * j] = _mm_unpacklo_epi64(a[j], a[j + 8]);
-    b[2 * j + 1] = _mm_unpackhi_epi64(a[j], a[j + 8]);
-  }
-  LC_UNROLL
-  for (int j = 0; j < 16; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j * dp), b[j]);
+  for (int j = 0; j < 16; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j * dp), r[j]);
 }
 
 // 8x8 16-bit words: dst row j = word j of the 8 src rows.
@@ -281,37 +256,6 @@ bool has_avx2() {
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define LC_NVDLA_AVX2 1
-// Per 128-bit lane: 16 rows of 16 bytes -> 16 columns.
-__attribute__((target("avx2"), always_inline)) inline void transpose_u8_per_lane(__m256i* r) {
-  __m256i t[16];
-  LC_UNROLL
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm256_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
-  }
-  LC_UNROLL
-  for (int i = 0; i < 4; ++i) {
-    LC_UNROLL
-    for (int j = 0; j < 2; ++j) {
-      r[4 * i + 2 * j] = _mm256_unpacklo_epi16(t[4 * i + j], t[4 * i + j + 2]);
-      r[4 * i + 2 * j + 1] = _mm256_unpackhi_epi16(t[4 * i + j], t[4 * i + j + 2]);
-    }
-  }
-  LC_UNROLL
-  for (int i = 0; i < 2; ++i) {
-    LC_UNROLL
-    for (int j = 0; j < 4; ++j) {
-      t[8 * i + 2 * j] = _mm256_unpacklo_epi32(r[8 * i + j], r[8 * i + j + 4]);
-      t[8 * i + 2 * j + 1] = _mm256_unpackhi_epi32(r[8 * i + j], r[8 * i + j + 4]);
-    }
-  }
-  LC_UNROLL
-  for (int j = 0; j < 8; ++j) {
-    r[2 * j] = _mm256_unpacklo_epi64(t[j], t[j + 8]);
-    r[2 * j + 1] = _mm256_unpackhi_epi64(t[j], t[j + 8]);
-  }
-}
-
 // 32 x 32 bytes: dst row j = byte j of the 32 src rows (its own inverse).
 // Rows 0-15 and 16-31 are transposed per lane; lane 0 of both holds columns
 // 0-15, lane 1 columns 16-31, so a 128-bit lane swap joins each output row.
@@ -323,8 +267,8 @@ __attribute__((target("avx2"))) void transpose32x32_u8_avx2(const uint8_t* src, 
     a[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i * sp));
     b[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + (i + 16) * sp));
   }
-  transpose_u8_per_lane(a);
-  transpose_u8_per_lane(b);
+  byte_transpose::transpose16x16_epi8_x2(a);
+  byte_transpose::transpose16x16_epi8_x2(b);
   LC_UNROLL
   for (int j = 0; j < 16; ++j) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j * dp), _mm256_permute2x128_si256(a[j], b[j], 0x20));
@@ -513,7 +457,7 @@ __attribute__((target("avx2"))) uint64_t small_kernel_avx2(const uint8_t* logica
         const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + (i + 16) * hw));
         r[i] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
       }
-      transpose_u8_per_lane(r);
+      byte_transpose::transpose16x16_epi8_x2(r);
       LC_UNROLL
       for (int j = 0; j < 16; ++j) {
         if (static_cast<uint64_t>(j) < hw) {
@@ -528,7 +472,7 @@ __attribute__((target("avx2"))) uint64_t small_kernel_avx2(const uint8_t* logica
                  ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(phys_in + physical + j * dp + c))
                  : _mm256_setzero_si256();
     }
-    transpose_u8_per_lane(r);
+    byte_transpose::transpose16x16_epi8_x2(r);
     uint8_t* dst = logical_out + logical + c * hw;
     LC_UNROLL
     for (int i = 0; i < 16; ++i) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * hw), _mm256_castsi256_si128(r[i]));

@@ -181,7 +181,7 @@ src="$work/src"
 build="$work/build"
 mkdir -p "$src" "$build" || exit 2
 git -C "$root" ls-files -z | (cd "$root" && tar --null -T - -cf -) | tar -xf - -C "$src" || exit 2
-export CCACHE_DIR="${CCACHE_DIR:-/work/ccache}" CCACHE_NOHASHDIR=1
+export CCACHE_NOHASHDIR=1
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLAYOUTCHECK_BUILD_TESTS=ON \
