@@ -43,6 +43,26 @@ TEST_P(Differential, random_cases) {
   EXPECT_GT(valid, static_cast<uint64_t>(kCases) / 2) << spec.name;
 }
 
+TEST_P(Differential, offset_outside_the_shape_is_rejected) {
+  const LayoutSpec& spec = spec_of(GetParam());
+  if (!spec.boundary_cases) GTEST_SKIP() << spec.name << " declares no boundary cases";
+  uint64_t probed = 0;
+  for (const Case& c : spec.boundary_cases()) {
+    if (!reference_impl().size_bytes(c).ok()) continue;
+    for (size_t d = 0; d < c.shape.size(); ++d) {
+      for (int64_t outside : {c.shape[d], int64_t{-1}}) {
+        Coord at(c.shape.size(), 0);
+        at[d] = outside;
+        if (reference_impl().offset_bits(c, at).ok()) continue;
+        auto actual = optimized_impl().offset_bits(c, at);
+        EXPECT_FALSE(actual.ok()) << to_string(c) << ": the optimized offset of a coordinate with index " << outside << " in dimension " << d << " is " << *actual << ", the reference rejects it";
+        ++probed;
+      }
+    }
+  }
+  if (probed == 0) GTEST_SKIP() << spec.name << " has no coordinate the reference rejects";
+}
+
 std::vector<std::string> all_layouts() {
   std::vector<std::string> names;
   for (const auto& s : layout_specs()) names.push_back(s.name);
