@@ -6,6 +6,7 @@
 #
 #   scripts/mutate.sh [--files GLOB] [--max N] [--seed N] [--ops LIST] [--work DIR]
 #                     [--timeout S] [--report-only] [--all-tests] [--list]
+#                     [--only FILE:LINE:OP,...] [--no-sanitize]
 #
 #   --files GLOB   source files to mutate, relative to the tree (default optimized/*.cc)
 #   --max N        mutants to run, spread over the files (default 40; 0 = all)
@@ -26,6 +27,16 @@
 #   --all-tests    run every differential and property test for each mutant, not only
 #                  those of the mutated file's family (tpu*, htp*, tla*, mge*, nvdla*, precision*)
 #   --list         print the candidate mutants and exit
+#   --only LIST    run exactly these mutants (comma-separated FILE:LINE:OP, as the
+#                  report prints them), e.g. to re-run the survivors of a sample
+#   --no-sanitize  build the copy without AddressSanitizer + UndefinedBehaviorSanitizer
+#                  (by default they are on, so a mutant that reads or writes out of
+#                  bounds dies even when the bytes it touches happen to be right)
+#
+# A line whose comment says `mutate: equivalent (REASON)` is not mutated: every
+# mutant of it behaves as the original (a loop bound whose extra pass does no
+# work, a thread-count threshold). The report lists those lines and reasons, so
+# the claim stays visible and reviewable.
 #
 # The tree's own files are never modified: the copy under --work is mutated and
 # restored from the tree after each mutant. Exit status: 0 when every mutant was
@@ -41,6 +52,8 @@ timeout_s=300
 report_only=0
 list_only=0
 all_tests=0
+only=""
+sanitize=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --files) files_glob="$2"; shift 2 ;;
@@ -52,6 +65,8 @@ while [ $# -gt 0 ]; do
     --report-only) report_only=1; shift ;;
     --all-tests) all_tests=1; shift ;;
     --list) list_only=1; shift ;;
+    --only) only="$2"; shift 2 ;;
+    --no-sanitize) sanitize=0; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "mutate.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -157,6 +172,7 @@ IFS=',' read -r -a op_list <<< "$ops"
 candidates=$(for f in "${files[@]}"; do
   for op in "${op_list[@]}"; do
     awk -v op="$op" -v file="$f" "$awk_ops"'
+      /mutate: equivalent \(/ { next }
       { t = mutate($0, op); if (t != $0) printf "%s\t%d\t%s\n", file, NR, op }' "$f"
   done
 done)
@@ -164,7 +180,16 @@ total_candidates=$(printf '%s\n' "$candidates" | grep -c .)
 sample=$(printf '%s\n' "$candidates" | grep . |
   awk -v seed="$seed" 'BEGIN { srand(seed) } { print rand() "\t" $0 }' | sort -k1,1g |
   awk -F'\t' -v OFS='\t' '{ n = ++seen[$2]; print n, $2, $3, $4 }' | sort -k1,1n -s | cut -f2-)
-[ "$max" -gt 0 ] && sample=$(printf '%s\n' "$sample" | head -n "$max")
+if [ -n "$only" ]; then
+  sample=$(printf '%s\n' "$only" | tr ',' '\n' | awk -F: -v OFS='\t' 'NF == 3 { print $1, $2, $3 }')
+  while IFS=$'\t' read -r f line op; do
+    [ -f "$root/$f" ] || { echo "mutate.sh: --only names $f, which is not a file of the tree" >&2; exit 2; }
+    printf '%s\n' "$candidates" | grep -qxF "$f"$'\t'"$line"$'\t'"$op" ||
+      { echo "mutate.sh: --only names $f:$line:$op, which is not a candidate mutant (see --list --max 0)" >&2; exit 2; }
+  done <<< "$sample"
+elif [ "$max" -gt 0 ]; then
+  sample=$(printf '%s\n' "$sample" | head -n "$max")
+fi
 sample_count=$(printf '%s\n' "$sample" | grep -c .)
 
 if [ "$list_only" -eq 1 ]; then
@@ -183,9 +208,11 @@ mkdir -p "$src" "$build" || exit 2
 git -C "$root" ls-files -z | (cd "$root" && tar --null -T - -cf -) | tar -xf - -C "$src" || exit 2
 export CCACHE_NOHASHDIR=1
 launcher=()
+sanitize_flags=()
+[ "$sanitize" -eq 1 ] && sanitize_flags=(-DLAYOUTCHECK_SANITIZE=address,undefined)
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLAYOUTCHECK_BUILD_TESTS=ON \
-  -DLAYOUTCHECK_BUILD_BENCH=OFF -DLAYOUTCHECK_WERROR=OFF "${launcher[@]}" > "$work/configure.log" 2>&1 ||
+  -DLAYOUTCHECK_BUILD_BENCH=OFF -DLAYOUTCHECK_WERROR=OFF "${sanitize_flags[@]}" "${launcher[@]}" > "$work/configure.log" 2>&1 ||
   { echo "mutate.sh: configuring the scratch copy failed, see $work/configure.log" >&2; exit 2; }
 targets=(layoutcheck_differential_test layoutcheck_property_test)
 build_tests() { cmake --build "$build" --target "${targets[@]}" > "$work/build.log" 2>&1; }
@@ -259,6 +286,14 @@ if [ "${#survivors[@]}" -gt 0 ]; then
   echo
   printf '%-30s %-12s %s\n' "where" "operator" "mutated line"
   printf '%s\n' "${survivors[@]}" | awk -F'\t' '{ printf "%-30s %-12s %s\n", $1, $2, $3 }'
+fi
+equivalent=$(for f in "${files[@]}"; do
+  grep -n 'mutate: equivalent (' "$f" | sed "s|^|$f:|"
+done)
+if [ -n "$equivalent" ]; then
+  echo
+  echo "lines not mutated, marked equivalent ($(printf '%s\n' "$equivalent" | grep -c .)):"
+  printf '%s\n' "$equivalent" | sed -E 's/^([^:]+:[0-9]+):.*mutate: equivalent \((.*)\).*$/  \1  \2/'
 fi
 echo "time: $(( $(date +%s) - start_all )) s"
 [ "$survived" -gt 0 ] && [ "$report_only" -eq 0 ] && exit 1
