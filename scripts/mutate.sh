@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Mutation testing of the optimized library: applies one hand-written mutation
 # at a time to a scratch copy of the source tree, rebuilds the library and the
-# differential and property tests there, and runs them. A mutant the tests do
+# differential, property and unit tests there, and runs them. A mutant the tests do
 # not kill is a gap in the tests (or an equivalent mutant). Not part of ctest.
 #
 #   scripts/mutate.sh [--files GLOB] [--max N] [--seed N] [--ops LIST] [--work DIR]
@@ -24,7 +24,7 @@
 #   --work DIR     scratch directory: src/ (the copy) and build/ (default build-mutate in the tree)
 #   --timeout S    per test program and mutant (default 300); a time-out counts as a kill
 #   --report-only  exit 0 even when mutants survive
-#   --all-tests    run every differential and property test for each mutant, not only
+#   --all-tests    run every differential, property and unit test for each mutant, not only
 #                  those of the mutated file's family (tpu*, htp*, tla*, mge*, nvdla*, precision*)
 #   --list         print the candidate mutants and exit
 #   --only LIST    run exactly these mutants (comma-separated FILE:LINE:OP, as the
@@ -214,7 +214,7 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLAYOUTCHECK_BUILD_TESTS=ON \
   -DLAYOUTCHECK_BUILD_BENCH=OFF -DLAYOUTCHECK_WERROR=OFF "${sanitize_flags[@]}" "${launcher[@]}" > "$work/configure.log" 2>&1 ||
   { echo "mutate.sh: configuring the scratch copy failed, see $work/configure.log" >&2; exit 2; }
-targets=(layoutcheck_differential_test layoutcheck_property_test)
+targets=(layoutcheck_differential_test layoutcheck_property_test layoutcheck_unit_test)
 build_tests() { cmake --build "$build" --target "${targets[@]}" > "$work/build.log" 2>&1; }
 # The tests of the mutated file's family (all of them for a file of no family,
 # or with --all-tests).
