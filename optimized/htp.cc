@@ -138,7 +138,7 @@ Result<Plan> make_plan(const Case& c) {
   // it form a tile: a small transpose. Otherwise a row of one element.
   const size_t m = p.loops.size();
   if (m >= 2 && p.loops[m - 1].ls != 1) {
-    size_t j = m - 1;
+    size_t j = m - 1;  // mutate: equivalent (from m, the loop first re-tests loops[m - 1], known not 1)
     while (j-- > 0 && p.loops[j].ls != 1) {
     }
     uint64_t k = 1;
@@ -182,7 +182,7 @@ Result<Plan> make_plan(const Case& c) {
   // ones ordered by logical stride (any order of a loop nest visits the same
   // (physical, logical) pairs).
   p.logical_order = p.loops;
-  std::stable_sort(p.logical_order.begin(), p.logical_order.end() - 1,
+  std::stable_sort(p.logical_order.begin(), p.logical_order.end() - 1,  // mutate: equivalent (the row loop has the least logical stride and a stable sort keeps it last)
                    [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
   return p;
 }

@@ -675,7 +675,7 @@ template <bool kPack>
 void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
 #if LC_MGE_X86
   const uint64_t pixel_bytes = g.R * p.bits / 8;
-  if (kPack && p.stream && p.bits % 8 == 0 && pixel_bytes * 16 <= kStageBytes) {
+  if (kPack && p.stream && p.bits % 8 == 0 && pixel_bytes * 16 <= kStageBytes) {  // mutate: equivalent (both paths pack the same bytes)
     alignas(64) static thread_local uint8_t stage[kStageBytes];
     const uint64_t block = kStageBytes / pixel_bytes / 16 * 16;
     std::vector<uint64_t> rows(g.R);

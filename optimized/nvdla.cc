@@ -620,7 +620,7 @@ template <typename T, uint64_t kC>
 void image_runs_typed(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
   const uint64_t K = p.K, C = kC ? kC : p.C, H = p.H, W = p.W, group = p.group, wc = p.wc;
   const uint64_t ext = p.ext, width = ext == 1 ? wc : p.width, hw = H * W, chw = C * hw;
-  for (uint64_t k0 = 0; k0 < K; k0 += group) {
+  for (uint64_t k0 = 0; k0 < K; k0 += group) {  // mutate: equivalent (a pass at k0 == K has no kernel)
     const uint64_t gk = std::min(group, K - k0), base = k0 * chw;
     for (uint64_t j = 0; j * ext < H; ++j) {
       const uint64_t h0 = j * ext, h1 = std::min(H, h0 + ext), wj = (h1 - h0) * wc;

@@ -44,7 +44,7 @@ unsigned hardware_threads() {
 }
 
 unsigned resolve_threads(unsigned requested, uint64_t bytes) {
-  if (requested == kAutoThreads) return bytes >= kThreadedBytes ? hardware_threads() : 1;
+  if (requested == kAutoThreads) return bytes >= kThreadedBytes ? hardware_threads() : 1;  // mutate: equivalent (a thread count changes no byte)
   return std::min(requested, kMaxThreads);
 }
 
@@ -67,14 +67,14 @@ Status optimized_unpack(const Case& c, const void* physical, size_t physical_siz
 
 void parallel_ranges(uint64_t n, uint64_t bytes, const std::function<void(uint64_t, uint64_t)>& body) {
   const uint64_t t = std::min<uint64_t>(resolve_threads(requested_threads(), bytes), n);
-  if (t <= 1) {
+  if (t <= 1) {  // mutate: equivalent (one thread or a pool of one runs the same ranges)
     if (n) body(0, n);
     return;
   }
   // Range i is [n*i/t, n*(i+1)/t): sizes differ by at most one.
   auto bound = [n, t](uint64_t i) { return n / t * i + n % t * i / t; };
   std::vector<std::thread> workers;
-  workers.reserve(t - 1);
+  workers.reserve(t - 1);  // mutate: equivalent (capacity only)
   uint64_t inline_from = t;  // ranges from here on run on this thread
   for (uint64_t i = 1; i < t; ++i) {
     try {

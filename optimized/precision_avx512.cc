@@ -38,12 +38,12 @@ void f32_to_f16(const uint8_t* src, uint8_t* dst, size_t n, const NvdlaClamp* cl
     if (clamp) x = nvdla_clamp(x, *clamp);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 2 * i), _mm512_cvtps_ph(x, kRound));
   }
-  if (i < n) {
-    alignas(64) uint8_t in[64] = {}, out[32];
+  if (i < n) {  // mutate: equivalent (at i == n the tail copies nothing)
+    uint8_t in[64] = {}, out[32];
     std::memcpy(in, src + 4 * i, 4 * (n - i));
-    __m512 x = _mm512_load_ps(in);
+    __m512 x = _mm512_loadu_ps(in);
     if (clamp) x = nvdla_clamp(x, *clamp);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out), _mm512_cvtps_ph(x, kRound));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_cvtps_ph(x, kRound));
     std::memcpy(dst + 2 * i, out, 2 * (n - i));
   }
 }
@@ -55,12 +55,12 @@ void f16_to_f32(const uint8_t* src, uint8_t* dst, size_t n, const NvdlaClamp* cl
     if (clamp) x = nvdla_clamp(x, *clamp);
     _mm512_storeu_ps(dst + 4 * i, x);
   }
-  if (i < n) {
-    alignas(64) uint8_t in[32] = {}, out[64];
+  if (i < n) {  // mutate: equivalent (at i == n the tail copies nothing)
+    uint8_t in[32] = {}, out[64];
     std::memcpy(in, src + 2 * i, 2 * (n - i));
-    __m512 x = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(in)));
+    __m512 x = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in)));
     if (clamp) x = nvdla_clamp(x, *clamp);
-    _mm512_store_ps(out, x);
+    _mm512_storeu_ps(out, x);
     std::memcpy(dst + 4 * i, out, 4 * (n - i));
   }
 }

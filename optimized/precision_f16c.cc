@@ -33,12 +33,12 @@ void f32_to_f16(const uint8_t* src, uint8_t* dst, size_t n, const NvdlaClamp* cl
     if (clamp) x = nvdla_clamp(x, *clamp);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * i), _mm256_cvtps_ph(x, kRound));
   }
-  if (i < n) {  // the tail through a zero-padded block
-    alignas(32) uint8_t in[32] = {}, out[16];
+  if (i < n) {  // the tail through a zero-padded block; mutate: equivalent (at i == n the tail copies nothing)
+    uint8_t in[32] = {}, out[16];
     std::memcpy(in, src + 4 * i, 4 * (n - i));
-    __m256 x = _mm256_load_ps(reinterpret_cast<const float*>(in));
+    __m256 x = _mm256_loadu_ps(reinterpret_cast<const float*>(in));
     if (clamp) x = nvdla_clamp(x, *clamp);
-    _mm_store_si128(reinterpret_cast<__m128i*>(out), _mm256_cvtps_ph(x, kRound));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm256_cvtps_ph(x, kRound));
     std::memcpy(dst + 2 * i, out, 2 * (n - i));
   }
 }
@@ -50,12 +50,12 @@ void f16_to_f32(const uint8_t* src, uint8_t* dst, size_t n, const NvdlaClamp* cl
     if (clamp) x = nvdla_clamp(x, *clamp);
     _mm256_storeu_ps(reinterpret_cast<float*>(dst + 4 * i), x);
   }
-  if (i < n) {
-    alignas(32) uint8_t in[16] = {}, out[32];
+  if (i < n) {  // mutate: equivalent (at i == n the tail copies nothing)
+    uint8_t in[16] = {}, out[32];
     std::memcpy(in, src + 2 * i, 2 * (n - i));
-    __m256 x = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(in)));
+    __m256 x = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in)));
     if (clamp) x = nvdla_clamp(x, *clamp);
-    _mm256_store_ps(reinterpret_cast<float*>(out), x);
+    _mm256_storeu_ps(reinterpret_cast<float*>(out), x);
     std::memcpy(dst + 4 * i, out, 4 * (n - i));
   }
 }
