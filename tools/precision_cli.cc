@@ -61,7 +61,7 @@ int32_t parse_offset(const std::string& text) {
   char* end = nullptr;
   const long long v = std::strtoll(text.c_str(), &end, 0);
   if (text.empty() || *end != '\0' || errno == ERANGE || v < kNvdlaOffsetMin || v > kNvdlaOffsetMax) {
-    throw BadInput{"rule nvdla-int: offset " + quote_input(text) + " is not an integer in " + std::to_string(kNvdlaOffsetMin) +
+    throw BadInput{"offset " + quote_input(text) + " is not an integer in " + std::to_string(kNvdlaOffsetMin) +
                    ".." + std::to_string(kNvdlaOffsetMax)};
   }
   return static_cast<int32_t>(v);
@@ -71,7 +71,7 @@ float parse_scale(const std::string& text) {
   char* end = nullptr;
   const float v = std::strtof(text.c_str(), &end);
   if (text.empty() || *end != '\0' || !std::isfinite(v)) {
-    throw BadInput{"rule nvdla-int: scaling factor " + quote_input(text) + " is not a finite number (held as fp32)"};
+    throw BadInput{"scaling factor " + quote_input(text) + " is not a finite number (held as fp32)"};
   }
   return v;
 }
@@ -101,12 +101,16 @@ int run_convert(const Args& a) {
   s.rule = must(parse_convert_rule(need(o, "rule")));
   s.from = must(parse_dtype(need(o, "from")));
   s.to = must(parse_dtype(need(o, "to")));
-  const bool nvdla = s.rule == ConvertRule::kNvdla, integer = s.rule == ConvertRule::kNvdlaInt;
+  const bool float_path = s.rule == ConvertRule::kNvdlaFloat;
+  const bool nvdla = s.rule == ConvertRule::kNvdla || float_path;
+  const bool integer = s.rule == ConvertRule::kNvdlaInt;
   for (const char* k : {"unit", "flush-nan"}) {
-    if (o.count(k) && !nvdla) throw BadInput{std::string("--") + k + " applies to rule nvdla only"};
+    if (o.count(k) && !nvdla) throw BadInput{std::string("--") + k + " applies to rules nvdla and nvdla-float only"};
   }
   for (const char* k : {"offset", "scale", "truncate"}) {
-    if (o.count(k) && !integer) throw BadInput{std::string("--") + k + " applies to rule nvdla-int only"};
+    if (o.count(k) && !integer && !float_path) {
+      throw BadInput{std::string("--") + k + " applies to rules nvdla-int and nvdla-float only"};
+    }
   }
   if (o.count("unit")) s.unit = must(parse_nvdla_unit(o.at("unit")));
   s.flush_nan = o.count("flush-nan") > 0;
