@@ -76,11 +76,49 @@ float parse_scale(const std::string& text) {
   return v;
 }
 
+// --mode, --conv, --data: the SDP layer check (check_sdp_layer).
+int run_sdp_layer(const Args& a, const std::map<std::string, std::string>& o) {
+  SdpLayer l;
+  const std::string mode = o.count("mode") ? o.at("mode") : "offline";
+  if (mode != "offline" && mode != "on-flying") throw BadInput{"--mode " + quote_input(mode) + ": offline or on-flying"};
+  l.on_flying = mode == "on-flying";
+  l.input = must(parse_precision_input(need(o, "input")));
+  l.output = must(parse_dtype(need(o, "output")));
+  if (o.count("conv")) {
+    const std::string& w = o.at("conv");
+    const size_t x = w.find('/'), y = x == std::string::npos ? x : w.find('/', x + 1);
+    if (y == std::string::npos) throw BadInput{"--conv " + quote_input(w) + ": expected MODE/INPUT/OUTPUT (dc/int16/int16)"};
+    l.conv_mode = must(parse_conv_mode(w.substr(0, x)));
+    l.conv_input = must(parse_precision_input(w.substr(x + 1, y - x - 1)));
+    l.conv_output = must(parse_dtype(w.substr(y + 1)));
+  } else if (l.on_flying) {
+    throw BadInput{"--mode on-flying needs --conv MODE/INPUT/OUTPUT, the convolution in front of the SDP"};
+  }
+  for (const std::string& w : a.all("data")) {
+    const size_t x = w.find('@'), y = x == std::string::npos ? x : w.find('@', x + 1);
+    if (y == std::string::npos) throw BadInput{"--data " + quote_input(w) + ": expected LAYOUT@DTYPE@SHAPE"};
+    l.data.push_back(must(parse_case(w.substr(0, x), w.substr(x + 1, y - x - 1), w.substr(y + 1))));
+  }
+  const Status st = check_sdp_layer(l);
+  if (!st.ok()) {
+    std::cout << "invalid\nrule: " << st.rule() << "\n" << st.message() << "\n";
+    return 1;
+  }
+  std::cout << "ok\nprocessing precision";
+  for (DType t : sdp_processing_precisions(l)) std::cout << " " << dtype_name(t);
+  std::cout << "\nlayer: " << to_string(l) << "\n";
+  return 0;
+}
+
 int run_precision(const Args& a) {
   if (a.positional.size() != 1 || a.positional[0] != "nvdla") {
     throw BadInput{"usage: layoutcheck precision nvdla --layer conv|sdp|lrn|pdp --input FORMAT --output PRECISION"};
   }
   const auto o = options_of(a);
+  if (o.count("mode") || o.count("conv") || o.count("data")) {
+    if (o.count("layer") && o.at("layer") != "sdp") throw BadInput{"--mode, --conv and --data describe an SDP layer (--layer sdp)"};
+    return run_sdp_layer(a, o);
+  }
   const PrecisionLayer layer = must(parse_precision_layer(need(o, "layer")));
   const PrecisionInput input = must(parse_precision_input(need(o, "input")));
   const DType output = must(parse_dtype(need(o, "output")));
