@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cmath>
 #include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -368,6 +369,58 @@ TEST(SdpLayer, every_rule_is_registered_with_its_section) {
             "on-flying after dc conv int16 feature data -> int16, int16 feature data -> fp16");
   EXPECT_FALSE(parse_conv_mode("direct").ok());
   EXPECT_EQ(*parse_conv_mode("winograd"), ConvMode::kWinograd);
+}
+
+
+// Every layer of a grid: every rejection names a registered nvdla.precision rule and
+// every nvdla.precision rule fires.
+TEST(SdpLayer, a_grid_of_layers_fires_every_precision_rule) {
+  const std::vector<std::vector<Case>> data = {
+      {},
+      {sdp_data("nvdla.sdp.channel(use=bn,proc=int8)", "int16", "8,2")},
+      {sdp_data("nvdla.sdp.channel(use=prelu)", "int16", "8,1")},
+      {sdp_data("nvdla.sdp.element(use=ew)", "fp16", "4,2,3,1")},
+      {sdp_data("nvdla.feature", "int8", "4,2,3")}};
+  const PrecisionInput inputs[] = {PrecisionInput::kImageInt, PrecisionInput::kImageFp16, PrecisionInput::kInt8,
+                                   PrecisionInput::kInt16, PrecisionInput::kFp16};
+  std::set<std::string> fired;
+  size_t valid = 0;
+  for (bool flying : {false, true}) {
+    for (PrecisionInput in : inputs) {
+      for (DType out : {DType::kInt8, DType::kInt16, DType::kFp16, DType::kFp32}) {
+        for (ConvMode mode : {ConvMode::kDirect, ConvMode::kWinograd, ConvMode::kImage}) {
+          for (PrecisionInput conv_in : inputs) {
+            for (DType conv_out : {DType::kInt8, DType::kInt16, DType::kFp16}) {
+              for (const auto& d : data) {
+                SdpLayer l;
+                l.on_flying = flying;
+                l.input = in;
+                l.output = out;
+                l.conv_mode = mode;
+                l.conv_input = conv_in;
+                l.conv_output = conv_out;
+                l.data = d;
+                const Status st = check_sdp_layer(l);
+                if (st.ok()) {
+                  ++valid;
+                  continue;
+                }
+                ASSERT_NE(find_rule(st.rule()), nullptr) << to_string(l) << ": " << st.message();
+                ASSERT_EQ(st.rule().rfind("nvdla.precision/", 0), 0u) << st.rule();
+                fired.insert(st.rule());
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(valid, 0u);
+  for (const Rule& r : rules()) {
+    if (r.id.rfind("nvdla.precision/", 0) == 0) {
+      EXPECT_EQ(fired.count(r.id), 1u) << r.id << " never fires";
+    }
+  }
 }
 
 }  // namespace
