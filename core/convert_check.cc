@@ -74,7 +74,7 @@ std::string check_variant(const ConvertSpec& s, const Converter& expected, const
   size_t first = 0;
   for (size_t i = 0; i < count; ++i) {
     const uint64_t w = load_le(want.data() + i * tb, tb), g = load_le(got.data() + i * tb, tb);
-    if (convert_output_accepted(s, w, g)) continue;
+    if (convert_output_accepted(s, w, g) || convert_output_free(s, load_le(inputs.data() + i * fb, fb))) continue;
     if (differ++ == 0) first = i;
   }
   *compared += count;
@@ -239,7 +239,7 @@ std::string check_winograd_case(uint64_t seed, DType t, const Extensions& expect
 
 const std::vector<std::string>& extension_entry_names() {
   static const std::vector<std::string> names = {"convert.ieee", "convert.nvdla", "convert.nvdla-int", "nvdla.sparse",
-                                                 "nvdla.winograd.phase1"};
+                                                 "nvdla.winograd.phase1", "convert.nvdla-float"};
   return names;
 }
 
@@ -258,7 +258,10 @@ std::vector<std::pair<DType, DType>> convert_pairs(ConvertRule rule) {
       s.rule = rule;
       s.from = static_cast<DType>(f);
       s.to = static_cast<DType>(t);
-      if (validate_convert(s, 0, 0).ok()) out.emplace_back(s.from, s.to);
+      bool valid = validate_convert(s, 0, 0).ok();
+      s.unit = NvdlaUnit::kSdp;  // nvdla-float: some pairs are the SDP's only
+      valid = valid || (rule == ConvertRule::kNvdlaFloat && validate_convert(s, 0, 0).ok());
+      if (valid) out.emplace_back(s.from, s.to);
     }
   }
   return out;
@@ -281,6 +284,27 @@ std::vector<ConvertSpec> convert_variants(ConvertRule rule, DType from, DType to
         s.unit = u;
         s.flush_nan = flush;
         out.push_back(s);
+      }
+    }
+  } else if (rule == ConvertRule::kNvdlaFloat) {
+    // Identity (denormals kept), halves, a large offset that the internal format
+    // rounds, INF through the offset, a negative and a tiny scale, overflow.
+    const std::pair<int32_t, float> options[] = {{0, 1.0f},     {0, 0.5f},       {-1001, 0.25f},
+                                                 {65535, 1.0f}, {3, -1.5f},      {kNvdlaOffsetMin, 1.0f / 3.0f},
+                                                 {7, 1e-30f},   {-2, 65536.0f}};
+    for (NvdlaUnit u : {NvdlaUnit::kConv, NvdlaUnit::kSdp}) {
+      for (bool flush : {false, true}) {
+        for (TruncateMode m : {TruncateMode::kNearestAway, TruncateMode::kNearestEven, TruncateMode::kTowardZero}) {
+          if (to == DType::kFp16 && m != kDefaultTruncate) continue;  // the mode rounds to an integer only
+          for (auto [offset, scale] : options) {
+            s.unit = u;
+            s.flush_nan = flush;
+            s.truncate = m;
+            s.offset = offset;
+            s.scale = scale;
+            if (validate_convert(s, 0, 0).ok()) out.push_back(s);
+          }
+        }
       }
     }
   } else {
@@ -348,15 +372,24 @@ bool convert_output_accepted(const ConvertSpec& spec, uint64_t expected, uint64_
   // "NaN ... the mantissa propagation behavior is undefined" (FP16 Supporting): any
   // NaN of the same sign (the document leaves the mantissa open, not the sign).
   const uint64_t sign = uint64_t{1} << (dtype_bits(spec.to) - 1);
-  return spec.rule == ConvertRule::kNvdla && is_nan_bits(spec.to, expected) && is_nan_bits(spec.to, actual) &&
+  return (spec.rule == ConvertRule::kNvdla || spec.rule == ConvertRule::kNvdlaFloat) && is_nan_bits(spec.to, expected) &&
+         is_nan_bits(spec.to, actual) &&
          (expected & sign) == (actual & sign);
+}
+
+bool convert_output_free(const ConvertSpec& spec, uint64_t input) {
+  // nvdla-float: a NaN "propagates", which an int16 output cannot hold; the document
+  // gives it no value (ERRATA NVDLA precision 15).
+  return spec.rule == ConvertRule::kNvdlaFloat && !spec.flush_nan && dtype_info(spec.to).kind != DTypeKind::kFloat &&
+         is_nan_bits(spec.from, input);
 }
 
 std::string convert_variant_name(const ConvertSpec& s) {
   std::string n = std::string("convert.") + convert_rule_name(s.rule) + " " + convert_pair_name(s.from, s.to);
-  if (s.rule == ConvertRule::kNvdla) {
+  if (s.rule == ConvertRule::kNvdla || s.rule == ConvertRule::kNvdlaFloat) {
     n += std::string(" unit=") + nvdla_unit_name(s.unit) + " flush-nan=" + (s.flush_nan ? "1" : "0");
-  } else if (s.rule == ConvertRule::kNvdlaInt) {
+  }
+  if (s.rule == ConvertRule::kNvdlaInt || s.rule == ConvertRule::kNvdlaFloat) {
     char scale[32];
     std::snprintf(scale, sizeof scale, "%.9g", static_cast<double>(s.scale));
     n += " offset=" + std::to_string(s.offset) + " scale=" + scale + " truncate=" + truncate_mode_name(s.truncate);
@@ -368,9 +401,10 @@ std::string convert_repro(const ConvertSpec& s, uint64_t input_bits, const std::
   std::string line = "printf '" + shell_bytes(input_bits, dtype_bits(s.from) / 8) + "' | layoutcheck convert --impl " +
                      shell_quote(impl) + " --rule " + convert_rule_name(s.rule) + " --from " + dtype_name(s.from) +
                      " --to " + dtype_name(s.to);
-  if (s.rule == ConvertRule::kNvdla) {
+  if (s.rule == ConvertRule::kNvdla || s.rule == ConvertRule::kNvdlaFloat) {
     line += std::string(" --unit ") + nvdla_unit_name(s.unit) + (s.flush_nan ? " --flush-nan" : "");
-  } else if (s.rule == ConvertRule::kNvdlaInt) {
+  }
+  if (s.rule == ConvertRule::kNvdlaInt || s.rule == ConvertRule::kNvdlaFloat) {
     char scale[32];
     std::snprintf(scale, sizeof scale, "%.9g", static_cast<double>(s.scale));
     line += " --offset " + std::to_string(s.offset) + " --scale " + scale + " --truncate " + truncate_mode_name(s.truncate);

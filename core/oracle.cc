@@ -584,10 +584,10 @@ Result<std::vector<PrecisionOracleCase>> parse_precision_oracles(const std::stri
       }
     } else if (line.rfind("note:", 0) == 0) {
       continue;
-    } else if (line.rfind("table ", 0) == 0 || line.rfind("convert ", 0) == 0) {
+    } else if (line.rfind("table ", 0) == 0 || line.rfind("convert ", 0) == 0 || line.rfind("layer ", 0) == 0) {
       pc.checks.emplace_back(lineno, line);
     } else {
-      return Status::invalid(where + "unknown line '" + line + "' (case:, source:, note:, table or convert)");
+      return Status::invalid(where + "unknown line '" + line + "' (case:, source:, note:, table, convert or layer)");
     }
   }
   for (const auto& pc : cases) {
@@ -692,6 +692,52 @@ std::string run_table_line(const std::string& text) {
   return "";
 }
 
+// "layer offline|on-flying INPUT OUTPUT [conv=MODE/INPUT/OUTPUT] [data=LAYOUT@DTYPE@SHAPE]... -> ok|RULE"
+std::string run_layer_line(const std::string& text) {
+  const auto t = words_of(text);
+  if (t.size() < 6 || (t[1] != "offline" && t[1] != "on-flying")) {
+    return "expected 'layer offline|on-flying INPUT OUTPUT [conv=MODE/INPUT/OUTPUT] [data=LAYOUT@DTYPE@SHAPE] -> ok|RULE'";
+  }
+  SdpLayer l;
+  l.on_flying = t[1] == "on-flying";
+  auto input = parse_precision_input(t[2]);
+  auto output = parse_dtype(t[3]);
+  if (!input.ok()) return input.status().message();
+  if (!output.ok()) return output.status().message();
+  l.input = *input;
+  l.output = *output;
+  size_t i = 4;
+  for (; i < t.size() && t[i] != "->"; ++i) {
+    const std::string& w = t[i];
+    if (w.rfind("conv=", 0) == 0) {
+      const size_t a = w.find('/', 5), b = a == std::string::npos ? a : w.find('/', a + 1);
+      if (b == std::string::npos) return "expected conv=MODE/INPUT/OUTPUT, got '" + w + "'";
+      auto mode = parse_conv_mode(w.substr(5, a - 5));
+      auto conv_in = parse_precision_input(w.substr(a + 1, b - a - 1));
+      auto conv_out = parse_dtype(w.substr(b + 1));
+      if (!mode.ok()) return mode.status().message();
+      if (!conv_in.ok()) return conv_in.status().message();
+      if (!conv_out.ok()) return conv_out.status().message();
+      l.conv_mode = *mode;
+      l.conv_input = *conv_in;
+      l.conv_output = *conv_out;
+    } else if (w.rfind("data=", 0) == 0) {
+      const size_t a = w.find('@', 5), b = a == std::string::npos ? a : w.find('@', a + 1);
+      if (b == std::string::npos) return "expected data=LAYOUT@DTYPE@SHAPE, got '" + w + "'";
+      auto c = parse_case(w.substr(5, a - 5), w.substr(a + 1, b - a - 1), w.substr(b + 1));
+      if (!c.ok()) return c.status().message();
+      l.data.push_back(*c);
+    } else {
+      return "unknown word '" + w + "' (conv=..., data=...)";
+    }
+  }
+  if (i + 2 != t.size()) return "expected one result after '->': ok or a rule id";
+  const Status st = check_sdp_layer(l);
+  const std::string got = st.ok() ? "ok" : st.rule();
+  if (got != t[i + 1]) return "expected " + t[i + 1] + ", got " + (st.ok() ? "ok" : st.rule() + ": " + st.message());
+  return "";
+}
+
 std::string run_convert_line(const std::string& text, const Converter& converter) {
   const auto t = words_of(text);
   if (t.size() < 6) return "expected 'convert RULE FROM TO [options] VALUES -> VALUES'";
@@ -778,7 +824,9 @@ std::string run_convert_line(const std::string& text, const Converter& converter
 std::vector<std::string> run_precision_oracle(const PrecisionOracleCase& pc, const Converter& converter) {
   std::vector<std::string> failures;
   for (const auto& [line, text] : pc.checks) {
-    std::string why = text.rfind("table ", 0) == 0 ? run_table_line(text) : run_convert_line(text, converter);
+    std::string why = text.rfind("table ", 0) == 0   ? run_table_line(text)
+                      : text.rfind("layer ", 0) == 0 ? run_layer_line(text)
+                                                     : run_convert_line(text, converter);
     if (!why.empty()) failures.push_back(where_of(pc.file, line) + ": " + pc.id + ": " + why);
   }
   return failures;

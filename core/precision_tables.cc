@@ -98,7 +98,8 @@ Result<E> parse_named(std::string_view what, std::string_view name, const Named 
 constexpr Named kLayerNames[] = {{"conv", 0}, {"sdp", 1}, {"lrn", 2}, {"pdp", 3}};
 constexpr Named kInputNames[] = {{"image-uint8", 0}, {"image-int16", 0}, {"image-uint16", 0}, {"image-int", 0},
                                  {"image-fp16", 1},  {"int8", 2},        {"int16", 3},        {"fp16", 4}};
-constexpr Named kRuleNames[] = {{"ieee", 0}, {"nvdla", 1}, {"nvdla-int", 2}};
+constexpr Named kRuleNames[] = {{"ieee", 0}, {"nvdla", 1}, {"nvdla-int", 2}, {"nvdla-float", 3}};
+constexpr Named kConvModeNames[] = {{"dc", 0}, {"winograd", 1}, {"image", 2}};
 constexpr Named kUnitNames[] = {{"conv", 0}, {"conv-winograd", 1}, {"sdp", 2},
                                 {"cdp", 3},  {"pdp", 4},           {"pdp-minmax", 5}};
 constexpr Named kTruncateNames[] = {{"nearest-away", 0}, {"nearest-even", 1}, {"toward-zero", 2}};
@@ -116,6 +117,10 @@ bool is_one_of(DType t, std::initializer_list<DType> set) {
   }
   return false;
 }
+
+// Rule nvdla-float: fp16 data, the units that convert ("Precision Conversion") and the
+// rows of their tables that are valid.
+Status validate_float_path(const ConvertSpec& s, const std::string& rule, const std::string& pair);
 
 }  // namespace
 
@@ -175,7 +180,7 @@ std::string describe_precision_row(const PrecisionRow& r) {
   return s;
 }
 
-const char* convert_rule_name(ConvertRule r) { return kRuleNames[static_cast<size_t>(r) % 3].name; }
+const char* convert_rule_name(ConvertRule r) { return kRuleNames[static_cast<size_t>(r) % 4].name; }
 const char* nvdla_unit_name(NvdlaUnit u) { return kUnitNames[static_cast<size_t>(u) % 6].name; }
 const char* truncate_mode_name(TruncateMode m) { return kTruncateNames[static_cast<size_t>(m) % 3].name; }
 Result<ConvertRule> parse_convert_rule(std::string_view name) {
@@ -188,13 +193,18 @@ Result<TruncateMode> parse_truncate_mode(std::string_view name) {
 
 uint32_t nvdla_inf_value_bits(NvdlaUnit u) { return kInfValueBits[static_cast<size_t>(u) % 6]; }
 
+const NvdlaInternalFormat& nvdla_internal_format(NvdlaUnit u) {
+  return u == NvdlaUnit::kSdp ? kNvdlaFp32 : kNvdlaFp17;
+}
+
 std::string to_string(const ConvertSpec& s) {
   std::string out = std::string(convert_rule_name(s.rule)) + " " + dtype_name(s.from) + "->" + dtype_name(s.to);
   if (s.rule == ConvertRule::kNvdla) {
     out += std::string(" unit=") + nvdla_unit_name(s.unit);
     if (s.flush_nan) out += " flush-nan";
   }
-  if (s.rule == ConvertRule::kNvdlaInt) {
+  if (s.rule == ConvertRule::kNvdlaFloat) out += std::string(" unit=") + nvdla_unit_name(s.unit) + (s.flush_nan ? " flush-nan" : "");
+  if (s.rule == ConvertRule::kNvdlaInt || s.rule == ConvertRule::kNvdlaFloat) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(s.scale));
     out += " offset=" + std::to_string(s.offset) + " scale=" + buf + " truncate=" + truncate_mode_name(s.truncate);
@@ -203,7 +213,7 @@ std::string to_string(const ConvertSpec& s) {
 }
 
 Status validate_convert(const ConvertSpec& s, size_t src_bytes, size_t dst_bytes) {
-  if (static_cast<size_t>(s.rule) > 2) {
+  if (static_cast<size_t>(s.rule) > 3) {
     return Status::invalid("unknown conversion rule " + std::to_string(static_cast<int>(s.rule)));
   }
   if (static_cast<size_t>(s.from) > static_cast<size_t>(DType::kFp32) ||
@@ -246,6 +256,9 @@ Status validate_convert(const ConvertSpec& s, size_t src_bytes, size_t dst_bytes
         return Status::invalid(rule + "unknown truncate mode " + std::to_string(static_cast<int>(s.truncate)));
       }
       break;
+    case ConvertRule::kNvdlaFloat:
+      LC_RETURN_IF_ERROR(validate_float_path(s, rule, pair));
+      break;
   }
   const size_t from_bytes = dtype_bits(s.from) / 8, to_bytes = dtype_bits(s.to) / 8;
   if (src_bytes % from_bytes != 0) {
@@ -256,6 +269,168 @@ Status validate_convert(const ConvertSpec& s, size_t src_bytes, size_t dst_bytes
   if (count > SIZE_MAX / to_bytes || dst_bytes != count * to_bytes) {
     return Status::invalid(rule + pair + ": output buffer of " + std::to_string(dst_bytes) + " bytes does not hold " +
                            std::to_string(count) + " " + dtype_name(s.to) + " values");
+  }
+  return Status();
+}
+
+
+namespace {
+
+Status validate_float_path(const ConvertSpec& s, const std::string& rule, const std::string& pair) {
+  if (s.from != f16 || !is_one_of(s.to, {i8, i16, f16})) {
+    return Status::invalid(rule + "converts fp16 data through the float data path to int16 or fp16 (Precision "
+                                  "Conversion), not " + pair);
+  }
+  if (static_cast<size_t>(s.unit) > 5) {
+    return Status::invalid(rule + "unknown unit " + std::to_string(static_cast<int>(s.unit)));
+  }
+  const std::string unit = std::string("unit ") + nvdla_unit_name(s.unit);
+  switch (s.unit) {
+    case NvdlaUnit::kConv: {  // image input mode: the fp16 image row group of the convolution table
+      const PrecisionRow* row = *nvdla_precision(L::kConv, I::kImageFp16, s.to);
+      if (!row->valid) return Status::invalid(rule + unit + ": " + describe_precision_row(*row));
+      break;
+    }
+    case NvdlaUnit::kSdp: {
+      const PrecisionRow* row = *nvdla_precision(L::kSdp, I::kFp16, s.to);
+      if (!row->valid) return Status::invalid(rule + unit + ": " + describe_precision_row(*row));
+      break;
+    }
+    case NvdlaUnit::kConvWinograd:
+      return Status::invalid(rule + unit + ": \"Direct convolution (DC) mode and Winograd convolution mode do not "
+                                        "support precision conversion\" (Precision Conversion)");
+    case NvdlaUnit::kCdp:
+      return Status::invalid(rule + unit + ": \"LRN layer (implemented in CDP) does not support any precision "
+                                        "conversion\" (Precision Conversion)");
+    case NvdlaUnit::kPdp:
+    case NvdlaUnit::kPdpMinMax:
+      return Status::invalid(rule + unit + ": \"Pooling layer (implemented in PDP) does not support any precision "
+                                        "conversion\" (Precision Conversion)");
+  }
+  if (s.offset < kNvdlaOffsetMin || s.offset > kNvdlaOffsetMax) {
+    return Status::invalid(rule + "offset " + std::to_string(s.offset) + " is outside " + std::to_string(kNvdlaOffsetMin) +
+                           ".." + std::to_string(kNvdlaOffsetMax));
+  }
+  if (!std::isfinite(s.scale)) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g", static_cast<double>(s.scale));
+    return Status::invalid(rule + "scaling factor " + buf + " is not a finite number");
+  }
+  if (static_cast<size_t>(s.truncate) > 2) {
+    return Status::invalid(rule + "unknown truncate mode " + std::to_string(static_cast<int>(s.truncate)));
+  }
+  return Status();
+}
+
+int precision_bits(DType t) { return static_cast<int>(dtype_bits(t)); }
+
+// The precision an SDP data case is processed at: its proc parameter, or its
+// component dtype for proc=same.
+Result<DType> data_proc(const Case& c) {
+  auto it = c.layout.params.find("proc");
+  if (it == c.layout.params.end() || it->second == "same") return c.dtype;
+  return parse_dtype(it->second);
+}
+
+std::string layer_where(const SdpLayer& l) { return "SDP layer " + to_string(l) + ": "; }
+
+}  // namespace
+
+const char* conv_mode_name(ConvMode m) { return kConvModeNames[static_cast<size_t>(m) % 3].name; }
+Result<ConvMode> parse_conv_mode(std::string_view name) {
+  return parse_named<ConvMode>("convolution mode", name, kConvModeNames);
+}
+
+std::string to_string(const SdpLayer& l) {
+  std::string s = l.on_flying ? std::string("on-flying after ") + conv_mode_name(l.conv_mode) + " conv " +
+                                    precision_input_text(l.conv_input) + " -> " + dtype_name(l.conv_output) + ", "
+                              : std::string("offline ");
+  return s + precision_input_text(l.input) + " -> " + dtype_name(l.output);
+}
+
+std::vector<DType> sdp_processing_precisions(const SdpLayer& l) {
+  const DType in = l.input == I::kInt8 ? i8 : l.input == I::kInt16 ? i16 : f16;
+  if (in == l.output) return {in};
+  // "when the layer is running from INT16 to INT8 or INT8 to INT16 precision conversion,
+  // batch normalization data need set to processing precision which is always INT8"
+  // (Batch Normalization Data Format; the same words in Element-Wise Data Format).
+  if ((in == i16 && l.output == i8) || (in == i8 && l.output == i16)) return {i8};
+  return {in, l.output};  // int16 <-> fp16: not given (ERRATA NVDLA precision 14)
+}
+
+Status check_sdp_layer(const SdpLayer& l) {
+  const std::string where = layer_where(l);
+  if (l.input == I::kImageInt || l.input == I::kImageFp16) {
+    return Status::invalid(where + "the SDP reads feature data, not " + precision_input_text(l.input) +
+                           " (image input mode is a convolution pipeline mode, Precision Conversion)")
+        .with_rule("nvdla.precision/sdp-feature-input");
+  }
+  if (!l.on_flying) {
+    auto row = nvdla_precision(L::kSdp, l.input, l.output);
+    if (!row.ok()) return Status::invalid(where + row.status().message()).with_rule("nvdla.precision/sdp-offline-table");
+    if (!(*row)->valid) {
+      return Status::invalid(where + describe_precision_row(**row)).with_rule("nvdla.precision/sdp-offline-table");
+    }
+  } else {
+    const bool image_input = l.conv_input == I::kImageInt || l.conv_input == I::kImageFp16;
+    if (image_input != (l.conv_mode == ConvMode::kImage)) {
+      return Status::invalid(where + "a " + conv_mode_name(l.conv_mode) + " convolution takes " +
+                             (image_input ? "feature data, not " : "an image, not ") +
+                             precision_input_text(l.conv_input) + " (Precision Conversion)")
+          .with_rule("nvdla.precision/conv-mode-input");
+    }
+    auto row = nvdla_precision(L::kConv, l.conv_input, l.conv_output);
+    if (!row.ok()) return Status::invalid(where + row.status().message()).with_rule("nvdla.precision/conv-table");
+    if (!(*row)->valid) return Status::invalid(where + describe_precision_row(**row)).with_rule("nvdla.precision/conv-table");
+    // "The CDMA and SDP convert precision individually. When working in on-flying mode, SDP
+    // takes precision of convolution pipeline output as input precision"
+    const DType sdp_in = l.input == I::kInt8 ? i8 : l.input == I::kInt16 ? i16 : f16;
+    if (sdp_in != l.conv_output) {
+      return Status::invalid(where + "the SDP's input precision " + dtype_name(sdp_in) +
+                             " is not the convolution pipeline's output precision " + dtype_name(l.conv_output) +
+                             " (\"The CDMA and SDP convert precision individually\", Precision Conversion)")
+          .with_rule("nvdla.precision/convert-individually");
+    }
+    // "... then do another precision conversion, but the input precision and output
+    // precision should have the same bit-depth."
+    if (!is_one_of(l.output, {i8, i16, f16}) || precision_bits(sdp_in) != precision_bits(l.output)) {
+      return Status::invalid(where + "on-flying, the SDP converts " + dtype_name(sdp_in) + " (" +
+                             std::to_string(precision_bits(sdp_in)) + " bits) to " + dtype_name(l.output) + " (" +
+                             std::to_string(precision_bits(l.output)) +
+                             " bits); input and output precision should have the same bit-depth (Precision Conversion)")
+          .with_rule("nvdla.precision/on-flying-same-bit-depth");
+    }
+    // "Batch-normalization and element-wise layer (implemented in SDP) support free
+    // conversion of int16 <-> fp16 and int8 <-> int16 for DC mode only."
+    if (sdp_in != l.output && l.conv_mode != ConvMode::kDirect) {
+      return Status::invalid(where + "the SDP converts " + dtype_name(sdp_in) + " to " + dtype_name(l.output) +
+                             " behind a " + conv_mode_name(l.conv_mode) +
+                             " convolution; the SDP converts \"for DC mode only\" (Precision Conversion)")
+          .with_rule("nvdla.precision/sdp-convert-dc-only");
+    }
+  }
+  const std::vector<DType> allowed = sdp_processing_precisions(l);
+  for (size_t i = 0; i < l.data.size(); ++i) {
+    const Case& c = l.data[i];
+    const std::string which = "SDP data " + std::to_string(i) + " (" + to_string(c) + ")";
+    if (c.layout.name != "nvdla.sdp.channel" && c.layout.name != "nvdla.sdp.element") {
+      return Status::invalid(where + which + " is not an SDP data layout (nvdla.sdp.channel, nvdla.sdp.element)")
+          .with_rule("nvdla.precision/sdp-data-layout");
+    }
+    auto proc = data_proc(c);
+    if (!proc.ok()) return Status::invalid(where + which + ": " + proc.status().message()).with_rule("nvdla.precision/sdp-data-layout");
+    bool ok = false;
+    std::string names;
+    for (DType a : allowed) {
+      ok = ok || a == *proc;
+      names += (names.empty() ? "" : " or ") + std::string(dtype_name(a));
+    }
+    if (!ok) {
+      return Status::invalid(where + which + " is processed at " + dtype_name(*proc) + "; the layer's processing "
+                             "precision is " + names + " (\"INT8 and INT16 here means the processing precision\", Batch "
+                             "Normalization Data Format, Element-Wise Data Format)")
+          .with_rule("nvdla.precision/sdp-data-processing-precision");
+    }
   }
   return Status();
 }

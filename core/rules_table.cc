@@ -140,6 +140,26 @@ std::vector<Rule> make_rules() {
        "the surface stride holds H lines"},
       // Per channel, at most 2^56 elements of 4 bytes or less in 32-byte atoms: below 2^60.
       {"nvdla.sdp/size-overflow", "nvdla.sdp.element", kNvdla, "SDP Data Format", "the SDP data fits 2^60 bytes"},
+      // An SDP layer's precisions and its SDP data (check_sdp_layer, layoutcheck/precision.h):
+      // rules of a layer, not of one layout's case.
+      {"nvdla.precision/sdp-feature-input", "", kNvdla, "Precision Conversion",
+       "the SDP reads int8, int16 or fp16 feature data, not an image"},
+      {"nvdla.precision/sdp-offline-table", "", kNvdla, "Precision Conversion",
+       "offline, (input, output) is a valid row of the SDP table"},
+      {"nvdla.precision/conv-mode-input", "", kNvdla, "Precision Conversion",
+       "image input mode takes an image, DC and Winograd modes feature data"},
+      {"nvdla.precision/conv-table", "", kNvdla, "Precision Conversion",
+       "on-flying, the convolution's (input, output) is a valid row of the convolution table"},
+      {"nvdla.precision/convert-individually", "", kNvdla, "Precision Conversion",
+       "the CDMA and SDP convert precision individually: on-flying, the SDP's input precision is the convolution's output"},
+      {"nvdla.precision/on-flying-same-bit-depth", "", kNvdla, "Precision Conversion",
+       "on-flying, the SDP's input and output precision have the same bit depth"},
+      {"nvdla.precision/sdp-convert-dc-only", "", kNvdla, "Precision Conversion",
+       "on-flying, the SDP converts precision behind a DC-mode convolution only"},
+      {"nvdla.precision/sdp-data-layout", "", kNvdla, "Batch Normalization Data Format",
+       "the SDP data of a layer are nvdla.sdp.channel or nvdla.sdp.element cases"},
+      {"nvdla.precision/sdp-data-processing-precision", "", kNvdla, "Batch Normalization Data Format",
+       "SDP data is processed at the layer's processing precision, INT8 when it converts between INT16 and INT8"},
 
       // MegEngine.
       // Without padding (nchw, nhwc, matrix) at most 2^56 elements of 32 bits, 2^61 bits.

@@ -6,7 +6,13 @@
 //  - the nvdla rule is a clamp in fp32 before rounding (precision_kernels.h);
 //  - (d - offset) * SF is exact in a double (|d - offset| < 2^17, SF has 24 bits), so
 //    round/nearbyint/trunc see the exact product, and fp16 is reached through fp32
-//    rounded to odd, which then rounds to fp16 as the exact value would.
+//    rounded to odd, which then rounds to fp16 as the exact value would;
+//  - nvdla-float in fp32 (unit sdp) is fp32 hardware arithmetic: fp16 and the offset
+//    are exact in fp32, so d - offset and the product with SF round once each, to
+//    nearest even; an overflow (INF) is clipped and a denormal product flushed, which
+//    changes no output (every such value is far below half an fp16 denormal or an
+//    integer). fp17 (unit conv) is emulated in doubles: d - offset and the product are
+//    exact in a double and scaled to 11 integer bits, where nearbyint rounds to even.
 #include <cfloat>
 #include <cmath>
 #include <algorithm>
@@ -164,6 +170,8 @@ class OptimizedConverter : public Converter {
     const size_t n = src_bytes / (dtype_bits(s.from) / 8);
     if (s.rule == ConvertRule::kNvdlaInt) {
       convert_int(s, in, out, n);
+    } else if (s.rule == ConvertRule::kNvdlaFloat) {
+      convert_float_path(s, in, out, n);
     } else {
       convert_float(s, in, out, n);
     }
@@ -215,6 +223,64 @@ class OptimizedConverter : public Converter {
           }
           break;
       }
+    }
+  }
+
+  // x to `bits` significant bits, to nearest even, with fp17's range: clipped above its
+  // largest value, flushed below its smallest normal 2^-30.
+  static double round_fp17(double x) {
+    if (x == 0) return x;
+    const int e = std::ilogb(x);
+    double r = std::ldexp(std::nearbyint(std::ldexp(x, 10 - e)), e - 10);
+    const double max = std::ldexp(2047.0, 21);  // (2 - 2^-10) * 2^31
+    if (std::fabs(r) > max) r = std::copysign(max, r);
+    if (std::fabs(r) < std::ldexp(1.0, -30)) r = std::copysign(0.0, r);
+    return r;
+  }
+
+  void convert_float_path(const ConvertSpec& s, const uint8_t* in, uint8_t* out, size_t n) const {
+    const bool fp17 = s.unit != NvdlaUnit::kSdp;
+    const float inf_value = bits_to_float(nvdla_inf_value_bits(s.unit));
+    const float offset32 = static_cast<float>(s.offset);
+    const NvdlaClamp clip{false, 65504.0f, 65504.0f};
+    for (size_t i = 0; i < n; ++i) {
+      const uint16_t h = load16(in + 2 * i);
+      float d = bits_to_float(f16_to_f32_bits(h));
+      if (std::isnan(d)) {
+        if (!s.flush_nan) {
+          if (s.to == DType::kFp16) {
+            const uint16_t q = static_cast<uint16_t>(h | 0x200u);
+            std::memcpy(out + 2 * i, &q, 2);
+          } else {
+            std::memset(out + 2 * i, 0, 2);
+          }
+          continue;
+        }
+        d = 0.0f;
+      }
+      if (std::isinf(d)) d = std::copysign(inf_value, d);
+      float p;
+      if (fp17) {
+        const double t = round_fp17(static_cast<double>(d) - static_cast<double>(s.offset));
+        p = static_cast<float>(round_fp17(t * static_cast<double>(s.scale)));  // 11 bits: exact in fp32
+      } else {
+        const volatile float t = d - offset32;
+        p = t * s.scale;
+        if (std::isinf(p)) p = std::copysign(FLT_MAX, p);
+        if (std::fabs(p) < FLT_MIN) p = std::copysign(0.0f, p);
+      }
+      if (s.to == DType::kFp16) {
+        const uint16_t r = f32_to_f16_bits(clamp_bits(float_to_bits(p), clip));
+        std::memcpy(out + 2 * i, &r, 2);
+        continue;
+      }
+      const double pd = static_cast<double>(p);
+      double r = s.truncate == TruncateMode::kNearestAway   ? std::round(pd)
+                 : s.truncate == TruncateMode::kNearestEven ? std::nearbyint(pd)
+                                                            : std::trunc(pd);
+      r = r > 32767.0 ? 32767.0 : r < -32768.0 ? -32768.0 : r;
+      const auto v = static_cast<uint16_t>(static_cast<int16_t>(r));
+      std::memcpy(out + 2 * i, &v, 2);
     }
   }
 

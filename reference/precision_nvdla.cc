@@ -229,6 +229,97 @@ uint64_t convert_int(const ConvertSpec& s, uint64_t bits) {
   return truncate_to_int(s.to, s.truncate, sign, m, q);
 }
 
+// A value of an internal format: (-1)^sign * m * 2^q, m == 0 for a zero.
+struct Internal {
+  bool sign;
+  uint64_t m;
+  int q;
+};
+
+// Rounds (-1)^sign * m * 2^q to the internal format: "Rounding to Nearest (or RN) in
+// calculation except overflow case. If the result is exceeding maximal normal value, it
+// will be clipped to max normalized value" (FP16 Supporting, Rounding), ties to even;
+// "These fp17 and fp32 format doesn't support denormalized value during calculation"
+// (Denormalized value): a result below the smallest normal value is a zero of its sign
+// (ERRATA NVDLA precision 13).
+Internal round_internal(const NvdlaInternalFormat& f, bool sign, uint64_t m, int q) {
+  if (m == 0) return {sign, 0, 0};
+  const int p = f.precision;
+  const int msb = 63 - __builtin_clzll(m);
+  if (msb >= p) {  // drop msb + 1 - p bits, to nearest, ties to even
+    const int shift = msb + 1 - p;
+    uint64_t n = m >> shift;
+    const uint64_t rem = m & ((uint64_t{1} << shift) - 1), half = uint64_t{1} << (shift - 1);
+    if (rem > half || (rem == half && (n & 1) != 0)) ++n;
+    m = n;
+    q += shift;
+    if (m == uint64_t{1} << p) {
+      m >>= 1;
+      ++q;
+    }
+  }
+  const int e = q + (63 - __builtin_clzll(m));  // the value lies in [2^e, 2^(e+1))
+  if (e > f.emax) return {sign, (uint64_t{1} << p) - 1, f.emax - (p - 1)};  // the largest normal value
+  if (e < f.emin) return {sign, 0, 0};
+  return {sign, m, q};
+}
+
+// x - offset, exactly, then rounded: the first operation of (d - offset) * SF. IEEE 754
+// signs a zero difference: +0 unless both operands are zeros of opposite signs (-0 - (+0)).
+Internal subtract_offset(const NvdlaInternalFormat& f, const Internal& x, int32_t offset) {
+  if (offset == 0) return x;  // x - (+0) is x, a zero keeping its sign
+  if (x.m != 0) {
+    // x with exactly `precision` significand bits: when |offset| < 2^17 is below an
+    // eighth of its last place (the sdp INF value 3.4e38), the difference rounds as x
+    // moved by a sticky bit below that place would.
+    const int lift = f.precision - 1 - (63 - __builtin_clzll(x.m));
+    if (lift >= 0 && x.q - lift > 20) {
+      const bool shrink = (offset > 0) != x.sign;  // the magnitude decreases
+      const uint64_t m8 = (x.m << lift) << 3;
+      return round_internal(f, x.sign, shrink ? m8 - 1 : m8 + 1, x.q - lift - 3);
+    }
+  }
+  const int base = x.q < 0 ? x.q : 0;  // both operands as integers times 2^base
+  const int64_t a = static_cast<int64_t>(x.m << (x.q - base)) * (x.sign ? -1 : 1);
+  const int64_t b = static_cast<int64_t>(offset) * (int64_t{1} << (0 - base));
+  const int64_t difference = a - b;  // |a| < 2^(11+40) for fp16 data, |b| < 2^(17+24)
+  if (difference == 0) return {false, 0, 0};
+  const bool sign = difference < 0;
+  return round_internal(f, sign, static_cast<uint64_t>(sign ? -difference : difference), base);
+}
+
+// Rule `nvdla-float` (Precision Conversion with FP16 Supporting):
+//   unit conv: Equation 1 for a floating-point pixel (T_R16_F, T_A16B16G16R16_F,
+//     T_A16Y16U16V16_F; "Floating point images can only be converted to fp16"):
+//     d_fp16 = (d_pixel - offset) * SF in the convolution pipeline's fp17;
+//   unit sdp: the SDP table's "fp16 feature data -> int16 / fp16: real precision in
+//     pipeline fp32": d_out = truncate2int16((d - offset) * SF) or (d - offset) * SF in fp32.
+// Every fp16 value, denormals included, is a normal value of fp17 and fp32 ("these
+// formats have better precision than fp16 with denormalized value"); "Before writing
+// back to memory, fp17/fp32 will convert to fp16 with denormalized value."
+// An INF input is the unit's INF value (INF converted values), a NaN propagates (to an
+// fp16 output; an int16 output of a NaN is left open, ERRATA NVDLA precision 15) or,
+// flushed, is +0.
+uint64_t convert_float_path(const ConvertSpec& s, uint64_t bits) {
+  const NvdlaInternalFormat& f = nvdla_internal_format(s.unit);
+  Value v = decode(kFp16, bits);
+  if (v.cls == Class::kNaN && !s.flush_nan) return s.to == DType::kFp16 ? quiet_nan(kFp16, v) : 0;
+  Internal x{v.sign, v.m, v.q};
+  if (v.cls == Class::kNaN || v.cls == Class::kZero) x = {v.cls == Class::kZero && v.sign, 0, 0};
+  if (v.cls == Class::kInf) {
+    const Value unit = decode(kFp32, nvdla_inf_value_bits(s.unit));
+    x = round_internal(f, v.sign, unit.m, unit.q);
+  }
+  const Internal t = subtract_offset(f, x, s.offset);
+  uint32_t scale_bits;
+  std::memcpy(&scale_bits, &s.scale, sizeof scale_bits);
+  const Value sf = decode(kFp32, scale_bits);
+  const bool sign = t.sign != sf.sign;
+  const Internal product = round_internal(f, sign, t.m * sf.m, t.q + sf.q);  // t.m < 2^24, sf.m < 2^24
+  if (s.to == DType::kFp16) return round_to_format(kFp16, product.sign, product.m, product.q, Overflow::kClip);
+  return truncate_to_int(s.to, s.truncate, product.sign, product.m, product.q);
+}
+
 bool is_nan(DType t, uint64_t bits) {
   if (dtype_info(t).kind != DTypeKind::kFloat) return false;
   return decode(format_of(t), bits).cls == Class::kNaN;
@@ -252,6 +343,7 @@ class ReferenceConverter : public Converter {
         case ConvertRule::kIeee: y = convert_ieee(format_of(s.from), format_of(s.to), x); break;
         case ConvertRule::kNvdla: y = convert_nvdla(s, format_of(s.from), format_of(s.to), x); break;
         case ConvertRule::kNvdlaInt: y = convert_int(s, x); break;
+        case ConvertRule::kNvdlaFloat: y = convert_float_path(s, x); break;
       }
       // "input/output NaN counting registers that summarize total NaN number in
       // input/output data cube" (FP16 Supporting, NaN)

@@ -23,7 +23,8 @@ struct ExtensionCheckArgs {
 };
 
 // True when `glob` names none of the registered layouts but one of the entries
-// (convert.ieee, convert.nvdla, convert.nvdla-int, nvdla.sparse, nvdla.winograd.phase1).
+// (convert.ieee, convert.nvdla, convert.nvdla-int, convert.nvdla-float, nvdla.sparse,
+// nvdla.winograd.phase1).
 bool is_extension_glob(const std::string& glob);
 
 // Checks those entries of `impl` (a plugin, or a built-in implementation)

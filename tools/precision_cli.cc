@@ -61,7 +61,7 @@ int32_t parse_offset(const std::string& text) {
   char* end = nullptr;
   const long long v = std::strtoll(text.c_str(), &end, 0);
   if (text.empty() || *end != '\0' || errno == ERANGE || v < kNvdlaOffsetMin || v > kNvdlaOffsetMax) {
-    throw BadInput{"rule nvdla-int: offset " + quote_input(text) + " is not an integer in " + std::to_string(kNvdlaOffsetMin) +
+    throw BadInput{"offset " + quote_input(text) + " is not an integer in " + std::to_string(kNvdlaOffsetMin) +
                    ".." + std::to_string(kNvdlaOffsetMax)};
   }
   return static_cast<int32_t>(v);
@@ -71,9 +71,43 @@ float parse_scale(const std::string& text) {
   char* end = nullptr;
   const float v = std::strtof(text.c_str(), &end);
   if (text.empty() || *end != '\0' || !std::isfinite(v)) {
-    throw BadInput{"rule nvdla-int: scaling factor " + quote_input(text) + " is not a finite number (held as fp32)"};
+    throw BadInput{"scaling factor " + quote_input(text) + " is not a finite number (held as fp32)"};
   }
   return v;
+}
+
+// --mode, --conv, --data: the SDP layer check (check_sdp_layer).
+int run_sdp_layer(const Args& a, const std::map<std::string, std::string>& o) {
+  SdpLayer l;
+  const std::string mode = o.count("mode") ? o.at("mode") : "offline";
+  if (mode != "offline" && mode != "on-flying") throw BadInput{"--mode " + quote_input(mode) + ": offline or on-flying"};
+  l.on_flying = mode == "on-flying";
+  l.input = must(parse_precision_input(need(o, "input")));
+  l.output = must(parse_dtype(need(o, "output")));
+  if (o.count("conv")) {
+    const std::string& w = o.at("conv");
+    const size_t x = w.find('/'), y = x == std::string::npos ? x : w.find('/', x + 1);
+    if (y == std::string::npos) throw BadInput{"--conv " + quote_input(w) + ": expected MODE/INPUT/OUTPUT (dc/int16/int16)"};
+    l.conv_mode = must(parse_conv_mode(w.substr(0, x)));
+    l.conv_input = must(parse_precision_input(w.substr(x + 1, y - x - 1)));
+    l.conv_output = must(parse_dtype(w.substr(y + 1)));
+  } else if (l.on_flying) {
+    throw BadInput{"--mode on-flying needs --conv MODE/INPUT/OUTPUT, the convolution in front of the SDP"};
+  }
+  for (const std::string& w : a.all("data")) {
+    const size_t x = w.find('@'), y = x == std::string::npos ? x : w.find('@', x + 1);
+    if (y == std::string::npos) throw BadInput{"--data " + quote_input(w) + ": expected LAYOUT@DTYPE@SHAPE"};
+    l.data.push_back(must(parse_case(w.substr(0, x), w.substr(x + 1, y - x - 1), w.substr(y + 1))));
+  }
+  const Status st = check_sdp_layer(l);
+  if (!st.ok()) {
+    std::cout << "invalid\nrule: " << st.rule() << "\n" << st.message() << "\n";
+    return 1;
+  }
+  std::cout << "ok\nprocessing precision";
+  for (DType t : sdp_processing_precisions(l)) std::cout << " " << dtype_name(t);
+  std::cout << "\nlayer: " << to_string(l) << "\n";
+  return 0;
 }
 
 int run_precision(const Args& a) {
@@ -81,6 +115,10 @@ int run_precision(const Args& a) {
     throw BadInput{"usage: layoutcheck precision nvdla --layer conv|sdp|lrn|pdp --input FORMAT --output PRECISION"};
   }
   const auto o = options_of(a);
+  if (o.count("mode") || o.count("conv") || o.count("data")) {
+    if (o.count("layer") && o.at("layer") != "sdp") throw BadInput{"--mode, --conv and --data describe an SDP layer (--layer sdp)"};
+    return run_sdp_layer(a, o);
+  }
   const PrecisionLayer layer = must(parse_precision_layer(need(o, "layer")));
   const PrecisionInput input = must(parse_precision_input(need(o, "input")));
   const DType output = must(parse_dtype(need(o, "output")));
@@ -101,12 +139,16 @@ int run_convert(const Args& a) {
   s.rule = must(parse_convert_rule(need(o, "rule")));
   s.from = must(parse_dtype(need(o, "from")));
   s.to = must(parse_dtype(need(o, "to")));
-  const bool nvdla = s.rule == ConvertRule::kNvdla, integer = s.rule == ConvertRule::kNvdlaInt;
+  const bool float_path = s.rule == ConvertRule::kNvdlaFloat;
+  const bool nvdla = s.rule == ConvertRule::kNvdla || float_path;
+  const bool integer = s.rule == ConvertRule::kNvdlaInt;
   for (const char* k : {"unit", "flush-nan"}) {
-    if (o.count(k) && !nvdla) throw BadInput{std::string("--") + k + " applies to rule nvdla only"};
+    if (o.count(k) && !nvdla) throw BadInput{std::string("--") + k + " applies to rules nvdla and nvdla-float only"};
   }
   for (const char* k : {"offset", "scale", "truncate"}) {
-    if (o.count(k) && !integer) throw BadInput{std::string("--") + k + " applies to rule nvdla-int only"};
+    if (o.count(k) && !integer && !float_path) {
+      throw BadInput{std::string("--") + k + " applies to rules nvdla-int and nvdla-float only"};
+    }
   }
   if (o.count("unit")) s.unit = must(parse_nvdla_unit(o.at("unit")));
   s.flush_nan = o.count("flush-nan") > 0;

@@ -5,6 +5,9 @@
  *              overflow clipped to the largest normal value, an INF input replaced by
  *              its unit's value first, NaN propagated unless flush_nan (then +0)
  *   nvdla-int  d_out = truncate2intN((d - offset) * SF) or int2fp((d - offset) * SF)
+ *   nvdla-float fp16 d_out = (d - offset) * SF in the unit's internal format (conv: fp17,
+ *              sdp: fp32; each operation to nearest even, no denormals, clipped), then
+ *              fp16 or truncate2int16
  *
  * Build: cc -shared -fPIC -I include examples/plugins/convert_plugin.c -o libconvert.so
  * Check: layoutcheck check --impl ./libconvert.so --layout 'convert.*'
@@ -210,16 +213,120 @@ static uint64_t nvdla_int(const lc_convert_case* c, int from_bits, int from_sign
   return (uint64_t)value & (((uint64_t)1 << to_bits) - 1);
 }
 
+/* truncate2intN of (-1)^s * m * 2^q, then saturation. */
+static uint64_t to_int(const char* truncate, int to_bits, int s, uint64_t m, int q) {
+  int64_t max = ((int64_t)1 << (to_bits - 1)) - 1, min = -max - 1, value;
+  uint64_t n = 0;
+  if (m != 0 && q >= 0) {
+    n = (q >= 62 || (m >> (62 - q)) != 0) ? (uint64_t)1 << 62 : m << q;
+  } else if (m != 0 && -q < 64) {
+    int shift = -q;
+    uint64_t rem = m & (((uint64_t)1 << shift) - 1), half = (uint64_t)1 << (shift - 1);
+    n = m >> shift;
+    if (!strcmp(truncate, "nearest-away")) n += rem >= half ? 1 : 0;
+    else if (!strcmp(truncate, "nearest-even")) n += (rem > half || (rem == half && (n & 1))) ? 1 : 0;
+  }
+  if (n > ((uint64_t)1 << 62)) n = (uint64_t)1 << 62;
+  value = s ? -(int64_t)n : (int64_t)n;
+  if (value > max) value = max;
+  if (value < min) value = min;
+  return (uint64_t)value & (((uint64_t)1 << to_bits) - 1);
+}
+
+/* A value of the internal format: (-1)^s * m * 2^q; m == 0 is a zero. */
+typedef struct { int s; uint64_t m; int q; } num;
+typedef struct { int p, emin, emax; } internal_fmt;
+static const internal_fmt kFp17 = {11, -30, 31}, kFp32Internal = {24, -126, 127};
+
+/* To nearest even with p bits; clipped above the largest value; a zero of its sign
+ * below the smallest normal (no denormals). */
+static num internal_round(internal_fmt f, int s, uint64_t m, int q) {
+  num r;
+  int msb;
+  r.s = s, r.m = 0, r.q = 0;
+  if (m == 0) return r;
+  msb = 63 - __builtin_clzll(m);
+  if (msb >= f.p) {
+    int shift = msb + 1 - f.p;
+    uint64_t rem = m & (((uint64_t)1 << shift) - 1), half = (uint64_t)1 << (shift - 1);
+    m >>= shift;
+    q += shift;
+    if (rem > half || (rem == half && (m & 1))) ++m;
+    if (m == (uint64_t)1 << f.p) m >>= 1, ++q;
+  }
+  msb = 63 - __builtin_clzll(m);
+  if (q + msb > f.emax) {
+    r.m = ((uint64_t)1 << f.p) - 1;
+    r.q = f.emax - (f.p - 1);
+  } else if (q + msb >= f.emin) {
+    r.m = m;
+    r.q = q;
+  }
+  return r;
+}
+
+static uint64_t nvdla_float_path(const lc_convert_case* c, int to_bits, uint64_t b) {
+#ifdef CONVERT_MUTANT_SDP_IN_FP17
+  internal_fmt f = kFp17;
+  (void)kFp32Internal;
+#else
+  internal_fmt f = !strcmp(c->unit, "sdp") ? kFp32Internal : kFp17;
+#endif
+  val v = decode(kF16, b), sf;
+  num x, t;
+  uint32_t sb, unit_bits = 0;
+  int64_t a, o, d;
+  int base;
+  if (v.cls == NAN_ && !c->flush_nan) return to_bits ? 0 : nan_of(kF16, kF16, v, 1);
+  x.s = v.cls == ZERO ? v.s : v.cls == NAN_ ? 0 : v.s;
+  x.m = (v.cls == ZERO || v.cls == NAN_) ? 0 : v.m;
+  x.q = x.m != 0 ? v.q : 0;
+  if (v.cls == INF) {
+    val u;
+    inf_value(c->unit, &unit_bits);
+    u = decode(kF32, unit_bits);
+    x = internal_round(f, v.s, u.m, u.q);
+  }
+  /* t = x - offset */
+  if (c->offset == 0) {
+    t = x;
+  } else if (x.m != 0 && x.q > 40) {
+    t = x; /* the SDP's INF value 3.4e38: an offset below 2^17 is far under half its last place */
+  } else {
+    base = x.q < 0 ? x.q : 0;
+    a = (int64_t)(x.m << (x.q - base)) * (x.s ? -1 : 1);
+    o = (int64_t)c->offset * ((int64_t)1 << -base);
+    d = a - o;
+    t = internal_round(f, d < 0, (uint64_t)(d < 0 ? -d : d), base);
+    if (d == 0) t.s = 0;
+  }
+  memcpy(&sb, &c->scale, sizeof sb);
+  sf = decode(kF32, sb);
+  t = internal_round(f, t.s != sf.s, t.m * sf.m, t.q + sf.q);
+  if (to_bits == 0) return round_to(kF16, t.s, t.m, t.q, 1);
+  return to_int(c->truncate, to_bits, t.s, t.m, t.q);
+}
+
 static lc_status convert(const lc_convert_case* c, const void* src, size_t src_bytes, void* dst, size_t dst_bytes) {
   fmt from, to;
-  int rule = !strcmp(c->rule, "ieee") ? 0 : !strcmp(c->rule, "nvdla") ? 1 : !strcmp(c->rule, "nvdla-int") ? 2 : -1;
+  int rule = !strcmp(c->rule, "ieee")          ? 0
+             : !strcmp(c->rule, "nvdla")       ? 1
+             : !strcmp(c->rule, "nvdla-int")   ? 2
+             : !strcmp(c->rule, "nvdla-float") ? 3
+                                               : -1;
   int ib = 0, is_signed = 0, ob = 0, osigned = 0;
   size_t fbytes, tbytes, i, k, count;
   const uint8_t* in = (const uint8_t*)src;
   uint8_t* out = (uint8_t*)dst;
   uint32_t unit_bits;
   if (rule < 0) return LC_UNSUPPORTED;
-  if (rule == 2) {
+  if (rule == 3) {
+    if (strcmp(c->from, "fp16") != 0) return LC_INVALID;
+    if (!strcmp(c->unit, "sdp") && !strcmp(c->to, "int16")) ob = 16;
+    else if (strcmp(c->to, "fp16") != 0 || (strcmp(c->unit, "sdp") != 0 && strcmp(c->unit, "conv") != 0)) return LC_INVALID;
+    fbytes = 2;
+    tbytes = 2;
+  } else if (rule == 2) {
     if (!int_type(c->from, &ib, &is_signed)) return LC_INVALID;
     if (!strcmp(c->to, "fp16")) ob = 0, tbytes = 2;
     else if (int_type(c->to, &ob, &osigned) && osigned) tbytes = (size_t)ob / 8;
@@ -237,7 +344,10 @@ static lc_status convert(const lc_convert_case* c, const void* src, size_t src_b
   for (i = 0; i < count; ++i) {
     uint64_t x = 0, y;
     for (k = 0; k < fbytes; ++k) x |= (uint64_t)in[i * fbytes + k] << (8 * k);
-    y = rule == 0 ? ieee_float(from, to, x) : rule == 1 ? nvdla_float(c, from, to, x) : nvdla_int(c, ib, is_signed, ob, x);
+    y = rule == 0   ? ieee_float(from, to, x)
+        : rule == 1 ? nvdla_float(c, from, to, x)
+        : rule == 2 ? nvdla_int(c, ib, is_signed, ob, x)
+                    : nvdla_float_path(c, ob, x);
     for (k = 0; k < tbytes; ++k) out[i * tbytes + k] = (uint8_t)(y >> (8 * k));
   }
   return LC_OK;
@@ -264,6 +374,7 @@ static const lc_capability kCaps[] = {
     {"convert.nvdla-int",
      "int8>int8 int8>int16 int8>fp16 uint8>int8 uint8>int16 uint8>fp16 "
      "int16>int8 int16>int16 int16>fp16 uint16>int8 uint16>int16 uint16>fp16", 0},
+    {"convert.nvdla-float", "fp16>int16 fp16>fp16", 0},
 };
 
 static const lc_plugin kPlugin = {LC_ABI_MAJOR, LC_ABI_MINOR, sizeof(lc_plugin), CONVERT_PLUGIN_NAME,

@@ -28,7 +28,8 @@
  * still loads and runs: the host reads a member only when struct_size covers
  * it. A plugin claims them with capabilities named
  *
- *     convert.ieee  convert.nvdla  convert.nvdla-int   dtypes: "fp32>fp16 fp16>fp32" (from>to pairs)
+ *     convert.ieee  convert.nvdla  convert.nvdla-int  convert.nvdla-float
+ *                                                      dtypes: "fp32>fp16 fp16>fp32" (from>to pairs)
  *     nvdla.sparse                                     dtypes: weight dtypes ("int8 fp16")
  *     nvdla.winograd.phase1                            dtypes: weight dtypes ("int8 int16 fp16")
  *
@@ -99,16 +100,16 @@ typedef struct lc_capability {
  * One precision conversion (include/layoutcheck/precision.h): src holds
  * src_bytes / sizeof(from) little-endian values, dst the same count of `to`
  * values. Fields a rule does not use hold their defaults (unit "conv",
- * flush_nan 0, offset 0, scale 1, truncate "nearest-away"). */
+ * flush_nan 0, offset 0, scale 1, truncate "nearest-even"). */
 typedef struct lc_convert_case {
-  const char* rule;      /* "ieee" | "nvdla" | "nvdla-int" */
+  const char* rule;      /* "ieee" | "nvdla" | "nvdla-int" | "nvdla-float" */
   const char* from;      /* dtype names as the CLI spells them: "fp32", "fp16", "int8", ... */
   const char* to;
-  const char* unit;      /* nvdla: "conv", "conv-winograd", "sdp", "cdp", "pdp", "pdp-minmax" */
-  int32_t flush_nan;     /* nvdla: 1 = input NaNs are +0 */
-  int32_t offset;        /* nvdla-int: offset register */
-  float scale;           /* nvdla-int: scaling factor */
-  const char* truncate;  /* nvdla-int: "nearest-away" | "nearest-even" | "toward-zero" */
+  const char* unit;      /* nvdla: "conv", "conv-winograd", "sdp", "cdp", "pdp", "pdp-minmax"; nvdla-float: "conv", "sdp" */
+  int32_t flush_nan;     /* nvdla, nvdla-float: 1 = input NaNs are +0 */
+  int32_t offset;        /* nvdla-int, nvdla-float: offset register */
+  float scale;           /* nvdla-int, nvdla-float: scaling factor */
+  const char* truncate;  /* nvdla-int, nvdla-float: "nearest-away" | "nearest-even" | "toward-zero" */
 } lc_convert_case;
 
 /* NVDLA sparse compression ("Sparse Compression option") of the packed weight

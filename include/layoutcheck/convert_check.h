@@ -32,7 +32,7 @@ namespace layoutcheck {
 
 class PluginImpl;
 
-// The five entry names, in this order.
+// The entry names, in this order.
 const std::vector<std::string>& extension_entry_names();
 // True when glob matches one of them.
 bool glob_matches_extension(const std::string& glob);
@@ -52,6 +52,9 @@ std::vector<uint32_t> fp32_boundary_inputs();
 std::vector<uint8_t> convert_inputs(DType from, uint64_t random, uint64_t seed);
 // Whether `actual` is what the document allows where the reference gives `expected`.
 bool convert_output_accepted(const ConvertSpec& spec, uint64_t expected, uint64_t actual);
+// Whether the document leaves the output of `input` free (any value passes):
+// an nvdla-float NaN converted to int16 without flush_nan.
+bool convert_output_free(const ConvertSpec& spec, uint64_t input);
 // "convert.nvdla fp32>fp16 unit=sdp flush-nan=1"
 std::string convert_variant_name(const ConvertSpec& spec);
 // A shell line that converts one input value with `impl` and prints the output bytes.

@@ -27,6 +27,12 @@
 //    nvdla-int  Equations 1 and 3: d_out = truncate2intN((d_in - offset) * SF) or
 //               int2fp((d_in - offset) * SF); the rounding of truncate2intN is
 //               selectable (TruncateMode), saturation is the document's.
+//    nvdla-float fp16 data through the float data path with offset and SF:
+//               unit conv is Equation 1 for floating-point pixels (T_*_F -> fp16) in
+//               the convolution pipeline's fp17; unit sdp is the SDP table's fp16 ->
+//               int16 and fp16 -> fp16 in its real precision fp32. Each operation of
+//               (d - offset) * SF rounds to nearest in the internal format, which has
+//               no denormals; then fp16 (with denormals, clipped) or truncate2int16.
 //
 // Element sizes come from the dtype table (layoutcheck/dtype.h). Values are
 // little-endian in the buffers.
@@ -36,8 +42,10 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "layoutcheck/dtype.h"
+#include "layoutcheck/layout.h"
 #include "layoutcheck/status.h"
 
 namespace layoutcheck {
@@ -76,25 +84,71 @@ Result<const PrecisionRow*> nvdla_precision(PrecisionLayer layer, PrecisionInput
 // "Precision conversion for convolutional layer, row 4: image input (fp16) -> int8: Invalid case"
 std::string describe_precision_row(const PrecisionRow& row);
 
+// ------------------------------------------------------------- SDP layers
+//
+// An SDP layer's precisions and the SDP data it reads, checked against
+// "Precision Conversion" and the processing-precision notes of "Batch
+// Normalization Data Format" and "Element-Wise Data Format":
+//
+//   SdpLayer l;  l.input = PrecisionInput::kInt16;  l.output = DType::kInt8;
+//   l.data = {*parse_case("nvdla.sdp.channel(use=bn,proc=int16)", "int16", "8,2")};
+//   check_sdp_layer(l).rule() == "nvdla.precision/sdp-data-processing-precision"
+//
+// Offline, the SDP reads feature data from memory and (input, output) is a row
+// of the SDP table. On-flying, it takes the convolution pipeline's output: the
+// convolution's own conversion is a row of the convolution table ("The CDMA and
+// SDP convert precision individually"), the SDP's input precision is that
+// output, and the SDP keeps the bit depth.
+
+enum class ConvMode : uint8_t { kDirect, kWinograd, kImage };
+const char* conv_mode_name(ConvMode m);  // "dc", "winograd", "image"
+Result<ConvMode> parse_conv_mode(std::string_view name);
+
+struct SdpLayer {
+  bool on_flying = false;
+  PrecisionInput input = PrecisionInput::kInt8;  // the SDP's input precision (feature data)
+  DType output = DType::kInt8;                   // the SDP's configured output precision
+  // On-flying: the convolution layer in front of the SDP.
+  ConvMode conv_mode = ConvMode::kDirect;
+  PrecisionInput conv_input = PrecisionInput::kInt8;
+  DType conv_output = DType::kInt8;
+  // The SDP data the layer reads: nvdla.sdp.channel / nvdla.sdp.element cases,
+  // whose proc parameter (PROC_PRECISION; "same": the component dtype) is checked.
+  std::vector<Case> data;
+};
+
+// The PROC_PRECISION the layer's SDP data may take: the layer's precision when
+// it does not convert, int8 when it converts between int16 and int8 ("need set
+// to processing precision which is always INT8"), int16 or fp16 for a
+// conversion between them (the document leaves it open, ERRATA NVDLA precision 14).
+std::vector<DType> sdp_processing_precisions(const SdpLayer& layer);
+// OK, or the first broken rule (nvdla.precision/...) naming the values.
+Status check_sdp_layer(const SdpLayer& layer);
+// "offline int16 feature data -> int8" / "on-flying after dc conv int8 feature data -> int8: int8 -> int8"
+std::string to_string(const SdpLayer& layer);
+
 // ------------------------------------------------------------- conversions
 
-enum class ConvertRule : uint8_t { kIeee, kNvdla, kNvdlaInt };
+enum class ConvertRule : uint8_t { kIeee, kNvdla, kNvdlaInt, kNvdlaFloat };
 // The sub-modules of the "INF converted values" table. kPdp is PDP average
 // pooling; kPdpMinMax is PDP max/min pooling, which keeps INF internally.
 enum class NvdlaUnit : uint8_t { kConv, kConvWinograd, kSdp, kCdp, kPdp, kPdpMinMax };
-// How truncate2int8/truncate2int16 turn the exact product into an integer
-// before saturating (oracles/ERRATA.md, "NVDLA precision").
+// How truncate2int8/truncate2int16 turn the product into an integer before
+// saturating (oracles/ERRATA.md, "NVDLA precision" 2 and 12). The default is the
+// document's one rounding rule, "Rounding to Nearest (or RN)": ties to even, as
+// the float data path and the Winograd weight conversion round.
 enum class TruncateMode : uint8_t { kNearestAway, kNearestEven, kTowardZero };
+constexpr TruncateMode kDefaultTruncate = TruncateMode::kNearestEven;
 
 struct ConvertSpec {
   ConvertRule rule = ConvertRule::kIeee;
   DType from = DType::kFp32;
   DType to = DType::kFp16;
-  NvdlaUnit unit = NvdlaUnit::kConv;     // nvdla: whose INF value applies
-  bool flush_nan = false;                // nvdla: the NaN-to-zero register
-  int32_t offset = 0;                    // nvdla-int: offset register
-  float scale = 1.0f;                    // nvdla-int: scaling factor SF
-  TruncateMode truncate = TruncateMode::kNearestAway;  // nvdla-int
+  NvdlaUnit unit = NvdlaUnit::kConv;     // nvdla, nvdla-float: whose INF value (and data path) applies
+  bool flush_nan = false;                // nvdla, nvdla-float: the NaN-to-zero register
+  int32_t offset = 0;                    // nvdla-int, nvdla-float: offset register
+  float scale = 1.0f;                    // nvdla-int, nvdla-float: scaling factor SF
+  TruncateMode truncate = kDefaultTruncate;  // nvdla-int, nvdla-float (int16 output)
 };
 
 // The NaN counting registers: NaNs among the inputs and among the outputs.
@@ -103,7 +157,7 @@ struct NanCounts {
   uint64_t output = 0;
 };
 
-const char* convert_rule_name(ConvertRule r);   // "ieee", "nvdla", "nvdla-int"
+const char* convert_rule_name(ConvertRule r);   // "ieee", "nvdla", "nvdla-int", "nvdla-float"
 const char* nvdla_unit_name(NvdlaUnit u);       // "conv", "conv-winograd", "sdp", "cdp", "pdp", "pdp-minmax"
 const char* truncate_mode_name(TruncateMode m); // "nearest-away", "nearest-even", "toward-zero"
 Result<ConvertRule> parse_convert_rule(std::string_view name);
@@ -113,6 +167,23 @@ Result<TruncateMode> parse_truncate_mode(std::string_view name);
 // The "INF converted values" table: the value (as fp32 bits, positive sign) a
 // unit replaces +INF with; kPdpMinMax keeps INF (0x7f800000).
 uint32_t nvdla_inf_value_bits(NvdlaUnit u);
+// The internal float formats of "FP16 Supporting" ("NVDLA internal float point
+// data-path often provide fp17/fp32 value ... doesn't support denormalized value
+// during calculation"): fp17 has 1 sign, 6 exponent (bias 31) and 10 fraction
+// bits, so its largest value is (2 - 2^-10) * 2^31 = 4292870144, the CDP and PDP
+// INF value, and its smallest normal 2^-30 lies below every fp16 denormal.
+struct NvdlaInternalFormat {
+  const char* name;   // "fp17", "fp32"
+  int precision;      // significand bits, hidden bit included
+  int emin, emax;     // normal exponents; no denormals
+};
+constexpr NvdlaInternalFormat kNvdlaFp17{"fp17", 11, -30, 31};
+constexpr NvdlaInternalFormat kNvdlaFp32{"fp32", 24, -126, 127};
+// The format a unit computes in: conv, conv-winograd (the convolution pipeline),
+// cdp, pdp, pdp-minmax: fp17; sdp: fp32 (the SDP table's "real precision in
+// pipeline fp32").
+const NvdlaInternalFormat& nvdla_internal_format(NvdlaUnit u);
+
 // Offset range the nvdla-int rule accepts: the difference d - offset stays below
 // 2^17 in magnitude, so (d - offset) * SF is exact in a double.
 constexpr int32_t kNvdlaOffsetMin = -65536;

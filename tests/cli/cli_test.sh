@@ -122,6 +122,21 @@ expect_eq "$(printf '\x00\x00\x80\x3f\x00\x00\x80\x7f' | "$lc" convert --rule nv
   "003cff7b" "convert nvdla"
 expect_eq "$(printf '\x00\x00\x80\x7f' | "$lc" convert --rule ieee --from fp32 --to fp16 2>/dev/null | od -An -tx1 | tr -d ' \n')" \
   "007c" "convert ieee"
+# nvdla-float: 2.5 in the SDP's fp32 to int16 is the tie 2 (ties to even); INF is 32767.
+expect_eq "$(printf '\x00\x41\x00\x7c' | "$lc" convert --rule nvdla-float --unit sdp --from fp16 --to int16 2>/dev/null | od -An -tx1 | tr -d ' \n')" \
+  "0200ff7f" "convert nvdla-float"
+"$lc" convert --rule nvdla-float --unit sdp --from fp16 --to int8 < /dev/null 2> "$tmp/err"
+expect_eq "$?" "2" "nvdla-float fp16 -> int8 is an invalid case"
+grep -q 'row 7: fp16 feature data -> int8: Invalid case' "$tmp/err" || fail "nvdla-float names the SDP table row: $(cat "$tmp/err")"
+# An SDP layer converting int16 -> int8 reads its BN data at processing precision int8.
+expect_eq "$("$lc" precision nvdla --layer sdp --input int16 --output int8 --data 'nvdla.sdp.channel(use=bn,proc=int8)@int16@8,2' | head -1)" \
+  "ok" "SDP layer with int8 BN data"
+"$lc" precision nvdla --input int16 --output int8 --data 'nvdla.sdp.channel(use=bn,proc=int16)@int16@8,2' > "$tmp/out"
+expect_eq "$?" "1" "SDP layer with int16 BN data"
+grep -q '^rule: nvdla.precision/sdp-data-processing-precision' "$tmp/out" || fail "SDP layer rule: $(cat "$tmp/out")"
+"$lc" precision nvdla --mode on-flying --conv dc/int8/int8 --input int8 --output int16 > "$tmp/out"
+expect_eq "$?" "1" "on-flying int8 -> int16"
+grep -q '^rule: nvdla.precision/on-flying-same-bit-depth' "$tmp/out" || fail "on-flying rule: $(cat "$tmp/out")"
 
 echo "cli: $failures failed"
 exit $((failures > 0))

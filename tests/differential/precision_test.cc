@@ -198,5 +198,43 @@ TEST(PrecisionSampled, integer_equations_every_input_and_mode) {
   }
 }
 
+
+TEST(PrecisionSampled, float_path_every_fp16_input_unit_and_mode) {
+  std::vector<uint16_t> in;
+  for (uint32_t i = 0; i < 65536; ++i) in.push_back(static_cast<uint16_t>(i));
+  const float scales[] = {1.0f, 0.5f, -0.25f, 3.0f, 0.1f, -7.3f, 1e-30f, 1e30f, 0.0f, -0.0f, 1.5e-45f, 65536.0f};
+  const int32_t offsets[] = {0, 1, -1, 1001, -32768, 65535, -65536, 12345};
+  size_t compared = 0;
+  for (NvdlaUnit unit : {NvdlaUnit::kConv, NvdlaUnit::kSdp}) {
+    for (DType to : {DType::kInt16, DType::kFp16}) {
+      for (TruncateMode mode : {TruncateMode::kNearestAway, TruncateMode::kNearestEven, TruncateMode::kTowardZero}) {
+        for (bool flush : {false, true}) {
+          for (float scale : scales) {
+            for (int32_t offset : offsets) {
+              ConvertSpec s = spec(ConvertRule::kNvdlaFloat, DType::kFp16, to, unit, flush);
+              s.scale = scale;
+              s.offset = offset;
+              s.truncate = mode;
+              if (!validate_convert(s, 0, 0).ok() || (to == DType::kFp16 && mode != kDefaultTruncate)) continue;
+              std::vector<uint8_t> ref(2 * in.size()), opt(ref.size(), 0xee);
+              NanCounts rn, on;
+              ASSERT_TRUE(precision_reference().convert(s, in.data(), 2 * in.size(), ref.data(), ref.size(), &rn).ok());
+              ASSERT_TRUE(precision_optimized().convert(s, in.data(), 2 * in.size(), opt.data(), opt.size(), &on).ok());
+              for (size_t i = 0; i < in.size(); ++i) {
+                ASSERT_EQ(opt[2 * i] | opt[2 * i + 1] << 8, ref[2 * i] | ref[2 * i + 1] << 8)
+                    << to_string(s) << " input 0x" << std::hex << in[i];
+              }
+              EXPECT_EQ(on.input, rn.input);
+              EXPECT_EQ(on.output, rn.output);
+              ++compared;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(compared, 2u * 12 * 8 * (1 + 1 + 3));  // conv fp16, sdp fp16, sdp int16 in three modes
+}
+
 }  // namespace
 }  // namespace layoutcheck::testing

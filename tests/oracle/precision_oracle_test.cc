@@ -13,6 +13,7 @@
 
 #include "layoutcheck/oracle.h"
 #include "layoutcheck/precision.h"
+#include "layoutcheck/rules.h"
 #include "precision_support.h"
 
 namespace layoutcheck::testing {
@@ -133,6 +134,35 @@ TEST(PrecisionOracles, cover_every_table_row_and_every_unit) {
   for (NvdlaUnit u : {NvdlaUnit::kConv, NvdlaUnit::kConvWinograd, NvdlaUnit::kSdp, NvdlaUnit::kCdp, NvdlaUnit::kPdp,
                       NvdlaUnit::kPdpMinMax}) {
     EXPECT_TRUE(units.count(nvdla_unit_name(u))) << "no INF oracle for unit " << nvdla_unit_name(u);
+  }
+}
+
+
+// Every valid nvdla-float pair and unit has a value oracle, every invalid one an error
+// oracle, and every SDP layer rule a layer line that breaks it.
+TEST(PrecisionOracles, cover_the_float_path_and_every_sdp_layer_rule) {
+  std::set<std::string> float_keys, layer_results;
+  for (const auto& c : load_all()) {
+    for (const auto& chk : c.checks) {
+      const auto t = split(chk.text);
+      if (t[0] == "convert" && t.size() > 4 && t[1] == "nvdla-float") {
+        std::string unit = "conv";
+        for (const auto& w : t) {
+          if (w.rfind("unit=", 0) == 0) unit = w.substr(5);
+        }
+        const bool error = chk.text.find("-> error") != std::string::npos;
+        float_keys.insert(unit + "/" + t[3] + (error ? "/error" : ""));
+      }
+      if (t[0] == "layer") layer_results.insert(t.back());
+    }
+  }
+  for (const char* key : {"conv/fp16", "sdp/fp16", "sdp/int16", "sdp/int8/error", "conv/int16/error"}) {
+    EXPECT_EQ(float_keys.count(key), 1u) << "no nvdla-float oracle for " << key;
+  }
+  EXPECT_EQ(layer_results.count("ok"), 1u);
+  for (const Rule& r : rules()) {
+    if (r.id.rfind("nvdla.precision/", 0) != 0) continue;
+    EXPECT_EQ(layer_results.count(r.id), 1u) << "no layer oracle breaks " << r.id;
   }
 }
 

@@ -140,5 +140,58 @@ RC_GTEST_PROP(PrecisionProperty, optimized_equals_reference_on_random_buffers, (
   RC_ASSERT(na.output == nb.output);
 }
 
+
+ConvertSpec float_path_spec() {
+  const NvdlaUnit unit = *rc::gen::element(NvdlaUnit::kConv, NvdlaUnit::kSdp);
+  ConvertSpec s = spec(ConvertRule::kNvdlaFloat, DType::kFp16,
+                       unit == NvdlaUnit::kSdp ? *rc::gen::element(DType::kInt16, DType::kFp16) : DType::kFp16, unit,
+                       *rc::gen::arbitrary<bool>());
+  s.offset = *rc::gen::inRange(kNvdlaOffsetMin, kNvdlaOffsetMax + 1);
+  s.scale = as_float(*finite_fp32());
+  s.truncate = *rc::gen::element(TruncateMode::kNearestAway, TruncateMode::kNearestEven, TruncateMode::kTowardZero);
+  return s;
+}
+
+double output_value(const ConvertSpec& s, uint16_t h) {
+  return s.to == DType::kFp16 ? double{fp16_value(h)} : static_cast<double>(static_cast<int16_t>(h));
+}
+
+RC_GTEST_PROP(PrecisionProperty, float_path_optimized_equals_reference, ()) {
+  const ConvertSpec s = float_path_spec();
+  const auto in = *rc::gen::container<std::vector<uint16_t>>(rc::gen::arbitrary<uint16_t>());
+  std::vector<uint16_t> a(in.size(), 0x1111), b(in.size(), 0x2222);
+  NanCounts na, nb;
+  RC_ASSERT(precision_reference().convert(s, in.data(), 2 * in.size(), a.data(), 2 * a.size(), &na).ok());
+  RC_ASSERT(any_converter(*rc::gen::inRange(1, 4)).convert(s, in.data(), 2 * in.size(), b.data(), 2 * b.size(), &nb).ok());
+  RC_ASSERT(a == b);
+  RC_ASSERT(na.output == nb.output);
+}
+
+// Monotonic in d for a non-negative SF, never INF, never NaN from a number.
+RC_GTEST_PROP(PrecisionProperty, float_path_is_monotonic_and_finite, ()) {
+  ConvertSpec s = float_path_spec();
+  s.scale = std::fabs(s.scale);
+  auto number = rc::gen::suchThat(rc::gen::arbitrary<uint16_t>(), [](uint16_t v) { return !is_nan16(v); });
+  uint16_t in[2] = {*number, *number};
+  if (fp16_value(in[0]) > fp16_value(in[1])) std::swap(in[0], in[1]);
+  uint16_t out[2];
+  RC_ASSERT(any_converter(*rc::gen::inRange(0, 4)).convert(s, in, 4, out, 4, nullptr).ok());
+  RC_ASSERT(output_value(s, out[0]) <= output_value(s, out[1]));
+  if (s.to == DType::kFp16) {
+    for (uint16_t h : out) RC_ASSERT((h & 0x7fff) < 0x7c00);
+  }
+}
+
+// "these formats have better precision than fp16 with denormalized value": without
+// offset and scaling every fp16 number, denormals included, comes back unchanged.
+RC_GTEST_PROP(PrecisionProperty, float_path_identity_keeps_every_fp16_number, ()) {
+  ConvertSpec s = spec(ConvertRule::kNvdlaFloat, DType::kFp16, DType::kFp16,
+                       *rc::gen::element(NvdlaUnit::kConv, NvdlaUnit::kSdp));
+  const uint16_t h = *rc::gen::suchThat(rc::gen::arbitrary<uint16_t>(), [](uint16_t v) { return (v & 0x7fff) < 0x7c00; });
+  uint16_t out = 0;
+  RC_ASSERT(any_converter(*rc::gen::inRange(0, 4)).convert(s, &h, 2, &out, 2, nullptr).ok());
+  RC_ASSERT(out == h);
+}
+
 }  // namespace
 }  // namespace layoutcheck::testing

@@ -110,5 +110,38 @@ TEST(PluginTable, members_beyond_struct_size_are_not_read) {
   EXPECT_FALSE((*now)->claims_entry("convert.nvdla", "fp16>fp16"));
 }
 
+
+TEST(ConvertAccepted, nvdla_float_nan_to_int16_is_free_and_nothing_else) {
+  ConvertSpec s;
+  s.rule = ConvertRule::kNvdlaFloat;
+  s.from = DType::kFp16;
+  s.to = DType::kInt16;
+  s.unit = NvdlaUnit::kSdp;
+  EXPECT_TRUE(convert_output_free(s, 0x7e00));
+  EXPECT_TRUE(convert_output_free(s, 0xfc01));
+  EXPECT_FALSE(convert_output_free(s, 0x7c00));  // INF has the SDP's value
+  EXPECT_FALSE(convert_output_accepted(s, 0x7fff, 0x7ffe));
+  s.flush_nan = true;
+  EXPECT_FALSE(convert_output_free(s, 0x7e00));  // a flushed NaN is zero
+  s.flush_nan = false;
+  s.to = DType::kFp16;
+  EXPECT_FALSE(convert_output_free(s, 0x7e00));
+  EXPECT_TRUE(convert_output_accepted(s, 0x7e00, 0x7c01));
+  EXPECT_FALSE(convert_output_accepted(s, 0x7e00, 0xfe00));
+}
+
+TEST(ConvertVariants, nvdla_float_pairs_are_the_valid_table_rows) {
+  const auto pairs = convert_pairs(ConvertRule::kNvdlaFloat);
+  const std::vector<std::pair<DType, DType>> want = {{DType::kFp16, DType::kInt16}, {DType::kFp16, DType::kFp16}};
+  EXPECT_EQ(pairs, want);
+  for (const auto& s : convert_variants(ConvertRule::kNvdlaFloat, DType::kFp16, DType::kInt16)) {
+    EXPECT_EQ(s.unit, NvdlaUnit::kSdp);
+  }
+  std::set<NvdlaUnit> units;
+  for (const auto& s : convert_variants(ConvertRule::kNvdlaFloat, DType::kFp16, DType::kFp16)) units.insert(s.unit);
+  EXPECT_EQ(units.size(), 2u);
+  EXPECT_EQ(extension_entry_names().back(), "convert.nvdla-float");
+}
+
 }  // namespace
 }  // namespace layoutcheck
