@@ -94,7 +94,7 @@ std::vector<Rule> make_rules() {
        "two-line extension needs W*C <= 32, four-line W*C <= 16 (oracles/ERRATA.md)"},
       // Direct-convolution and image weights pad to 128 bytes only: at most
       // 2^56 elements of 2 bytes; the Winograd kernels pad C to 32 bytes.
-      {"nvdla.weight/size-overflow", "nvdla.weight.winograd", kNvdla, "Basic Weight for Direct Convolution",
+      {"nvdla.weight/size-overflow", "nvdla.weight.winograd,nvdla.weight.deconv", kNvdla, "Basic Weight for Direct Convolution",
        "the mapped weight fits 2^60 bytes"},
       {"nvdla.weight.winograd/kernel-4x4", "nvdla.weight.winograd", kNvdla, "Weight for Winograd Convolution",
        "the converted Winograd kernel is 4x4"},
@@ -140,6 +140,17 @@ std::vector<Rule> make_rules() {
        "the surface stride holds H lines"},
       // Per channel, at most 2^56 elements of 4 bytes or less in 32-byte atoms: below 2^60.
       {"nvdla.sdp/size-overflow", "nvdla.sdp.element", kNvdla, "SDP Data Format", "the SDP data fits 2^60 bytes"},
+      {"nvdla.weight.winograd/no-post-extension", "nvdla.weight.winograd", kNvdla, "Weight formats and options",
+       "weight for Winograd does not support the post-extension option"},
+      {"nvdla.weight.deconv/no-post-extension", "nvdla.weight.deconv", kNvdla, "Weight formats and options",
+       "weight for deconvolution does not support the post-extension option"},
+      // The compressed surfaces are no layout: nvdla::check_surfaces and decompress name these.
+      {"nvdla.sparse/wgs-start-address-align-256", "", kNvdla, kAlign, "the WGS surface starts 256-byte aligned"},
+      {"nvdla.sparse/wmb-start-address-align-256", "", kNvdla, kAlign, "the WMB surface starts 256-byte aligned"},
+      {"nvdla.sparse/wgs-size-align-128", "", kNvdla, kAlign, "the WGS data size is a multiple of 128 bytes"},
+      {"nvdla.sparse/wmb-size-align-128", "", kNvdla, kAlign, "the WMB data size is a multiple of 128 bytes"},
+      {"nvdla.sparse/data-size-align-128", "", kNvdla, kAlign,
+       "the compressed weight data size is a multiple of 128 bytes"},
 
       // MegEngine.
       // Without padding (nchw, nhwc, matrix) at most 2^56 elements of 32 bits, 2^61 bits.

@@ -140,6 +140,38 @@ std::vector<Case> weight_winograd_boundaries() {
   return out;
 }
 
+Case weight_deconv_case(std::mt19937_64& rng, int size_class) {
+  const DType t = draw_precision(rng);
+  const int64_t group = dtype_bits(t) == 8 ? 32 : 16;
+  const int64_t scale = size_class + 1;
+  ParamMap p;
+  const int64_t sx = pick(rng, 1, 2 + size_class), sy = pick(rng, 1, 2 + size_class);
+  if (sx != 1) p["stride_x"] = std::to_string(sx);
+  if (sy != 1) p["stride_y"] = std::to_string(sy);
+  Shape s = {pick(rng, 1, group * scale + 3), pick(rng, 1, 70 * scale), pick(rng, 1, 2 * sy + 1), pick(rng, 1, 2 * sx + 1)};
+  if (pick(rng, 0, 4) == 0) p["addr"] = std::to_string(256 * pick(rng, 0, 100) + (pick(rng, 0, 20) == 0 ? 128 : 0));
+  if (pick(rng, 0, 40) == 0) p["post_extension"] = "2";
+  return make_case("nvdla.weight.deconv", p, t, s);
+}
+
+std::vector<Case> weight_deconv_boundaries() {
+  std::vector<Case> out;
+  for (DType t : {DType::kInt8, DType::kInt16, DType::kFp16}) {
+    const int64_t group = dtype_bits(t) == 8 ? 32 : 16;
+    for (int64_t st : {1, 2, 3}) {
+      for (int64_t r : {st - 1, st, st + 1, 2 * st + 1}) {  // kernel lt/eq/gt the stride
+        if (r < 1) continue;
+        ParamMap p{{"stride_x", std::to_string(st)}, {"stride_y", std::to_string(st)}};
+        out.push_back(make_case("nvdla.weight.deconv", p, t, {group + 1, 3, r, r}));
+        out.push_back(make_case("nvdla.weight.deconv", p, t, {1, 65, r, 1}));
+      }
+    }
+    out.push_back(make_case("nvdla.weight.deconv", {{"stride_x", "2"}}, t, {group, 5, 3, 4}));
+    out.push_back(make_case("nvdla.weight.deconv", {{"stride_y", "4"}}, t, {2, 64, 5, 2}));
+  }
+  return out;
+}
+
 // ---- pixel data ------------------------------------------------------------------
 
 const std::vector<std::string>& pixel_formats() {
@@ -342,10 +374,25 @@ void add_nvdla_specs(std::vector<LayoutSpec>* specs) {
   winograd.section = "Basic Weight for Winograd Convolution";
   winograd.summary = "converted 4x4 Winograd kernels: C padded to 32 bytes, 4x4x4-element cubes, K -> C scan in groups";
   winograd.dims = {"K", "C", "H", "W"};
-  winograd.params = {int_param("addr", 0, INT64_MAX, "0", "start address (checked for its 256-byte alignment only)")};
+  winograd.params = {int_param("addr", 0, INT64_MAX, "0", "start address (checked for its 256-byte alignment only)"),
+                     int_param("post_extension", 1, 4, "1", "channel post-extension: not supported for Winograd weights (only 1)")};
   winograd.random_case = weight_winograd_case;
   winograd.boundary_cases = weight_winograd_boundaries;
   specs->push_back(winograd);
+
+  LayoutSpec deconv;
+  deconv.name = "nvdla.weight.deconv";
+  deconv.document = kDoc;
+  deconv.section = "Weight Format";
+  deconv.summary = "deconvolution weights, set split: stride_x*stride_y sets of every sy-th row and sx-th column, each mapped as DC weights, 256-byte aligned";
+  deconv.dims = {"K", "C", "H", "W"};
+  deconv.params = {int_param("stride_x", 1, 32, "1", "deconvolution stride in x: sets split along W"),
+                   int_param("stride_y", 1, 32, "1", "deconvolution stride in y: sets split along H"),
+                   int_param("addr", 0, INT64_MAX, "0", "start address (checked for its 256-byte alignment only)"),
+                   int_param("post_extension", 1, 4, "1", "channel post-extension: not supported for deconvolution weights (only 1)")};
+  deconv.random_case = weight_deconv_case;
+  deconv.boundary_cases = weight_deconv_boundaries;
+  specs->push_back(deconv);
 
   LayoutSpec pixel;
   pixel.name = "nvdla.pixel";

@@ -739,6 +739,7 @@ Result<WinogradPlan> winograd_plan(const Case& c) {
   p.Cp = (p.C + per32 - 1) / per32 * per32;
   p.group = p.eb == 1 ? 32 : 16;
   if (c.layout.get_int("addr") % 256) return Status::invalid("weight start address is not 256-byte aligned");
+  if (c.layout.get_int("post_extension") != 1) return Status::invalid("Winograd weights take no post-extension");
   Checked data = Checked(p.K) * p.Cp * 16 * p.eb;
   if (!data.ok() || data.value() > kMaxBytes) return Status::invalid("Winograd weight size overflows");
   p.data = data.value();
@@ -1241,17 +1242,87 @@ void sdp_copy(const SdpPlan& p, const uint8_t* src, uint8_t* dst, bool to_physic
   atom_copy({p.C, p.H, p.W, es, p.epa, p.bpa, p.surfaces, p.ls, p.ss}, src, dst, to_physical);
 }
 
+// ---- deconvolution weights (set split) ----------------------------------------------
+//
+// Set (p, q) is the DC weight of the kernels subsampled at rows p + sy*i and
+// columns q + sx*j, zero where that runs past the kernel; set s starts at
+// s * (its DC size rounded up to 256). Packing gathers a set into a dense
+// (K, C, Hs, Ws) staging tensor and maps it with the DC copy above; unpacking
+// maps it back and scatters the taps that exist.
+
+struct DeconvPlan {
+  uint64_t sx = 1, sy = 1, H = 0, W = 0, hs = 0, ws = 0, stride = 0, size = 0;
+  WeightPlan set;
+};
+
+Result<DeconvPlan> deconv_plan(const Case& c) {
+  DeconvPlan d;
+  if (c.layout.get_int("post_extension") != 1) return Status::invalid("deconvolution weights take no post-extension");
+  d.sx = c.layout.get_int("stride_x"), d.sy = c.layout.get_int("stride_y");
+  d.H = c.shape[2], d.W = c.shape[3];
+  d.hs = (d.H + d.sy - 1) / d.sy, d.ws = (d.W + d.sx - 1) / d.sx;
+  Case set = c;
+  set.layout = Layout{"nvdla.weight.dc", {{"addr", c.layout.get("addr")}, {"post_extension", "1"}}};
+  set.shape[2] = static_cast<int64_t>(d.hs), set.shape[3] = static_cast<int64_t>(d.ws);
+  LC_ASSIGN_OR_RETURN(d.set, weight_plan(set));
+  d.stride = (d.set.size + 255) / 256 * 256;
+  Checked size = Checked(d.sx * d.sy - 1) * d.stride + d.set.size;  // strides are at most 32
+  if (!size.ok() || size.value() > kMaxBytes) return Status::invalid("deconvolution weight size overflows");
+  d.size = size.value();
+  return d;
+}
+
+uint64_t deconv_place(const DeconvPlan& d, uint64_t k, uint64_t ch, uint64_t h, uint64_t w) {
+  const WeightPlan& p = d.set;
+  const uint64_t hw = p.H * p.W, pos = (h / d.sy) * p.W + w / d.sx;
+  const uint64_t g = k / p.group, gk = std::min(p.group, p.K - g * p.group);
+  const uint64_t c0 = ch & ~uint64_t{63}, cw = std::min<uint64_t>(64, p.C - c0);
+  const uint64_t element = g * p.group * p.C * hw + c0 * hw * gk + (pos * gk + k % p.group) * cw + (ch - c0);
+  return ((h % d.sy) * d.sx + w % d.sx) * d.stride + element * p.eb;
+}
+
+void deconv_copy(const DeconvPlan& d, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  const WeightPlan& p = d.set;
+  const uint64_t eb = p.eb, kc = p.K * p.C;
+  std::vector<uint8_t> staged(p.data);
+  for (uint64_t ph = 0; ph < d.sy; ++ph) {
+    for (uint64_t qw = 0; qw < d.sx; ++qw) {
+      uint8_t* set_base = (to_physical ? dst : const_cast<uint8_t*>(src)) + (ph * d.sx + qw) * d.stride;
+      if (!to_physical) weight_copy(p, nullptr, staged.data(), nullptr, set_base, false);
+      else std::fill(staged.begin(), staged.end(), 0);
+      for (uint64_t r = 0; r < kc; ++r) {
+        for (uint64_t i = 0; i < p.H; ++i) {
+          const uint64_t h = i * d.sy + ph;
+          if (h >= d.H) break;
+          const uint8_t* from = nullptr;
+          for (uint64_t j = 0, w = qw; j < p.W && w < d.W; ++j, w += d.sx) {
+            const uint64_t logical = ((r * d.H + h) * d.W + w) * eb, set = ((r * p.H + i) * p.W + j) * eb;
+            from = to_physical ? src + logical : staged.data() + set;
+            std::memcpy(to_physical ? staged.data() + set : dst + logical, from, eb);
+          }
+        }
+      }
+      if (to_physical) {
+        weight_copy(p, staged.data(), nullptr, set_base, nullptr, true);
+        std::memset(set_base + p.data, 0, (ph * d.sx + qw + 1 == d.sx * d.sy ? p.size : d.stride) - p.data);
+      }
+    }
+  }
+}
+
 // ---- the Impl ---------------------------------------------------------------------
 
 bool is_pixel(const Case& c) { return c.layout.name == "nvdla.pixel"; }
 bool is_winograd(const Case& c) { return c.layout.name == "nvdla.weight.winograd"; }
+bool is_deconv(const Case& c) { return c.layout.name == "nvdla.weight.deconv"; }
 
 bool is_sdp(const Case& c) { return c.layout.name == "nvdla.sdp.channel" || c.layout.name == "nvdla.sdp.element"; }
 
 Status check_case(const Case& c) {
   const LayoutSpec* spec = find_spec(c.layout.name);
   if (!spec || (c.layout.name != "nvdla.feature" && c.layout.name != "nvdla.weight.dc" &&
-                c.layout.name != "nvdla.weight.image" && !is_sdp(c) && !is_pixel(c) && !is_winograd(c))) {
+                c.layout.name != "nvdla.weight.image" && !is_sdp(c) && !is_pixel(c) && !is_winograd(c) &&
+                !is_deconv(c))) {
     return Status::invalid("unknown layout " + c.layout.name);
   }
   return check_shape(*spec, c.shape);
@@ -1271,6 +1342,10 @@ Result<std::shared_ptr<const WeightPlan>> cached_weight_plan(const Case& c) {
 Result<std::shared_ptr<const WinogradPlan>> cached_winograd_plan(const Case& c) {
   thread_local CaseCache<WinogradPlan> cache;
   return cache.get(c, winograd_plan);
+}
+Result<std::shared_ptr<const DeconvPlan>> cached_deconv_plan(const Case& c) {
+  thread_local CaseCache<DeconvPlan> cache;
+  return cache.get(c, deconv_plan);
 }
 Result<std::shared_ptr<const PixelPlan>> cached_pixel_plan(const Case& c) {
   thread_local CaseCache<PixelPlan> cache;
@@ -1309,6 +1384,10 @@ class NvdlaOptimized : public Impl {
     const WinogradPlan& p = *p_ptr;
       return p.size;
     }
+    if (is_deconv(c)) {
+      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_plan(c));
+      return d_ptr->size;
+    }
     LC_ASSIGN_OR_RETURN(auto p_ptr, cached_weight_plan(c));
     const WeightPlan& p = *p_ptr;
     return p.size;
@@ -1332,6 +1411,10 @@ class NvdlaOptimized : public Impl {
       LC_ASSIGN_OR_RETURN(auto p_ptr, cached_winograd_plan(c));
     const WinogradPlan& p = *p_ptr;
       return winograd_element(p, at[0], at[1], at[2] * 4 + at[3]) * p.eb * 8;
+    }
+    if (is_deconv(c)) {
+      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_plan(c));
+      return deconv_place(*d_ptr, at[0], at[1], at[2], at[3]) * 8;
     }
     if (is_sdp(c)) {
       LC_ASSIGN_OR_RETURN(auto p_ptr, cached_sdp_plan(c));
@@ -1380,6 +1463,11 @@ class NvdlaOptimized : public Impl {
       winograd_copy(p, src, dst, true);
       return Status();
     }
+    if (is_deconv(c)) {
+      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_plan(c));
+      deconv_copy(*d_ptr, src, dst, true);
+      return Status();
+    }
     LC_ASSIGN_OR_RETURN(auto p_ptr, cached_weight_plan(c));
     const WeightPlan& p = *p_ptr;
     if (p.image) image_copy(p, src, dst, true);
@@ -1416,6 +1504,11 @@ class NvdlaOptimized : public Impl {
       LC_ASSIGN_OR_RETURN(auto p_ptr, cached_winograd_plan(c));
     const WinogradPlan& p = *p_ptr;
       winograd_copy(p, src, dst, false);
+      return Status();
+    }
+    if (is_deconv(c)) {
+      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_plan(c));
+      deconv_copy(*d_ptr, src, dst, false);
       return Status();
     }
     LC_ASSIGN_OR_RETURN(auto p_ptr, cached_weight_plan(c));

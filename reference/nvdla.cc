@@ -301,6 +301,88 @@ void image_scan(const Weights& m, Visit visit) {
   }
 }
 
+// ---- Weight for deconvolution: "Set split for deconvolution" ---------------------
+//
+// The document lists deconvolution weights and their mandatory "Set split for
+// deconvolution" without describing them (oracles/ERRATA.md, NVDLA 22). The
+// reading: a deconvolution of stride (stride_x, stride_y) runs as
+// stride_x * stride_y direct convolutions, one per output phase; set (p, q)
+// holds the taps of rows p, p + sy, p + 2sy, ... and columns q, q + sx, ... of
+// every kernel, a K x C x ceil(H/sy) x ceil(W/sx) kernel whose taps past the
+// original kernel are appended 0s. Sets are mapped in order y phase, then x
+// phase (q fastest), each as weight for direct convolution (with its 128-byte
+// tail), and each set starts at a 256-byte boundary after the previous one
+// ("uncompressed/compressed weight: alignment of start address 256 bytes").
+
+constexpr uint64_t kDeconvSetAlign = 256;
+
+struct Deconv {
+  uint64_t K = 0, C = 0, H = 0, W = 0, sx = 1, sy = 1;
+  uint64_t set_h = 0, set_w = 0, sets = 0;
+  uint64_t set_size = 0, set_stride = 0, size = 0, addr = 0;
+  Weights set;  // the weight-for-DC model of one set
+};
+
+Result<Deconv> deconv_model(const Case& c) {
+  LC_RETURN_IF_ERROR(check_precision(c.dtype));
+  Deconv d;
+  d.K = c.shape[0], d.C = c.shape[1], d.H = c.shape[2], d.W = c.shape[3];
+  d.sx = c.layout.get_int("stride_x"), d.sy = c.layout.get_int("stride_y");
+  d.addr = c.layout.get_int("addr");
+  LC_RETURN_IF_ERROR(check_alignment("nvdla.weight/start-address-align-256", "weight", "start address", d.addr, kWeightAddrAlign));
+  // Table "Weight formats and options": "Weight for deconvolution | Support | NOT support".
+  const uint64_t ext = c.layout.get_int("post_extension");
+  if (ext != 1) {
+    return Status::invalid("post_extension=" + num(ext) + ": weight for deconvolution does NOT support the "
+                           "post-extension option (Weight formats and options)").with_rule("nvdla.weight.deconv/no-post-extension");
+  }
+  d.set_h = ceil_div(d.H, d.sy), d.set_w = ceil_div(d.W, d.sx);
+  d.sets = d.sx * d.sy;
+  Case set_case = c;
+  set_case.layout = Layout{"nvdla.weight.dc", {{"addr", "0"}, {"post_extension", "1"}}};
+  set_case.shape = {static_cast<int64_t>(d.K), static_cast<int64_t>(d.C), static_cast<int64_t>(d.set_h),
+                    static_cast<int64_t>(d.set_w)};
+  Result<Weights> set = weight_model(set_case);
+  if (!set.ok()) {
+    return Status::invalid("deconvolution weight: a set of " + num(d.K) + "x" + num(d.C) + "x" + num(d.set_h) + "x" +
+                           num(d.set_w) + " overflows 2^60 bytes").with_rule("nvdla.weight/size-overflow");
+  }
+  d.set = *set;
+  d.set_size = d.set.size;
+  d.set_stride = ceil_div(d.set_size, kDeconvSetAlign) * kDeconvSetAlign;
+  // The last set ends at its own 128-byte tail.
+  Checked size = Checked(d.sets - 1) * d.set_stride + d.set_size;
+  if (!size.ok() || size.value() > kMaxBytes) {
+    return Status::invalid("deconvolution weight: " + num(d.sets) + " sets of " + num(d.set_stride) +
+                           " bytes overflow 2^60 bytes").with_rule("nvdla.weight/size-overflow");
+  }
+  d.size = size.value();
+  return d;
+}
+
+// Tap (h, w) of a kernel is tap (h / sy, w / sx) of set (h mod sy, w mod sx).
+uint64_t deconv_offset(const Deconv& d, uint64_t k, uint64_t c, uint64_t h, uint64_t w) {
+  const uint64_t set = (h % d.sy) * d.sx + (w % d.sx);
+  return set * d.set_stride + weight_offset(d.set, k, c, h / d.sy, w / d.sx);
+}
+
+// Set by set, the weight-for-DC scan of the set's kernels; a tap of the set
+// past the original kernel has no element (an appended 0).
+template <typename Visit, typename Pad>
+void deconv_scan(const Deconv& d, Visit visit, Pad pad) {
+  for (uint64_t p = 0; p < d.sy; ++p) {
+    for (uint64_t q = 0; q < d.sx; ++q) {
+      const uint64_t base = (p * d.sx + q) * d.set_stride;
+      weight_scan(d.set, [&](uint64_t place, uint64_t set_index) {
+        const uint64_t j = set_index % d.set_w, i = set_index / d.set_w % d.set_h, kc = set_index / (d.set_w * d.set_h);
+        const uint64_t h = i * d.sy + p, w = j * d.sx + q;
+        if (h < d.H && w < d.W) visit(base + place, kc * d.H * d.W + h * d.W + w);
+        else pad(base + place);
+      });
+    }
+  }
+}
+
 // ---- Basic Weight for Winograd Convolution (phase 2) ---------------------------------
 //
 // The layout is over the converted kernels (K, C, 4, 4); phase 1 (padding C,
@@ -322,6 +404,13 @@ Result<Winograd> winograd_model(const Case& c) {
     return Status::invalid("Winograd weight: the converted kernel is " + num(c.shape[2]) + "x" + num(c.shape[3]) +
                            ", the width and height of a kernel should be 4 after conversion (Basic Weight for "
                            "Winograd Convolution)").with_rule("nvdla.weight.winograd/kernel-4x4");
+  }
+  // Table "Weight formats and options": "Weight for Winograd | Support | NOT support";
+  // "Channel post-extension cannot be used in Winograd convolution".
+  const uint64_t ext = c.layout.get_int("post_extension");
+  if (ext != 1) {
+    return Status::invalid("post_extension=" + num(ext) + ": weight for Winograd does NOT support the post-extension "
+                           "option (Weight formats and options)").with_rule("nvdla.weight.winograd/no-post-extension");
   }
   m.element_bytes = dtype_bits(c.dtype) / 8;
   // "Divide kernels to 1x1x32Byte small cubes. If the channel size is not divisible by 32, append 0s."
@@ -675,7 +764,7 @@ void sdp_scan(const Sdp& m, Visit visit) {
 
 // ---- the Impl -------------------------------------------------------------------
 
-enum class Kind { kFeature, kWeightDc, kWeightImage, kWeightWinograd, kSdp, kPixel, kUnknown };
+enum class Kind { kFeature, kWeightDc, kWeightImage, kWeightWinograd, kWeightDeconv, kSdp, kPixel, kUnknown };
 
 Kind kind_of(const Case& c) {
   if (c.layout.name == "nvdla.feature") return Kind::kFeature;
@@ -683,6 +772,7 @@ Kind kind_of(const Case& c) {
   if (c.layout.name == "nvdla.weight.image") return Kind::kWeightImage;
   if (c.layout.name == "nvdla.pixel") return Kind::kPixel;
   if (c.layout.name == "nvdla.weight.winograd") return Kind::kWeightWinograd;
+  if (c.layout.name == "nvdla.weight.deconv") return Kind::kWeightDeconv;
   if (c.layout.name == "nvdla.sdp.channel" || c.layout.name == "nvdla.sdp.element") return Kind::kSdp;
   return Kind::kUnknown;
 }
@@ -751,6 +841,30 @@ ByteRules winograd_rules(const Winograd& m) {
   const uint8_t element = b.add(element_rule(kDoc, "Basic Weight for Winograd Convolution"), ByteKind::kElement);
   b.paint(0, m.data_bytes, padding);
   winograd_scan(m, [&](uint64_t place, uint64_t) { b.paint(place, m.element_bytes, element); });
+  return std::move(b).finish();
+}
+
+// Deconvolution: each set is weight for DC, its tail to 128 bytes "Append 0s";
+// the taps of a set past the original kernel are appended 0s too (a 0 weight
+// adds nothing to the convolution of its phase); the bytes from a set's tail
+// to the next 256-byte boundary lie between two weight surfaces: free.
+ByteRules deconv_rules(const Deconv& d) {
+  const char* section = "Weight Format";
+  ByteRulesBuilder b(d.size,
+                     {"nvdla.weight.deconv.set-gap", kDoc, section, "between a set's tail and the next 256-byte set",
+                      "uncompressed/compressed weight: alignment of start address 256 bytes (Requirements of alignment)"},
+                     ByteKind::kFree);
+  const uint8_t tail = b.add({"nvdla.weight.end-alignment", kDoc, section, "an appended 0 of the 128-byte alignment",
+                              "Append 0s at end of all mapped weight for 128-byte alignment."},
+                             ByteKind::kFixed, 0);
+  const uint8_t split = b.add({"nvdla.weight.deconv.split-padding", kDoc, section,
+                               "an appended 0 tap of a set past the original kernel", "Set split for deconvolution"},
+                              ByteKind::kFixed, 0);
+  const uint8_t element = b.add(element_rule(kDoc, section), ByteKind::kElement);
+  for (uint64_t s = 0; s < d.sets; ++s) b.paint(s * d.set_stride, d.set_size, tail);
+  deconv_scan(
+      d, [&](uint64_t place, uint64_t) { b.paint(place, d.set.element_bytes, element); },
+      [&](uint64_t place) { b.paint(place, d.set.element_bytes, split); });
   return std::move(b).finish();
 }
 
@@ -829,6 +943,10 @@ Result<std::shared_ptr<const Winograd>> cached_winograd_model(const Case& c) {
   thread_local CaseCache<Winograd> cache;
   return cache.get(c, winograd_model);
 }
+Result<std::shared_ptr<const Deconv>> cached_deconv_model(const Case& c) {
+  thread_local CaseCache<Deconv> cache;
+  return cache.get(c, deconv_model);
+}
 Result<std::shared_ptr<const Pixel>> cached_pixel_model(const Case& c) {
   thread_local CaseCache<Pixel> cache;
   return cache.get(c, pixel_model);
@@ -866,6 +984,10 @@ class NvdlaReference : public Impl {
     const Winograd& m = *m_ptr;
       return m.size;
     }
+    if (kind_of(c) == Kind::kWeightDeconv) {
+      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_model(c));
+      return d_ptr->size;
+    }
     LC_ASSIGN_OR_RETURN(auto m_ptr, cached_weight_model(c));
     const Weights& m = *m_ptr;
     return m.size;
@@ -888,6 +1010,10 @@ class NvdlaReference : public Impl {
       LC_ASSIGN_OR_RETURN(auto m_ptr, cached_winograd_model(c));
     const Winograd& m = *m_ptr;
       return winograd_offset(m, at[0], at[1], at[2], at[3]) * 8;
+    }
+    if (kind_of(c) == Kind::kWeightDeconv) {
+      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_model(c));
+      return deconv_offset(*d_ptr, at[0], at[1], at[2], at[3]) * 8;
     }
     if (kind_of(c) == Kind::kSdp) {
       LC_ASSIGN_OR_RETURN(auto m_ptr, cached_sdp_model(c));
@@ -923,6 +1049,9 @@ class NvdlaReference : public Impl {
       LC_ASSIGN_OR_RETURN(auto m_ptr, cached_winograd_model(c));
     const Winograd& m = *m_ptr;
       winograd_scan(m, put);
+    } else if (kind_of(c) == Kind::kWeightDeconv) {
+      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_model(c));
+      deconv_scan(*d_ptr, put, [](uint64_t) {});  // appended 0s: memset above
     } else if (kind_of(c) == Kind::kPixel) {
       LC_ASSIGN_OR_RETURN(auto m_ptr, cached_pixel_model(c));
     const Pixel& m = *m_ptr;
@@ -972,6 +1101,9 @@ class NvdlaReference : public Impl {
       LC_ASSIGN_OR_RETURN(auto m_ptr, cached_winograd_model(c));
     const Winograd& m = *m_ptr;
       winograd_scan(m, get);
+    } else if (kind_of(c) == Kind::kWeightDeconv) {
+      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_model(c));
+      deconv_scan(*d_ptr, get, [](uint64_t) {});
     } else if (kind_of(c) == Kind::kPixel) {
       LC_ASSIGN_OR_RETURN(auto m_ptr, cached_pixel_model(c));
     const Pixel& m = *m_ptr;
@@ -1013,6 +1145,10 @@ class NvdlaReference : public Impl {
       LC_ASSIGN_OR_RETURN(auto m_ptr, cached_winograd_model(c));
     const Winograd& m = *m_ptr;
       return winograd_rules(m);
+    }
+    if (kind_of(c) == Kind::kWeightDeconv) {
+      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_model(c));
+      return deconv_rules(*d_ptr);
     }
     if (kind_of(c) == Kind::kPixel) {
       LC_ASSIGN_OR_RETURN(auto m_ptr, cached_pixel_model(c));
@@ -1064,6 +1200,21 @@ class NvdlaReference : public Impl {
       out.push_back({"cube_bytes", num(64 * m.element_bytes)});
       out.push_back({"cubes_per_kernel", num(m.padded_C / kWinogradCubeChannels)});
       out.push_back({"start_address", num(m.addr)});
+      return out;
+    }
+    if (kind_of(c) == Kind::kWeightDeconv) {
+      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_model(c));
+      const Deconv& d = *d_ptr;
+      out.push_back({"size_bytes", num(d.size)});
+      out.push_back({"sets", num(d.sets)});
+      out.push_back({"set_kernel", num(d.set_h) + "x" + num(d.set_w)});
+      // Each set is this weight for DC (the surface sparse compression takes, set by set).
+      out.push_back({"set_layout", "nvdla.weight.dc --shape " + num(d.K) + "," + num(d.C) + "," + num(d.set_h) + "," +
+                                       num(d.set_w)});
+      out.push_back({"set_bytes", num(d.set_size)});
+      out.push_back({"set_stride", num(d.set_stride)});
+      out.push_back({"group_kernels", num(d.set.group_kernels)});
+      out.push_back({"start_address", num(d.addr)});
       return out;
     }
     if (kind_of(c) == Kind::kPixel) {
