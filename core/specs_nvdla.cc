@@ -61,6 +61,43 @@ std::vector<Case> feature_boundaries() {
   return out;
 }
 
+// A multi-batch cube: feature data of N batches, a batch (cube) stride.
+Case feature_batch_case(std::mt19937_64& rng, int size_class) {
+  Case one = feature_case(rng, size_class);
+  ParamMap p;
+  for (const char* key : {"line_stride", "surface_stride", "addr"}) {
+    if (one.layout.get(key) != "0") p[key] = one.layout.get(key);
+  }
+  const int64_t epa = kAtomBytes / std::max<int64_t>(1, elem_bytes(one.dtype));
+  const int64_t C = one.shape[0], H = one.shape[1], W = one.shape[2];
+  const int64_t ls = one.layout.get_int("line_stride") ? one.layout.get_int("line_stride") : W * kAtomBytes;
+  const int64_t ss = one.layout.get_int("surface_stride") ? one.layout.get_int("surface_stride") : H * ls;
+  if (pick(rng, 0, 1) == 0) {
+    int64_t batch = (C + epa - 1) / epa * ss + kAtomBytes * pick(rng, 0, 3);
+    if (pick(rng, 0, 20) == 0) batch += pick(rng, -40, 40);  // sometimes misaligned or too small
+    p["batch_stride"] = std::to_string(std::max<int64_t>(0, batch));
+  }
+  return make_case("nvdla.feature.batch", p, one.dtype, {pick(rng, 1, 3 + 2 * size_class), C, H, W});
+}
+
+std::vector<Case> feature_batch_boundaries() {
+  std::vector<Case> out;
+  for (DType t : {DType::kInt8, DType::kInt16, DType::kFp16}) {
+    const int64_t epa = kAtomBytes / elem_bytes(t);
+    for (int64_t c : {epa - 1, epa, epa + 1}) {  // c_lt/eq/gt_atom
+      for (int64_t n : {1, 2, 5}) {
+        out.push_back(make_case("nvdla.feature.batch", {}, t, {n, c, 3, 5}));
+        out.push_back(make_case("nvdla.feature.batch", {{"batch_stride", "1024"}}, t, {n, c, 1, 1}));
+      }
+    }
+    out.push_back(make_case("nvdla.feature.batch", {{"line_stride", "224"}, {"surface_stride", "800"}, {"batch_stride", "1632"}},
+                            t, {3, 2 * epa, 3, 5}));
+    // A batch stride 16 bytes past the cube: only its 32-byte alignment broken.
+    out.push_back(make_case("nvdla.feature.batch", {{"batch_stride", "496"}}, t, {2, epa, 3, 5}));
+  }
+  return out;
+}
+
 // ---- weights -----------------------------------------------------------------
 
 Case weight_dc_case(std::mt19937_64& rng, int size_class) {
@@ -338,6 +375,19 @@ void add_nvdla_specs(std::vector<LayoutSpec>* specs) {
   feature.random_case = feature_case;
   feature.boundary_cases = feature_boundaries;
   specs->push_back(feature);
+
+  LayoutSpec batch;
+  batch.name = "nvdla.feature.batch";
+  batch.document = kDoc;
+  batch.section = "Feature Data Format";
+  batch.summary = "multi-batch feature data: N cubes of C,H,W feature data, a 32-byte aligned batch (cube) stride apart";
+  batch.dims = {"N", "C", "H", "W"};
+  batch.params = feature.params;
+  batch.params.push_back(
+      int_param("batch_stride", 0, INT64_MAX, "0", "bytes from batch n's cube to n+1's; 0 = packed (surfaces * surface stride)"));
+  batch.random_case = feature_batch_case;
+  batch.boundary_cases = feature_batch_boundaries;
+  specs->push_back(batch);
 
   LayoutSpec dc;
   dc.name = "nvdla.weight.dc";

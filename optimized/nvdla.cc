@@ -1242,6 +1242,42 @@ void sdp_copy(const SdpPlan& p, const uint8_t* src, uint8_t* dst, bool to_physic
   atom_copy({p.C, p.H, p.W, es, p.epa, p.bpa, p.surfaces, p.ls, p.ss}, src, dst, to_physical);
 }
 
+// ---- multi-batch feature data -------------------------------------------------------
+//
+// Batch n is the feature cube of its C*H*W logical elements at n * batch stride;
+// each cube goes through the feature copies above, and the bytes from a cube's
+// end to the next batch are written 0 like the feature gaps.
+
+struct BatchPlan {
+  FeaturePlan cube;
+  uint64_t N = 0, bs = 0, size = 0;
+};
+
+Result<BatchPlan> batch_plan(const Case& c) {
+  BatchPlan b;
+  Case cube = c;
+  cube.shape.erase(cube.shape.begin());
+  LC_ASSIGN_OR_RETURN(b.cube, feature_plan(cube));
+  b.N = c.shape[0];
+  b.bs = c.layout.get_int("batch_stride");
+  if (b.bs == 0) b.bs = b.cube.size;
+  if (b.bs % kAtom || b.bs < b.cube.size) return Status::invalid("feature batch stride " + str(b.bs) + " unusable for a cube of " + str(b.cube.size) + " bytes");
+  if (!checked_mul(b.N, b.bs, &b.size) || b.size > kMaxBytes) return Status::invalid("feature batches overflow");
+  return b;
+}
+
+void batch_copy(const BatchPlan& b, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  const uint64_t cube_bytes = b.cube.C * b.cube.H * b.cube.W * b.cube.eb;
+  for (uint64_t n = 0; n < b.N; ++n) {
+    if (to_physical) {
+      feature_pack(b.cube, src + n * cube_bytes, dst + n * b.bs);
+      std::memset(dst + n * b.bs + b.cube.size, 0, b.bs - b.cube.size);
+    } else {
+      feature_unpack(b.cube, src + n * b.bs, dst + n * cube_bytes);
+    }
+  }
+}
+
 // ---- deconvolution weights (set split) ----------------------------------------------
 //
 // Set (p, q) is the DC weight of the kernels subsampled at rows p + sy*i and
@@ -1315,6 +1351,7 @@ void deconv_copy(const DeconvPlan& d, const uint8_t* src, uint8_t* dst, bool to_
 bool is_pixel(const Case& c) { return c.layout.name == "nvdla.pixel"; }
 bool is_winograd(const Case& c) { return c.layout.name == "nvdla.weight.winograd"; }
 bool is_deconv(const Case& c) { return c.layout.name == "nvdla.weight.deconv"; }
+bool is_batch(const Case& c) { return c.layout.name == "nvdla.feature.batch"; }
 
 bool is_sdp(const Case& c) { return c.layout.name == "nvdla.sdp.channel" || c.layout.name == "nvdla.sdp.element"; }
 
@@ -1322,7 +1359,7 @@ Status check_case(const Case& c) {
   const LayoutSpec* spec = find_spec(c.layout.name);
   if (!spec || (c.layout.name != "nvdla.feature" && c.layout.name != "nvdla.weight.dc" &&
                 c.layout.name != "nvdla.weight.image" && !is_sdp(c) && !is_pixel(c) && !is_winograd(c) &&
-                !is_deconv(c))) {
+                !is_deconv(c) && !is_batch(c))) {
     return Status::invalid("unknown layout " + c.layout.name);
   }
   return check_shape(*spec, c.shape);
@@ -1342,6 +1379,10 @@ Result<std::shared_ptr<const WeightPlan>> cached_weight_plan(const Case& c) {
 Result<std::shared_ptr<const WinogradPlan>> cached_winograd_plan(const Case& c) {
   thread_local CaseCache<WinogradPlan> cache;
   return cache.get(c, winograd_plan);
+}
+Result<std::shared_ptr<const BatchPlan>> cached_batch_plan(const Case& c) {
+  thread_local CaseCache<BatchPlan> cache;
+  return cache.get(c, batch_plan);
 }
 Result<std::shared_ptr<const DeconvPlan>> cached_deconv_plan(const Case& c) {
   thread_local CaseCache<DeconvPlan> cache;
@@ -1388,6 +1429,10 @@ class NvdlaOptimized : public Impl {
       LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_plan(c));
       return d_ptr->size;
     }
+    if (is_batch(c)) {
+      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_plan(c));
+      return b_ptr->size;
+    }
     LC_ASSIGN_OR_RETURN(auto p_ptr, cached_weight_plan(c));
     const WeightPlan& p = *p_ptr;
     return p.size;
@@ -1415,6 +1460,12 @@ class NvdlaOptimized : public Impl {
     if (is_deconv(c)) {
       LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_plan(c));
       return deconv_place(*d_ptr, at[0], at[1], at[2], at[3]) * 8;
+    }
+    if (is_batch(c)) {
+      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_plan(c));
+      const FeaturePlan& p = b_ptr->cube;
+      const uint64_t ch = at[1];
+      return (at[0] * b_ptr->bs + ch / p.per_atom * p.ss + at[2] * p.ls + at[3] * kAtom + ch % p.per_atom * p.eb) * 8;
     }
     if (is_sdp(c)) {
       LC_ASSIGN_OR_RETURN(auto p_ptr, cached_sdp_plan(c));
@@ -1468,6 +1519,11 @@ class NvdlaOptimized : public Impl {
       deconv_copy(*d_ptr, src, dst, true);
       return Status();
     }
+    if (is_batch(c)) {
+      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_plan(c));
+      batch_copy(*b_ptr, src, dst, true);
+      return Status();
+    }
     LC_ASSIGN_OR_RETURN(auto p_ptr, cached_weight_plan(c));
     const WeightPlan& p = *p_ptr;
     if (p.image) image_copy(p, src, dst, true);
@@ -1509,6 +1565,11 @@ class NvdlaOptimized : public Impl {
     if (is_deconv(c)) {
       LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_plan(c));
       deconv_copy(*d_ptr, src, dst, false);
+      return Status();
+    }
+    if (is_batch(c)) {
+      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_plan(c));
+      batch_copy(*b_ptr, src, dst, false);
       return Status();
     }
     LC_ASSIGN_OR_RETURN(auto p_ptr, cached_weight_plan(c));

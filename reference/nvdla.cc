@@ -127,6 +127,58 @@ void feature_scan(const Feature& f, Visit visit) {
   }
 }
 
+// ---- Multi-batch feature data ------------------------------------------------------
+//
+// "To improve the performance DLA engine also applies some options like
+// Winograd, weight compression and multi-batch mode." The data cube of each
+// batch is feature data; table "Requirements of alignment" gives feature data
+// cubes a 32-byte "alignment of planar/cube stride": batch n's cube starts
+// n * batch stride bytes after batch 0's. A cube must fit its stride, like a
+// surface its lines (oracles/ERRATA.md, NVDLA 24).
+
+struct Batch {
+  Feature f;  // the cube of one batch
+  uint64_t N = 0, batch_stride = 0, size = 0;
+};
+
+Result<Batch> batch_model(const Case& c) {
+  Batch b;
+  b.N = c.shape[0];
+  Case cube = c;
+  cube.shape = {c.shape[1], c.shape[2], c.shape[3]};
+  LC_ASSIGN_OR_RETURN(b.f, feature_model(cube));
+  const uint64_t bs = c.layout.get_int("batch_stride");
+  b.batch_stride = bs == 0 ? b.f.size : bs;
+  if (bs != 0) {
+    LC_RETURN_IF_ERROR(check_alignment("nvdla.feature/batch-stride-align-32", "feature data cube", "batch (cube) stride", bs,
+                                       kFeatureAtomBytes));
+    if (bs < b.f.size) {
+      return Status::invalid("feature data cube: batch stride " + num(bs) + " is smaller than one cube of " +
+                             num(b.f.surfaces) + " surfaces, surfaces * surface stride = " + num(b.f.size) +
+                             " bytes (Feature Data Format)").with_rule("nvdla.feature/batch-stride-covers-cube");
+    }
+  }
+  Checked size = Checked(b.N) * b.batch_stride;
+  if (!size.ok() || size.value() > kMaxBytes) {
+    return Status::invalid("feature data: N * batch stride overflows 2^60 bytes (bit offsets are 64-bit)").with_rule("nvdla.feature/size-overflow");
+  }
+  b.size = size.value();
+  return b;
+}
+
+uint64_t batch_offset(const Batch& b, uint64_t n, uint64_t c, uint64_t h, uint64_t w) {
+  return n * b.batch_stride + feature_offset(b.f, c, h, w);
+}
+
+// Batch by batch, the feature data scan of its cube.
+template <typename Visit>
+void batch_scan(const Batch& b, Visit visit) {
+  const uint64_t cube_elements = b.f.C * b.f.H * b.f.W;
+  for (uint64_t n = 0; n < b.N; ++n) {
+    feature_scan(b.f, [&](uint64_t place, uint64_t index) { visit(n * b.batch_stride + place, n * cube_elements + index); });
+  }
+}
+
 // ---- Basic Weight for Direct Convolution ---------------------------------------
 
 constexpr uint64_t kCubeElements = 64;    // "Divide each kernel to 1x1x64-element small cubes."
@@ -764,10 +816,11 @@ void sdp_scan(const Sdp& m, Visit visit) {
 
 // ---- the Impl -------------------------------------------------------------------
 
-enum class Kind { kFeature, kWeightDc, kWeightImage, kWeightWinograd, kWeightDeconv, kSdp, kPixel, kUnknown };
+enum class Kind { kFeature, kBatch, kWeightDc, kWeightImage, kWeightWinograd, kWeightDeconv, kSdp, kPixel, kUnknown };
 
 Kind kind_of(const Case& c) {
   if (c.layout.name == "nvdla.feature") return Kind::kFeature;
+  if (c.layout.name == "nvdla.feature.batch") return Kind::kBatch;
   if (c.layout.name == "nvdla.weight.dc") return Kind::kWeightDc;
   if (c.layout.name == "nvdla.weight.image") return Kind::kWeightImage;
   if (c.layout.name == "nvdla.pixel") return Kind::kPixel;
@@ -816,6 +869,36 @@ ByteRules feature_rules(const Feature& f, DType t) {
     }
   }
   feature_scan(f, [&](uint64_t place, uint64_t) { b.paint(place, f.element_bytes, element); });
+  return std::move(b).finish();
+}
+
+// Multi-batch: each cube as feature data; the bytes between a cube and the next
+// batch's are a gap like those at surface boundaries: free.
+ByteRules batch_rules(const Batch& m, DType t) {
+  const bool fp16 = t == DType::kFp16;
+  const Feature& f = m.f;
+  ByteRulesBuilder b(m.size,
+                     {"nvdla.feature.stride-gap", kDoc, "Feature Data Format",
+                      "a gap at a line, surface or cube boundary",
+                      "Atom cube mapping at line boundary and/or surface boundary can be either adjacently or "
+                      "incompactly"},
+                     ByteKind::kFree);
+  const uint8_t padding = b.add({"nvdla.feature.channel-padding", kDoc, "Feature Data Format",
+                                 fp16 ? "channel padding of an fp16 atom" : "channel padding of an atom",
+                                 "The attached data can be any value except NaN when it's fp16"},
+                                ByteKind::kFree, 0, fp16 ? ByteConstraint::kNotFp16NaN : ByteConstraint::kAny);
+  const uint8_t element = b.add(element_rule(kDoc, "Feature Data Format"), ByteKind::kElement);
+  for (uint64_t n = 0; n < m.N; ++n) {
+    for (uint64_t s = 0; s < f.surfaces; ++s) {
+      for (uint64_t h = 0; h < f.H; ++h) {
+        for (uint64_t w = 0; w < f.W; ++w) {
+          b.paint(n * m.batch_stride + s * f.surface_stride + h * f.line_stride + w * kFeatureAtomBytes, kFeatureAtomBytes,
+                  padding);
+        }
+      }
+    }
+  }
+  batch_scan(m, [&](uint64_t place, uint64_t) { b.paint(place, f.element_bytes, element); });
   return std::move(b).finish();
 }
 
@@ -935,6 +1018,10 @@ Result<std::shared_ptr<const Feature>> cached_feature_model(const Case& c) {
   thread_local CaseCache<Feature> cache;
   return cache.get(c, feature_model);
 }
+Result<std::shared_ptr<const Batch>> cached_batch_model(const Case& c) {
+  thread_local CaseCache<Batch> cache;
+  return cache.get(c, batch_model);
+}
 Result<std::shared_ptr<const Weights>> cached_weight_model(const Case& c) {
   thread_local CaseCache<Weights> cache;
   return cache.get(c, weight_model);
@@ -988,6 +1075,10 @@ class NvdlaReference : public Impl {
       LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_model(c));
       return d_ptr->size;
     }
+    if (kind_of(c) == Kind::kBatch) {
+      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_model(c));
+      return b_ptr->size;
+    }
     LC_ASSIGN_OR_RETURN(auto m_ptr, cached_weight_model(c));
     const Weights& m = *m_ptr;
     return m.size;
@@ -1014,6 +1105,10 @@ class NvdlaReference : public Impl {
     if (kind_of(c) == Kind::kWeightDeconv) {
       LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_model(c));
       return deconv_offset(*d_ptr, at[0], at[1], at[2], at[3]) * 8;
+    }
+    if (kind_of(c) == Kind::kBatch) {
+      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_model(c));
+      return batch_offset(*b_ptr, at[0], at[1], at[2], at[3]) * 8;
     }
     if (kind_of(c) == Kind::kSdp) {
       LC_ASSIGN_OR_RETURN(auto m_ptr, cached_sdp_model(c));
@@ -1052,6 +1147,9 @@ class NvdlaReference : public Impl {
     } else if (kind_of(c) == Kind::kWeightDeconv) {
       LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_model(c));
       deconv_scan(*d_ptr, put, [](uint64_t) {});  // appended 0s: memset above
+    } else if (kind_of(c) == Kind::kBatch) {
+      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_model(c));
+      batch_scan(*b_ptr, put);
     } else if (kind_of(c) == Kind::kPixel) {
       LC_ASSIGN_OR_RETURN(auto m_ptr, cached_pixel_model(c));
     const Pixel& m = *m_ptr;
@@ -1104,6 +1202,9 @@ class NvdlaReference : public Impl {
     } else if (kind_of(c) == Kind::kWeightDeconv) {
       LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_model(c));
       deconv_scan(*d_ptr, get, [](uint64_t) {});
+    } else if (kind_of(c) == Kind::kBatch) {
+      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_model(c));
+      batch_scan(*b_ptr, get);
     } else if (kind_of(c) == Kind::kPixel) {
       LC_ASSIGN_OR_RETURN(auto m_ptr, cached_pixel_model(c));
     const Pixel& m = *m_ptr;
@@ -1149,6 +1250,10 @@ class NvdlaReference : public Impl {
     if (kind_of(c) == Kind::kWeightDeconv) {
       LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_model(c));
       return deconv_rules(*d_ptr);
+    }
+    if (kind_of(c) == Kind::kBatch) {
+      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_model(c));
+      return batch_rules(*b_ptr, c.dtype);
     }
     if (kind_of(c) == Kind::kPixel) {
       LC_ASSIGN_OR_RETURN(auto m_ptr, cached_pixel_model(c));
@@ -1200,6 +1305,19 @@ class NvdlaReference : public Impl {
       out.push_back({"cube_bytes", num(64 * m.element_bytes)});
       out.push_back({"cubes_per_kernel", num(m.padded_C / kWinogradCubeChannels)});
       out.push_back({"start_address", num(m.addr)});
+      return out;
+    }
+    if (kind_of(c) == Kind::kBatch) {
+      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_model(c));
+      const Batch& b = *b_ptr;
+      out.push_back({"size_bytes", num(b.size)});
+      out.push_back({"batches", num(b.N)});
+      out.push_back({"cube_bytes", num(b.f.size)});
+      out.push_back({"batch_stride", num(b.batch_stride)});
+      out.push_back({"surfaces", num(b.f.surfaces)});
+      out.push_back({"line_stride", num(b.f.line_stride)});
+      out.push_back({"surface_stride", num(b.f.surface_stride)});
+      out.push_back({"start_address", num(b.f.addr)});
       return out;
     }
     if (kind_of(c) == Kind::kWeightDeconv) {

@@ -237,6 +237,29 @@ RC_GTEST_PROP(NvdlaProperty, deconv_sets_are_dc_weights_of_the_subsampled_kernel
   testing::assert_unpack_inverts_pack(c);
 }
 
+// Batch n's cube is the feature data of its C,H,W at n * batch stride.
+RC_GTEST_PROP(NvdlaProperty, batches_are_feature_cubes_a_batch_stride_apart, ()) {
+  const Case one = draw_feature();
+  ParamMap p;
+  for (const char* key : {"line_stride", "surface_stride"}) p[key] = one.layout.get(key);
+  const uint64_t cube = *reference_impl().size_bytes(one);
+  const uint64_t bs = *rc::gen::arbitrary<bool>() ? cube + 32 * *rc::gen::inRange<uint64_t>(0, 5) : 0;
+  p["batch_stride"] = std::to_string(bs);
+  const Case c{*make_layout("nvdla.feature.batch", p), one.dtype,
+               {*rc::gen::inRange<int64_t>(1, 5), one.shape[0], one.shape[1], one.shape[2]}};
+  CheckReport r = check(c, reference_impl(), optimized_impl());
+  RC_LOG() << r.message;
+  RC_ASSERT(r.verdict == Verdict::kPass);
+  const uint64_t stride = bs ? bs : cube;
+  RC_ASSERT(*optimized_impl().size_bytes(c) == c.shape[0] * stride);
+  for (uint64_t i = 0; i < *element_count(c.shape); i += 3) {
+    const Coord at = coord_of_index(c.shape, i);
+    RC_ASSERT(*reference_impl().offset_bits(c, at) ==
+              at[0] * stride * 8 + *optimized_impl().offset_bits(one, {at[1], at[2], at[3]}));
+  }
+  testing::assert_unpack_inverts_pack(c);
+}
+
 RC_GTEST_PROP(NvdlaProperty, unpack_inverts_pack, ()) {
   const Case c = *rc::gen::arbitrary<bool>() ? draw_feature() : draw_weights();
   RC_PRE(reference_impl().supports(c).ok());

@@ -534,3 +534,41 @@ TEST(NvdlaSparse, surfaces_start_256_aligned_and_hold_multiples_of_128) {
 
 }  // namespace
 }  // namespace layoutcheck
+
+namespace layoutcheck {
+namespace {
+
+using testing::expect_pass;
+using testing::must_case;
+
+TEST(NvdlaBatchBoundary, n_eq_1) { expect_pass("nvdla.feature.batch", "int8", "1,33,3,5"); }
+TEST(NvdlaBatchBoundary, c_lt_atom) { expect_pass("nvdla.feature.batch(batch_stride=1024)", "fp16", "3,15,2,9"); }
+TEST(NvdlaBatchBoundary, c_gt_atom_unpacked) {
+  expect_pass("nvdla.feature.batch(line_stride=640,surface_stride=1920,batch_stride=6400)", "int16", "2,17,3,17");
+}
+
+TEST(NvdlaBatch, errors_name_their_rule) {
+  EXPECT_EQ(reference_impl().supports(must_case("nvdla.feature.batch(batch_stride=400)", "int8", "2,33,2,3")).rule(),
+            "nvdla.feature/batch-stride-align-32");
+  EXPECT_EQ(reference_impl().supports(must_case("nvdla.feature.batch(batch_stride=352)", "int8", "2,33,2,3")).rule(),
+            "nvdla.feature/batch-stride-covers-cube");
+  EXPECT_EQ(reference_impl().supports(must_case("nvdla.feature.batch(line_stride=48)", "int8", "2,3,2,1")).rule(),
+            "nvdla.feature/line-stride-align-32");
+  Case huge = must_case("nvdla.feature.batch(batch_stride=9223372036854775776)", "int8", "2,1,1,1");
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) EXPECT_EQ(impl->supports(huge).code(), StatusCode::kInvalid);
+  EXPECT_EQ(reference_impl().supports(huge).rule(), "nvdla.feature/size-overflow");
+  EXPECT_TRUE(reference_impl().supports(must_case("nvdla.feature.batch(batch_stride=384)", "int8", "2,33,2,3")).ok());
+}
+
+TEST(NvdlaBatch, gap_between_cubes_is_zero) {
+  Case c = must_case("nvdla.feature.batch(batch_stride=64)", "int8", "2,3,1,1");
+  std::vector<uint8_t> logical(6, 0x5A);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    std::vector<uint8_t> phys(128, 0xCC);
+    ASSERT_TRUE(impl->pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
+    for (size_t i = 0; i < phys.size(); ++i) EXPECT_EQ(phys[i], i % 64 < 3 ? 0x5A : 0x00) << impl->name() << " byte " << i;
+  }
+}
+
+}  // namespace
+}  // namespace layoutcheck
