@@ -250,7 +250,11 @@ uint32_t pixel_value_bits(const Case& c, const Coord& at) {
   }
   const bool packed = std::find(widths.begin(), widths.end(), 2u) != widths.end();
   const size_t ch = at.size() == 3 ? static_cast<size_t>(at[2]) : widths.size();
-  return packed && ch < widths.size() ? widths[ch] : dtype_bits(c.dtype);
+  if (packed) return ch < widths.size() ? widths[ch] : dtype_bits(c.dtype);
+  // 10- and 12-bit components (T_R10, T_Y12___U12V12_N444, ...) are the low bits
+  // of 16-bit containers; every component of such a format has that width.
+  if (!widths.empty() && (widths[0] == 10 || widths[0] == 12)) return widths[0];
+  return dtype_bits(c.dtype);
 }
 
 Case pixel_case(std::mt19937_64& rng, int size_class) {

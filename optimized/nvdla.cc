@@ -847,7 +847,13 @@ struct PixelPlan {
   uint64_t H = 0, W = 0, C = 0, cb = 1, planar = 0, ypix = 1, uvpix = 0, x = 0, ls = 0, uls = 0, uvo = 0, size = 0;
   bool fields = false;            // 2+10+10+10 bit fields of a 32-bit word
   uint32_t shift[4] = {}, width[4] = {};  // fields: where each component sits
+  uint32_t low_bits = 0;          // 10/12-bit values in the low bits of 16-bit containers; 0: whole container
   std::string name;
+  PixelPlan without_low_bits() const {
+    PixelPlan q = *this;
+    q.low_bits = 0;
+    return q;
+  }
 };
 
 Result<PixelPlan> pixel_plan(const Case& c) {
@@ -875,6 +881,7 @@ Result<PixelPlan> pixel_plan(const Case& c) {
   const bool twin = (want == DType::kInt8 && c.dtype == DType::kUInt8) || (want == DType::kInt16 && c.dtype == DType::kUInt16);
   if (c.dtype != want && !twin) return Status::invalid(f + " is " + dtype_name(want) + " data");
   p.cb = bits > 8 ? 2 : 1;
+  if (!p.fields && (bits == 10 || bits == 12)) p.low_bits = static_cast<uint32_t>(bits);
   if (p.fields) {
     // Widths 2/10 from the name; the last component holds the low bits.
     uint32_t below = 0;
@@ -1167,7 +1174,41 @@ bool pixel_lines(const PixelPlan& p, const uint8_t* src, uint8_t* dst, bool to_p
   return true;
 }
 
+// 10/12-bit values in 16-bit containers: every logical value below 2^bits (the
+// OR of all of them has no higher bit), and unpacking keeps the low bits.
+Status pixel_low_bits_check(const PixelPlan& p, const uint8_t* src) {
+  const uint64_t n = p.H * p.W * p.C;
+  uint16_t any = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint16_t v;
+    std::memcpy(&v, src + 2 * i, 2);
+    any = static_cast<uint16_t>(any | v);
+  }
+  if ((any >> p.low_bits) == 0) return Status();
+  for (uint64_t i = 0; i < n; ++i) {
+    uint16_t v;
+    std::memcpy(&v, src + 2 * i, 2);
+    if (v >> p.low_bits) {
+      return Status::invalid(p.name + ": value " + str(v) + " of element " + str(i) + " does not fit its " + str(p.low_bits) +
+                             "-bit component");
+    }
+  }
+  return Status::internal("a pixel value did not fit, but none is too wide");
+}
+
 Status pixel_copy(const PixelPlan& p, DType t, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  if (p.low_bits && to_physical) LC_RETURN_IF_ERROR(pixel_low_bits_check(p, src));
+  if (p.low_bits && !to_physical) {
+    LC_RETURN_IF_ERROR(pixel_copy(PixelPlan{p}.without_low_bits(), t, src, dst, false));
+    const uint16_t mask = static_cast<uint16_t>((1u << p.low_bits) - 1);
+    for (uint64_t i = 0; i < p.H * p.W * p.C; ++i) {
+      uint16_t v;
+      std::memcpy(&v, dst + 2 * i, 2);
+      v = static_cast<uint16_t>(v & mask);
+      std::memcpy(dst + 2 * i, &v, 2);
+    }
+    return Status();
+  }
   if (to_physical && p.planar) std::memset(dst + p.H * p.ls, 0, p.uvo - p.H * p.ls);  // between the planes
   std::atomic<bool> fits{true};
   parallel_ranges(p.H, p.size, [&](uint64_t begin, uint64_t end) {

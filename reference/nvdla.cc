@@ -531,12 +531,19 @@ struct PixelFormat {
   uint64_t x_max;
   const char* letters;     // the components, in the order of the name
   uint64_t field_bits[4];  // bits of each component, in the order of the name
+  // 10- and 12-bit components in 16-bit containers: the bits of the value, the
+  // low bits of its container (LSB-justified, oracles/ERRATA.md, NVDLA 25); 0:
+  // the value fills its field.
+  uint64_t value_bits = 0;
 };
+
+// The bits of component c's value: the name's component width.
+uint64_t value_width(const PixelFormat& f, uint64_t c) { return f.value_bits ? f.value_bits : f.field_bits[c]; }
 
 constexpr PixelFormat kPixelFormats[] = {
     {"T_R8", 1, 1, DType::kInt8, 31, "R", {8}},
-    {"T_R10", 1, 1, DType::kInt16, 15, "R", {16}},
-    {"T_R12", 1, 1, DType::kInt16, 15, "R", {16}},
+    {"T_R10", 1, 1, DType::kInt16, 15, "R", {16}, 10},
+    {"T_R12", 1, 1, DType::kInt16, 15, "R", {16}, 12},
     {"T_R16", 1, 1, DType::kInt16, 15, "R", {16}},
     {"T_R16_I", 1, 1, DType::kInt16, 15, "R", {16}},
     {"T_R16_F", 1, 1, DType::kInt16, 15, "R", {16}},
@@ -564,10 +571,10 @@ constexpr PixelFormat kPixelFormats[] = {
     {"T_V8U8Y8A8", 1, 4, DType::kInt8, 7, "VUYA", {8, 8, 8, 8}},
     {"T_Y8___U8V8_N444", 2, 3, DType::kInt8, 31, "YUV", {8, 8, 8}},
     {"T_Y8___V8U8_N444", 2, 3, DType::kInt8, 31, "YVU", {8, 8, 8}},
-    {"T_Y10___U10V10_N444", 2, 3, DType::kInt16, 15, "YUV", {16, 16, 16}},
-    {"T_Y10___V10U10_N444", 2, 3, DType::kInt16, 15, "YVU", {16, 16, 16}},
-    {"T_Y12___U12V12_N444", 2, 3, DType::kInt16, 15, "YUV", {16, 16, 16}},
-    {"T_Y12___V12U12_N444", 2, 3, DType::kInt16, 15, "YVU", {16, 16, 16}},
+    {"T_Y10___U10V10_N444", 2, 3, DType::kInt16, 15, "YUV", {16, 16, 16}, 10},
+    {"T_Y10___V10U10_N444", 2, 3, DType::kInt16, 15, "YVU", {16, 16, 16}, 10},
+    {"T_Y12___U12V12_N444", 2, 3, DType::kInt16, 15, "YUV", {16, 16, 16}, 12},
+    {"T_Y12___V12U12_N444", 2, 3, DType::kInt16, 15, "YVU", {16, 16, 16}, 12},
     {"T_Y16___U16V16_N444", 2, 3, DType::kInt16, 15, "YUV", {16, 16, 16}},
     {"T_Y16___V16U16_N444", 2, 3, DType::kInt16, 15, "YVU", {16, 16, 16}},
 };
@@ -691,7 +698,7 @@ uint64_t pixel_offset_bits(const Pixel& m, uint64_t h, uint64_t w, uint64_t c) {
 // A value that does not fit its field (the 2- and 10-bit fields of the packed
 // formats) is an error, not a silent truncation.
 Status pixel_value_error(const Pixel& m, DType t, uint64_t h, uint64_t w, uint64_t ch, uint64_t value) {
-  const uint64_t bits = m.format->field_bits[ch];
+  const uint64_t bits = value_width(*m.format, ch);
   const int64_t shown = t == DType::kInt16 ? static_cast<int16_t>(value) : t == DType::kInt8 ? static_cast<int8_t>(value)
                                                                                            : static_cast<int64_t>(value);
   return Status::invalid(std::string(m.format->name) + ": component " + m.format->letters[ch] + " of pixel (" + num(h) +
@@ -1159,7 +1166,7 @@ class NvdlaReference : public Impl {
       for (uint64_t h = 0; h < m.H; ++h) {
         for (uint64_t w = 0; w < m.W; ++w) {
           for (uint64_t ch = 0; ch < m.C; ++ch) {
-            const uint64_t bits = m.format->field_bits[ch];
+            const uint64_t bits = value_width(*m.format, ch);
             uint64_t value = 0;
             std::memcpy(&value, src + ((h * m.W + w) * m.C + ch) * eb, eb);  // little-endian host
             if (bits < 64 && (value >> bits) != 0) return pixel_value_error(m, c.dtype, h, w, ch, value);
@@ -1214,7 +1221,7 @@ class NvdlaReference : public Impl {
           for (uint64_t ch = 0; ch < m.C; ++ch) {
             const uint64_t at = pixel_offset_bits(m, h, w, ch);
             uint64_t value = 0;
-            for (uint64_t b = 0; b < m.format->field_bits[ch]; ++b) value |= uint64_t{(src[(at + b) / 8] >> ((at + b) % 8)) & 1u} << b;
+            for (uint64_t b = 0; b < value_width(*m.format, ch); ++b) value |= uint64_t{(src[(at + b) / 8] >> ((at + b) % 8)) & 1u} << b;
             std::memcpy(dst + ((h * m.W + w) * m.C + ch) * eb, &value, eb);  // little-endian host
           }
         }
@@ -1348,10 +1355,12 @@ class NvdlaReference : public Impl {
       std::string fields;
       for (uint64_t ch = 0; ch < m.C; ++ch) {
         const uint64_t low = bits_below(*m.format, ch);
-        fields += std::string(ch ? " " : "") + m.format->letters[ch] + "[" + num(low + m.format->field_bits[ch] - 1) +
+        fields += std::string(ch ? " " : "") + m.format->letters[ch] + "[" + num(low + value_width(*m.format, ch) - 1) +
                   ":" + num(low) + "]";
       }
       out.push_back({"fields", fields});
+      // The rest of a 16-bit container above a 10- or 12-bit value is 0.
+      if (m.format->value_bits) out.push_back({"container_bits", num(m.format->field_bits[0])});
       out.push_back({"line_stride", num(m.line_stride)});
       if (m.format->planes == 2) {
         out.push_back({"uv_pixel_bytes", num(m.uv_pixel_bytes)});

@@ -572,3 +572,41 @@ TEST(NvdlaBatch, gap_between_cubes_is_zero) {
 
 }  // namespace
 }  // namespace layoutcheck
+
+namespace layoutcheck {
+namespace {
+
+using testing::must_case;
+
+TEST(NvdlaPixel, ten_and_twelve_bit_values_are_the_low_bits_of_their_container) {
+  struct F { const char* layout; const char* shape; uint16_t top; };
+  for (F f : {F{"nvdla.pixel(format=T_R10)", "1,1,1", 0x03FF}, F{"nvdla.pixel(format=T_R12)", "1,1,1", 0x0FFF},
+              F{"nvdla.pixel(format=T_Y10___U10V10_N444)", "1,1,3", 0x03FF},
+              F{"nvdla.pixel(format=T_Y12___V12U12_N444)", "1,1,3", 0x0FFF}}) {
+    Case c = must_case(f.layout, "uint16", f.shape);
+    const uint64_t n = c.shape[2];
+    std::vector<uint16_t> logical(n, f.top);
+    for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+      std::vector<uint8_t> phys(*impl->size_bytes(c), 0xCC);
+      ASSERT_TRUE(impl->pack(c, logical.data(), n * 2, phys.data(), phys.size()).ok()) << impl->name() << " " << f.layout;
+      EXPECT_EQ(phys[0], 0xFF) << impl->name() << " " << f.layout;          // LSB-justified: bits 7:0 of the value
+      EXPECT_EQ(phys[1], f.top >> 8) << impl->name() << " " << f.layout;    // MSB-justified would give 0xFF here
+      std::vector<uint16_t> wide(n, static_cast<uint16_t>(f.top + 1));
+      EXPECT_EQ(impl->pack(c, wide.data(), n * 2, phys.data(), phys.size()).code(), StatusCode::kInvalid) << impl->name();
+      std::vector<uint8_t> ones(phys.size(), 0xFF);
+      std::vector<uint16_t> back(n, 0);
+      ASSERT_TRUE(impl->unpack(c, ones.data(), ones.size(), back.data(), n * 2).ok());
+      for (uint16_t v : back) EXPECT_EQ(v, f.top) << impl->name() << " " << f.layout;
+    }
+  }
+  std::vector<uint16_t> wide(1, 1024);
+  Case r10 = must_case("nvdla.pixel(format=T_R10)", "int16", "1,1,1");
+  std::vector<uint8_t> phys(32);
+  EXPECT_EQ(reference_impl().pack(r10, wide.data(), 2, phys.data(), phys.size()).rule(), "nvdla.pixel/component-fits");
+  Case r16 = must_case("nvdla.pixel(format=T_R16)", "uint16", "1,1,1");
+  std::vector<uint16_t> full(1, 0xFFFF);
+  EXPECT_TRUE(reference_impl().pack(r16, full.data(), 2, phys.data(), phys.size()).ok());
+}
+
+}  // namespace
+}  // namespace layoutcheck
