@@ -1364,8 +1364,8 @@ void deconv_copy(const DeconvPlan& d, const uint8_t* src, uint8_t* dst, bool to_
   std::vector<uint8_t> staged(p.data);
   for (uint64_t ph = 0; ph < d.sy; ++ph) {
     for (uint64_t qw = 0; qw < d.sx; ++qw) {
-      uint8_t* set_base = (to_physical ? dst : const_cast<uint8_t*>(src)) + (ph * d.sx + qw) * d.stride;
-      if (!to_physical) weight_copy(p, nullptr, staged.data(), nullptr, set_base, false);
+      const uint64_t set_at = (ph * d.sx + qw) * d.stride;
+      if (!to_physical) weight_copy(p, nullptr, staged.data(), nullptr, src + set_at, false);
       else std::fill(staged.begin(), staged.end(), 0);
       for (uint64_t r = 0; r < kc; ++r) {
         for (uint64_t i = 0; i < p.H; ++i) {
@@ -1380,8 +1380,8 @@ void deconv_copy(const DeconvPlan& d, const uint8_t* src, uint8_t* dst, bool to_
         }
       }
       if (to_physical) {
-        weight_copy(p, staged.data(), nullptr, set_base, nullptr, true);
-        std::memset(set_base + p.data, 0, (ph * d.sx + qw + 1 == d.sx * d.sy ? p.size : d.stride) - p.data);
+        weight_copy(p, staged.data(), nullptr, dst + set_at, nullptr, true);
+        std::memset(dst + set_at + p.data, 0, (ph * d.sx + qw + 1 == d.sx * d.sy ? p.size : d.stride) - p.data);
       }
     }
   }
