@@ -70,18 +70,18 @@ std::vector<Rule> make_rules() {
        "the cosize in bytes and every offset fit 2^60"},
 
       // NVDLA.
-      {"nvdla/precision", "nvdla.feature,nvdla.weight.*,nvdla.sdp.*", kNvdla, "Precision Type", "elements are int8, int16 or fp16"},
-      {"nvdla.feature/start-address-align-32", "nvdla.feature", kNvdla, kAlign,
+      {"nvdla/precision", "nvdla.feature*,nvdla.weight.*,nvdla.sdp.*", kNvdla, "Precision Type", "elements are int8, int16 or fp16"},
+      {"nvdla.feature/start-address-align-32", "nvdla.feature*", kNvdla, kAlign,
        "the start address of feature data is 32-byte aligned"},
-      {"nvdla.feature/line-stride-align-32", "nvdla.feature", kNvdla, kAlign,
+      {"nvdla.feature/line-stride-align-32", "nvdla.feature*", kNvdla, kAlign,
        "the line stride of feature data is 32-byte aligned"},
-      {"nvdla.feature/line-stride-covers-line", "nvdla.feature", kNvdla, "Feature Data Format",
+      {"nvdla.feature/line-stride-covers-line", "nvdla.feature*", kNvdla, "Feature Data Format",
        "the line stride holds one line of W 32-byte atoms"},
-      {"nvdla.feature/surface-stride-align-32", "nvdla.feature", kNvdla, kAlign,
+      {"nvdla.feature/surface-stride-align-32", "nvdla.feature*", kNvdla, kAlign,
        "the surface stride of feature data is 32-byte aligned"},
-      {"nvdla.feature/surface-stride-covers-surface", "nvdla.feature", kNvdla, "Feature Data Format",
+      {"nvdla.feature/surface-stride-covers-surface", "nvdla.feature*", kNvdla, "Feature Data Format",
        "the surface stride holds H lines"},
-      {"nvdla.feature/size-overflow", "nvdla.feature", kNvdla, "Feature Data Format",
+      {"nvdla.feature/size-overflow", "nvdla.feature*", kNvdla, "Feature Data Format",
        "the data cube fits 2^60 bytes"},
       {"nvdla.weight/start-address-align-256", "nvdla.weight.*", kNvdla, kAlign,
        "the start address of weight data is 256-byte aligned"},
@@ -94,7 +94,7 @@ std::vector<Rule> make_rules() {
        "two-line extension needs W*C <= 32, four-line W*C <= 16 (oracles/ERRATA.md)"},
       // Direct-convolution and image weights pad to 128 bytes only: at most
       // 2^56 elements of 2 bytes; the Winograd kernels pad C to 32 bytes.
-      {"nvdla.weight/size-overflow", "nvdla.weight.winograd", kNvdla, "Basic Weight for Direct Convolution",
+      {"nvdla.weight/size-overflow", "nvdla.weight.winograd,nvdla.weight.deconv", kNvdla, "Basic Weight for Direct Convolution",
        "the mapped weight fits 2^60 bytes"},
       {"nvdla.weight.winograd/kernel-4x4", "nvdla.weight.winograd", kNvdla, "Weight for Winograd Convolution",
        "the converted Winograd kernel is 4x4"},
@@ -160,6 +160,21 @@ std::vector<Rule> make_rules() {
        "the SDP data of a layer are nvdla.sdp.channel or nvdla.sdp.element cases"},
       {"nvdla.precision/sdp-data-processing-precision", "", kNvdla, "Batch Normalization Data Format",
        "SDP data is processed at the layer's processing precision, INT8 when it converts between INT16 and INT8"},
+      {"nvdla.feature/batch-stride-align-32", "nvdla.feature.batch", kNvdla, kAlign,
+       "the batch (planar/cube) stride of feature data is a multiple of 32 bytes"},
+      {"nvdla.feature/batch-stride-covers-cube", "nvdla.feature.batch", kNvdla, "Feature Data Format",
+       "the batch stride holds one whole cube (surfaces * surface stride)"},
+      {"nvdla.weight.winograd/no-post-extension", "nvdla.weight.winograd", kNvdla, "Weight formats and options",
+       "weight for Winograd does not support the post-extension option"},
+      {"nvdla.weight.deconv/no-post-extension", "nvdla.weight.deconv", kNvdla, "Weight formats and options",
+       "weight for deconvolution does not support the post-extension option"},
+      // The compressed surfaces are no layout: nvdla::check_surfaces and decompress name these.
+      {"nvdla.sparse/wgs-start-address-align-256", "", kNvdla, kAlign, "the WGS surface starts 256-byte aligned"},
+      {"nvdla.sparse/wmb-start-address-align-256", "", kNvdla, kAlign, "the WMB surface starts 256-byte aligned"},
+      {"nvdla.sparse/wgs-size-align-128", "", kNvdla, kAlign, "the WGS data size is a multiple of 128 bytes"},
+      {"nvdla.sparse/wmb-size-align-128", "", kNvdla, kAlign, "the WMB data size is a multiple of 128 bytes"},
+      {"nvdla.sparse/data-size-align-128", "", kNvdla, kAlign,
+       "the compressed weight data size is a multiple of 128 bytes"},
 
       // MegEngine.
       // Without padding (nchw, nhwc, matrix) at most 2^56 elements of 32 bits, 2^61 bits.

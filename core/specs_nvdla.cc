@@ -61,6 +61,43 @@ std::vector<Case> feature_boundaries() {
   return out;
 }
 
+// A multi-batch cube: feature data of N batches, a batch (cube) stride.
+Case feature_batch_case(std::mt19937_64& rng, int size_class) {
+  Case one = feature_case(rng, size_class);
+  ParamMap p;
+  for (const char* key : {"line_stride", "surface_stride", "addr"}) {
+    if (one.layout.get(key) != "0") p[key] = one.layout.get(key);
+  }
+  const int64_t epa = kAtomBytes / std::max<int64_t>(1, elem_bytes(one.dtype));
+  const int64_t C = one.shape[0], H = one.shape[1], W = one.shape[2];
+  const int64_t ls = one.layout.get_int("line_stride") ? one.layout.get_int("line_stride") : W * kAtomBytes;
+  const int64_t ss = one.layout.get_int("surface_stride") ? one.layout.get_int("surface_stride") : H * ls;
+  if (pick(rng, 0, 1) == 0) {
+    int64_t batch = (C + epa - 1) / epa * ss + kAtomBytes * pick(rng, 0, 3);
+    if (pick(rng, 0, 20) == 0) batch += pick(rng, -40, 40);  // sometimes misaligned or too small
+    p["batch_stride"] = std::to_string(std::max<int64_t>(0, batch));
+  }
+  return make_case("nvdla.feature.batch", p, one.dtype, {pick(rng, 1, 3 + 2 * size_class), C, H, W});
+}
+
+std::vector<Case> feature_batch_boundaries() {
+  std::vector<Case> out;
+  for (DType t : {DType::kInt8, DType::kInt16, DType::kFp16}) {
+    const int64_t epa = kAtomBytes / elem_bytes(t);
+    for (int64_t c : {epa - 1, epa, epa + 1}) {  // c_lt/eq/gt_atom
+      for (int64_t n : {1, 2, 5}) {
+        out.push_back(make_case("nvdla.feature.batch", {}, t, {n, c, 3, 5}));
+        out.push_back(make_case("nvdla.feature.batch", {{"batch_stride", "1024"}}, t, {n, c, 1, 1}));
+      }
+    }
+    out.push_back(make_case("nvdla.feature.batch", {{"line_stride", "224"}, {"surface_stride", "800"}, {"batch_stride", "1632"}},
+                            t, {3, 2 * epa, 3, 5}));
+    // A batch stride 16 bytes past the cube: only its 32-byte alignment broken.
+    out.push_back(make_case("nvdla.feature.batch", {{"batch_stride", "496"}}, t, {2, epa, 3, 5}));
+  }
+  return out;
+}
+
 // ---- weights -----------------------------------------------------------------
 
 Case weight_dc_case(std::mt19937_64& rng, int size_class) {
@@ -140,6 +177,38 @@ std::vector<Case> weight_winograd_boundaries() {
   return out;
 }
 
+Case weight_deconv_case(std::mt19937_64& rng, int size_class) {
+  const DType t = draw_precision(rng);
+  const int64_t group = dtype_bits(t) == 8 ? 32 : 16;
+  const int64_t scale = size_class + 1;
+  ParamMap p;
+  const int64_t sx = pick(rng, 1, 2 + size_class), sy = pick(rng, 1, 2 + size_class);
+  if (sx != 1) p["stride_x"] = std::to_string(sx);
+  if (sy != 1) p["stride_y"] = std::to_string(sy);
+  Shape s = {pick(rng, 1, group * scale + 3), pick(rng, 1, 70 * scale), pick(rng, 1, 2 * sy + 1), pick(rng, 1, 2 * sx + 1)};
+  if (pick(rng, 0, 4) == 0) p["addr"] = std::to_string(256 * pick(rng, 0, 100) + (pick(rng, 0, 20) == 0 ? 128 : 0));
+  if (pick(rng, 0, 40) == 0) p["post_extension"] = "2";
+  return make_case("nvdla.weight.deconv", p, t, s);
+}
+
+std::vector<Case> weight_deconv_boundaries() {
+  std::vector<Case> out;
+  for (DType t : {DType::kInt8, DType::kInt16, DType::kFp16}) {
+    const int64_t group = dtype_bits(t) == 8 ? 32 : 16;
+    for (int64_t st : {1, 2, 3}) {
+      for (int64_t r : {st - 1, st, st + 1, 2 * st + 1}) {  // kernel lt/eq/gt the stride
+        if (r < 1) continue;
+        ParamMap p{{"stride_x", std::to_string(st)}, {"stride_y", std::to_string(st)}};
+        out.push_back(make_case("nvdla.weight.deconv", p, t, {group + 1, 3, r, r}));
+        out.push_back(make_case("nvdla.weight.deconv", p, t, {1, 65, r, 1}));
+      }
+    }
+    out.push_back(make_case("nvdla.weight.deconv", {{"stride_x", "2"}}, t, {group, 5, 3, 4}));
+    out.push_back(make_case("nvdla.weight.deconv", {{"stride_y", "4"}}, t, {2, 64, 5, 2}));
+  }
+  return out;
+}
+
 // ---- pixel data ------------------------------------------------------------------
 
 const std::vector<std::string>& pixel_formats() {
@@ -181,7 +250,11 @@ uint32_t pixel_value_bits(const Case& c, const Coord& at) {
   }
   const bool packed = std::find(widths.begin(), widths.end(), 2u) != widths.end();
   const size_t ch = at.size() == 3 ? static_cast<size_t>(at[2]) : widths.size();
-  return packed && ch < widths.size() ? widths[ch] : dtype_bits(c.dtype);
+  if (packed) return ch < widths.size() ? widths[ch] : dtype_bits(c.dtype);
+  // 10- and 12-bit components (T_R10, T_Y12___U12V12_N444, ...) are the low bits
+  // of 16-bit containers; every component of such a format has that width.
+  if (!widths.empty() && (widths[0] == 10 || widths[0] == 12)) return widths[0];
+  return dtype_bits(c.dtype);
 }
 
 Case pixel_case(std::mt19937_64& rng, int size_class) {
@@ -307,6 +380,19 @@ void add_nvdla_specs(std::vector<LayoutSpec>* specs) {
   feature.boundary_cases = feature_boundaries;
   specs->push_back(feature);
 
+  LayoutSpec batch;
+  batch.name = "nvdla.feature.batch";
+  batch.document = kDoc;
+  batch.section = "Feature Data Format";
+  batch.summary = "multi-batch feature data: N cubes of C,H,W feature data, a 32-byte aligned batch (cube) stride apart";
+  batch.dims = {"N", "C", "H", "W"};
+  batch.params = feature.params;
+  batch.params.push_back(
+      int_param("batch_stride", 0, INT64_MAX, "0", "bytes from batch n's cube to n+1's; 0 = packed (surfaces * surface stride)"));
+  batch.random_case = feature_batch_case;
+  batch.boundary_cases = feature_batch_boundaries;
+  specs->push_back(batch);
+
   LayoutSpec dc;
   dc.name = "nvdla.weight.dc";
   dc.document = kDoc;
@@ -342,10 +428,25 @@ void add_nvdla_specs(std::vector<LayoutSpec>* specs) {
   winograd.section = "Basic Weight for Winograd Convolution";
   winograd.summary = "converted 4x4 Winograd kernels: C padded to 32 bytes, 4x4x4-element cubes, K -> C scan in groups";
   winograd.dims = {"K", "C", "H", "W"};
-  winograd.params = {int_param("addr", 0, INT64_MAX, "0", "start address (checked for its 256-byte alignment only)")};
+  winograd.params = {int_param("addr", 0, INT64_MAX, "0", "start address (checked for its 256-byte alignment only)"),
+                     int_param("post_extension", 1, 4, "1", "channel post-extension: not supported for Winograd weights (only 1)")};
   winograd.random_case = weight_winograd_case;
   winograd.boundary_cases = weight_winograd_boundaries;
   specs->push_back(winograd);
+
+  LayoutSpec deconv;
+  deconv.name = "nvdla.weight.deconv";
+  deconv.document = kDoc;
+  deconv.section = "Weight Format";
+  deconv.summary = "deconvolution weights, set split: stride_x*stride_y sets of every sy-th row and sx-th column, each mapped as DC weights, 256-byte aligned";
+  deconv.dims = {"K", "C", "H", "W"};
+  deconv.params = {int_param("stride_x", 1, 32, "1", "deconvolution stride in x: sets split along W"),
+                   int_param("stride_y", 1, 32, "1", "deconvolution stride in y: sets split along H"),
+                   int_param("addr", 0, INT64_MAX, "0", "start address (checked for its 256-byte alignment only)"),
+                   int_param("post_extension", 1, 4, "1", "channel post-extension: not supported for deconvolution weights (only 1)")};
+  deconv.random_case = weight_deconv_case;
+  deconv.boundary_cases = weight_deconv_boundaries;
+  specs->push_back(deconv);
 
   LayoutSpec pixel;
   pixel.name = "nvdla.pixel";

@@ -683,6 +683,7 @@ Result<WinogradPlan> winograd_plan(const Case& c) {
   p.Cp = (p.C + per32 - 1) / per32 * per32;
   p.group = p.eb == 1 ? 32 : 16;
   if (c.layout.get_int("addr") % 256) return Status::invalid("weight start address is not 256-byte aligned");
+  if (c.layout.get_int("post_extension") != 1) return Status::invalid("Winograd weights take no post-extension");
   Checked data = Checked(p.K) * p.Cp * 16 * p.eb;
   if (!data.ok() || data.value() > kMaxBytes) return Status::invalid("Winograd weight size overflows");
   p.data = data.value();
@@ -790,7 +791,13 @@ struct PixelPlan {
   uint64_t H = 0, W = 0, C = 0, cb = 1, planar = 0, ypix = 1, uvpix = 0, x = 0, ls = 0, uls = 0, uvo = 0, size = 0;
   bool fields = false;            // 2+10+10+10 bit fields of a 32-bit word
   uint32_t shift[4] = {}, width[4] = {};  // fields: where each component sits
+  uint32_t low_bits = 0;          // 10/12-bit values in the low bits of 16-bit containers; 0: whole container
   std::string name;
+  PixelPlan without_low_bits() const {
+    PixelPlan q = *this;
+    q.low_bits = 0;
+    return q;
+  }
 };
 
 Result<PixelPlan> pixel_plan(const Case& c) {
@@ -818,6 +825,7 @@ Result<PixelPlan> pixel_plan(const Case& c) {
   const bool twin = (want == DType::kInt8 && c.dtype == DType::kUInt8) || (want == DType::kInt16 && c.dtype == DType::kUInt16);
   if (c.dtype != want && !twin) return Status::invalid(f + " is " + dtype_name(want) + " data");
   p.cb = bits > 8 ? 2 : 1;
+  if (!p.fields && (bits == 10 || bits == 12)) p.low_bits = static_cast<uint32_t>(bits);
   if (p.fields) {
     // Widths 2/10 from the name; the last component holds the low bits.
     uint32_t below = 0;
@@ -1110,7 +1118,41 @@ bool pixel_lines(const PixelPlan& p, const uint8_t* src, uint8_t* dst, bool to_p
   return true;
 }
 
+// 10/12-bit values in 16-bit containers: every logical value below 2^bits (the
+// OR of all of them has no higher bit), and unpacking keeps the low bits.
+Status pixel_low_bits_check(const PixelPlan& p, const uint8_t* src) {
+  const uint64_t n = p.H * p.W * p.C;
+  uint16_t any = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint16_t v;
+    std::memcpy(&v, src + 2 * i, 2);
+    any = static_cast<uint16_t>(any | v);
+  }
+  if ((any >> p.low_bits) == 0) return Status();
+  for (uint64_t i = 0; i < n; ++i) {
+    uint16_t v;
+    std::memcpy(&v, src + 2 * i, 2);
+    if (v >> p.low_bits) {
+      return Status::invalid(p.name + ": value " + str(v) + " of element " + str(i) + " does not fit its " + str(p.low_bits) +
+                             "-bit component");
+    }
+  }
+  return Status::internal("a pixel value did not fit, but none is too wide");
+}
+
 Status pixel_copy(const PixelPlan& p, DType t, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  if (p.low_bits && to_physical) LC_RETURN_IF_ERROR(pixel_low_bits_check(p, src));
+  if (p.low_bits && !to_physical) {
+    LC_RETURN_IF_ERROR(pixel_copy(PixelPlan{p}.without_low_bits(), t, src, dst, false));
+    const uint16_t mask = static_cast<uint16_t>((1u << p.low_bits) - 1);
+    for (uint64_t i = 0; i < p.H * p.W * p.C; ++i) {
+      uint16_t v;
+      std::memcpy(&v, dst + 2 * i, 2);
+      v = static_cast<uint16_t>(v & mask);
+      std::memcpy(dst + 2 * i, &v, 2);
+    }
+    return Status();
+  }
   if (to_physical && p.planar) std::memset(dst + p.H * p.ls, 0, p.uvo - p.H * p.ls);  // between the planes
   std::atomic<bool> fits{true};
   parallel_ranges(p.H, p.size, [&](uint64_t begin, uint64_t end) {
@@ -1185,17 +1227,124 @@ void sdp_copy(const SdpPlan& p, const uint8_t* src, uint8_t* dst, bool to_physic
   atom_copy({p.C, p.H, p.W, es, p.epa, p.bpa, p.surfaces, p.ls, p.ss}, src, dst, to_physical);
 }
 
+// ---- multi-batch feature data -------------------------------------------------------
+//
+// Batch n is the feature cube of its C*H*W logical elements at n * batch stride;
+// each cube goes through the feature copies above, and the bytes from a cube's
+// end to the next batch are written 0 like the feature gaps.
+
+struct BatchPlan {
+  FeaturePlan cube;
+  uint64_t N = 0, bs = 0, size = 0;
+};
+
+Result<BatchPlan> batch_plan(const Case& c) {
+  BatchPlan b;
+  Case cube = c;
+  cube.shape.erase(cube.shape.begin());
+  LC_ASSIGN_OR_RETURN(b.cube, feature_plan(cube));
+  b.N = c.shape[0];
+  b.bs = c.layout.get_int("batch_stride");
+  if (b.bs == 0) b.bs = b.cube.size;
+  if (b.bs % kAtom || b.bs < b.cube.size) return Status::invalid("feature batch stride " + str(b.bs) + " unusable for a cube of " + str(b.cube.size) + " bytes");
+  if (!checked_mul(b.N, b.bs, &b.size) || b.size > kMaxBytes) return Status::invalid("feature batches overflow");
+  return b;
+}
+
+void batch_copy(const BatchPlan& b, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  const uint64_t cube_bytes = b.cube.C * b.cube.H * b.cube.W * b.cube.eb;
+  for (uint64_t n = 0; n < b.N; ++n) {
+    if (to_physical) {
+      feature_pack(b.cube, src + n * cube_bytes, dst + n * b.bs);
+      std::memset(dst + n * b.bs + b.cube.size, 0, b.bs - b.cube.size);
+    } else {
+      feature_unpack(b.cube, src + n * b.bs, dst + n * cube_bytes);
+    }
+  }
+}
+
+// ---- deconvolution weights (set split) ----------------------------------------------
+//
+// Set (p, q) is the DC weight of the kernels subsampled at rows p + sy*i and
+// columns q + sx*j, zero where that runs past the kernel; set s starts at
+// s * (its DC size rounded up to 256). Packing gathers a set into a dense
+// (K, C, Hs, Ws) staging tensor and maps it with the DC copy above; unpacking
+// maps it back and scatters the taps that exist.
+
+struct DeconvPlan {
+  uint64_t sx = 1, sy = 1, H = 0, W = 0, hs = 0, ws = 0, stride = 0, size = 0;
+  WeightPlan set;
+};
+
+Result<DeconvPlan> deconv_plan(const Case& c) {
+  DeconvPlan d;
+  if (c.layout.get_int("post_extension") != 1) return Status::invalid("deconvolution weights take no post-extension");
+  d.sx = c.layout.get_int("stride_x"), d.sy = c.layout.get_int("stride_y");
+  d.H = c.shape[2], d.W = c.shape[3];
+  d.hs = (d.H + d.sy - 1) / d.sy, d.ws = (d.W + d.sx - 1) / d.sx;
+  Case set = c;
+  set.layout = Layout{"nvdla.weight.dc", {{"addr", c.layout.get("addr")}, {"post_extension", "1"}}};
+  set.shape[2] = static_cast<int64_t>(d.hs), set.shape[3] = static_cast<int64_t>(d.ws);
+  LC_ASSIGN_OR_RETURN(d.set, weight_plan(set));
+  d.stride = (d.set.size + 255) / 256 * 256;
+  Checked size = Checked(d.sx * d.sy - 1) * d.stride + d.set.size;  // strides are at most 32
+  if (!size.ok() || size.value() > kMaxBytes) return Status::invalid("deconvolution weight size overflows");
+  d.size = size.value();
+  return d;
+}
+
+uint64_t deconv_place(const DeconvPlan& d, uint64_t k, uint64_t ch, uint64_t h, uint64_t w) {
+  const WeightPlan& p = d.set;
+  const uint64_t hw = p.H * p.W, pos = (h / d.sy) * p.W + w / d.sx;
+  const uint64_t g = k / p.group, gk = std::min(p.group, p.K - g * p.group);
+  const uint64_t c0 = ch & ~uint64_t{63}, cw = std::min<uint64_t>(64, p.C - c0);
+  const uint64_t element = g * p.group * p.C * hw + c0 * hw * gk + (pos * gk + k % p.group) * cw + (ch - c0);
+  return ((h % d.sy) * d.sx + w % d.sx) * d.stride + element * p.eb;
+}
+
+void deconv_copy(const DeconvPlan& d, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  const WeightPlan& p = d.set;
+  const uint64_t eb = p.eb, kc = p.K * p.C;
+  std::vector<uint8_t> staged(p.data);
+  for (uint64_t ph = 0; ph < d.sy; ++ph) {
+    for (uint64_t qw = 0; qw < d.sx; ++qw) {
+      const uint64_t set_at = (ph * d.sx + qw) * d.stride;
+      if (!to_physical) weight_copy(p, nullptr, staged.data(), nullptr, src + set_at, false);
+      else std::fill(staged.begin(), staged.end(), 0);
+      for (uint64_t r = 0; r < kc; ++r) {
+        for (uint64_t i = 0; i < p.H; ++i) {
+          const uint64_t h = i * d.sy + ph;
+          if (h >= d.H) break;
+          const uint8_t* from = nullptr;
+          for (uint64_t j = 0, w = qw; j < p.W && w < d.W; ++j, w += d.sx) {
+            const uint64_t logical = ((r * d.H + h) * d.W + w) * eb, set = ((r * p.H + i) * p.W + j) * eb;
+            from = to_physical ? src + logical : staged.data() + set;
+            std::memcpy(to_physical ? staged.data() + set : dst + logical, from, eb);
+          }
+        }
+      }
+      if (to_physical) {
+        weight_copy(p, staged.data(), nullptr, dst + set_at, nullptr, true);
+        std::memset(dst + set_at + p.data, 0, (ph * d.sx + qw + 1 == d.sx * d.sy ? p.size : d.stride) - p.data);
+      }
+    }
+  }
+}
+
 // ---- the Impl ---------------------------------------------------------------------
 
 bool is_pixel(const Case& c) { return c.layout.name == "nvdla.pixel"; }
 bool is_winograd(const Case& c) { return c.layout.name == "nvdla.weight.winograd"; }
+bool is_deconv(const Case& c) { return c.layout.name == "nvdla.weight.deconv"; }
+bool is_batch(const Case& c) { return c.layout.name == "nvdla.feature.batch"; }
 
 bool is_sdp(const Case& c) { return c.layout.name == "nvdla.sdp.channel" || c.layout.name == "nvdla.sdp.element"; }
 
 Status check_case(const Case& c) {
   const LayoutSpec* spec = find_spec(c.layout.name);
   if (!spec || (c.layout.name != "nvdla.feature" && c.layout.name != "nvdla.weight.dc" &&
-                c.layout.name != "nvdla.weight.image" && !is_sdp(c) && !is_pixel(c) && !is_winograd(c))) {
+                c.layout.name != "nvdla.weight.image" && !is_sdp(c) && !is_pixel(c) && !is_winograd(c) &&
+                !is_deconv(c) && !is_batch(c))) {
     return Status::invalid("unknown layout " + c.layout.name);
   }
   return check_shape(*spec, c.shape);
@@ -1215,6 +1364,14 @@ Result<std::shared_ptr<const WeightPlan>> cached_weight_plan(const Case& c) {
 Result<std::shared_ptr<const WinogradPlan>> cached_winograd_plan(const Case& c) {
   thread_local CaseCache<WinogradPlan> cache;
   return cache.get(c, winograd_plan);
+}
+Result<std::shared_ptr<const BatchPlan>> cached_batch_plan(const Case& c) {
+  thread_local CaseCache<BatchPlan> cache;
+  return cache.get(c, batch_plan);
+}
+Result<std::shared_ptr<const DeconvPlan>> cached_deconv_plan(const Case& c) {
+  thread_local CaseCache<DeconvPlan> cache;
+  return cache.get(c, deconv_plan);
 }
 Result<std::shared_ptr<const PixelPlan>> cached_pixel_plan(const Case& c) {
   thread_local CaseCache<PixelPlan> cache;
@@ -1253,6 +1410,14 @@ class NvdlaOptimized : public Impl {
     const WinogradPlan& p = *p_ptr;
       return p.size;
     }
+    if (is_deconv(c)) {
+      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_plan(c));
+      return d_ptr->size;
+    }
+    if (is_batch(c)) {
+      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_plan(c));
+      return b_ptr->size;
+    }
     LC_ASSIGN_OR_RETURN(auto p_ptr, cached_weight_plan(c));
     const WeightPlan& p = *p_ptr;
     return p.size;
@@ -1276,6 +1441,16 @@ class NvdlaOptimized : public Impl {
       LC_ASSIGN_OR_RETURN(auto p_ptr, cached_winograd_plan(c));
     const WinogradPlan& p = *p_ptr;
       return winograd_element(p, at[0], at[1], at[2] * 4 + at[3]) * p.eb * 8;
+    }
+    if (is_deconv(c)) {
+      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_plan(c));
+      return deconv_place(*d_ptr, at[0], at[1], at[2], at[3]) * 8;
+    }
+    if (is_batch(c)) {
+      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_plan(c));
+      const FeaturePlan& p = b_ptr->cube;
+      const uint64_t ch = at[1];
+      return (at[0] * b_ptr->bs + ch / p.per_atom * p.ss + at[2] * p.ls + at[3] * kAtom + ch % p.per_atom * p.eb) * 8;
     }
     if (is_sdp(c)) {
       LC_ASSIGN_OR_RETURN(auto p_ptr, cached_sdp_plan(c));
@@ -1324,6 +1499,16 @@ class NvdlaOptimized : public Impl {
       winograd_copy(p, src, dst, true);
       return Status();
     }
+    if (is_deconv(c)) {
+      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_plan(c));
+      deconv_copy(*d_ptr, src, dst, true);
+      return Status();
+    }
+    if (is_batch(c)) {
+      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_plan(c));
+      batch_copy(*b_ptr, src, dst, true);
+      return Status();
+    }
     LC_ASSIGN_OR_RETURN(auto p_ptr, cached_weight_plan(c));
     const WeightPlan& p = *p_ptr;
     if (p.image) image_copy(p, src, dst, true);
@@ -1360,6 +1545,16 @@ class NvdlaOptimized : public Impl {
       LC_ASSIGN_OR_RETURN(auto p_ptr, cached_winograd_plan(c));
     const WinogradPlan& p = *p_ptr;
       winograd_copy(p, src, dst, false);
+      return Status();
+    }
+    if (is_deconv(c)) {
+      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_plan(c));
+      deconv_copy(*d_ptr, src, dst, false);
+      return Status();
+    }
+    if (is_batch(c)) {
+      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_plan(c));
+      batch_copy(*b_ptr, src, dst, false);
       return Status();
     }
     LC_ASSIGN_OR_RETURN(auto p_ptr, cached_weight_plan(c));

@@ -34,6 +34,7 @@ Result<Shape4> shape_of(const Case& c, size_t physical_size) {
   if (c.layout.name.compare(0, 13, "nvdla.weight.") != 0) {
     return Status::invalid("sparse compression is for NVDLA weights, not " + c.layout.name);
   }
+  if (c.layout.name == "nvdla.weight.deconv") return Status::invalid("deconvolution weights are compressed set by set");
   LC_ASSIGN_OR_RETURN(uint64_t size, nvdla_optimized().size_bytes(c));
   if (size != physical_size) return Status::invalid("mapped weight buffer size " + std::to_string(physical_size) + " is not " + std::to_string(size));
   Shape4 s;

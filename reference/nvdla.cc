@@ -127,6 +127,58 @@ void feature_scan(const Feature& f, Visit visit) {
   }
 }
 
+// ---- Multi-batch feature data ------------------------------------------------------
+//
+// "To improve the performance DLA engine also applies some options like
+// Winograd, weight compression and multi-batch mode." The data cube of each
+// batch is feature data; table "Requirements of alignment" gives feature data
+// cubes a 32-byte "alignment of planar/cube stride": batch n's cube starts
+// n * batch stride bytes after batch 0's. A cube must fit its stride, like a
+// surface its lines (oracles/ERRATA.md, NVDLA 24).
+
+struct Batch {
+  Feature f;  // the cube of one batch
+  uint64_t N = 0, batch_stride = 0, size = 0;
+};
+
+Result<Batch> batch_model(const Case& c) {
+  Batch b;
+  b.N = c.shape[0];
+  Case cube = c;
+  cube.shape = {c.shape[1], c.shape[2], c.shape[3]};
+  LC_ASSIGN_OR_RETURN(b.f, feature_model(cube));
+  const uint64_t bs = c.layout.get_int("batch_stride");
+  b.batch_stride = bs == 0 ? b.f.size : bs;
+  if (bs != 0) {
+    LC_RETURN_IF_ERROR(check_alignment("nvdla.feature/batch-stride-align-32", "feature data cube", "batch (cube) stride", bs,
+                                       kFeatureAtomBytes));
+    if (bs < b.f.size) {
+      return Status::invalid("feature data cube: batch stride " + num(bs) + " is smaller than one cube of " +
+                             num(b.f.surfaces) + " surfaces, surfaces * surface stride = " + num(b.f.size) +
+                             " bytes (Feature Data Format)").with_rule("nvdla.feature/batch-stride-covers-cube");
+    }
+  }
+  Checked size = Checked(b.N) * b.batch_stride;
+  if (!size.ok() || size.value() > kMaxBytes) {
+    return Status::invalid("feature data: N * batch stride overflows 2^60 bytes (bit offsets are 64-bit)").with_rule("nvdla.feature/size-overflow");
+  }
+  b.size = size.value();
+  return b;
+}
+
+uint64_t batch_offset(const Batch& b, uint64_t n, uint64_t c, uint64_t h, uint64_t w) {
+  return n * b.batch_stride + feature_offset(b.f, c, h, w);
+}
+
+// Batch by batch, the feature data scan of its cube.
+template <typename Visit>
+void batch_scan(const Batch& b, Visit visit) {
+  const uint64_t cube_elements = b.f.C * b.f.H * b.f.W;
+  for (uint64_t n = 0; n < b.N; ++n) {
+    feature_scan(b.f, [&](uint64_t place, uint64_t index) { visit(n * b.batch_stride + place, n * cube_elements + index); });
+  }
+}
+
 // ---- Basic Weight for Direct Convolution ---------------------------------------
 
 constexpr uint64_t kCubeElements = 64;    // "Divide each kernel to 1x1x64-element small cubes."
@@ -301,6 +353,88 @@ void image_scan(const Weights& m, Visit visit) {
   }
 }
 
+// ---- Weight for deconvolution: "Set split for deconvolution" ---------------------
+//
+// The document lists deconvolution weights and their mandatory "Set split for
+// deconvolution" without describing them (oracles/ERRATA.md, NVDLA 22). The
+// reading: a deconvolution of stride (stride_x, stride_y) runs as
+// stride_x * stride_y direct convolutions, one per output phase; set (p, q)
+// holds the taps of rows p, p + sy, p + 2sy, ... and columns q, q + sx, ... of
+// every kernel, a K x C x ceil(H/sy) x ceil(W/sx) kernel whose taps past the
+// original kernel are appended 0s. Sets are mapped in order y phase, then x
+// phase (q fastest), each as weight for direct convolution (with its 128-byte
+// tail), and each set starts at a 256-byte boundary after the previous one
+// ("uncompressed/compressed weight: alignment of start address 256 bytes").
+
+constexpr uint64_t kDeconvSetAlign = 256;
+
+struct Deconv {
+  uint64_t K = 0, C = 0, H = 0, W = 0, sx = 1, sy = 1;
+  uint64_t set_h = 0, set_w = 0, sets = 0;
+  uint64_t set_size = 0, set_stride = 0, size = 0, addr = 0;
+  Weights set;  // the weight-for-DC model of one set
+};
+
+Result<Deconv> deconv_model(const Case& c) {
+  LC_RETURN_IF_ERROR(check_precision(c.dtype));
+  Deconv d;
+  d.K = c.shape[0], d.C = c.shape[1], d.H = c.shape[2], d.W = c.shape[3];
+  d.sx = c.layout.get_int("stride_x"), d.sy = c.layout.get_int("stride_y");
+  d.addr = c.layout.get_int("addr");
+  LC_RETURN_IF_ERROR(check_alignment("nvdla.weight/start-address-align-256", "weight", "start address", d.addr, kWeightAddrAlign));
+  // Table "Weight formats and options": "Weight for deconvolution | Support | NOT support".
+  const uint64_t ext = c.layout.get_int("post_extension");
+  if (ext != 1) {
+    return Status::invalid("post_extension=" + num(ext) + ": weight for deconvolution does NOT support the "
+                           "post-extension option (Weight formats and options)").with_rule("nvdla.weight.deconv/no-post-extension");
+  }
+  d.set_h = ceil_div(d.H, d.sy), d.set_w = ceil_div(d.W, d.sx);
+  d.sets = d.sx * d.sy;
+  Case set_case = c;
+  set_case.layout = Layout{"nvdla.weight.dc", {{"addr", "0"}, {"post_extension", "1"}}};
+  set_case.shape = {static_cast<int64_t>(d.K), static_cast<int64_t>(d.C), static_cast<int64_t>(d.set_h),
+                    static_cast<int64_t>(d.set_w)};
+  Result<Weights> set = weight_model(set_case);
+  if (!set.ok()) {
+    return Status::invalid("deconvolution weight: a set of " + num(d.K) + "x" + num(d.C) + "x" + num(d.set_h) + "x" +
+                           num(d.set_w) + " overflows 2^60 bytes").with_rule("nvdla.weight/size-overflow");
+  }
+  d.set = *set;
+  d.set_size = d.set.size;
+  d.set_stride = ceil_div(d.set_size, kDeconvSetAlign) * kDeconvSetAlign;
+  // The last set ends at its own 128-byte tail.
+  Checked size = Checked(d.sets - 1) * d.set_stride + d.set_size;
+  if (!size.ok() || size.value() > kMaxBytes) {
+    return Status::invalid("deconvolution weight: " + num(d.sets) + " sets of " + num(d.set_stride) +
+                           " bytes overflow 2^60 bytes").with_rule("nvdla.weight/size-overflow");
+  }
+  d.size = size.value();
+  return d;
+}
+
+// Tap (h, w) of a kernel is tap (h / sy, w / sx) of set (h mod sy, w mod sx).
+uint64_t deconv_offset(const Deconv& d, uint64_t k, uint64_t c, uint64_t h, uint64_t w) {
+  const uint64_t set = (h % d.sy) * d.sx + (w % d.sx);
+  return set * d.set_stride + weight_offset(d.set, k, c, h / d.sy, w / d.sx);
+}
+
+// Set by set, the weight-for-DC scan of the set's kernels; a tap of the set
+// past the original kernel has no element (an appended 0).
+template <typename Visit, typename Pad>
+void deconv_scan(const Deconv& d, Visit visit, Pad pad) {
+  for (uint64_t p = 0; p < d.sy; ++p) {
+    for (uint64_t q = 0; q < d.sx; ++q) {
+      const uint64_t base = (p * d.sx + q) * d.set_stride;
+      weight_scan(d.set, [&](uint64_t place, uint64_t set_index) {
+        const uint64_t j = set_index % d.set_w, i = set_index / d.set_w % d.set_h, kc = set_index / (d.set_w * d.set_h);
+        const uint64_t h = i * d.sy + p, w = j * d.sx + q;
+        if (h < d.H && w < d.W) visit(base + place, kc * d.H * d.W + h * d.W + w);
+        else pad(base + place);
+      });
+    }
+  }
+}
+
 // ---- Basic Weight for Winograd Convolution (phase 2) ---------------------------------
 //
 // The layout is over the converted kernels (K, C, 4, 4); phase 1 (padding C,
@@ -322,6 +456,13 @@ Result<Winograd> winograd_model(const Case& c) {
     return Status::invalid("Winograd weight: the converted kernel is " + num(c.shape[2]) + "x" + num(c.shape[3]) +
                            ", the width and height of a kernel should be 4 after conversion (Basic Weight for "
                            "Winograd Convolution)").with_rule("nvdla.weight.winograd/kernel-4x4");
+  }
+  // Table "Weight formats and options": "Weight for Winograd | Support | NOT support";
+  // "Channel post-extension cannot be used in Winograd convolution".
+  const uint64_t ext = c.layout.get_int("post_extension");
+  if (ext != 1) {
+    return Status::invalid("post_extension=" + num(ext) + ": weight for Winograd does NOT support the post-extension "
+                           "option (Weight formats and options)").with_rule("nvdla.weight.winograd/no-post-extension");
   }
   m.element_bytes = dtype_bits(c.dtype) / 8;
   // "Divide kernels to 1x1x32Byte small cubes. If the channel size is not divisible by 32, append 0s."
@@ -390,12 +531,19 @@ struct PixelFormat {
   uint64_t x_max;
   const char* letters;     // the components, in the order of the name
   uint64_t field_bits[4];  // bits of each component, in the order of the name
+  // 10- and 12-bit components in 16-bit containers: the bits of the value, the
+  // low bits of its container (LSB-justified, oracles/ERRATA.md, NVDLA 25); 0:
+  // the value fills its field.
+  uint64_t value_bits = 0;
 };
+
+// The bits of component c's value: the name's component width.
+uint64_t value_width(const PixelFormat& f, uint64_t c) { return f.value_bits ? f.value_bits : f.field_bits[c]; }
 
 constexpr PixelFormat kPixelFormats[] = {
     {"T_R8", 1, 1, DType::kInt8, 31, "R", {8}},
-    {"T_R10", 1, 1, DType::kInt16, 15, "R", {16}},
-    {"T_R12", 1, 1, DType::kInt16, 15, "R", {16}},
+    {"T_R10", 1, 1, DType::kInt16, 15, "R", {16}, 10},
+    {"T_R12", 1, 1, DType::kInt16, 15, "R", {16}, 12},
     {"T_R16", 1, 1, DType::kInt16, 15, "R", {16}},
     {"T_R16_I", 1, 1, DType::kInt16, 15, "R", {16}},
     {"T_R16_F", 1, 1, DType::kInt16, 15, "R", {16}},
@@ -423,10 +571,10 @@ constexpr PixelFormat kPixelFormats[] = {
     {"T_V8U8Y8A8", 1, 4, DType::kInt8, 7, "VUYA", {8, 8, 8, 8}},
     {"T_Y8___U8V8_N444", 2, 3, DType::kInt8, 31, "YUV", {8, 8, 8}},
     {"T_Y8___V8U8_N444", 2, 3, DType::kInt8, 31, "YVU", {8, 8, 8}},
-    {"T_Y10___U10V10_N444", 2, 3, DType::kInt16, 15, "YUV", {16, 16, 16}},
-    {"T_Y10___V10U10_N444", 2, 3, DType::kInt16, 15, "YVU", {16, 16, 16}},
-    {"T_Y12___U12V12_N444", 2, 3, DType::kInt16, 15, "YUV", {16, 16, 16}},
-    {"T_Y12___V12U12_N444", 2, 3, DType::kInt16, 15, "YVU", {16, 16, 16}},
+    {"T_Y10___U10V10_N444", 2, 3, DType::kInt16, 15, "YUV", {16, 16, 16}, 10},
+    {"T_Y10___V10U10_N444", 2, 3, DType::kInt16, 15, "YVU", {16, 16, 16}, 10},
+    {"T_Y12___U12V12_N444", 2, 3, DType::kInt16, 15, "YUV", {16, 16, 16}, 12},
+    {"T_Y12___V12U12_N444", 2, 3, DType::kInt16, 15, "YVU", {16, 16, 16}, 12},
     {"T_Y16___U16V16_N444", 2, 3, DType::kInt16, 15, "YUV", {16, 16, 16}},
     {"T_Y16___V16U16_N444", 2, 3, DType::kInt16, 15, "YVU", {16, 16, 16}},
 };
@@ -550,7 +698,7 @@ uint64_t pixel_offset_bits(const Pixel& m, uint64_t h, uint64_t w, uint64_t c) {
 // A value that does not fit its field (the 2- and 10-bit fields of the packed
 // formats) is an error, not a silent truncation.
 Status pixel_value_error(const Pixel& m, DType t, uint64_t h, uint64_t w, uint64_t ch, uint64_t value) {
-  const uint64_t bits = m.format->field_bits[ch];
+  const uint64_t bits = value_width(*m.format, ch);
   const int64_t shown = t == DType::kInt16 ? static_cast<int16_t>(value) : t == DType::kInt8 ? static_cast<int8_t>(value)
                                                                                            : static_cast<int64_t>(value);
   return Status::invalid(std::string(m.format->name) + ": component " + m.format->letters[ch] + " of pixel (" + num(h) +
@@ -675,14 +823,16 @@ void sdp_scan(const Sdp& m, Visit visit) {
 
 // ---- the Impl -------------------------------------------------------------------
 
-enum class Kind { kFeature, kWeightDc, kWeightImage, kWeightWinograd, kSdp, kPixel, kUnknown };
+enum class Kind { kFeature, kBatch, kWeightDc, kWeightImage, kWeightWinograd, kWeightDeconv, kSdp, kPixel, kUnknown };
 
 Kind kind_of(const Case& c) {
   if (c.layout.name == "nvdla.feature") return Kind::kFeature;
+  if (c.layout.name == "nvdla.feature.batch") return Kind::kBatch;
   if (c.layout.name == "nvdla.weight.dc") return Kind::kWeightDc;
   if (c.layout.name == "nvdla.weight.image") return Kind::kWeightImage;
   if (c.layout.name == "nvdla.pixel") return Kind::kPixel;
   if (c.layout.name == "nvdla.weight.winograd") return Kind::kWeightWinograd;
+  if (c.layout.name == "nvdla.weight.deconv") return Kind::kWeightDeconv;
   if (c.layout.name == "nvdla.sdp.channel" || c.layout.name == "nvdla.sdp.element") return Kind::kSdp;
   return Kind::kUnknown;
 }
@@ -729,6 +879,36 @@ ByteRules feature_rules(const Feature& f, DType t) {
   return std::move(b).finish();
 }
 
+// Multi-batch: each cube as feature data; the bytes between a cube and the next
+// batch's are a gap like those at surface boundaries: free.
+ByteRules batch_rules(const Batch& m, DType t) {
+  const bool fp16 = t == DType::kFp16;
+  const Feature& f = m.f;
+  ByteRulesBuilder b(m.size,
+                     {"nvdla.feature.stride-gap", kDoc, "Feature Data Format",
+                      "a gap at a line, surface or cube boundary",
+                      "Atom cube mapping at line boundary and/or surface boundary can be either adjacently or "
+                      "incompactly"},
+                     ByteKind::kFree);
+  const uint8_t padding = b.add({"nvdla.feature.channel-padding", kDoc, "Feature Data Format",
+                                 fp16 ? "channel padding of an fp16 atom" : "channel padding of an atom",
+                                 "The attached data can be any value except NaN when it's fp16"},
+                                ByteKind::kFree, 0, fp16 ? ByteConstraint::kNotFp16NaN : ByteConstraint::kAny);
+  const uint8_t element = b.add(element_rule(kDoc, "Feature Data Format"), ByteKind::kElement);
+  for (uint64_t n = 0; n < m.N; ++n) {
+    for (uint64_t s = 0; s < f.surfaces; ++s) {
+      for (uint64_t h = 0; h < f.H; ++h) {
+        for (uint64_t w = 0; w < f.W; ++w) {
+          b.paint(n * m.batch_stride + s * f.surface_stride + h * f.line_stride + w * kFeatureAtomBytes, kFeatureAtomBytes,
+                  padding);
+        }
+      }
+    }
+  }
+  batch_scan(m, [&](uint64_t place, uint64_t) { b.paint(place, f.element_bytes, element); });
+  return std::move(b).finish();
+}
+
 // Weights: "Append 0s at end of all mapped weight for 128-byte alignment." The
 // groups and cubes are mapped compactly ("Do not append 0 if channel size is not
 // divisible", "Do not append any 0s between group boundaries"), so every byte
@@ -751,6 +931,30 @@ ByteRules winograd_rules(const Winograd& m) {
   const uint8_t element = b.add(element_rule(kDoc, "Basic Weight for Winograd Convolution"), ByteKind::kElement);
   b.paint(0, m.data_bytes, padding);
   winograd_scan(m, [&](uint64_t place, uint64_t) { b.paint(place, m.element_bytes, element); });
+  return std::move(b).finish();
+}
+
+// Deconvolution: each set is weight for DC, its tail to 128 bytes "Append 0s";
+// the taps of a set past the original kernel are appended 0s too (a 0 weight
+// adds nothing to the convolution of its phase); the bytes from a set's tail
+// to the next 256-byte boundary lie between two weight surfaces: free.
+ByteRules deconv_rules(const Deconv& d) {
+  const char* section = "Weight Format";
+  ByteRulesBuilder b(d.size,
+                     {"nvdla.weight.deconv.set-gap", kDoc, section, "between a set's tail and the next 256-byte set",
+                      "uncompressed/compressed weight: alignment of start address 256 bytes (Requirements of alignment)"},
+                     ByteKind::kFree);
+  const uint8_t tail = b.add({"nvdla.weight.end-alignment", kDoc, section, "an appended 0 of the 128-byte alignment",
+                              "Append 0s at end of all mapped weight for 128-byte alignment."},
+                             ByteKind::kFixed, 0);
+  const uint8_t split = b.add({"nvdla.weight.deconv.split-padding", kDoc, section,
+                               "an appended 0 tap of a set past the original kernel", "Set split for deconvolution"},
+                              ByteKind::kFixed, 0);
+  const uint8_t element = b.add(element_rule(kDoc, section), ByteKind::kElement);
+  for (uint64_t s = 0; s < d.sets; ++s) b.paint(s * d.set_stride, d.set_size, tail);
+  deconv_scan(
+      d, [&](uint64_t place, uint64_t) { b.paint(place, d.set.element_bytes, element); },
+      [&](uint64_t place) { b.paint(place, d.set.element_bytes, split); });
   return std::move(b).finish();
 }
 
@@ -821,6 +1025,10 @@ Result<std::shared_ptr<const Feature>> cached_feature_model(const Case& c) {
   thread_local CaseCache<Feature> cache;
   return cache.get(c, feature_model);
 }
+Result<std::shared_ptr<const Batch>> cached_batch_model(const Case& c) {
+  thread_local CaseCache<Batch> cache;
+  return cache.get(c, batch_model);
+}
 Result<std::shared_ptr<const Weights>> cached_weight_model(const Case& c) {
   thread_local CaseCache<Weights> cache;
   return cache.get(c, weight_model);
@@ -828,6 +1036,10 @@ Result<std::shared_ptr<const Weights>> cached_weight_model(const Case& c) {
 Result<std::shared_ptr<const Winograd>> cached_winograd_model(const Case& c) {
   thread_local CaseCache<Winograd> cache;
   return cache.get(c, winograd_model);
+}
+Result<std::shared_ptr<const Deconv>> cached_deconv_model(const Case& c) {
+  thread_local CaseCache<Deconv> cache;
+  return cache.get(c, deconv_model);
 }
 Result<std::shared_ptr<const Pixel>> cached_pixel_model(const Case& c) {
   thread_local CaseCache<Pixel> cache;
@@ -866,6 +1078,14 @@ class NvdlaReference : public Impl {
     const Winograd& m = *m_ptr;
       return m.size;
     }
+    if (kind_of(c) == Kind::kWeightDeconv) {
+      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_model(c));
+      return d_ptr->size;
+    }
+    if (kind_of(c) == Kind::kBatch) {
+      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_model(c));
+      return b_ptr->size;
+    }
     LC_ASSIGN_OR_RETURN(auto m_ptr, cached_weight_model(c));
     const Weights& m = *m_ptr;
     return m.size;
@@ -888,6 +1108,14 @@ class NvdlaReference : public Impl {
       LC_ASSIGN_OR_RETURN(auto m_ptr, cached_winograd_model(c));
     const Winograd& m = *m_ptr;
       return winograd_offset(m, at[0], at[1], at[2], at[3]) * 8;
+    }
+    if (kind_of(c) == Kind::kWeightDeconv) {
+      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_model(c));
+      return deconv_offset(*d_ptr, at[0], at[1], at[2], at[3]) * 8;
+    }
+    if (kind_of(c) == Kind::kBatch) {
+      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_model(c));
+      return batch_offset(*b_ptr, at[0], at[1], at[2], at[3]) * 8;
     }
     if (kind_of(c) == Kind::kSdp) {
       LC_ASSIGN_OR_RETURN(auto m_ptr, cached_sdp_model(c));
@@ -923,6 +1151,12 @@ class NvdlaReference : public Impl {
       LC_ASSIGN_OR_RETURN(auto m_ptr, cached_winograd_model(c));
     const Winograd& m = *m_ptr;
       winograd_scan(m, put);
+    } else if (kind_of(c) == Kind::kWeightDeconv) {
+      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_model(c));
+      deconv_scan(*d_ptr, put, [](uint64_t) {});  // appended 0s: memset above
+    } else if (kind_of(c) == Kind::kBatch) {
+      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_model(c));
+      batch_scan(*b_ptr, put);
     } else if (kind_of(c) == Kind::kPixel) {
       LC_ASSIGN_OR_RETURN(auto m_ptr, cached_pixel_model(c));
     const Pixel& m = *m_ptr;
@@ -932,7 +1166,7 @@ class NvdlaReference : public Impl {
       for (uint64_t h = 0; h < m.H; ++h) {
         for (uint64_t w = 0; w < m.W; ++w) {
           for (uint64_t ch = 0; ch < m.C; ++ch) {
-            const uint64_t bits = m.format->field_bits[ch];
+            const uint64_t bits = value_width(*m.format, ch);
             uint64_t value = 0;
             std::memcpy(&value, src + ((h * m.W + w) * m.C + ch) * eb, eb);  // little-endian host
             if (bits < 64 && (value >> bits) != 0) return pixel_value_error(m, c.dtype, h, w, ch, value);
@@ -972,6 +1206,12 @@ class NvdlaReference : public Impl {
       LC_ASSIGN_OR_RETURN(auto m_ptr, cached_winograd_model(c));
     const Winograd& m = *m_ptr;
       winograd_scan(m, get);
+    } else if (kind_of(c) == Kind::kWeightDeconv) {
+      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_model(c));
+      deconv_scan(*d_ptr, get, [](uint64_t) {});
+    } else if (kind_of(c) == Kind::kBatch) {
+      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_model(c));
+      batch_scan(*b_ptr, get);
     } else if (kind_of(c) == Kind::kPixel) {
       LC_ASSIGN_OR_RETURN(auto m_ptr, cached_pixel_model(c));
     const Pixel& m = *m_ptr;
@@ -981,7 +1221,7 @@ class NvdlaReference : public Impl {
           for (uint64_t ch = 0; ch < m.C; ++ch) {
             const uint64_t at = pixel_offset_bits(m, h, w, ch);
             uint64_t value = 0;
-            for (uint64_t b = 0; b < m.format->field_bits[ch]; ++b) value |= uint64_t{(src[(at + b) / 8] >> ((at + b) % 8)) & 1u} << b;
+            for (uint64_t b = 0; b < value_width(*m.format, ch); ++b) value |= uint64_t{(src[(at + b) / 8] >> ((at + b) % 8)) & 1u} << b;
             std::memcpy(dst + ((h * m.W + w) * m.C + ch) * eb, &value, eb);  // little-endian host
           }
         }
@@ -1013,6 +1253,14 @@ class NvdlaReference : public Impl {
       LC_ASSIGN_OR_RETURN(auto m_ptr, cached_winograd_model(c));
     const Winograd& m = *m_ptr;
       return winograd_rules(m);
+    }
+    if (kind_of(c) == Kind::kWeightDeconv) {
+      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_model(c));
+      return deconv_rules(*d_ptr);
+    }
+    if (kind_of(c) == Kind::kBatch) {
+      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_model(c));
+      return batch_rules(*b_ptr, c.dtype);
     }
     if (kind_of(c) == Kind::kPixel) {
       LC_ASSIGN_OR_RETURN(auto m_ptr, cached_pixel_model(c));
@@ -1066,6 +1314,34 @@ class NvdlaReference : public Impl {
       out.push_back({"start_address", num(m.addr)});
       return out;
     }
+    if (kind_of(c) == Kind::kBatch) {
+      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_model(c));
+      const Batch& b = *b_ptr;
+      out.push_back({"size_bytes", num(b.size)});
+      out.push_back({"batches", num(b.N)});
+      out.push_back({"cube_bytes", num(b.f.size)});
+      out.push_back({"batch_stride", num(b.batch_stride)});
+      out.push_back({"surfaces", num(b.f.surfaces)});
+      out.push_back({"line_stride", num(b.f.line_stride)});
+      out.push_back({"surface_stride", num(b.f.surface_stride)});
+      out.push_back({"start_address", num(b.f.addr)});
+      return out;
+    }
+    if (kind_of(c) == Kind::kWeightDeconv) {
+      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_model(c));
+      const Deconv& d = *d_ptr;
+      out.push_back({"size_bytes", num(d.size)});
+      out.push_back({"sets", num(d.sets)});
+      out.push_back({"set_kernel", num(d.set_h) + "x" + num(d.set_w)});
+      // Each set is this weight for DC (the surface sparse compression takes, set by set).
+      out.push_back({"set_layout", "nvdla.weight.dc --shape " + num(d.K) + "," + num(d.C) + "," + num(d.set_h) + "," +
+                                       num(d.set_w)});
+      out.push_back({"set_bytes", num(d.set_size)});
+      out.push_back({"set_stride", num(d.set_stride)});
+      out.push_back({"group_kernels", num(d.set.group_kernels)});
+      out.push_back({"start_address", num(d.addr)});
+      return out;
+    }
     if (kind_of(c) == Kind::kPixel) {
       LC_ASSIGN_OR_RETURN(auto m_ptr, cached_pixel_model(c));
     const Pixel& m = *m_ptr;
@@ -1079,10 +1355,12 @@ class NvdlaReference : public Impl {
       std::string fields;
       for (uint64_t ch = 0; ch < m.C; ++ch) {
         const uint64_t low = bits_below(*m.format, ch);
-        fields += std::string(ch ? " " : "") + m.format->letters[ch] + "[" + num(low + m.format->field_bits[ch] - 1) +
+        fields += std::string(ch ? " " : "") + m.format->letters[ch] + "[" + num(low + value_width(*m.format, ch) - 1) +
                   ":" + num(low) + "]";
       }
       out.push_back({"fields", fields});
+      // The rest of a 16-bit container above a 10- or 12-bit value is 0.
+      if (m.format->value_bits) out.push_back({"container_bits", num(m.format->field_bits[0])});
       out.push_back({"line_stride", num(m.line_stride)});
       if (m.format->planes == 2) {
         out.push_back({"uv_pixel_bytes", num(m.uv_pixel_bytes)});

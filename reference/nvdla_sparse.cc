@@ -28,6 +28,10 @@ Result<Groups> groups_of(const Case& c, size_t physical_size) {
     return Status::invalid("sparse compression applies to NVDLA weight formats, not " + c.layout.name +
                            " (Sparse Compression option)");
   }
+  if (c.layout.name == "nvdla.weight.deconv") {
+    return Status::invalid("deconvolution weights are compressed set by set: compress each set as the "
+                           "nvdla.weight.dc surface describe reports as set_layout (Sparse Compression option)");
+  }
   LC_ASSIGN_OR_RETURN(uint64_t mapped, nvdla_reference().size_bytes(c));
   if (physical_size != mapped) {
     return Status::invalid("mapped weight buffer is " + num(physical_size) + " bytes, " + to_string(c) + " needs " +
@@ -65,7 +69,34 @@ uint32_t get_u32le(const uint8_t* p) {
          static_cast<uint32_t>(p[3]) << 24;
 }
 
+// "Requirements of alignment": a data size of 128 bytes for WMB, WGS and weight.
+Status check_size_128(const char* rule, const char* surface, uint64_t size) {
+  if (size % kSurfaceAlign == 0) return Status();
+  return Status::invalid(std::string(surface) + ": data size " + num(size) + " is not a multiple of 128 bytes (Alignment "
+                         "of Start Address and Stride, Requirements of alignment)").with_rule(rule);
+}
+
 }  // namespace
+
+// "Requirements of alignment": WMB, WGS and the (compressed) weight start at
+// 256-byte aligned addresses; their data sizes are multiples of 128 bytes.
+Status check_surfaces(const CompressedWeights& z, const SurfaceAddresses& at) {
+  struct Surface { const char* name; const char* start_rule; const char* size_rule; uint64_t addr, size; };
+  const Surface surfaces[] = {
+      {"WGS surface", "nvdla.sparse/wgs-start-address-align-256", "nvdla.sparse/wgs-size-align-128", at.wgs, z.wgs.size()},
+      {"WMB surface", "nvdla.sparse/wmb-start-address-align-256", "nvdla.sparse/wmb-size-align-128", at.wmb, z.wmb.size()},
+      {"compressed weight surface", "nvdla.weight/start-address-align-256", "nvdla.sparse/data-size-align-128", at.data,
+       z.data.size()},
+  };
+  for (const Surface& s : surfaces) {
+    if (s.addr % 256 != 0) {
+      return Status::invalid(std::string(s.name) + ": start address " + num(s.addr) + " is not aligned to 256 bytes "
+                             "(Alignment of Start Address and Stride, Requirements of alignment)").with_rule(s.start_rule);
+    }
+    LC_RETURN_IF_ERROR(check_size_128(s.size_rule, s.name, s.size));
+  }
+  return Status();
+}
 
 Result<CompressedWeights> compress_reference(const Case& c, const void* physical, size_t physical_size) {
   LC_ASSIGN_OR_RETURN(Groups g, groups_of(c, physical_size));
@@ -103,6 +134,9 @@ Result<CompressedWeights> compress_reference(const Case& c, const void* physical
 Status decompress_reference(const Case& c, const CompressedWeights& in, void* physical, size_t physical_size) {
   LC_ASSIGN_OR_RETURN(Groups g, groups_of(c, physical_size));
   const uint64_t eb = g.element_bytes;
+  LC_RETURN_IF_ERROR(check_size_128("nvdla.sparse/wgs-size-align-128", "WGS surface", in.wgs.size()));
+  LC_RETURN_IF_ERROR(check_size_128("nvdla.sparse/wmb-size-align-128", "WMB surface", in.wmb.size()));
+  LC_RETURN_IF_ERROR(check_size_128("nvdla.sparse/data-size-align-128", "compressed weight surface", in.data.size()));
   if (in.wmb.size() != align128(ceil_div(g.total, 8))) {
     return Status::invalid("WMB surface is " + num(in.wmb.size()) + " bytes, " + num(g.total) +
                            " weight bits need " + num(align128(ceil_div(g.total, 8))) + " (Sparse Compression option)");

@@ -16,7 +16,9 @@
  * - 8- and 16-bit components are bytes of the word; the 10-bit packed formats
  *   (four fields filling 32 bits: A2B10G10R10, ...) are bit fields whose
  *   values must fit (pack answers LC_INVALID otherwise) and are zero-extended
- *   by unpack; other 10- and 12-bit components sit in 16-bit containers;
+ *   by unpack; other 10- and 12-bit components are the low 10 or 12 bits of
+ *   16-bit containers (NVDLA 25): pack rejects a wider value, unpack keeps
+ *   the low bits;
  * - int8 formats take int8 or uint8 data, int16 ones int16 or uint16, the
  *   fp16 ones fp16; the X offset range is 32 bytes of Y pixels (0 to
  *   32 / pixel bytes - 1);
@@ -93,6 +95,7 @@ typedef struct {
   uint32_t plane_of[MAX_COMPONENTS];
   uint32_t low_bit[MAX_COMPONENTS];  /* in the pixel's word */
   uint32_t width[MAX_COMPONENTS];    /* field bits (8, 16, or a packed 2/10) */
+  uint32_t value_bits;               /* 10/12-bit values in 16-bit containers; 0: the whole field */
   uint64_t pixel_bytes[2];
   int bit_fields;                    /* 10-bit packed formats */
   uint64_t H, W, bytes, x_offset;
@@ -118,6 +121,7 @@ static int parse_plane(const char* p, size_t len, pixel* m, uint32_t plane) {
   if (any_odd && bits == 32 && m->channels - first == 4) {
     m->bit_fields = 1;  /* one 32-bit word of bit fields */
   } else if (any_odd) {
+    m->value_bits = m->width[first];
     for (i = first; i < m->channels; ++i) m->width[i] = 16;  /* 16-bit containers */
     bits = 16 * (m->channels - first);
   }
@@ -248,9 +252,12 @@ static lc_status walk(const lc_case* c, uint8_t* logical, uint8_t* physical, siz
         uint8_t* l = logical + i * m.bytes;
         if (bit / 8 + (m.width[ch] + 7) / 8 > physical_size) return LC_ERROR;
         if (!m.bit_fields) {
-          /* A whole byte or a 16-bit container: the element itself. */
+          /* A whole byte or a 16-bit container: the element itself, a 10- or
+             12-bit value in its low bits. */
+          if (pack && m.value_bits && ((uint32_t)l[0] | (uint32_t)l[1] << 8) >> m.value_bits) return LC_INVALID;
           if (pack) memcpy(physical + bit / 8, l, m.bytes);
           else memcpy(l, physical + bit / 8, m.bytes);
+          if (!pack && m.value_bits) l[1] = (uint8_t)(l[1] & ((1u << (m.value_bits - 8)) - 1));
         } else {
           uint32_t wordv, mask = (1u << m.width[ch]) - 1, value;
           uint8_t* q = physical + (bit - m.low_bit[ch]) / 8;

@@ -1,9 +1,11 @@
-/* A layoutcheck plugin in plain C: NVDLA feature data and direct-convolution
- * weights.
+/* A layoutcheck plugin in plain C: NVDLA feature data (one cube, or N cubes a
+ * batch stride apart) and direct-convolution weights.
  *
  * Feature data (C,H,W): 1x1x32-byte atoms, C' = 32 bytes of channels inside,
  * then W, then H (line stride), then surfaces of C' channels (surface stride);
- * C padded to the atom with 0. DC weights (K,C,H,W): groups of 32 (int8) or 16
+ * C padded to the atom with 0. Multi-batch feature data (N,C,H,W): batch n's
+ * cube at n * batch stride, a multiple of 32 holding the whole cube (0: the
+ * cube's size; ERRATA NVDLA 24). DC weights (K,C,H,W): groups of 32 (int8) or 16
  * kernels mapped one after another; inside a group, 1x1x64-element channel
  * cubes scanned C' -> K -> W -> H -> C, the last cube holding only the channels
  * left; zeros to 128-byte alignment at the end. The mutants in mutants/ reuse
@@ -15,7 +17,8 @@
 #include "layoutcheck/c_api.h"
 
 typedef struct {
-  int weights;
+  int weights, batch;
+  uint64_t N, batch_stride;                                       /* multi-batch feature */
   uint64_t K, C, H, W, bytes;
   uint64_t atom_elements, line_stride, surface_stride, surfaces;  /* feature */
   uint64_t group, cube;                                           /* weights */
@@ -30,7 +33,8 @@ static uint64_t param(const lc_case* c, const char* key) {
 static lc_status plan(const lc_case* c, nvdla* m, char* why, size_t n) {
   uint64_t i;
   memset(m, 0, sizeof *m);
-  if (strcmp(c->layout_name, "nvdla.feature") && strcmp(c->layout_name, "nvdla.weight.dc")) {
+  if (strcmp(c->layout_name, "nvdla.feature") && strcmp(c->layout_name, "nvdla.weight.dc") &&
+      strcmp(c->layout_name, "nvdla.feature.batch")) {
     return snprintf(why, n, "%s is not implemented by this plugin", c->layout_name), LC_UNSUPPORTED;
   }
   if (strcmp(c->dtype, "int8") && strcmp(c->dtype, "int16") && strcmp(c->dtype, "fp16")) {
@@ -40,11 +44,13 @@ static lc_status plan(const lc_case* c, nvdla* m, char* why, size_t n) {
     if (c->shape[i] <= 0) return snprintf(why, n, "extents must be positive"), LC_INVALID;
   }
   m->bytes = c->dtype_bits / 8;
-  if (strcmp(c->layout_name, "nvdla.feature") == 0) {
+  m->batch = strcmp(c->layout_name, "nvdla.feature.batch") == 0;
+  if (strcmp(c->layout_name, "nvdla.feature") == 0 || m->batch) {
     uint64_t ls = param(c, "line_stride"), ss = param(c, "surface_stride");
-    if (c->rank != 3) return snprintf(why, n, "feature data is (C,H,W)"), LC_INVALID;
+    const int64_t* cube = c->shape + m->batch;
+    if (c->rank != 3u + (uint32_t)m->batch) return snprintf(why, n, "feature data is ([N,]C,H,W)"), LC_INVALID;
     if (param(c, "addr") % 32) return snprintf(why, n, "start address not 32-byte aligned"), LC_INVALID;
-    m->C = (uint64_t)c->shape[0], m->H = (uint64_t)c->shape[1], m->W = (uint64_t)c->shape[2];
+    m->C = (uint64_t)cube[0], m->H = (uint64_t)cube[1], m->W = (uint64_t)cube[2];
 #ifdef NVDLA_MUTANT_ATOM_16_ELEMENTS
     m->atom_elements = 16; /* the bug: C' = 16 channels whatever the precision (right for int16/fp16 only) */
 #else
@@ -74,6 +80,14 @@ static lc_status plan(const lc_case* c, nvdla* m, char* why, size_t n) {
       return snprintf(why, n, "bad surface stride"), LC_INVALID;
     }
     m->size = m->surfaces * m->surface_stride;
+    if (m->batch) {
+      uint64_t bs = param(c, "batch_stride");
+      m->N = (uint64_t)c->shape[0];
+      m->batch_stride = bs ? bs : m->size;
+      if (m->batch_stride % 32 || m->batch_stride < m->size) return snprintf(why, n, "bad batch stride"), LC_INVALID;
+      if (m->batch_stride > ((uint64_t)1 << 50) / m->N) return snprintf(why, n, "too large"), LC_INVALID;
+      m->size = m->N * m->batch_stride;
+    }
     return LC_OK;
   }
   if (c->rank != 4) return snprintf(why, n, "weights are (K,C,H,W)"), LC_INVALID;
@@ -102,8 +116,9 @@ static lc_status plan(const lc_case* c, nvdla* m, char* why, size_t n) {
 
 static uint64_t offset_of(const nvdla* m, const int64_t* at) {
   if (!m->weights) {
-    uint64_t c = (uint64_t)at[0], h = (uint64_t)at[1], w = (uint64_t)at[2];
-    return (c / m->atom_elements) * m->surface_stride + h * m->line_stride + w * 32 + (c % m->atom_elements) * m->bytes;
+    uint64_t b = m->batch ? (uint64_t)at[0] : 0;
+    uint64_t c = (uint64_t)at[m->batch], h = (uint64_t)at[m->batch + 1], w = (uint64_t)at[m->batch + 2];
+    return b * m->batch_stride + (c / m->atom_elements) * m->surface_stride + h * m->line_stride + w * 32 + (c % m->atom_elements) * m->bytes;
   } else {
     uint64_t k = (uint64_t)at[0], c = (uint64_t)at[1], h = (uint64_t)at[2], w = (uint64_t)at[3];
     uint64_t g = k / m->group, kk = k % m->group;
@@ -174,6 +189,7 @@ static lc_status nv_unpack(const lc_case* c, const void* physical, size_t ps, vo
 
 static const lc_capability kCapabilities[] = {
     {"nvdla.feature", "int8 int16 fp16", 0},
+    {"nvdla.feature.batch", "int8 int16 fp16", 0},
     {"nvdla.weight.dc", "int8 int16 fp16", 0},
 };
 

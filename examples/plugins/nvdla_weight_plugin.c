@@ -1,6 +1,7 @@
 /* A layoutcheck plugin in plain C: NVDLA image-input weights
- * (nvdla.weight.image, with channel post-extension) and converted Winograd
- * weights (nvdla.weight.winograd), both (K, C, H, W) kernels.
+ * (nvdla.weight.image, with channel post-extension), converted Winograd
+ * weights (nvdla.weight.winograd) and deconvolution weights
+ * (nvdla.weight.deconv), all (K, C, H, W) kernels.
  *
  * From nvdla-in-memory-data-formats.txt:
  * - "Basic Weight for Direct Convolution": groups of 16 kernels (int16, fp16)
@@ -24,10 +25,18 @@
  *   Inside a cube the 4 channels are fastest, then W, then H (ERRATA NVDLA 20).
  *   The layout holds converted kernels (H = W = 4): phase 1 (G W G^T) changes
  *   values and is not a layout (ERRATA NVDLA 18).
+ * - Table "Weight formats and options": no post-extension for Winograd or
+ *   deconvolution weights.
+ * - "Set split for deconvolution", as layoutcheck reads it (ERRATA NVDLA 22):
+ *   set (p, q) of stride (sx, sy) holds taps (i*sy + p, j*sx + q), a
+ *   ceil(H/sy) x ceil(W/sx) kernel mapped as direct-convolution weight, taps
+ *   past the kernel 0; set p*sx + q starts at that index times the set's size
+ *   rounded up to 256 bytes.
  * - "Alignment of Start Address and Stride": weights start 256-byte aligned.
  *
- * No byte of these formats is free (the appended 0s are fixed), so there is no
- * lenient variant. Nothing is declined. */
+ * No byte of the image and Winograd formats is free (the appended 0s are
+ * fixed); the gaps between deconvolution sets are, and are written 0 here.
+ * Nothing is declined. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +44,8 @@
 #include "layoutcheck/c_api.h"
 
 typedef struct {
-  int winograd;
+  int winograd, deconv;
+  uint64_t sx, sy, hs, ws, set_stride;  /* deconvolution: strides, set kernel, set stride */
   uint64_t K, C, H, W, bytes, group;
   uint64_t e;                 /* post-extension lines (image) */
   uint64_t lines, line_ch;    /* image: extended lines, channels of a full line */
@@ -50,6 +60,7 @@ static lc_status plan(const lc_case* c, weights* m, char* why, size_t n) {
   memset(m, 0, sizeof *m);
   if (strcmp(c->layout_name, "nvdla.weight.image") == 0) m->winograd = 0;
   else if (strcmp(c->layout_name, "nvdla.weight.winograd") == 0) m->winograd = 1;
+  else if (strcmp(c->layout_name, "nvdla.weight.deconv") == 0) m->deconv = 1;
   else return snprintf(why, n, "%s is not implemented by this plugin", c->layout_name), LC_UNSUPPORTED;
   if (strcmp(c->dtype, "int8") && strcmp(c->dtype, "int16") && strcmp(c->dtype, "fp16")) {
     return snprintf(why, n, "weights are int8, int16 or fp16"), LC_INVALID;
@@ -62,6 +73,25 @@ static lc_status plan(const lc_case* c, weights* m, char* why, size_t n) {
   m->K = (uint64_t)c->shape[0], m->C = (uint64_t)c->shape[1], m->H = (uint64_t)c->shape[2], m->W = (uint64_t)c->shape[3];
   m->bytes = c->dtype_bits / 8;
   m->group = m->bytes == 1 ? 32 : 16;
+  if (m->winograd || m->deconv) {
+    const char* post = lc_param(c, "post_extension");
+    if (post && strtoull(post, NULL, 10) > 1) return snprintf(why, n, "no post-extension for this weight"), LC_INVALID;
+  }
+  if (m->deconv) {
+    const char* sx = lc_param(c, "stride_x");
+    const char* sy = lc_param(c, "stride_y");
+    uint64_t set_bytes;
+    m->sx = sx ? strtoull(sx, NULL, 10) : 1;
+    m->sy = sy ? strtoull(sy, NULL, 10) : 1;
+    if (m->sx < 1 || m->sx > 32 || m->sy < 1 || m->sy > 32) return snprintf(why, n, "strides are 1..32"), LC_INVALID;
+    m->hs = (m->H + m->sy - 1) / m->sy, m->ws = (m->W + m->sx - 1) / m->sx;
+    m->per_kernel = m->C * m->hs * m->ws;
+    if (m->K > ((uint64_t)1 << 40) / m->per_kernel / m->bytes / (m->sx * m->sy)) return snprintf(why, n, "too large"), LC_INVALID;
+    set_bytes = (m->K * m->per_kernel * m->bytes + 127) / 128 * 128;
+    m->set_stride = (set_bytes + 255) / 256 * 256;
+    m->size = (m->sx * m->sy - 1) * m->set_stride + set_bytes;
+    return LC_OK;
+  }
   if (m->winograd) {
     if (m->H != 4 || m->W != 4) return snprintf(why, n, "converted Winograd kernels are 4x4"), LC_INVALID;
     m->padded_c = (m->C * m->bytes + 31) / 32 * 32 / m->bytes;
@@ -89,6 +119,14 @@ static uint64_t element_of(const weights* m, uint64_t k, uint64_t c, uint64_t h,
   uint64_t g = k / m->group, kk = k % m->group;
   uint64_t in_group = m->K - g * m->group < m->group ? m->K - g * m->group : m->group;
   uint64_t base = g * m->group * m->per_kernel;
+  if (m->deconv) {
+    /* Set p*sx + q; inside it, direct-convolution weight of the set kernel:
+       position (h/sy, w/sx), cubes of 64 channels. Returns a byte-unit element
+       index of the whole buffer (set strides are multiples of 256 bytes). */
+    uint64_t set = (h % m->sy) * m->sx + w % m->sx, pos = (h / m->sy) * m->ws + w / m->sx, hw = m->hs * m->ws;
+    uint64_t c0 = c / 64 * 64, width = m->C - c0 < 64 ? m->C - c0 : 64;
+    return set * m->set_stride / m->bytes + base + c0 * hw * in_group + (pos * in_group + kk) * width + (c - c0);
+  }
   if (m->winograd) {
     uint64_t cube = c / 4, inner = (h * 4 + w) * 4 + c % 4;
     return base + (cube * in_group + kk) * 64 + inner;
@@ -165,6 +203,7 @@ static lc_status wt_unpack(const lc_case* c, const void* physical, size_t ps, vo
 static const lc_capability kCapabilities[] = {
     {"nvdla.weight.image", "int8 int16 fp16", 0},
     {"nvdla.weight.winograd", "int8 int16 fp16", 0},
+    {"nvdla.weight.deconv", "int8 int16 fp16", 0},
 };
 
 static const lc_plugin kPlugin = {LC_ABI_MAJOR, LC_ABI_MINOR, sizeof(lc_plugin), "nvdla-c-weight",

@@ -74,6 +74,27 @@ Result<std::vector<uint8_t>> winograd_extend_reference(DType t, const Shape& kcr
 Result<std::vector<uint8_t>> winograd_transform(DType t, const Shape& kc33, const void* logical, size_t size);
 Result<std::vector<uint8_t>> winograd_transform_reference(DType t, const Shape& kc33, const void* logical, size_t size);
 
+// ---- placement of the three surfaces ----------------------------------------
+//
+// Table "Requirements of alignment": WMB and WGS (and the compressed weight
+// itself) start at 256-byte aligned addresses and their data sizes are
+// multiples of 128 bytes. `check_surfaces` checks surfaces placed at `at`; the
+// Status names the rule (nvdla.sparse/wgs-start-address-align-256,
+// nvdla.sparse/wmb-size-align-128, ...). compress() always returns sizes that
+// pass; decompress() names the size rule when a surface's size is not a
+// multiple of 128.
+//
+//   nvdla::check_surfaces(*z, {.wgs = 0x1000, .wmb = 0x1080, .data = 0x2000})
+//     -> "WMB surface: start address 4224 is not aligned to 256 bytes ..."
+struct SurfaceAddresses {
+  uint64_t wgs = 0, wmb = 0, data = 0;
+};
+Status check_surfaces(const CompressedWeights& surfaces, const SurfaceAddresses& at);
+
+// Deconvolution weights (nvdla.weight.deconv) are compressed set by set: each
+// set is the nvdla.weight.dc surface that `describe` reports as set_layout
+// (oracles/ERRATA.md, NVDLA 22); the whole deconvolution buffer is declined.
+
 Result<CompressedWeights> compress_reference(const Case& weights, const void* physical, size_t physical_size);
 Status decompress_reference(const Case& weights, const CompressedWeights& in, void* physical, size_t physical_size);
 

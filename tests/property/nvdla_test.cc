@@ -205,6 +205,61 @@ RC_GTEST_PROP(NvdlaProperty, weight_mapping_is_a_bijection_onto_the_data_bytes, 
   }
 }
 
+Case draw_deconv() {
+  const DType t = draw_precision();
+  const int64_t sx = *rc::gen::inRange<int64_t>(1, 5), sy = *rc::gen::inRange<int64_t>(1, 5);
+  Shape s = {*rc::gen::inRange<int64_t>(1, 40), *rc::gen::inRange<int64_t>(1, 140), *rc::gen::inRange<int64_t>(1, 3 * sy + 1),
+             *rc::gen::inRange<int64_t>(1, 3 * sx + 1)};
+  auto layout = make_layout("nvdla.weight.deconv", {{"stride_x", std::to_string(sx)}, {"stride_y", std::to_string(sy)}});
+  RC_ASSERT(layout.ok());
+  return Case{*layout, t, s};
+}
+
+// Tap (h, w) lies in set (h mod sy, w mod sx), 256-byte aligned sets apart, at
+// the place weight for DC gives tap (h / sy, w / sx) of the set's kernel.
+RC_GTEST_PROP(NvdlaProperty, deconv_sets_are_dc_weights_of_the_subsampled_kernel, ()) {
+  const Case c = draw_deconv();
+  CheckReport r = check(c, reference_impl(), optimized_impl());
+  RC_LOG() << r.message;
+  RC_ASSERT(r.verdict == Verdict::kPass);
+  const int64_t sx = c.layout.get_int("stride_x"), sy = c.layout.get_int("stride_y");
+  const Case set = Case{*make_layout("nvdla.weight.dc"), c.dtype,
+                        {c.shape[0], c.shape[1], (c.shape[2] + sy - 1) / sy, (c.shape[3] + sx - 1) / sx}};
+  const uint64_t set_size = *reference_impl().size_bytes(set), set_stride = (set_size + 255) / 256 * 256;
+  RC_ASSERT(*reference_impl().size_bytes(c) == (sx * sy - 1) * set_stride + set_size);
+  std::set<uint64_t> seen;
+  for (uint64_t i = 0; i < *element_count(c.shape); ++i) {
+    const Coord at = coord_of_index(c.shape, i);
+    const uint64_t in_set = *optimized_impl().offset_bits(set, {at[0], at[1], at[2] / sy, at[3] / sx});
+    RC_ASSERT(*reference_impl().offset_bits(c, at) == ((at[2] % sy) * sx + at[3] % sx) * set_stride * 8 + in_set);
+    RC_ASSERT(seen.insert(in_set + ((at[2] % sy) * sx + at[3] % sx) * set_stride * 8).second);
+  }
+  testing::assert_unpack_inverts_pack(c);
+}
+
+// Batch n's cube is the feature data of its C,H,W at n * batch stride.
+RC_GTEST_PROP(NvdlaProperty, batches_are_feature_cubes_a_batch_stride_apart, ()) {
+  const Case one = draw_feature();
+  ParamMap p;
+  for (const char* key : {"line_stride", "surface_stride"}) p[key] = one.layout.get(key);
+  const uint64_t cube = *reference_impl().size_bytes(one);
+  const uint64_t bs = *rc::gen::arbitrary<bool>() ? cube + 32 * *rc::gen::inRange<uint64_t>(0, 5) : 0;
+  p["batch_stride"] = std::to_string(bs);
+  const Case c{*make_layout("nvdla.feature.batch", p), one.dtype,
+               {*rc::gen::inRange<int64_t>(1, 5), one.shape[0], one.shape[1], one.shape[2]}};
+  CheckReport r = check(c, reference_impl(), optimized_impl());
+  RC_LOG() << r.message;
+  RC_ASSERT(r.verdict == Verdict::kPass);
+  const uint64_t stride = bs ? bs : cube;
+  RC_ASSERT(*optimized_impl().size_bytes(c) == c.shape[0] * stride);
+  for (uint64_t i = 0; i < *element_count(c.shape); i += 3) {
+    const Coord at = coord_of_index(c.shape, i);
+    RC_ASSERT(*reference_impl().offset_bits(c, at) ==
+              at[0] * stride * 8 + *optimized_impl().offset_bits(one, {at[1], at[2], at[3]}));
+  }
+  testing::assert_unpack_inverts_pack(c);
+}
+
 RC_GTEST_PROP(NvdlaProperty, unpack_inverts_pack, ()) {
   const Case c = *rc::gen::arbitrary<bool>() ? draw_feature() : draw_weights();
   RC_PRE(reference_impl().supports(c).ok());

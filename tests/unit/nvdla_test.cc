@@ -429,3 +429,184 @@ TEST(NvdlaWinograd, transformed_kernels_map_and_compress) {
 
 }  // namespace
 }  // namespace layoutcheck
+
+namespace layoutcheck {
+namespace {
+
+using testing::expect_pass;
+using testing::must_case;
+using testing::must_offset;
+
+// ---- deconvolution weights ---------------------------------------------------------
+
+TEST(NvdlaDeconvBoundary, kernel_lt_stride) { expect_pass("nvdla.weight.deconv(stride_x=3,stride_y=3)", "int8", "33,5,2,2"); }
+TEST(NvdlaDeconvBoundary, kernel_eq_stride) { expect_pass("nvdla.weight.deconv(stride_x=2,stride_y=2)", "fp16", "17,65,2,2"); }
+TEST(NvdlaDeconvBoundary, kernel_gt_stride) { expect_pass("nvdla.weight.deconv(stride_x=2,stride_y=3)", "int16", "16,70,5,3"); }
+TEST(NvdlaDeconvBoundary, c_gt_cube) { expect_pass("nvdla.weight.deconv(stride_y=2)", "int8", "40,130,3,1"); }
+
+TEST(NvdlaDeconv, stride_1_is_weight_for_dc) {
+  Case d = must_case("nvdla.weight.deconv", "int16", "17,66,2,3");
+  Case dc = must_case("nvdla.weight.dc", "int16", "17,66,2,3");
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    EXPECT_EQ(*impl->size_bytes(d), *impl->size_bytes(dc));
+    for (uint64_t i = 0; i < 17 * 66 * 6; i += 7) {
+      const Coord at = coord_of_index(d.shape, i);
+      EXPECT_EQ(*impl->offset_bits(d, at), *impl->offset_bits(dc, at)) << impl->name() << " " << i;
+    }
+  }
+}
+
+TEST(NvdlaDeconv, set_q_of_a_row_starts_256_bytes_apart) {
+  Case d = must_case("nvdla.weight.deconv(stride_x=2,stride_y=2)", "int8", "1,3,3,3");
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    EXPECT_EQ(must_offset(*impl, d, {0, 1, 0, 1}), 257u);
+    EXPECT_EQ(must_offset(*impl, d, {0, 2, 1, 1}), 770u);
+    EXPECT_EQ(must_offset(*impl, d, {0, 0, 2, 2}), 9u);
+  }
+}
+
+TEST(NvdlaDeconv, appended_taps_and_set_tails_are_zero) {
+  Case d = must_case("nvdla.weight.deconv(stride_y=3)", "fp16", "1,1,4,1");
+  std::vector<uint8_t> logical(8, 0xAB);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    std::vector<uint8_t> phys(*impl->size_bytes(d), 0xCC);
+    ASSERT_TRUE(impl->pack(d, logical.data(), logical.size(), phys.data(), phys.size()).ok());
+    for (size_t i = 0; i < phys.size(); ++i) {
+      const bool element = i < 4 || (i >= 256 && i < 258) || (i >= 512 && i < 514);
+      if (i % 256 >= 128) continue;
+      EXPECT_EQ(phys[i], element ? 0xAB : 0x00) << impl->name() << " byte " << i;
+    }
+  }
+}
+
+TEST(NvdlaDeconv, errors_name_their_rule) {
+  EXPECT_EQ(reference_impl().supports(must_case("nvdla.weight.deconv(post_extension=2)", "int8", "1,1,3,3")).rule(),
+            "nvdla.weight.deconv/no-post-extension");
+  EXPECT_EQ(reference_impl().supports(must_case("nvdla.weight.winograd(post_extension=4)", "int8", "1,1,4,4")).rule(),
+            "nvdla.weight.winograd/no-post-extension");
+  EXPECT_EQ(reference_impl().supports(must_case("nvdla.weight.deconv(addr=32,stride_x=2)", "int8", "1,1,3,3")).rule(),
+            "nvdla.weight/start-address-align-256");
+  Case huge = must_case("nvdla.weight.deconv(stride_x=32,stride_y=32)", "fp16", "67108864,67108864,1,1");
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    EXPECT_EQ(impl->supports(huge).code(), StatusCode::kInvalid) << impl->name();
+  }
+  EXPECT_EQ(reference_impl().supports(huge).rule(), "nvdla.weight/size-overflow");
+  EXPECT_FALSE(parse_layout("nvdla.weight.deconv(stride_x=0)").ok());
+  EXPECT_FALSE(parse_layout("nvdla.weight.deconv(stride_y=33)").ok());
+}
+
+TEST(NvdlaDeconv, sparse_compression_goes_set_by_set) {
+  Case d = must_case("nvdla.weight.deconv(stride_x=2)", "int8", "2,1,1,3");
+  std::vector<uint8_t> phys(*reference_impl().size_bytes(d));
+  EXPECT_EQ(nvdla::compress_reference(d, phys.data(), phys.size()).status().code(), StatusCode::kInvalid);
+  EXPECT_EQ(nvdla::compress(d, phys.data(), phys.size()).status().code(), StatusCode::kInvalid);
+  EXPECT_EQ(testing::facts_of(d)["set_layout"], "nvdla.weight.dc --shape 2,1,1,2");
+}
+
+// ---- the compressed surfaces in memory ------------------------------------------------
+
+TEST(NvdlaSparse, surfaces_start_256_aligned_and_hold_multiples_of_128) {
+  Case c = must_case("nvdla.weight.dc", "int8", "33,1,1,1");
+  std::vector<uint8_t> logical(33, 3);
+  std::vector<uint8_t> phys(*reference_impl().size_bytes(c));
+  ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
+  auto z = nvdla::compress_reference(c, phys.data(), phys.size());
+  ASSERT_TRUE(z.ok());
+  EXPECT_TRUE(nvdla::check_surfaces(*z, {0x1000, 0x1100, 0x2000}).ok());
+  EXPECT_EQ(nvdla::check_surfaces(*z, {0x1080, 0x1100, 0x2000}).rule(), "nvdla.sparse/wgs-start-address-align-256");
+  EXPECT_EQ(nvdla::check_surfaces(*z, {0x1000, 0x1180, 0x2000}).rule(), "nvdla.sparse/wmb-start-address-align-256");
+  EXPECT_EQ(nvdla::check_surfaces(*z, {0x1000, 0x1100, 0x2020}).rule(), "nvdla.weight/start-address-align-256");
+  nvdla::CompressedWeights bad = *z;
+  bad.wmb.resize(64);
+  EXPECT_EQ(nvdla::check_surfaces(bad, {}).rule(), "nvdla.sparse/wmb-size-align-128");
+  std::vector<uint8_t> back(phys.size());
+  EXPECT_EQ(nvdla::decompress_reference(c, bad, back.data(), back.size()).rule(), "nvdla.sparse/wmb-size-align-128");
+  bad = *z;
+  bad.wgs.resize(132);
+  EXPECT_EQ(nvdla::check_surfaces(bad, {}).rule(), "nvdla.sparse/wgs-size-align-128");
+  EXPECT_EQ(nvdla::decompress_reference(c, bad, back.data(), back.size()).rule(), "nvdla.sparse/wgs-size-align-128");
+  bad = *z;
+  bad.data.resize(200);
+  EXPECT_EQ(nvdla::check_surfaces(bad, {}).rule(), "nvdla.sparse/data-size-align-128");
+  EXPECT_EQ(nvdla::decompress_reference(c, bad, back.data(), back.size()).rule(), "nvdla.sparse/data-size-align-128");
+  EXPECT_NE(nvdla::decompress(c, bad, back.data(), back.size()).code(), StatusCode::kOk);
+}
+
+}  // namespace
+}  // namespace layoutcheck
+
+namespace layoutcheck {
+namespace {
+
+using testing::expect_pass;
+using testing::must_case;
+
+TEST(NvdlaBatchBoundary, n_eq_1) { expect_pass("nvdla.feature.batch", "int8", "1,33,3,5"); }
+TEST(NvdlaBatchBoundary, c_lt_atom) { expect_pass("nvdla.feature.batch(batch_stride=1024)", "fp16", "3,15,2,9"); }
+TEST(NvdlaBatchBoundary, c_gt_atom_unpacked) {
+  expect_pass("nvdla.feature.batch(line_stride=640,surface_stride=1920,batch_stride=6400)", "int16", "2,17,3,17");
+}
+
+TEST(NvdlaBatch, errors_name_their_rule) {
+  EXPECT_EQ(reference_impl().supports(must_case("nvdla.feature.batch(batch_stride=400)", "int8", "2,33,2,3")).rule(),
+            "nvdla.feature/batch-stride-align-32");
+  EXPECT_EQ(reference_impl().supports(must_case("nvdla.feature.batch(batch_stride=352)", "int8", "2,33,2,3")).rule(),
+            "nvdla.feature/batch-stride-covers-cube");
+  EXPECT_EQ(reference_impl().supports(must_case("nvdla.feature.batch(line_stride=48)", "int8", "2,3,2,1")).rule(),
+            "nvdla.feature/line-stride-align-32");
+  Case huge = must_case("nvdla.feature.batch(batch_stride=9223372036854775776)", "int8", "2,1,1,1");
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) EXPECT_EQ(impl->supports(huge).code(), StatusCode::kInvalid);
+  EXPECT_EQ(reference_impl().supports(huge).rule(), "nvdla.feature/size-overflow");
+  EXPECT_TRUE(reference_impl().supports(must_case("nvdla.feature.batch(batch_stride=384)", "int8", "2,33,2,3")).ok());
+}
+
+TEST(NvdlaBatch, gap_between_cubes_is_zero) {
+  Case c = must_case("nvdla.feature.batch(batch_stride=64)", "int8", "2,3,1,1");
+  std::vector<uint8_t> logical(6, 0x5A);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    std::vector<uint8_t> phys(128, 0xCC);
+    ASSERT_TRUE(impl->pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
+    for (size_t i = 0; i < phys.size(); ++i) EXPECT_EQ(phys[i], i % 64 < 3 ? 0x5A : 0x00) << impl->name() << " byte " << i;
+  }
+}
+
+}  // namespace
+}  // namespace layoutcheck
+
+namespace layoutcheck {
+namespace {
+
+using testing::must_case;
+
+TEST(NvdlaPixel, ten_and_twelve_bit_values_are_the_low_bits_of_their_container) {
+  struct F { const char* layout; const char* shape; uint16_t top; };
+  for (F f : {F{"nvdla.pixel(format=T_R10)", "1,1,1", 0x03FF}, F{"nvdla.pixel(format=T_R12)", "1,1,1", 0x0FFF},
+              F{"nvdla.pixel(format=T_Y10___U10V10_N444)", "1,1,3", 0x03FF},
+              F{"nvdla.pixel(format=T_Y12___V12U12_N444)", "1,1,3", 0x0FFF}}) {
+    Case c = must_case(f.layout, "uint16", f.shape);
+    const uint64_t n = c.shape[2];
+    std::vector<uint16_t> logical(n, f.top);
+    for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+      std::vector<uint8_t> phys(*impl->size_bytes(c), 0xCC);
+      ASSERT_TRUE(impl->pack(c, logical.data(), n * 2, phys.data(), phys.size()).ok()) << impl->name() << " " << f.layout;
+      EXPECT_EQ(phys[0], 0xFF) << impl->name() << " " << f.layout;          // LSB-justified: bits 7:0 of the value
+      EXPECT_EQ(phys[1], f.top >> 8) << impl->name() << " " << f.layout;    // MSB-justified would give 0xFF here
+      std::vector<uint16_t> wide(n, static_cast<uint16_t>(f.top + 1));
+      EXPECT_EQ(impl->pack(c, wide.data(), n * 2, phys.data(), phys.size()).code(), StatusCode::kInvalid) << impl->name();
+      std::vector<uint8_t> ones(phys.size(), 0xFF);
+      std::vector<uint16_t> back(n, 0);
+      ASSERT_TRUE(impl->unpack(c, ones.data(), ones.size(), back.data(), n * 2).ok());
+      for (uint16_t v : back) EXPECT_EQ(v, f.top) << impl->name() << " " << f.layout;
+    }
+  }
+  std::vector<uint16_t> wide(1, 1024);
+  Case r10 = must_case("nvdla.pixel(format=T_R10)", "int16", "1,1,1");
+  std::vector<uint8_t> phys(32);
+  EXPECT_EQ(reference_impl().pack(r10, wide.data(), 2, phys.data(), phys.size()).rule(), "nvdla.pixel/component-fits");
+  Case r16 = must_case("nvdla.pixel(format=T_R16)", "uint16", "1,1,1");
+  std::vector<uint16_t> full(1, 0xFFFF);
+  EXPECT_TRUE(reference_impl().pack(r16, full.data(), 2, phys.data(), phys.size()).ok());
+}
+
+}  // namespace
+}  // namespace layoutcheck
