@@ -65,6 +65,19 @@ std::string htp_notation_text(const HtpNotation& n);
 std::string htp_pairs_param(const HtpNotation& n);
 Result<HtpNotation> parse_htp_pairs_param(int64_t rank, std::string_view pairs);
 
+// htp.chunk_table: chunks that are not consecutive in memory ("chunks are not
+// consecutive in memory (i.e. there's gap in memory between each chunk)",
+// Practical tips working with Crouton). Chunk k, in the order of the zero-size
+// pairs, starts at byte k * chunk_stride, or at the k-th byte offset of the
+// `bases` table ("0 4096 12288 ..."); chunk_stride 0 with no table is the
+// consecutive layout. The reference and the optimized implementation place the
+// chunks themselves; this only reads the table.
+constexpr int64_t kHtpMaxChunkStride = int64_t{1} << 48;      // bytes, parameter maximum
+constexpr uint64_t kHtpMaxTableBytes = uint64_t{1} << 60;     // the last byte of any chunk
+constexpr size_t kHtpMaxTableEntries = 4096;
+constexpr const char* kHtpNoBases = "none";  // the bases parameter's default: no table
+Result<std::vector<uint64_t>> parse_htp_bases(std::string_view bases);
+
 // The notation of any htp.* layout (named layouts through the document's table),
 // validated, and its padding byte.
 Result<HtpNotation> htp_notation_of(const Layout& layout);

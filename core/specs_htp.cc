@@ -45,6 +45,13 @@ constexpr NamedLayout kNamed[] = {
     {"htp.weights", "", "3:0 2:0 0:0 1:0 2:8 3:32 2:4", "A More complicated example of Memory Layout",
      "convolution weights (fh, fw, in, out): 32x32 in x out chunks, 4 inputs innermost, out-chunk slowest",
      true},
+    // The annotated listings of "Details about Tensors", by the names they are declared with.
+    {"htp.channel_major_crouton", "ChannelMajorCrouton", "0:0 1:0 2:0 3:0 1:8 2:8 3:32", "Details about Tensors",
+     "ChannelMajorCrouton: 8x8x32 (height x width x depth) croutons, as R4CroutonLayout", false},
+    {"htp.spatial_xy_major", "SpatialXYMajor", "0:0 1:0 2:0 3:0 1:4 2:4 3:32 1:2 2:2", "Details about Tensors",
+     "SpatialXYMajor: 8x8x32 croutons of 4x4x32 blocks with 2x2 (rows x cols) innermost, as R4Crouton2x2Layout", false},
+    {"htp.spatial_x_major", "SpatialXMajor", "0:0 1:0 2:0 3:0 1:4 2:2 3:32 2:4", "Details about Tensors",
+     "SpatialXMajor as written (1,4: 4x8x32 croutons, width split 2x4 with 4 columns beside each depth)", false},
 };
 
 // The NCHW layouts have chunks of one element: nothing to pad.
@@ -121,7 +128,7 @@ Result<ParamMap> parse_suffix_params(std::string_view text, std::string_view who
   if (text.empty()) return given;
   if (text.front() != '(' || text.back() != ')') {
     return Status::invalid("htp notation " + quoted(whole) + ": unexpected text " + quoted(text) +
-                           " after '>' (only (pad=N) may follow)");
+                           " after '>' (only (pad=N,chunk_stride=N,bases=...) may follow)");
   }
   std::string_view body = text.substr(1, text.size() - 2);
   while (!trim(body).empty()) {
@@ -211,7 +218,9 @@ std::optional<Result<Layout>> parse_htp_text(std::string_view raw) {
   }
   p["rank"] = std::to_string(n->rank);
   p["pairs"] = htp_pairs_param(*n);
-  return make_layout("htp.chunked", p);
+  // A chunk stride or a table of chunk bases places the chunks apart.
+  const bool table = p.count("chunk_stride") || p.count("bases");
+  return make_layout(table ? "htp.chunk_table" : "htp.chunked", p);
 }
 
 std::string format_chunked(const Layout& layout) {
@@ -320,6 +329,79 @@ Case flat_case(std::mt19937_64& rng, int size_class) {
   const int64_t rank = pick(rng, 0, 2) ? 4 : pick(rng, 1, 6);
   Shape s = draw_shape(rng, std::vector<int64_t>(static_cast<size_t>(rank), 4), size_class);
   return make_case(*make_layout("htp.flat", {{"rank", std::to_string(rank)}}), pick_dtype(rng), s);
+}
+
+// ---- chunk tables ----------------------------------------------------------------
+
+// Chunks of a shape under a notation (the generators size chunk tables).
+uint64_t chunk_count_of(const HtpNotation& n, const Shape& s) {
+  const std::vector<int64_t> e = chunk_extents(n);
+  Checked count = 1;
+  for (size_t d = 0; d < s.size() && d < e.size(); ++d) {
+    count *= ceil_div(static_cast<uint64_t>(std::max<int64_t>(s[d], 1)), static_cast<uint64_t>(e[d]));
+  }
+  return count.ok() ? count.value() : UINT64_MAX;
+}
+
+uint64_t chunk_elements_of(const HtpNotation& n) {
+  uint64_t v = 1;
+  for (int64_t e : chunk_extents(n)) v *= static_cast<uint64_t>(e);
+  return v;
+}
+
+// Chunk placements: consecutive, a stride with a gap (now and then too short
+// or not a multiple of the element), the largest stride, and explicit tables
+// (shuffled slots with gaps; now and then a base too few or too many, two
+// chunks overlapping, a base between elements).
+Case chunk_table_case(std::mt19937_64& rng, int size_class) {
+  HtpNotation n = random_notation(rng, size_class);
+  ParamMap p = draw_pad(rng);
+  p["rank"] = std::to_string(n.rank);
+  p["pairs"] = htp_pairs_param(n);
+  const std::vector<int64_t> e = chunk_extents(n);
+  Shape s = draw_shape(rng, e, size_class);
+  const DType dtype = pick_dtype(rng);
+  const int64_t elem = static_cast<int64_t>(dtype_bits(dtype) / 8);
+  const int64_t chunk_bytes = static_cast<int64_t>(chunk_elements_of(n)) * elem;
+  const uint64_t count = chunk_count_of(n, s);
+  const int64_t kind = pick(rng, 0, 6);
+  if (kind == 1 || kind == 2) {
+    int64_t stride = chunk_bytes + elem * pick(rng, 0, 16) * (pick(rng, 0, 2) ? 1 : 8);
+    if (pick(rng, 0, 5) == 0) stride = std::max<int64_t>(1, chunk_bytes - elem * pick(rng, 1, 4));
+    if (elem > 1 && pick(rng, 0, 5) == 0) stride += pick(rng, 1, elem - 1);
+    p["chunk_stride"] = std::to_string(std::min(stride, kHtpMaxChunkStride));
+  } else if (kind == 3) {
+    // The largest stride: one chunk, or so many that the last one lies past 2^60.
+    p["chunk_stride"] = std::to_string(kHtpMaxChunkStride);
+    if (pick(rng, 0, 1) == 0) {
+      for (size_t d = 0; d < s.size(); ++d) s[d] = std::max<int64_t>(1, std::min(s[d], e[d]));
+    } else {
+      n = flat_htp_notation(1);
+      p["rank"] = "1";
+      p["pairs"] = htp_pairs_param(n);
+      s = {pick(rng, 4098, 5000)};
+    }
+  } else if (kind >= 4 && count <= 64) {
+    std::vector<uint64_t> slot(count);
+    for (uint64_t i = 0; i < count; ++i) slot[i] = i;
+    if (pick(rng, 0, 2) != 0) std::shuffle(slot.begin(), slot.end(), rng);
+    const uint64_t pitch = static_cast<uint64_t>(chunk_bytes + elem * pick(rng, 0, 8));
+    const uint64_t first = static_cast<uint64_t>(elem * pick(rng, 0, 4));
+    std::vector<uint64_t> bases;
+    for (uint64_t i = 0; i < count; ++i) bases.push_back(first + slot[i] * pitch);
+    switch (pick(rng, 0, 9)) {
+      case 0: if (count >= 2) bases.pop_back(); break;
+      case 1: bases.push_back(first + count * pitch); break;
+      case 2: if (count >= 2) bases[1] = bases[0] + static_cast<uint64_t>(elem); break;
+      case 3: if (elem > 1) bases.back() += 1; break;
+      default: break;
+    }
+    std::string text;
+    for (uint64_t b : bases) text += (text.empty() ? "" : " ") + std::to_string(b);
+    p["bases"] = text;
+    if (pick(rng, 0, 15) == 0) p["chunk_stride"] = std::to_string(chunk_bytes);  // both placements
+  }
+  return make_case(*make_layout("htp.chunk_table", p), dtype, s);
 }
 
 std::function<Case(std::mt19937_64&, int)> named_generator(const NamedLayout& named) {
@@ -502,7 +584,9 @@ Result<HtpNotation> parse_htp_pairs_param(int64_t rank, std::string_view pairs) 
 }
 
 Result<HtpNotation> htp_notation_of(const Layout& layout) {
-  if (layout.name == "htp.chunked") return parse_htp_pairs_param(layout.get_int("rank"), layout.get("pairs"));
+  if (layout.name == "htp.chunked" || layout.name == "htp.chunk_table") {
+    return parse_htp_pairs_param(layout.get_int("rank"), layout.get("pairs"));
+  }
   if (layout.name == "htp.flat") {
     HtpNotation n = flat_htp_notation(layout.get_int("rank"));
     LC_RETURN_IF_ERROR(validate_htp_notation(n));
@@ -510,6 +594,22 @@ Result<HtpNotation> htp_notation_of(const Layout& layout) {
   }
   if (const NamedLayout* named = named_layout(layout.name)) return parse_htp_pairs_param(4, named->pairs);
   return Status::invalid("not an htp layout: " + layout.name);
+}
+
+Result<std::vector<uint64_t>> parse_htp_bases(std::string_view bases) {
+  std::vector<uint64_t> out;
+  std::string_view rest = trim(bases);
+  while (!rest.empty()) {
+    if (out.size() == kHtpMaxTableEntries) {
+      return Status::invalid("htp chunk table: more than " + std::to_string(kHtpMaxTableEntries) + " bases");
+    }
+    size_t space = rest.find(' ');
+    LC_ASSIGN_OR_RETURN(uint64_t base, parse_count(rest.substr(0, space), "chunk base"));
+    out.push_back(base);
+    if (space == std::string_view::npos) break;
+    rest = trim(rest.substr(space + 1));
+  }
+  return out;
 }
 
 uint8_t htp_pad_byte(const Layout& layout) {
@@ -554,6 +654,43 @@ void add_htp_specs(std::vector<LayoutSpec>* specs) {
     return out;
   };
   specs->push_back(chunked);
+
+  LayoutSpec table = chunked;
+  table.name = "htp.chunk_table";
+  table.section = "Practical tips working with Crouton";
+  table.summary = "ChunkedMemoryLayout whose chunks are not consecutive: chunk k (chunk order) at byte "
+                  "k*chunk_stride or at the k-th entry of a table of bases; the gaps are not the tensor's";
+  table.params.push_back(int_param("chunk_stride", 0, kHtpMaxChunkStride, "0",
+                                   "bytes from one chunk's start to the next (0: chunk bytes, consecutive)"));
+  ParamSpec bases;
+  bases.key = "bases";
+  bases.kind = ParamKind::kText;
+  bases.default_value = [](const ParamMap&) { return std::string(kHtpNoBases); };
+  bases.doc = "byte offset of every chunk, in chunk order, as 'b0 b1 ...' (get_raw of the chunk's first element); "
+              "none: placed by chunk_stride";
+  table.params.push_back(bases);
+  table.parse_notation = nullptr;
+  table.format = nullptr;
+  table.random_case = chunk_table_case;
+  table.boundary_cases = [] {
+    std::vector<Case> out;
+    for (const char* text : {"htp.chunk_table(rank=4,pairs=0:0 1:0 2:0 3:0 1:8 2:8 3:32,chunk_stride=4096)",
+                             "htp.chunk_table(rank=2,pairs=0:0 1:0 0:2 1:4,chunk_stride=64,pad=31)",
+                             "htp.chunk_table(rank=1,pairs=0:0 0:4)",
+                             "htp.chunk_table(rank=4,pairs=0:0 1:0 3:0 2:0 2:4 3:32,chunk_stride=160)"}) {
+      auto l = parse_layout(text);
+      if (!l.ok()) continue;
+      auto b = boundaries_of(*l);
+      out.insert(out.end(), b.begin(), b.end());
+    }
+    // A table of two chunks, the second before the first, with a gap.
+    for (const char* table_text : {"96 0", "0 40", "0 32"}) {
+      auto l = make_layout("htp.chunk_table", {{"rank", "2"}, {"pairs", "0:0 1:0 1:8"}, {"bases", table_text}});
+      if (l.ok()) out.push_back(make_case(*l, DType::kFp32, Shape{1, 16}));
+    }
+    return out;
+  };
+  specs->push_back(table);
 
   LayoutSpec flat;
   flat.name = "htp.flat";

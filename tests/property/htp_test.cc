@@ -80,7 +80,8 @@ Case draw_case() {
   const bool named = *rc::gen::arbitrary<bool>();
   if (named) {
     const std::string name = *rc::gen::element<std::string>("htp.nchw", "htp.nchw_prose", "htp.depth32", "htp.crouton", "htp.crouton4x1",
-                                                            "htp.crouton2x2", "htp.crouton2", "htp.weights");
+                                                            "htp.crouton2x2", "htp.crouton2", "htp.weights", "htp.channel_major_crouton",
+                                                            "htp.spatial_xy_major", "htp.spatial_x_major");
     ParamMap p;
     if (name.rfind("htp.nchw", 0) != 0 && *rc::gen::arbitrary<bool>()) p["pad"] = std::to_string(*rc::gen::inRange(0, 256));
     Layout l = *make_layout(name, p);
@@ -207,7 +208,8 @@ RC_GTEST_PROP(HtpProperty, PaddingBytesAreThePadValue, ()) {
 // A named layout equals its notation spelled out.
 RC_GTEST_PROP(HtpProperty, NamedEqualsItsNotation, ()) {
   const std::string name = *rc::gen::element<std::string>("htp.nchw", "htp.nchw_prose", "htp.depth32", "htp.crouton", "htp.crouton4x1",
-                                                          "htp.crouton2x2", "htp.crouton2", "htp.weights");
+                                                          "htp.crouton2x2", "htp.crouton2", "htp.weights", "htp.channel_major_crouton",
+                                                            "htp.spatial_xy_major", "htp.spatial_x_major");
   const Layout named = *make_layout(name);
   const HtpNotation n = *htp_notation_of(named);
   const Case a{named, DType::kFp16, draw_shape(extents_of(n))};
@@ -229,6 +231,57 @@ RC_GTEST_PROP(HtpProperty, NotationTextRoundTrips, ()) {
   auto parsed = parse_htp_notation(text);
   RC_ASSERT(parsed.ok());
   RC_ASSERT(*parsed == n);
+}
+
+// A chunk table moves whole chunks: chunk k of the consecutive layout, byte for
+// byte, lands at its own start, and every element with it.
+RC_GTEST_PROP(HtpProperty, ChunkTableMovesWholeChunks, ()) {
+  const HtpNotation n = draw_notation();
+  const int pad = *rc::gen::inRange(0, 256);
+  const Case consecutive{chunked_layout(n, pad), draw_dtype(), draw_shape(extents_of(n))};
+  const uint64_t e = dtype_bits(consecutive.dtype) / 8;
+  uint64_t chunk_bytes = e, chunks = 1;
+  const std::vector<int64_t> ext = extents_of(n);
+  for (size_t d = 0; d < ext.size(); ++d) {
+    chunk_bytes *= static_cast<uint64_t>(ext[d]);
+    chunks *= static_cast<uint64_t>((consecutive.shape[d] + ext[d] - 1) / ext[d]);
+  }
+  RC_PRE(chunks <= 64);
+  std::vector<uint64_t> start(chunks);
+  ParamMap p = consecutive.layout.params;
+  if (*rc::gen::arbitrary<bool>()) {
+    const uint64_t stride = chunk_bytes + e * *rc::gen::inRange<uint64_t>(0, 9);
+    p["chunk_stride"] = std::to_string(stride);
+    for (uint64_t k = 0; k < chunks; ++k) start[k] = k * stride;
+  } else {
+    const auto keys = *rc::gen::container<std::vector<int>>(chunks, rc::gen::arbitrary<int>());
+    std::vector<uint64_t> slot(chunks);
+    std::iota(slot.begin(), slot.end(), 0);
+    std::stable_sort(slot.begin(), slot.end(), [&](uint64_t a, uint64_t b) { return keys[a] < keys[b]; });
+    const uint64_t pitch = chunk_bytes + e * *rc::gen::inRange<uint64_t>(0, 5);
+    std::string table;
+    for (uint64_t k = 0; k < chunks; ++k) {
+      start[k] = e + slot[k] * pitch;
+      table += (k ? " " : "") + std::to_string(start[k]);
+    }
+    p["bases"] = table;
+  }
+  Case placed = consecutive;
+  placed.layout = *make_layout("htp.chunk_table", p);
+  std::vector<uint8_t> logical;
+  fill_position_unique(consecutive, 5, &logical);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    RC_ASSERT(impl->supports(placed).ok());
+    const std::vector<uint64_t> a = offsets(*impl, consecutive), b = offsets(*impl, placed);
+    for (size_t i = 0; i < a.size(); ++i) RC_ASSERT(b[i] == start[a[i] / chunk_bytes] + a[i] % chunk_bytes);
+    const std::vector<uint8_t> flat = packed(*impl, consecutive, logical), moved = packed(*impl, placed, logical);
+    for (uint64_t k = 0; k < chunks; ++k) {
+      RC_ASSERT(std::equal(flat.begin() + static_cast<std::ptrdiff_t>(k * chunk_bytes),
+                           flat.begin() + static_cast<std::ptrdiff_t>((k + 1) * chunk_bytes),
+                           moved.begin() + static_cast<std::ptrdiff_t>(start[k])));
+    }
+  }
+  RC_ASSERT(check(placed, reference_impl(), optimized_impl()).verdict == Verdict::kPass);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 #include "core/htp_notation.h"
+#include "layoutcheck/byte_rules.h"
 #include "support.h"
 
 namespace layoutcheck {
@@ -44,9 +46,38 @@ TEST(HtpNotation, vendor_names_are_aliases) {
       {"R4FlatMemoryLayout", "FlatMemoryLayout<4>"},  {"R4NCHWMemoryLayout", "htp.nchw"},
       {"R4Depth32MemoryLayout", "htp.depth32"},       {"R4CroutonLayout", "htp.crouton"},
       {"R4Crouton4x1Layout", "htp.crouton4x1"},       {"R4Crouton2x2Layout", "htp.crouton2x2"},
-      {"R4Crouton2Layout", "htp.crouton2"},           {"R4CroutonLayout(pad=31)", "htp.crouton(pad=31)"}};
+      {"R4Crouton2Layout", "htp.crouton2"},           {"R4CroutonLayout(pad=31)", "htp.crouton(pad=31)"},
+      {"ChannelMajorCrouton", "htp.channel_major_crouton"}, {"SpatialXYMajor", "htp.spatial_xy_major"},
+      {"SpatialXMajor", "htp.spatial_x_major"},       {"SpatialXMajor(pad=5)", "htp.spatial_x_major(pad=5)"}};
   for (const auto& [alias, name] : aliases) EXPECT_EQ(canonical(alias), name) << alias;
   expect_invalid("R4CroutonLayoutX", {"unknown layout"});
+  expect_invalid("SpatialXMajorY", {"unknown layout"});
+}
+
+TEST(HtpNotation, listing_names_mean_their_annotated_listings) {
+  const std::map<std::string, std::string> listings = {
+      {"ChannelMajorCrouton",
+       "ChunkedMemoryLayout< /* RANK */ 4, /* Least Major: Batch Dim, all the rest */ 0,0, /* height */ 1,0, "
+       "/* width */ 2,0, /* depth */ 3,0, /* 8 rows high */ 1,8, /* 8 columns wide */ 2,8, /* 32 channels deep */ 3,32>"},
+      {"SpatialXYMajor",
+       "ChunkedMemoryLayout< /* RANK */ 4, 0,0, 1,0, 2,0, 3,0, /* 4 high */ 1,4, /* 4 wide */ 2,4, "
+       "/* 32 channels deep */ 3,32, /* 2 rows */ 1,2, /* 2 cols */ 2,2>"},
+      {"SpatialXMajor",
+       "ChunkedMemoryLayout< /* RANK */ 4, 0,0, 1,0, 2,0, 3,0, /* 8 high */ 1,4, /* 2 wide */ 2,2, "
+       "/* 32 channels deep */ 3,32, /* 4 cols */ 2,4>"}};
+  for (const auto& [name, listing] : listings) {
+    auto named = parse_layout(name);
+    ASSERT_TRUE(named.ok()) << name << ": " << named.status().message();
+    EXPECT_EQ(htp_notation_text(*htp_notation_of(*named)), canonical(listing)) << name;
+    EXPECT_EQ(find_spec(named->name)->section, "Details about Tensors") << name;
+  }
+  // SpatialXMajor is taken as written (1,4), not as R4Crouton4x1Layout (1,8).
+  EXPECT_NE(htp_notation_text(*htp_notation_of(*parse_layout("SpatialXMajor"))),
+            htp_notation_text(*htp_notation_of(*parse_layout("R4Crouton4x1Layout"))));
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    EXPECT_EQ(must_offset(*impl, must_case("SpatialXMajor", "uint8", "1,8,8,64"), {0, 4, 0, 0}), 2048u);
+    EXPECT_EQ(must_offset(*impl, must_case("R4Crouton4x1Layout", "uint8", "1,8,8,64"), {0, 4, 0, 0}), 1024u);
+  }
 }
 
 TEST(HtpNotation, round_trips) {
@@ -252,6 +283,118 @@ TEST(HtpLarge, streaming_rows_equal_the_reference) {
   expect_pass("htp.crouton(pad=5)", "uint8", "1,63,70,2050");
   expect_pass("htp.crouton4x1", "uint8", "1,64,64,2048");
   expect_pass("htp.crouton4x1(pad=9)", "uint8", "1,63,70,2050");
+}
+
+TEST(HtpChunkTable, invalid_placements_name_the_rule_and_values) {
+  struct Bad { const char* layout; const char* rule; std::vector<const char*> needles; };
+  const std::string pairs = "htp.chunk_table(rank=2,pairs=0:0 1:0 1:8,";
+  for (const Bad& b : std::vector<Bad>{
+           {"chunk_stride=15)", "htp.chunk_table/stride-covers-chunk", {"chunk_stride 15", "16 bytes of a chunk"}},
+           {"chunk_stride=17)", "htp.chunk_table/base-align-element", {"chunk_stride 17", "2-byte element"}},
+           {"chunk_stride=16,bases=0 16 32 48)", "htp.chunk_table/stride-or-bases", {"chunk_stride=16", "give one"}},
+           {"bases=0 16 32)", "htp.chunk_table/bases-one-per-chunk", {"3 bases", "4 chunks", "2,2"}},
+           {"bases=0 16 32 48 64)", "htp.chunk_table/bases-one-per-chunk", {"5 bases", "4 chunks"}},
+           {"bases=0 16 x 48)", "htp.chunk_table/bases-one-per-chunk", {"'x'"}},
+           {"bases=0 16 33 64)", "htp.chunk_table/base-align-element", {"chunk 2 starts at byte 33"}},
+           {"bases=0 40 30 64)", "htp.chunk_table/bases-disjoint", {"chunk 2 at byte 30", "overlaps chunk 1 at byte 40"}},
+           {"bases=0 16 32 1152921504606846962)", "htp.chunk_table/size-overflow", {"chunk 3", "2^60"}},
+           {"chunk_stride=281474976710656)", "", {}},
+       }) {
+    Case c = must_case(pairs + b.layout, "fp16", "2,10");
+    Status s = reference_impl().supports(c);
+    if (std::string(b.rule).empty()) {
+      EXPECT_TRUE(s.ok()) << s.to_string();
+      EXPECT_EQ(*reference_impl().size_bytes(c), 3 * (uint64_t{1} << 48) + 16);
+      EXPECT_EQ(*optimized_impl().size_bytes(c), 3 * (uint64_t{1} << 48) + 16);
+      continue;
+    }
+    ASSERT_EQ(s.code(), StatusCode::kInvalid) << b.layout << " " << s.to_string();
+    EXPECT_EQ(s.rule(), b.rule) << b.layout;
+    for (const char* n : b.needles) EXPECT_NE(s.message().find(n), std::string::npos) << s.message() << " lacks " << n;
+    EXPECT_EQ(optimized_impl().supports(c).code(), StatusCode::kInvalid) << b.layout;
+    EXPECT_EQ(check(c, reference_impl(), optimized_impl()).verdict, Verdict::kBothInvalid);
+  }
+  Case far = must_case("htp.chunk_table(rank=1,pairs=0:0,chunk_stride=281474976710656)", "uint8", "4097");
+  EXPECT_EQ(reference_impl().supports(far).rule(), "htp.chunk_table/size-overflow");
+  EXPECT_EQ(optimized_impl().supports(far).code(), StatusCode::kInvalid);
+  EXPECT_TRUE(reference_impl().supports(must_case("htp.chunk_table(rank=1,pairs=0:0,chunk_stride=281474976710656)", "uint8", "4096")).ok());
+}
+
+TEST(HtpChunkTable, defaults_are_the_consecutive_layout) {
+  Case table = must_case("htp.chunk_table(rank=4,pairs=0:0 1:0 2:0 3:0 1:8 2:8 3:32,pad=7)", "fp16", "1,9,9,33");
+  Case chunked = must_case("R4CroutonLayout(pad=7)", "fp16", "1,9,9,33");
+  std::vector<uint8_t> logical(*logical_bytes(table));
+  for (size_t i = 0; i < logical.size(); ++i) logical[i] = static_cast<uint8_t>(i * 7 + 1);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    ASSERT_EQ(*impl->size_bytes(table), *impl->size_bytes(chunked));
+    std::vector<uint8_t> a(*impl->size_bytes(table), 0xEE), b(a.size(), 0xEE);
+    ASSERT_TRUE(impl->pack(table, logical.data(), logical.size(), a.data(), a.size()).ok());
+    ASSERT_TRUE(impl->pack(chunked, logical.data(), logical.size(), b.data(), b.size()).ok());
+    EXPECT_EQ(a, b) << impl->name();
+  }
+  EXPECT_EQ(to_string(table.layout), "htp.chunk_table(pairs=0:0 1:0 2:0 3:0 1:8 2:8 3:32,pad=7)");
+  EXPECT_EQ(to_string(*parse_layout("ChunkedMemoryLayout<2, 0,0, 1,0, 1,8>(chunk_stride=24)")),
+            "htp.chunk_table(rank=2,pairs=0:0 1:0 1:8,chunk_stride=24)");
+}
+
+TEST(HtpChunkTable, chunks_land_at_their_bases_and_gaps_are_free) {
+  Case c = must_case("htp.chunk_table(rank=2,pairs=0:0 1:0 1:8,bases=72 0 48 24,pad=9)", "fp16", "2,10");
+  std::vector<uint8_t> logical(40);
+  for (size_t i = 0; i < logical.size(); ++i) logical[i] = static_cast<uint8_t>(100 + i);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    ASSERT_EQ(*impl->size_bytes(c), 88u);
+    std::vector<uint8_t> phys(88, 0xEE);
+    ASSERT_TRUE(impl->pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
+    EXPECT_EQ(phys[72], 100);  // (0,0): chunk 0 at 72
+    EXPECT_EQ(phys[0], 116);   // (0,8): chunk 1 at 0
+    EXPECT_EQ(phys[4], 9);     // (0,10): padding of chunk 1
+    EXPECT_EQ(phys[48], 120);  // (1,0): chunk 2 at 48
+    EXPECT_EQ(phys[24], 136);  // (1,8): chunk 3 at 24
+    EXPECT_EQ(phys[16], 0xEE) << impl->name();  // a gap: left as it was
+    EXPECT_EQ(must_offset(*impl, c, {1, 9}), 26u);
+    std::vector<uint8_t> back(40, 0);
+    ASSERT_TRUE(impl->unpack(c, phys.data(), phys.size(), back.data(), back.size()).ok());
+    EXPECT_EQ(back, logical) << impl->name();
+  }
+  ByteRules r = *byte_rules(c);
+  EXPECT_EQ(r.bytes_of(ByteKind::kFree), 24u);
+  EXPECT_EQ(r.rule_of(*r.find(16)).id, "htp.chunk-gap");
+  EXPECT_EQ(r.find(16)->kind, ByteKind::kFree);
+  EXPECT_EQ(r.find(4)->kind, ByteKind::kFixed);
+  EXPECT_EQ(r.find(4)->value, 9);
+  const auto facts = facts_of(c);
+  EXPECT_EQ(facts.at("chunk_bases"), "72,0,48,24");
+  EXPECT_EQ(facts.at("contiguous_run_bytes"), "16");
+  EXPECT_EQ(facts.at("gap_bytes"), "24");
+}
+
+// The checker notices an implementation that packs the chunks consecutively.
+class Consecutive : public testing::ForwardingImpl {
+ public:
+  using ForwardingImpl::ForwardingImpl;
+  static Case consecutive(const Case& c) {
+    Case t = c;
+    t.layout.params["chunk_stride"] = "0";
+    t.layout.params["bases"] = kHtpNoBases;
+    return t;
+  }
+  Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override { return inner_.offset_bits(consecutive(c), at); }
+  Status pack(const Case& c, const void* l, size_t ls, void* p, size_t ps) const override {
+    std::vector<uint8_t> tmp(*inner_.size_bytes(consecutive(c)));
+    LC_RETURN_IF_ERROR(inner_.pack(consecutive(c), l, ls, tmp.data(), tmp.size()));
+    std::memcpy(p, tmp.data(), std::min(ps, tmp.size()));
+    return Status();
+  }
+};
+
+TEST(HtpChunkTable, checker_catches_chunks_packed_consecutively) {
+  Consecutive mutant(optimized_impl());
+  CheckReport r = check(must_case("htp.chunk_table(rank=2,pairs=0:0 1:0 1:8,chunk_stride=24)", "fp16", "2,10"),
+                        reference_impl(), mutant);
+  EXPECT_EQ(r.verdict, Verdict::kFail);
+  // The gaps are free: each pack leaves its own poison there, and the check passes.
+  EXPECT_EQ(check(must_case("htp.chunk_table(rank=2,pairs=0:0 1:0 1:8,chunk_stride=24)", "fp16", "2,10"),
+                  reference_impl(), optimized_impl()).verdict, Verdict::kPass);
 }
 
 }  // namespace
