@@ -54,6 +54,13 @@ std::vector<Rule> make_rules() {
       // Without chunks (flat, nchw) nothing pads: at most 2^56 elements of 4 bytes.
       {"htp/padded-size", "htp.chunked,htp.depth32,htp.crouton*,htp.weights,htp.channel_major_crouton,htp.spatial_*,htp.chunk_table", kHtp, "Crouton Layout",
        "the shape padded to whole chunks has at most 2^56 elements and 2^64 bytes"},
+      // The padding value ("user padding need to be explicitly set to quantized 0 (or other specified value)").
+      {"htp/pad-value", "htp.chunked,htp.chunk_table,htp.depth32,htp.crouton*,htp.weights,htp.channel_major_crouton,htp.spatial_*",
+       kHtp, "Practical tips working with Crouton", "the pad value is a value of the element type (oracles/ERRATA.md)"},
+      {"htp/scale-offset-dtype", "htp.chunked,htp.chunk_table,htp.depth32,htp.crouton*,htp.weights,htp.channel_major_crouton,htp.spatial_*",
+       kHtp, "Details about Tensors", "ScaleOffsetInterface tensors hold quantized integer types"},
+      {"htp/offset-range", "htp.chunked,htp.chunk_table,htp.depth32,htp.crouton*,htp.weights,htp.channel_major_crouton,htp.spatial_*",
+       kHtp, "Details about Tensors", "the ScaleOffsetInterface offset (the quantized 0) is a value of the element type"},
       // Chunks placed apart ("chunks are not consecutive in memory").
       {"htp.chunk_table/stride-or-bases", "htp.chunk_table", kHtp, "Practical tips working with Crouton",
        "the chunks are placed by a chunk stride or by a table of bases, not both"},

@@ -5,6 +5,8 @@
 // below, at and above every chunk boundary.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 
 #include "core/families.h"
 #include "core/htp_notation.h"
@@ -114,10 +116,61 @@ HtpNotation rank_only(uint64_t rank) {
   return n;
 }
 
-ParamSpec pad_param() {
-  return int_param("pad", 0, 255, "0",
-                   "byte written to every byte of a padding element (user padding, e.g. quantized 0)");
+// "The interface is the way information is encoded/decoded into the
+// underlying data type. For example, PlainInterface just returns the value, but
+// ScaleOffsetInterface applies the offset and scale value (for quantized
+// types)" (Details about Tensors). The offset is the stored value of 0.
+constexpr int64_t kMinOffset = -(int64_t{1} << 31);
+constexpr int64_t kMaxOffset = (int64_t{1} << 32) - 1;
+
+std::vector<ParamSpec> pad_params() {
+  ParamSpec interface;
+  interface.key = "interface";
+  interface.kind = ParamKind::kEnum;
+  interface.choices = {"plain", "scale_offset"};
+  interface.default_value = [](const ParamMap&) { return std::string("plain"); };
+  interface.doc = "PlainInterface or ScaleOffsetInterface (quantized: real = scale * (stored - offset))";
+  ParamSpec pad;
+  pad.key = "pad";
+  pad.kind = ParamKind::kText;
+  pad.default_value = [](const ParamMap& p) {
+    auto i = p.find("interface");
+    auto o = p.find("offset");
+    return i != p.end() && i->second == "scale_offset" && o != p.end() ? o->second : std::string("0");
+  };
+  pad.doc = "value of every padding element, in element units (an integer, or a decimal for fp16/bf16/fp32); "
+            "default 0, or the quantized 0 (offset) with interface=scale_offset";
+  return {interface, int_param("offset", kMinOffset, kMaxOffset, "0", "ScaleOffsetInterface offset: the stored value of 0"),
+          pad};
 }
+
+// Rounds v to the float format with `exp_bits` exponent and `man_bits` fraction
+// bits, to nearest-even; false if a finite v rounds past the largest finite value.
+bool encode_float(double v, int exp_bits, int man_bits, uint64_t* bits) {
+  const uint64_t sign = std::signbit(v) ? uint64_t{1} << (exp_bits + man_bits) : 0;
+  const int64_t bias = (int64_t{1} << (exp_bits - 1)) - 1, max_field = (int64_t{1} << exp_bits) - 1;
+  const double a = std::fabs(v);
+  if (std::isinf(a)) {
+    *bits = sign | (static_cast<uint64_t>(max_field) << man_bits);
+    return true;
+  }
+  if (a == 0) {
+    *bits = sign;
+    return true;
+  }
+  int e = 0;
+  std::frexp(a, &e);  // a = f * 2^e, f in [0.5, 1)
+  const int64_t x = std::max<int64_t>(e - 1, 1 - bias);  // exponent of the quantum's binade (subnormals share emin)
+  const double q = std::nearbyint(std::ldexp(a, static_cast<int>(man_bits - x)));  // in quanta, ties to even
+  const uint64_t field = static_cast<uint64_t>(q);
+  // A normal number's field carries its implicit bit into the exponent: (x + bias - 1) << man + q.
+  const uint64_t enc = e - 1 >= 1 - bias ? (static_cast<uint64_t>(x + bias - 1) << man_bits) + field : field;
+  if ((enc >> man_bits) >= static_cast<uint64_t>(max_field)) return false;
+  *bits = sign | enc;
+  return true;
+}
+
+Status pad_error(const std::string& msg) { return Status::invalid(msg).with_rule("htp/pad-value"); }
 
 // ---- vendor notation as a layout name ------------------------------------------
 
@@ -291,9 +344,24 @@ Case make_case(Layout layout, DType dtype, Shape shape) {
   return c;
 }
 
+// Pad values of every kind: bytes, negative integers, decimals (some not of
+// every type), infinities; now and then a scale/offset tensor with its quantized 0.
 ParamMap draw_pad(std::mt19937_64& rng) {
+  static const char* kValues[] = {"-1", "-128", "31.0", "0.5", "-0.0", "1e-7", "65504", "inf", "-3.25", "70000"};
   ParamMap p;
-  if (pick(rng, 0, 3) == 0) p["pad"] = std::to_string(pick(rng, 0, 255));
+  switch (pick(rng, 0, 7)) {
+    case 0: p["pad"] = std::to_string(pick(rng, 0, 255)); break;
+    case 1: p["pad"] = kValues[pick(rng, 0, 9)]; break;
+    case 2:
+      p["interface"] = "scale_offset";
+      p["offset"] = std::to_string(pick(rng, -8, 255));
+      break;
+    case 3:  // the widest offsets: an int32's and a uint32's extremes
+      p["interface"] = "scale_offset";
+      p["offset"] = std::to_string(pick(rng, 0, 1) ? kMinOffset : kMaxOffset);
+      break;
+    default: break;
+  }
   return p;
 }
 
@@ -612,10 +680,60 @@ Result<std::vector<uint64_t>> parse_htp_bases(std::string_view bases) {
   return out;
 }
 
-uint8_t htp_pad_byte(const Layout& layout) {
+Result<std::vector<uint8_t>> htp_pad_element(const Layout& layout, DType dtype) {
+  const DTypeInfo& info = dtype_info(dtype);
+  const size_t bytes = info.bits / 8;
+  std::vector<uint8_t> out(bytes, 0);
   auto it = layout.params.find("pad");
-  if (it == layout.params.end()) return 0;
-  return static_cast<uint8_t>(std::strtoul(it->second.c_str(), nullptr, 10) & 0xFF);
+  if (it == layout.params.end()) return out;  // no padding in this layout
+  const bool integer = info.kind != DTypeKind::kFloat;
+  const int64_t lo = info.kind == DTypeKind::kSignedInt ? -(int64_t{1} << (info.bits - 1)) : 0;
+  const int64_t hi = info.kind == DTypeKind::kSignedInt ? (int64_t{1} << (info.bits - 1)) - 1
+                                                        : static_cast<int64_t>((uint64_t{1} << info.bits) - 1);
+  const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  if (layout.get("interface") == "scale_offset") {
+    if (!integer) {
+      return Status::invalid(std::string("ScaleOffsetInterface decodes quantized integer types; ") + info.name +
+                             " is a floating-point type")
+          .with_rule("htp/scale-offset-dtype");
+    }
+    const int64_t offset = layout.get_int("offset");
+    if (offset < lo || offset > hi) {
+      return Status::invalid("ScaleOffsetInterface offset " + std::to_string(offset) + " (the quantized 0) is not a value of " +
+                             info.name + ", " + range)
+          .with_rule("htp/offset-range");
+    }
+  }
+  const std::string text(trim(it->second));
+  uint64_t bits = 0;
+  if (integer) {
+    std::string_view digits = text;
+    const bool negative = !digits.empty() && digits.front() == '-';
+    if (negative) digits.remove_prefix(1);
+    uint64_t magnitude = 0;
+    bool ok = !digits.empty() && digits.size() <= 19;
+    for (char ch : digits) ok = ok && std::isdigit(static_cast<unsigned char>(ch));
+    if (ok) magnitude = std::strtoull(std::string(digits).c_str(), nullptr, 10);
+    const int64_t v = negative ? -static_cast<int64_t>(magnitude) : static_cast<int64_t>(magnitude);
+    if (!ok || magnitude > static_cast<uint64_t>(INT64_MAX) || v < lo || v > hi) {
+      return pad_error("pad " + quoted(text) + " is not a value of " + info.name + ": an integer in " + range);
+    }
+    bits = static_cast<uint64_t>(v);
+  } else {
+    // A decimal (or inf, -inf), through the nearest double; NaN is not a pad value.
+    char* end = nullptr;
+    const double v = text.empty() ? std::nan("") : std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || std::isnan(v) ||
+        text.find_first_of("xXpP") != std::string::npos) {
+      return pad_error("pad " + quoted(text) + " is not a value of " + info.name + ": a decimal number, inf or -inf");
+    }
+    const int exp_bits = dtype == DType::kFp16 ? 5 : 8, man_bits = dtype == DType::kFp16 ? 10 : dtype == DType::kBf16 ? 7 : 23;
+    if (!encode_float(v, exp_bits, man_bits, &bits)) {
+      return pad_error("pad " + quoted(text) + " is beyond the largest finite " + info.name + " value");
+    }
+  }
+  for (size_t b = 0; b < bytes; ++b) out[b] = static_cast<uint8_t>(bits >> (8 * b));
+  return out;
 }
 
 void add_htp_specs(std::vector<LayoutSpec>* specs) {
@@ -637,7 +755,7 @@ void add_htp_specs(std::vector<LayoutSpec>* specs) {
   };
   pairs.doc = "the (dimension,size) pairs as 'dim:size dim:size ...'";
   chunked.params.push_back(pairs);
-  chunked.params.push_back(pad_param());
+  for (const ParamSpec& p : pad_params()) chunked.params.push_back(p);
   chunked.parse_notation = parse_htp_text;
   chunked.format = format_chunked;
   chunked.random_case = chunked_case;
@@ -718,7 +836,9 @@ void add_htp_specs(std::vector<LayoutSpec>* specs) {
     spec.summary = n.summary;
     spec.dims = n.weights ? std::vector<std::string>{"filter_height", "filter_width", "in_channels", "out_channels"}
                           : std::vector<std::string>{"batch", "height", "width", "depth"};
-    if (has_pad(n.name)) spec.params.push_back(pad_param());
+    if (has_pad(n.name)) {
+      for (const ParamSpec& p : pad_params()) spec.params.push_back(p);
+    }
     spec.random_case = named_generator(n);
     std::string name = n.name;
     spec.boundary_cases = [name] {

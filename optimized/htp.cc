@@ -50,7 +50,11 @@ struct Plan {
   std::vector<Loop> loops;  // fused, physical order (pack); innermost has ls == ps == 1
   std::vector<Loop> logical_order;  // the same loops, outer ones by decreasing ls (unpack)
   uint64_t elem = 1, elements = 1;
+  // The padding element: `pad` when its bytes are all equal (memset), else
+  // the element's bytes repeated.
   uint8_t pad = 0;
+  bool pad_uniform = true;
+  uint8_t pad_element[8] = {};
   // Tiles (see make_plan): loops[tile_at] has logical stride 1 and the K
   // physical elements of one of its steps are the loops inside it.
   bool tile = false;
@@ -119,7 +123,10 @@ Result<Plan> make_plan(const Case& c) {
   }
   LC_RETURN_IF_ERROR(element_count(c.shape).status());
   p.elem = info.bits / 8;
-  p.pad = htp_pad_byte(c.layout);
+  LC_ASSIGN_OR_RETURN(std::vector<uint8_t> pad, htp_pad_element(c.layout, c.dtype));
+  std::copy(pad.begin(), pad.end(), p.pad_element);
+  p.pad = pad[0];
+  p.pad_uniform = std::all_of(pad.begin(), pad.end(), [&](uint8_t b) { return b == pad[0]; });
   p.chunk.assign(p.rank, 1);
   for (const HtpPair& q : n.pairs) p.chunk[static_cast<size_t>(q.dim)] *= q.size == 0 ? 1 : q.size;
   p.extent.resize(p.rank);
@@ -240,6 +247,15 @@ Result<Plan> make_plan(const Case& c) {
 
 // ---- row copies ---------------------------------------------------------------
 
+// Padding elements from dst on, `bytes` a whole number of elements.
+inline void fill_pad(const Plan& p, uint8_t* dst, size_t bytes) {
+  if (p.pad_uniform) {
+    std::memset(dst, p.pad, bytes);
+    return;
+  }
+  for (size_t b = 0; b < bytes; b += p.elem) std::memcpy(dst + b, p.pad_element, p.elem);
+}
+
 // Large outputs bypass the cache with non-temporal 16-byte stores (SSE2, part
 // of x86-64), as memcpy does for large copies.
 constexpr uint64_t kStreamBytes = uint64_t{8} << 20;
@@ -327,7 +343,7 @@ inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::v
           __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(logical + lo * e) + kPrefetchBytes));
         }
         if (valid_bytes != 0) copy_bytes<kRowBytes, kStream>(dst, logical + lo * e, valid_bytes);
-        if (valid_bytes != row_bytes) std::memset(dst + valid_bytes, p.pad, row_bytes - valid_bytes);
+        if (valid_bytes != row_bytes) fill_pad(p, dst + valid_bytes, row_bytes - valid_bytes);
       } else if (valid_bytes != 0) {
         copy_bytes<kRowBytes, kStream>(logical + lo * e, dst, valid_bytes);
       }
@@ -423,7 +439,7 @@ inline void deinterleave_32x4_u8(const uint8_t* phys, uint8_t* const* rows) {
 // (t, k) is padding unless t < valid_t and valid_k[k].
 template <bool kPack, size_t kE, bool kStream>
 inline void copy_tile(uint8_t* phys, uint8_t* logical, uint64_t t_count, uint64_t k_count, const uint64_t* row,
-                      uint64_t valid_t, const uint8_t* valid_k, bool all_valid, uint8_t pad) {
+                      uint64_t valid_t, const uint8_t* valid_k, bool all_valid, const uint8_t* pad) {
 #ifdef LC_HTP_X86
   if (kE == 1 && t_count == 32 && k_count == 4 && all_valid) {
     uint8_t* rows[4] = {logical + row[0], logical + row[1], logical + row[2], logical + row[3]};
@@ -440,7 +456,7 @@ inline void copy_tile(uint8_t* phys, uint8_t* logical, uint64_t t_count, uint64_
         if (kPack) std::memcpy(ph, lg, kE);
         else std::memcpy(lg, ph, kE);
       } else if (kPack) {
-        std::memset(ph, pad, kE);
+        std::memcpy(ph, pad, kE);
       }
     }
   }
@@ -485,7 +501,7 @@ void walk_tiles(const Plan& p, uint8_t* logical, uint8_t* phys) {
       __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(logical + row[0] * kE) + kPrefetchBytes));
     }
     copy_tile<kPack, kE, kStream>(phys + pbase * kE, logical, tl.count, k_count, row.data(), valid_t, valid_k.data(),
-                                  all_valid, p.pad);
+                                  all_valid, p.pad_element);
     if (!advance(p.loops, outer_loops, &value, &x, &lbase, &pbase)) break;
   }
 #ifdef LC_HTP_X86

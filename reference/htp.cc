@@ -9,6 +9,7 @@
 // Each step of the walk is one element of memory; where the walk's logical
 // coordinate lies outside the tensor, the element is padding.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 
@@ -48,7 +49,7 @@ struct HtpModel {
   std::vector<Digit> digits;        // slowest first
   uint64_t chunk_elements = 1, chunk_count = 1, padded_elements = 1;
   uint64_t element_bytes = 1;
-  uint8_t pad = 0;
+  std::vector<uint8_t> pad;  // the padding element, little-endian
   // Where each chunk starts, in bytes: chunk k at k * chunk_stride, or at
   // bases[k] when the layout has a table (htp.chunk_table).
   uint64_t chunk_stride = 0;
@@ -162,7 +163,11 @@ Result<HtpModel> model(const Case& c) {
   LC_RETURN_IF_ERROR(element_count(c.shape).status());
   m.shape = c.shape;
   m.element_bytes = dtype_bits(c.dtype) / 8;
-  m.pad = htp_pad_byte(c.layout);
+  // "user padding need to be explicitly set to quantized 0 (or other specified
+  // value)" (Practical tips): a value of the element type; for a
+  // ScaleOffsetInterface tensor ("applies the offset and scale value",
+  // Details about Tensors) the default is the stored value of 0, the offset.
+  LC_ASSIGN_OR_RETURN(m.pad, htp_pad_element(c.layout, c.dtype));
   const size_t rank = c.shape.size();
 
   // "The numbers 1,8, 2,8, 3,32 mean that the croutons have a chunk size of
@@ -336,10 +341,10 @@ class HtpReference : public Impl {
     auto* dst = static_cast<uint8_t*>(physical);
     const auto* src = static_cast<const uint8_t*>(logical);
     // "user padding need to be explicitly set to quantized 0 (or other specified
-    // value)" (Practical tips): every byte of a padding element is the pad byte.
+    // value)" (Practical tips): every padding element holds the pad value.
     // Bytes between chunks belong to no chunk: pack leaves them as they are.
     walk(m, [&](uint64_t memory, uint64_t index) {
-      if (index == kPadding) std::memset(dst + byte_of(m, memory), m.pad, e);
+      if (index == kPadding) std::memcpy(dst + byte_of(m, memory), m.pad.data(), e);
       else std::memcpy(dst + byte_of(m, memory), src + index * e, e);
     });
     return Status();
@@ -379,14 +384,17 @@ class HtpReference : public Impl {
                             "a byte between chunks (no chunk's)",
                             "chunks are not consecutive in memory (i.e. there's gap in memory between each chunk)"};
     ByteRulesBuilder b = m.size_bytes == m.padded_elements * m.element_bytes && !m.table
-                             ? ByteRulesBuilder(size, pad_rule, ByteKind::kFixed, m.pad)
+                             ? ByteRulesBuilder(size, pad_rule, ByteKind::kFixed, m.pad[0])
                              : ByteRulesBuilder(size, gap_rule, ByteKind::kFree);
-    const uint8_t padding = b.add(pad_rule, ByteKind::kFixed, m.pad);
+    // Byte j of a padding element is byte j of the pad value (little-endian).
+    std::vector<uint8_t> padding;
+    for (uint8_t v : m.pad) padding.push_back(b.add(pad_rule, ByteKind::kFixed, v));
     const LayoutSpec* spec = find_spec(c.layout.name);
     const uint8_t element = b.add(element_rule(doc, spec ? spec->section : "Crouton Layout"), ByteKind::kElement);
     const uint64_t e = m.element_bytes;
     walk(m, [&](uint64_t memory, uint64_t index) {
-      b.paint(byte_of(m, memory), e, index == kPadding ? padding : element);
+      if (index != kPadding) b.paint(byte_of(m, memory), e, element);
+      for (uint64_t j = 0; index == kPadding && j < e; ++j) b.paint(byte_of(m, memory) + j, 1, padding[j]);
     });
     return std::move(b).finish();
   }
@@ -421,7 +429,12 @@ class HtpReference : public Impl {
       f.push_back({"contiguous_run_bytes", num(m.chunk_elements * m.element_bytes)});
       f.push_back({"gap_bytes", num(m.size_bytes - m.padded_elements * m.element_bytes)});
     }
-    f.push_back({"pad_byte", num(m.pad)});
+    if (m.pad.size() == 1) f.push_back({"pad_byte", num(m.pad[0])});
+    uint64_t pad_bits = 0;
+    for (size_t j = m.pad.size(); j-- > 0;) pad_bits = pad_bits << 8 | m.pad[j];
+    char hex[24];
+    std::snprintf(hex, sizeof hex, "0x%0*llx", static_cast<int>(2 * m.pad.size()), static_cast<unsigned long long>(pad_bits));
+    f.push_back({"pad_bits", hex});
     return f;
   }
 };

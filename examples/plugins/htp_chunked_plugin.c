@@ -15,10 +15,11 @@
  *   chunks, the leftmost slowest. Each dimension is padded up to its chunk
  *   extent ("If the dimensions is less than 8 or 32, it is padded").
  * - "Practical tips": "user padding need to be explicitly set to quantized 0
- *   (or other specified value)": padding elements hold the `pad` byte.
+ *   (or other specified value)": padding elements hold the `pad` value
+ *   (htp_pad.h).
  *
  * The case's parameters are read as the host gives them: rank=R and
- * pairs="d:s d:s ..." (the notation's pairs in order), pad=byte. Nothing is
+ * pairs="d:s d:s ..." (the notation's pairs in order), pad=value. Nothing is
  * declined; a notation that does not order every dimension exactly once is
  * answered LC_INVALID. */
 #include <stdio.h>
@@ -26,6 +27,7 @@
 #include <string.h>
 
 #include "layoutcheck/c_api.h"
+#include "htp_pad.h"
 
 #define HTP_MAX_RANK 64
 #define HTP_MAX_PAIRS 256
@@ -38,12 +40,11 @@ typedef struct {
   uint64_t chunk[HTP_MAX_RANK];      /* chunk extent per dimension */
   uint64_t grid[HTP_MAX_RANK];       /* chunks per dimension */
   uint64_t chunk_elements, total_elements, bytes;
-  uint8_t pad;
+  uint8_t pad[8]; /* the padding element, little-endian */
 } notation;
 
 static lc_status plan(const lc_case* c, notation* m, char* why, size_t n) {
   const char* rank_text = lc_param(c, "rank");
-  const char* pad_text = lc_param(c, "pad");
   unsigned long rank;
   uint32_t i, d, ordered = 0;
   int seen[HTP_MAX_RANK] = {0};
@@ -59,7 +60,10 @@ static lc_status plan(const lc_case* c, notation* m, char* why, size_t n) {
   if (rank != c->rank) return snprintf(why, n, "rank %lu but a shape of %u extents", rank, c->rank), LC_INVALID;
   m->rank = (uint32_t)rank;
   m->bytes = c->dtype_bits / 8;
-  m->pad = (uint8_t)(pad_text ? strtoul(pad_text, NULL, 10) : 0);
+  {
+    lc_status st = htp_pad_element(c, m->pad, why, n);
+    if (st != LC_OK) return st;
+  }
   if (strcmp(c->layout_name, "htp.flat") == 0) {
     /* "dimension 3 is the fastest moving dimension, dimension 2 is 2nd fastest, then 1, then 0" */
     for (d = 0; d < m->rank; ++d) m->pair_dim[d] = d, m->pair_size[d] = 0;
@@ -178,7 +182,7 @@ static lc_status walk(const lc_case* c, uint8_t* logical, uint8_t* physical, siz
   if (s != LC_OK) return s;
   if (physical_size != m.total_elements * m.bytes) return LC_ERROR;
   /* Every byte that is not an element's is padding: the pad value. */
-  if (pack) memset(physical, m.pad, physical_size);
+  if (pack) htp_pad_fill(physical, physical_size, m.pad, m.bytes);
   for (d = 0; d < m.rank; ++d) count *= (uint64_t)c->shape[d];
   for (i = 0; i < count; ++i) {
     uint64_t r = i, off;

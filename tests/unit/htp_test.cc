@@ -124,7 +124,7 @@ TEST(HtpNotation, invalid_notations_name_the_rule_and_values) {
   expect_invalid("ChunkedMemoryLayout<2, 0,0, 1,0", {"missing '>' closing the '<' at column 20", "ChunkedMemoryLayout<rank, dim,size, ...>"});
   expect_invalid("ChunkedMemoryLayout<1, 0,0> x", {"unexpected text 'x'"});
   expect_invalid("ChunkedMemoryLayout<1, 0,0>(foo=1)", {"unknown parameter 'foo'"});
-  expect_invalid("ChunkedMemoryLayout<1, 0,0>(pad=256)", {"pad=256", "[0, 255]"});
+  EXPECT_EQ(reference_impl().supports(must_case("ChunkedMemoryLayout<1, 0,0>(pad=256)", "uint8", "3")).rule(), "htp/pad-value");
   expect_invalid("ChunkedMemoryLayout<1, 0,0>(rank=2)", {"rank and pairs are given in <...>"});
   expect_invalid("FlatMemoryLayout<0>", {"rank 0"});
   expect_invalid("FlatMemoryLayout<100>", {"rank 100", "[1, 64]"});
@@ -176,7 +176,7 @@ TEST(HtpDescribe, crouton_walk_facts) {
   EXPECT_EQ(f["chunk_order"], "0,1,2,3");
   EXPECT_EQ(f["chunk_bytes"], "4096");
   EXPECT_EQ(f["size_bytes"], "98304");
-  EXPECT_EQ(f["pad_byte"], "31");
+  EXPECT_EQ(f["pad_bits"], "0x4fc0");
   EXPECT_EQ(f["notation"], "ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 1,8, 2,8, 3,32>");
 }
 
@@ -347,7 +347,8 @@ TEST(HtpChunkTable, chunks_land_at_their_bases_and_gaps_are_free) {
     ASSERT_TRUE(impl->pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
     EXPECT_EQ(phys[72], 100);  // (0,0): chunk 0 at 72
     EXPECT_EQ(phys[0], 116);   // (0,8): chunk 1 at 0
-    EXPECT_EQ(phys[4], 9);     // (0,10): padding of chunk 1
+    EXPECT_EQ(phys[4], 0x80);  // (0,10): padding of chunk 1, 9.0 = 0x4880
+    EXPECT_EQ(phys[5], 0x48);
     EXPECT_EQ(phys[48], 120);  // (1,0): chunk 2 at 48
     EXPECT_EQ(phys[24], 136);  // (1,8): chunk 3 at 24
     EXPECT_EQ(phys[16], 0xEE) << impl->name();  // a gap: left as it was
@@ -361,7 +362,7 @@ TEST(HtpChunkTable, chunks_land_at_their_bases_and_gaps_are_free) {
   EXPECT_EQ(r.rule_of(*r.find(16)).id, "htp.chunk-gap");
   EXPECT_EQ(r.find(16)->kind, ByteKind::kFree);
   EXPECT_EQ(r.find(4)->kind, ByteKind::kFixed);
-  EXPECT_EQ(r.find(4)->value, 9);
+  EXPECT_EQ(r.find(4)->value, 0x80);
   const auto facts = facts_of(c);
   EXPECT_EQ(facts.at("chunk_bases"), "72,0,48,24");
   EXPECT_EQ(facts.at("contiguous_run_bytes"), "16");
@@ -395,6 +396,99 @@ TEST(HtpChunkTable, checker_catches_chunks_packed_consecutively) {
   // The gaps are free: each pack leaves its own poison there, and the check passes.
   EXPECT_EQ(check(must_case("htp.chunk_table(rank=2,pairs=0:0 1:0 1:8,chunk_stride=24)", "fp16", "2,10"),
                   reference_impl(), optimized_impl()).verdict, Verdict::kPass);
+}
+
+TEST(HtpPad, the_pad_value_is_a_value_of_the_element_type) {
+  struct Want { const char* layout; DType t; std::vector<uint8_t> bytes; };
+  for (const Want& w : std::vector<Want>{
+           {"htp.crouton(pad=31)", DType::kUInt8, {0x1F}},
+           {"htp.crouton(pad=-1)", DType::kInt8, {0xFF}},
+           {"htp.crouton(pad=31.0)", DType::kFp16, {0xC0, 0x4F}},
+           {"htp.crouton(pad=31)", DType::kFp16, {0xC0, 0x4F}},
+           {"htp.crouton(pad=31)", DType::kBf16, {0xF8, 0x41}},
+           {"htp.crouton(pad=31)", DType::kFp32, {0x00, 0x00, 0xF8, 0x41}},
+           {"htp.crouton(pad=-0.0)", DType::kFp16, {0x00, 0x80}},
+           {"htp.crouton(pad=65504)", DType::kFp16, {0xFF, 0x7B}},
+           {"htp.crouton(pad=2049)", DType::kFp16, {0x00, 0x68}},  // a tie: to the even 2048
+           {"htp.crouton(pad=2051)", DType::kFp16, {0x02, 0x68}},  // a tie: to the even 2052
+           {"htp.crouton(pad=6e-8)", DType::kFp16, {0x01, 0x00}},  // the smallest subnormal
+           {"htp.crouton(pad=-inf)", DType::kBf16, {0x80, 0xFF}},
+           {"htp.crouton(pad=-300)", DType::kInt16, {0xD4, 0xFE}},
+           {"htp.crouton(pad=4294967295)", DType::kUInt32, {0xFF, 0xFF, 0xFF, 0xFF}},
+           {"htp.crouton(interface=scale_offset,offset=128)", DType::kUInt8, {0x80}},
+           {"htp.crouton(interface=scale_offset,offset=-5)", DType::kInt16, {0xFB, 0xFF}},
+           {"htp.crouton(interface=scale_offset,offset=128,pad=3)", DType::kUInt8, {0x03}},
+       }) {
+    auto bytes = htp_pad_element(*parse_layout(w.layout), w.t);
+    ASSERT_TRUE(bytes.ok()) << w.layout << ": " << bytes.status().message();
+    EXPECT_EQ(*bytes, w.bytes) << w.layout << " " << dtype_name(w.t);
+  }
+  struct Bad { const char* layout; const char* dtype; const char* rule; const char* needle; };
+  for (const Bad& b : std::vector<Bad>{
+           {"htp.crouton(pad=31.0)", "uint8", "htp/pad-value", "an integer in [0, 255]"},
+           {"htp.crouton(pad=128)", "int8", "htp/pad-value", "[-128, 127]"},
+           {"htp.crouton(pad=-1)", "uint16", "htp/pad-value", "[0, 65535]"},
+           {"htp.crouton(pad=70000)", "fp16", "htp/pad-value", "largest finite fp16"},
+           {"htp.crouton(pad=nan)", "fp32", "htp/pad-value", "a decimal number"},
+           {"htp.crouton(pad=0x1f)", "fp16", "htp/pad-value", "'0x1f'"},
+           {"htp.crouton(pad=abc)", "uint8", "htp/pad-value", "'abc'"},
+           {"htp.crouton(interface=scale_offset)", "fp16", "htp/scale-offset-dtype", "fp16 is a floating-point type"},
+           {"htp.crouton(interface=scale_offset,offset=128)", "int8", "htp/offset-range", "offset 128"},
+           {"htp.weights(interface=scale_offset,offset=-1)", "uint8", "htp/offset-range", "[0, 255]"},
+       }) {
+    Case c = must_case(b.layout, b.dtype, "1,8,8,32");
+    Status s = reference_impl().supports(c);
+    ASSERT_EQ(s.code(), StatusCode::kInvalid) << b.layout << " " << b.dtype;
+    EXPECT_EQ(s.rule(), b.rule) << b.layout;
+    EXPECT_NE(s.message().find(b.needle), std::string::npos) << s.message() << " lacks " << b.needle;
+    EXPECT_EQ(optimized_impl().supports(c).code(), StatusCode::kInvalid) << b.layout;
+  }
+}
+
+TEST(HtpPad, padding_elements_hold_the_typed_value) {
+  Case c = must_case("R4CroutonLayout(pad=31.0)", "fp16", "1,3,5,30");
+  std::vector<uint8_t> logical(900, 0x11);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    std::vector<uint8_t> phys(4096, 0xEE);
+    ASSERT_TRUE(impl->pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
+    EXPECT_EQ(phys[60], 0xC0) << impl->name();  // (0,0,0,30) is padding: 31.0 = 0x4FC0
+    EXPECT_EQ(phys[61], 0x4F) << impl->name();
+    EXPECT_EQ(phys[4094], 0xC0) << impl->name();
+    EXPECT_EQ(phys[4095], 0x4F) << impl->name();
+  }
+  EXPECT_EQ(facts_of(c).at("pad_bits"), "0x4fc0");
+  ByteRules r = *byte_rules(c);
+  EXPECT_EQ(r.find(60)->value, 0xC0);
+  EXPECT_EQ(r.find(61)->value, 0x4F);
+}
+
+// The checker notices padding written byte by byte (0x1F1F for fp16 31.0).
+class BytePadding : public testing::ForwardingImpl {
+ public:
+  using ForwardingImpl::ForwardingImpl;
+  Status pack(const Case& c, const void* l, size_t ls, void* p, size_t ps) const override {
+    LC_RETURN_IF_ERROR(inner_.pack(c, l, ls, p, ps));
+    LC_ASSIGN_OR_RETURN(ByteRules r, reference_impl().byte_rules(c));
+    auto* bytes = static_cast<uint8_t*>(p);
+    for (const ByteRegion& g : r.regions) {
+      if (g.kind == ByteKind::kFixed) std::memset(bytes + g.first, 31, g.length);
+    }
+    return Status();
+  }
+};
+
+TEST(HtpPad, checker_catches_padding_bytes_that_are_not_the_typed_value) {
+  BytePadding mutant(optimized_impl());
+  CheckReport r = check(must_case("htp.crouton(pad=31.0)", "fp16", "1,3,5,30"), reference_impl(), mutant);
+  EXPECT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_NE(r.message.find("padding must be 0xc0"), std::string::npos) << r.message;
+  // For uint8 the byte and the value agree: the same mutant passes.
+  EXPECT_EQ(check(must_case("htp.crouton(pad=31)", "uint8", "1,3,5,30"), reference_impl(), mutant).verdict, Verdict::kPass);
+  // A scale/offset tensor padded with 0 instead of its quantized 0 fails.
+  ZeroPadding zero(optimized_impl());
+  CheckReport q = check(must_case("htp.crouton(interface=scale_offset,offset=128)", "uint8", "1,3,5,30"), reference_impl(), zero);
+  EXPECT_EQ(q.verdict, Verdict::kFail);
+  EXPECT_NE(q.message.find("padding must be 0x80"), std::string::npos) << q.message;
 }
 
 }  // namespace
