@@ -65,12 +65,11 @@ struct HtpModel {
 // where get_raw points, so it is a whole number of elements (oracles/ERRATA.md);
 // chunks may not share bytes, and the last byte lies below 2^60.
 Status place_chunks(const Case& c, const std::string& text, HtpModel* m) {
-  const char* kTips = "chunk table";
   const uint64_t chunk_bytes = m->chunk_elements * m->element_bytes;
   const uint64_t stride = static_cast<uint64_t>(c.layout.get_int("chunk_stride"));
   const std::string& given = c.layout.get("bases");
   const std::string table = given == kHtpNoBases ? std::string() : given;
-  const std::string where = text + " " + kTips + ": ";
+  const std::string where = "htp.chunk_table of " + text + ": ";
   if (stride != 0 && !table.empty()) {
     return Status::invalid(where + "chunk_stride=" + num(stride) + " and a table of bases both place the chunks; give one")
         .with_rule("htp.chunk_table/stride-or-bases");
