@@ -216,6 +216,7 @@ static lc_status htp_unpack(const lc_case* c, const void* physical, size_t ps, v
 
 static const lc_capability kCapabilities[] = {
     {"htp.crouton*", "*", 0}, {"htp.depth32", "*", 0}, {"htp.nchw*", "*", 0}, {"htp.weights", "*", 0},
+    {"htp.channel_major_crouton", "*", 0}, {"htp.spatial_*", "*", 0},
 };
 
 #ifndef HTP_PLUGIN_NAME
