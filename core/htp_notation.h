@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "layoutcheck/dtype.h"
 #include "layoutcheck/layout.h"
 #include "layoutcheck/status.h"
 
@@ -65,9 +66,33 @@ std::string htp_notation_text(const HtpNotation& n);
 std::string htp_pairs_param(const HtpNotation& n);
 Result<HtpNotation> parse_htp_pairs_param(int64_t rank, std::string_view pairs);
 
+// htp.chunk_table: chunks that are not consecutive in memory ("chunks are not
+// consecutive in memory (i.e. there's gap in memory between each chunk)",
+// Practical tips working with Crouton). Chunk k, in the order of the zero-size
+// pairs, starts at byte k * chunk_stride, or at the k-th byte offset of the
+// `bases` table ("0 4096 12288 ..."); chunk_stride 0 with no table is the
+// consecutive layout. The reference and the optimized implementation place the
+// chunks themselves; this only reads the table.
+constexpr int64_t kHtpMaxChunkStride = int64_t{1} << 48;      // bytes, parameter maximum
+constexpr uint64_t kHtpMaxTableBytes = uint64_t{1} << 60;     // the last byte of any chunk
+constexpr size_t kHtpMaxTableEntries = 4096;
+constexpr const char* kHtpNoBases = "none";  // the bases parameter's default: no table
+Result<std::vector<uint64_t>> parse_htp_bases(std::string_view bases);
+
 // The notation of any htp.* layout (named layouts through the document's table),
 // validated, and its padding byte.
 Result<HtpNotation> htp_notation_of(const Layout& layout);
-uint8_t htp_pad_byte(const Layout& layout);
+// The padding element of a case, little-endian, dtype_bits / 8 bytes: the
+// `pad` parameter read as a value of the element type ("user padding need to be
+// explicitly set to quantized 0 (or other specified value)", Practical tips):
+// an integer in the type's range for integer types, a decimal (or inf, -inf)
+// rounded to nearest-even for fp16, bf16 and fp32 (pad=31.0 in fp16 is 0x4FC0).
+// With interface=scale_offset the default pad is the quantized 0, the stored
+// value `offset` that ScaleOffsetInterface decodes to 0 (oracles/ERRATA.md).
+// Errors name the rules htp/pad-value, htp/scale-offset-dtype, htp/offset-range.
+//
+//   htp_pad_element(*parse_layout("htp.crouton(pad=31.0)"), DType::kFp16) == {0xC0, 0x4F}
+//   htp_pad_element(*parse_layout("htp.crouton(interface=scale_offset,offset=128)"), DType::kUInt8) == {0x80}
+Result<std::vector<uint8_t>> htp_pad_element(const Layout& layout, DType dtype);
 
 }  // namespace layoutcheck

@@ -49,11 +49,31 @@ std::vector<Rule> make_rules() {
 
       // Qualcomm HTP.
       {"htp/logical-dtype", "htp.*", kHtp, "Flat Layout", "elements are logical types, not packed storage types"},
-      {"htp/notation", "htp.chunked", kHtp, "Crouton Layout",
+      {"htp/notation", "htp.chunked,htp.chunk_table", kHtp, "Crouton Layout",
        "the ChunkedMemoryLayout parameters name every dimension once and size its chunk"},
       // Without chunks (flat, nchw) nothing pads: at most 2^56 elements of 4 bytes.
-      {"htp/padded-size", "htp.chunked,htp.depth32,htp.crouton*,htp.weights", kHtp, "Crouton Layout",
+      {"htp/padded-size", "htp.chunked,htp.depth32,htp.crouton*,htp.weights,htp.channel_major_crouton,htp.spatial_*,htp.chunk_table", kHtp, "Crouton Layout",
        "the shape padded to whole chunks has at most 2^56 elements and 2^64 bytes"},
+      // The padding value ("user padding need to be explicitly set to quantized 0 (or other specified value)").
+      {"htp/pad-value", "htp.chunked,htp.chunk_table,htp.depth32,htp.crouton*,htp.weights,htp.channel_major_crouton,htp.spatial_*",
+       kHtp, "Practical tips working with Crouton", "the pad value is a value of the element type (oracles/ERRATA.md)"},
+      {"htp/scale-offset-dtype", "htp.chunked,htp.chunk_table,htp.depth32,htp.crouton*,htp.weights,htp.channel_major_crouton,htp.spatial_*",
+       kHtp, "Details about Tensors", "ScaleOffsetInterface tensors hold quantized integer types"},
+      {"htp/offset-range", "htp.chunked,htp.chunk_table,htp.depth32,htp.crouton*,htp.weights,htp.channel_major_crouton,htp.spatial_*",
+       kHtp, "Details about Tensors", "the ScaleOffsetInterface offset (the quantized 0) is a value of the element type"},
+      // Chunks placed apart ("chunks are not consecutive in memory").
+      {"htp.chunk_table/stride-or-bases", "htp.chunk_table", kHtp, "Practical tips working with Crouton",
+       "the chunks are placed by a chunk stride or by a table of bases, not both"},
+      {"htp.chunk_table/stride-covers-chunk", "htp.chunk_table", kHtp, "Practical tips working with Crouton",
+       "a chunk stride holds a whole chunk (chunks do not overlap)"},
+      {"htp.chunk_table/bases-one-per-chunk", "htp.chunk_table", kHtp, "Practical tips working with Crouton",
+       "the table lists one byte offset per chunk of the shape, in chunk order"},
+      {"htp.chunk_table/base-align-element", "htp.chunk_table", kHtp, "Practical tips working with Crouton",
+       "every chunk starts on an element boundary, where get_raw of its first element points (oracles/ERRATA.md)"},
+      {"htp.chunk_table/bases-disjoint", "htp.chunk_table", kHtp, "Practical tips working with Crouton",
+       "no two chunks of the table share a byte"},
+      {"htp.chunk_table/size-overflow", "htp.chunk_table", kHtp, "Practical tips working with Crouton",
+       "every chunk ends within 2^60 bytes"},
 
       // CATLASS TLA.
       {"tla/dtype", "tla.*", kTla, "Layout", "elements are whole bytes of sizeof(ElemType)"},

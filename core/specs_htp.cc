@@ -5,6 +5,8 @@
 // below, at and above every chunk boundary.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 
 #include "core/families.h"
 #include "core/htp_notation.h"
@@ -45,6 +47,13 @@ constexpr NamedLayout kNamed[] = {
     {"htp.weights", "", "3:0 2:0 0:0 1:0 2:8 3:32 2:4", "A More complicated example of Memory Layout",
      "convolution weights (fh, fw, in, out): 32x32 in x out chunks, 4 inputs innermost, out-chunk slowest",
      true},
+    // The annotated listings of "Details about Tensors", by the names they are declared with.
+    {"htp.channel_major_crouton", "ChannelMajorCrouton", "0:0 1:0 2:0 3:0 1:8 2:8 3:32", "Details about Tensors",
+     "ChannelMajorCrouton: 8x8x32 (height x width x depth) croutons, as R4CroutonLayout", false},
+    {"htp.spatial_xy_major", "SpatialXYMajor", "0:0 1:0 2:0 3:0 1:4 2:4 3:32 1:2 2:2", "Details about Tensors",
+     "SpatialXYMajor: 8x8x32 croutons of 4x4x32 blocks with 2x2 (rows x cols) innermost, as R4Crouton2x2Layout", false},
+    {"htp.spatial_x_major", "SpatialXMajor", "0:0 1:0 2:0 3:0 1:4 2:2 3:32 2:4", "Details about Tensors",
+     "SpatialXMajor as written (1,4: 4x8x32 croutons, width split 2x4 with 4 columns beside each depth)", false},
 };
 
 // The NCHW layouts have chunks of one element: nothing to pad.
@@ -107,10 +116,61 @@ HtpNotation rank_only(uint64_t rank) {
   return n;
 }
 
-ParamSpec pad_param() {
-  return int_param("pad", 0, 255, "0",
-                   "byte written to every byte of a padding element (user padding, e.g. quantized 0)");
+// "The interface is the way information is encoded/decoded into the
+// underlying data type. For example, PlainInterface just returns the value, but
+// ScaleOffsetInterface applies the offset and scale value (for quantized
+// types)" (Details about Tensors). The offset is the stored value of 0.
+constexpr int64_t kMinOffset = -(int64_t{1} << 31);
+constexpr int64_t kMaxOffset = (int64_t{1} << 32) - 1;
+
+std::vector<ParamSpec> pad_params() {
+  ParamSpec interface;
+  interface.key = "interface";
+  interface.kind = ParamKind::kEnum;
+  interface.choices = {"plain", "scale_offset"};
+  interface.default_value = [](const ParamMap&) { return std::string("plain"); };
+  interface.doc = "PlainInterface or ScaleOffsetInterface (quantized: real = scale * (stored - offset))";
+  ParamSpec pad;
+  pad.key = "pad";
+  pad.kind = ParamKind::kText;
+  pad.default_value = [](const ParamMap& p) {
+    auto i = p.find("interface");
+    auto o = p.find("offset");
+    return i != p.end() && i->second == "scale_offset" && o != p.end() ? o->second : std::string("0");
+  };
+  pad.doc = "value of every padding element, in element units (an integer, or a decimal for fp16/bf16/fp32); "
+            "default 0, or the quantized 0 (offset) with interface=scale_offset";
+  return {interface, int_param("offset", kMinOffset, kMaxOffset, "0", "ScaleOffsetInterface offset: the stored value of 0"),
+          pad};
 }
+
+// Rounds v to the float format with `exp_bits` exponent and `man_bits` fraction
+// bits, to nearest-even; false if a finite v rounds past the largest finite value.
+bool encode_float(double v, int exp_bits, int man_bits, uint64_t* bits) {
+  const uint64_t sign = std::signbit(v) ? uint64_t{1} << (exp_bits + man_bits) : 0;
+  const int64_t bias = (int64_t{1} << (exp_bits - 1)) - 1, max_field = (int64_t{1} << exp_bits) - 1;
+  const double a = std::fabs(v);
+  if (std::isinf(a)) {
+    *bits = sign | (static_cast<uint64_t>(max_field) << man_bits);
+    return true;
+  }
+  if (a == 0) {
+    *bits = sign;
+    return true;
+  }
+  int e = 0;
+  std::frexp(a, &e);  // a = f * 2^e, f in [0.5, 1)
+  const int64_t x = std::max<int64_t>(e - 1, 1 - bias);  // exponent of the quantum's binade (subnormals share emin)
+  const double q = std::nearbyint(std::ldexp(a, static_cast<int>(man_bits - x)));  // in quanta, ties to even
+  const uint64_t field = static_cast<uint64_t>(q);
+  // A normal number's field carries its implicit bit into the exponent: (x + bias - 1) << man + q.
+  const uint64_t enc = e - 1 >= 1 - bias ? (static_cast<uint64_t>(x + bias - 1) << man_bits) + field : field;
+  if ((enc >> man_bits) >= static_cast<uint64_t>(max_field)) return false;
+  *bits = sign | enc;
+  return true;
+}
+
+Status pad_error(const std::string& msg) { return Status::invalid(msg).with_rule("htp/pad-value"); }
 
 // ---- vendor notation as a layout name ------------------------------------------
 
@@ -121,7 +181,7 @@ Result<ParamMap> parse_suffix_params(std::string_view text, std::string_view who
   if (text.empty()) return given;
   if (text.front() != '(' || text.back() != ')') {
     return Status::invalid("htp notation " + quoted(whole) + ": unexpected text " + quoted(text) +
-                           " after '>' (only (pad=N) may follow)");
+                           " after '>' (only (pad=N,chunk_stride=N,bases=...) may follow)");
   }
   std::string_view body = text.substr(1, text.size() - 2);
   while (!trim(body).empty()) {
@@ -211,7 +271,9 @@ std::optional<Result<Layout>> parse_htp_text(std::string_view raw) {
   }
   p["rank"] = std::to_string(n->rank);
   p["pairs"] = htp_pairs_param(*n);
-  return make_layout("htp.chunked", p);
+  // A chunk stride or a table of chunk bases places the chunks apart.
+  const bool table = p.count("chunk_stride") || p.count("bases");
+  return make_layout(table ? "htp.chunk_table" : "htp.chunked", p);
 }
 
 std::string format_chunked(const Layout& layout) {
@@ -282,9 +344,24 @@ Case make_case(Layout layout, DType dtype, Shape shape) {
   return c;
 }
 
+// Pad values of every kind: bytes, negative integers, decimals (some not of
+// every type), infinities; now and then a scale/offset tensor with its quantized 0.
 ParamMap draw_pad(std::mt19937_64& rng) {
+  static const char* kValues[] = {"-1", "-128", "31.0", "0.5", "-0.0", "1e-7", "65504", "inf", "-3.25", "70000"};
   ParamMap p;
-  if (pick(rng, 0, 3) == 0) p["pad"] = std::to_string(pick(rng, 0, 255));
+  switch (pick(rng, 0, 7)) {
+    case 0: p["pad"] = std::to_string(pick(rng, 0, 255)); break;
+    case 1: p["pad"] = kValues[pick(rng, 0, 9)]; break;
+    case 2:
+      p["interface"] = "scale_offset";
+      p["offset"] = std::to_string(pick(rng, -8, 255));
+      break;
+    case 3:  // the widest offsets: an int32's and a uint32's extremes
+      p["interface"] = "scale_offset";
+      p["offset"] = std::to_string(pick(rng, 0, 1) ? kMinOffset : kMaxOffset);
+      break;
+    default: break;
+  }
   return p;
 }
 
@@ -320,6 +397,79 @@ Case flat_case(std::mt19937_64& rng, int size_class) {
   const int64_t rank = pick(rng, 0, 2) ? 4 : pick(rng, 1, 6);
   Shape s = draw_shape(rng, std::vector<int64_t>(static_cast<size_t>(rank), 4), size_class);
   return make_case(*make_layout("htp.flat", {{"rank", std::to_string(rank)}}), pick_dtype(rng), s);
+}
+
+// ---- chunk tables ----------------------------------------------------------------
+
+// Chunks of a shape under a notation (the generators size chunk tables).
+uint64_t chunk_count_of(const HtpNotation& n, const Shape& s) {
+  const std::vector<int64_t> e = chunk_extents(n);
+  Checked count = 1;
+  for (size_t d = 0; d < s.size() && d < e.size(); ++d) {
+    count *= ceil_div(static_cast<uint64_t>(std::max<int64_t>(s[d], 1)), static_cast<uint64_t>(e[d]));
+  }
+  return count.ok() ? count.value() : UINT64_MAX;
+}
+
+uint64_t chunk_elements_of(const HtpNotation& n) {
+  uint64_t v = 1;
+  for (int64_t e : chunk_extents(n)) v *= static_cast<uint64_t>(e);
+  return v;
+}
+
+// Chunk placements: consecutive, a stride with a gap (now and then too short
+// or not a multiple of the element), the largest stride, and explicit tables
+// (shuffled slots with gaps; now and then a base too few or too many, two
+// chunks overlapping, a base between elements).
+Case chunk_table_case(std::mt19937_64& rng, int size_class) {
+  HtpNotation n = random_notation(rng, size_class);
+  ParamMap p = draw_pad(rng);
+  p["rank"] = std::to_string(n.rank);
+  p["pairs"] = htp_pairs_param(n);
+  const std::vector<int64_t> e = chunk_extents(n);
+  Shape s = draw_shape(rng, e, size_class);
+  const DType dtype = pick_dtype(rng);
+  const int64_t elem = static_cast<int64_t>(dtype_bits(dtype) / 8);
+  const int64_t chunk_bytes = static_cast<int64_t>(chunk_elements_of(n)) * elem;
+  const uint64_t count = chunk_count_of(n, s);
+  const int64_t kind = pick(rng, 0, 6);
+  if (kind == 1 || kind == 2) {
+    int64_t stride = chunk_bytes + elem * pick(rng, 0, 16) * (pick(rng, 0, 2) ? 1 : 8);
+    if (pick(rng, 0, 5) == 0) stride = std::max<int64_t>(1, chunk_bytes - elem * pick(rng, 1, 4));
+    if (elem > 1 && pick(rng, 0, 5) == 0) stride += pick(rng, 1, elem - 1);
+    p["chunk_stride"] = std::to_string(std::min(stride, kHtpMaxChunkStride));
+  } else if (kind == 3) {
+    // The largest stride: one chunk, or so many that the last one lies past 2^60.
+    p["chunk_stride"] = std::to_string(kHtpMaxChunkStride);
+    if (pick(rng, 0, 1) == 0) {
+      for (size_t d = 0; d < s.size(); ++d) s[d] = std::max<int64_t>(1, std::min(s[d], e[d]));
+    } else {
+      n = flat_htp_notation(1);
+      p["rank"] = "1";
+      p["pairs"] = htp_pairs_param(n);
+      s = {pick(rng, 4098, 5000)};
+    }
+  } else if (kind >= 4 && count <= 64) {
+    std::vector<uint64_t> slot(count);
+    for (uint64_t i = 0; i < count; ++i) slot[i] = i;
+    if (pick(rng, 0, 2) != 0) std::shuffle(slot.begin(), slot.end(), rng);
+    const uint64_t pitch = static_cast<uint64_t>(chunk_bytes + elem * pick(rng, 0, 8));
+    const uint64_t first = static_cast<uint64_t>(elem * pick(rng, 0, 4));
+    std::vector<uint64_t> bases;
+    for (uint64_t i = 0; i < count; ++i) bases.push_back(first + slot[i] * pitch);
+    switch (pick(rng, 0, 9)) {
+      case 0: if (count >= 2) bases.pop_back(); break;
+      case 1: bases.push_back(first + count * pitch); break;
+      case 2: if (count >= 2) bases[1] = bases[0] + static_cast<uint64_t>(elem); break;
+      case 3: if (elem > 1) bases.back() += 1; break;
+      default: break;
+    }
+    std::string text;
+    for (uint64_t b : bases) text += (text.empty() ? "" : " ") + std::to_string(b);
+    p["bases"] = text;
+    if (pick(rng, 0, 15) == 0) p["chunk_stride"] = std::to_string(chunk_bytes);  // both placements
+  }
+  return make_case(*make_layout("htp.chunk_table", p), dtype, s);
 }
 
 std::function<Case(std::mt19937_64&, int)> named_generator(const NamedLayout& named) {
@@ -502,7 +652,9 @@ Result<HtpNotation> parse_htp_pairs_param(int64_t rank, std::string_view pairs) 
 }
 
 Result<HtpNotation> htp_notation_of(const Layout& layout) {
-  if (layout.name == "htp.chunked") return parse_htp_pairs_param(layout.get_int("rank"), layout.get("pairs"));
+  if (layout.name == "htp.chunked" || layout.name == "htp.chunk_table") {
+    return parse_htp_pairs_param(layout.get_int("rank"), layout.get("pairs"));
+  }
   if (layout.name == "htp.flat") {
     HtpNotation n = flat_htp_notation(layout.get_int("rank"));
     LC_RETURN_IF_ERROR(validate_htp_notation(n));
@@ -512,10 +664,76 @@ Result<HtpNotation> htp_notation_of(const Layout& layout) {
   return Status::invalid("not an htp layout: " + layout.name);
 }
 
-uint8_t htp_pad_byte(const Layout& layout) {
+Result<std::vector<uint64_t>> parse_htp_bases(std::string_view bases) {
+  std::vector<uint64_t> out;
+  std::string_view rest = trim(bases);
+  while (!rest.empty()) {
+    if (out.size() == kHtpMaxTableEntries) {
+      return Status::invalid("htp chunk table: more than " + std::to_string(kHtpMaxTableEntries) + " bases");
+    }
+    size_t space = rest.find(' ');
+    LC_ASSIGN_OR_RETURN(uint64_t base, parse_count(rest.substr(0, space), "chunk base"));
+    out.push_back(base);
+    if (space == std::string_view::npos) break;
+    rest = trim(rest.substr(space + 1));
+  }
+  return out;
+}
+
+Result<std::vector<uint8_t>> htp_pad_element(const Layout& layout, DType dtype) {
+  const DTypeInfo& info = dtype_info(dtype);
+  const size_t bytes = info.bits / 8;
+  std::vector<uint8_t> out(bytes, 0);
   auto it = layout.params.find("pad");
-  if (it == layout.params.end()) return 0;
-  return static_cast<uint8_t>(std::strtoul(it->second.c_str(), nullptr, 10) & 0xFF);
+  if (it == layout.params.end()) return out;  // no padding in this layout
+  const bool integer = info.kind != DTypeKind::kFloat;
+  const int64_t lo = info.kind == DTypeKind::kSignedInt ? -(int64_t{1} << (info.bits - 1)) : 0;
+  const int64_t hi = info.kind == DTypeKind::kSignedInt ? (int64_t{1} << (info.bits - 1)) - 1
+                                                        : static_cast<int64_t>((uint64_t{1} << info.bits) - 1);
+  const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  if (layout.get("interface") == "scale_offset") {
+    if (!integer) {
+      return Status::invalid(std::string("ScaleOffsetInterface decodes quantized integer types; ") + info.name +
+                             " is a floating-point type")
+          .with_rule("htp/scale-offset-dtype");
+    }
+    const int64_t offset = layout.get_int("offset");
+    if (offset < lo || offset > hi) {
+      return Status::invalid("ScaleOffsetInterface offset " + std::to_string(offset) + " (the quantized 0) is not a value of " +
+                             info.name + ", " + range)
+          .with_rule("htp/offset-range");
+    }
+  }
+  const std::string text(trim(it->second));
+  uint64_t bits = 0;
+  if (integer) {
+    std::string_view digits = text;
+    const bool negative = !digits.empty() && digits.front() == '-';
+    if (negative) digits.remove_prefix(1);
+    uint64_t magnitude = 0;
+    bool ok = !digits.empty() && digits.size() <= 19;
+    for (char ch : digits) ok = ok && std::isdigit(static_cast<unsigned char>(ch));
+    if (ok) magnitude = std::strtoull(std::string(digits).c_str(), nullptr, 10);
+    const int64_t v = negative ? -static_cast<int64_t>(magnitude) : static_cast<int64_t>(magnitude);
+    if (!ok || magnitude > static_cast<uint64_t>(INT64_MAX) || v < lo || v > hi) {
+      return pad_error("pad " + quoted(text) + " is not a value of " + info.name + ": an integer in " + range);
+    }
+    bits = static_cast<uint64_t>(v);
+  } else {
+    // A decimal (or inf, -inf), through the nearest double; NaN is not a pad value.
+    char* end = nullptr;
+    const double v = text.empty() ? std::nan("") : std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || std::isnan(v) ||
+        text.find_first_of("xXpP") != std::string::npos) {
+      return pad_error("pad " + quoted(text) + " is not a value of " + info.name + ": a decimal number, inf or -inf");
+    }
+    const int exp_bits = dtype == DType::kFp16 ? 5 : 8, man_bits = dtype == DType::kFp16 ? 10 : dtype == DType::kBf16 ? 7 : 23;
+    if (!encode_float(v, exp_bits, man_bits, &bits)) {
+      return pad_error("pad " + quoted(text) + " is beyond the largest finite " + info.name + " value");
+    }
+  }
+  for (size_t b = 0; b < bytes; ++b) out[b] = static_cast<uint8_t>(bits >> (8 * b));
+  return out;
 }
 
 void add_htp_specs(std::vector<LayoutSpec>* specs) {
@@ -537,7 +755,7 @@ void add_htp_specs(std::vector<LayoutSpec>* specs) {
   };
   pairs.doc = "the (dimension,size) pairs as 'dim:size dim:size ...'";
   chunked.params.push_back(pairs);
-  chunked.params.push_back(pad_param());
+  for (const ParamSpec& p : pad_params()) chunked.params.push_back(p);
   chunked.parse_notation = parse_htp_text;
   chunked.format = format_chunked;
   chunked.random_case = chunked_case;
@@ -554,6 +772,43 @@ void add_htp_specs(std::vector<LayoutSpec>* specs) {
     return out;
   };
   specs->push_back(chunked);
+
+  LayoutSpec table = chunked;
+  table.name = "htp.chunk_table";
+  table.section = "Practical tips working with Crouton";
+  table.summary = "ChunkedMemoryLayout whose chunks are not consecutive: chunk k (chunk order) at byte "
+                  "k*chunk_stride or at the k-th entry of a table of bases; the gaps are not the tensor's";
+  table.params.push_back(int_param("chunk_stride", 0, kHtpMaxChunkStride, "0",
+                                   "bytes from one chunk's start to the next (0: chunk bytes, consecutive)"));
+  ParamSpec bases;
+  bases.key = "bases";
+  bases.kind = ParamKind::kText;
+  bases.default_value = [](const ParamMap&) { return std::string(kHtpNoBases); };
+  bases.doc = "byte offset of every chunk, in chunk order, as 'b0 b1 ...' (get_raw of the chunk's first element); "
+              "none: placed by chunk_stride";
+  table.params.push_back(bases);
+  table.parse_notation = nullptr;
+  table.format = nullptr;
+  table.random_case = chunk_table_case;
+  table.boundary_cases = [] {
+    std::vector<Case> out;
+    for (const char* text : {"htp.chunk_table(rank=4,pairs=0:0 1:0 2:0 3:0 1:8 2:8 3:32,chunk_stride=4096)",
+                             "htp.chunk_table(rank=2,pairs=0:0 1:0 0:2 1:4,chunk_stride=64,pad=31)",
+                             "htp.chunk_table(rank=1,pairs=0:0 0:4)",
+                             "htp.chunk_table(rank=4,pairs=0:0 1:0 3:0 2:0 2:4 3:32,chunk_stride=160)"}) {
+      auto l = parse_layout(text);
+      if (!l.ok()) continue;
+      auto b = boundaries_of(*l);
+      out.insert(out.end(), b.begin(), b.end());
+    }
+    // A table of two chunks, the second before the first, with a gap.
+    for (const char* table_text : {"96 0", "0 40", "0 32"}) {
+      auto l = make_layout("htp.chunk_table", {{"rank", "2"}, {"pairs", "0:0 1:0 1:8"}, {"bases", table_text}});
+      if (l.ok()) out.push_back(make_case(*l, DType::kFp32, Shape{1, 16}));
+    }
+    return out;
+  };
+  specs->push_back(table);
 
   LayoutSpec flat;
   flat.name = "htp.flat";
@@ -581,7 +836,9 @@ void add_htp_specs(std::vector<LayoutSpec>* specs) {
     spec.summary = n.summary;
     spec.dims = n.weights ? std::vector<std::string>{"filter_height", "filter_width", "in_channels", "out_channels"}
                           : std::vector<std::string>{"batch", "height", "width", "depth"};
-    if (has_pad(n.name)) spec.params.push_back(pad_param());
+    if (has_pad(n.name)) {
+      for (const ParamSpec& p : pad_params()) spec.params.push_back(p);
+    }
     spec.random_case = named_generator(n);
     std::string name = n.name;
     spec.boundary_cases = [name] {

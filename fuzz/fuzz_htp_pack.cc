@@ -1,6 +1,6 @@
 // HTP differential fuzzer: bytes build an arbitrary ChunkedMemoryLayout (rank,
-// chunk order, sized pairs), a shape near its chunk extents, a dtype and a pad
-// byte; optimized pack/unpack/offsets must equal the reference's. A text case
+// chunk order, sized pairs), a shape near its chunk extents, a dtype, a pad
+// value and now and then a chunk stride; optimized pack/unpack/offsets must equal the reference's. A text case
 // ("case: LAYOUT | DTYPE | SHAPE") is replayed as written.
 #include <string>
 
@@ -29,9 +29,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     static const DType kTypes[] = {DType::kUInt8, DType::kFp16, DType::kFp32, DType::kInt8};
     c.dtype = kTypes[in.take(1) % 4];
-    ParamMap params = {{"rank", std::to_string(n.rank)}, {"pairs", htp_pairs_param(n)},
-                       {"pad", std::to_string(in.take(1))}};
-    auto layout = make_layout("htp.chunked", params);
+    // The pad: a byte, a typed value, or a scale/offset tensor's quantized 0.
+    static const char* kPads[] = {"31.0", "-1", "-0.0", "0.1", "inf", "2049", "70000", "-128"};
+    const uint64_t pad = in.take(1);
+    ParamMap params = {{"rank", std::to_string(n.rank)}, {"pairs", htp_pairs_param(n)}};
+    if (pad % 4 == 0) params["pad"] = kPads[(pad >> 2) % 8];
+    else if (pad % 4 == 1) params["interface"] = "scale_offset", params["offset"] = std::to_string(pad >> 2);
+    else params["pad"] = std::to_string(pad);
+    // Chunks placed apart now and then: a chunk stride of a chunk plus a gap (htp.chunk_table).
+    uint64_t chunk_bytes = dtype_bits(c.dtype) / 8;
+    for (int64_t e : chunk) chunk_bytes *= static_cast<uint64_t>(e);
+    const uint64_t place = in.take(1);
+    if (place % 3 == 1) params["chunk_stride"] = std::to_string(chunk_bytes + (place >> 2) % 17);
+    auto layout = make_layout(params.count("chunk_stride") ? "htp.chunk_table" : "htp.chunked", params);
     if (!layout.ok()) return 0;
     c.layout = *layout;
     for (int64_t e : chunk) {

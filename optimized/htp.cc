@@ -50,7 +50,11 @@ struct Plan {
   std::vector<Loop> loops;  // fused, physical order (pack); innermost has ls == ps == 1
   std::vector<Loop> logical_order;  // the same loops, outer ones by decreasing ls (unpack)
   uint64_t elem = 1, elements = 1;
+  // The padding element: `pad` when its bytes are all equal (memset), else
+  // the element's bytes repeated.
   uint8_t pad = 0;
+  bool pad_uniform = true;
+  uint8_t pad_element[8] = {};
   // Tiles (see make_plan): loops[tile_at] has logical stride 1 and the K
   // physical elements of one of its steps are the loops inside it.
   bool tile = false;
@@ -58,7 +62,53 @@ struct Plan {
   uint64_t tile_k = 1;
   std::vector<uint64_t> tile_offset;  // K logical offsets (elements)
   std::vector<uint64_t> tile_delta;   // K x inner loops: coordinate along the loop's dimension
+  // Chunks placed apart (htp.chunk_table): chunk k of the consecutive form, bytes
+  // [k * chunk_bytes, (k + 1) * chunk_bytes), lives at start[k] (or k * stride).
+  bool placed = false;
+  uint64_t chunk_bytes = 0, stride = 0, size = 0;
+  std::vector<uint64_t> start;
 };
+
+// The placement of htp.chunk_table. Two chunks of equal length overlap exactly
+// when their starts are closer than that length: sorted starts, adjacent gaps.
+Status place(const Case& c, Plan* p) {
+  uint64_t chunk_elements = 1;
+  for (uint64_t e : p->chunk) chunk_elements *= e;
+  const uint64_t cb = chunk_elements * p->elem, chunks = p->elements / chunk_elements;
+  const uint64_t stride = static_cast<uint64_t>(c.layout.get_int("chunk_stride"));
+  const std::string& given = c.layout.get("bases");
+  const std::string table = given == kHtpNoBases ? std::string() : given;
+  p->chunk_bytes = cb;
+  p->stride = cb;
+  p->size = p->elements * p->elem;
+  if (stride != 0 && !table.empty()) return Status::invalid("chunk_stride and bases both given");
+  if (table.empty()) {
+    if (stride == 0) return Status();
+    if (stride < cb) return Status::invalid("chunk_stride " + std::to_string(stride) + " < chunk bytes " + std::to_string(cb));
+    if (stride % p->elem != 0) return Status::invalid("chunk_stride is not a multiple of the element size");
+    // The last chunk starts at (chunks - 1) * stride; both factors are below 2^60 here.
+    if (chunks - 1 > (kHtpMaxTableBytes - cb) / stride) return Status::invalid("chunks end past 2^60 bytes");
+    const uint64_t end = (chunks - 1) * stride + cb;
+    p->placed = true;
+    p->stride = stride;
+    p->size = end;
+    return Status();
+  }
+  LC_ASSIGN_OR_RETURN(p->start, parse_htp_bases(table));
+  if (p->start.size() != chunks) return Status::invalid("the chunk table does not give one base per chunk");
+  std::vector<uint64_t> sorted = p->start;
+  std::sort(sorted.begin(), sorted.end());
+  for (uint64_t b : sorted) {
+    if (b % p->elem != 0) return Status::invalid("a chunk base is not a multiple of the element size");
+  }
+  if (sorted.back() > kHtpMaxTableBytes - cb) return Status::invalid("a chunk ends past 2^60 bytes");
+  for (size_t i = 1; i < sorted.size(); ++i) {
+    if (sorted[i] - sorted[i - 1] < cb) return Status::invalid("two chunks of the table overlap");
+  }
+  p->placed = true;
+  p->size = sorted.back() + cb;
+  return Status();
+}
 
 Result<Plan> make_plan(const Case& c) {
   const DTypeInfo& info = dtype_info(c.dtype);
@@ -73,7 +123,10 @@ Result<Plan> make_plan(const Case& c) {
   }
   LC_RETURN_IF_ERROR(element_count(c.shape).status());
   p.elem = info.bits / 8;
-  p.pad = htp_pad_byte(c.layout);
+  LC_ASSIGN_OR_RETURN(std::vector<uint8_t> pad, htp_pad_element(c.layout, c.dtype));
+  std::copy(pad.begin(), pad.end(), p.pad_element);
+  p.pad = pad[0];
+  p.pad_uniform = std::all_of(pad.begin(), pad.end(), [&](uint8_t b) { return b == pad[0]; });
   p.chunk.assign(p.rank, 1);
   for (const HtpPair& q : n.pairs) p.chunk[static_cast<size_t>(q.dim)] *= q.size == 0 ? 1 : q.size;
   p.extent.resize(p.rank);
@@ -184,10 +237,24 @@ Result<Plan> make_plan(const Case& c) {
   p.logical_order = p.loops;
   std::stable_sort(p.logical_order.begin(), p.logical_order.end() - 1,  // mutate: equivalent (the row loop has the least logical stride and a stable sort keeps it last)
                    [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
+  if (c.layout.name == "htp.chunk_table") {
+    LC_RETURN_IF_ERROR(place(c, &p));
+  } else {
+    p.size = p.elements * p.elem;
+  }
   return p;
 }
 
 // ---- row copies ---------------------------------------------------------------
+
+// Padding elements from dst on, `bytes` a whole number of elements.
+inline void fill_pad(const Plan& p, uint8_t* dst, size_t bytes) {
+  if (p.pad_uniform) {
+    std::memset(dst, p.pad, bytes);
+    return;
+  }
+  for (size_t b = 0; b < bytes; b += p.elem) std::memcpy(dst + b, p.pad_element, p.elem);
+}
 
 // Large outputs bypass the cache with non-temporal 16-byte stores (SSE2, part
 // of x86-64), as memcpy does for large copies.
@@ -276,7 +343,7 @@ inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::v
           __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(logical + lo * e) + kPrefetchBytes));
         }
         if (valid_bytes != 0) copy_bytes<kRowBytes, kStream>(dst, logical + lo * e, valid_bytes);
-        if (valid_bytes != row_bytes) std::memset(dst + valid_bytes, p.pad, row_bytes - valid_bytes);
+        if (valid_bytes != row_bytes) fill_pad(p, dst + valid_bytes, row_bytes - valid_bytes);
       } else if (valid_bytes != 0) {
         copy_bytes<kRowBytes, kStream>(logical + lo * e, dst, valid_bytes);
       }
@@ -372,7 +439,7 @@ inline void deinterleave_32x4_u8(const uint8_t* phys, uint8_t* const* rows) {
 // (t, k) is padding unless t < valid_t and valid_k[k].
 template <bool kPack, size_t kE, bool kStream>
 inline void copy_tile(uint8_t* phys, uint8_t* logical, uint64_t t_count, uint64_t k_count, const uint64_t* row,
-                      uint64_t valid_t, const uint8_t* valid_k, bool all_valid, uint8_t pad) {
+                      uint64_t valid_t, const uint8_t* valid_k, bool all_valid, const uint8_t* pad) {
 #ifdef LC_HTP_X86
   if (kE == 1 && t_count == 32 && k_count == 4 && all_valid) {
     uint8_t* rows[4] = {logical + row[0], logical + row[1], logical + row[2], logical + row[3]};
@@ -389,7 +456,7 @@ inline void copy_tile(uint8_t* phys, uint8_t* logical, uint64_t t_count, uint64_
         if (kPack) std::memcpy(ph, lg, kE);
         else std::memcpy(lg, ph, kE);
       } else if (kPack) {
-        std::memset(ph, pad, kE);
+        std::memcpy(ph, pad, kE);
       }
     }
   }
@@ -434,7 +501,7 @@ void walk_tiles(const Plan& p, uint8_t* logical, uint8_t* phys) {
       __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(logical + row[0] * kE) + kPrefetchBytes));
     }
     copy_tile<kPack, kE, kStream>(phys + pbase * kE, logical, tl.count, k_count, row.data(), valid_t, valid_k.data(),
-                                  all_valid, p.pad);
+                                  all_valid, p.pad_element);
     if (!advance(p.loops, outer_loops, &value, &x, &lbase, &pbase)) break;
   }
 #ifdef LC_HTP_X86
@@ -570,7 +637,7 @@ class HtpOptimized : public Impl {
   Result<uint64_t> size_bytes(const Case& c) const override {
     LC_ASSIGN_OR_RETURN(auto p_ptr, cached_make_plan(c));
     const Plan& p = *p_ptr;
-    return p.elements * p.elem;
+    return p.size;
   }
   Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
     // Offsets come one element at a time: the plan of the last case is kept.
@@ -594,6 +661,10 @@ class HtpOptimized : public Impl {
       offset += (static_cast<uint64_t>(at[l.dim]) / l.step % l.count) * weight;
       weight *= l.count;
     }
+    if (p.placed) {
+      const uint64_t byte = offset * p.elem, k = byte / p.chunk_bytes;
+      return ((p.start.empty() ? k * p.stride : p.start[k]) + byte % p.chunk_bytes) * 8;
+    }
     return offset * p.elem * 8;
   }
   Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
@@ -601,6 +672,17 @@ class HtpOptimized : public Impl {
     LC_ASSIGN_OR_RETURN(auto p_ptr, cached_make_plan(c));
     const Plan& p = *p_ptr;
     LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    if (p.placed) {
+      // Packed consecutively, then each chunk copied to its start: one copy
+      // per chunk, none across chunks.
+      std::vector<uint8_t> chunks(p.elements * p.elem);
+      walk<true>(p, const_cast<uint8_t*>(static_cast<const uint8_t*>(logical)), chunks.data());
+      auto* dst = static_cast<uint8_t*>(physical);
+      for (uint64_t k = 0, from = 0; from < chunks.size(); ++k, from += p.chunk_bytes) {
+        std::memcpy(dst + (p.start.empty() ? k * p.stride : p.start[k]), chunks.data() + from, p.chunk_bytes);
+      }
+      return Status();
+    }
     walk<true>(p, const_cast<uint8_t*>(static_cast<const uint8_t*>(logical)), static_cast<uint8_t*>(physical));
     return Status();
   }
@@ -609,6 +691,15 @@ class HtpOptimized : public Impl {
     LC_ASSIGN_OR_RETURN(auto p_ptr, cached_make_plan(c));
     const Plan& p = *p_ptr;
     LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    if (p.placed) {
+      std::vector<uint8_t> chunks(p.elements * p.elem);
+      const auto* src = static_cast<const uint8_t*>(physical);
+      for (uint64_t k = 0, to = 0; to < chunks.size(); ++k, to += p.chunk_bytes) {
+        std::memcpy(chunks.data() + to, src + (p.start.empty() ? k * p.stride : p.start[k]), p.chunk_bytes);
+      }
+      walk<false>(p, static_cast<uint8_t*>(logical), chunks.data());
+      return Status();
+    }
     walk<false>(p, static_cast<uint8_t*>(logical), const_cast<uint8_t*>(static_cast<const uint8_t*>(physical)));
     return Status();
   }

@@ -8,6 +8,8 @@
 // zero-size pairs, and inside each chunk the sized pairs, first pair slowest.
 // Each step of the walk is one element of memory; where the walk's logical
 // coordinate lies outside the tensor, the element is padding.
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 
@@ -47,8 +49,91 @@ struct HtpModel {
   std::vector<Digit> digits;        // slowest first
   uint64_t chunk_elements = 1, chunk_count = 1, padded_elements = 1;
   uint64_t element_bytes = 1;
-  uint8_t pad = 0;
+  std::vector<uint8_t> pad;  // the padding element, little-endian
+  // Where each chunk starts, in bytes: chunk k at k * chunk_stride, or at
+  // bases[k] when the layout has a table (htp.chunk_table).
+  uint64_t chunk_stride = 0;
+  std::vector<uint64_t> bases;
+  bool table = false;
+  uint64_t size_bytes = 0;
 };
+
+// "chunks are not consecutive in memory (i.e. there's gap in memory between
+// each chunk)"; "usually use get_raw(first element's idx in chunk) to retrieve
+// the start memory location for such chunk" (Practical tips working with
+// Crouton): each chunk has its own start, from a stride or a table. A start is
+// where get_raw points, so it is a whole number of elements (oracles/ERRATA.md);
+// chunks may not share bytes, and the last byte lies below 2^60.
+Status place_chunks(const Case& c, const std::string& text, HtpModel* m) {
+  const uint64_t chunk_bytes = m->chunk_elements * m->element_bytes;
+  const uint64_t stride = static_cast<uint64_t>(c.layout.get_int("chunk_stride"));
+  const std::string& given = c.layout.get("bases");
+  const std::string table = given == kHtpNoBases ? std::string() : given;
+  const std::string where = "htp.chunk_table of " + text + ": ";
+  if (stride != 0 && !table.empty()) {
+    return Status::invalid(where + "chunk_stride=" + num(stride) + " and a table of bases both place the chunks; give one")
+        .with_rule("htp.chunk_table/stride-or-bases");
+  }
+  if (table.empty()) {
+    if (stride == 0) return Status();  // consecutive: chunk k at k * chunk bytes
+    if (stride < chunk_bytes) {
+      return Status::invalid(where + "chunk_stride " + num(stride) + " is less than the " + num(chunk_bytes) +
+                             " bytes of a chunk; chunks would overlap")
+          .with_rule("htp.chunk_table/stride-covers-chunk");
+    }
+    if (stride % m->element_bytes != 0) {
+      return Status::invalid(where + "chunk_stride " + num(stride) + " is not a multiple of the " +
+                             num(m->element_bytes) + "-byte element; get_raw of a chunk's first element would be misaligned")
+          .with_rule("htp.chunk_table/base-align-element");
+    }
+    Checked last = Checked(m->chunk_count - 1) * stride + chunk_bytes;
+    if (!last.ok() || last.value() > kHtpMaxTableBytes) {
+      return Status::invalid(where + num(m->chunk_count) + " chunks at a stride of " + num(stride) +
+                             " bytes end past 2^60 bytes")
+          .with_rule("htp.chunk_table/size-overflow");
+    }
+    m->chunk_stride = stride;
+    m->size_bytes = last.value();
+    return Status();
+  }
+  auto bases = parse_htp_bases(table);
+  if (!bases.ok()) return Status::invalid(where + bases.status().message()).with_rule("htp.chunk_table/bases-one-per-chunk");
+  if (bases->size() != m->chunk_count) {
+    return Status::invalid(where + "the table has " + num(bases->size()) + " bases, the shape " + shape_to_string(c.shape) +
+                           " has " + num(m->chunk_count) + " chunks (" + list(m->chunks) + " per dimension)")
+        .with_rule("htp.chunk_table/bases-one-per-chunk");
+  }
+  m->table = true;
+  m->bases = std::move(bases).value();
+  m->size_bytes = 0;
+  for (uint64_t k = 0; k < m->chunk_count; ++k) {
+    const uint64_t base = m->bases[k];
+    if (base % m->element_bytes != 0) {
+      return Status::invalid(where + "chunk " + num(k) + " starts at byte " + num(base) + ", not a multiple of the " +
+                             num(m->element_bytes) + "-byte element")
+          .with_rule("htp.chunk_table/base-align-element");
+    }
+    Checked end = Checked(base) + chunk_bytes;
+    if (!end.ok() || end.value() > kHtpMaxTableBytes) {
+      return Status::invalid(where + "chunk " + num(k) + " at byte " + num(base) + " ends past 2^60 bytes")
+          .with_rule("htp.chunk_table/size-overflow");
+    }
+    m->size_bytes = std::max(m->size_bytes, end.value());
+  }
+  // No two chunks share a byte: in order of their starts, each ends before the next begins.
+  std::vector<uint64_t> order(m->chunk_count);
+  for (uint64_t k = 0; k < m->chunk_count; ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](uint64_t a, uint64_t b) { return m->bases[a] < m->bases[b]; });
+  for (size_t i = 1; i < order.size(); ++i) {
+    const uint64_t a = order[i - 1], b = order[i];
+    if (m->bases[a] + chunk_bytes > m->bases[b]) {
+      return Status::invalid(where + "chunk " + num(a) + " at byte " + num(m->bases[a]) + " (" + num(chunk_bytes) +
+                             " bytes) overlaps chunk " + num(b) + " at byte " + num(m->bases[b]))
+          .with_rule("htp.chunk_table/bases-disjoint");
+    }
+  }
+  return Status();
+}
 
 Result<HtpModel> model(const Case& c) {
   if (!dtype_info(c.dtype).logical) {
@@ -77,7 +162,11 @@ Result<HtpModel> model(const Case& c) {
   LC_RETURN_IF_ERROR(element_count(c.shape).status());
   m.shape = c.shape;
   m.element_bytes = dtype_bits(c.dtype) / 8;
-  m.pad = htp_pad_byte(c.layout);
+  // "user padding need to be explicitly set to quantized 0 (or other specified
+  // value)" (Practical tips): a value of the element type; for a
+  // ScaleOffsetInterface tensor ("applies the offset and scale value",
+  // Details about Tensors) the default is the stored value of 0, the offset.
+  LC_ASSIGN_OR_RETURN(m.pad, htp_pad_element(c.layout, c.dtype));
   const size_t rank = c.shape.size();
 
   // "The numbers 1,8, 2,8, 3,32 mean that the croutons have a chunk size of
@@ -109,6 +198,9 @@ Result<HtpModel> model(const Case& c) {
   m.padded_elements = padded_elements.value();
   m.chunk_count = chunk_count.value();
   m.chunk_elements = chunk_elements.value();
+  m.chunk_stride = m.chunk_elements * m.element_bytes;  // fits: padded bytes fit
+  m.size_bytes = m.padded_elements * m.element_bytes;
+  if (c.layout.name == "htp.chunk_table") LC_RETURN_IF_ERROR(place_chunks(c, text, &m));
 
   // "That is what the 0-sized dimensions mean in the MemoryLayout": one digit
   // per zero-size pair, counting whole chunks, first pair slowest.
@@ -177,6 +269,15 @@ uint64_t element_offset(const HtpModel& m, const Coord& at) {
   return chunk_index * m.chunk_elements + inside;
 }
 
+// The byte of the memory-th element of the walk: chunk k = memory / chunk
+// elements starts at its own base (get_raw of its first element), and the
+// chunk's elements follow it contiguously.
+uint64_t byte_of(const HtpModel& m, uint64_t memory) {
+  const uint64_t chunk = memory / m.chunk_elements, inside = memory % m.chunk_elements;
+  const uint64_t base = m.table ? m.bases[chunk] : chunk * m.chunk_stride;
+  return base + inside * m.element_bytes;
+}
+
 constexpr uint64_t kPadding = UINT64_MAX;  // "pad introduced by the memory layout"
 
 // Walks memory front to back, as the 2x9x20x50 example does: "(0,0,0,0) ...
@@ -219,7 +320,7 @@ class HtpReference : public Impl {
   Result<uint64_t> size_bytes(const Case& c) const override {
     LC_ASSIGN_OR_RETURN(auto m_ptr, cached_model(c));
     const HtpModel& m = *m_ptr;
-    return m.padded_elements * m.element_bytes;
+    return m.size_bytes;
   }
 
   Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
@@ -227,7 +328,7 @@ class HtpReference : public Impl {
     if (!cached.ok()) return cached.status();
     const HtpModel& m = cached.value();
     LC_RETURN_IF_ERROR(check_coord(m, at));
-    return element_offset(m, at) * m.element_bytes * 8;
+    return byte_of(m, element_offset(m, at)) * 8;
   }
 
   Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
@@ -239,10 +340,11 @@ class HtpReference : public Impl {
     auto* dst = static_cast<uint8_t*>(physical);
     const auto* src = static_cast<const uint8_t*>(logical);
     // "user padding need to be explicitly set to quantized 0 (or other specified
-    // value)" (Practical tips): every byte of a padding element is the pad byte.
+    // value)" (Practical tips): every padding element holds the pad value.
+    // Bytes between chunks belong to no chunk: pack leaves them as they are.
     walk(m, [&](uint64_t memory, uint64_t index) {
-      if (index == kPadding) std::memset(dst + memory * e, m.pad, e);
-      else std::memcpy(dst + memory * e, src + index * e, e);
+      if (index == kPadding) std::memcpy(dst + byte_of(m, memory), m.pad.data(), e);
+      else std::memcpy(dst + byte_of(m, memory), src + index * e, e);
     });
     return Status();
   }
@@ -256,7 +358,7 @@ class HtpReference : public Impl {
     auto* dst = static_cast<uint8_t*>(logical);
     const auto* src = static_cast<const uint8_t*>(physical);
     walk(m, [&](uint64_t memory, uint64_t index) {
-      if (index != kPadding) std::memcpy(dst + index * e, src + memory * e, e);
+      if (index != kPadding) std::memcpy(dst + index * e, src + byte_of(m, memory), e);
     });
     return Status();
   }
@@ -268,19 +370,30 @@ class HtpReference : public Impl {
   Result<ByteRules> byte_rules(const Case& c) const override {
     LC_ASSIGN_OR_RETURN(auto m_ptr, cached_model(c));
     const HtpModel& m = *m_ptr;
-    const uint64_t size = m.padded_elements * m.element_bytes;
+    const uint64_t size = m.size_bytes;
     if (size > (uint64_t{1} << 30)) return Status::unsupported("byte rules are mapped for buffers of up to 1 GiB");
     const char* doc = "qualcomm-htp-memory-layout.txt";
-    ByteRulesBuilder b(size,
-                       {"htp.pad", doc, "Practical tips working with Crouton",
-                        "a padding element (pad introduced by the memory layout)",
-                        "user padding need to be explicitly set to quantized 0 (or other specified value)"},
-                       ByteKind::kFixed, m.pad);
+    const ByteRule pad_rule{"htp.pad", doc, "Practical tips working with Crouton",
+                            "a padding element (pad introduced by the memory layout)",
+                            "user padding need to be explicitly set to quantized 0 (or other specified value)"};
+    // Between chunks placed apart: "there's gap in memory between each chunk"
+    // (Practical tips working with Crouton), and the document says nothing of
+    // its contents: free (oracles/ERRATA.md, HTP 13).
+    const ByteRule gap_rule{"htp.chunk-gap", doc, "Practical tips working with Crouton",
+                            "a byte between chunks (no chunk's)",
+                            "chunks are not consecutive in memory (i.e. there's gap in memory between each chunk)"};
+    ByteRulesBuilder b = m.size_bytes == m.padded_elements * m.element_bytes && !m.table
+                             ? ByteRulesBuilder(size, pad_rule, ByteKind::kFixed, m.pad[0])
+                             : ByteRulesBuilder(size, gap_rule, ByteKind::kFree);
+    // Byte j of a padding element is byte j of the pad value (little-endian).
+    std::vector<uint8_t> padding;
+    for (uint8_t v : m.pad) padding.push_back(b.add(pad_rule, ByteKind::kFixed, v));
     const LayoutSpec* spec = find_spec(c.layout.name);
     const uint8_t element = b.add(element_rule(doc, spec ? spec->section : "Crouton Layout"), ByteKind::kElement);
     const uint64_t e = m.element_bytes;
     walk(m, [&](uint64_t memory, uint64_t index) {
-      if (index != kPadding) b.paint(memory * e, e, element);
+      if (index != kPadding) b.paint(byte_of(m, memory), e, element);
+      for (uint64_t j = 0; index == kPadding && j < e; ++j) b.paint(byte_of(m, memory) + j, 1, padding[j]);
     });
     return std::move(b).finish();
   }
@@ -304,8 +417,23 @@ class HtpReference : public Impl {
     f.push_back({"chunk_bytes", num(m.chunk_elements * m.element_bytes)});
     f.push_back({"padded_elements", num(m.padded_elements)});
     f.push_back({"padding_elements", num(m.padded_elements - *element_count(m.shape))});
-    f.push_back({"size_bytes", num(m.padded_elements * m.element_bytes)});
-    f.push_back({"pad_byte", num(m.pad)});
+    f.push_back({"size_bytes", num(m.size_bytes)});
+    if (c.layout.name == "htp.chunk_table") {
+      // get_raw(first element's idx in chunk) of the first chunks, in chunk order.
+      std::vector<uint64_t> starts;
+      for (uint64_t k = 0; k < std::min<uint64_t>(m.chunk_count, 16); ++k) starts.push_back(byte_of(m, k * m.chunk_elements));
+      f.push_back({"chunk_bases", list(starts) + (m.chunk_count > 16 ? ",..." : "")});
+      // "operations such as aligned copy can't go across chunks": the longest
+      // run of bytes a copy may treat as one is a chunk.
+      f.push_back({"contiguous_run_bytes", num(m.chunk_elements * m.element_bytes)});
+      f.push_back({"gap_bytes", num(m.size_bytes - m.padded_elements * m.element_bytes)});
+    }
+    if (m.pad.size() == 1) f.push_back({"pad_byte", num(m.pad[0])});
+    uint64_t pad_bits = 0;
+    for (size_t j = m.pad.size(); j-- > 0;) pad_bits = pad_bits << 8 | m.pad[j];
+    char hex[24];
+    std::snprintf(hex, sizeof hex, "0x%0*llx", static_cast<int>(2 * m.pad.size()), static_cast<unsigned long long>(pad_bits));
+    f.push_back({"pad_bits", hex});
     return f;
   }
 };

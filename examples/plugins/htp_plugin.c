@@ -3,7 +3,7 @@
  * ChunkedMemoryLayout<rank, pairs...>: the (d,0) pairs order the chunks
  * (first slowest); the sized pairs (d,s) shape a chunk, leftmost slowest,
  * and where one dimension has several, the rightmost is its finest digit.
- * Every dimension is padded to its chunk extent with the `pad` byte. The
+ * Every dimension is padded to its chunk extent with the `pad` value (htp_pad.h). The
  * named layouts are the document's table. The mutants in mutants/ reuse this
  * file with one bug switched on (HTP_MUTANT_*). */
 #include <stdio.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "layoutcheck/c_api.h"
+#include "htp_pad.h"
 
 #define MAX_RANK 8
 #define MAX_PAIRS 32
@@ -20,7 +21,7 @@ typedef struct {
   uint32_t dim[MAX_PAIRS];
   uint64_t size[MAX_PAIRS];
   uint64_t extent[MAX_RANK], padded[MAX_RANK], grid[MAX_RANK], chunk_elements, bytes;
-  unsigned pad;
+  uint8_t pad[8]; /* the padding element, little-endian */
 } chunked;
 
 static const struct { const char* name; const char* pairs; } kNamed[] = {
@@ -35,6 +36,10 @@ static const struct { const char* name; const char* pairs; } kNamed[] = {
     {"htp.crouton4x1", "0:0 1:0 2:0 3:0 1:8 2:2 3:32 2:4"},
     {"htp.crouton2x2", "0:0 1:0 2:0 3:0 1:4 2:4 3:32 1:2 2:2"},
     {"htp.crouton2", "0:0 1:0 2:0 3:0 1:8 2:2 3:32 2:2"},
+    /* The listings of "Details about Tensors", by their declared names. */
+    {"htp.channel_major_crouton", "0:0 1:0 2:0 3:0 1:8 2:8 3:32"},
+    {"htp.spatial_xy_major", "0:0 1:0 2:0 3:0 1:4 2:4 3:32 1:2 2:2"},
+    {"htp.spatial_x_major", "0:0 1:0 2:0 3:0 1:4 2:2 3:32 2:4"},
 #ifdef HTP_MUTANT_WEIGHTS_CHUNK_ORDER
     {"htp.weights", "2:0 3:0 0:0 1:0 2:8 3:32 2:4"}, /* the bug: in-chunks slowest instead of out-chunks */
 #else
@@ -67,7 +72,6 @@ static lc_status parse_pairs(const char* text, chunked* k, char* why, size_t n) 
 
 static lc_status plan(const lc_case* c, chunked* k, char* why, size_t n) {
   const char* pairs = NULL;
-  const char* pad = lc_param(c, "pad");
   uint32_t i, d;
   memset(k, 0, sizeof *k);
   if (strncmp(c->layout_name, "htp.", 4) != 0) return snprintf(why, n, "htp layouts only"), LC_UNSUPPORTED;
@@ -94,9 +98,12 @@ static lc_status plan(const lc_case* c, chunked* k, char* why, size_t n) {
     if (st != LC_OK) return st;
   }
   k->bytes = c->dtype_bits / 8;
-  k->pad = pad ? (unsigned)strtoul(pad, NULL, 10) : 0;
+  {
+    lc_status st = htp_pad_element(c, k->pad, why, n);
+    if (st != LC_OK) return st;
+  }
 #ifdef HTP_MUTANT_PAD_ZERO
-  k->pad = 0; /* the bug: the padding value is ignored */
+  memset(k->pad, 0, sizeof k->pad); /* the bug: the padding value is ignored */
 #endif
   k->chunk_elements = 1;
   for (d = 0; d < k->rank; ++d) k->extent[d] = 1;
@@ -184,7 +191,7 @@ static lc_status walk(const lc_case* c, uint8_t* logical, uint8_t* physical, siz
   lc_status s = plan(c, &k, why, sizeof why);
   if (s != LC_OK) return s;
   if (physical_size != total_elements(&k) * k.bytes) return LC_ERROR;
-  if (pack) memset(physical, (int)k.pad, physical_size);
+  if (pack) htp_pad_fill(physical, physical_size, k.pad, k.bytes);
   for (d = 0; d < k.rank; ++d) count *= (uint64_t)c->shape[d];
   for (i = 0; i < count; ++i) {
     uint64_t r = i;
@@ -209,6 +216,7 @@ static lc_status htp_unpack(const lc_case* c, const void* physical, size_t ps, v
 
 static const lc_capability kCapabilities[] = {
     {"htp.crouton*", "*", 0}, {"htp.depth32", "*", 0}, {"htp.nchw*", "*", 0}, {"htp.weights", "*", 0},
+    {"htp.channel_major_crouton", "*", 0}, {"htp.spatial_*", "*", 0},
 };
 
 #ifndef HTP_PLUGIN_NAME

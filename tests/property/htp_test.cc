@@ -66,7 +66,7 @@ Shape draw_shape(const std::vector<int64_t>& chunk) {
 
 Layout chunked_layout(const HtpNotation& n, int pad = 0) {
   ParamMap p = {{"rank", std::to_string(n.rank)}, {"pairs", htp_pairs_param(n)}};
-  if (pad != 0) p["pad"] = std::to_string(pad);
+  if (pad != 0) p["pad"] = std::to_string(pad % 128);  // a value of every element type
   auto l = make_layout("htp.chunked", p);
   RC_ASSERT(l.ok());
   return *l;
@@ -80,9 +80,10 @@ Case draw_case() {
   const bool named = *rc::gen::arbitrary<bool>();
   if (named) {
     const std::string name = *rc::gen::element<std::string>("htp.nchw", "htp.nchw_prose", "htp.depth32", "htp.crouton", "htp.crouton4x1",
-                                                            "htp.crouton2x2", "htp.crouton2", "htp.weights");
+                                                            "htp.crouton2x2", "htp.crouton2", "htp.weights", "htp.channel_major_crouton",
+                                                            "htp.spatial_xy_major", "htp.spatial_x_major");
     ParamMap p;
-    if (name.rfind("htp.nchw", 0) != 0 && *rc::gen::arbitrary<bool>()) p["pad"] = std::to_string(*rc::gen::inRange(0, 256));
+    if (name.rfind("htp.nchw", 0) != 0 && *rc::gen::arbitrary<bool>()) p["pad"] = std::to_string(*rc::gen::inRange(0, 128));
     Layout l = *make_layout(name, p);
     return Case{l, draw_dtype(), draw_shape(extents_of(*htp_notation_of(l)))};
   }
@@ -180,11 +181,47 @@ RC_GTEST_PROP(HtpProperty, SizeOneChunksArePermutedFlat, ()) {
   }
 }
 
-// Every byte no element owns is the pad byte; every element's bytes are its own.
-RC_GTEST_PROP(HtpProperty, PaddingBytesAreThePadValue, ()) {
+// A pad value of the element type and its bytes, little-endian: integers in
+// range (two's complement), decimals with their known encodings.
+struct PadDraw {
+  std::string text;
+  std::vector<uint8_t> bytes;
+};
+
+PadDraw draw_pad_value(DType t) {
+  const DTypeInfo& info = dtype_info(t);
+  const size_t n = info.bits / 8;
+  PadDraw d;
+  if (info.kind != DTypeKind::kFloat) {
+    const int64_t lo = info.kind == DTypeKind::kSignedInt ? -(int64_t{1} << (info.bits - 1)) : 0;
+    const int64_t hi = info.kind == DTypeKind::kSignedInt ? (int64_t{1} << (info.bits - 1)) - 1
+                                                          : static_cast<int64_t>((uint64_t{1} << info.bits) - 1);
+    const int64_t v = *rc::gen::oneOf(rc::gen::just(lo), rc::gen::just(hi), rc::gen::inRange<int64_t>(lo, hi));
+    d.text = std::to_string(v);
+    for (size_t b = 0; b < n; ++b) d.bytes.push_back(static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * b)));
+    return d;
+  }
+  struct Known { const char* text; uint32_t fp16, bf16, fp32; };
+  static const Known kKnown[] = {
+      {"31.0", 0x4FC0, 0x41F8, 0x41F80000}, {"31", 0x4FC0, 0x41F8, 0x41F80000}, {"-0.0", 0x8000, 0x8000, 0x80000000},
+      {"0.1", 0x2E66, 0x3DCD, 0x3DCCCCCD},  {"inf", 0x7C00, 0x7F80, 0x7F800000}, {"-3.25", 0xC280, 0xC050, 0xC0500000},
+      {"65504", 0x7BFF, 0x4780, 0x477FE000}, {"1e-7", 0x0002, 0x33D7, 0x33D6BF95}, {"2049", 0x6800, 0x4500, 0x45001000},
+      {"0", 0, 0, 0}};
+  const Known k = *rc::gen::elementOf(std::vector<Known>(std::begin(kKnown), std::end(kKnown)));
+  const uint32_t bits = t == DType::kFp16 ? k.fp16 : t == DType::kBf16 ? k.bf16 : k.fp32;
+  d.text = k.text;
+  for (size_t b = 0; b < n; ++b) d.bytes.push_back(static_cast<uint8_t>(bits >> (8 * b)));
+  return d;
+}
+
+// Every element no coordinate owns holds the pad value, in the element type;
+// every element's bytes are its own.
+RC_GTEST_PROP(HtpProperty, PaddingElementsHoldThePadValue, ()) {
   const HtpNotation n = draw_notation();
-  const int pad = *rc::gen::inRange(0, 256);
-  const Case c{chunked_layout(n, pad), draw_dtype(), draw_shape(extents_of(n))};
+  const DType t = draw_dtype();
+  const PadDraw pad = draw_pad_value(t);
+  ParamMap p = {{"rank", std::to_string(n.rank)}, {"pairs", htp_pairs_param(n)}, {"pad", pad.text}};
+  const Case c{*make_layout("htp.chunked", p), t, draw_shape(extents_of(n))};
   std::vector<uint8_t> logical;
   fill_position_unique(c, 3, &logical);
   const uint64_t e = dtype_bits(c.dtype) / 8;
@@ -199,15 +236,42 @@ RC_GTEST_PROP(HtpProperty, PaddingBytesAreThePadValue, ()) {
       }
     }
     for (size_t b = 0; b < phys.size(); ++b) {
-      if (!owned[b]) RC_ASSERT(phys[b] == static_cast<uint8_t>(pad));
+      if (!owned[b]) RC_ASSERT(phys[b] == pad.bytes[b % e]);
     }
+  }
+}
+
+// A scale/offset tensor pads with its quantized 0, the offset, unless told otherwise.
+RC_GTEST_PROP(HtpProperty, ScaleOffsetPadsWithTheQuantizedZero, ()) {
+  const HtpNotation n = draw_notation();
+  const DType t = *rc::gen::element(DType::kUInt8, DType::kInt8, DType::kInt16, DType::kUInt16, DType::kInt32);
+  const PadDraw zero = draw_pad_value(t);  // an integer of the type: the offset
+  ParamMap p = {{"rank", std::to_string(n.rank)}, {"pairs", htp_pairs_param(n)}, {"interface", "scale_offset"},
+                {"offset", zero.text}};
+  const Case c{*make_layout("htp.chunked", p), t, draw_shape(extents_of(n))};
+  RC_ASSERT(c.layout.get("pad") == zero.text);
+  auto element = htp_pad_element(c.layout, t);
+  RC_ASSERT(element.ok());
+  RC_ASSERT(*element == zero.bytes);
+  std::vector<uint8_t> logical;
+  fill_position_unique(c, 9, &logical);
+  const uint64_t e = dtype_bits(t) / 8;
+  const std::vector<uint8_t> a = packed(reference_impl(), c, logical), b = packed(optimized_impl(), c, logical);
+  RC_ASSERT(a == b);
+  std::vector<bool> owned(a.size(), false);
+  for (uint64_t o : offsets(reference_impl(), c)) {
+    for (uint64_t k = 0; k < e; ++k) owned[o + k] = true;
+  }
+  for (size_t k = 0; k < a.size(); ++k) {
+    if (!owned[k]) RC_ASSERT(a[k] == zero.bytes[k % e]);
   }
 }
 
 // A named layout equals its notation spelled out.
 RC_GTEST_PROP(HtpProperty, NamedEqualsItsNotation, ()) {
   const std::string name = *rc::gen::element<std::string>("htp.nchw", "htp.nchw_prose", "htp.depth32", "htp.crouton", "htp.crouton4x1",
-                                                          "htp.crouton2x2", "htp.crouton2", "htp.weights");
+                                                          "htp.crouton2x2", "htp.crouton2", "htp.weights", "htp.channel_major_crouton",
+                                                            "htp.spatial_xy_major", "htp.spatial_x_major");
   const Layout named = *make_layout(name);
   const HtpNotation n = *htp_notation_of(named);
   const Case a{named, DType::kFp16, draw_shape(extents_of(n))};
@@ -229,6 +293,57 @@ RC_GTEST_PROP(HtpProperty, NotationTextRoundTrips, ()) {
   auto parsed = parse_htp_notation(text);
   RC_ASSERT(parsed.ok());
   RC_ASSERT(*parsed == n);
+}
+
+// A chunk table moves whole chunks: chunk k of the consecutive layout, byte for
+// byte, lands at its own start, and every element with it.
+RC_GTEST_PROP(HtpProperty, ChunkTableMovesWholeChunks, ()) {
+  const HtpNotation n = draw_notation();
+  const int pad = *rc::gen::inRange(0, 256);
+  const Case consecutive{chunked_layout(n, pad), draw_dtype(), draw_shape(extents_of(n))};
+  const uint64_t e = dtype_bits(consecutive.dtype) / 8;
+  uint64_t chunk_bytes = e, chunks = 1;
+  const std::vector<int64_t> ext = extents_of(n);
+  for (size_t d = 0; d < ext.size(); ++d) {
+    chunk_bytes *= static_cast<uint64_t>(ext[d]);
+    chunks *= static_cast<uint64_t>((consecutive.shape[d] + ext[d] - 1) / ext[d]);
+  }
+  RC_PRE(chunks <= 64);
+  std::vector<uint64_t> start(chunks);
+  ParamMap p = consecutive.layout.params;
+  if (*rc::gen::arbitrary<bool>()) {
+    const uint64_t stride = chunk_bytes + e * *rc::gen::inRange<uint64_t>(0, 9);
+    p["chunk_stride"] = std::to_string(stride);
+    for (uint64_t k = 0; k < chunks; ++k) start[k] = k * stride;
+  } else {
+    const auto keys = *rc::gen::container<std::vector<int>>(chunks, rc::gen::arbitrary<int>());
+    std::vector<uint64_t> slot(chunks);
+    std::iota(slot.begin(), slot.end(), 0);
+    std::stable_sort(slot.begin(), slot.end(), [&](uint64_t a, uint64_t b) { return keys[a] < keys[b]; });
+    const uint64_t pitch = chunk_bytes + e * *rc::gen::inRange<uint64_t>(0, 5);
+    std::string table;
+    for (uint64_t k = 0; k < chunks; ++k) {
+      start[k] = e + slot[k] * pitch;
+      table += (k ? " " : "") + std::to_string(start[k]);
+    }
+    p["bases"] = table;
+  }
+  Case placed = consecutive;
+  placed.layout = *make_layout("htp.chunk_table", p);
+  std::vector<uint8_t> logical;
+  fill_position_unique(consecutive, 5, &logical);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    RC_ASSERT(impl->supports(placed).ok());
+    const std::vector<uint64_t> a = offsets(*impl, consecutive), b = offsets(*impl, placed);
+    for (size_t i = 0; i < a.size(); ++i) RC_ASSERT(b[i] == start[a[i] / chunk_bytes] + a[i] % chunk_bytes);
+    const std::vector<uint8_t> flat = packed(*impl, consecutive, logical), moved = packed(*impl, placed, logical);
+    for (uint64_t k = 0; k < chunks; ++k) {
+      RC_ASSERT(std::equal(flat.begin() + static_cast<std::ptrdiff_t>(k * chunk_bytes),
+                           flat.begin() + static_cast<std::ptrdiff_t>((k + 1) * chunk_bytes),
+                           moved.begin() + static_cast<std::ptrdiff_t>(start[k])));
+    }
+  }
+  RC_ASSERT(check(placed, reference_impl(), optimized_impl()).verdict == Verdict::kPass);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 #include "core/htp_notation.h"
+#include "layoutcheck/byte_rules.h"
 #include "support.h"
 
 namespace layoutcheck {
@@ -44,9 +46,38 @@ TEST(HtpNotation, vendor_names_are_aliases) {
       {"R4FlatMemoryLayout", "FlatMemoryLayout<4>"},  {"R4NCHWMemoryLayout", "htp.nchw"},
       {"R4Depth32MemoryLayout", "htp.depth32"},       {"R4CroutonLayout", "htp.crouton"},
       {"R4Crouton4x1Layout", "htp.crouton4x1"},       {"R4Crouton2x2Layout", "htp.crouton2x2"},
-      {"R4Crouton2Layout", "htp.crouton2"},           {"R4CroutonLayout(pad=31)", "htp.crouton(pad=31)"}};
+      {"R4Crouton2Layout", "htp.crouton2"},           {"R4CroutonLayout(pad=31)", "htp.crouton(pad=31)"},
+      {"ChannelMajorCrouton", "htp.channel_major_crouton"}, {"SpatialXYMajor", "htp.spatial_xy_major"},
+      {"SpatialXMajor", "htp.spatial_x_major"},       {"SpatialXMajor(pad=5)", "htp.spatial_x_major(pad=5)"}};
   for (const auto& [alias, name] : aliases) EXPECT_EQ(canonical(alias), name) << alias;
   expect_invalid("R4CroutonLayoutX", {"unknown layout"});
+  expect_invalid("SpatialXMajorY", {"unknown layout"});
+}
+
+TEST(HtpNotation, listing_names_mean_their_annotated_listings) {
+  const std::map<std::string, std::string> listings = {
+      {"ChannelMajorCrouton",
+       "ChunkedMemoryLayout< /* RANK */ 4, /* Least Major: Batch Dim, all the rest */ 0,0, /* height */ 1,0, "
+       "/* width */ 2,0, /* depth */ 3,0, /* 8 rows high */ 1,8, /* 8 columns wide */ 2,8, /* 32 channels deep */ 3,32>"},
+      {"SpatialXYMajor",
+       "ChunkedMemoryLayout< /* RANK */ 4, 0,0, 1,0, 2,0, 3,0, /* 4 high */ 1,4, /* 4 wide */ 2,4, "
+       "/* 32 channels deep */ 3,32, /* 2 rows */ 1,2, /* 2 cols */ 2,2>"},
+      {"SpatialXMajor",
+       "ChunkedMemoryLayout< /* RANK */ 4, 0,0, 1,0, 2,0, 3,0, /* 8 high */ 1,4, /* 2 wide */ 2,2, "
+       "/* 32 channels deep */ 3,32, /* 4 cols */ 2,4>"}};
+  for (const auto& [name, listing] : listings) {
+    auto named = parse_layout(name);
+    ASSERT_TRUE(named.ok()) << name << ": " << named.status().message();
+    EXPECT_EQ(htp_notation_text(*htp_notation_of(*named)), canonical(listing)) << name;
+    EXPECT_EQ(find_spec(named->name)->section, "Details about Tensors") << name;
+  }
+  // SpatialXMajor is taken as written (1,4), not as R4Crouton4x1Layout (1,8).
+  EXPECT_NE(htp_notation_text(*htp_notation_of(*parse_layout("SpatialXMajor"))),
+            htp_notation_text(*htp_notation_of(*parse_layout("R4Crouton4x1Layout"))));
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    EXPECT_EQ(must_offset(*impl, must_case("SpatialXMajor", "uint8", "1,8,8,64"), {0, 4, 0, 0}), 2048u);
+    EXPECT_EQ(must_offset(*impl, must_case("R4Crouton4x1Layout", "uint8", "1,8,8,64"), {0, 4, 0, 0}), 1024u);
+  }
 }
 
 TEST(HtpNotation, round_trips) {
@@ -93,7 +124,7 @@ TEST(HtpNotation, invalid_notations_name_the_rule_and_values) {
   expect_invalid("ChunkedMemoryLayout<2, 0,0, 1,0", {"missing '>' closing the '<' at column 20", "ChunkedMemoryLayout<rank, dim,size, ...>"});
   expect_invalid("ChunkedMemoryLayout<1, 0,0> x", {"unexpected text 'x'"});
   expect_invalid("ChunkedMemoryLayout<1, 0,0>(foo=1)", {"unknown parameter 'foo'"});
-  expect_invalid("ChunkedMemoryLayout<1, 0,0>(pad=256)", {"pad=256", "[0, 255]"});
+  EXPECT_EQ(reference_impl().supports(must_case("ChunkedMemoryLayout<1, 0,0>(pad=256)", "uint8", "3")).rule(), "htp/pad-value");
   expect_invalid("ChunkedMemoryLayout<1, 0,0>(rank=2)", {"rank and pairs are given in <...>"});
   expect_invalid("FlatMemoryLayout<0>", {"rank 0"});
   expect_invalid("FlatMemoryLayout<100>", {"rank 100", "[1, 64]"});
@@ -145,7 +176,7 @@ TEST(HtpDescribe, crouton_walk_facts) {
   EXPECT_EQ(f["chunk_order"], "0,1,2,3");
   EXPECT_EQ(f["chunk_bytes"], "4096");
   EXPECT_EQ(f["size_bytes"], "98304");
-  EXPECT_EQ(f["pad_byte"], "31");
+  EXPECT_EQ(f["pad_bits"], "0x4fc0");
   EXPECT_EQ(f["notation"], "ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 1,8, 2,8, 3,32>");
 }
 
@@ -252,6 +283,212 @@ TEST(HtpLarge, streaming_rows_equal_the_reference) {
   expect_pass("htp.crouton(pad=5)", "uint8", "1,63,70,2050");
   expect_pass("htp.crouton4x1", "uint8", "1,64,64,2048");
   expect_pass("htp.crouton4x1(pad=9)", "uint8", "1,63,70,2050");
+}
+
+TEST(HtpChunkTable, invalid_placements_name_the_rule_and_values) {
+  struct Bad { const char* layout; const char* rule; std::vector<const char*> needles; };
+  const std::string pairs = "htp.chunk_table(rank=2,pairs=0:0 1:0 1:8,";
+  for (const Bad& b : std::vector<Bad>{
+           {"chunk_stride=15)", "htp.chunk_table/stride-covers-chunk", {"chunk_stride 15", "16 bytes of a chunk"}},
+           {"chunk_stride=17)", "htp.chunk_table/base-align-element", {"chunk_stride 17", "2-byte element"}},
+           {"chunk_stride=16,bases=0 16 32 48)", "htp.chunk_table/stride-or-bases", {"chunk_stride=16", "give one"}},
+           {"bases=0 16 32)", "htp.chunk_table/bases-one-per-chunk", {"3 bases", "4 chunks", "2,2"}},
+           {"bases=0 16 32 48 64)", "htp.chunk_table/bases-one-per-chunk", {"5 bases", "4 chunks"}},
+           {"bases=0 16 x 48)", "htp.chunk_table/bases-one-per-chunk", {"'x'"}},
+           {"bases=0 16 33 64)", "htp.chunk_table/base-align-element", {"chunk 2 starts at byte 33"}},
+           {"bases=0 40 30 64)", "htp.chunk_table/bases-disjoint", {"chunk 2 at byte 30", "overlaps chunk 1 at byte 40"}},
+           {"bases=0 16 32 1152921504606846962)", "htp.chunk_table/size-overflow", {"chunk 3", "2^60"}},
+           {"chunk_stride=281474976710656)", "", {}},
+       }) {
+    Case c = must_case(pairs + b.layout, "fp16", "2,10");
+    Status s = reference_impl().supports(c);
+    if (std::string(b.rule).empty()) {
+      EXPECT_TRUE(s.ok()) << s.to_string();
+      EXPECT_EQ(*reference_impl().size_bytes(c), 3 * (uint64_t{1} << 48) + 16);
+      EXPECT_EQ(*optimized_impl().size_bytes(c), 3 * (uint64_t{1} << 48) + 16);
+      continue;
+    }
+    ASSERT_EQ(s.code(), StatusCode::kInvalid) << b.layout << " " << s.to_string();
+    EXPECT_EQ(s.rule(), b.rule) << b.layout;
+    for (const char* n : b.needles) EXPECT_NE(s.message().find(n), std::string::npos) << s.message() << " lacks " << n;
+    EXPECT_EQ(optimized_impl().supports(c).code(), StatusCode::kInvalid) << b.layout;
+    EXPECT_EQ(check(c, reference_impl(), optimized_impl()).verdict, Verdict::kBothInvalid);
+  }
+  Case far = must_case("htp.chunk_table(rank=1,pairs=0:0,chunk_stride=281474976710656)", "uint8", "4097");
+  EXPECT_EQ(reference_impl().supports(far).rule(), "htp.chunk_table/size-overflow");
+  EXPECT_EQ(optimized_impl().supports(far).code(), StatusCode::kInvalid);
+  EXPECT_TRUE(reference_impl().supports(must_case("htp.chunk_table(rank=1,pairs=0:0,chunk_stride=281474976710656)", "uint8", "4096")).ok());
+}
+
+TEST(HtpChunkTable, defaults_are_the_consecutive_layout) {
+  Case table = must_case("htp.chunk_table(rank=4,pairs=0:0 1:0 2:0 3:0 1:8 2:8 3:32,pad=7)", "fp16", "1,9,9,33");
+  Case chunked = must_case("R4CroutonLayout(pad=7)", "fp16", "1,9,9,33");
+  std::vector<uint8_t> logical(*logical_bytes(table));
+  for (size_t i = 0; i < logical.size(); ++i) logical[i] = static_cast<uint8_t>(i * 7 + 1);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    ASSERT_EQ(*impl->size_bytes(table), *impl->size_bytes(chunked));
+    std::vector<uint8_t> a(*impl->size_bytes(table), 0xEE), b(a.size(), 0xEE);
+    ASSERT_TRUE(impl->pack(table, logical.data(), logical.size(), a.data(), a.size()).ok());
+    ASSERT_TRUE(impl->pack(chunked, logical.data(), logical.size(), b.data(), b.size()).ok());
+    EXPECT_EQ(a, b) << impl->name();
+  }
+  EXPECT_EQ(to_string(table.layout), "htp.chunk_table(pairs=0:0 1:0 2:0 3:0 1:8 2:8 3:32,pad=7)");
+  EXPECT_EQ(to_string(*parse_layout("ChunkedMemoryLayout<2, 0,0, 1,0, 1,8>(chunk_stride=24)")),
+            "htp.chunk_table(rank=2,pairs=0:0 1:0 1:8,chunk_stride=24)");
+}
+
+TEST(HtpChunkTable, chunks_land_at_their_bases_and_gaps_are_free) {
+  Case c = must_case("htp.chunk_table(rank=2,pairs=0:0 1:0 1:8,bases=72 0 48 24,pad=9)", "fp16", "2,10");
+  std::vector<uint8_t> logical(40);
+  for (size_t i = 0; i < logical.size(); ++i) logical[i] = static_cast<uint8_t>(100 + i);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    ASSERT_EQ(*impl->size_bytes(c), 88u);
+    std::vector<uint8_t> phys(88, 0xEE);
+    ASSERT_TRUE(impl->pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
+    EXPECT_EQ(phys[72], 100);  // (0,0): chunk 0 at 72
+    EXPECT_EQ(phys[0], 116);   // (0,8): chunk 1 at 0
+    EXPECT_EQ(phys[4], 0x80);  // (0,10): padding of chunk 1, 9.0 = 0x4880
+    EXPECT_EQ(phys[5], 0x48);
+    EXPECT_EQ(phys[48], 120);  // (1,0): chunk 2 at 48
+    EXPECT_EQ(phys[24], 136);  // (1,8): chunk 3 at 24
+    EXPECT_EQ(phys[16], 0xEE) << impl->name();  // a gap: left as it was
+    EXPECT_EQ(must_offset(*impl, c, {1, 9}), 26u);
+    std::vector<uint8_t> back(40, 0);
+    ASSERT_TRUE(impl->unpack(c, phys.data(), phys.size(), back.data(), back.size()).ok());
+    EXPECT_EQ(back, logical) << impl->name();
+  }
+  ByteRules r = *byte_rules(c);
+  EXPECT_EQ(r.bytes_of(ByteKind::kFree), 24u);
+  EXPECT_EQ(r.rule_of(*r.find(16)).id, "htp.chunk-gap");
+  EXPECT_EQ(r.find(16)->kind, ByteKind::kFree);
+  EXPECT_EQ(r.find(4)->kind, ByteKind::kFixed);
+  EXPECT_EQ(r.find(4)->value, 0x80);
+  const auto facts = facts_of(c);
+  EXPECT_EQ(facts.at("chunk_bases"), "72,0,48,24");
+  EXPECT_EQ(facts.at("contiguous_run_bytes"), "16");
+  EXPECT_EQ(facts.at("gap_bytes"), "24");
+}
+
+// The checker notices an implementation that packs the chunks consecutively.
+class Consecutive : public testing::ForwardingImpl {
+ public:
+  using ForwardingImpl::ForwardingImpl;
+  static Case consecutive(const Case& c) {
+    Case t = c;
+    t.layout.params["chunk_stride"] = "0";
+    t.layout.params["bases"] = kHtpNoBases;
+    return t;
+  }
+  Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override { return inner_.offset_bits(consecutive(c), at); }
+  Status pack(const Case& c, const void* l, size_t ls, void* p, size_t ps) const override {
+    std::vector<uint8_t> tmp(*inner_.size_bytes(consecutive(c)));
+    LC_RETURN_IF_ERROR(inner_.pack(consecutive(c), l, ls, tmp.data(), tmp.size()));
+    std::memcpy(p, tmp.data(), std::min(ps, tmp.size()));
+    return Status();
+  }
+};
+
+TEST(HtpChunkTable, checker_catches_chunks_packed_consecutively) {
+  Consecutive mutant(optimized_impl());
+  CheckReport r = check(must_case("htp.chunk_table(rank=2,pairs=0:0 1:0 1:8,chunk_stride=24)", "fp16", "2,10"),
+                        reference_impl(), mutant);
+  EXPECT_EQ(r.verdict, Verdict::kFail);
+  // The gaps are free: each pack leaves its own poison there, and the check passes.
+  EXPECT_EQ(check(must_case("htp.chunk_table(rank=2,pairs=0:0 1:0 1:8,chunk_stride=24)", "fp16", "2,10"),
+                  reference_impl(), optimized_impl()).verdict, Verdict::kPass);
+}
+
+TEST(HtpPad, the_pad_value_is_a_value_of_the_element_type) {
+  struct Want { const char* layout; DType t; std::vector<uint8_t> bytes; };
+  for (const Want& w : std::vector<Want>{
+           {"htp.crouton(pad=31)", DType::kUInt8, {0x1F}},
+           {"htp.crouton(pad=-1)", DType::kInt8, {0xFF}},
+           {"htp.crouton(pad=31.0)", DType::kFp16, {0xC0, 0x4F}},
+           {"htp.crouton(pad=31)", DType::kFp16, {0xC0, 0x4F}},
+           {"htp.crouton(pad=31)", DType::kBf16, {0xF8, 0x41}},
+           {"htp.crouton(pad=31)", DType::kFp32, {0x00, 0x00, 0xF8, 0x41}},
+           {"htp.crouton(pad=-0.0)", DType::kFp16, {0x00, 0x80}},
+           {"htp.crouton(pad=65504)", DType::kFp16, {0xFF, 0x7B}},
+           {"htp.crouton(pad=2049)", DType::kFp16, {0x00, 0x68}},  // a tie: to the even 2048
+           {"htp.crouton(pad=2051)", DType::kFp16, {0x02, 0x68}},  // a tie: to the even 2052
+           {"htp.crouton(pad=6e-8)", DType::kFp16, {0x01, 0x00}},  // the smallest subnormal
+           {"htp.crouton(pad=-inf)", DType::kBf16, {0x80, 0xFF}},
+           {"htp.crouton(pad=-300)", DType::kInt16, {0xD4, 0xFE}},
+           {"htp.crouton(pad=4294967295)", DType::kUInt32, {0xFF, 0xFF, 0xFF, 0xFF}},
+           {"htp.crouton(interface=scale_offset,offset=128)", DType::kUInt8, {0x80}},
+           {"htp.crouton(interface=scale_offset,offset=-5)", DType::kInt16, {0xFB, 0xFF}},
+           {"htp.crouton(interface=scale_offset,offset=128,pad=3)", DType::kUInt8, {0x03}},
+       }) {
+    auto bytes = htp_pad_element(*parse_layout(w.layout), w.t);
+    ASSERT_TRUE(bytes.ok()) << w.layout << ": " << bytes.status().message();
+    EXPECT_EQ(*bytes, w.bytes) << w.layout << " " << dtype_name(w.t);
+  }
+  struct Bad { const char* layout; const char* dtype; const char* rule; const char* needle; };
+  for (const Bad& b : std::vector<Bad>{
+           {"htp.crouton(pad=31.0)", "uint8", "htp/pad-value", "an integer in [0, 255]"},
+           {"htp.crouton(pad=128)", "int8", "htp/pad-value", "[-128, 127]"},
+           {"htp.crouton(pad=-1)", "uint16", "htp/pad-value", "[0, 65535]"},
+           {"htp.crouton(pad=70000)", "fp16", "htp/pad-value", "largest finite fp16"},
+           {"htp.crouton(pad=nan)", "fp32", "htp/pad-value", "a decimal number"},
+           {"htp.crouton(pad=0x1f)", "fp16", "htp/pad-value", "'0x1f'"},
+           {"htp.crouton(pad=abc)", "uint8", "htp/pad-value", "'abc'"},
+           {"htp.crouton(interface=scale_offset)", "fp16", "htp/scale-offset-dtype", "fp16 is a floating-point type"},
+           {"htp.crouton(interface=scale_offset,offset=128)", "int8", "htp/offset-range", "offset 128"},
+           {"htp.weights(interface=scale_offset,offset=-1)", "uint8", "htp/offset-range", "[0, 255]"},
+       }) {
+    Case c = must_case(b.layout, b.dtype, "1,8,8,32");
+    Status s = reference_impl().supports(c);
+    ASSERT_EQ(s.code(), StatusCode::kInvalid) << b.layout << " " << b.dtype;
+    EXPECT_EQ(s.rule(), b.rule) << b.layout;
+    EXPECT_NE(s.message().find(b.needle), std::string::npos) << s.message() << " lacks " << b.needle;
+    EXPECT_EQ(optimized_impl().supports(c).code(), StatusCode::kInvalid) << b.layout;
+  }
+}
+
+TEST(HtpPad, padding_elements_hold_the_typed_value) {
+  Case c = must_case("R4CroutonLayout(pad=31.0)", "fp16", "1,3,5,30");
+  std::vector<uint8_t> logical(900, 0x11);
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    std::vector<uint8_t> phys(4096, 0xEE);
+    ASSERT_TRUE(impl->pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
+    EXPECT_EQ(phys[60], 0xC0) << impl->name();  // (0,0,0,30) is padding: 31.0 = 0x4FC0
+    EXPECT_EQ(phys[61], 0x4F) << impl->name();
+    EXPECT_EQ(phys[4094], 0xC0) << impl->name();
+    EXPECT_EQ(phys[4095], 0x4F) << impl->name();
+  }
+  EXPECT_EQ(facts_of(c).at("pad_bits"), "0x4fc0");
+  ByteRules r = *byte_rules(c);
+  EXPECT_EQ(r.find(60)->value, 0xC0);
+  EXPECT_EQ(r.find(61)->value, 0x4F);
+}
+
+// The checker notices padding written byte by byte (0x1F1F for fp16 31.0).
+class BytePadding : public testing::ForwardingImpl {
+ public:
+  using ForwardingImpl::ForwardingImpl;
+  Status pack(const Case& c, const void* l, size_t ls, void* p, size_t ps) const override {
+    LC_RETURN_IF_ERROR(inner_.pack(c, l, ls, p, ps));
+    LC_ASSIGN_OR_RETURN(ByteRules r, reference_impl().byte_rules(c));
+    auto* bytes = static_cast<uint8_t*>(p);
+    for (const ByteRegion& g : r.regions) {
+      if (g.kind == ByteKind::kFixed) std::memset(bytes + g.first, 31, g.length);
+    }
+    return Status();
+  }
+};
+
+TEST(HtpPad, checker_catches_padding_bytes_that_are_not_the_typed_value) {
+  BytePadding mutant(optimized_impl());
+  CheckReport r = check(must_case("htp.crouton(pad=31.0)", "fp16", "1,3,5,30"), reference_impl(), mutant);
+  EXPECT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_NE(r.message.find("padding must be 0xc0"), std::string::npos) << r.message;
+  // For uint8 the byte and the value agree: the same mutant passes.
+  EXPECT_EQ(check(must_case("htp.crouton(pad=31)", "uint8", "1,3,5,30"), reference_impl(), mutant).verdict, Verdict::kPass);
+  // A scale/offset tensor padded with 0 instead of its quantized 0 fails.
+  ZeroPadding zero(optimized_impl());
+  CheckReport q = check(must_case("htp.crouton(interface=scale_offset,offset=128)", "uint8", "1,3,5,30"), reference_impl(), zero);
+  EXPECT_EQ(q.verdict, Verdict::kFail);
+  EXPECT_NE(q.message.find("padding must be 0x80"), std::string::npos) << q.message;
 }
 
 }  // namespace
