@@ -370,10 +370,10 @@ std::string totals_line(const Totals& t) {
 }
 
 void print_text(const std::vector<Row>& rows) {
-  std::printf("%-34s %-9s %-4s %-4s %7s %-4s %-4s %-4s %s\n", "ITEM", "KIND", "REF", "OPT", "ORACLES", "PROP", "FUZZ",
+  std::printf("%-38s %-9s %-4s %-4s %7s %-4s %-4s %-4s %s\n", "ITEM", "KIND", "REF", "OPT", "ORACLES", "PROP", "FUZZ",
               "PLUG", "STATUS");
   for (const Row& r : rows) {
-    std::printf("%-34s %-9s %-4s %-4s %7d %-4s %-4s %-4s %s\n", r.item->id.c_str(), r.item->kind.c_str(),
+    std::printf("%-38s %-9s %-4s %-4s %7d %-4s %-4s %-4s %s\n", r.item->id.c_str(), r.item->kind.c_str(),
                 yes(r.reference).c_str(), yes(r.optimized).c_str(), r.oracles, yes(!r.item->properties.empty()).c_str(),
                 yes(!r.fuzzers.empty()).c_str(), yes(r.plugin).c_str(), r.status.c_str());
   }
