@@ -212,24 +212,59 @@ std::vector<const LayoutSpec*> layouts_of(const Target& t) {
   return out;
 }
 
-// Whether the optimized implementation accepts every valid case among the
-// layout's first boundary cases and a fixed draw of random ones.
-bool optimized_accepts(const LayoutSpec& spec) {
-  static std::map<std::string, bool> cache;
+// What the implementations make of a layout's first boundary cases and a
+// fixed draw of random ones: whether the reference accepts any, and whether the
+// optimized implementation accepts every case the reference accepts.
+struct LayoutVerdict {
+  bool reference = false, optimized = false;
+};
+
+const LayoutVerdict& layout_verdict(const LayoutSpec& spec) {
+  static std::map<std::string, LayoutVerdict> cache;
   if (auto it = cache.find(spec.name); it != cache.end()) return it->second;
   std::vector<Case> cases;
   if (spec.boundary_cases) cases = spec.boundary_cases();
   if (cases.size() > 64) cases.resize(64);
   std::mt19937_64 rng(1);
   for (int i = 0; i < 64 && spec.random_case; ++i) cases.push_back(spec.random_case(rng, i % 2));
-  int valid = 0;
-  bool accepts = true;
+  LayoutVerdict v;
+  v.optimized = true;
   for (const Case& c : cases) {
     if (!reference_impl().supports(c).ok()) continue;
-    ++valid;
-    accepts &= optimized_impl().supports(c).ok();
+    v.reference = true;
+    v.optimized &= optimized_impl().supports(c).ok();
   }
-  return cache[spec.name] = accepts && valid > 0;
+  v.optimized &= v.reference;
+  return cache[spec.name] = v;
+}
+
+// Whether the reference rejects some case by the rule (among the cases that
+// break the rules of its layouts, and the oracle cases), and whether the
+// optimized implementation rejects every such case. A limit of layoutcheck's
+// own (is_limit_rule) binds the reference only.
+struct RuleVerdict {
+  bool reference = false, optimized = false;
+};
+
+RuleVerdict rule_verdict(const std::string& id, const std::vector<const Case*>& oracle_rejections) {
+  static std::map<std::string, RuleVerdict> cache;
+  if (auto it = cache.find(id); it != cache.end()) return it->second;
+  std::vector<const Case*> broken = oracle_rejections;
+  for (const LayoutSpec& s : layout_specs()) {
+    bool applies = false;
+    for (const Rule* r : rules_of(s.name)) applies |= r->id == id;
+    if (!applies) continue;
+    for (const Case& c : strength_cases(s, reference_impl())) {
+      if (reference_impl().supports(c).rule() == id) broken.push_back(&c);
+    }
+  }
+  RuleVerdict v;
+  v.reference = !broken.empty();
+  v.optimized = v.reference;
+  for (const Case* c : broken) {
+    if (!is_limit_rule(id)) v.optimized &= !optimized_impl().supports(*c).ok();
+  }
+  return cache[id] = v;
 }
 
 bool entry_implemented(const std::string& name, bool reference) {
@@ -294,24 +329,40 @@ Row derive(const Item& item, const std::vector<OracleRef>& oracles) {
   row.item = &item;
   row.fuzzers = item.fuzzers;
   if (!item.targets.empty()) {
-    row.reference = true;  // every target resolved when the list was read
+    row.reference = true;
+    bool optimized = true, tables = false;
     std::set<const LayoutSpec*> layouts;
-    bool entries_optimized = true, tables = false;
     for (const Target& t : item.targets) {
       for (const LayoutSpec* s : layouts_of(t)) layouts.insert(s);
+      // A rule no case of a layout can break (its `layouts` empty: the parser
+      // or pack enforces it, or the parameter ranges keep it from firing) has
+      // nothing to observe; the item's other targets decide.
+      if (t.kind == "rule" && !find_rule(t.name)->layouts.empty()) {
+        std::vector<const Case*> rejected;
+        for (const OracleRef& o : oracles) {
+          if (o.parsed && o.rule == t.name) rejected.push_back(&o.c);
+        }
+        const RuleVerdict v = rule_verdict(t.name, rejected);
+        row.reference &= v.reference;
+        optimized &= v.optimized;
+      }
       if (t.kind == "entry") {
         row.reference &= entry_implemented(t.name, true);
-        entries_optimized &= entry_implemented(t.name, false);
+        optimized &= entry_implemented(t.name, false);
       }
       tables |= t.kind == "table";
     }
-    bool layouts_optimized = true;
-    for (const LayoutSpec* s : layouts) layouts_optimized &= optimized_accepts(*s);
-    // A table is a query of the reference's data: nothing optimized checks it.
-    row.optimized = !tables && entries_optimized && layouts_optimized;
-    row.plugin = !tables;
     bool random = false;
-    for (const LayoutSpec* s : layouts) random |= static_cast<bool>(s->random_case) && optimized_accepts(*s);
+    for (const LayoutSpec* s : layouts) {
+      const LayoutVerdict& v = layout_verdict(*s);
+      row.reference &= v.reference;
+      optimized &= v.optimized;
+      random |= static_cast<bool>(s->random_case) && v.optimized;
+    }
+    // A table is a query of the reference's data: nothing optimized checks it,
+    // and the plugin ABI has no member for it.
+    row.optimized = !tables && optimized;
+    row.plugin = !tables;
     if (random && std::find(row.fuzzers.begin(), row.fuzzers.end(), "fuzz_differential") == row.fuzzers.end()) {
       row.fuzzers.insert(row.fuzzers.begin(), "fuzz_differential");
     }
