@@ -9,10 +9,12 @@
 #include <sstream>
 #include <vector>
 
+#include "layoutcheck/c_api.h"
 #include "layoutcheck/checker.h"
 #include "layoutcheck/convert_check.h"
 #include "layoutcheck/impl.h"
 #include "layoutcheck/oracle.h"
+#include "layoutcheck/plugin.h"
 #include "layoutcheck/precision.h"
 #include "layoutcheck/rules.h"
 #include "tools/cli_json.h"
@@ -212,11 +214,48 @@ std::vector<const LayoutSpec*> layouts_of(const Target& t) {
   return out;
 }
 
+// The plugin ABI's view of a case: a plugin built in memory whose supports()
+// rebuilds the case from the lc_case the host hands it. A layout can be driven
+// through the ABI when that is the case the host was given.
+const Case* g_probe_expected = nullptr;
+
+lc_status probe_supports(const lc_case* c, char* why, size_t why_size) {
+  const Case& e = *g_probe_expected;
+  std::string differs;
+  auto layout = parse_layout(c->layout ? c->layout : "");
+  if (!layout.ok() || *layout != e.layout) differs = "the layout text";
+  if (!c->layout_name || e.layout.name != c->layout_name) differs = "the layout name";
+  ParamMap params;
+  for (uint32_t i = 0; i < c->param_count; ++i) params[c->param_keys[i]] = c->param_values[i];
+  if (params != e.layout.params) differs = "the parameters";
+  if (!c->dtype || std::string(c->dtype) != dtype_name(e.dtype) || c->dtype_bits != dtype_bits(e.dtype)) differs = "the dtype";
+  if (c->rank != e.shape.size() || !std::equal(e.shape.begin(), e.shape.end(), c->shape)) differs = "the shape";
+  if (differs.empty()) return LC_OK;
+  std::snprintf(why, why_size, "%s arrived changed", differs.c_str());
+  return LC_INVALID;
+}
+
+lc_status probe_size(const lc_case*, uint64_t*) { return LC_ERROR; }
+lc_status probe_pack(const lc_case*, const void*, size_t, void*, size_t) { return LC_ERROR; }
+
+bool reaches_plugin(const Case& c) {
+  static const lc_plugin kProbe = {LC_ABI_MAJOR, LC_ABI_MINOR, sizeof(lc_plugin), "coverage-probe", nullptr, 0,
+                                   probe_supports, probe_size, nullptr, probe_pack, probe_pack,
+                                   nullptr, nullptr, nullptr, nullptr, nullptr};
+  static auto probe = plugin_from_table(&kProbe, "coverage-probe");
+  if (!probe.ok()) return false;
+  g_probe_expected = &c;
+  const bool ok = (*probe)->supports(c).ok();
+  g_probe_expected = nullptr;
+  return ok;
+}
+
 // What the implementations make of a layout's first boundary cases and a
-// fixed draw of random ones: whether the reference accepts any, and whether the
-// optimized implementation accepts every case the reference accepts.
+// fixed draw of random ones: whether the reference accepts any, whether the
+// optimized implementation accepts every case the reference accepts, and
+// whether those cases reach a plugin intact.
 struct LayoutVerdict {
-  bool reference = false, optimized = false;
+  bool reference = false, optimized = false, plugin = false;
 };
 
 const LayoutVerdict& layout_verdict(const LayoutSpec& spec) {
@@ -228,13 +267,15 @@ const LayoutVerdict& layout_verdict(const LayoutSpec& spec) {
   std::mt19937_64 rng(1);
   for (int i = 0; i < 64 && spec.random_case; ++i) cases.push_back(spec.random_case(rng, i % 2));
   LayoutVerdict v;
-  v.optimized = true;
+  v.optimized = v.plugin = true;
   for (const Case& c : cases) {
     if (!reference_impl().supports(c).ok()) continue;
     v.reference = true;
     v.optimized &= optimized_impl().supports(c).ok();
+    v.plugin &= reaches_plugin(c);
   }
   v.optimized &= v.reference;
+  v.plugin &= v.reference;
   return cache[spec.name] = v;
 }
 
@@ -352,17 +393,18 @@ Row derive(const Item& item, const std::vector<OracleRef>& oracles) {
       }
       tables |= t.kind == "table";
     }
-    bool random = false;
+    bool random = false, plugin = true;
     for (const LayoutSpec* s : layouts) {
       const LayoutVerdict& v = layout_verdict(*s);
       row.reference &= v.reference;
       optimized &= v.optimized;
+      plugin &= v.plugin;
       random |= static_cast<bool>(s->random_case) && v.optimized;
     }
     // A table is a query of the reference's data: nothing optimized checks it,
-    // and the plugin ABI has no member for it.
+    // and the plugin ABI has no member for it. An entry is an ABI 1.1 member.
     row.optimized = !tables && optimized;
-    row.plugin = !tables;
+    row.plugin = !tables && plugin;
     if (random && std::find(row.fuzzers.begin(), row.fuzzers.end(), "fuzz_differential") == row.fuzzers.end()) {
       row.fuzzers.insert(row.fuzzers.begin(), "fuzz_differential");
     }

@@ -16,8 +16,9 @@
 //              rejection by its rule, its conversion or table)
 //   fuzzer     the listed fuzzers, and fuzz_differential wherever the targets
 //              reach a layout both implementations accept
-//   plugin     the plugin ABI can drive every target (layouts, their
-//              parameters and rules, the ABI 1.1 entries; not the tables)
+//   plugin     the plugin ABI can drive every target: the cases of its layouts
+//              reach a plugin intact (a probe plugin built in memory rebuilds
+//              them), entries are ABI 1.1 members, tables are not in the ABI
 //
 //   layoutcheck list --coverage            a table and the totals
 //   layoutcheck list --coverage --json     one object per item
