@@ -501,9 +501,14 @@ void print_json(const std::vector<Row>& rows) {
   std::cout << dump_json(j);
 }
 
-std::string md_cell(std::string s) {
-  for (size_t at = 0; (at = s.find('|', at)) != std::string::npos; at += 2) s.replace(at, 1, "\\|");
-  return s;
+// Text in a table cell: | ends the cell and * emphasizes, so both are escaped.
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '|' || ch == '*') out += '\\';
+    out += ch;
+  }
+  return out;
 }
 
 void print_markdown(const std::vector<Row>& rows) {
