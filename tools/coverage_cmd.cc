@@ -316,6 +316,15 @@ bool entry_implemented(const std::string& name, bool reference) {
   return false;
 }
 
+// The rows the reference's precision tables hold for a layer.
+size_t table_rows(const std::string& layer) {
+  const auto parsed = parse_precision_layer(layer);
+  size_t count = 0, rows = 0;
+  const PrecisionRow* all = nvdla_precision_rows(&count);
+  for (size_t i = 0; i < count && parsed.ok(); ++i) rows += all[i].layer == *parsed;
+  return rows;
+}
+
 std::vector<OracleRef> load_oracles(const std::string& dir, const std::string& spec_dir) {
   std::vector<OracleRef> out;
   auto cases = load_oracle_dir(dir, spec_dir);
@@ -391,7 +400,10 @@ Row derive(const Item& item, const std::vector<OracleRef>& oracles) {
         row.reference &= entry_implemented(t.name, true);
         optimized &= entry_implemented(t.name, false);
       }
-      tables |= t.kind == "table";
+      if (t.kind == "table") {
+        tables = true;
+        row.reference &= table_rows(t.name) > 0;
+      }
     }
     bool random = false, plugin = true;
     for (const LayoutSpec* s : layouts) {

@@ -6,14 +6,17 @@
 // implement the item (layout:, param:, rule:, entry:, table:) with the
 // properties and fuzzers that cover it. Everything else is derived here:
 //
-//   reference  every target is registered (a layout, a parameter of one, a rule
-//              of the rules table, an ABI entry the reference implements, a
-//              precision table)
-//   optimized  the optimized implementation accepts the valid cases of every
-//              layout the targets reach (and implements every entry)
-//   oracles    the oracle cases that cite the item's section and exercise a
-//              target (its layout, a non-default value of its parameter, a
-//              rejection by its rule, its conversion or table)
+//   reference  the reference accepts cases of every layout the targets reach
+//              (a layout, a parameter's layout, the layouts of a rule), rejects
+//              a case by every rule, implements every entry, and holds the rows
+//              of every precision table named
+//   optimized  the optimized implementation accepts every valid case of those
+//              layouts, rejects every case the reference rejects by a rule
+//              (layoutcheck's own limits aside), and implements every entry
+//   oracles    the oracle cases that cite the item's section and use a target
+//              (its layout, a non-default value of its parameter, its
+//              conversion or table), or that the reference rejects by one of
+//              its rules; only those matching cases:GLOB when the item has one
 //   fuzzer     the listed fuzzers, and fuzz_differential wherever the targets
 //              reach a layout both implementations accept
 //   plugin     the plugin ABI can drive every target: the cases of its layouts
