@@ -23,7 +23,7 @@
 namespace layoutcheck::cli {
 namespace {
 
-const std::set<std::string> kKinds = {"layout", "mode", "parameter", "rule", "table", "example", "helper"};
+const std::set<std::string> kKinds = {"layout", "mode", "parameter", "rule", "table", "example", "function"};
 const std::set<std::string> kTargetKinds = {"layout", "param", "rule", "entry", "table", "cases"};
 
 struct Target {
@@ -149,7 +149,7 @@ std::vector<Item> parse_items(const std::string& text, const std::string& file, 
     item.title = f[6];
     if (item.id.empty() || item.id.find_first_of(" \t") != std::string::npos) fail("the id '" + item.id + "' is empty or has blanks");
     if (!ids.insert(item.id).second) fail("the id " + item.id + " is used twice");
-    if (!kKinds.count(item.kind)) fail("unknown kind '" + item.kind + "' (layout mode parameter rule table example helper)");
+    if (!kKinds.count(item.kind)) fail("unknown kind '" + item.kind + "' (layout mode parameter rule table example function)");
     if (!document_has_heading(documents[document], item.section)) {
       fail("'" + item.section + "' is not a section heading of " + document);
     }
