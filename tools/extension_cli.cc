@@ -13,7 +13,6 @@
 #include "layoutcheck/plugin.h"
 
 namespace layoutcheck::cli {
-namespace {
 
 Extensions builtin_extensions(bool reference) {
   Extensions e;
@@ -44,6 +43,8 @@ Extensions builtin_extensions(bool reference) {
   e.claims_winograd = [](DType) { return true; };
   return e;
 }
+
+namespace {
 
 std::string json_text(const std::string& s) {
   std::string out = "\"";

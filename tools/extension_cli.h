@@ -8,6 +8,7 @@
 #include <string>
 
 #include "layoutcheck/impl.h"
+#include "layoutcheck/convert_check.h"
 #include "layoutcheck/oracle.h"
 #include "layoutcheck/precision.h"
 
@@ -35,6 +36,9 @@ int check_extensions(const Impl& impl, const ExtensionCheckArgs& args);
 // The converter of `impl`: the built-in ones, a plugin's convert member, or
 // null when it has none.
 const Converter* converter_of(const Impl& impl);
+
+// The entries of the reference (reference = true) or the optimized implementation.
+Extensions builtin_extensions(bool reference);
 
 // For `oracle --impl`: whether `impl` claims every conversion of the case (a
 // case with no conversion line is claimed by the built-in implementations only).

@@ -1,6 +1,7 @@
 // layoutcheck — the command line.
 //
 //   layoutcheck list [--json]
+//   layoutcheck list --coverage [--json | --markdown] [--items FILE]   (tools/coverage_cmd.cc)
 //   layoutcheck describe LAYOUT --dtype D --shape a,b,c,d [--impl NAME] [--json]
 //   layoutcheck offset   LAYOUT --dtype D --shape ... --at i,j,k,l [--at ...] [--impl NAME]
 //   layoutcheck pack     LAYOUT --dtype D --shape ... [--impl NAME] [--in FILE] [--out FILE]
@@ -48,6 +49,7 @@
 #include "tools/cli_json.h"
 #include "tools/cli_junit.h"
 #include "tools/cli_progress.h"
+#include "tools/coverage_cmd.h"
 #include "tools/extension_cli.h"
 #include "tools/precision_cli.h"
 #include "tools/rules_cmd.h"
@@ -81,6 +83,7 @@ using cli::UsageError;
 const char* kUsage =
     "usage: layoutcheck COMMAND [options]\n"
     "  list [--json]                                   every layout: name, family, document section\n"
+    "  list --coverage [--json | --markdown]           every documented item and what checks it\n"
     "  describe LAYOUT --dtype D --shape S [--json]    size, strides, padding, rules\n"
     "  offset LAYOUT --dtype D --shape S --at C [--at C ...]   byte offset per coordinate\n"
     "  pack LAYOUT --dtype D --shape S [--in F] [--out F]      logical (row-major) -> physical\n"
@@ -127,7 +130,11 @@ const OptionSpec kJunitOpt{"junit", "FILE", "also write a JUnit XML report to FI
 const OptionSpec kThreadsOpt{"threads", "N", "threads of the optimized implementation (default: every core from 16 MiB, else 1)"};
 
 const std::vector<CommandSpec> kCommands = {
-    {"list", "", 0, "every layout: name, family, document section", {kJsonOpt}},
+    {"list", "", 0, "every layout: name, family, document section",
+     {kJsonOpt,
+      {"coverage", nullptr, "every documented item instead: reference, optimized, oracles, property, fuzzer, plugin"},
+      {"markdown", nullptr, "with --coverage: the table as Markdown (docs/coverage.md)"},
+      {"items", "FILE", "with --coverage: read the items from FILE (default: the built-in docs/coverage_items.txt)"}}},
     {"describe", "LAYOUT", 1, "size, strides, padding and byte rules of one case",
      {kDtypeOpt, kShapeOpt, kImplOpt, kJsonOpt}},
     {"offset", "LAYOUT", 1, "byte offset of each coordinate",
@@ -324,8 +331,24 @@ std::string first_line(const std::string& text) {
   return text.substr(at, text.find('\n', at) - at);
 }
 
+// Defined below, with the commands that read the data directory.
+std::string data_dir(const char* what);
+
 int cmd_list(const Args& a) {
-  expect_known_options(a, {"json"});
+  expect_known_options(a, {"json", "coverage", "markdown", "items"});
+  if (a.has("coverage")) {
+    if (a.has("json") && a.has("markdown")) throw UsageError{"list --coverage takes --json or --markdown, not both"};
+    cli::CoverageRequest request;
+    request.items_path = a.get("items", "");
+    if (a.has("items") && request.items_path.empty()) throw UsageError{"--items takes a file name"};
+    request.oracle_dir = data_dir("oracles") + "/oracles";
+    request.spec_dir = data_dir("spec") + "/spec";
+    request.format = a.has("json")       ? cli::CoverageRequest::Format::kJson
+                     : a.has("markdown") ? cli::CoverageRequest::Format::kMarkdown
+                                         : cli::CoverageRequest::Format::kText;
+    return cli::coverage_main(request);
+  }
+  if (a.has("markdown") || a.has("items")) throw UsageError{"--markdown and --items go with list --coverage"};
   if (a.has("json")) {
     cli::Json j = cli::report_header("list");
     j["layouts"] = cli::Json::array();

@@ -52,6 +52,15 @@ int main(int argc, char** argv) {
   expect(j.contains("abi_version") && j["abi_version"].is_string(), "no abi_version");
   if (command == "list") {
     expect(j.contains("layouts") && j["layouts"].is_array() && !j["layouts"].empty(), "no layouts");
+  } else if (command == "coverage") {
+    expect(j.contains("items") && j["items"].is_array() && !j["items"].empty(), "no items");
+    expect(j.contains("totals") && j["totals"].is_object() && j["totals"].value("items", nlohmann::json()).is_number_unsigned() &&
+               j["totals"]["items"] == j["items"].size(),
+           "totals.items is not the number of items");
+    for (const auto& item : j.value("items", nlohmann::json::array())) {
+      expect(item.value("oracles", nlohmann::json()).is_number_unsigned(), "an item's oracles is not a number");
+      expect(item.value("reference", nlohmann::json()).is_boolean(), "an item's reference is not a boolean");
+    }
   } else if (command == "describe") {
     expect(j.contains("facts") && j["facts"].is_object(), "no facts");
     if (j.contains("facts")) expect(j["facts"].value("size_bytes", nlohmann::json()).is_number_unsigned(), "size_bytes is not a number");
