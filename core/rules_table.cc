@@ -144,6 +144,16 @@ std::vector<Rule> make_rules() {
       // MegEngine.
       // Without padding (nchw, nhwc, matrix) at most 2^56 elements of 32 bits, 2^61 bits.
       {"mge/size-overflow", "mge.nchw4,mge.nchw32,mge.nchw64,mge.chwn4", kMge, "Generalize", "the physical tensor's size in bits fits 2^62"},
+      {"mge.strided/strides-text", "mge.strided", kMge, "Tensor stride",
+       "strides are 'row' or non-negative element strides separated by ':'"},
+      {"mge.strided/strides-rank", "mge.strided", kMge, "Generalize", "one stride per dimension of the shape"},
+      {"mge.strided/row-align-byte", "mge.strided", kMge, "Generalize",
+       "with row_align=byte the offset and every outer stride are whole bytes"},
+      {"mge.strided/in-bounds", "mge.strided", kMge, "How Tensor values are stored in memory",
+       "every element of the view lies in its memory block"},
+      {"mge.strided/overlap-broadcast-only", "mge.strided", kMge, "Use of stride concept",
+       "two elements share memory only along a broadcast dimension (stride 0)"},
+      {"mge.strided/size-overflow", "mge.strided", kMge, "Generalize", "the view's block in bits fits 2^62"},
   };
 }
 
