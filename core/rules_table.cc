@@ -46,6 +46,9 @@ std::vector<Rule> make_rules() {
        "every stride steps over everything the smaller strides span"},
       {"tpu/fits-local-memory", "tpu.aligned,tpu.compact,tpu.strided,tpu.matrix", kTpu, "Address of Tensor in Local Memory",
        "the tensor ends within the local memory S of its NPUs"},
+      {"tpu.system/strides-disjoint", "tpu.system", kTpu, "Strides in System Memory",
+       "every element has its own place: each stride steps over the elements of the smaller ones"},
+      {"tpu.system/size-overflow", "tpu.system", kTpu, "Strides in System Memory", "the buffer up to the last element fits 2^62 bytes"},
 
       // Qualcomm HTP.
       {"htp/logical-dtype", "htp.*", kHtp, "Flat Layout", "elements are logical types, not packed storage types"},

@@ -200,6 +200,36 @@ std::vector<Case> strided_boundaries() {
                     {5, 8, 3, 4})};
 }
 
+// System-memory strides nested in a random dimension order, sometimes with
+// gaps or the continuous values; now and then one that overlaps.
+Case system_case(std::mt19937_64& rng, int size_class) {
+  static const DType kTypes[] = {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kFp16, DType::kBf16,
+                                 DType::kInt32, DType::kFp32};
+  Shape s = draw_nchw(rng, size_class, 4);
+  int order[4] = {0, 1, 2, 3};
+  if (pick(rng, 0, 2) != 0) std::shuffle(order, order + 4, rng);
+  static const char* kKeys[] = {"n", "c", "h", "w"};
+  ParamMap p;
+  int64_t stride = pick(rng, 0, 3) == 0 ? pick(rng, 2, 3) : 1;
+  for (int k = 3; k >= 0; --k) {
+    const int dim = order[k];
+    p[kKeys[dim]] = std::to_string(stride);
+    stride = stride * s[static_cast<size_t>(dim)] + (pick(rng, 0, 1) ? pick(rng, 0, 7) : 0);
+  }
+  if (pick(rng, 0, 12) == 0) p[kKeys[pick(rng, 0, 3)]] = std::to_string(pick(rng, 0, 3));
+  return make_case("tpu.system", p, kTypes[pick(rng, 0, 6)], s);
+}
+
+// The document's system-memory definitions: continuous strides, strides of
+// other orders (NHWC), padded rows, and "makes no sense" strides at extent 1.
+std::vector<Case> system_boundaries() {
+  return {make_case("tpu.system", {{"n", "60"}, {"c", "20"}, {"h", "5"}, {"w", "1"}}, DType::kFp32, {2, 3, 4, 5}),
+          make_case("tpu.system", {{"n", "60"}, {"c", "1"}, {"h", "15"}, {"w", "3"}}, DType::kInt8, {2, 3, 4, 5}),
+          make_case("tpu.system", {{"n", "100"}, {"c", "32"}, {"h", "8"}, {"w", "1"}}, DType::kFp16, {2, 3, 4, 5}),
+          make_case("tpu.system", {{"n", "0"}, {"c", "0"}, {"h", "0"}, {"w", "0"}}, DType::kInt16, {1, 1, 1, 1}),
+          make_case("tpu.system", {{"n", "7"}, {"c", "0"}, {"h", "0"}, {"w", "1"}}, DType::kUInt32, {3, 1, 1, 7})};
+}
+
 // W below, at and dividing the column count, with and without a short last channel.
 std::vector<Case> matrix_boundaries() {
   std::vector<Case> out;
@@ -269,6 +299,19 @@ void add_tpu_specs(std::vector<LayoutSpec>* specs) {
   matrix.random_case = matrix_case;
   matrix.boundary_cases = matrix_boundaries;
   specs->push_back(matrix);
+
+  LayoutSpec system;
+  system.name = "tpu.system";
+  system.document = kDoc;
+  system.section = "Strides in System Memory";
+  system.summary = "system memory with explicit element strides n, c, h, w (c steps c to c + 1)";
+  system.dims = {"N", "C", "H", "W"};
+  for (const char* k : {"n", "c", "h", "w"}) {
+    system.params.push_back(int_param(k, 0, INT64_MAX, "0", std::string(k) + " stride in elements"));
+  }
+  system.random_case = system_case;
+  system.boundary_cases = system_boundaries;
+  specs->push_back(system);
 }
 
 }  // namespace layoutcheck

@@ -35,6 +35,7 @@ struct TpuTensor {
   StorageMode mode;
   uint64_t n_stride = 0, c_stride = 0, h_stride = 0, w_stride = 0;  // in stored elements
   uint64_t channels_per_npu = 0;
+  uint64_t system_bytes = 0;             // system memory: the buffer up to the last element
 };
 
 // "Address of Tensor in Local Memory": A = Q * S + R, Q = floor(A / S), R = A mod S.
@@ -103,6 +104,48 @@ Result<TpuTensor> model(const Case& c) {
     t.h_stride = t.W;
     t.c_stride = t.H * t.W;
     t.n_stride = t.C * t.H * t.W;
+    t.system_bytes = t.N * t.n_stride * t.mode.stored_bytes;
+    return t;
+  }
+
+  if (t.layout == "system") {
+    // "Strides in System Memory": N stride from (n, c, h, w) to (n + 1, c, h, w),
+    // C stride to (n, c + 1, h, w), H stride to (n, c, h + 1, w), W stride to
+    // (n, c, h, w + 1), in elements. "When W = 1, H = 1, C = 1 or N = 1, the
+    // relative stride makes no sense": a dimension of extent 1 takes any stride.
+    t.local = false;
+    t.N = c.shape[0], t.C = c.shape[1], t.H = c.shape[2], t.W = c.shape[3];
+    t.n_stride = c.layout.get_int("n");
+    t.c_stride = c.layout.get_int("c");
+    t.h_stride = c.layout.get_int("h");
+    t.w_stride = c.layout.get_int("w");
+    // Each element has its own place (oracles/ERRATA.md, TPU system strides):
+    // from the smallest stride up, each stride steps over everything inside it.
+    struct Dim { const char* name; uint64_t extent, stride; };
+    std::vector<Dim> used;
+    for (const Dim& d : {Dim{"N", t.N, t.n_stride}, Dim{"C", t.C, t.c_stride}, Dim{"H", t.H, t.h_stride},
+                         Dim{"W", t.W, t.w_stride}}) {
+      if (d.extent > 1) used.push_back(d);
+    }
+    std::sort(used.begin(), used.end(), [](const Dim& a, const Dim& b) { return a.stride < b.stride; });
+    Checked span = 1;
+    for (const Dim& d : used) {
+      if (!span.ok() || d.stride < span.value()) {
+        return Status::invalid(std::string("strides overlap: the ") + d.name + " stride " + num(d.stride) +
+                               " is smaller than the " + (span.ok() ? num(span.value()) : "overflowing") +
+                               " elements the smaller strides span (Strides in System Memory)")
+            .with_rule("tpu.system/strides-disjoint");
+      }
+      span = Checked(d.stride) * d.extent;
+    }
+    // The buffer ends with the last element: (n, c, h, w) = (N-1, C-1, H-1, W-1).
+    Checked end = (Checked(t.N - 1) * t.n_stride + Checked(t.C - 1) * t.c_stride + Checked(t.H - 1) * t.h_stride +
+                   Checked(t.W - 1) * t.w_stride + 1) * t.mode.stored_bytes;
+    if (!end.ok() || end.value() > (uint64_t{1} << 62)) {
+      return Status::invalid("the strided tensor's last byte lies past 2^62 (Strides in System Memory)")
+          .with_rule("tpu.system/size-overflow");
+    }
+    t.system_bytes = end.value();
     return t;
   }
 
@@ -250,7 +293,9 @@ constexpr const char* kDoc = "sophgo-tpu-okkernel-local-memory.txt";
 
 Result<ByteRules> tpu_rules(const Case& c, const TpuTensor& t, uint64_t size) {
   ByteRulesBuilder b(size,
-                     {"tpu.empty-block", kDoc, t.local ? "Scatter Features to Different NPUs" : "Continuous Layout",
+                     {"tpu.empty-block", kDoc,
+                      t.local ? "Scatter Features to Different NPUs"
+                      : t.layout == "system" ? "Strides in System Memory" : "Continuous Layout",
                       "an empty block (no element of this tensor)",
                       "there are X - 2 empty blocks storing nothing about this tensor"},
                      ByteKind::kFree);
@@ -298,7 +343,7 @@ class TpuReference : public Impl {
     const TpuTensor& t = *t_ptr;
     // A local tensor's physical buffer is the whole local memory image, X * S bytes.
     if (t.local) return t.X * t.S;
-    return t.N * t.n_stride * t.mode.stored_bytes;
+    return t.system_bytes;
   }
 
   Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
