@@ -26,8 +26,8 @@ std::vector<Rule> make_rules() {
 
       // Sophgo TPU.
       {"tpu/dtype", "tpu.*", kTpu, "Data Types", "elements are 8-, 16- or 32-bit types"},
-      {"tpu/mode-4n-dtype", "tpu.aligned,tpu.compact,tpu.strided", kTpu, "Storage Modes, 4N-mode", "4N-mode holds int8 or uint8 data"},
-      {"tpu/mode-2n-dtype", "tpu.aligned,tpu.compact,tpu.strided", kTpu, "Storage Modes, 2N-mode", "2N-mode holds int16 or uint16 data"},
+      {"tpu/mode-4n-dtype", "tpu.aligned,tpu.compact,tpu.strided,tpu.matrix", kTpu, "Storage Modes, 4N-mode", "4N-mode holds int8 or uint8 data"},
+      {"tpu/mode-2n-dtype", "tpu.aligned,tpu.compact,tpu.strided,tpu.matrix", kTpu, "Storage Modes, 2N-mode", "2N-mode holds int16 or uint16 data"},
       {"tpu/mode-2ic-dtype", "tpu.aligned,tpu.compact,tpu.strided", kTpu, "Storage Modes, 2IC-mode", "2IC-mode holds fp32 convolution weights"},
       {"tpu/local-memory-size", "", kTpu, "Address of Tensor in Local Memory",
        "the local memory size X*S fits 64 bits"},

@@ -148,6 +148,14 @@ Case matrix_case(std::mt19937_64& rng, int size_class) {
   int64_t cols = pick(rng, 1, 20 * (size_class + 1));
   int64_t w = pick(rng, 0, 10) == 0 ? cols + 1 : pick(rng, 1, cols);
   d.params["w"] = std::to_string(w);
+  // Now and then rows packed by a storage mode (4N int8, 2N int16), sometimes of the wrong type.
+  if (pick(rng, 0, 3) == 0) {
+    const bool four = pick(rng, 0, 1);
+    d.params["mode"] = four ? "4n" : "2n";
+    if (pick(rng, 0, 15) != 0) {
+      d.dtype = four ? (pick(rng, 0, 1) ? DType::kInt8 : DType::kUInt8) : (pick(rng, 0, 1) ? DType::kInt16 : DType::kUInt16);
+    }
+  }
   return make_case("tpu.matrix", d.params, d.dtype, {pick(rng, 1, 4 * (size_class + 1)), cols});
 }
 
@@ -237,6 +245,10 @@ std::vector<Case> matrix_boundaries() {
     out.push_back(make_case("tpu.matrix", {{"npus", "4"}, {"lmem", "1024"}, {"w", std::to_string(w)}}, DType::kFp32, {2, 40}));
   }
   out.push_back(make_case("tpu.matrix", {{"npus", "4"}, {"lmem", "4096"}, {"w", "7"}, {"addr", "3200"}}, DType::kInt8, {3, 41}));
+  for (int64_t rows : {1, 3, 4, 5, 9}) {
+    out.push_back(make_case("tpu.matrix", {{"npus", "4"}, {"lmem", "4096"}, {"w", "10"}, {"mode", "4n"}}, DType::kInt8, {rows, 40}));
+    out.push_back(make_case("tpu.matrix", {{"npus", "4"}, {"lmem", "4096"}, {"w", "15"}, {"mode", "2n"}}, DType::kUInt16, {rows, 40}));
+  }
   return out;
 }
 
@@ -296,6 +308,16 @@ void add_tpu_specs(std::vector<LayoutSpec>* specs) {
   ParamSpec w = int_param("w", 1, INT64_MAX, "", "W, columns per channel, in [1, cols]");
   w.default_value = nullptr;
   matrix.params.push_back(w);
+  // "Storage Modes" are for tensors (N, C, H, W) in local memory; the matrix is
+  // one, (N, ceil(M/W), 1, W), so 4N and 2N pack rows. 2IC is for convolution
+  // weights only (oracles/ERRATA.md, TPU 10).
+  ParamSpec matrix_mode;
+  matrix_mode.key = "mode";
+  matrix_mode.kind = ParamKind::kEnum;
+  matrix_mode.choices = {"1n", "4n", "2n"};
+  matrix_mode.default_value = [](const ParamMap&) { return std::string("1n"); };
+  matrix_mode.doc = "storage mode (Storage Modes): 4n packs 4 int8 rows, 2n 2 int16 rows";
+  matrix.params.push_back(matrix_mode);
   matrix.random_case = matrix_case;
   matrix.boundary_cases = matrix_boundaries;
   specs->push_back(matrix);

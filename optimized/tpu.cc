@@ -121,7 +121,7 @@ Result<Plan> make_plan(const Case& c) {
     if (p.cols == 0 || p.cols > p.matrix_cols) {
       return Status::invalid("matrix w=" + str(p.cols) + " must be within [1, " + str(p.matrix_cols) + "]");
     }
-    p.outer = c.shape[0];
+    p.outer = (p.batches + p.lanes - 1) / p.lanes;
     p.channels = (p.matrix_cols + p.cols - 1) / p.cols;
     p.rows = 1;
   } else {
@@ -200,7 +200,10 @@ struct LaneSources {
 LaneSources lanes_at(const Plan& p, uint8_t* logical, uint64_t m, uint64_t c, uint64_t h, uint64_t w) {
   LaneSources out;
   if (p.matrix) {
-    out.ptr[0] = logical + (m * p.matrix_cols + c * p.cols + w) * p.lane_bytes;
+    for (uint64_t l = 0; l < p.lanes; ++l) {
+      const uint64_t row = m * p.lanes + l;
+      if (row < p.batches) out.ptr[l] = logical + (row * p.matrix_cols + c * p.cols + w) * p.lane_bytes;
+    }
     return out;
   }
   const uint64_t plane = p.rows * p.cols;
@@ -288,6 +291,8 @@ class TpuOptimized : public Impl {
     LC_RETURN_IF_ERROR(check_coord(c, at));
     uint64_t m = at[0], ch, h = 0, w, lane = 0;
     if (p.matrix) {
+      m = at[0] / p.lanes;
+      lane = at[0] - m * p.lanes;
       ch = at[1] / p.cols;
       w = at[1] - ch * p.cols;
     } else {

@@ -167,7 +167,8 @@ Result<TpuTensor> model(const Case& c) {
   if (t.layout == "matrix") {
     // "Matrix Layout": an N-by-M matrix is the 4D tensor (N, ceil(M/W), 1, W) in the
     // 128-byte aligned layout, W in [1, M].
-    t.N = c.shape[0];
+    // A storage mode packs `lanes` rows: the view's N is ceil(rows / lanes).
+    t.N = ceil_div(c.shape[0], t.mode.lanes);
     t.M_cols = c.shape[1];
     t.W = c.layout.get_int("w");
     if (t.W < 1 || t.W > t.M_cols) {
@@ -254,8 +255,10 @@ Result<TpuTensor> model(const Case& c) {
 uint64_t address_of(const TpuTensor& t, const Coord& at) {
   uint64_t n = at[0], c, h, w, lane = 0;
   if (t.M_cols != 0) {
-    // Matrix element (row, col) is element (row, col / W, 0, col mod W) of the 4D view.
-    n = at[0];
+    // Matrix element (row, col) is element (row, col / W, 0, col mod W) of the 4D
+    // view; in a storage mode, lane row mod lanes of packed row row / lanes.
+    n = at[0] / t.mode.lanes;
+    lane = at[0] % t.mode.lanes;
     c = at[1] / t.W;
     h = 0;
     w = at[1] % t.W;
@@ -311,7 +314,14 @@ Result<ByteRules> tpu_rules(const Case& c, const TpuTensor& t, uint64_t size) {
       ByteKind::kFixed, 0);
   const uint64_t count = *element_count(c.shape);
   for (uint64_t i = 0; i < count; ++i) b.paint(address_of(t, coord_of_index(c.shape, i)), t.mode.lane_bytes, element);
-  if (t.mode.lanes > 1) {
+  if (t.mode.lanes > 1 && t.M_cols != 0) {
+    // The dummy rows of a packed matrix, at every column.
+    for (uint64_t n = static_cast<uint64_t>(c.shape[0]); n < t.N * t.mode.lanes; ++n) {
+      for (int64_t col = 0; col < c.shape[1]; ++col) {
+        b.paint(address_of(t, {static_cast<int64_t>(n), col}), t.mode.lane_bytes, dummy);
+      }
+    }
+  } else if (t.mode.lanes > 1) {
     // The lanes n = N .. M * lanes - 1 of the last packed element, at every (c, h, w).
     for (uint64_t n = static_cast<uint64_t>(c.shape[0]); n < t.N * t.mode.lanes; ++n) {
       for (int64_t ch = 0; ch < c.shape[1]; ++ch) {
