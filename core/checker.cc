@@ -154,6 +154,19 @@ void fill_position_unique(const Case& c, uint64_t seed, std::vector<uint8_t>* lo
       }
     }
   }
+  // Elements that read one physical element (a broadcast view) carry its value.
+  if (spec != nullptr && spec->value_source) {
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint64_t from = spec->value_source(c, i);
+      if (from >= i) continue;
+      for (uint32_t b = 0; b < bits; ++b) {
+        const uint64_t src = from * bits + b, dst = i * bits + b;
+        const uint8_t mask = static_cast<uint8_t>(1u << (dst % 8));
+        if (((*logical)[src / 8] >> (src % 8)) & 1) (*logical)[dst / 8] |= mask;
+        else (*logical)[dst / 8] &= static_cast<uint8_t>(~mask);
+      }
+    }
+  }
 }
 
 CheckReport check(const Case& c, const Impl& expected, const Impl& actual,

@@ -221,11 +221,14 @@ std::string shape_to_string(const Shape& shape) {
 }
 
 Status check_shape(const LayoutSpec& spec, const Shape& shape) {
-  if (shape.size() != spec.dims.size()) {
+  const bool rank_ok = spec.any_rank ? !shape.empty() && shape.size() <= spec.dims.size()
+                                     : shape.size() == spec.dims.size();
+  if (!rank_ok) {
     std::string dims;
     for (const auto& d : spec.dims) dims += (dims.empty() ? "" : ",") + d;
     return Status::invalid(spec.name + ": shape " + shape_text(shape) + " has rank " +
-                           std::to_string(shape.size()) + ", the layout's logical shape is (" +
+                           std::to_string(shape.size()) + ", the layout's logical shape is " +
+                           (spec.any_rank ? "of rank 1 to " + std::to_string(spec.dims.size()) + " (" : "(") +
                            dims + ")").with_rule("layout/rank");
   }
   for (size_t i = 0; i < shape.size(); ++i) {

@@ -354,9 +354,21 @@ class PackLocator {
     LC_RETURN_IF_ERROR(init_);
     std::vector<uint8_t> logical = logical_;
     const uint64_t bits = dtype_bits(c_.dtype);
-    const uint64_t first = index_of_coord(c_.shape, at) * bits;
     const uint64_t keep = std::min<uint64_t>(bits, value_bits(c_, at));
-    for (uint64_t b = first; b < first + keep; ++b) logical[b / 8] ^= static_cast<uint8_t>(1u << (b % 8));
+    // Elements that read one physical element (a broadcast view) change together.
+    const uint64_t index = index_of_coord(c_.shape, at);
+    std::vector<uint64_t> together{index};
+    const LayoutSpec* spec = find_spec(c_.layout.name);
+    if (spec != nullptr && spec->value_source) {
+      const uint64_t source = spec->value_source(c_, index), n = *element_count(c_.shape);
+      together.clear();
+      for (uint64_t j = 0; j < n; ++j) {
+        if (spec->value_source(c_, j) == source) together.push_back(j);
+      }
+    }
+    for (uint64_t e : together) {
+      for (uint64_t b = e * bits; b < e * bits + keep; ++b) logical[b / 8] ^= static_cast<uint8_t>(1u << (b % 8));
+    }
     std::vector<uint8_t> physical(physical_.size());
     Status s = impl_.pack(c_, logical.data(), logical.size(), physical.data(), physical.size());
     if (!s.ok()) return Status::invalid("pack (to find offsets without offset_bits): " + s.to_string());

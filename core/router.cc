@@ -5,6 +5,8 @@
 namespace layoutcheck {
 
 Result<const Impl*> FamilyRouter::route(const Case& c) const {
+  // A layout's own implementation, when one is listed, before its family's.
+  if (auto own = families_.find(c.layout.name); own != families_.end()) return own->second;
   auto it = families_.find(c.layout.family());
   if (it == families_.end()) {
     return Status::unsupported(name_ + " has no implementation of the " + c.layout.family() + " family");

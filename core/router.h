@@ -1,4 +1,5 @@
-// An Impl that routes each case to the implementation of its layout's family.
+// An Impl that routes each case to the implementation of its layout's family
+// (or of the layout itself, when its full name is listed).
 #pragma once
 
 #include <map>

@@ -26,8 +26,8 @@ std::vector<Rule> make_rules() {
 
       // Sophgo TPU.
       {"tpu/dtype", "tpu.*", kTpu, "Data Types", "elements are 8-, 16- or 32-bit types"},
-      {"tpu/mode-4n-dtype", "tpu.aligned,tpu.compact,tpu.strided", kTpu, "Storage Modes, 4N-mode", "4N-mode holds int8 or uint8 data"},
-      {"tpu/mode-2n-dtype", "tpu.aligned,tpu.compact,tpu.strided", kTpu, "Storage Modes, 2N-mode", "2N-mode holds int16 or uint16 data"},
+      {"tpu/mode-4n-dtype", "tpu.aligned,tpu.compact,tpu.strided,tpu.matrix", kTpu, "Storage Modes, 4N-mode", "4N-mode holds int8 or uint8 data"},
+      {"tpu/mode-2n-dtype", "tpu.aligned,tpu.compact,tpu.strided,tpu.matrix", kTpu, "Storage Modes, 2N-mode", "2N-mode holds int16 or uint16 data"},
       {"tpu/mode-2ic-dtype", "tpu.aligned,tpu.compact,tpu.strided", kTpu, "Storage Modes, 2IC-mode", "2IC-mode holds fp32 convolution weights"},
       {"tpu/local-memory-size", "", kTpu, "Address of Tensor in Local Memory",
        "the local memory size X*S fits 64 bits"},
@@ -46,6 +46,9 @@ std::vector<Rule> make_rules() {
        "every stride steps over everything the smaller strides span"},
       {"tpu/fits-local-memory", "tpu.aligned,tpu.compact,tpu.strided,tpu.matrix", kTpu, "Address of Tensor in Local Memory",
        "the tensor ends within the local memory S of its NPUs"},
+      {"tpu.system/strides-disjoint", "tpu.system", kTpu, "Strides in System Memory",
+       "every element has its own place: each stride steps over the elements of the smaller ones"},
+      {"tpu.system/size-overflow", "tpu.system", kTpu, "Strides in System Memory", "the buffer up to the last element fits 2^62 bytes"},
 
       // Qualcomm HTP.
       {"htp/logical-dtype", "htp.*", kHtp, "Flat Layout", "elements are logical types, not packed storage types"},
@@ -199,6 +202,16 @@ std::vector<Rule> make_rules() {
       // MegEngine.
       // Without padding (nchw, nhwc, matrix) at most 2^56 elements of 32 bits, 2^61 bits.
       {"mge/size-overflow", "mge.nchw4,mge.nchw32,mge.nchw64,mge.chwn4", kMge, "Generalize", "the physical tensor's size in bits fits 2^62"},
+      {"mge.strided/strides-text", "mge.strided", kMge, "Tensor stride",
+       "strides are 'row' or non-negative element strides separated by ':'"},
+      {"mge.strided/strides-rank", "mge.strided", kMge, "Generalize", "one stride per dimension of the shape"},
+      {"mge.strided/row-align-byte", "mge.strided", kMge, "Generalize",
+       "with row_align=byte the offset and every outer stride are whole bytes"},
+      {"mge.strided/in-bounds", "mge.strided", kMge, "How Tensor values are stored in memory",
+       "every element of the view lies in its memory block"},
+      {"mge.strided/overlap-broadcast-only", "mge.strided", kMge, "Use of stride concept",
+       "two elements share memory only along a broadcast dimension (stride 0)"},
+      {"mge.strided/size-overflow", "mge.strided", kMge, "Generalize", "the view's block in bits fits 2^62"},
   };
 }
 

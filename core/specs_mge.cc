@@ -9,9 +9,14 @@
 //   mge.nchw64  [N, ceil(C/64), H, W, 64]    meant for 4-bit data
 //   mge.chwn4   [ceil(C/4), H, W, N, 4]
 //   mge.matrix(order=row|col)   the 2-D row-/column-major examples
+//   mge.strided(strides=a:b:..,offset=o,storage=s,row_align=element|byte)
+//               a view of any rank: explicit element strides and offset into
+//               a block of s elements (broadcast, transpose, sub-tensor)
 #include <algorithm>
+#include <numeric>
 
 #include "core/families.h"
+#include "core/mge_strides.h"
 
 namespace layoutcheck {
 namespace {
@@ -93,6 +98,138 @@ Case matrix_case(std::mt19937_64& rng, int size_class) {
   return make_case("mge.matrix", p, kTypes[pick(rng, 0, 4)], {pick(rng, 1, scale), pick(rng, 1, scale)});
 }
 
+
+// ---- mge.strided ---------------------------------------------------------------
+
+constexpr int kStridedMaxRank = 7;  // megdnn::TensorLayout::MAX_NDIM
+
+std::string strides_text(const std::vector<int64_t>& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ":" : "") + std::to_string(s[i]);
+  return out;
+}
+
+// Row-major element strides of `shape` (the document's s^row / itemsize).
+std::vector<int64_t> row_strides(const Shape& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t k = shape.size(); k-- > 1;) s[k - 1] = s[k] * shape[k];
+  return s;
+}
+
+// The views the document names: the dense tensor ("Generalize"), a sub-tensor
+// of a larger one, a transpose by a change of strides, a broadcast (stride 0),
+// nested strides with gaps; now and then a view that overlaps, leaves its
+// block or does not match the rank.
+Case strided_case(std::mt19937_64& rng, int size_class) {
+  static const DType kTypes[] = {DType::kInt4, DType::kUInt4, DType::kInt8, DType::kUInt8, DType::kInt16,
+                                 DType::kFp16, DType::kInt32, DType::kFp32};
+  const DType t = kTypes[pick(rng, 0, 7)];
+  const int rank = static_cast<int>(pick(rng, 1, size_class >= 2 ? kStridedMaxRank : 4));
+  const int64_t scale = size_class + 1;
+  Shape shape(static_cast<size_t>(rank));
+  for (auto& d : shape) d = pick(rng, 1, rank > 4 ? 3 : 3 * scale + 1);
+  ParamMap p;
+  if (t == DType::kInt4 || t == DType::kUInt4 || pick(rng, 0, 5) == 0) {
+    if (pick(rng, 0, 1)) p["row_align"] = "byte";
+  }
+  std::vector<int64_t> strides;
+  int64_t offset = 0, storage = 0;
+  switch (pick(rng, 0, 5)) {
+    case 0:  // the dense layout of "Generalize"
+      return make_case("mge.strided", p, t, shape);
+    case 1: {  // a sub-tensor: a block of a larger parent, at a start coordinate
+      Shape parent = shape;
+      std::vector<int64_t> start(shape.size());
+      for (size_t k = 0; k < shape.size(); ++k) {
+        parent[k] += pick(rng, 0, 3);
+        start[k] = pick(rng, 0, parent[k] - shape[k]);
+      }
+      strides = row_strides(parent);
+      for (size_t k = 0; k < shape.size(); ++k) offset += start[k] * strides[k];
+      storage = std::accumulate(parent.begin(), parent.end(), int64_t{1}, std::multiplies<int64_t>());
+      break;
+    }
+    case 2: {  // a transpose: the strides of a row-major parent, permuted
+      std::vector<size_t> perm(shape.size());
+      std::iota(perm.begin(), perm.end(), 0);
+      std::shuffle(perm.begin(), perm.end(), rng);
+      Shape parent(shape.size());
+      for (size_t k = 0; k < shape.size(); ++k) parent[k] = shape[perm[k]];
+      const std::vector<int64_t> ps = row_strides(parent);
+      strides.assign(shape.size(), 0);
+      for (size_t k = 0; k < shape.size(); ++k) strides[perm[k]] = ps[k];
+      break;
+    }
+    case 3: {  // a broadcast: some dimensions read one element (stride 0)
+      strides = row_strides(shape);
+      for (auto& s : strides) {
+        if (pick(rng, 0, 2) == 0) s = 0;
+      }
+      break;
+    }
+    default: {  // nested strides with gaps, in a random dimension order
+      std::vector<size_t> order(shape.size());
+      std::iota(order.begin(), order.end(), 0);
+      if (pick(rng, 0, 1)) std::shuffle(order.begin(), order.end(), rng);
+      strides.assign(shape.size(), 0);
+      int64_t stride = pick(rng, 1, 2);
+      for (size_t k = shape.size(); k-- > 0;) {
+        strides[order[k]] = stride;
+        stride = stride * shape[order[k]] + (pick(rng, 0, 1) ? pick(rng, 0, 5) : 0);
+      }
+      offset = pick(rng, 0, 1) ? pick(rng, 0, 9) : 0;
+      if (pick(rng, 0, 1)) storage = offset + stride + pick(rng, 0, 3);
+      break;
+    }
+  }
+  // Now and then one rule broken: an overlap, a block too small, a wrong rank.
+  switch (pick(rng, 0, 12)) {
+    case 0: strides[static_cast<size_t>(pick(rng, 0, rank - 1))] = pick(rng, 1, 3); break;
+    case 1: if (storage > 0) storage = pick(rng, 1, storage); break;
+    case 2: strides.push_back(1); break;
+    default: break;
+  }
+  p["strides"] = strides_text(strides);
+  if (offset != 0) p["offset"] = std::to_string(offset);
+  if (storage != 0) p["storage"] = std::to_string(storage);
+  return make_case("mge.strided", p, t, shape);
+}
+
+std::vector<Case> strided_boundaries() {
+  std::vector<Case> out;
+  auto add = [&](ParamMap p, DType t, Shape s) { out.push_back(make_case("mge.strided", p, t, s)); };
+  // "Take the 2-dimensional case as an example": int32 2x5, strides (20, 4) bytes.
+  add({}, DType::kInt32, {2, 5});
+  add({{"strides", "5:1"}}, DType::kInt32, {2, 5});
+  add({{"strides", "1:5"}}, DType::kInt32, {5, 2});              // its transpose, by strides
+  add({{"strides", "5:1"}, {"offset", "6"}, {"storage", "10"}}, DType::kInt32, {1, 3});  // a sub-tensor
+  add({{"strides", "0:1"}}, DType::kInt32, {4, 5});              // a broadcast row
+  add({{"strides", "1:0"}}, DType::kInt8, {3, 4});               // a broadcast column
+  add({{"strides", "0:0"}}, DType::kFp16, {3, 4});               // one element everywhere
+  for (int rank = 1; rank <= kStridedMaxRank; ++rank) add({}, DType::kUInt8, Shape(static_cast<size_t>(rank), 2));
+  // 4-bit rows below, at and above a byte, dense and byte-rounded.
+  for (int64_t w : {1, 2, 7, 8, 9}) {
+    add({}, DType::kInt4, {3, w});
+    add({{"row_align", "byte"}}, DType::kInt4, {3, w});
+    add({{"row_align", "byte"}}, DType::kUInt4, {2, 2, w});
+  }
+  add({{"strides", "8:1"}, {"row_align", "byte"}}, DType::kInt4, {2, 7});
+  add({{"strides", "7:1"}, {"row_align", "byte"}}, DType::kInt4, {2, 7});  // a row on a half byte
+  add({{"strides", "3:1"}, {"offset", "1"}}, DType::kUInt4, {3, 3});
+  return out;
+}
+
+// Elements along a broadcast dimension (stride 0) read the element at 0.
+uint64_t strided_value_source(const Case& c, uint64_t index) {
+  auto parsed = parse_mge_strides(c.layout.get("strides"));
+  if (!parsed.ok() || !parsed->has_value() || (*parsed)->size() != c.shape.size()) return index;
+  Coord at = coord_of_index(c.shape, index);
+  for (size_t k = 0; k < at.size(); ++k) {
+    if ((**parsed)[k] == 0) at[k] = 0;
+  }
+  return index_of_coord(c.shape, at);
+}
+
 }  // namespace
 
 void add_mge_specs(std::vector<LayoutSpec>* specs) {
@@ -134,6 +271,34 @@ void add_mge_specs(std::vector<LayoutSpec>* specs) {
     return out;
   };
   specs->push_back(matrix);
+
+  LayoutSpec strided;
+  strided.name = "mge.strided";
+  strided.document = kDoc;
+  strided.section = "Tensor stride";
+  strided.summary = "a view of any rank: explicit element strides and offset (broadcast, transpose, sub-tensor)";
+  strided.dims = {"d0", "d1", "d2", "d3", "d4", "d5", "d6"};
+  strided.any_rank = true;
+  ParamSpec strides;
+  strides.key = "strides";
+  strides.kind = ParamKind::kText;
+  strides.default_value = [](const ParamMap&) { return std::string("row"); };
+  strides.doc = "element strides, outermost first, as 'a:b:...'; 'row' for the dense row-major strides of Generalize";
+  strided.params.push_back(strides);
+  strided.params.push_back(int_param("offset", 0, INT64_MAX, "0", "offset of element (0,...,0) in elements"));
+  strided.params.push_back(
+      int_param("storage", 0, INT64_MAX, "0", "elements of the memory block the view lies in; 0: the view's own span"));
+  ParamSpec row_align;
+  row_align.key = "row_align";
+  row_align.kind = ParamKind::kEnum;
+  row_align.choices = {"element", "byte"};
+  row_align.default_value = [](const ParamMap&) { return std::string("element"); };
+  row_align.doc = "element: the document's dense formula; byte: each innermost row starts on a byte (4-bit types)";
+  strided.params.push_back(row_align);
+  strided.random_case = strided_case;
+  strided.boundary_cases = strided_boundaries;
+  strided.value_source = strided_value_source;
+  specs->push_back(strided);
 }
 
 }  // namespace layoutcheck

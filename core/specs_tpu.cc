@@ -148,6 +148,14 @@ Case matrix_case(std::mt19937_64& rng, int size_class) {
   int64_t cols = pick(rng, 1, 20 * (size_class + 1));
   int64_t w = pick(rng, 0, 10) == 0 ? cols + 1 : pick(rng, 1, cols);
   d.params["w"] = std::to_string(w);
+  // Now and then rows packed by a storage mode (4N int8, 2N int16), sometimes of the wrong type.
+  if (pick(rng, 0, 3) == 0) {
+    const bool four = pick(rng, 0, 1);
+    d.params["mode"] = four ? "4n" : "2n";
+    if (pick(rng, 0, 15) != 0) {
+      d.dtype = four ? (pick(rng, 0, 1) ? DType::kInt8 : DType::kUInt8) : (pick(rng, 0, 1) ? DType::kInt16 : DType::kUInt16);
+    }
+  }
   return make_case("tpu.matrix", d.params, d.dtype, {pick(rng, 1, 4 * (size_class + 1)), cols});
 }
 
@@ -200,6 +208,36 @@ std::vector<Case> strided_boundaries() {
                     {5, 8, 3, 4})};
 }
 
+// System-memory strides nested in a random dimension order, sometimes with
+// gaps or the continuous values; now and then one that overlaps.
+Case system_case(std::mt19937_64& rng, int size_class) {
+  static const DType kTypes[] = {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kFp16, DType::kBf16,
+                                 DType::kInt32, DType::kFp32};
+  Shape s = draw_nchw(rng, size_class, 4);
+  int order[4] = {0, 1, 2, 3};
+  if (pick(rng, 0, 2) != 0) std::shuffle(order, order + 4, rng);
+  static const char* kKeys[] = {"n", "c", "h", "w"};
+  ParamMap p;
+  int64_t stride = pick(rng, 0, 3) == 0 ? pick(rng, 2, 3) : 1;
+  for (int k = 3; k >= 0; --k) {
+    const int dim = order[k];
+    p[kKeys[dim]] = std::to_string(stride);
+    stride = stride * s[static_cast<size_t>(dim)] + (pick(rng, 0, 1) ? pick(rng, 0, 7) : 0);
+  }
+  if (pick(rng, 0, 12) == 0) p[kKeys[pick(rng, 0, 3)]] = std::to_string(pick(rng, 0, 3));
+  return make_case("tpu.system", p, kTypes[pick(rng, 0, 6)], s);
+}
+
+// The document's system-memory definitions: continuous strides, strides of
+// other orders (NHWC), padded rows, and "makes no sense" strides at extent 1.
+std::vector<Case> system_boundaries() {
+  return {make_case("tpu.system", {{"n", "60"}, {"c", "20"}, {"h", "5"}, {"w", "1"}}, DType::kFp32, {2, 3, 4, 5}),
+          make_case("tpu.system", {{"n", "60"}, {"c", "1"}, {"h", "15"}, {"w", "3"}}, DType::kInt8, {2, 3, 4, 5}),
+          make_case("tpu.system", {{"n", "100"}, {"c", "32"}, {"h", "8"}, {"w", "1"}}, DType::kFp16, {2, 3, 4, 5}),
+          make_case("tpu.system", {{"n", "0"}, {"c", "0"}, {"h", "0"}, {"w", "0"}}, DType::kInt16, {1, 1, 1, 1}),
+          make_case("tpu.system", {{"n", "7"}, {"c", "0"}, {"h", "0"}, {"w", "1"}}, DType::kUInt32, {3, 1, 1, 7})};
+}
+
 // W below, at and dividing the column count, with and without a short last channel.
 std::vector<Case> matrix_boundaries() {
   std::vector<Case> out;
@@ -207,6 +245,10 @@ std::vector<Case> matrix_boundaries() {
     out.push_back(make_case("tpu.matrix", {{"npus", "4"}, {"lmem", "1024"}, {"w", std::to_string(w)}}, DType::kFp32, {2, 40}));
   }
   out.push_back(make_case("tpu.matrix", {{"npus", "4"}, {"lmem", "4096"}, {"w", "7"}, {"addr", "3200"}}, DType::kInt8, {3, 41}));
+  for (int64_t rows : {1, 3, 4, 5, 9}) {
+    out.push_back(make_case("tpu.matrix", {{"npus", "4"}, {"lmem", "4096"}, {"w", "10"}, {"mode", "4n"}}, DType::kInt8, {rows, 40}));
+    out.push_back(make_case("tpu.matrix", {{"npus", "4"}, {"lmem", "4096"}, {"w", "15"}, {"mode", "2n"}}, DType::kUInt16, {rows, 40}));
+  }
   return out;
 }
 
@@ -266,9 +308,32 @@ void add_tpu_specs(std::vector<LayoutSpec>* specs) {
   ParamSpec w = int_param("w", 1, INT64_MAX, "", "W, columns per channel, in [1, cols]");
   w.default_value = nullptr;
   matrix.params.push_back(w);
+  // "Storage Modes" are for tensors (N, C, H, W) in local memory; the matrix is
+  // one, (N, ceil(M/W), 1, W), so 4N and 2N pack rows. 2IC is for convolution
+  // weights only (oracles/ERRATA.md, TPU 10).
+  ParamSpec matrix_mode;
+  matrix_mode.key = "mode";
+  matrix_mode.kind = ParamKind::kEnum;
+  matrix_mode.choices = {"1n", "4n", "2n"};
+  matrix_mode.default_value = [](const ParamMap&) { return std::string("1n"); };
+  matrix_mode.doc = "storage mode (Storage Modes): 4n packs 4 int8 rows, 2n 2 int16 rows";
+  matrix.params.push_back(matrix_mode);
   matrix.random_case = matrix_case;
   matrix.boundary_cases = matrix_boundaries;
   specs->push_back(matrix);
+
+  LayoutSpec system;
+  system.name = "tpu.system";
+  system.document = kDoc;
+  system.section = "Strides in System Memory";
+  system.summary = "system memory with explicit element strides n, c, h, w (c steps c to c + 1)";
+  system.dims = {"N", "C", "H", "W"};
+  for (const char* k : {"n", "c", "h", "w"}) {
+    system.params.push_back(int_param(k, 0, INT64_MAX, "0", std::string(k) + " stride in elements"));
+  }
+  system.random_case = system_case;
+  system.boundary_cases = system_boundaries;
+  specs->push_back(system);
 }
 
 }  // namespace layoutcheck

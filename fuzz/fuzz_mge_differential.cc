@@ -16,7 +16,8 @@ using namespace layoutcheck;
 namespace {
 
 const char* const kLayouts[] = {"mge.nchw",  "mge.nhwc",  "mge.nchw4",  "mge.nchw32",
-                                "mge.nchw64", "mge.chwn4", "mge.matrix", "mge.matrix(order=col)"};
+                                "mge.nchw64", "mge.chwn4", "mge.matrix", "mge.matrix(order=col)",
+                                "mge.strided"};
 
 void fill(std::vector<uint8_t>* buf, fuzz::Bytes* in, uint64_t salt) {
   for (size_t i = 0; i < buf->size(); ++i) {
@@ -36,7 +37,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!layout.ok()) return 0;
     c.layout = *layout;
     c.dtype = dtypes[in.take(1) % ndtypes];
-    if (c.layout.name == "mge.matrix") {
+    if (c.layout.name == "mge.strided") {
+      // A view of rank 1..4 with strides in [0, 12] (0: a broadcast, where
+      // arbitrary contents make the last writer in logical order win).
+      const size_t rank = in.take(1) % 4 + 1;
+      std::string strides;
+      for (size_t k = 0; k < rank; ++k) {
+        c.shape.push_back(static_cast<int64_t>(in.take(1) % 6) + 1);
+        strides += (k ? ":" : "") + std::to_string(in.take(1) % 13);
+      }
+      ParamMap p{{"strides", strides}, {"offset", std::to_string(in.take(1) % 5)}};
+      if (in.take(1) % 2) p["row_align"] = "byte";
+      auto view = make_layout("mge.strided", p);
+      if (!view.ok()) return 0;
+      c.layout = *view;
+    } else if (c.layout.name == "mge.matrix") {
       c.shape = {static_cast<int64_t>(in.take(1) % 40) + 1, static_cast<int64_t>(in.take(1) % 40) + 1};
     } else {
       c.shape = {static_cast<int64_t>(in.take(1) % 3) + 1, static_cast<int64_t>(in.take(1) % 130) + 1,

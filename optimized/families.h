@@ -10,5 +10,6 @@ const Impl& htp_optimized();
 const Impl& tla_optimized();
 const Impl& nvdla_optimized();
 const Impl& mge_optimized();
+const Impl& mge_strided_optimized();  // mge.strided
 
 }  // namespace layoutcheck

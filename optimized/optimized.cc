@@ -20,6 +20,7 @@ const Impl& optimized_impl() {
                                                   {"tla", &tla_optimized()},
                                                   {"nvdla", &nvdla_optimized()},
                                                   {"mge", &mge_optimized()},
+                                                  {"mge.strided", &mge_strided_optimized()},
                                               });
   return impl;
 }

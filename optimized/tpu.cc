@@ -73,6 +73,36 @@ Result<Plan> make_plan(const Case& c) {
     return p;
   }
 
+  if (kind == "system") {
+    // System memory with strides: one NPU whose "local memory" is the buffer,
+    // every channel in its own slot, so the local walks below apply unchanged.
+    p.outer = c.shape[0], p.channels = c.shape[1], p.rows = c.shape[2], p.cols = c.shape[3];
+    p.slots = p.channels;
+    // Element strides (0 where the extent is 1: "makes no sense"), checked for
+    // nesting in elements, then scaled to bytes.
+    std::pair<uint64_t, uint64_t> d[4] = {{0, p.outer}, {0, p.channels}, {0, p.rows}, {0, p.cols}};
+    const char* keys[4] = {"n", "c", "h", "w"};
+    for (int k = 0; k < 4; ++k) d[k].first = d[k].second > 1 ? static_cast<uint64_t>(c.layout.get_int(keys[k])) : 0;
+    uint64_t* bytes[4] = {&p.sn, &p.sc, &p.sh, &p.sw};
+    for (int k = 0; k < 4; ++k) {
+      if (!checked_mul(d[k].first, p.word, bytes[k])) *bytes[k] = UINT64_MAX;
+    }
+    std::sort(std::begin(d), std::end(d));
+    uint64_t reach = 1;
+    for (const auto& [stride, extent] : d) {
+      if (extent == 1) continue;
+      if (stride < reach) return Status::invalid("strides make elements overlap").with_rule("tpu.system/strides-disjoint");
+      if (!checked_mul(stride, extent, &reach)) reach = UINT64_MAX;
+    }
+    Checked end = Checked(p.outer - 1) * p.sn + Checked(p.channels - 1) * p.sc + Checked(p.rows - 1) * p.sh +
+                  Checked(p.cols - 1) * p.sw + p.word;
+    if (!end.ok() || end.value() > (uint64_t{1} << 62)) {
+      return Status::invalid("the buffer passes 2^62 bytes").with_rule("tpu.system/size-overflow");
+    }
+    p.lmem = p.image = end.value();
+    return p;
+  }
+
   p.npus = c.layout.get_int("npus");
   p.lmem = c.layout.get_int("lmem");
   const uint64_t addr = c.layout.get_int("addr");
@@ -91,7 +121,7 @@ Result<Plan> make_plan(const Case& c) {
     if (p.cols == 0 || p.cols > p.matrix_cols) {
       return Status::invalid("matrix w=" + str(p.cols) + " must be within [1, " + str(p.matrix_cols) + "]");
     }
-    p.outer = c.shape[0];
+    p.outer = (p.batches + p.lanes - 1) / p.lanes;
     p.channels = (p.matrix_cols + p.cols - 1) / p.cols;
     p.rows = 1;
   } else {
@@ -170,7 +200,10 @@ struct LaneSources {
 LaneSources lanes_at(const Plan& p, uint8_t* logical, uint64_t m, uint64_t c, uint64_t h, uint64_t w) {
   LaneSources out;
   if (p.matrix) {
-    out.ptr[0] = logical + (m * p.matrix_cols + c * p.cols + w) * p.lane_bytes;
+    for (uint64_t l = 0; l < p.lanes; ++l) {
+      const uint64_t row = m * p.lanes + l;
+      if (row < p.batches) out.ptr[l] = logical + (row * p.matrix_cols + c * p.cols + w) * p.lane_bytes;
+    }
     return out;
   }
   const uint64_t plane = p.rows * p.cols;
@@ -258,6 +291,8 @@ class TpuOptimized : public Impl {
     LC_RETURN_IF_ERROR(check_coord(c, at));
     uint64_t m = at[0], ch, h = 0, w, lane = 0;
     if (p.matrix) {
+      m = at[0] / p.lanes;
+      lane = at[0] - m * p.lanes;
       ch = at[1] / p.cols;
       w = at[1] - ch * p.cols;
     } else {

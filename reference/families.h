@@ -10,5 +10,6 @@ const Impl& htp_reference();
 const Impl& tla_reference();
 const Impl& nvdla_reference();
 const Impl& mge_reference();
+const Impl& mge_strided_reference();  // mge.strided
 
 }  // namespace layoutcheck

@@ -11,6 +11,7 @@ const Impl& reference_impl() {
                                                   {"tla", &tla_reference()},
                                                   {"nvdla", &nvdla_reference()},
                                                   {"mge", &mge_reference()},
+                                                  {"mge.strided", &mge_strided_reference()},
                                               });
   return impl;
 }

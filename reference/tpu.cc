@@ -35,6 +35,7 @@ struct TpuTensor {
   StorageMode mode;
   uint64_t n_stride = 0, c_stride = 0, h_stride = 0, w_stride = 0;  // in stored elements
   uint64_t channels_per_npu = 0;
+  uint64_t system_bytes = 0;             // system memory: the buffer up to the last element
 };
 
 // "Address of Tensor in Local Memory": A = Q * S + R, Q = floor(A / S), R = A mod S.
@@ -103,6 +104,48 @@ Result<TpuTensor> model(const Case& c) {
     t.h_stride = t.W;
     t.c_stride = t.H * t.W;
     t.n_stride = t.C * t.H * t.W;
+    t.system_bytes = t.N * t.n_stride * t.mode.stored_bytes;
+    return t;
+  }
+
+  if (t.layout == "system") {
+    // "Strides in System Memory": N stride from (n, c, h, w) to (n + 1, c, h, w),
+    // C stride to (n, c + 1, h, w), H stride to (n, c, h + 1, w), W stride to
+    // (n, c, h, w + 1), in elements. "When W = 1, H = 1, C = 1 or N = 1, the
+    // relative stride makes no sense": a dimension of extent 1 takes any stride.
+    t.local = false;
+    t.N = c.shape[0], t.C = c.shape[1], t.H = c.shape[2], t.W = c.shape[3];
+    t.n_stride = c.layout.get_int("n");
+    t.c_stride = c.layout.get_int("c");
+    t.h_stride = c.layout.get_int("h");
+    t.w_stride = c.layout.get_int("w");
+    // Each element has its own place (oracles/ERRATA.md, TPU system strides):
+    // from the smallest stride up, each stride steps over everything inside it.
+    struct Dim { const char* name; uint64_t extent, stride; };
+    std::vector<Dim> used;
+    for (const Dim& d : {Dim{"N", t.N, t.n_stride}, Dim{"C", t.C, t.c_stride}, Dim{"H", t.H, t.h_stride},
+                         Dim{"W", t.W, t.w_stride}}) {
+      if (d.extent > 1) used.push_back(d);
+    }
+    std::sort(used.begin(), used.end(), [](const Dim& a, const Dim& b) { return a.stride < b.stride; });
+    Checked span = 1;
+    for (const Dim& d : used) {
+      if (!span.ok() || d.stride < span.value()) {
+        return Status::invalid(std::string("strides overlap: the ") + d.name + " stride " + num(d.stride) +
+                               " is smaller than the " + (span.ok() ? num(span.value()) : "overflowing") +
+                               " elements the smaller strides span (Strides in System Memory)")
+            .with_rule("tpu.system/strides-disjoint");
+      }
+      span = Checked(d.stride) * d.extent;
+    }
+    // The buffer ends with the last element: (n, c, h, w) = (N-1, C-1, H-1, W-1).
+    Checked end = (Checked(t.N - 1) * t.n_stride + Checked(t.C - 1) * t.c_stride + Checked(t.H - 1) * t.h_stride +
+                   Checked(t.W - 1) * t.w_stride + 1) * t.mode.stored_bytes;
+    if (!end.ok() || end.value() > (uint64_t{1} << 62)) {
+      return Status::invalid("the strided tensor's last byte lies past 2^62 (Strides in System Memory)")
+          .with_rule("tpu.system/size-overflow");
+    }
+    t.system_bytes = end.value();
     return t;
   }
 
@@ -124,7 +167,8 @@ Result<TpuTensor> model(const Case& c) {
   if (t.layout == "matrix") {
     // "Matrix Layout": an N-by-M matrix is the 4D tensor (N, ceil(M/W), 1, W) in the
     // 128-byte aligned layout, W in [1, M].
-    t.N = c.shape[0];
+    // A storage mode packs `lanes` rows: the view's N is ceil(rows / lanes).
+    t.N = ceil_div(c.shape[0], t.mode.lanes);
     t.M_cols = c.shape[1];
     t.W = c.layout.get_int("w");
     if (t.W < 1 || t.W > t.M_cols) {
@@ -211,8 +255,10 @@ Result<TpuTensor> model(const Case& c) {
 uint64_t address_of(const TpuTensor& t, const Coord& at) {
   uint64_t n = at[0], c, h, w, lane = 0;
   if (t.M_cols != 0) {
-    // Matrix element (row, col) is element (row, col / W, 0, col mod W) of the 4D view.
-    n = at[0];
+    // Matrix element (row, col) is element (row, col / W, 0, col mod W) of the 4D
+    // view; in a storage mode, lane row mod lanes of packed row row / lanes.
+    n = at[0] / t.mode.lanes;
+    lane = at[0] % t.mode.lanes;
     c = at[1] / t.W;
     h = 0;
     w = at[1] % t.W;
@@ -250,7 +296,9 @@ constexpr const char* kDoc = "sophgo-tpu-okkernel-local-memory.txt";
 
 Result<ByteRules> tpu_rules(const Case& c, const TpuTensor& t, uint64_t size) {
   ByteRulesBuilder b(size,
-                     {"tpu.empty-block", kDoc, t.local ? "Scatter Features to Different NPUs" : "Continuous Layout",
+                     {"tpu.empty-block", kDoc,
+                      t.local ? "Scatter Features to Different NPUs"
+                      : t.layout == "system" ? "Strides in System Memory" : "Continuous Layout",
                       "an empty block (no element of this tensor)",
                       "there are X - 2 empty blocks storing nothing about this tensor"},
                      ByteKind::kFree);
@@ -266,7 +314,14 @@ Result<ByteRules> tpu_rules(const Case& c, const TpuTensor& t, uint64_t size) {
       ByteKind::kFixed, 0);
   const uint64_t count = *element_count(c.shape);
   for (uint64_t i = 0; i < count; ++i) b.paint(address_of(t, coord_of_index(c.shape, i)), t.mode.lane_bytes, element);
-  if (t.mode.lanes > 1) {
+  if (t.mode.lanes > 1 && t.M_cols != 0) {
+    // The dummy rows of a packed matrix, at every column.
+    for (uint64_t n = static_cast<uint64_t>(c.shape[0]); n < t.N * t.mode.lanes; ++n) {
+      for (int64_t col = 0; col < c.shape[1]; ++col) {
+        b.paint(address_of(t, {static_cast<int64_t>(n), col}), t.mode.lane_bytes, dummy);
+      }
+    }
+  } else if (t.mode.lanes > 1) {
     // The lanes n = N .. M * lanes - 1 of the last packed element, at every (c, h, w).
     for (uint64_t n = static_cast<uint64_t>(c.shape[0]); n < t.N * t.mode.lanes; ++n) {
       for (int64_t ch = 0; ch < c.shape[1]; ++ch) {
@@ -298,7 +353,7 @@ class TpuReference : public Impl {
     const TpuTensor& t = *t_ptr;
     // A local tensor's physical buffer is the whole local memory image, X * S bytes.
     if (t.local) return t.X * t.S;
-    return t.N * t.n_stride * t.mode.stored_bytes;
+    return t.system_bytes;
   }
 
   Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {

@@ -18,14 +18,24 @@
  *   mge.chwn4   [ceil(C/4), H, W, N, 4] ("CHWN4": 4 channels, then N, W, H)
  * Channels past C in the last block (and a spare nibble at the end) are 0.
  *
- * Nothing is declined: every dtype the registry offers is implemented. */
+ * mge.strided(strides=a:b:..,offset=o,storage=s,row_align=element|byte) is a
+ * view of rank 1..7: element strides ("row": the formula above, with
+ * row_align=byte the innermost row rounded up to a byte), an element offset
+ * and a block of s elements (0: up to the view's last element). A view is
+ * valid when it lies in its block and no two elements share memory except
+ * along a dimension of stride 0 (a broadcast): views of up to 2^20 such
+ * elements are compared offset by offset, larger ones must have nested strides
+ * or are declined. Bytes outside the view are written 0.
+ *
+ * Nothing else is declined: every dtype the registry offers is implemented. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "layoutcheck/c_api.h"
 
-#define MGE_MAX_RANK 5
+#define MGE_MAX_RANK 7
+#define MGE_ENUMERATE_LIMIT ((uint64_t)1 << 20)
 
 typedef struct {
   uint32_t rank;
@@ -33,8 +43,130 @@ typedef struct {
   uint64_t stride_bits[MGE_MAX_RANK];
   uint64_t item_bits, size_bytes;
   uint64_t block;  /* X of NCHWX / CHWN4, 0 otherwise */
-  int kind;        /* 0 matrix row, 1 matrix col, 2 nchw, 3 nhwc, 4 nchwX, 5 chwn4 */
+  int kind;        /* 0 matrix row, 1 matrix col, 2 nchw, 3 nhwc, 4 nchwX, 5 chwn4, 6 strided view */
+  uint64_t start_bits;  /* mge.strided: the offset of element (0, ..., 0) */
 } tensor;
+
+static int cmp_u64(const void* a, const void* b) {
+  uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+  return x < y ? -1 : x > y;
+}
+
+/* a * b + c, or 0 with *ok = 0 past 2^62. */
+static uint64_t mad62(uint64_t a, uint64_t b, uint64_t c, int* ok) {
+  const uint64_t limit = (uint64_t)1 << 62;
+  if (b != 0 && a > limit / b) return *ok = 0, 0;
+  if (a * b > limit - c) return *ok = 0, 0;
+  return a * b + c;
+}
+
+static lc_status plan_view(const lc_case* c, tensor* t, char* why, size_t n) {
+  const char* text = lc_param(c, "strides");
+  const char* align = lc_param(c, "row_align");
+  int byte_rows = align && strcmp(align, "byte") == 0, ok = 1;
+  uint64_t st[MGE_MAX_RANK], end, storage, k, count = 1, moving = 0;
+  uint32_t d, r = c->rank;
+  t->kind = 6, t->rank = r;
+  for (d = 0; d < r; ++d) t->dims[d] = (uint64_t)c->shape[d];
+  if (!text || strcmp(text, "row") == 0) {
+    uint64_t s = t->item_bits;
+    for (d = r; d-- > 0;) {
+      t->stride_bits[d] = s;
+      s = mad62(s, t->dims[d], 0, &ok);
+      if (d == r - 1 && byte_rows) s = (s + 7) / 8 * 8;
+      if (!ok) return snprintf(why, n, "the view is too large"), LC_INVALID;
+    }
+  } else {
+    const char* p = text;
+    uint32_t got = 0;
+    while (1) {
+      char* e;
+      unsigned long long v;
+      if (*p < '0' || *p > '9') return snprintf(why, n, "strides '%s' malformed", text), LC_INVALID;
+      v = strtoull(p, &e, 10);
+      if (got == MGE_MAX_RANK || v > (uint64_t)INT64_MAX) return snprintf(why, n, "strides '%s' malformed", text), LC_INVALID;
+      st[got++] = v;
+      if (*e == 0) break;
+      if (*e != ':') return snprintf(why, n, "strides '%s' malformed", text), LC_INVALID;
+      p = e + 1;
+    }
+    if (got != r) return snprintf(why, n, "%u strides for rank %u", got, r), LC_INVALID;
+    for (d = 0; d < r; ++d) {
+      t->stride_bits[d] = mad62(st[d], t->item_bits, 0, &ok);
+      if (!ok) return snprintf(why, n, "stride too large"), LC_INVALID;
+    }
+  }
+  t->start_bits = mad62(strtoull(lc_param(c, "offset") ? lc_param(c, "offset") : "0", NULL, 10), t->item_bits, 0, &ok);
+  if (!ok) return snprintf(why, n, "offset too large"), LC_INVALID;
+  if (byte_rows && text && strcmp(text, "row") != 0) {
+    if (t->start_bits % 8) return snprintf(why, n, "row_align=byte: the view starts inside a byte"), LC_INVALID;
+    for (d = 0; d + 1 < r; ++d) {
+      if (t->dims[d] > 1 && t->stride_bits[d] % 8) return snprintf(why, n, "row_align=byte: a row inside a byte"), LC_INVALID;
+    }
+  }
+  end = t->start_bits + t->item_bits;
+  for (d = 0; d < r && ok; ++d) end = mad62(t->stride_bits[d], t->dims[d] - 1, end, &ok);
+  storage = strtoull(lc_param(c, "storage") ? lc_param(c, "storage") : "0", NULL, 10);
+  if (storage == 0) {
+    if (!ok) return snprintf(why, n, "the view is too large"), LC_INVALID;
+    t->size_bytes = (end + 7) / 8;
+  } else {
+    int block_ok = 1;
+    uint64_t block = mad62(storage, t->item_bits, 0, &block_ok);
+    if (!block_ok) return snprintf(why, n, "the block is too large"), LC_INVALID;
+    if (!ok || end > block) return snprintf(why, n, "the view leaves its block"), LC_INVALID;
+    t->size_bytes = (block + 7) / 8;
+  }
+  /* Overlap outside broadcast dimensions. */
+  for (d = 0; d < r; ++d) {
+    if (t->dims[d] > 1 && t->stride_bits[d] != 0) {
+      ++moving;
+      count = count > MGE_ENUMERATE_LIMIT ? count : count * t->dims[d];
+    }
+  }
+  if (count <= MGE_ENUMERATE_LIMIT) {
+    uint64_t* offs = malloc(count * sizeof *offs);
+    uint64_t idx[MGE_MAX_RANK] = {0};
+    if (!offs) return snprintf(why, n, "out of memory"), LC_ERROR;
+    for (k = 0; k < count; ++k) {
+      uint64_t o = 0;
+      for (d = 0; d < r; ++d) o += idx[d] * (t->dims[d] > 1 ? t->stride_bits[d] : 0);
+      offs[k] = o;
+      for (d = r; d-- > 0;) {
+        if (t->dims[d] <= 1 || t->stride_bits[d] == 0) continue;
+        if (++idx[d] < t->dims[d]) break;
+        idx[d] = 0;
+      }
+    }
+    qsort(offs, count, sizeof *offs, cmp_u64);
+    for (k = 1; k < count; ++k) {
+      if (offs[k] == offs[k - 1]) {
+        free(offs);
+        return snprintf(why, n, "two elements share memory outside a broadcast dimension"), LC_INVALID;
+      }
+    }
+    free(offs);
+    return LC_OK;
+  }
+  {
+    /* Nested strides: sorted by size, each at least the span of the smaller ones. */
+    uint64_t ss[MGE_MAX_RANK], ee[MGE_MAX_RANK], span = t->item_bits, m = 0, i, j, x;
+    for (d = 0; d < r; ++d) {
+      if (t->dims[d] > 1 && t->stride_bits[d] != 0) ss[m] = t->stride_bits[d], ee[m] = t->dims[d], ++m;
+    }
+    for (i = 0; i < m; ++i) {
+      for (j = i + 1; j < m; ++j) {
+        if (ss[j] < ss[i]) x = ss[i], ss[i] = ss[j], ss[j] = x, x = ee[i], ee[i] = ee[j], ee[j] = x;
+      }
+    }
+    for (i = 0; i < m; ++i) {
+      if (ss[i] < span) return snprintf(why, n, "a large view with interleaved strides"), LC_UNSUPPORTED;
+      span += ss[i] * (ee[i] - 1);
+    }
+  }
+  (void)moving;
+  return LC_OK;
+}
 
 static lc_status plan(const lc_case* c, tensor* t, char* why, size_t n) {
   const char* name = c->layout_name;
@@ -47,6 +179,10 @@ static lc_status plan(const lc_case* c, tensor* t, char* why, size_t n) {
   if (t->item_bits != 4 && t->item_bits % 8) return snprintf(why, n, "itemsize of %u bits", c->dtype_bits), LC_INVALID;
   for (d = 0; d < c->rank; ++d) {
     if (c->shape[d] <= 0 || c->shape[d] > (1 << 24)) return snprintf(why, n, "extents must be in 1..2^24"), LC_INVALID;
+  }
+  if (strcmp(name, "strided") == 0) {
+    if (c->rank < 1 || c->rank > MGE_MAX_RANK) return snprintf(why, n, "rank 1..%d", MGE_MAX_RANK), LC_INVALID;
+    return plan_view(c, t, why, n);
   }
   if (strcmp(name, "matrix") == 0) {
     const char* order = lc_param(c, "order");
@@ -94,6 +230,11 @@ static uint64_t offset_bits_of(const tensor* t, const int64_t* at) {
   uint64_t idx[MGE_MAX_RANK] = {0};
   uint32_t k;
   uint64_t off = 0;
+  if (t->kind == 6) {
+    off = t->start_bits;
+    for (k = 0; k < t->rank; ++k) off += t->stride_bits[k] * (uint64_t)at[k];
+    return off;
+  }
   if (t->kind <= 1) {
     idx[0] = (uint64_t)at[t->kind ? 1 : 0], idx[1] = (uint64_t)at[t->kind ? 0 : 1];
   } else {
@@ -141,7 +282,7 @@ static lc_status walk(const lc_case* c, uint8_t* logical, size_t logical_size, u
                       int pack) {
   tensor t;
   char why[128];
-  int64_t at[4];
+  int64_t at[MGE_MAX_RANK];
   uint64_t count = 1, i;
   uint32_t d;
   lc_status s = plan(c, &t, why, sizeof why);
@@ -169,6 +310,7 @@ static lc_status mge_unpack(const lc_case* c, const void* physical, size_t ps, v
 
 static const lc_capability kCapabilities[] = {
     {"mge.matrix", "*", 0}, {"mge.nchw*", "*", 0}, {"mge.nhwc", "*", 0}, {"mge.chwn4", "*", 0},
+    {"mge.strided", "*", 0},
 };
 
 static const lc_plugin kPlugin = {LC_ABI_MAJOR, LC_ABI_MINOR, sizeof(lc_plugin), "mge-c-strides",

@@ -3,6 +3,9 @@
  * Build it as a shared library and check it against the reference:
  *   layoutcheck check --impl ./libtpu_plugin.so --layout 'tpu*'
  *
+ * tpu.system is system memory with explicit N, C, H, W element strides; a
+ * storage mode of tpu.matrix packs 4 (4N) or 2 (2N) rows into one word.
+ *
  * Every call gets the canonical layout text, the layout name and its
  * resolved parameters (lc_param), the dtype and the shape. The mutants in
  * mutants/ reuse this file with one bug switched on (TPU_MUTANT_*). */
@@ -18,6 +21,7 @@ typedef struct {
   uint64_t lanes, lane_bytes;   /* storage mode: 4N int8x4, 2N int16x2, 2IC fp32x2 */
   uint64_t N, C, H, W, M;       /* stored shape; M = matrix columns */
   uint64_t n_stride, c_stride, h_stride, w_stride; /* in stored words */
+  uint64_t system_bytes;        /* system memory: the buffer up to the last element */
 } geometry;
 
 static uint64_t param(const lc_case* c, const char* key) {
@@ -62,6 +66,37 @@ static lc_status plan(const lc_case* c, geometry* g, char* why, size_t n) {
     if (c->rank != 4) return snprintf(why, n, "rank 4 expected"), LC_INVALID;
     g->N = (uint64_t)c->shape[0], g->C = (uint64_t)c->shape[1], g->H = (uint64_t)c->shape[2], g->W = (uint64_t)c->shape[3];
     g->w_stride = 1, g->h_stride = g->W, g->c_stride = g->H * g->W, g->n_stride = g->C * g->H * g->W;
+    g->system_bytes = g->N * g->n_stride * word;
+    return LC_OK;
+  }
+  if (is(c, "tpu.system")) {
+    /* "Strides in System Memory": element strides, C from c to c + 1; a stride
+     * at extent 1 makes no sense. Sorted by stride, each must step over the
+     * elements the smaller ones span; the buffer ends with the last element. */
+    uint64_t st[4], ex[4], reach = 1, j, k, t, end;
+    if (c->rank != 4) return snprintf(why, n, "rank 4 expected"), LC_INVALID;
+    g->N = (uint64_t)c->shape[0], g->C = (uint64_t)c->shape[1], g->H = (uint64_t)c->shape[2], g->W = (uint64_t)c->shape[3];
+    g->n_stride = g->N > 1 ? param(c, "n") : 0, g->c_stride = g->C > 1 ? param(c, "c") : 0;
+    g->h_stride = g->H > 1 ? param(c, "h") : 0, g->w_stride = g->W > 1 ? param(c, "w") : 0;
+    st[0] = g->n_stride, st[1] = g->c_stride, st[2] = g->h_stride, st[3] = g->w_stride;
+    ex[0] = g->N, ex[1] = g->C, ex[2] = g->H, ex[3] = g->W;
+    for (j = 0; j < 4; ++j) {
+      for (k = j + 1; k < 4; ++k) {
+        if (st[k] < st[j]) t = st[k], st[k] = st[j], st[j] = t, t = ex[k], ex[k] = ex[j], ex[j] = t;
+      }
+    }
+    for (j = 0; j < 4; ++j) {
+      if (ex[j] == 1) continue;
+      if (st[j] < reach) return snprintf(why, n, "strides overlap"), LC_INVALID;
+      reach = st[j] > UINT64_MAX / ex[j] ? UINT64_MAX : st[j] * ex[j];
+    }
+    end = 1;
+    for (j = 0; j < 4; ++j) {
+      if (ex[j] > 1 && st[j] > ((uint64_t)1 << 62) / (ex[j] - 1)) return snprintf(why, n, "buffer past 2^62"), LC_INVALID;
+      end += st[j] * (ex[j] - 1);
+      if (end > ((uint64_t)1 << 62) / word) return snprintf(why, n, "buffer past 2^62"), LC_INVALID;
+    }
+    g->system_bytes = end * word;
     return LC_OK;
   }
   g->local = 1;
@@ -77,7 +112,8 @@ static lc_status plan(const lc_case* c, geometry* g, char* why, size_t n) {
   if (is(c, "tpu.matrix")) {
     if (c->rank != 2) return snprintf(why, n, "rank 2 expected"), LC_INVALID;
     g->matrix = 1;
-    g->N = (uint64_t)c->shape[0], g->M = (uint64_t)c->shape[1], g->W = param(c, "w"), g->H = 1;
+    /* A storage mode packs `lanes` rows into one stored word. */
+    g->N = ((uint64_t)c->shape[0] + g->lanes - 1) / g->lanes, g->M = (uint64_t)c->shape[1], g->W = param(c, "w"), g->H = 1;
     if (g->W < 1 || g->W > g->M) return snprintf(why, n, "w outside [1, cols]"), LC_INVALID;
 #ifdef TPU_MUTANT_MATRIX_FLOOR_COLUMNS
     g->C = g->M / g->W; /* the bug: cols / w rounded down, the last partial column group gets no channel */
@@ -135,6 +171,7 @@ static lc_status plan(const lc_case* c, geometry* g, char* why, size_t n) {
 static uint64_t offset_of(const geometry* g, const int64_t* at) {
   uint64_t n = (uint64_t)at[0], c, h = 0, w, lane = 0, word = g->lanes * g->lane_bytes, chan;
   if (g->matrix) {
+    n = (uint64_t)at[0] / g->lanes, lane = (uint64_t)at[0] % g->lanes;
     c = (uint64_t)at[1] / g->W, w = (uint64_t)at[1] % g->W;
   } else {
     n = (uint64_t)at[0] / g->lanes;
@@ -145,7 +182,7 @@ static uint64_t offset_of(const geometry* g, const int64_t* at) {
 #endif
     c = (uint64_t)at[1], h = (uint64_t)at[2], w = (uint64_t)at[3];
   }
-  if (!g->local) return (n * g->n_stride + c * g->c_stride + h * g->h_stride + w * g->w_stride) * word;
+  if (!g->local) return (n * g->n_stride + c * g->c_stride + h * g->h_stride + w * g->w_stride) * word + lane * g->lane_bytes;
   chan = g->Q + c;
 #ifdef TPU_MUTANT_SLOT_INDEX_WRAPS_8
   /* the bug: the slot (channel / NPUs) is kept in a 3-bit field, so the 9th slot
@@ -158,7 +195,7 @@ static uint64_t offset_of(const geometry* g, const int64_t* at) {
 }
 
 static uint64_t image_bytes(const geometry* g) {
-  return g->local ? g->X * g->S : g->N * g->n_stride * g->lanes * g->lane_bytes;
+  return g->local ? g->X * g->S : g->system_bytes;
 }
 
 static lc_status tpu_supports(const lc_case* c, char* why, size_t n) {
@@ -225,6 +262,7 @@ static const lc_capability kCapabilities[] = {
     {"tpu.aligned", "*", 0},
     {"tpu.compact", "*", 0},
     {"tpu.matrix", "*", 0},
+    {"tpu.system", "*", 0},
 };
 
 #ifndef TPU_PLUGIN_NAME

@@ -86,6 +86,14 @@ struct LayoutSpec {
   // 10-bit fields of packed pixel words). Values must fit their field: pack
   // rejects the others, unpack zero-extends. Absent: every bit of the dtype.
   std::function<uint32_t(const struct Case&, const Coord&)> value_bits;
+  // Optional: shapes of any rank from 1 to dims.size() (a layout of any
+  // dimension; dims name the dimensions of the largest rank).
+  bool any_rank = false;
+  // Optional: for layouts that read one physical element at several logical
+  // coordinates (a broadcast view, stride 0), the row-major index of the
+  // element whose value the element at `index` must carry (at most `index`).
+  // Test inputs give such elements one value; absent: every element is its own.
+  std::function<uint64_t(const struct Case&, uint64_t index)> value_source;
 };
 
 struct Case {
