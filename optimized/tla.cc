@@ -639,6 +639,28 @@ void copy(const Plan& p, uint8_t* logical, uint8_t* phys) {
   }
 }
 
+// The position of a nested coordinate in its mode: integers count first
+// fastest, each part of a tuple in units of the sizes before it.
+Result<uint64_t> nested_position(const IntTuple& coord, const IntTuple& shape) {
+  if (coord.is_integer()) {
+    const uint64_t size = *shape.product();  // parsed: <= 2^62
+    if (coord.value() < 0 || static_cast<uint64_t>(coord.value()) >= size) {
+      return Status::invalid("coordinate " + to_string(coord) + " is outside " + to_string(shape));
+    }
+    return static_cast<uint64_t>(coord.value());
+  }
+  if (shape.is_integer() || coord.rank() != shape.rank()) {
+    return Status::invalid("coordinate " + to_string(coord) + " does not match " + to_string(shape));
+  }
+  uint64_t pos = 0, unit = 1;
+  for (size_t i = 0; i < coord.rank(); ++i) {
+    LC_ASSIGN_OR_RETURN(uint64_t p, nested_position(coord.items()[i], shape.items()[i]));
+    pos += p * unit;
+    unit *= *shape.items()[i].product();
+  }
+  return pos;
+}
+
 class TlaOptimized : public Impl {
  public:
   std::string name() const override { return "optimized"; }
@@ -662,6 +684,25 @@ class TlaOptimized : public Impl {
       off += mode_offset(p.modes[d], static_cast<uint64_t>(at[d]));
     }
     return off * p.eb * 8;
+  }
+  // A nested coordinate is the flat one of its positions in each mode.
+  Result<uint64_t> offset_bits_nested(const Case& c, const IntTuple& at) const override {
+    LC_ASSIGN_OR_RETURN(auto p_ptr, cached_plan(c));
+    const Plan& p = *p_ptr;
+    Coord flat;
+    if (p.shape.is_integer()) {
+      LC_ASSIGN_OR_RETURN(uint64_t i, nested_position(at, p.shape));
+      flat.push_back(static_cast<int64_t>(i));
+    } else {
+      if (at.is_integer() || at.rank() != p.shape.rank()) {
+        return Status::invalid("coordinate " + to_string(at) + " needs one part per mode of " + to_string(p.shape));
+      }
+      for (size_t m = 0; m < at.rank(); ++m) {
+        LC_ASSIGN_OR_RETURN(uint64_t i, nested_position(at.items()[m], p.shape.items()[m]));
+        flat.push_back(static_cast<int64_t>(i));
+      }
+    }
+    return offset_bits(c, flat);
   }
   Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
               size_t physical_size) const override {

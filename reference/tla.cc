@@ -70,6 +70,31 @@ Result<uint64_t> crd2offset(const IntTuple& coord, const IntTuple& shape, const 
   return offset.value();
 }
 
+// The inverse of the split above: an integer is its own index (inside the
+// mode); a tuple's parts count colexicographically, part i in units of the
+// sizes of the parts before it.
+Result<uint64_t> crd2idx(const IntTuple& coord, const IntTuple& shape) {
+  LC_ASSIGN_OR_RETURN(uint64_t extent, shape.product());
+  if (coord.is_integer()) {
+    if (coord.value() < 0 || static_cast<uint64_t>(coord.value()) >= extent) {
+      return Status::invalid("coordinate " + to_string(coord) + " is outside the mode " + to_string(shape) +
+                             " of size " + num(extent));
+    }
+    return static_cast<uint64_t>(coord.value());
+  }
+  if (shape.is_integer() || coord.rank() != shape.rank()) {
+    return Status::invalid("coordinate " + to_string(coord) + " does not match the shape " + to_string(shape));
+  }
+  uint64_t index = 0, below = 1;
+  for (size_t i = 0; i < coord.rank(); ++i) {
+    LC_ASSIGN_OR_RETURN(uint64_t part, crd2idx(coord.items()[i], shape.items()[i]));
+    LC_ASSIGN_OR_RETURN(uint64_t sub_size, shape.items()[i].product());
+    index += part * below;  // < extent <= 2^62
+    below *= sub_size;
+  }
+  return index;
+}
+
 Result<uint64_t> size(const TlaLayoutText& layout) { return layout.shape.product(); }
 
 // cosize: one past the offset of the last coordinate (size - 1).
@@ -341,6 +366,31 @@ class TlaReference : public Impl {
     const TlaModel& m = *m_ptr;
     LC_RETURN_IF_ERROR(check_coord(c, at));
     LC_ASSIGN_OR_RETURN(uint64_t off, crd2offset(coord_tuple(m.layout.shape, at), m.layout.shape, m.layout.stride));
+    return off * m.element_bytes * 8;
+  }
+
+  // "tla::crd2offset(c, shape, stride)" with c as the document writes it: one
+  // part per top-level mode ("目前坐标需为二维" for the 2-D layouts), each an
+  // integer or a tuple matching its mode, ((1,0),(1,1)) for (1,5) of the zN
+  // example. The coordinate must name an element of the logical tensor.
+  Result<uint64_t> offset_bits_nested(const Case& c, const IntTuple& at) const override {
+    LC_ASSIGN_OR_RETURN(auto m_ptr, cached_model(c));
+    const TlaModel& m = *m_ptr;
+    const size_t modes = top_rank(m.layout.shape);
+    if (m.layout.shape.is_tuple() && (at.is_integer() || at.rank() != modes)) {
+      return Status::invalid("coordinate " + to_string(at) + " has " + num(at.rank()) + " part" +
+                             (at.rank() == 1 ? "" : "s") + "; " + to_string(m.layout) + " has " + num(modes) +
+                             " top-level modes, one part each (Layout 坐标与索引)");
+    }
+    for (size_t i = 0; i < modes; ++i) {
+      const IntTuple& part = m.layout.shape.is_tuple() ? at.items()[i] : at;
+      LC_ASSIGN_OR_RETURN(uint64_t index, tla_ref::crd2idx(part, top_mode(m.layout.shape, i)));
+      if (index >= static_cast<uint64_t>(m.logical[i])) {
+        return Status::invalid("coordinate " + to_string(at) + " is index " + num(index) + " of mode " + num(i) +
+                               ", outside the logical tensor " + shape_to_string(m.logical) + " (padding of the tile)");
+      }
+    }
+    LC_ASSIGN_OR_RETURN(uint64_t off, crd2offset(at, m.layout.shape, m.layout.stride));
     return off * m.element_bytes * 8;
   }
 

@@ -20,6 +20,8 @@
  * extents but the last, which becomes ceil(tile / product of the others);
  * at most 8 levels, 64 integers, each at most 2^48.
  *
+ * Nested coordinates ("((1,0),(1,1))") come through offset_bits_tuple (ABI 1.2).
+ *
  * Offsets no coordinate maps to hold nothing of the tensor and are free
  * ("Layout提供了多维坐标与内存的映射关系"). Built with -DTLA_LAYOUT_LENIENT the
  * plugin fills them with 0x55 instead of 0: lenient but correct, it must pass
@@ -305,6 +307,119 @@ static lc_status tla_offset(const lc_case* c, const int64_t* at, uint64_t* bits)
   return s;
 }
 
+/* ABI 1.2: a nested coordinate, "((1,0),(1,1))". Walks the coordinate text
+ * and the shape text together: an integer against a mode counts within the
+ * whole mode; a tuple against a tuple of the same rank counts its parts first
+ * fastest, each in units of the sizes before it. The extents are the plan's
+ * (a tile changes the values, not the nesting). */
+typedef struct {
+  const char* c;      /* coordinate text */
+  const char* s;      /* shape text */
+  const layout* l;
+  uint32_t leaf;      /* next integer of the shape */
+  int bad;
+} walker;
+
+static void skip_spaces(const char** p) {
+  while (**p == ' ') ++*p;
+}
+
+/* Skips one element of the shape text, returning the product of its extents. */
+static uint64_t skip_shape(walker* w) {
+  uint64_t size = 1;
+  skip_spaces(&w->s);
+  if (*w->s == '(') {
+    ++w->s;
+    for (;;) {
+      size *= skip_shape(w);
+      skip_spaces(&w->s);
+      if (*w->s == ',') { ++w->s; continue; }
+      if (*w->s == ')') { ++w->s; break; }
+      w->bad = 1;
+      return 1;
+    }
+    return size;
+  }
+  if (*w->s == '_') ++w->s;
+  while (*w->s >= '0' && *w->s <= '9') ++w->s;
+  if (w->leaf >= w->l->count) return w->bad = 1, 1;
+  return w->l->extent[w->leaf++];
+}
+
+static uint64_t read_int(const char** p, int* bad) {
+  uint64_t v = 0;
+  int digits = 0;
+  while (**p >= '0' && **p <= '9' && digits < 19) v = v * 10 + (uint64_t)(*(*p)++ - '0'), ++digits;
+  if (!digits) *bad = 1;
+  return v;
+}
+
+/* The index of the coordinate element at w->c in the shape element at w->s. */
+static uint64_t index_in(walker* w, uint64_t* size) {
+  skip_spaces(&w->c);
+  skip_spaces(&w->s);
+  if (*w->c != '(') {
+    uint64_t v = read_int(&w->c, &w->bad);
+    *size = skip_shape(w);
+    if (v >= *size) w->bad = 1;
+    return v;
+  }
+  if (*w->s != '(') return w->bad = 1, 0;
+  ++w->c, ++w->s;
+  {
+    uint64_t index = 0, below = 1;
+    for (;;) {
+      uint64_t part_size = 1, part = index_in(w, &part_size);
+      if (w->bad) return 0;
+      index += part * below;
+      below *= part_size;
+      skip_spaces(&w->c);
+      skip_spaces(&w->s);
+      if (*w->c == ',' && *w->s == ',') { ++w->c, ++w->s; continue; }
+      if (*w->c == ')' && *w->s == ')') { ++w->c, ++w->s; break; }
+      return w->bad = 1, 0;
+    }
+    *size = below;
+    return index;
+  }
+}
+
+static lc_status tla_offset_tuple(const lc_case* c, const char* coord, uint64_t* bits) {
+  layout l;
+  char why[160];
+  lc_status s = plan(c, &l, why, sizeof why, 0);
+  uint64_t at[TLA_MAX_LEAVES];
+  walker w;
+  int m;
+  if (s != LC_OK) return s;
+  memset(&w, 0, sizeof w);
+  w.c = coord, w.s = lc_param(c, "shape"), w.l = &l;
+  skip_spaces(&w.c);
+  skip_spaces(&w.s);
+  if (*w.s != '(') {  /* an integer shape: one mode */
+    uint64_t size;
+    at[0] = index_in(&w, &size);
+  } else {
+    if (*w.c != '(') return LC_INVALID;
+    ++w.c, ++w.s;
+    for (m = 0; m < l.modes; ++m) {
+      uint64_t size;
+      at[m] = index_in(&w, &size);
+      skip_spaces(&w.c);
+      skip_spaces(&w.s);
+      if (w.bad || *w.c != *w.s || (*w.c != ',' && *w.c != ')')) return LC_INVALID;
+      ++w.c, ++w.s;
+    }
+  }
+  skip_spaces(&w.c);
+  if (w.bad || *w.c) return LC_INVALID;
+  for (m = 0; m < l.modes; ++m) {
+    if (at[m] >= l.logical[m]) return LC_INVALID;  /* padding of a tile */
+  }
+  *bits = offset_of(&l, at) * l.bytes * 8;
+  return LC_OK;
+}
+
 static lc_status walk(const lc_case* c, uint8_t* logical, uint8_t* physical, size_t physical_size, int pack) {
   layout l;
   char why[160];
@@ -353,6 +468,7 @@ static const lc_capability kCapabilities[] = {
 
 static const lc_plugin kPlugin = {LC_ABI_MAJOR, LC_ABI_MINOR, sizeof(lc_plugin), PLUGIN_NAME,
                                   kCapabilities, sizeof kCapabilities / sizeof kCapabilities[0],
-                                  tla_supports, tla_size, tla_offset, tla_pack, tla_unpack};
+                                  tla_supports, tla_size, tla_offset, tla_pack, tla_unpack,
+                                  NULL, NULL, NULL, NULL, NULL, tla_offset_tuple};
 
 LC_EXPORT const lc_plugin* layoutcheck_plugin_v1(void) { return &kPlugin; }

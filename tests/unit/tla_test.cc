@@ -1,6 +1,9 @@
+#include <cstring>
 #include <string>
 
+#include "layoutcheck/c_api.h"
 #include "layoutcheck/int_tuple.h"
+#include "layoutcheck/plugin.h"
 #include "optimized/tla.h"
 #include "optimized/tla_layout.h"
 #include "reference/tla.h"
@@ -345,6 +348,59 @@ TEST(TlaImpl, layouts_of_one_and_three_modes_pack_like_their_offsets) {
   EXPECT_FALSE(reference_impl().offset_bits(c3, {1, 2}).ok());
   EXPECT_FALSE(optimized_impl().offset_bits(c3, {1, 2}).ok());
   EXPECT_FALSE(optimized_impl().offset_bits(c3, {2, 0, 0}).ok());
+}
+
+}  // namespace
+}  // namespace layoutcheck
+
+namespace layoutcheck {
+namespace {
+
+lc_status nested_supports(const lc_case*, char*, size_t) { return LC_OK; }
+lc_status nested_size(const lc_case*, uint64_t* b) { return *b = 96, LC_OK; }
+lc_status nested_pack(const lc_case*, const void*, size_t, void*, size_t) { return LC_OK; }
+lc_status nested_offset(const lc_case*, const char* coord, uint64_t* bits) {
+  *bits = std::strcmp(coord, "((1,0),(1,1))") == 0 ? 37 * 8 : 0;
+  return LC_OK;
+}
+
+TEST(TlaPluginAbi, offset_bits_tuple_is_read_only_when_struct_size_covers_it) {
+  static const lc_capability caps[] = {{"tla.layout", "*", 0}};
+  lc_plugin t{LC_ABI_MAJOR, 1, static_cast<uint32_t>(LC_PLUGIN_SIZE_1_1), "old", caps, 1,
+              nested_supports, nested_size, nullptr, nested_pack, nested_pack, nullptr, nullptr, nullptr, nullptr,
+              nullptr, nested_offset};
+  Case c = must_case("((4,2),(4,3)):((4,16),(1,32))", "int8", "8,12");
+  auto old = plugin_from_table(&t, "old.so");
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  EXPECT_FALSE((*old)->has_member(PluginImpl::kOffsetBitsTupleMember));
+  EXPECT_EQ((*old)->offset_bits_nested(c, tup("((1,0),(1,1))")).status().code(), StatusCode::kUnsupported);
+  t.abi_minor = LC_ABI_MINOR;
+  t.struct_size = sizeof(lc_plugin);
+  auto now = plugin_from_table(&t, "new.so");
+  ASSERT_TRUE(now.ok());
+  EXPECT_TRUE((*now)->has_member(PluginImpl::kOffsetBitsTupleMember));
+  EXPECT_EQ(*(*now)->offset_bits_nested(c, tup("((1,0),(1,1))")), 37u * 8);
+  EXPECT_EQ(*(*now)->offset_bits_nested(c, tup("(1,5)")), 0u);  // the text is passed as written
+}
+
+TEST(TlaImpl, nested_coordinates_match_their_flat_ones) {
+  Case c = must_case("((4,2),(4,3)):((4,16),(1,32))", "int8", "8,12");
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    EXPECT_EQ(*impl->offset_bits_nested(c, tup("((1,0),(1,1))")), 37u * 8) << impl->name();
+    EXPECT_EQ(*impl->offset_bits_nested(c, tup("(1,(1,1))")), 37u * 8) << impl->name();
+    EXPECT_EQ(*impl->offset_bits_nested(c, tup("((3,1),(3,2))")), *impl->offset_bits(c, {7, 11})) << impl->name();
+    for (const char* bad : {"37", "(1,5,0)", "((4,0),(1,1))", "((1,0,0),(1,1))", "(8,0)", "((1),5)"}) {
+      EXPECT_EQ(impl->offset_bits_nested(c, tup(bad)).status().code(), StatusCode::kInvalid) << impl->name() << " " << bad;
+    }
+  }
+  Case tile = must_case("MakeLayoutTile(((16,2),(16,3)):((16,256),(1,512)),(30,43))", "fp16", "30,43");
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    EXPECT_EQ(*impl->offset_bits_nested(tile, tup("((13,1),(10,2))")), 2996u * 8) << impl->name();
+    EXPECT_FALSE(impl->offset_bits_nested(tile, tup("((14,1),(10,2))")).ok()) << impl->name();  // row 30: padding
+  }
+  Case one = must_case("8:2", "int8", "8");
+  EXPECT_EQ(*reference_impl().offset_bits_nested(one, tup("5")), 80u);
+  EXPECT_EQ(*optimized_impl().offset_bits_nested(one, tup("5")), 80u);
 }
 
 }  // namespace
