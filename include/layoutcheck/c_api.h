@@ -39,7 +39,8 @@
  * a nested coordinate of a CATLASS TLA layout, given as IntTuple text in the
  * document's notation ("((1,0),(1,1))" for the coordinate (1,5) of
  * ((4,2),(4,3)):((4,16),(1,32))). `layoutcheck offset --at '((1,0),(1,1))'`
- * and `check` (for tla.layout and tla.tile) call it when it is there.
+ * and the oracle lines `offset ((1,0),(1,1)) = N` (`layoutcheck oracle`) call it;
+ * a plugin without it answers nested coordinates LC_UNSUPPORTED.
  * Minimal plugin:
  *
  *     static lc_status my_supports(const lc_case* c, char* why, size_t n) {
