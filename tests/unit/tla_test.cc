@@ -126,8 +126,18 @@ TEST(TlaNotation, any_number_of_modes_round_trips) {
 }
 
 TEST(TlaNotation, tile_needs_two_modes) {
-  expect_invalid("MakeLayoutTile((2,3,4):(1,2,6),(2,2))", "has rank 3");
-  expect_invalid("MakeLayoutTile((_8):(_1),(2,2))", "has rank 1");
+  for (const char* text : {"MakeLayoutTile((2,3,4):(1,2,6),(2,2))", "MakeLayoutTile((_8):(_1),(2,2))"}) {
+    auto l = parse_layout(text);
+    ASSERT_TRUE(l.ok()) << text << ": " << l.status().message();
+    EXPECT_EQ(to_string(*l), text);
+    for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+      Status s = impl->supports(Case{*l, DType::kInt8, {2, 2}});
+      EXPECT_EQ(s.code(), StatusCode::kInvalid) << impl->name() << " " << text;
+      if (impl == &reference_impl()) {
+        EXPECT_EQ(s.rule(), "tla.layout/rank-2") << s.message();
+      }
+    }
+  }
 }
 
 TEST(TlaNotation, malformed) {
