@@ -1,11 +1,13 @@
 // Fast pack/unpack for the CATLASS TLA layouts.
 //
-// Why it equals the reference: crd2offset of a 2-D coordinate (r, c) is the
-// offset of r in mode 0 plus the offset of c in mode 1, and the offset of an
-// integer in a mode is the sum over the mode's integers, first fastest, of
+// Why it equals the reference: crd2offset of a coordinate (i0, ..., iN) is the
+// sum of the offsets of each ik in mode k, and the offset of an integer in a
+// mode is the sum over the mode's integers, first fastest, of
 // (i mod extent) * stride with i divided by each extent in turn. So one table
-// of row offsets and one of column offsets give every element; unit column
-// steps make each row one memcpy. The fractal formats with the in-core C0 of
+// of "row" offsets (every coordinate of the dimensions but the last) and one
+// of last-dimension offsets give every element; unit steps make each row one
+// memcpy. A tile by its origin shape copies the origin and zeroes the rest.
+// A nested coordinate is its flat position in each mode, counted first fastest. The fractal formats with the in-core C0 of
 // 32 bytes use their compile-time layout (tla_layout.h): a z-fractal row is
 // one 32-byte C0 copied whole, an n-fractal is a C0 x 16 transpose.
 #include <algorithm>
