@@ -84,6 +84,36 @@ RC_GTEST_PROP(TlaProperty, crd2offset_is_the_nested_index, ()) {
   RC_ASSERT(*tla_ref::crd2offset(IntTuple(linear), l.shape, l.stride) == want);
 }
 
+// An index of a mode written as a coordinate of the mode's nesting: an
+// integer, or (at random, level by level) a tuple of its parts, first fastest.
+IntTuple nested_coord(int64_t index, const IntTuple& shape) {
+  if (shape.is_integer() || *rc::gen::inRange(0, 3) == 0) return IntTuple(index);
+  std::vector<IntTuple> parts;
+  for (const IntTuple& sub : shape.items()) {
+    const int64_t n = static_cast<int64_t>(*sub.product());
+    parts.push_back(nested_coord(index % n, sub));
+    index /= n;
+  }
+  return IntTuple(std::move(parts));
+}
+
+RC_GTEST_PROP(TlaProperty, nested_coordinates_are_their_flat_ones, ()) {
+  const Case c = draw("tla.layout");
+  RC_PRE(reference_impl().supports(c).ok());
+  const TlaLayoutText l = notation_of(c);
+  Coord at;
+  std::vector<IntTuple> parts;
+  for (size_t m = 0; m < c.shape.size(); ++m) {
+    at.push_back(*rc::gen::inRange<int64_t>(0, c.shape[m]));
+    parts.push_back(nested_coord(at.back(), l.shape.is_integer() ? l.shape : l.shape.items()[m]));
+  }
+  const IntTuple coord = l.shape.is_integer() ? parts[0] : IntTuple(parts);
+  RC_LOG() << to_string(coord) << " of " << to_string(l);
+  const uint64_t want = *reference_impl().offset_bits(c, at);
+  RC_ASSERT(*reference_impl().offset_bits_nested(c, coord) == want);
+  RC_ASSERT(*optimized_impl().offset_bits_nested(c, coord) == want);
+}
+
 // A tile by its origin shape is the tiled layout with the elements outside the
 // tile turned into padding: the same size, the same offsets inside, and a
 // check against the reference passes on both implementations.
