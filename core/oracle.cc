@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "layoutcheck/checker.h"
+#include "layoutcheck/int_tuple.h"
 #include "layoutcheck/precision.h"
 
 namespace layoutcheck {
@@ -152,9 +153,15 @@ Result<std::vector<OracleCase>> parse_oracles(const std::string& text, const std
       std::string arg = lhs.size() > verb.size() ? trim(lhs.substr(verb.size())) : "";
       if (verb == "offset" || verb == "offset_bits") {
         e.kind = verb == "offset" ? OracleExpect::kOffset : OracleExpect::kOffsetBits;
-        auto at = parse_shape(arg);
-        if (!at.ok()) return fail(at.status().message());
-        e.at = *at;
+        if (arg.find('(') != std::string::npos) {
+          auto tuple = parse_int_tuple(arg);
+          if (!tuple.ok()) return fail(tuple.status().message());
+          e.tuple = to_string(*tuple);
+        } else {
+          auto at = parse_shape(arg);
+          if (!at.ok()) return fail(at.status().message());
+          e.at = *at;
+        }
         auto n = parse_u64(rhs);
         if (!n.ok()) return fail(n.status().message());
         e.number = *n;
@@ -494,6 +501,16 @@ OracleResult run_oracle_case(const OracleCase& oc, const Impl& impl, const Oracl
     switch (e.kind) {
       case OracleExpect::kOffset:
       case OracleExpect::kOffsetBits: {
+        if (!e.tuple.empty()) {
+          // A nested coordinate: only the implementation's own offset_bits_nested answers it.
+          auto bits = impl.offset_bits_nested(*c, *parse_int_tuple(e.tuple));
+          const uint64_t want = e.kind == OracleExpect::kOffset ? e.number * 8 : e.number;
+          if (!bits.ok() || *bits != want) {
+            fail(e.line, "offset of " + e.tuple + ": expected bit " + std::to_string(want) + ", got " +
+                             (bits.ok() ? "bit " + std::to_string(*bits) : bits.status().to_string()));
+          }
+          break;
+        }
         auto bits = offset_of(e.at);
         uint64_t want = e.kind == OracleExpect::kOffset ? e.number * 8 : e.number;
         if (!bits.ok() || *bits != want) {

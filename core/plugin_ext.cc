@@ -10,6 +10,7 @@
 #include "core/plugin_wire.h"
 #include "layoutcheck/c_api.h"
 #include "layoutcheck/checked.h"
+#include "layoutcheck/int_tuple.h"
 #include "layoutcheck/plugin.h"
 
 namespace layoutcheck {
@@ -97,6 +98,7 @@ enum ExtOp : uint64_t {
   kSparseDecompressOp,
   kWinogradExtendOp,
   kWinogradTransformOp,
+  kOffsetBitsTupleOp,  // ABI 1.2
 };
 
 void put_spec(std::string* out, const ConvertSpec& s) {
@@ -159,6 +161,7 @@ uint64_t extension_members_of(const lc_plugin* t) {
   if (LC_MEMBER(t, sparse_decompress)) m |= PluginImpl::kSparseDecompressMember;
   if (LC_MEMBER(t, winograd_extend)) m |= PluginImpl::kWinogradExtendMember;
   if (LC_MEMBER(t, winograd_transform)) m |= PluginImpl::kWinogradTransformMember;
+  if (LC_MEMBER(t, offset_bits_tuple)) m |= PluginImpl::kOffsetBitsTupleMember;
   return m;
 }
 
@@ -277,6 +280,20 @@ Status PluginImpl::winograd_transform(DType t, const Shape& kc33, const void* sr
 
 bool serve_extension(const PluginImpl& impl, uint64_t op, Reader& r, Status* st, uint64_t* value,
                      std::string* bytes) {
+  if (op == kOffsetBitsTupleOp) {
+    Case c;
+    const bool ok = get_case(r, &c);
+    auto at = parse_int_tuple(r.str(kMaxMessage));
+    if (!ok || r.bad || !at.ok()) {
+      *st = Status::internal("malformed request");
+      return true;
+    }
+    Sandbox::child_allow(0);
+    auto v = impl.offset_bits_nested(c, *at);
+    *st = v.ok() ? Status() : v.status();
+    *value = v.ok() ? *v : 0;
+    return true;
+  }
   if (op < kConvertOp || op > kWinogradTransformOp) return false;
   // The request's case (the weights of a sparse call) was read by the caller
   // into a Case it does not hand over; the sparse ops repeat it.
@@ -446,6 +463,32 @@ Status IsolatedImpl::winograd_transform(DType t, const Shape& kc33, const void* 
   LC_RETURN_IF_ERROR(winograd_shape(kc33, "Winograd conversion"));
   return winograd_call([this](const std::string& q, uint64_t m, const std::string& w) { return call(q, m, w); },
                        kWinogradTransformOp, t, kc33, 1, src, src_bytes, dst, dst_bytes, "winograd_transform");
+}
+
+// ---- ABI 1.2: nested coordinates -----------------------------------------------------
+
+Result<uint64_t> PluginImpl::offset_bits_nested(const Case& c, const IntTuple& at) const {
+  if (!has_member(kOffsetBitsTupleMember)) {
+    return Status::unsupported(name_ + " has no offset_bits_tuple (an ABI 1.2 member; NULL or beyond its struct_size)");
+  }
+  const auto fn = LC_MEMBER(table(table_), offset_bits_tuple);
+  CCase cc(c);
+  const std::string text = to_string(at);
+  uint64_t bits = 0;
+  LC_RETURN_IF_ERROR(plugin_status(status_of(fn, &cc.view, text.c_str(), &bits), name_ + " offset_bits_tuple"));
+  return bits;
+}
+
+Result<uint64_t> IsolatedImpl::offset_bits_nested(const Case& c, const IntTuple& at) const {
+  if (!has_member(kOffsetBitsTupleMember)) {
+    return Status::unsupported(name_ + " has no offset_bits_tuple (an ABI 1.2 member; NULL or beyond its struct_size)");
+  }
+  std::string req = request_of(kOffsetBitsTupleOp);
+  put_case(&req, c);
+  put_str(&req, to_string(at));
+  Answer a = answer_of(call(req, 0, "offset_bits_tuple"));
+  if (!a.status.ok()) return a.status;
+  return a.value;
 }
 
 }  // namespace layoutcheck

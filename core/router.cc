@@ -65,4 +65,9 @@ Status check_buffers(const Impl& impl, const Case& c, size_t logical_size, size_
   return Status();
 }
 
+Result<uint64_t> FamilyRouter::offset_bits_nested(const Case& c, const IntTuple& at) const {
+  LC_ASSIGN_OR_RETURN(const Impl* impl, route(c));
+  return impl->offset_bits_nested(c, at);
+}
+
 }  // namespace layoutcheck

@@ -23,6 +23,7 @@ class FamilyRouter : public Impl {
                 size_t logical_size) const override;
   Result<std::vector<Fact>> describe(const Case& c) const override;
   Result<ByteRules> byte_rules(const Case& c) const override;
+  Result<uint64_t> offset_bits_nested(const Case& c, const IntTuple& at) const override;
 
  private:
   Result<const Impl*> route(const Case& c) const;

@@ -81,9 +81,9 @@ std::vector<Rule> make_rules() {
       // CATLASS TLA.
       {"tla/dtype", "tla.*", kTla, "Layout", "elements are whole bytes of sizeof(ElemType)"},
       {"tla/notation", "tla.layout,tla.tile", kTla, "Layout", "the shape, stride and tile parameters are IntTuples"},
-      {"tla.layout/rank-2", "tla.layout,tla.tile", kTla, "Layout 坐标与索引", "the layout has two modes (2-D coordinates)"},
+      {"tla.layout/rank-2", "tla.tile", kTla, "Layout 坐标与索引", "the tiled layout has two modes (2-D coordinates)"},
       {"tla.layout/shape-matches", "tla.layout,tla.tile", kTla, "Layout 坐标与索引",
-       "the shape is (size of mode 0) x (size of mode 1)"},
+       "the shape is the size of each top-level mode (or, under a tile, the tile's origin shape)"},
       {"tla.tile/tile-rank", "tla.tile", kTla, "MakeLayoutTile", "the tile gives one extent per mode"},
       {"tla.tile/tile-positive", "tla.tile", kTla, "MakeLayoutTile", "every extent of the tile is at least 1"},
       // The named formats derive their strides from the shape: never overlapping,

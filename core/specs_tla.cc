@@ -22,17 +22,6 @@ ParamSpec text_param(std::string key, std::string doc) {
   return p;
 }
 
-// The logical tensor of a TLA layout is 2-D: coordinates are 2-D
-// ("Layout 坐标与索引": 目前坐标需为二维).
-Status check_two_modes(const TlaLayoutText& l, std::string_view text) {
-  if (l.shape.is_integer() || l.shape.rank() != 2) {
-    return Status::invalid("TLA layout " + quote_input(text) + " has rank " +
-                           std::to_string(l.shape.rank()) +
-                           "; coordinates are 2-D, so the layout needs exactly 2 modes (rows, cols)");
-  }
-  return Status();
-}
-
 Result<IntTuple> parse_tile(std::string_view text) {
   auto tile = parse_int_tuple(text);
   if (!tile.ok()) return Status::invalid("MakeLayoutTile tile shape: " + tile.status().message());
@@ -62,8 +51,9 @@ Result<Layout> parse_tile_notation(std::string_view t) {
     return Status::invalid("MakeLayoutTile takes (LAYOUT, (rows,cols)), e.g. "
                            "MakeLayoutTile(((4,2),(4,3)):((4,16),(1,32)),(4,4))");
   }
+  // A layout of other than two modes parses (the text round-trips); the
+  // reference rejects it by its rule, tla.layout/rank-2.
   LC_ASSIGN_OR_RETURN(TlaLayoutText l, parse_tla_layout(body.substr(0, split)));
-  LC_RETURN_IF_ERROR(check_two_modes(l, body.substr(0, split)));
   LC_ASSIGN_OR_RETURN(IntTuple tile, parse_tile(body.substr(split + 1)));
   return make_layout("tla.tile",
                      {{"shape", to_string(l.shape)}, {"stride", to_string(l.stride)}, {"tile", to_string(tile)}});
@@ -74,7 +64,6 @@ std::optional<Result<Layout>> parse_notation(std::string_view t) {
   if (t.empty() || !(t[0] == '(' || t[0] == '_' || (t[0] >= '0' && t[0] <= '9'))) return std::nullopt;
   auto l = parse_tla_layout(t);
   if (!l.ok()) return Result<Layout>(l.status());
-  if (Status s = check_two_modes(*l, t); !s.ok()) return Result<Layout>(s);
   return make_layout("tla.layout", {{"shape", to_string(l->shape)}, {"stride", to_string(l->stride)}});
 }
 
@@ -131,13 +120,17 @@ void build(const Node& n, const std::vector<LeafValue>& v, IntTuple* shape, IntT
   *stride = IntTuple(std::move(strides));
 }
 
-// A random rank-2 layout: compact strides over the leaves in a random order,
-// sometimes with gaps, now and then overlapping (invalid unless injective).
-TlaLayoutText draw_layout(std::mt19937_64& rng, int size_class) {
+// A random layout of `modes` top-level modes (0: an integer shape):
+// compact strides over the leaves in a random order, sometimes with gaps, now
+// and then overlapping (invalid unless injective).
+TlaLayoutText draw_layout(std::mt19937_64& rng, int size_class, int modes = 2) {
   size_t leaves = 0;
   Node root;
-  root.kids.push_back(draw_node(rng, 1, &leaves));
-  root.kids.push_back(draw_node(rng, 1, &leaves));
+  if (modes == 0) {
+    root.leaf = leaves++;
+  } else {
+    for (int i = 0; i < modes; ++i) root.kids.push_back(draw_node(rng, 1, &leaves));
+  }
   std::vector<LeafValue> v(leaves);
   const int64_t max_extent = 3 + 2 * size_class;
   for (auto& leaf : v) {
@@ -165,6 +158,15 @@ uint64_t mode_size(const IntTuple& mode) {
   return n;
 }
 
+// The logical tensor of a notation layout: the size of each top-level mode
+// (an integer shape is one mode).
+Shape logical_of(const IntTuple& shape) {
+  if (shape.is_integer()) return {shape.value()};
+  Shape s;
+  for (const IntTuple& mode : shape.items()) s.push_back(static_cast<int64_t>(mode_size(mode)));
+  return s;
+}
+
 // Parameters that do not validate fall back to a plain row-major layout (the
 // notation layouts have no defaults to fall back to).
 Case make_tla_case(const std::string& name, const ParamMap& params, DType dtype, Shape shape) {
@@ -178,13 +180,28 @@ Case make_tla_case(const std::string& name, const ParamMap& params, DType dtype,
 }
 
 Shape maybe_wrong(std::mt19937_64& rng, Shape s) {
-  if (pick(rng, 0, 25) == 0) s[static_cast<size_t>(pick(rng, 0, 1))] += pick(rng, 0, 1) ? 1 : -1;
+  if (pick(rng, 0, 25) == 0) s[static_cast<size_t>(pick(rng, 0, static_cast<int64_t>(s.size()) - 1))] += pick(rng, 0, 1) ? 1 : -1;
+  if (pick(rng, 0, 40) == 0) {  // one dimension too many or too few
+    if (s.size() > 1 && pick(rng, 0, 1)) s.pop_back();
+    else s.push_back(1);
+  }
   return s;
 }
 
+// Mostly the document's 2-D matrices; also an integer shape, (n):(d), and
+// 3- and 4-mode layouts ("可以定义任意维度").
+int draw_modes(std::mt19937_64& rng) {
+  const int64_t k = pick(rng, 0, 11);
+  if (k == 0) return 0;
+  if (k == 1) return 1;
+  if (k <= 3) return 3;
+  if (k == 4) return 4;
+  return 2;
+}
+
 Case notation_case(std::mt19937_64& rng, int size_class) {
-  TlaLayoutText l = draw_layout(rng, size_class);
-  Shape s = {static_cast<int64_t>(mode_size(l.shape.items()[0])), static_cast<int64_t>(mode_size(l.shape.items()[1]))};
+  TlaLayoutText l = draw_layout(rng, size_class, draw_modes(rng));
+  Shape s = logical_of(l.shape);
   return make_tla_case("tla.layout", {{"shape", to_string(l.shape)}, {"stride", to_string(l.stride)}}, draw_dtype(rng),
                    maybe_wrong(rng, s));
 }
@@ -202,7 +219,10 @@ Case tile_case(std::mt19937_64& rng, int size_class) {
   TlaLayoutText l = draw_layout(rng, size_class);
   int64_t t0 = pick(rng, 1, static_cast<int64_t>(mode_size(l.shape.items()[0])) + 2);
   int64_t t1 = pick(rng, 1, static_cast<int64_t>(mode_size(l.shape.items()[1])) + 2);
-  Shape s = {tiled_mode_size(l.shape.items()[0], t0), tiled_mode_size(l.shape.items()[1], t1)};
+  // The origin shape (the tile itself), or the whole tiled layout (ERRATA.md, CATLASS TLA 6).
+  Shape s = {t0, t1};
+  if (pick(rng, 0, 3) == 0) s = {tiled_mode_size(l.shape.items()[0], t0), tiled_mode_size(l.shape.items()[1], t1)};
+  if (pick(rng, 0, 40) == 0) l = draw_layout(rng, size_class, pick(rng, 0, 1) ? 1 : 3);  // not 2 modes
   return make_tla_case("tla.tile",
                    {{"shape", to_string(l.shape)}, {"stride", to_string(l.stride)},
                     {"tile", "(" + std::to_string(t0) + "," + std::to_string(t1) + ")"}},
@@ -261,12 +281,12 @@ void add_tla_specs(std::vector<LayoutSpec>* specs) {
   layout.boundary_cases = [] {
     std::vector<Case> out;
     for (const char* text : {"((4,2),(4,3)):((4,16),(1,32))", "(_2,4):(_12,_1)", "(2,3):(3,1)", "(2,3):(1,2)",
-                             "((16,2),(16,3)):((16,256),(1,512))", "(1,1):(0,0)", "((2,2),3):((1,6),2)"}) {
+                             "((16,2),(16,3)):((16,256),(1,512))", "(1,1):(0,0)", "((2,2),3):((1,6),2)",
+                             "(8):(1)", "8:1", "(_8):(_2)", "(2,3,4):(12,4,1)", "(2,(2,2),3):(1,(2,12),4)",
+                             "(2,3,4,5):(1,2,6,24)"}) {
       auto l = *parse_tla_layout(text);
       out.push_back(make_tla_case("tla.layout", {{"shape", to_string(l.shape)}, {"stride", to_string(l.stride)}},
-                              DType::kFp16,
-                              {static_cast<int64_t>(mode_size(l.shape.items()[0])),
-                               static_cast<int64_t>(mode_size(l.shape.items()[1]))}));
+                              DType::kFp16, logical_of(l.shape)));
     }
     // The largest stride an IntTuple holds, 2^48, over 2049 rows: a cosize past 2^60 bytes.
     out.push_back(make_tla_case("tla.layout", {{"shape", "(2049,2)"}, {"stride", "(281474976710656,1)"}}, DType::kFp16,
@@ -290,8 +310,13 @@ void add_tla_specs(std::vector<LayoutSpec>* specs) {
         ParamMap p = doc;
         p["tile"] = "(" + std::to_string(t0) + "," + std::to_string(t1) + ")";
         out.push_back(make_tla_case("tla.tile", p, DType::kFp16, {(t0 + 3) / 4 * 4, (t1 + 3) / 4 * 4}));
+        out.push_back(make_tla_case("tla.tile", p, DType::kFp16, {t0, t1}));  // the origin shape
       }
     }
+    // A 30 x 43 fp16 tile of the document's 32 x 48 zN-like image, by its origin shape.
+    out.push_back(make_tla_case("tla.tile",
+                                {{"shape", "((16,2),(16,3))"}, {"stride", "((16,256),(1,512))"}, {"tile", "(30,43)"}},
+                                DType::kFp16, {30, 43}));
     out.push_back(make_tla_case("tla.tile", {{"shape", "(4096,2)"}, {"stride", "(281474976710656,1)"}, {"tile", "(2049,2)"}},
                                 DType::kFp16, {2049, 2}));
     return out;

@@ -1,7 +1,8 @@
 // Differential fuzzer for TLA notation layouts: the bytes build a nested
 // shape:stride layout (structure, extents, strides, static marks), an
-// optional MakeLayoutTile and a dtype; the logical shape is the layout's own
-// matrix, so most inputs reach pack/unpack rather than the shape check.
+// optional MakeLayoutTile and a dtype. The layout has 1 to 4 top-level modes
+// (or an integer shape); the logical shape is the layout's own tensor, or a
+// tile's origin shape, so most inputs reach pack/unpack rather than the shape check.
 // Input may also be a text case "case: LAYOUT | DTYPE | SHAPE".
 #include <string>
 #include <vector>
@@ -53,7 +54,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::Bytes in(data, size);
     Builder b{&in, {}, 0};
     IntTuple m0 = b.shape(1), m1 = b.shape(1);
-    IntTuple shape(std::vector<IntTuple>{m0, m1});
+    std::vector<IntTuple> modes = {m0, m1};
+    // The number of top-level modes: mostly 2; 1, 3, 4, or an integer shape.
+    const uint64_t rank_byte = in.take(1);
+    const uint64_t kind = rank_byte % 8;
+    if (kind == 1) modes = {m0};
+    if (kind == 2 || kind == 3) modes.push_back(b.shape(1));
+    if (kind == 3) modes.push_back(b.shape(1));
+    const bool integer = kind == 4 && m0.is_integer();
+    IntTuple shape = integer ? m0 : IntTuple(modes);
+    b.extents.resize(shape.leaf_count());
     // Strides: compact over a byte-chosen order of the leaves, gaps and
     // now and then a raw stride (overlaps are then rejected by both).
     const size_t n = b.extents.size();
@@ -75,7 +85,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ParamMap p = {{"shape", to_string(shape)}, {"stride", to_string(stride)}};
     std::string name = "tla.layout";
     uint64_t rows = *m0.product(), cols = *m1.product();
-    if (tile_flag % 4 == 0) {
+    Shape logical;
+    for (const IntTuple& m : modes) logical.push_back(static_cast<int64_t>(*m.product()));
+    if (integer) logical.resize(1);
+    if (tile_flag % 4 == 0 && modes.size() == 2 && !integer) {
       const int64_t t0 = static_cast<int64_t>(1 + in.take(1) % 40), t1 = static_cast<int64_t>(1 + in.take(1) % 40);
       name = "tla.tile";
       p["tile"] = "(" + std::to_string(t0) + "," + std::to_string(t1) + ")";
@@ -86,11 +99,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         return static_cast<uint64_t>(inner * ((t + inner - 1) / inner));
       };
       rows = tiled(m0, t0), cols = tiled(m1, t1);
+      logical = {static_cast<int64_t>(rows), static_cast<int64_t>(cols)};
+      if (tile_flag & 0x10) logical = {t0, t1};  // the tile's origin shape
     }
     auto layout = make_layout(name, p);
     if (!layout.ok()) return 0;
     c.layout = *layout;
-    c.shape = {static_cast<int64_t>(rows), static_cast<int64_t>(cols)};
+    c.shape = logical;
   }
   fuzz::require_agreement(c, reference_impl(), optimized_impl(), size, kMaxElements);
   return 0;

@@ -23,7 +23,8 @@ void fail(const std::string& why) {
   std::abort();
 }
 
-// The logical matrix of a TLA layout: (size of mode 0) x (size of mode 1).
+// The logical tensor of a TLA layout: the size of each top-level mode (an
+// integer shape is one mode); a tile's tiled layout is 2-D.
 bool matrix_of(const Layout& layout, Shape* shape) {
   auto l = parse_tla_layout(layout.get("shape") + ":" + layout.get("stride"));
   if (!l.ok()) return false;
@@ -35,10 +36,13 @@ bool matrix_of(const Layout& layout, Shape* shape) {
     if (!tiled.ok()) return false;
     t = *tiled;
   }
-  if (t.shape.is_integer() || t.shape.rank() != 2) return false;
-  auto r = t.shape.items()[0].product(), c = t.shape.items()[1].product();
-  if (!r.ok() || !c.ok() || *r > (1u << 20) || *c > (1u << 20)) return false;
-  *shape = {static_cast<int64_t>(*r), static_cast<int64_t>(*c)};
+  shape->clear();
+  const size_t modes = t.shape.is_integer() ? 1 : t.shape.rank();
+  for (size_t m = 0; m < modes; ++m) {
+    auto n = (t.shape.is_integer() ? t.shape : t.shape.items()[m]).product();
+    if (!n.ok() || *n > (1u << 20)) return false;
+    shape->push_back(static_cast<int64_t>(*n));
+  }
   return true;
 }
 

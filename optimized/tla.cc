@@ -1,11 +1,13 @@
 // Fast pack/unpack for the CATLASS TLA layouts.
 //
-// Why it equals the reference: crd2offset of a 2-D coordinate (r, c) is the
-// offset of r in mode 0 plus the offset of c in mode 1, and the offset of an
-// integer in a mode is the sum over the mode's integers, first fastest, of
+// Why it equals the reference: crd2offset of a coordinate (i0, ..., iN) is the
+// sum of the offsets of each ik in mode k, and the offset of an integer in a
+// mode is the sum over the mode's integers, first fastest, of
 // (i mod extent) * stride with i divided by each extent in turn. So one table
-// of row offsets and one of column offsets give every element; unit column
-// steps make each row one memcpy. The fractal formats with the in-core C0 of
+// of "row" offsets (every coordinate of the dimensions but the last) and one
+// of last-dimension offsets give every element; unit steps make each row one
+// memcpy. A tile by its origin shape copies the origin and zeroes the rest.
+// A nested coordinate is its flat position in each mode, counted first fastest. The fractal formats with the in-core C0 of
 // 32 bytes use their compile-time layout (tla_layout.h): a z-fractal row is
 // one 32-byte C0 copied whole, an n-fractal is a C0 x 16 transpose.
 #include <algorithm>
@@ -45,8 +47,9 @@ enum class Kind { kNotation, kRowMajor, kColMajor, kZN, kNZ, kZZ, kNN };
 
 struct Plan {
   Kind kind = Kind::kNotation;
-  uint64_t rows = 0, cols = 0, eb = 1;  // logical matrix, element bytes
-  std::vector<Leaf> modes[2];           // the integers of each mode, first fastest
+  uint64_t rows = 0, cols = 0, eb = 1;  // logical matrix (outer dims x last dim), element bytes
+  std::vector<std::vector<Leaf>> modes;  // the integers of each top-level mode, first fastest
+  Shape logical;                         // the logical tensor, one extent per mode
   uint64_t size = 0, cosize = 0;
   // Fractal formats: fractal height x width, block counts, strides between blocks.
   uint64_t c0 = 0, n16 = 0, fh = 0, fw = 0, R = 0, C = 0, out_row = 0, out_col = 0;
@@ -73,41 +76,61 @@ IntTuple pair(IntTuple a, IntTuple b) { return IntTuple(std::vector<IntTuple>{st
 Status parse_notation_plan(const Case& c, Plan* p) {
   auto l = parse_tla_layout(c.layout.get("shape") + ":" + c.layout.get("stride"));
   if (!l.ok()) return l.status();
-  if (l->shape.is_integer() || l->shape.rank() != 2) {
-    return Status::invalid("TLA layout " + to_string(*l) + ": coordinates are 2-D, the layout needs 2 modes");
-  }
+  const bool tile = c.layout.name == "tla.tile";
+  const size_t n = l->shape.is_integer() ? 1 : l->shape.rank();
+  if (tile && n != 2) return Status::invalid("MakeLayoutTile of " + to_string(*l) + ": the layout needs 2 modes");
   p->shape = l->shape;
   p->stride = l->stride;
-  for (int m = 0; m < 2; ++m) flatten(l->shape.items()[m], l->stride.items()[m], &p->modes[m]);
-  if (c.layout.name == "tla.tile") {
+  p->modes.assign(n, {});
+  for (size_t m = 0; m < n; ++m) {
+    if (l->shape.is_integer()) flatten(l->shape, l->stride, &p->modes[m]);
+    else flatten(l->shape.items()[m], l->stride.items()[m], &p->modes[m]);
+  }
+  if (c.shape.size() != n) {
+    return Status::invalid("logical shape " + shape_to_string(c.shape) + " has rank " + str(c.shape.size()) +
+                           ", the layout " + to_string(*l) + " " + str(n));
+  }
+  for (int64_t e : c.shape) {
+    if (e <= 0) return Status::invalid("logical shape " + shape_to_string(c.shape) + " has an extent below 1");
+  }
+  Shape origin;
+  if (tile) {
     p->parent = *l;
-    auto tile = parse_int_tuple(c.layout.get("tile"));
-    if (!tile.ok()) return tile.status();
-    if (tile->is_integer() || tile->rank() != 2 || tile->depth() != 1) {
-      return Status::invalid("MakeLayoutTile: the tile " + to_string(*tile) + " is not (rows,cols)");
+    auto t = parse_int_tuple(c.layout.get("tile"));
+    if (!t.ok()) return t.status();
+    if (t->is_integer() || t->rank() != 2 || t->depth() != 1) {
+      return Status::invalid("MakeLayoutTile: the tile " + to_string(*t) + " is not (rows,cols)");
     }
     std::vector<IntTuple> modes;
-    for (int m = 0; m < 2; ++m) {
-      const int64_t t = tile->items()[m].value();
-      if (t <= 0) return Status::invalid("MakeLayoutTile: tile extent " + std::to_string(t) + " is not positive");
+    for (size_t m = 0; m < 2; ++m) {
+      const int64_t e = t->items()[m].value();
+      if (e <= 0) return Status::invalid("MakeLayoutTile: tile extent " + std::to_string(e) + " is not positive");
+      origin.push_back(e);
       uint64_t inner = 1;
       for (size_t i = 0; i + 1 < p->modes[m].size(); ++i) inner *= p->modes[m][i].extent;  // <= the mode's size
-      p->modes[m].back().extent = ceil_div(static_cast<uint64_t>(t), inner);
+      p->modes[m].back().extent = ceil_div(static_cast<uint64_t>(e), inner);
       modes.push_back(with_last(l->shape.items()[m], static_cast<int64_t>(p->modes[m].back().extent)));
     }
     p->shape = IntTuple(std::move(modes));
   }
-  uint64_t sizes[2];
-  for (int m = 0; m < 2; ++m) {
-    Checked n = 1;
-    for (const Leaf& f : p->modes[m]) n *= f.extent;
-    if (!n.ok() || n.value() > (uint64_t{1} << 56)) return Status::invalid("the size of mode " + str(m) + " overflows");
-    sizes[m] = n.value();
+  Shape sizes;
+  for (size_t m = 0; m < n; ++m) {
+    Checked k = 1;
+    for (const Leaf& f : p->modes[m]) k *= f.extent;
+    if (!k.ok() || k.value() > (uint64_t{1} << 56)) return Status::invalid("the size of mode " + str(m) + " overflows");
+    sizes.push_back(static_cast<int64_t>(k.value()));
   }
-  if (sizes[0] != p->rows || sizes[1] != p->cols) {
-    return Status::invalid("logical shape " + shape_to_string(c.shape) + " is not the layout's matrix " + str(sizes[0]) +
-                           " x " + str(sizes[1]));
+  // The whole layout, or under a tile its origin shape (the rest is padding).
+  if (c.shape != sizes && (origin.empty() || c.shape != origin)) {
+    return Status::invalid("logical shape " + shape_to_string(c.shape) + " is not the layout's tensor " +
+                           shape_to_string(sizes));
   }
+  p->logical = c.shape;
+  Checked outer = 1;
+  for (size_t m = 0; m + 1 < n; ++m) outer *= static_cast<uint64_t>(c.shape[m]);
+  if (!outer.ok()) return Status::invalid("logical shape " + shape_to_string(c.shape) + " overflows");
+  p->rows = outer.value();
+  p->cols = static_cast<uint64_t>(c.shape[n - 1]);
   return Status();
 }
 
@@ -122,8 +145,7 @@ void fractal_plan(Plan* p) {
 Status named_plan(Plan* p) {
   if (p->kind == Kind::kRowMajor || p->kind == Kind::kColMajor) {
     const bool row = p->kind == Kind::kRowMajor;
-    p->modes[0] = {{p->rows, row ? p->cols : 1}};
-    p->modes[1] = {{p->cols, row ? 1 : p->rows}};
+    p->modes = {{{p->rows, row ? p->cols : 1}}, {{p->cols, row ? 1 : p->rows}}};
     p->shape = pair(leaf(p->rows), leaf(p->cols));
     p->stride = row ? pair(leaf(p->cols), leaf(1, true)) : pair(leaf(1, true), leaf(p->rows));
     return Status();
@@ -138,8 +160,7 @@ Status named_plan(Plan* p) {
   const uint64_t in_row = z_in ? p->fw : 1, in_col = z_in ? 1 : p->fh;
   p->out_row = z_out ? F * p->C : F;
   p->out_col = z_out ? F : F * p->R;
-  p->modes[0] = {{p->fh, in_row}, {p->R, p->out_row}};
-  p->modes[1] = {{p->fw, in_col}, {p->C, p->out_col}};
+  p->modes = {{{p->fh, in_row}, {p->R, p->out_row}}, {{p->fw, in_col}, {p->C, p->out_col}}};
   p->shape = pair(pair(leaf(p->fh, true), leaf(p->R)), pair(leaf(p->fw, true), leaf(p->C)));
   p->stride = pair(pair(leaf(in_row, true), z_out ? leaf(p->out_row) : leaf(p->out_row, true)),
                    pair(leaf(in_col, true), z_out ? leaf(p->out_col, true) : leaf(p->out_col)));
@@ -162,8 +183,8 @@ std::vector<uint64_t> offsets_of(const std::vector<Leaf>& mode, uint64_t n) {
 }
 
 Status injective(const Plan& p) {
-  std::vector<Leaf> all = p.modes[0];
-  all.insert(all.end(), p.modes[1].begin(), p.modes[1].end());
+  std::vector<Leaf> all;
+  for (const auto& mode : p.modes) all.insert(all.end(), mode.begin(), mode.end());
   all.erase(std::remove_if(all.begin(), all.end(), [](const Leaf& f) { return f.extent == 1; }), all.end());
   std::sort(all.begin(), all.end(), [](const Leaf& a, const Leaf& b) { return a.stride < b.stride; });
   uint64_t reach = 1;
@@ -180,13 +201,18 @@ Status injective(const Plan& p) {
     return Status::invalid("cannot establish that the layout is injective: " + str(p.size) +
                            " elements and interleaved strides");
   }
-  uint64_t sz0 = 1, sz1 = 1;
-  for (const Leaf& f : p.modes[0]) sz0 *= f.extent;
-  for (const Leaf& f : p.modes[1]) sz1 *= f.extent;
-  std::vector<uint64_t> r = offsets_of(p.modes[0], sz0), c = offsets_of(p.modes[1], sz1), all_offsets;
-  all_offsets.reserve(p.size);
-  for (uint64_t a : r) {
-    for (uint64_t b : c) all_offsets.push_back(a + b);
+  // Every offset: the sums of one offset per mode.
+  std::vector<uint64_t> all_offsets = {0};
+  for (const auto& mode : p.modes) {
+    uint64_t k = 1;
+    for (const Leaf& f : mode) k *= f.extent;
+    const std::vector<uint64_t> part = offsets_of(mode, k);
+    std::vector<uint64_t> next;
+    next.reserve(all_offsets.size() * part.size());
+    for (uint64_t a : all_offsets) {
+      for (uint64_t b : part) next.push_back(a + b);
+    }
+    all_offsets.swap(next);
   }
   std::sort(all_offsets.begin(), all_offsets.end());
   auto dup = std::adjacent_find(all_offsets.begin(), all_offsets.end());
@@ -199,7 +225,8 @@ Status injective(const Plan& p) {
 Result<Plan> make_plan(const Case& c) {
   const LayoutSpec* spec = find_spec(c.layout.name);
   if (!spec) return Status::invalid("unknown layout " + c.layout.name);
-  LC_RETURN_IF_ERROR(check_shape(*spec, c.shape));
+  const std::string kind = c.layout.name.substr(4);
+  if (kind != "layout" && kind != "tile") LC_RETURN_IF_ERROR(check_shape(*spec, c.shape));
   const uint32_t bits = dtype_bits(c.dtype);
   // A packed storage type (int8x4, ...) is no ElemType: its lanes are.
   if (bits % 8 != 0 || !dtype_info(c.dtype).logical) {
@@ -207,12 +234,12 @@ Result<Plan> make_plan(const Case& c) {
   }
   Plan p;
   p.eb = bits / 8;
-  p.rows = static_cast<uint64_t>(c.shape[0]);
-  p.cols = static_cast<uint64_t>(c.shape[1]);
-  const std::string kind = c.layout.name.substr(4);
   if (kind == "layout" || kind == "tile") {
     LC_RETURN_IF_ERROR(parse_notation_plan(c, &p));
   } else {
+    p.rows = static_cast<uint64_t>(c.shape[0]);
+    p.cols = static_cast<uint64_t>(c.shape[1]);
+    p.logical = c.shape;
     static const std::pair<const char*, Kind> kKinds[] = {{"rowmajor", Kind::kRowMajor}, {"colmajor", Kind::kColMajor},
                                                           {"zN", Kind::kZN}, {"nZ", Kind::kNZ},
                                                           {"zZ", Kind::kZZ}, {"nN", Kind::kNN}};
@@ -251,6 +278,22 @@ Result<std::shared_ptr<const Plan>> cached_plan(const Case& c) {
 
 // ---- copies ------------------------------------------------------------------
 
+// The offsets of the logical "rows": every coordinate of the dimensions but the
+// last, row-major (the first slowest), each the sum of its modes' offsets.
+std::vector<uint64_t> outer_offsets(const Plan& p) {
+  std::vector<uint64_t> out = {0};
+  for (size_t m = 0; m + 1 < p.modes.size(); ++m) {
+    const std::vector<uint64_t> part = offsets_of(p.modes[m], static_cast<uint64_t>(p.logical[m]));
+    std::vector<uint64_t> next;
+    next.reserve(out.size() * part.size());
+    for (uint64_t a : out) {
+      for (uint64_t b : part) next.push_back(a + b);
+    }
+    out.swap(next);
+  }
+  return out;
+}
+
 template <size_t EB>
 inline void copy_elem(uint8_t* dst, const uint8_t* src) {
   std::memcpy(dst, src, EB);
@@ -260,7 +303,7 @@ inline void copy_elem(uint8_t* dst, const uint8_t* src) {
 // one element form runs, each copied with one memcpy per row.
 template <bool kPack, size_t EB>
 void table_copy(const Plan& p, uint8_t* logical, uint8_t* phys) {
-  const std::vector<uint64_t> row = offsets_of(p.modes[0], p.rows), col = offsets_of(p.modes[1], p.cols);
+  const std::vector<uint64_t> row = outer_offsets(p), col = offsets_of(p.modes.back(), p.cols);
   struct Run {
     uint64_t first_col, length, offset;
   };
@@ -598,6 +641,28 @@ void copy(const Plan& p, uint8_t* logical, uint8_t* phys) {
   }
 }
 
+// The position of a nested coordinate in its mode: integers count first
+// fastest, each part of a tuple in units of the sizes before it.
+Result<uint64_t> nested_position(const IntTuple& coord, const IntTuple& shape) {
+  if (coord.is_integer()) {
+    const uint64_t size = *shape.product();  // parsed: <= 2^62
+    if (coord.value() < 0 || static_cast<uint64_t>(coord.value()) >= size) {
+      return Status::invalid("coordinate " + to_string(coord) + " is outside " + to_string(shape));
+    }
+    return static_cast<uint64_t>(coord.value());
+  }
+  if (shape.is_integer() || coord.rank() != shape.rank()) {
+    return Status::invalid("coordinate " + to_string(coord) + " does not match " + to_string(shape));
+  }
+  uint64_t pos = 0, unit = 1;
+  for (size_t i = 0; i < coord.rank(); ++i) {
+    LC_ASSIGN_OR_RETURN(uint64_t p, nested_position(coord.items()[i], shape.items()[i]));
+    pos += p * unit;
+    unit *= *shape.items()[i].product();
+  }
+  return pos;
+}
+
 class TlaOptimized : public Impl {
  public:
   std::string name() const override { return "optimized"; }
@@ -610,12 +675,36 @@ class TlaOptimized : public Impl {
   Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
     LC_ASSIGN_OR_RETURN(auto p_ptr, cached_plan(c));
     const Plan& p = *p_ptr;
-    if (at.size() != 2 || at[0] < 0 || at[1] < 0 || static_cast<uint64_t>(at[0]) >= p.rows ||
-        static_cast<uint64_t>(at[1]) >= p.cols) {
-      return Status::invalid("coordinate (" + shape_to_string(at) + ") outside the matrix " + shape_to_string(c.shape));
+    if (at.size() != p.logical.size()) {
+      return Status::invalid("coordinate (" + shape_to_string(at) + ") is not of the rank of " + shape_to_string(c.shape));
     }
-    return (mode_offset(p.modes[0], static_cast<uint64_t>(at[0])) + mode_offset(p.modes[1], static_cast<uint64_t>(at[1]))) *
-           p.eb * 8;
+    uint64_t off = 0;
+    for (size_t d = 0; d < at.size(); ++d) {
+      if (at[d] < 0 || at[d] >= p.logical[d]) {
+        return Status::invalid("coordinate (" + shape_to_string(at) + ") outside the tensor " + shape_to_string(c.shape));
+      }
+      off += mode_offset(p.modes[d], static_cast<uint64_t>(at[d]));
+    }
+    return off * p.eb * 8;
+  }
+  // A nested coordinate is the flat one of its positions in each mode.
+  Result<uint64_t> offset_bits_nested(const Case& c, const IntTuple& at) const override {
+    LC_ASSIGN_OR_RETURN(auto p_ptr, cached_plan(c));
+    const Plan& p = *p_ptr;
+    Coord flat;
+    if (p.shape.is_integer()) {
+      LC_ASSIGN_OR_RETURN(uint64_t i, nested_position(at, p.shape));
+      flat.push_back(static_cast<int64_t>(i));
+    } else {
+      if (at.is_integer() || at.rank() != p.shape.rank()) {
+        return Status::invalid("coordinate " + to_string(at) + " needs one part per mode of " + to_string(p.shape));
+      }
+      for (size_t m = 0; m < at.rank(); ++m) {
+        LC_ASSIGN_OR_RETURN(uint64_t i, nested_position(at.items()[m], p.shape.items()[m]));
+        flat.push_back(static_cast<int64_t>(i));
+      }
+    }
+    return offset_bits(c, flat);
   }
   Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
               size_t physical_size) const override {
@@ -643,7 +732,7 @@ class TlaOptimized : public Impl {
     f.push_back({"tla_stride", to_string(p.stride)});
     f.push_back({"rank", str(p.shape.rank())});
     f.push_back({"depth", str(static_cast<uint64_t>(p.shape.depth()))});
-    for (size_t i = 0; i < 2; ++i) {
+    for (size_t i = 0; i < p.modes.size(); ++i) {
       const IntTuple* s = p.shape.get({i});
       f.push_back({"mode" + str(i), to_string(*s) + ":" + to_string(*p.stride.get({i}))});
       f.push_back({"rank_" + str(i), str(s->rank())});
@@ -652,7 +741,10 @@ class TlaOptimized : public Impl {
     f.push_back({"size", str(p.size)});
     f.push_back({"cosize", str(p.cosize)});
     f.push_back({"size_bytes", str(p.cosize * p.eb)});
-    if (p.parent) f.push_back({"parent", to_string(*p.parent)});
+    if (p.parent) {
+      f.push_back({"parent", to_string(*p.parent)});
+      if (p.size != p.rows * p.cols) f.push_back({"padded_shape", str(*p.shape.items()[0].product()) + "," + str(*p.shape.items()[1].product())});
+    }
     if (p.c0 != 0) {
       f.push_back({"c0_elements", str(p.c0)});
       f.push_back({"fractal", str(p.fh) + "x" + str(p.fw)});

@@ -2,10 +2,12 @@
 // Document: ../shared/spec/catlass-tla-layouts.txt
 //
 // A layout is a pair (Shape, Stride) of congruent IntTuples ("Layout"). The
-// logical tensor is the 2-D matrix (size of mode 0) x (size of mode 1) for a
-// notation layout, or the rows x cols of a named format; element (r, c) lives
-// at crd2offset((r, c), shape, stride) elements from the start. pack and
-// unpack walk the logical matrix element by element and do exactly that.
+// logical tensor of a notation layout has one dimension per top-level mode,
+// of that mode's size ("可以定义任意维度": (8):(1) is a vector of 8, the
+// document's matrices are (size of mode 0) x (size of mode 1)); a named format
+// or a tile is the rows x cols matrix it pads. Element (i, j, ...) lives at
+// crd2offset((i, j, ...), shape, stride) elements from the start. pack and
+// unpack walk the logical tensor element by element and do exactly that.
 #include "core/case_cache.h"
 #include "reference/tla.h"
 
@@ -66,6 +68,31 @@ Result<uint64_t> crd2offset(const IntTuple& coord, const IntTuple& shape, const 
   }
   if (!offset.ok()) return Status::invalid("offset of " + to_string(coord) + " overflows").with_rule("tla/size-overflow");
   return offset.value();
+}
+
+// The inverse of the split above: an integer is its own index (inside the
+// mode); a tuple's parts count colexicographically, part i in units of the
+// sizes of the parts before it.
+Result<uint64_t> crd2idx(const IntTuple& coord, const IntTuple& shape) {
+  LC_ASSIGN_OR_RETURN(uint64_t extent, shape.product());
+  if (coord.is_integer()) {
+    if (coord.value() < 0 || static_cast<uint64_t>(coord.value()) >= extent) {
+      return Status::invalid("coordinate " + to_string(coord) + " is outside the mode " + to_string(shape) +
+                             " of size " + num(extent));
+    }
+    return static_cast<uint64_t>(coord.value());
+  }
+  if (shape.is_integer() || coord.rank() != shape.rank()) {
+    return Status::invalid("coordinate " + to_string(coord) + " does not match the shape " + to_string(shape));
+  }
+  uint64_t index = 0, below = 1;
+  for (size_t i = 0; i < coord.rank(); ++i) {
+    LC_ASSIGN_OR_RETURN(uint64_t part, crd2idx(coord.items()[i], shape.items()[i]));
+    LC_ASSIGN_OR_RETURN(uint64_t sub_size, shape.items()[i].product());
+    index += part * below;  // < extent <= 2^62
+    below *= sub_size;
+  }
+  return index;
 }
 
 Result<uint64_t> size(const TlaLayoutText& layout) { return layout.shape.product(); }
@@ -134,6 +161,8 @@ constexpr uint64_t kMaxPhysicalBytes = uint64_t{1} << 60;
 struct TlaModel {
   TlaLayoutText layout;       // the layout in effect (after the tile, for tla.tile)
   TlaLayoutText parent;       // tla.tile: the layout before the tile
+  Shape logical;              // the logical tensor: one extent per top-level mode
+  Shape extents;              // the layout's own extents (size of each top-level mode)
   uint64_t rows = 0, cols = 0;
   uint64_t element_bytes = 0;
   uint64_t cosize = 0;
@@ -142,6 +171,19 @@ struct TlaModel {
 
 IntTuple I(uint64_t v, bool is_static = false) { return IntTuple(static_cast<int64_t>(v), is_static); }
 IntTuple T(IntTuple a, IntTuple b) { return IntTuple(std::vector<IntTuple>{std::move(a), std::move(b)}); }
+
+// The top-level modes of a layout ("rank(Layout)"): an integer shape is one mode.
+size_t top_rank(const IntTuple& shape) { return shape.is_integer() ? 1 : shape.rank(); }
+const IntTuple& top_mode(const IntTuple& t, size_t i) { return t.is_integer() ? t : t.items()[i]; }
+
+// A logical coordinate as the layout's coordinate: one integer per top-level
+// mode (just the integer for an integer shape).
+IntTuple coord_tuple(const IntTuple& shape, const Coord& at) {
+  if (shape.is_integer()) return I(static_cast<uint64_t>(at[0]));
+  std::vector<IntTuple> parts;
+  for (int64_t v : at) parts.push_back(I(static_cast<uint64_t>(v)));
+  return IntTuple(std::move(parts));
+}
 
 // The named formats. "Matrix examples": row-major (2,3):(3,1), column-major
 // (2,3):(1,2). zN is drawn there with 4x4 fractals, "实际核内为
@@ -233,7 +275,6 @@ Result<T> notation_rule(Result<T> r) {
 Result<TlaModel> model(const Case& c) {
   const LayoutSpec* spec = find_spec(c.layout.name);
   if (spec == nullptr) return Status::invalid("unknown layout " + c.layout.name).with_rule("layout/unknown");
-  LC_RETURN_IF_ERROR(check_shape(*spec, c.shape));
   const uint32_t bits = dtype_bits(c.dtype);
   if (bits % 8 != 0 || !dtype_info(c.dtype).logical) {
     return Status::invalid(std::string("TLA layouts count whole elements of sizeof(ElemType) bytes; ") +
@@ -241,29 +282,52 @@ Result<TlaModel> model(const Case& c) {
   }
   TlaModel m;
   m.element_bytes = bits / 8;
-  m.rows = static_cast<uint64_t>(c.shape[0]);
-  m.cols = static_cast<uint64_t>(c.shape[1]);
   const std::string kind = c.layout.name.substr(4);
   if (kind == "layout" || kind == "tile") {
     LC_ASSIGN_OR_RETURN(m.layout, notation_rule(parse_tla_layout(c.layout.get("shape") + ":" + c.layout.get("stride"))));
-    if (m.layout.shape.is_integer() || m.layout.shape.rank() != 2) {
-      return Status::invalid("TLA layout " + to_string(m.layout) + " has rank " + num(m.layout.shape.rank()) +
-                             "; coordinates are 2-D (Layout 坐标与索引)").with_rule("tla.layout/rank-2");
+    // "可以定义任意维度": a layout of any number of top-level modes; its logical
+    // tensor has one dimension per mode, of the mode's size. MakeLayoutTile takes
+    // a (rows, cols) tile of a 2-D layout (oracles/ERRATA.md, CATLASS TLA 7).
+    if (kind == "tile" && top_rank(m.layout.shape) != 2) {
+      return Status::invalid("MakeLayoutTile of " + to_string(m.layout) + ": the layout has rank " +
+                             num(top_rank(m.layout.shape)) + "; a tile (rows,cols) needs 2 modes (Layout 坐标与索引)")
+          .with_rule("tla.layout/rank-2");
     }
+    // "layout/rank": one logical dimension per top-level mode (2 for a tile).
+    const size_t rank = kind == "tile" ? 2 : top_rank(m.layout.shape);
+    if (c.shape.size() != rank) {
+      return Status::invalid(c.layout.name + ": shape " + shape_to_string(c.shape) + " has rank " +
+                             num(c.shape.size()) + "; " + to_string(m.layout) + " has " + num(rank) +
+                             " top-level mode" + (rank == 1 ? "" : "s") + ", one logical dimension each")
+          .with_rule("layout/rank");
+    }
+    LC_RETURN_IF_ERROR(element_count(c.shape).status());
+    Shape origin;
     if (kind == "tile") {
       m.parent = m.layout;
       LC_ASSIGN_OR_RETURN(IntTuple tile, notation_rule(parse_int_tuple(c.layout.get("tile"))));
       LC_ASSIGN_OR_RETURN(m.layout, tla_ref::make_layout_tile(m.parent, tile));
+      origin = {tile.items()[0].value(), tile.items()[1].value()};
     }
-    // The logical tensor: (size of mode 0) x (size of mode 1).
-    LC_ASSIGN_OR_RETURN(uint64_t r, m.layout.shape.items()[0].product());
-    LC_ASSIGN_OR_RETURN(uint64_t k, m.layout.shape.items()[1].product());
-    if (r != m.rows || k != m.cols) {
-      return Status::invalid("shape " + shape_to_string(c.shape) + " is not the layout's matrix: " +
-                             to_string(m.layout) + " is " + num(r) + " x " + num(k) +
-                             " (size of mode 0 x size of mode 1)").with_rule("tla.layout/shape-matches");
+    for (size_t i = 0; i < top_rank(m.layout.shape); ++i) {
+      LC_ASSIGN_OR_RETURN(uint64_t e, top_mode(m.layout.shape, i).product());
+      m.extents.push_back(static_cast<int64_t>(e));
     }
+    // The logical tensor: (size of mode 0) x (size of mode 1) x ...; under a
+    // tile also the tile itself, the origin shape, whose partial blocks are
+    // padding (oracles/ERRATA.md, CATLASS TLA 6).
+    if (c.shape != m.extents && (origin.empty() || c.shape != origin)) {
+      return Status::invalid("shape " + shape_to_string(c.shape) + " is not the layout's logical tensor: " +
+                             to_string(m.layout) + " is " + shape_to_string(m.extents) +
+                             " (the size of each top-level mode)" +
+                             (origin.empty() ? std::string() : ", or the tile's origin shape " + shape_to_string(origin)))
+          .with_rule("tla.layout/shape-matches");
+    }
+    m.logical = c.shape;
   } else {
+    LC_RETURN_IF_ERROR(check_shape(*spec, c.shape));
+    m.rows = static_cast<uint64_t>(c.shape[0]);
+    m.cols = static_cast<uint64_t>(c.shape[1]);
     if (kind != "rowmajor" && kind != "colmajor") {
       m.c0 = c.layout.params.count("c0") ? static_cast<uint64_t>(c.layout.get_int("c0")) : 0;
       if (m.c0 == 0) m.c0 = kC0Bytes / m.element_bytes;
@@ -271,6 +335,9 @@ Result<TlaModel> model(const Case& c) {
                           ? static_cast<uint64_t>(c.layout.get_int("c0_per_fractal")) : kC0PerFractal;
     }
     LC_ASSIGN_OR_RETURN(m.layout, named_format(kind, m.rows, m.cols, m.c0, m.fractal_c0s));
+    m.logical = c.shape;
+    m.extents = {static_cast<int64_t>(*m.layout.shape.items()[0].product()),
+                 static_cast<int64_t>(*m.layout.shape.items()[1].product())};
   }
   LC_ASSIGN_OR_RETURN(uint64_t n, tla_ref::size(m.layout));
   LC_RETURN_IF_ERROR(check_injective(m.layout, n));
@@ -306,23 +373,49 @@ class TlaReference : public Impl {
     LC_ASSIGN_OR_RETURN(auto m_ptr, cached_model(c));
     const TlaModel& m = *m_ptr;
     LC_RETURN_IF_ERROR(check_coord(c, at));
-    LC_ASSIGN_OR_RETURN(uint64_t off, crd2offset(T(I(at[0]), I(at[1])), m.layout.shape, m.layout.stride));
+    LC_ASSIGN_OR_RETURN(uint64_t off, crd2offset(coord_tuple(m.layout.shape, at), m.layout.shape, m.layout.stride));
     return off * m.element_bytes * 8;
   }
 
+  // "tla::crd2offset(c, shape, stride)" with c as the document writes it: one
+  // part per top-level mode ("目前坐标需为二维" for the 2-D layouts), each an
+  // integer or a tuple matching its mode, ((1,0),(1,1)) for (1,5) of the zN
+  // example. The coordinate must name an element of the logical tensor.
+  Result<uint64_t> offset_bits_nested(const Case& c, const IntTuple& at) const override {
+    LC_ASSIGN_OR_RETURN(auto m_ptr, cached_model(c));
+    const TlaModel& m = *m_ptr;
+    const size_t modes = top_rank(m.layout.shape);
+    if (m.layout.shape.is_tuple() && (at.is_integer() || at.rank() != modes)) {
+      return Status::invalid("coordinate " + to_string(at) + " has " + num(at.rank()) + " part" +
+                             (at.rank() == 1 ? "" : "s") + "; " + to_string(m.layout) + " has " + num(modes) +
+                             " top-level modes, one part each (Layout 坐标与索引)");
+    }
+    for (size_t i = 0; i < modes; ++i) {
+      const IntTuple& part = m.layout.shape.is_tuple() ? at.items()[i] : at;
+      LC_ASSIGN_OR_RETURN(uint64_t index, tla_ref::crd2idx(part, top_mode(m.layout.shape, i)));
+      if (index >= static_cast<uint64_t>(m.logical[i])) {
+        return Status::invalid("coordinate " + to_string(at) + " is index " + num(index) + " of mode " + num(i) +
+                               ", outside the logical tensor " + shape_to_string(m.logical) + " (padding of the tile)");
+      }
+    }
+    LC_ASSIGN_OR_RETURN(uint64_t off, crd2offset(at, m.layout.shape, m.layout.stride));
+    return off * m.element_bytes * 8;
+  }
+
+  // Logical element i (row-major over the logical shape) <-> crd2offset of its coordinate.
   Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
               size_t physical_size) const override {
     LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
     LC_ASSIGN_OR_RETURN(auto m_ptr, cached_model(c));
     const TlaModel& m = *m_ptr;
-    // Offsets no element maps to (fractal padding, stride gaps) are 0.
+    // Offsets no element maps to (fractal and tile padding, stride gaps) are 0.
     std::memset(physical, 0, physical_size);
-    for (uint64_t r = 0; r < m.rows; ++r) {
-      for (uint64_t k = 0; k < m.cols; ++k) {
-        LC_ASSIGN_OR_RETURN(uint64_t off, crd2offset(T(I(r), I(k)), m.layout.shape, m.layout.stride));
-        std::memcpy(static_cast<uint8_t*>(physical) + off * m.element_bytes,
-                    static_cast<const uint8_t*>(logical) + (r * m.cols + k) * m.element_bytes, m.element_bytes);
-      }
+    const uint64_t n = *element_count(m.logical);
+    for (uint64_t i = 0; i < n; ++i) {
+      LC_ASSIGN_OR_RETURN(uint64_t off, crd2offset(coord_tuple(m.layout.shape, coord_of_index(m.logical, i)),
+                                                   m.layout.shape, m.layout.stride));
+      std::memcpy(static_cast<uint8_t*>(physical) + off * m.element_bytes,
+                  static_cast<const uint8_t*>(logical) + i * m.element_bytes, m.element_bytes);
     }
     return Status();
   }
@@ -332,12 +425,12 @@ class TlaReference : public Impl {
     LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
     LC_ASSIGN_OR_RETURN(auto m_ptr, cached_model(c));
     const TlaModel& m = *m_ptr;
-    for (uint64_t r = 0; r < m.rows; ++r) {
-      for (uint64_t k = 0; k < m.cols; ++k) {
-        LC_ASSIGN_OR_RETURN(uint64_t off, crd2offset(T(I(r), I(k)), m.layout.shape, m.layout.stride));
-        std::memcpy(static_cast<uint8_t*>(logical) + (r * m.cols + k) * m.element_bytes,
-                    static_cast<const uint8_t*>(physical) + off * m.element_bytes, m.element_bytes);
-      }
+    const uint64_t n = *element_count(m.logical);
+    for (uint64_t i = 0; i < n; ++i) {
+      LC_ASSIGN_OR_RETURN(uint64_t off, crd2offset(coord_tuple(m.layout.shape, coord_of_index(m.logical, i)),
+                                                   m.layout.shape, m.layout.stride));
+      std::memcpy(static_cast<uint8_t*>(logical) + i * m.element_bytes,
+                  static_cast<const uint8_t*>(physical) + off * m.element_bytes, m.element_bytes);
     }
     return Status();
   }
@@ -347,7 +440,8 @@ class TlaReference : public Impl {
   // the tensor and is free. The fractal formats pad the matrix to whole fractals
   // ("在昇腾CUBE核内部,存在 zN 、 nZ 、 zZ 、 nN 格式"): the cube unit reads whole
   // fractals and sums along them, so their padding is fixed to 0 (the document
-  // gives no value; oracles/ERRATA.md, CATLASS TLA 3).
+  // gives no value; oracles/ERRATA.md, CATLASS TLA 3); so is the padding of a
+  // tile given by its origin shape (CATLASS TLA 6).
   Result<ByteRules> byte_rules(const Case& c) const override {
     LC_ASSIGN_OR_RETURN(auto m_ptr, cached_model(c));
     const TlaModel& m = *m_ptr;
@@ -363,13 +457,13 @@ class TlaReference : public Impl {
                                    "在昇腾CUBE核内部,存在 zN 、 nZ 、 zZ 、 nN 格式"},
                                   ByteKind::kFixed, 0);
     const uint8_t element = b.add(element_rule(doc, section), ByteKind::kElement);
-    LC_ASSIGN_OR_RETURN(uint64_t rows, m.layout.shape.items()[0].product());
-    LC_ASSIGN_OR_RETURN(uint64_t cols, m.layout.shape.items()[1].product());
-    for (uint64_t r = 0; r < rows; ++r) {
-      for (uint64_t k = 0; k < cols; ++k) {
-        LC_ASSIGN_OR_RETURN(uint64_t off, crd2offset(T(I(r), I(k)), m.layout.shape, m.layout.stride));
-        b.paint(off * m.element_bytes, m.element_bytes, r < m.rows && k < m.cols ? element : padding);
-      }
+    const uint64_t n = *element_count(m.extents);
+    for (uint64_t i = 0; i < n; ++i) {
+      const Coord at = coord_of_index(m.extents, i);
+      bool inside = true;
+      for (size_t d = 0; d < at.size(); ++d) inside = inside && at[d] < m.logical[d];
+      LC_ASSIGN_OR_RETURN(uint64_t off, crd2offset(coord_tuple(m.layout.shape, at), m.layout.shape, m.layout.stride));
+      b.paint(off * m.element_bytes, m.element_bytes, inside ? element : padding);
     }
     return std::move(b).finish();
   }
@@ -384,16 +478,19 @@ class TlaReference : public Impl {
     f.push_back({"tla_stride", to_string(l.stride)});
     f.push_back({"rank", num(l.shape.rank())});
     f.push_back({"depth", num(static_cast<uint64_t>(l.shape.depth()))});
-    for (size_t i = 0; i < l.shape.rank(); ++i) {
+    for (size_t i = 0; i < top_rank(l.shape); ++i) {
       const std::string mode = "mode" + num(i);
-      f.push_back({mode, to_string(l.shape.items()[i]) + ":" + to_string(l.stride.items()[i])});
-      f.push_back({"rank_" + num(i), num(l.shape.items()[i].rank())});
-      f.push_back({"depth_" + num(i), num(static_cast<uint64_t>(l.shape.items()[i].depth()))});
+      f.push_back({mode, to_string(top_mode(l.shape, i)) + ":" + to_string(top_mode(l.stride, i))});
+      f.push_back({"rank_" + num(i), num(top_mode(l.shape, i).rank())});
+      f.push_back({"depth_" + num(i), num(static_cast<uint64_t>(top_mode(l.shape, i).depth()))});
     }
     f.push_back({"size", num(*tla_ref::size(l))});
     f.push_back({"cosize", num(m.cosize)});
     f.push_back({"size_bytes", num(m.cosize * m.element_bytes)});
-    if (m.parent.shape.is_tuple()) f.push_back({"parent", to_string(m.parent)});
+    if (m.parent.shape.is_tuple()) {
+      f.push_back({"parent", to_string(m.parent)});
+      if (m.logical != m.extents) f.push_back({"padded_shape", shape_to_string(m.extents)});
+    }
     if (m.c0 != 0) {
       f.push_back({"c0_elements", num(m.c0)});
       f.push_back({"fractal", num(static_cast<uint64_t>(l.shape.items()[0].items()[0].value())) + "x" +

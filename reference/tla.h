@@ -16,6 +16,9 @@ namespace tla_ref {
 // coordinate is an integer or a tuple congruent with its mode; an integer
 // against a nested mode is split colexicographically (first element fastest).
 Result<uint64_t> crd2offset(const IntTuple& coord, const IntTuple& shape, const IntTuple& stride);
+// The colexicographic index of a coordinate in a shape (the first element
+// fastest): the integer that crd2offset would split back into `coord`.
+Result<uint64_t> crd2idx(const IntTuple& coord, const IntTuple& shape);
 // size: the number of coordinates; cosize: the offset of the last one plus 1.
 Result<uint64_t> size(const TlaLayoutText& layout);
 Result<uint64_t> cosize(const TlaLayoutText& layout);

@@ -54,6 +54,9 @@ class ForwardingImpl : public Impl {
   Status unpack(const Case& c, const void* p, size_t ps, void* l, size_t ls) const override {
     return inner_.unpack(c, p, ps, l, ls);
   }
+  Result<uint64_t> offset_bits_nested(const Case& c, const IntTuple& at) const override {
+    return inner_.offset_bits_nested(c, at);
+  }
 
  protected:
   const Impl& inner_;

@@ -40,6 +40,7 @@
 #include "layoutcheck/c_api.h"
 #include "layoutcheck/checker.h"
 #include "layoutcheck/impl.h"
+#include "layoutcheck/int_tuple.h"
 #include "layoutcheck/oracle.h"
 #include "layoutcheck/plugin.h"
 #include "layoutcheck/precision.h"
@@ -136,9 +137,11 @@ const std::vector<CommandSpec> kCommands = {
       {"markdown", nullptr, "with --coverage: the table as Markdown (docs/coverage.md)"},
       {"items", "FILE", "with --coverage: read the items from FILE (default: the built-in docs/coverage_items.txt)"}}},
     {"describe", "LAYOUT", 1, "size, strides, padding and byte rules of one case",
-     {kDtypeOpt, kShapeOpt, kImplOpt, kJsonOpt}},
+     {kDtypeOpt, kShapeOpt, kImplOpt, kJsonOpt,
+      {"get", "I0,I1,...", "TLA layouts: get<I0,I1,...> of the layout and its rank, depth, shape and stride (repeatable)"}}},
     {"offset", "LAYOUT", 1, "byte offset of each coordinate",
-     {kDtypeOpt, kShapeOpt, kImplOpt, {"at", "i,j,...", "a logical coordinate (repeatable)"}}},
+     {kDtypeOpt, kShapeOpt, kImplOpt,
+      {"at", "i,j,...", "a logical coordinate (repeatable); TLA layouts also take nested ones, e.g. '((1,0),(1,1))'"}}},
     {"pack", "LAYOUT", 1, "logical (dense row-major) bytes to the physical layout",
      {kDtypeOpt, kShapeOpt, kImplOpt, {"in", "FILE", "input file (default: standard input)"},
       {"out", "FILE", "output file, replaced atomically (default: standard output)"}, kThreadsOpt}},
@@ -378,8 +381,56 @@ int cmd_list(const Args& a) {
   return 0;
 }
 
+// "get<I0,I1,...,IN>(x) := get<IN>(...(get<I1>(get<I0>(x)))...)" and
+// rank<I...>, depth<I...>, shape<I...>, stride<I...> of it (catlass-tla-layouts.txt,
+// "Layout 使用"), over the layout in effect as the implementation describes it
+// (its tla_shape and tla_stride facts).
+std::vector<Fact> tla_get_facts(const std::vector<Fact>& facts, const std::string& path_text) {
+  std::string shape_text, stride_text;
+  for (const auto& [k, v] : facts) {
+    if (k == "tla_shape") shape_text = v;
+    if (k == "tla_stride") stride_text = v;
+  }
+  if (shape_text.empty() || stride_text.empty()) {
+    throw UsageError{"--get takes the modes of a CATLASS TLA layout (tla.*); this case has none"};
+  }
+  const IntTuple shape = or_fail(parse_int_tuple(shape_text)), stride = or_fail(parse_int_tuple(stride_text));
+  std::vector<size_t> path;
+  std::string name;
+  std::vector<std::string> parts;
+  for (size_t from = 0;;) {
+    const size_t comma = path_text.find(',', from);
+    parts.push_back(path_text.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  for (const std::string& part : parts) {
+    uint64_t i = 0;
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 6 ||
+        (i = std::stoull(part)) > IntTuple::kMaxLeaves) {
+      throw UsageError{"--get " + quote_input(path_text) + " is not a list of mode indices I0,I1,... (e.g. 1,0)"};
+    }
+    path.push_back(static_cast<size_t>(i));
+    name += (name.empty() ? "" : ",") + part;
+  }
+  // get<I> of an integer is the integer itself for I = 0 only (IntTuple::get).
+  const IntTuple* s = shape.get(path);
+  const IntTuple* d = stride.get(path);
+  if (s == nullptr || d == nullptr) {
+    throw UsageError{"get<" + name + "> leaves the layout " + shape_text + ":" + stride_text +
+                     " (each index must be below the rank of the mode it selects, I < rank)"};
+  }
+  const std::string at = "<" + name + ">";
+  return {{"get" + at, to_string(*s) + ":" + to_string(*d)},
+          {"rank" + at, std::to_string(s->rank())},
+          {"depth" + at, std::to_string(s->depth())},
+          {"shape" + at, to_string(*s)},
+          {"stride" + at, to_string(*d)},
+          {"size" + at, std::to_string(or_fail(s->product()))}};
+}
+
 int cmd_describe(const Args& a) {
-  expect_known_options(a, {"dtype", "shape", "impl", "json"});
+  expect_known_options(a, {"dtype", "shape", "impl", "json", "get"});
   Case c = case_of(a);
   const Impl& ref = a.has("impl") ? impl_of(a) : reference_impl();
   require_supported(ref, c);
@@ -395,6 +446,9 @@ int cmd_describe(const Args& a) {
   if (auto rules = byte_rules(c); rules.ok()) for (const Fact& f : byte_rule_facts(*rules)) facts.push_back(f);
   const LayoutSpec* spec = find_spec(c.layout.name);
   if (spec) facts.push_back({"document", spec->document + " § " + spec->section});
+  for (const std::string& path : a.all("get")) {
+    for (Fact& f : tla_get_facts(more.ok() ? *more : std::vector<Fact>{}, path)) facts.push_back(std::move(f));
+  }
   if (a.has("json")) {
     cli::Json j = cli::report_header("describe");
     cli::Json f = cli::Json::object();
@@ -415,8 +469,15 @@ int cmd_offset(const Args& a) {
   auto ats = a.all("at");
   if (ats.empty()) throw UsageError{"offset needs at least one --at i,j,..."};
   for (const auto& at : ats) {
-    Coord coord = or_fail(parse_shape(at));
-    uint64_t bits = or_fail(impl.offset_bits(c, coord));
+    uint64_t bits = 0;
+    if (at.find('(') != std::string::npos) {
+      // A nested coordinate of a TLA layout: "((1,0),(1,1))", or "(1,0),(1,1)" without the outer pair.
+      auto tuple = parse_int_tuple(at);
+      if (!tuple.ok() || tuple->is_integer()) tuple = parse_int_tuple("(" + at + ")");
+      bits = or_fail(impl.offset_bits_nested(c, or_fail(std::move(tuple))));
+    } else {
+      bits = or_fail(impl.offset_bits(c, or_fail(parse_shape(at))));
+    }
     if (bits % 8 == 0) std::cout << bits / 8 << "\n";
     else std::cout << bits / 8 << "+" << bits % 8 << "b\n";
   }

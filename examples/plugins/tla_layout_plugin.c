@@ -5,18 +5,22 @@
  * From catlass-tla-layouts.txt:
  * - "Layout": a Layout is a Shape and a Stride, two congruent IntTuples;
  *   `_N` is a static integer and maps like N ("Layout 构造").
- * - "Layout 坐标与索引": crd2offset takes a two-dimensional coordinate
- *   ("目前坐标需为二维"); a nested mode splits its coordinate over its
- *   extents first-fastest, as in the example: (1,5) in
- *   ((4,2),(4,3)):((4,16),(1,32)) is 1*4 + (5%4)*1 + (5/4)*32 = 37.
+ * - "Layout 坐标与索引": crd2offset takes one coordinate per mode; a nested
+ *   mode splits its coordinate over its extents first-fastest, as in the
+ *   example: (1,5) in ((4,2),(4,3)):((4,16),(1,32)) is 1*4 + (5%4)*1 + (5/4)*32 = 37.
  * - "获取 Tilelayout": MakeLayoutTile changes the shape, keeps the strides;
  *   ((4,2),(4,3)) under (4,4) becomes ((4,1),(4,1)).
- * Readings of layoutcheck (oracles/ERRATA.md, CATLASS TLA 4, 6-10): the logical
- * tensor is size(mode 0) x size(mode 1), row-major; the physical buffer is
+ * Readings of layoutcheck (oracles/ERRATA.md, CATLASS TLA 4, 6-10): a layout
+ * has any number of top-level modes (an integer shape is one) and its logical
+ * tensor one dimension per mode, of the mode's size, row-major; a tile's
+ * layout has two and its logical tensor is the tile (the origin shape) or the
+ * whole tiled layout, the rest being padding of 0; the physical buffer is
  * cosize (largest offset + 1) elements; a layout must be injective; under a
  * tile an integer mode takes the tile extent and a nested mode keeps its
  * extents but the last, which becomes ceil(tile / product of the others);
  * at most 8 levels, 64 integers, each at most 2^48.
+ *
+ * Nested coordinates ("((1,0),(1,1))") come through offset_bits_tuple (ABI 1.2).
  *
  * Offsets no coordinate maps to hold nothing of the tensor and are free
  * ("Layout提供了多维坐标与内存的映射关系"). Built with -DTLA_LAYOUT_LENIENT the
@@ -55,7 +59,10 @@ typedef struct {
   uint32_t count;
   uint64_t extent[TLA_MAX_LEAVES], stride[TLA_MAX_LEAVES];
   int mode[TLA_MAX_LEAVES];
-  uint64_t size[2], cosize, bytes;
+  int modes;                                           /* top-level modes */
+  uint64_t size[TLA_MAX_LEAVES], cosize, bytes;        /* size of each mode */
+  uint64_t logical[TLA_MAX_LEAVES];                    /* the logical tensor */
+  uint64_t total, elements;                            /* prod(size), prod(logical) */
 } layout;
 
 typedef struct {
@@ -127,6 +134,7 @@ static const char* parse_tuple(const char* text, int_tuple* t) {
   skip(&ps);
   if (*ps.p) return "unexpected text after the tuple";
   t->modes = ps.top;
+  if (t->modes == 0) t->modes = 1, t->mode[0] = 0;  /* an integer shape: one mode */
   return NULL;
 }
 
@@ -135,12 +143,12 @@ static int compare_u64(const void* a, const void* b) {
   return x < y ? -1 : x > y;
 }
 
-/* Offset (in elements) of logical (row, col): each mode's coordinate is split
- * over its extents, first extent fastest. */
-static uint64_t offset_of(const layout* l, uint64_t row, uint64_t col) {
-  uint64_t rest[2], off = 0;
+/* Offset (in elements) of a coordinate (one integer per mode): each mode's
+ * coordinate is split over its extents, first extent fastest. */
+static uint64_t offset_of(const layout* l, const uint64_t* at) {
+  uint64_t rest[TLA_MAX_LEAVES], off = 0;
   uint32_t i;
-  rest[0] = row, rest[1] = col;
+  for (i = 0; i < (uint32_t)l->modes; ++i) rest[i] = at[i];
   for (i = 0; i < l->count; ++i) {
     int m = l->mode[i];
     off += (rest[m] % l->extent[i]) * l->stride[i];
@@ -154,16 +162,20 @@ static lc_status plan(const lc_case* c, layout* l, char* why, size_t n, int chec
   const char* e;
   uint32_t i;
   int tile = 0;
+  uint64_t tile_extent[2] = {0, 0};
   memset(l, 0, sizeof *l);
   if (strcmp(c->layout_name, "tla.layout") == 0) tile = 0;
   else if (strcmp(c->layout_name, "tla.tile") == 0) tile = 1;
   else return snprintf(why, n, "%s is not implemented by this plugin", c->layout_name), LC_UNSUPPORTED;
   if (c->dtype_bits == 0 || c->dtype_bits % 8) return snprintf(why, n, "%s has no sizeof(ElemType)", c->dtype), LC_INVALID;
+  /* int8x4, fp32x2, ...: packed storage types, not an ElemType of a layout. */
+  if (strchr(c->dtype, 'x')) return snprintf(why, n, "%s is a packed storage type", c->dtype), LC_INVALID;
   l->bytes = c->dtype_bits / 8;
   if ((e = parse_tuple(lc_param(c, "shape"), &shape))) return snprintf(why, n, "shape: %s", e), LC_INVALID;
   if ((e = parse_tuple(lc_param(c, "stride"), &stride))) return snprintf(why, n, "stride: %s", e), LC_INVALID;
   if (strcmp(shape.shape, stride.shape)) return snprintf(why, n, "shape and stride are not congruent"), LC_INVALID;
-  if (shape.modes != 2) return snprintf(why, n, "coordinates are two-dimensional: two modes"), LC_INVALID;
+  if (tile && shape.modes != 2) return snprintf(why, n, "a tile (rows,cols) needs a layout of two modes"), LC_INVALID;
+  l->modes = shape.modes;
   l->count = shape.count;
   for (i = 0; i < l->count; ++i) {
     if (shape.value[i] == 0) return snprintf(why, n, "shape extents must be positive"), LC_INVALID;
@@ -178,6 +190,7 @@ static lc_status plan(const lc_case* c, layout* l, char* why, size_t n, int chec
       uint64_t want = t.value[m], others = 1;
       int last = -1;
       if (want == 0) return snprintf(why, n, "tile extents must be positive"), LC_INVALID;
+      tile_extent[m] = want;
       for (i = 0; i < l->count; ++i) {
         if (l->mode[i] == m) last = (int)i;
       }
@@ -189,7 +202,7 @@ static lc_status plan(const lc_case* c, layout* l, char* why, size_t n, int chec
     }
   }
   /* Logical size per mode, cosize = largest offset + 1, both overflow-checked. */
-  l->size[0] = l->size[1] = 1;
+  for (i = 0; i < (uint32_t)l->modes; ++i) l->size[i] = 1;
   l->cosize = 1;
   for (i = 0; i < l->count; ++i) {
     uint64_t x = l->extent[i] - 1;
@@ -199,20 +212,40 @@ static lc_status plan(const lc_case* c, layout* l, char* why, size_t n, int chec
     if (x && l->stride[i] > (((uint64_t)1 << 62) - l->cosize) / x) return snprintf(why, n, "cosize too large"), LC_INVALID;
     l->cosize += x * l->stride[i];
   }
-  if (l->size[0] > ((uint64_t)1 << 62) / l->size[1] || l->cosize > ((uint64_t)1 << 60) / l->bytes) {
-    return snprintf(why, n, "the layout is too large"), LC_INVALID;
+  l->total = 1;
+  for (i = 0; i < (uint32_t)l->modes; ++i) {
+    if (l->total > ((uint64_t)1 << 62) / l->size[i]) return snprintf(why, n, "the layout is too large"), LC_INVALID;
+    l->total *= l->size[i];
   }
-  if (c->rank != 2 || (uint64_t)c->shape[0] != l->size[0] || (uint64_t)c->shape[1] != l->size[1]) {
-    return snprintf(why, n, "the shape must be %llu,%llu", (unsigned long long)l->size[0], (unsigned long long)l->size[1]),
-           LC_INVALID;
+  if (l->cosize > ((uint64_t)1 << 60) / l->bytes) return snprintf(why, n, "the layout is too large"), LC_INVALID;
+  /* The logical tensor: the size of each mode, or under a tile the tile itself. */
+  if (c->rank != (uint32_t)l->modes) {
+    return snprintf(why, n, "the shape needs %d dimensions, one per mode", l->modes), LC_INVALID;
   }
+  {
+    int whole = 1, origin = tile;
+    for (i = 0; i < c->rank; ++i) {
+      if (c->shape[i] <= 0) return snprintf(why, n, "extents must be positive"), LC_INVALID;
+      if ((uint64_t)c->shape[i] != l->size[i]) whole = 0;
+      if (tile && (uint64_t)c->shape[i] != tile_extent[i]) origin = 0;
+      l->logical[i] = (uint64_t)c->shape[i];
+    }
+    if (!whole && !origin) return snprintf(why, n, "the shape is not the layout's tensor nor the tile"), LC_INVALID;
+  }
+  l->elements = 1;
+  for (i = 0; i < c->rank; ++i) l->elements *= l->logical[i];
   if (check_injective) {
-    uint64_t total = l->size[0] * l->size[1];
+    uint64_t total = l->total;
     if (total <= ((uint64_t)1 << 20)) {
       /* Coordinate by coordinate: no two may share an offset. */
       uint64_t* all = (uint64_t*)malloc(total * sizeof *all), k;
       if (!all) return snprintf(why, n, "out of memory"), LC_ERROR;
-      for (k = 0; k < total; ++k) all[k] = offset_of(l, k / l->size[1], k % l->size[1]);
+      for (k = 0; k < total; ++k) {
+        uint64_t at[TLA_MAX_LEAVES], rest = k;
+        int d;
+        for (d = l->modes - 1; d >= 0; --d) at[d] = rest % l->size[d], rest /= l->size[d];
+        all[k] = offset_of(l, at);
+      }
       qsort(all, total, sizeof *all, compare_u64);
       for (k = 1; k < total; ++k) {
         if (all[k] == all[k - 1]) {
@@ -263,25 +296,157 @@ static lc_status tla_offset(const lc_case* c, const int64_t* at, uint64_t* bits)
   layout l;
   char why[160];
   lc_status s = plan(c, &l, why, sizeof why, 0);
-  if (s == LC_OK) *bits = offset_of(&l, (uint64_t)at[0], (uint64_t)at[1]) * l.bytes * 8;
+  uint64_t u[TLA_MAX_LEAVES];
+  int d;
+  if (s != LC_OK) return s;
+  for (d = 0; d < l.modes; ++d) {
+    if (at[d] < 0 || (uint64_t)at[d] >= l.logical[d]) return LC_INVALID;
+    u[d] = (uint64_t)at[d];
+  }
+  *bits = offset_of(&l, u) * l.bytes * 8;
   return s;
+}
+
+/* ABI 1.2: a nested coordinate, "((1,0),(1,1))". Walks the coordinate text
+ * and the shape text together: an integer against a mode counts within the
+ * whole mode; a tuple against a tuple of the same rank counts its parts first
+ * fastest, each in units of the sizes before it. The extents are the plan's
+ * (a tile changes the values, not the nesting). */
+typedef struct {
+  const char* c;      /* coordinate text */
+  const char* s;      /* shape text */
+  const layout* l;
+  uint32_t leaf;      /* next integer of the shape */
+  int bad;
+} walker;
+
+static void skip_spaces(const char** p) {
+  while (**p == ' ') ++*p;
+}
+
+/* Skips one element of the shape text, returning the product of its extents. */
+static uint64_t skip_shape(walker* w) {
+  uint64_t size = 1;
+  skip_spaces(&w->s);
+  if (*w->s == '(') {
+    ++w->s;
+    for (;;) {
+      size *= skip_shape(w);
+      skip_spaces(&w->s);
+      if (*w->s == ',') { ++w->s; continue; }
+      if (*w->s == ')') { ++w->s; break; }
+      w->bad = 1;
+      return 1;
+    }
+    return size;
+  }
+  if (*w->s == '_') ++w->s;
+  while (*w->s >= '0' && *w->s <= '9') ++w->s;
+  if (w->leaf >= w->l->count) return w->bad = 1, 1;
+  return w->l->extent[w->leaf++];
+}
+
+static uint64_t read_int(const char** p, int* bad) {
+  uint64_t v = 0;
+  int digits = 0;
+  while (**p >= '0' && **p <= '9' && digits < 19) v = v * 10 + (uint64_t)(*(*p)++ - '0'), ++digits;
+  if (!digits) *bad = 1;
+  return v;
+}
+
+/* The index of the coordinate element at w->c in the shape element at w->s. */
+static uint64_t index_in(walker* w, uint64_t* size) {
+  skip_spaces(&w->c);
+  skip_spaces(&w->s);
+  if (*w->c != '(') {
+    uint64_t v = read_int(&w->c, &w->bad);
+    *size = skip_shape(w);
+    if (v >= *size) w->bad = 1;
+    return v;
+  }
+  if (*w->s != '(') return w->bad = 1, 0;
+  ++w->c, ++w->s;
+  {
+    uint64_t index = 0, below = 1;
+    for (;;) {
+      uint64_t part_size = 1, part = index_in(w, &part_size);
+      if (w->bad) return 0;
+      index += part * below;
+      below *= part_size;
+      skip_spaces(&w->c);
+      skip_spaces(&w->s);
+      if (*w->c == ',' && *w->s == ',') { ++w->c, ++w->s; continue; }
+      if (*w->c == ')' && *w->s == ')') { ++w->c, ++w->s; break; }
+      return w->bad = 1, 0;
+    }
+    *size = below;
+    return index;
+  }
+}
+
+static lc_status tla_offset_tuple(const lc_case* c, const char* coord, uint64_t* bits) {
+  layout l;
+  char why[160];
+  lc_status s = plan(c, &l, why, sizeof why, 0);
+  uint64_t at[TLA_MAX_LEAVES];
+  walker w;
+  int m;
+  if (s != LC_OK) return s;
+  memset(&w, 0, sizeof w);
+  w.c = coord, w.s = lc_param(c, "shape"), w.l = &l;
+  skip_spaces(&w.c);
+  skip_spaces(&w.s);
+  if (*w.s != '(') {  /* an integer shape: one mode */
+    uint64_t size;
+    at[0] = index_in(&w, &size);
+  } else {
+    if (*w.c != '(') return LC_INVALID;
+    ++w.c, ++w.s;
+    for (m = 0; m < l.modes; ++m) {
+      uint64_t size;
+      at[m] = index_in(&w, &size);
+      skip_spaces(&w.c);
+      skip_spaces(&w.s);
+      if (w.bad || *w.c != *w.s || (*w.c != ',' && *w.c != ')')) return LC_INVALID;
+      ++w.c, ++w.s;
+    }
+  }
+  skip_spaces(&w.c);
+  if (w.bad || *w.c) return LC_INVALID;
+  for (m = 0; m < l.modes; ++m) {
+    if (at[m] >= l.logical[m]) return LC_INVALID;  /* padding of a tile */
+  }
+  *bits = offset_of(&l, at) * l.bytes * 8;
+  return LC_OK;
 }
 
 static lc_status walk(const lc_case* c, uint8_t* logical, uint8_t* physical, size_t physical_size, int pack) {
   layout l;
   char why[160];
-  uint64_t r, k;
+  uint64_t k, index;
   lc_status s = plan(c, &l, why, sizeof why, 1);
   if (s != LC_OK) return s;
   if (physical_size != l.cosize * l.bytes) return LC_ERROR;
   if (pack) memset(physical, FREE_BYTE, physical_size);
-  for (r = 0; r < l.size[0]; ++r) {
-    for (k = 0; k < l.size[1]; ++k) {
-      uint8_t* p = physical + offset_of(&l, r, k) * l.bytes;
-      uint8_t* q = logical + (r * l.size[1] + k) * l.bytes;
-      if (pack) memcpy(p, q, l.bytes);
-      else memcpy(q, p, l.bytes);
+  /* Every coordinate of the layout: an element inside the logical tensor
+   * (row-major index), else the padding of a tile, 0. */
+  for (k = 0; k < l.total; ++k) {
+    uint64_t at[TLA_MAX_LEAVES], rest = k;
+    int d, inside = 1;
+    uint8_t* p;
+    for (d = l.modes - 1; d >= 0; --d) at[d] = rest % l.size[d], rest /= l.size[d];
+    index = 0;
+    for (d = 0; d < l.modes; ++d) {
+      if (at[d] >= l.logical[d]) inside = 0;
+      index = index * l.logical[d] + at[d];
     }
+    p = physical + offset_of(&l, at) * l.bytes;
+    if (!inside) {
+      if (pack) memset(p, 0, l.bytes);
+      continue;
+    }
+    if (pack) memcpy(p, logical + index * l.bytes, l.bytes);
+    else memcpy(logical + index * l.bytes, p, l.bytes);
   }
   return LC_OK;
 }
@@ -303,6 +468,7 @@ static const lc_capability kCapabilities[] = {
 
 static const lc_plugin kPlugin = {LC_ABI_MAJOR, LC_ABI_MINOR, sizeof(lc_plugin), PLUGIN_NAME,
                                   kCapabilities, sizeof kCapabilities / sizeof kCapabilities[0],
-                                  tla_supports, tla_size, tla_offset, tla_pack, tla_unpack};
+                                  tla_supports, tla_size, tla_offset, tla_pack, tla_unpack,
+                                  NULL, NULL, NULL, NULL, NULL, tla_offset_tuple};
 
 LC_EXPORT const lc_plugin* layoutcheck_plugin_v1(void) { return &kPlugin; }

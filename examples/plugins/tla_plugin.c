@@ -24,6 +24,10 @@ static lc_status plan(const lc_case* c, format* f, char* why, size_t n) {
   memset(f, 0, sizeof *f);
   if (strncmp(name, "tla.", 4) != 0) return snprintf(why, n, "this plugin implements tla formats only"), LC_UNSUPPORTED;
   name += 4;
+  /* The notation layouts (any number of modes) are tla_layout_plugin.c's. */
+  if (strcmp(name, "layout") == 0 || strcmp(name, "tile") == 0) {
+    return snprintf(why, n, "%s is not implemented by this plugin", c->layout_name), LC_UNSUPPORTED;
+  }
   if (c->rank != 2 || c->shape[0] <= 0 || c->shape[1] <= 0) return snprintf(why, n, "a rows x cols matrix"), LC_INVALID;
   if (c->dtype_bits % 8) return snprintf(why, n, "whole-byte elements only"), LC_INVALID;
   /* int8x4, fp32x2, ...: packed storage types, not an ElemType of a layout. */

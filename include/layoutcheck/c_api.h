@@ -35,6 +35,13 @@
  *
  * and `layoutcheck check --impl ./libmine.so --layout 'convert.*'` (or
  * 'nvdla.sparse', 'nvdla.winograd.phase1') checks them against the reference.
+ *
+ * ABI 1.2 appends one more optional member, offset_bits_tuple: the offset of
+ * a nested coordinate of a CATLASS TLA layout, given as IntTuple text in the
+ * document's notation ("((1,0),(1,1))" for the coordinate (1,5) of
+ * ((4,2),(4,3)):((4,16),(1,32))). `layoutcheck offset --at '((1,0),(1,1))'`
+ * and the oracle lines `offset ((1,0),(1,1)) = N` (`layoutcheck oracle`) call it;
+ * a plugin without it answers nested coordinates LC_UNSUPPORTED.
  * Minimal plugin:
  *
  *     static lc_status my_supports(const lc_case* c, char* why, size_t n) {
@@ -60,7 +67,7 @@ extern "C" {
 #endif
 
 #define LC_ABI_MAJOR 1u
-#define LC_ABI_MINOR 1u
+#define LC_ABI_MINOR 2u
 #define LC_PLUGIN_ENTRY "layoutcheck_plugin_v1"
 
 #if defined(__GNUC__)
@@ -169,10 +176,17 @@ typedef struct lc_plugin {
   /* U = G W G^T: (K, C, 3, 3) -> (K, C, 4, 4) */
   lc_status (*winograd_transform)(const lc_winograd_case* c, const void* src, size_t src_bytes,
                                   void* dst, size_t dst_bytes);
+  /* ---- ABI 1.2: optional (NULL), read only when struct_size covers it ---- */
+  /* Offset in bits of a nested coordinate: `coord` is IntTuple text, one part
+   * per top-level mode of the layout, each an integer or a tuple congruent
+   * with its mode (catlass-tla-layouts.txt, "Layout 坐标与索引"). */
+  lc_status (*offset_bits_tuple)(const lc_case* c, const char* coord, uint64_t* bits);
 } lc_plugin;
 
 /* struct_size of a plugin built against ABI 1.0 (the table ends at unpack). */
 #define LC_PLUGIN_SIZE_1_0 (offsetof(lc_plugin, unpack) + sizeof(void (*)(void)))
+/* struct_size of a plugin built against ABI 1.1 (the table ends at winograd_transform). */
+#define LC_PLUGIN_SIZE_1_1 (offsetof(lc_plugin, winograd_transform) + sizeof(void (*)(void)))
 
 typedef const lc_plugin* (*lc_plugin_entry_fn)(void);
 

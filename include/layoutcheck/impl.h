@@ -32,6 +32,7 @@
 namespace layoutcheck {
 
 struct ByteRules;  // layoutcheck/byte_rules.h
+class IntTuple;    // layoutcheck/int_tuple.h
 
 // A named fact about a case, e.g. {"c_stride", "32"} (for describe and oracles).
 using Fact = std::pair<std::string, std::string>;
@@ -59,6 +60,12 @@ class Impl {
   // What the document requires of every physical byte (layoutcheck/byte_rules.h).
   // The reference answers; other implementations need not.
   virtual Result<ByteRules> byte_rules(const Case& c) const;
+  // Physical offset in bits of a nested coordinate ("((1,0),(1,1))"), for
+  // layouts whose modes nest (CATLASS TLA); optional.
+  virtual Result<uint64_t> offset_bits_nested(const Case& c, const IntTuple& at) const {
+    (void)c, (void)at;
+    return Status::unsupported(name() + " does not take nested coordinates");
+  }
 };
 
 // The documents in executable form, for every registered layout.

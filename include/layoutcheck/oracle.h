@@ -10,6 +10,7 @@
 //   dtype: fp32
 //   shape: 1,1,1,1
 //   offset 0,0,0,0 = 1472          # byte offset of a logical coordinate
+//   offset ((1,0),(1,1)) = 37      # of a nested coordinate (TLA; Impl::offset_bits_nested)
 //   fact start_npu = 1             # a value reported by describe
 //   size = 4096                    # size_bytes
 //   order = 0,0,0,0; 0,0,0,1       # coordinates in increasing physical order
@@ -37,6 +38,7 @@ struct OracleExpect {
   int line = 0;
   Coord at;                  // kOffset, kOffsetBits
   std::vector<Coord> order;  // kOrder
+  std::string tuple;         // kOffset, kOffsetBits: a nested coordinate (IntTuple text), else empty
   std::string key;           // kFact
   std::string value;         // kFact value, kError substring
   uint64_t number = 0;       // kOffset, kOffsetBits, kSize

@@ -76,6 +76,7 @@ class PluginImpl : public Impl {
     kSparseDecompressMember = 4,
     kWinogradExtendMember = 8,
     kWinogradTransformMember = 16,
+    kOffsetBitsTupleMember = 32,  // ABI 1.2
   };
   uint64_t extension_members() const { return extension_members_; }
   bool has_member(ExtensionMember m) const { return (extension_members_ & m) != 0; }
@@ -95,6 +96,8 @@ class PluginImpl : public Impl {
                                  void* dst, size_t dst_bytes) const;
   virtual Status winograd_transform(DType t, const Shape& kc33, const void* src, size_t src_bytes, void* dst,
                                     size_t dst_bytes) const;
+  // ABI 1.2: offset_bits_tuple, the coordinate as IntTuple text.
+  Result<uint64_t> offset_bits_nested(const Case& c, const IntTuple& at) const override;
 
  protected:
   friend Result<std::unique_ptr<PluginImpl>> load_plugin(const std::string& path);
@@ -149,6 +152,7 @@ class IsolatedImpl : public PluginImpl {
                          size_t dst_bytes) const override;
   Status winograd_transform(DType t, const Shape& kc33, const void* src, size_t src_bytes, void* dst,
                             size_t dst_bytes) const override;
+  Result<uint64_t> offset_bits_nested(const Case& c, const IntTuple& at) const override;
   // For code that already runs in a sandboxed child (check_isolated): the
   // plugin loaded into this process.
   Result<const PluginImpl*> load_here() const;

@@ -138,5 +138,39 @@ grep -q '^rule: nvdla.precision/sdp-data-processing-precision' "$tmp/out" || fai
 expect_eq "$?" "1" "on-flying int8 -> int16"
 grep -q '^rule: nvdla.precision/on-flying-same-bit-depth' "$tmp/out" || fail "on-flying rule: $(cat "$tmp/out")"
 
+# CATLASS TLA: nested coordinates, layouts of any rank, get<I...>, tiles by their origin shape.
+Z='((4,2),(4,3)):((4,16),(1,32))'
+for impl in reference optimized; do
+  expect_eq "$("$lc" offset "$Z" --impl $impl --dtype int8 --shape 8,12 --at '((1,0),(1,1))' --at '(1,(1,1))' --at 1,5 | tr '\n' ' ')" \
+    "37 37 37 " "offset --at nested ($impl)"
+  expect_eq "$("$lc" offset '(2,(2,2),3):(1,(2,12),4)' --impl $impl --dtype int8 --shape 2,4,3 --at '(1,(1,1),2)' --at 1,3,2 | tr '\n' ' ')" \
+    "23 23 " "offset of a 3-mode layout ($impl)"
+  expect_eq "$("$lc" offset '(8):(1)' --impl $impl --dtype fp16 --shape 8 --at 5)" "10" "offset of (8):(1) ($impl)"
+done
+"$lc" offset "$Z" --dtype int8 --shape 8,12 --at '((4,0),(1,1))' > /dev/null 2> "$tmp/err"
+expect_eq "$?" "2" "a nested coordinate outside its mode"
+"$lc" offset "$Z" --dtype int8 --shape 8,12 --at '((1,0),(1,1),(0,0))' > /dev/null 2> "$tmp/err"
+expect_eq "$?" "2" "a nested coordinate of three parts for two modes"
+"$lc" describe "$Z" --dtype int8 --shape 8,12 --get 1,0 --get 1 > "$tmp/get" || fail "describe --get"
+grep -q '^get<1,0> *4:1$' "$tmp/get" || fail "get<1,0>: $(cat "$tmp/get")"
+grep -q '^get<1> *(4,3):(1,32)$' "$tmp/get" || fail "get<1>: $(cat "$tmp/get")"
+grep -q '^rank<1> *2$' "$tmp/get" || fail "rank<1>"
+grep -q '^depth<1,0> *0$' "$tmp/get" || fail "depth<1,0>"
+grep -q '^shape<1> *(4,3)$' "$tmp/get" || fail "shape<1>"
+grep -q '^stride<1> *(1,32)$' "$tmp/get" || fail "stride<1>"
+"$lc" describe "$Z" --dtype int8 --shape 8,12 --get 0,1 --json | grep -q '"stride<0,1>": 16' || fail "describe --get --json"
+"$lc" describe "$Z" --dtype int8 --shape 8,12 --get 2 > /dev/null 2> "$tmp/err"
+expect_eq "$?" "2" "get<2> of a rank-2 layout"
+grep -q 'I < rank' "$tmp/err" || fail "get<2> message: $(cat "$tmp/err")"
+"$lc" describe tla.zN --dtype fp16 --shape 30,43 --get 0 | grep -q '^shape<0> *(_16,2)$' || fail "get<0> of tla.zN"
+"$lc" describe "$L" --dtype fp32 --shape 2,3,4,5 --get 0 > /dev/null 2>&1
+expect_eq "$?" "2" "--get of a layout without modes"
+T='MakeLayoutTile(((16,2),(16,3)):((16,256),(1,512)),(30,43))'
+"$lc" describe "$T" --dtype fp16 --shape 30,43 | grep -q '^padded_shape *32,48$' || fail "tile by its origin shape"
+head -c 2580 /dev/urandom > "$tmp/tile"
+"$lc" pack "$T" --dtype fp16 --shape 30,43 --in "$tmp/tile" --out "$tmp/tile.phys" || fail "pack of a tile by its origin shape"
+expect_eq "$(wc -c < "$tmp/tile.phys" | tr -d ' ')" "3072" "tile physical size"
+expect_eq "$(od -An -tx1 -j 960 -N 2 "$tmp/tile.phys" | tr -d ' \n')" "0000" "tile padding (row 30) is 0"
+
 echo "cli: $failures failed"
 exit $((failures > 0))

@@ -41,34 +41,106 @@ RC_GTEST_PROP(TlaProperty, optimized_equals_reference, ()) {
 
 // Every leaf coordinate of the nested index, odometer style (first leaf
 // fastest): the offset is the sum of leaf coordinate * leaf stride, and the
-// integer coordinate of the mode is the colexicographic rank.
+// integer coordinate of the mode is the colexicographic rank. Any number of
+// top-level modes; an integer shape is one mode.
 RC_GTEST_PROP(TlaProperty, crd2offset_is_the_nested_index, ()) {
   const Case c = draw("tla.layout");
   RC_PRE(reference_impl().supports(c).ok());
   const TlaLayoutText l = notation_of(c);
-  std::vector<uint64_t> mode_offsets[2];
-  for (size_t m = 0; m < 2; ++m) {
-    const std::vector<int64_t> extent = l.shape.items()[m].leaves(), stride = l.stride.items()[m].leaves();
+  const size_t modes = l.shape.is_integer() ? 1 : l.shape.rank();
+  RC_ASSERT(c.shape.size() == modes);
+  std::vector<std::vector<uint64_t>> mode_offsets(modes);
+  for (size_t m = 0; m < modes; ++m) {
+    const IntTuple& shape = l.shape.is_integer() ? l.shape : l.shape.items()[m];
+    const IntTuple& stride = l.stride.is_integer() ? l.stride : l.stride.items()[m];
+    const std::vector<int64_t> extent = shape.leaves(), step = stride.leaves();
     std::vector<int64_t> digit(extent.size(), 0);
     while (true) {
       int64_t off = 0;
-      for (size_t i = 0; i < digit.size(); ++i) off += digit[i] * stride[i];
+      for (size_t i = 0; i < digit.size(); ++i) off += digit[i] * step[i];
       mode_offsets[m].push_back(static_cast<uint64_t>(off));
       size_t i = 0;
       while (i < digit.size() && ++digit[i] == extent[i]) digit[i++] = 0;
       if (i == digit.size()) break;
     }
   }
-  const int64_t r = *rc::gen::inRange<int64_t>(0, c.shape[0]), k = *rc::gen::inRange<int64_t>(0, c.shape[1]);
-  const uint64_t want = mode_offsets[0][static_cast<size_t>(r)] + mode_offsets[1][static_cast<size_t>(k)];
-  IntTuple coord(std::vector<IntTuple>{IntTuple(r), IntTuple(k)});
+  Coord at;
+  std::vector<IntTuple> parts;
+  uint64_t want = 0;
+  int64_t linear = 0, below = 1;
+  for (size_t m = 0; m < modes; ++m) {
+    at.push_back(*rc::gen::inRange<int64_t>(0, c.shape[m]));
+    parts.push_back(IntTuple(at.back()));
+    want += mode_offsets[m][static_cast<size_t>(at.back())];
+    linear += at.back() * below;
+    below *= c.shape[m];
+  }
+  const IntTuple coord = l.shape.is_integer() ? parts[0] : IntTuple(parts);
   RC_ASSERT(*tla_ref::crd2offset(coord, l.shape, l.stride) == want);
   const uint64_t elem = dtype_bits(c.dtype);
-  RC_ASSERT(*reference_impl().offset_bits(c, {r, k}) == want * elem);
-  RC_ASSERT(*optimized_impl().offset_bits(c, {r, k}) == want * elem);
-  // The linear index over the whole layout splits the same way: row first.
-  IntTuple linear(r + k * c.shape[0]);
-  RC_ASSERT(*tla_ref::crd2offset(linear, l.shape, l.stride) == want);
+  RC_ASSERT(*reference_impl().offset_bits(c, at) == want * elem);
+  RC_ASSERT(*optimized_impl().offset_bits(c, at) == want * elem);
+  // The linear index over the whole layout splits the same way: first mode first.
+  RC_ASSERT(*tla_ref::crd2offset(IntTuple(linear), l.shape, l.stride) == want);
+}
+
+// An index of a mode written as a coordinate of the mode's nesting: an
+// integer, or (at random, level by level) a tuple of its parts, first fastest.
+IntTuple nested_coord(int64_t index, const IntTuple& shape) {
+  if (shape.is_integer() || *rc::gen::inRange(0, 3) == 0) return IntTuple(index);
+  std::vector<IntTuple> parts;
+  for (const IntTuple& sub : shape.items()) {
+    const int64_t n = static_cast<int64_t>(*sub.product());
+    parts.push_back(nested_coord(index % n, sub));
+    index /= n;
+  }
+  return IntTuple(std::move(parts));
+}
+
+RC_GTEST_PROP(TlaProperty, nested_coordinates_are_their_flat_ones, ()) {
+  const Case c = draw("tla.layout");
+  RC_PRE(reference_impl().supports(c).ok());
+  const TlaLayoutText l = notation_of(c);
+  Coord at;
+  std::vector<IntTuple> parts;
+  for (size_t m = 0; m < c.shape.size(); ++m) {
+    at.push_back(*rc::gen::inRange<int64_t>(0, c.shape[m]));
+    parts.push_back(nested_coord(at.back(), l.shape.is_integer() ? l.shape : l.shape.items()[m]));
+  }
+  const IntTuple coord = l.shape.is_integer() ? parts[0] : IntTuple(parts);
+  RC_LOG() << to_string(coord) << " of " << to_string(l);
+  const uint64_t want = *reference_impl().offset_bits(c, at);
+  RC_ASSERT(*reference_impl().offset_bits_nested(c, coord) == want);
+  RC_ASSERT(*optimized_impl().offset_bits_nested(c, coord) == want);
+}
+
+// A tile by its origin shape is the tiled layout with the elements outside the
+// tile turned into padding: the same size, the same offsets inside, and a
+// check against the reference passes on both implementations.
+RC_GTEST_PROP(TlaProperty, tile_origin_shape_pads_the_tiled_layout, ()) {
+  Case c = draw("tla.tile");
+  const auto tile = parse_int_tuple(c.layout.get("tile"));
+  RC_PRE(tile.ok() && tile->is_tuple() && tile->rank() == 2);
+  Case origin = c;
+  origin.shape = {tile->items()[0].value(), tile->items()[1].value()};
+  RC_PRE(reference_impl().supports(origin).ok());
+  const auto facts = reference_impl().describe(origin);
+  RC_ASSERT(facts.ok());
+  const std::map<std::string, std::string> f(facts->begin(), facts->end());
+  const TlaLayoutText tiled = *parse_tla_layout(f.at("tla"));
+  Case whole = origin;
+  whole.shape = {static_cast<int64_t>(*tiled.shape.items()[0].product()),
+                 static_cast<int64_t>(*tiled.shape.items()[1].product())};
+  RC_ASSERT(reference_impl().supports(whole).ok());
+  RC_ASSERT(*reference_impl().size_bytes(origin) == *reference_impl().size_bytes(whole));
+  RC_ASSERT(*optimized_impl().size_bytes(origin) == *reference_impl().size_bytes(whole));
+  const Coord at = {*rc::gen::inRange<int64_t>(0, origin.shape[0]), *rc::gen::inRange<int64_t>(0, origin.shape[1])};
+  RC_ASSERT(*reference_impl().offset_bits(origin, at) == *reference_impl().offset_bits(whole, at));
+  RC_ASSERT(*optimized_impl().offset_bits(origin, at) == *reference_impl().offset_bits(whole, at));
+  RC_ASSERT((f.count("padded_shape") != 0) == (origin.shape != whole.shape));
+  CheckReport r = check(origin, reference_impl(), optimized_impl());
+  RC_LOG() << r.message;
+  RC_ASSERT(r.verdict == Verdict::kPass);
 }
 
 RC_GTEST_PROP(TlaProperty, aligned_fractals_are_bijections, ()) {

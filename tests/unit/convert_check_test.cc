@@ -89,7 +89,7 @@ lc_status copy_convert(const lc_convert_case*, const void* src, size_t n, void* 
 TEST(PluginTable, members_beyond_struct_size_are_not_read) {
   static const lc_capability caps[] = {{"convert.ieee", "fp16>fp16", 0}};
   lc_plugin t{LC_ABI_MAJOR, 0, static_cast<uint32_t>(LC_PLUGIN_SIZE_1_0), "old", caps, 1,
-              ok_supports, ok_size, nullptr, ok_pack, ok_pack, copy_convert, nullptr, nullptr, nullptr, nullptr};
+              ok_supports, ok_size, nullptr, ok_pack, ok_pack, copy_convert, nullptr, nullptr, nullptr, nullptr, nullptr};
   auto old = plugin_from_table(&t, "old.so");
   ASSERT_TRUE(old.ok()) << old.status().message();
   EXPECT_FALSE((*old)->has_member(PluginImpl::kConvertMember));

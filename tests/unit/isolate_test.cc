@@ -114,7 +114,7 @@ lc_status ok_pack(const lc_case*, const void*, size_t, void*, size_t) { return L
 
 lc_plugin table_with(const lc_capability* caps, uint32_t count) {
   return lc_plugin{LC_ABI_MAJOR, LC_ABI_MINOR, sizeof(lc_plugin), "t", caps, count,
-                   ok_supports, ok_size, nullptr, ok_pack, ok_pack, nullptr, nullptr, nullptr, nullptr, nullptr};
+                   ok_supports, ok_size, nullptr, ok_pack, ok_pack, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
 }
 
 TEST(PluginTable, a_capability_count_beyond_the_limit_is_refused) {

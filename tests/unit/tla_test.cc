@@ -1,6 +1,9 @@
+#include <cstring>
 #include <string>
 
+#include "layoutcheck/c_api.h"
 #include "layoutcheck/int_tuple.h"
+#include "layoutcheck/plugin.h"
 #include "optimized/tla.h"
 #include "optimized/tla_layout.h"
 #include "reference/tla.h"
@@ -111,9 +114,33 @@ TEST(TlaNotation, depth_and_size_are_capped) {
   EXPECT_FALSE(parse_layout(std::string(100000, '(')).ok());
 }
 
-TEST(TlaNotation, two_modes_only) {
-  expect_invalid("(2,3,4):(1,2,6)", "has rank 3");
-  expect_invalid("(_8):(_1)", "has rank 1");
+TEST(TlaNotation, any_number_of_modes_round_trips) {
+  for (const char* text : {"(8):(1)", "(_8):(_1)", "8:1", "(2,3,4):(1,2,6)", "(2,(2,2),3):(1,(2,12),4)",
+                           "(1,2,3,4,5):(120,60,20,5,1)"}) {
+    auto l = parse_layout(text);
+    ASSERT_TRUE(l.ok()) << text << ": " << l.status().message();
+    EXPECT_EQ(l->name, "tla.layout");
+    EXPECT_EQ(to_string(*l), text);
+    EXPECT_EQ(*parse_layout(to_string(*l)), *l);
+  }
+}
+
+TEST(TlaNotation, tile_needs_two_modes) {
+  for (const char* text : {"MakeLayoutTile((2,3,4):(1,2,6),(2,2))", "MakeLayoutTile((_8):(_1),(2,2))"}) {
+    auto l = parse_layout(text);
+    ASSERT_TRUE(l.ok()) << text << ": " << l.status().message();
+    EXPECT_EQ(to_string(*l), text);
+    for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+      Status s = impl->supports(Case{*l, DType::kInt8, {2, 2}});
+      EXPECT_EQ(s.code(), StatusCode::kInvalid) << impl->name() << " " << text;
+      if (impl == &reference_impl()) {
+        EXPECT_EQ(s.rule(), "tla.layout/rank-2") << s.message();
+      }
+    }
+  }
+}
+
+TEST(TlaNotation, malformed) {
   expect_invalid("(2,3)", "no ':'");
   expect_invalid("(2,3):(1,2):(3)", "more than one ':'");
   expect_invalid("(2,x):(1,2)", "expected an integer");
@@ -183,7 +210,12 @@ TEST(TlaImpl, errors_name_the_rule_and_values) {
     EXPECT_EQ(s.code(), StatusCode::kInvalid);
     EXPECT_NE(s.message().find("not injective"), std::string::npos) << s.message();
     s = impl->supports(must_case("(2,3):(3,1)", "int8", "3,2"));
-    EXPECT_NE(s.message().find("2 x 3"), std::string::npos) << s.message();
+    EXPECT_EQ(s.code(), StatusCode::kInvalid);
+    EXPECT_NE(s.message().find("2,3"), std::string::npos) << s.message();
+    s = impl->supports(must_case("(2,3,4):(12,4,1)", "int8", "6,4"));
+    EXPECT_EQ(s.code(), StatusCode::kInvalid) << impl->name();
+    s = impl->supports(must_case("MakeLayoutTile(((16,2),(16,3)):((16,256),(1,512)),(30,43))", "fp16", "31,43"));
+    EXPECT_EQ(s.code(), StatusCode::kInvalid) << impl->name();
     s = impl->supports(must_case("tla.zN", "int4", "16,16"));
     EXPECT_NE(s.message().find("sizeof(ElemType)"), std::string::npos) << s.message();
     Case packed = must_case("tla.zN", "int8", "16,16");
@@ -263,6 +295,122 @@ TEST(TlaOptimized, fractal_transposes_match_the_reference_with_and_without_simd)
     }
   }
   tla_set_simd(true);
+}
+
+}  // namespace
+}  // namespace layoutcheck
+
+namespace layoutcheck {
+namespace {
+
+std::vector<uint8_t> packed(const Impl& impl, const Case& c, uint8_t fill) {
+  std::vector<uint8_t> logical(*logical_bytes(c));
+  for (size_t i = 0; i < logical.size(); ++i) logical[i] = static_cast<uint8_t>(i * 7 + 1);
+  std::vector<uint8_t> phys(*impl.size_bytes(c), fill);
+  EXPECT_TRUE(impl.pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
+  return phys;
+}
+
+TEST(TlaImpl, tile_by_origin_shape_pads_the_partial_blocks_with_zero) {
+  const std::string text = "MakeLayoutTile(((16,2),(16,3)):((16,256),(1,512)),(30,43))";
+  Case origin = must_case(text, "fp16", "30,43");
+  Case whole = must_case(text, "fp16", "32,48");
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    ASSERT_TRUE(impl->supports(origin).ok()) << impl->name() << ": " << impl->supports(origin).message();
+    EXPECT_EQ(*impl->size_bytes(origin), 3072u);
+    EXPECT_EQ(*impl->size_bytes(whole), 3072u);
+    EXPECT_EQ(*impl->offset_bits(origin, {29, 42}), 2996u * 8);
+    std::vector<uint8_t> phys = packed(*impl, origin, 0xAB);
+    // (30, 0) and (0, 43) are padding: 0. (29, 42) is the last logical element.
+    const uint64_t row30 = (14 * 16 + 256) * 2, col43 = (11 + 2 * 512) * 2;
+    EXPECT_EQ(phys[row30], 0) << impl->name();
+    EXPECT_EQ(phys[col43], 0) << impl->name();
+    const uint64_t last = (29 * 43 + 42) * 2;
+    EXPECT_EQ(phys[2996], static_cast<uint8_t>(last * 7 + 1)) << impl->name();
+    std::vector<uint8_t> back(*logical_bytes(origin));
+    ASSERT_TRUE(impl->unpack(origin, phys.data(), phys.size(), back.data(), back.size()).ok());
+    for (size_t i = 0; i < back.size(); ++i) ASSERT_EQ(back[i], static_cast<uint8_t>(i * 7 + 1)) << i;
+  }
+  CheckReport r = check(origin, reference_impl(), optimized_impl());
+  EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
+}
+
+TEST(TlaImpl, layouts_of_one_and_three_modes_pack_like_their_offsets) {
+  for (const char* spec : {"(8):(1)|8", "8:3|8", "(2,3,4):(1,2,6)|2,3,4", "(2,(2,2),3):(1,(2,12),4)|2,4,3",
+                           "(3,2,2):(1,12,3)|3,2,2"}) {
+    const std::string s(spec);
+    Case c = must_case(s.substr(0, s.find('|')), "int16", s.substr(s.find('|') + 1));
+    for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+      ASSERT_TRUE(impl->supports(c).ok()) << impl->name() << " " << spec << ": " << impl->supports(c).message();
+      std::vector<uint8_t> phys = packed(*impl, c, 0xCD);
+      const uint64_t n = *element_count(c.shape);
+      for (uint64_t i = 0; i < n; ++i) {
+        const uint64_t off = *impl->offset_bits(c, coord_of_index(c.shape, i)) / 8;
+        ASSERT_EQ(phys[off], static_cast<uint8_t>(2 * i * 7 + 1)) << impl->name() << " " << spec << " element " << i;
+      }
+    }
+    CheckReport r = check(c, reference_impl(), optimized_impl());
+    EXPECT_EQ(r.verdict, Verdict::kPass) << spec << ": " << r.message;
+  }
+  Case c3 = must_case("(2,3,4):(12,4,1)", "int8", "2,3,4");
+  EXPECT_EQ(*reference_impl().offset_bits(c3, {1, 2, 3}), 23u * 8);
+  EXPECT_EQ(*optimized_impl().offset_bits(c3, {1, 2, 3}), 23u * 8);
+  EXPECT_FALSE(reference_impl().offset_bits(c3, {1, 2}).ok());
+  EXPECT_FALSE(optimized_impl().offset_bits(c3, {1, 2}).ok());
+  EXPECT_FALSE(optimized_impl().offset_bits(c3, {2, 0, 0}).ok());
+}
+
+}  // namespace
+}  // namespace layoutcheck
+
+namespace layoutcheck {
+namespace {
+
+lc_status nested_supports(const lc_case*, char*, size_t) { return LC_OK; }
+lc_status nested_size(const lc_case*, uint64_t* b) { return *b = 96, LC_OK; }
+lc_status nested_pack(const lc_case*, const void*, size_t, void*, size_t) { return LC_OK; }
+lc_status nested_offset(const lc_case*, const char* coord, uint64_t* bits) {
+  *bits = std::strcmp(coord, "((1,0),(1,1))") == 0 ? 37 * 8 : 0;
+  return LC_OK;
+}
+
+TEST(TlaPluginAbi, offset_bits_tuple_is_read_only_when_struct_size_covers_it) {
+  static const lc_capability caps[] = {{"tla.layout", "*", 0}};
+  lc_plugin t{LC_ABI_MAJOR, 1, static_cast<uint32_t>(LC_PLUGIN_SIZE_1_1), "old", caps, 1,
+              nested_supports, nested_size, nullptr, nested_pack, nested_pack, nullptr, nullptr, nullptr, nullptr,
+              nullptr, nested_offset};
+  Case c = must_case("((4,2),(4,3)):((4,16),(1,32))", "int8", "8,12");
+  auto old = plugin_from_table(&t, "old.so");
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  EXPECT_FALSE((*old)->has_member(PluginImpl::kOffsetBitsTupleMember));
+  EXPECT_EQ((*old)->offset_bits_nested(c, tup("((1,0),(1,1))")).status().code(), StatusCode::kUnsupported);
+  t.abi_minor = LC_ABI_MINOR;
+  t.struct_size = sizeof(lc_plugin);
+  auto now = plugin_from_table(&t, "new.so");
+  ASSERT_TRUE(now.ok());
+  EXPECT_TRUE((*now)->has_member(PluginImpl::kOffsetBitsTupleMember));
+  EXPECT_EQ(*(*now)->offset_bits_nested(c, tup("((1,0),(1,1))")), 37u * 8);
+  EXPECT_EQ(*(*now)->offset_bits_nested(c, tup("(1,5)")), 0u);  // the text is passed as written
+}
+
+TEST(TlaImpl, nested_coordinates_match_their_flat_ones) {
+  Case c = must_case("((4,2),(4,3)):((4,16),(1,32))", "int8", "8,12");
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    EXPECT_EQ(*impl->offset_bits_nested(c, tup("((1,0),(1,1))")), 37u * 8) << impl->name();
+    EXPECT_EQ(*impl->offset_bits_nested(c, tup("(1,(1,1))")), 37u * 8) << impl->name();
+    EXPECT_EQ(*impl->offset_bits_nested(c, tup("((3,1),(3,2))")), *impl->offset_bits(c, {7, 11})) << impl->name();
+    for (const char* bad : {"37", "(1,5,0)", "((4,0),(1,1))", "((1,0,0),(1,1))", "(8,0)", "((1),5)"}) {
+      EXPECT_EQ(impl->offset_bits_nested(c, tup(bad)).status().code(), StatusCode::kInvalid) << impl->name() << " " << bad;
+    }
+  }
+  Case tile = must_case("MakeLayoutTile(((16,2),(16,3)):((16,256),(1,512)),(30,43))", "fp16", "30,43");
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    EXPECT_EQ(*impl->offset_bits_nested(tile, tup("((13,1),(10,2))")), 2996u * 8) << impl->name();
+    EXPECT_FALSE(impl->offset_bits_nested(tile, tup("((14,1),(10,2))")).ok()) << impl->name();  // row 30: padding
+  }
+  Case one = must_case("8:2", "int8", "8");
+  EXPECT_EQ(*reference_impl().offset_bits_nested(one, tup("5")), 80u);
+  EXPECT_EQ(*optimized_impl().offset_bits_nested(one, tup("5")), 80u);
 }
 
 }  // namespace
