@@ -1064,6 +1064,7 @@ int cmd_oracle(const Args& a) {
     std::string how;
     if (!r.facts_from.empty()) how += "facts from " + r.facts_from;
     if (r.offsets_from_pack) how += std::string(how.empty() ? "" : ", ") + "offsets through pack";
+    if (!r.unchecked.empty()) how += std::string(how.empty() ? "" : ", ") + std::to_string(r.unchecked.size()) + " line(s) not checked";
     if (a.has("junit")) {
       cli::JunitCase c{"oracle." + oc.id.substr(0, oc.id.find('/')), oc.id};
       if (r.outcome == OracleResult::kFailed) {
@@ -1086,6 +1087,7 @@ int cmd_oracle(const Args& a) {
                             {"offsets_from", r.offsets_from_pack ? "pack" : "offset_bits"},
                             {"skip_reason", r.skip_reason},
                             {"failures", r.failures},
+                            {"unchecked", r.unchecked},
                             {"repro", r.outcome == OracleResult::kFailed ? repro_of(oc.id) : ""}});
     } else {
       const char* status = r.outcome == OracleResult::kPassed   ? "ok"
@@ -1095,6 +1097,7 @@ int cmd_oracle(const Args& a) {
       std::printf("%-44s %s  (%s)%s\n", oc.id.c_str(), status, oc.source.c_str(),
                   how.empty() ? "" : ("  [" + how + "]").c_str());
       for (const auto& s : r.failures) std::printf("    %s\n", s.c_str());
+      for (const auto& s : r.unchecked) std::printf("    %s\n", s.c_str());
     }
   }
   // The precision oracles (*.precision): conversions of the implementation's

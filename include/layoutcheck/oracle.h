@@ -93,6 +93,9 @@ struct OracleResult {
   std::string skip_reason;            // kSkipped
   std::string facts_from;             // name of the implementation whose describe answered; empty if no facts
   bool offsets_from_pack = false;     // offsets and orders were found by packing
+  // Lines not checked because the implementation lacks the entry that answers them
+  // (a nested TLA coordinate without offset_bits_tuple), "file:line: why".
+  std::vector<std::string> unchecked;
 };
 
 // Runs one case. Every expectation is checked or the case fails: offsets and

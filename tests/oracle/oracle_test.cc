@@ -54,6 +54,43 @@ TEST_P(OracleTest, reference) {
 
 TEST_P(OracleTest, optimized) { expect_passes(GetParam(), optimized_impl()); }
 
+// An implementation without nested coordinates (a plugin of ABI 1.0 or 1.1).
+class NoNested : public testing::ForwardingImpl {
+ public:
+  explicit NoNested(const Impl& inner) : ForwardingImpl(inner, inner.name() + "-without-nested") {}
+  Result<uint64_t> offset_bits_nested(const Case&, const IntTuple&) const override {
+    return Status::unsupported(name() + " has no offset_bits_tuple");
+  }
+};
+
+// Its nested lines are reported as not checked, never failed, when they are right.
+TEST(OracleNested, lines_an_implementation_cannot_answer_are_reported_unchecked) {
+  size_t unchecked = 0;
+  for (const auto& oc : all_cases()) {
+    OracleResult r = run_oracle_case(oc, NoNested(optimized_impl()), with_reference_facts());
+    EXPECT_EQ(r.outcome, OracleResult::kPassed) << oc.id;
+    for (const auto& f : r.failures) ADD_FAILURE() << f;
+    for (const auto& u : r.unchecked) EXPECT_NE(u.find("not checked"), std::string::npos) << u;
+    unchecked += r.unchecked.size();
+  }
+  EXPECT_GT(unchecked, 0u);
+}
+
+// A wrong nested line fails, with or without the entry.
+TEST(OracleNested, a_wrong_nested_line_fails) {
+  auto cases = parse_oracles("source: catlass-tla-layouts.txt § Layout 坐标与索引\ncase: tla/wrong_nested\n"
+                             "layout: ((_4,_2),(_4,_3)):((_4,_16),(_1,_32))\n"
+                             "dtype: int8\nshape: 8,12\noffset ((1,0),(1,1)) = 36\n", "mem");
+  ASSERT_TRUE(cases.ok()) << cases.status().message();
+  ASSERT_EQ(cases->size(), 1u);
+  for (const Impl* impl : {&optimized_impl(), static_cast<const Impl*>(nullptr)}) {
+    NoNested without(optimized_impl());
+    OracleResult r = run_oracle_case(cases->front(), impl ? *impl : without, with_reference_facts());
+    EXPECT_EQ(r.outcome, OracleResult::kFailed);
+    EXPECT_TRUE(r.unchecked.empty());
+  }
+}
+
 // Offsets found by packing agree with offset_bits on every oracle case.
 TEST(OracleThroughPack, reference) {
   for (const auto& oc : all_cases()) expect_passes(oc, NoOffsets(reference_impl()));
