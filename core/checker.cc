@@ -268,27 +268,34 @@ CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
     }
     // Element and fixed bytes are compared exactly, free bytes against their
     // constraint (all bytes exactly under strict_padding, or without rules).
+    // Region by region: a region that compares equal costs one memcmp, and
+    // only a differing one is walked byte by byte.
     uint64_t diff_count = 0, first = 0;
     std::string first_violation;
-    size_t k = 0;  // region cursor
-    for (uint64_t b = 0; b < phys; ++b) {
-      const ByteRegion* r = nullptr;
-      if (rules) {
-        while (k < rules->regions.size() && b >= rules->regions[k].first + rules->regions[k].length) ++k;
-        r = &rules->regions[k];
-      }
-      const bool exact = r == nullptr || options.strict_padding || r->kind != ByteKind::kFree;
-      std::string why;
-      if (exact && pe.data()[b] != pa.data()[b]) {
-        why = "x";
-      } else if (!exact && r->constraint != ByteConstraint::kAny && (b - r->first) % 2 == 0) {
-        why = violation(*rules, *r, pa.data(), b);
-      }
-      if (why.empty()) continue;
+    auto record = [&](uint64_t b, const ByteRegion* r, std::string why) {
       if (r) ++report.broken_rules[rules->rule_of(*r).id];
-      if (diff_count++ == 0) {
-        first = b;
-        if (!exact) first_violation = why;
+      if (diff_count++ == 0) first = b, first_violation = std::move(why);
+    };
+    auto compare_exact = [&](uint64_t from, uint64_t to, const ByteRegion* r) {
+      if (std::memcmp(pe.data() + from, pa.data() + from, to - from) == 0) return;
+      for (uint64_t b = from; b < to; ++b) {
+        if (pe.data()[b] != pa.data()[b]) record(b, r, "");
+      }
+    };
+    if (!rules) {
+      compare_exact(0, phys, nullptr);
+    } else {
+      for (const ByteRegion& r : rules->regions) {
+        const uint64_t end = r.first + r.length;
+        if (options.strict_padding || r.kind != ByteKind::kFree) {
+          compare_exact(r.first, end, &r);
+        } else if (r.constraint != ByteConstraint::kAny) {
+          // Constrained elements start at the region's start (validate()).
+          for (uint64_t b = r.first; b < end; b += 2) {
+            std::string why = violation(*rules, r, pa.data(), b);
+            if (!why.empty()) record(b, &r, std::move(why));
+          }
+        }
       }
     }
     if (diff_count > 0) {

@@ -134,19 +134,6 @@ Result<HtpModel> model(const Case& c) {
   return m;
 }
 
-// The checker asks for the offset of every element of a case in turn; the
-// model of the last case asked about is kept.
-const Result<HtpModel>& model_of(const Case& c) {
-  thread_local std::optional<Case> key;
-  thread_local std::optional<Result<HtpModel>> cached;
-  if (!key || !(*key == c)) {
-    key.reset();
-    cached = model(c);
-    key = c;
-  }
-  return *cached;
-}
-
 Status check_coord(const HtpModel& m, const Coord& at) {
   if (at.size() != m.shape.size()) {
     return Status::invalid("coordinate (" + shape_to_string(at) + ") has rank " + num(at.size()) + ", the shape " +
@@ -223,9 +210,8 @@ class HtpReference : public Impl {
   }
 
   Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
-    const Result<HtpModel>& cached = model_of(c);
-    if (!cached.ok()) return cached.status();
-    const HtpModel& m = cached.value();
+    LC_ASSIGN_OR_RETURN(auto m_ptr, cached_model(c));
+    const HtpModel& m = *m_ptr;
     LC_RETURN_IF_ERROR(check_coord(m, at));
     return element_offset(m, at) * m.element_bytes * 8;
   }

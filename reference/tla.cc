@@ -283,6 +283,19 @@ Result<std::shared_ptr<const TlaModel>> cached_model(const Case& c) {
   return cache.get(c, model);
 }
 
+// crd2offset((r, k), shape, stride) of a 2-D layout: the tuple rule of
+// crd2offset, the sum of each part's offset in its mode, with the pair passed
+// as two integers rather than built as a tuple for every element.
+Result<uint64_t> offset_of(uint64_t r, uint64_t k, const TlaLayoutText& l) {
+  LC_ASSIGN_OR_RETURN(uint64_t row_part, crd2offset(I(r), l.shape.items()[0], l.stride.items()[0]));
+  LC_ASSIGN_OR_RETURN(uint64_t col_part, crd2offset(I(k), l.shape.items()[1], l.stride.items()[1]));
+  Checked offset = Checked(row_part) + col_part;
+  if (!offset.ok()) {
+    return Status::invalid("offset of (" + num(r) + "," + num(k) + ") overflows").with_rule("tla/size-overflow");
+  }
+  return offset.value();
+}
+
 class TlaReference : public Impl {
  public:
   std::string name() const override { return "reference"; }
@@ -298,7 +311,7 @@ class TlaReference : public Impl {
     LC_ASSIGN_OR_RETURN(auto m_ptr, cached_model(c));
     const TlaModel& m = *m_ptr;
     LC_RETURN_IF_ERROR(check_coord(c, at));
-    LC_ASSIGN_OR_RETURN(uint64_t off, crd2offset(T(I(at[0]), I(at[1])), m.layout.shape, m.layout.stride));
+    LC_ASSIGN_OR_RETURN(uint64_t off, offset_of(static_cast<uint64_t>(at[0]), static_cast<uint64_t>(at[1]), m.layout));
     return off * m.element_bytes * 8;
   }
 
@@ -311,7 +324,7 @@ class TlaReference : public Impl {
     std::memset(physical, 0, physical_size);
     for (uint64_t r = 0; r < m.rows; ++r) {
       for (uint64_t k = 0; k < m.cols; ++k) {
-        LC_ASSIGN_OR_RETURN(uint64_t off, crd2offset(T(I(r), I(k)), m.layout.shape, m.layout.stride));
+        LC_ASSIGN_OR_RETURN(uint64_t off, offset_of(r, k, m.layout));
         std::memcpy(static_cast<uint8_t*>(physical) + off * m.element_bytes,
                     static_cast<const uint8_t*>(logical) + (r * m.cols + k) * m.element_bytes, m.element_bytes);
       }
@@ -326,7 +339,7 @@ class TlaReference : public Impl {
     const TlaModel& m = *m_ptr;
     for (uint64_t r = 0; r < m.rows; ++r) {
       for (uint64_t k = 0; k < m.cols; ++k) {
-        LC_ASSIGN_OR_RETURN(uint64_t off, crd2offset(T(I(r), I(k)), m.layout.shape, m.layout.stride));
+        LC_ASSIGN_OR_RETURN(uint64_t off, offset_of(r, k, m.layout));
         std::memcpy(static_cast<uint8_t*>(logical) + (r * m.cols + k) * m.element_bytes,
                     static_cast<const uint8_t*>(physical) + off * m.element_bytes, m.element_bytes);
       }
@@ -359,7 +372,7 @@ class TlaReference : public Impl {
     LC_ASSIGN_OR_RETURN(uint64_t cols, m.layout.shape.items()[1].product());
     for (uint64_t r = 0; r < rows; ++r) {
       for (uint64_t k = 0; k < cols; ++k) {
-        LC_ASSIGN_OR_RETURN(uint64_t off, crd2offset(T(I(r), I(k)), m.layout.shape, m.layout.stride));
+        LC_ASSIGN_OR_RETURN(uint64_t off, offset_of(r, k, m.layout));
         b.paint(off * m.element_bytes, m.element_bytes, r < m.rows && k < m.cols ? element : padding);
       }
     }
