@@ -124,9 +124,18 @@ std::string shell_word(const std::string& s) {
 
 }  // namespace
 
-std::string repro_command(const Case& c, const std::string& impl_name, const CheckOptions& options) {
-  return "layoutcheck repro " + to_string(c) + " --impl " + shell_word(impl_name) + " --seed " +
+namespace {
+
+// repro_command() of a case already written as text (to_string(c)).
+std::string repro_line(const std::string& case_text, const std::string& impl_name, const CheckOptions& options) {
+  return "layoutcheck repro " + case_text + " --impl " + shell_word(impl_name) + " --seed " +
          std::to_string(options.seed) + (options.strict_padding ? " --strict-padding" : "");
+}
+
+}  // namespace
+
+std::string repro_command(const Case& c, const std::string& impl_name, const CheckOptions& options) {
+  return repro_line(to_string(c), impl_name, options);
 }
 
 void fill_position_unique(const Case& c, uint64_t seed, std::vector<uint8_t>* logical) {
@@ -159,8 +168,9 @@ void fill_position_unique(const Case& c, uint64_t seed, std::vector<uint8_t>* lo
 CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
                   const CheckOptions& options) {
   CheckReport report;
-  const std::string header = to_string(c) + ": " + actual.name() + " vs " + expected.name();
-  report.repro = repro_command(c, actual.name(), options);
+  const std::string case_text = to_string(c);
+  const std::string header = case_text + ": " + actual.name() + " vs " + expected.name();
+  report.repro = repro_line(case_text, actual.name(), options);
   auto finish = [&](Verdict v, const std::string& body) {
     report.verdict = v;
     report.message = std::string(verdict_name(v)) + " " + header + "\n" + body;
@@ -210,8 +220,16 @@ CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
   const uint64_t step = std::max<uint64_t>(1, n / std::max<uint64_t>(1, options.max_offset_checks));
   uint64_t offset_mismatches = 0;
   bool actual_has_offsets = true;
+  Coord at(c.shape.size(), 0);  // the coordinate of element i, advanced in place when step is 1
   for (uint64_t i = 0; i < n && actual_has_offsets; i += step) {
-    Coord at = coord_of_index(c.shape, i);
+    if (i > 0 && step == 1) {
+      for (size_t d = at.size(); d-- > 0;) {
+        if (++at[d] < c.shape[d]) break;
+        at[d] = 0;
+      }
+    } else if (i > 0) {
+      at = coord_of_index(c.shape, i);
+    }
     auto oe = expected.offset_bits(c, at);
     auto oa = actual.offset_bits(c, at);
     if (!oe.ok()) {
@@ -318,13 +336,13 @@ CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
           // Which element should be there?
           bool owned = false;
           for (uint64_t i = 0; i < n && !owned; ++i) {
-            Coord at = coord_of_index(c.shape, i);
-            auto oe = expected.offset_bits(c, at);
-            if (oe.ok() && *oe / 8 <= first && first < (*oe + value_bits(c, at) + 7) / 8) {
+            const Coord owner = coord_of_index(c.shape, i);
+            auto oe = expected.offset_bits(c, owner);
+            if (oe.ok() && *oe / 8 <= first && first < (*oe + value_bits(c, owner) + 7) / 8) {
               owned = true;
-              o << "; it belongs to element " << coord_text(at);
+              o << "; it belongs to element " << coord_text(owner);
               if (actual_has_offsets) {
-                auto oa = actual.offset_bits(c, at);
+                auto oa = actual.offset_bits(c, owner);
                 if (oa.ok()) o << ", which " << actual.name() << " places at byte " << *oa / 8;
               }
             }

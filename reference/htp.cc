@@ -48,6 +48,10 @@ struct HtpModel {
   uint64_t chunk_elements = 1, chunk_count = 1, padded_elements = 1;
   uint64_t element_bytes = 1;
   uint8_t pad = 0;
+  // The walk below, recorded once for small models: the logical index (or
+  // kPadding) of every memory element in turn. pack, unpack and the byte rules
+  // each follow the walk; the record saves re-deriving it three times a check.
+  std::vector<uint64_t> walk_record;
 };
 
 Result<HtpModel> model(const Case& c) {
@@ -172,7 +176,7 @@ constexpr uint64_t kPadding = UINT64_MAX;  // "pad introduced by the memory layo
 // element of memory calls visit(memory_index, logical_index), with kPadding as
 // the logical index where the walk is outside the tensor.
 template <typename Visit>
-void walk(const HtpModel& m, Visit visit) {
+void walk_memory(const HtpModel& m, Visit visit) {
   const size_t rank = m.shape.size();
   std::vector<uint64_t> value(m.digits.size(), 0);  // the odometer
   Coord at(rank, 0);
@@ -191,10 +195,30 @@ void walk(const HtpModel& m, Visit visit) {
   }
 }
 
+// walk_memory(), or its record when the model keeps one.
+template <typename Visit>
+void walk(const HtpModel& m, Visit visit) {
+  if (m.walk_record.empty()) return walk_memory(m, visit);
+  for (uint64_t memory = 0; memory < m.walk_record.size(); ++memory) visit(memory, m.walk_record[memory]);
+}
+
+constexpr uint64_t kMaxRecordedWalk = 1u << 16;  // memory elements
+
+// The model with its walk recorded, when small.
+Result<HtpModel> recorded_model(const Case& c) {
+  LC_ASSIGN_OR_RETURN(HtpModel m, model(c));
+  if (m.padded_elements <= kMaxRecordedWalk) {
+    std::vector<uint64_t> record(m.padded_elements, kPadding);
+    walk_memory(m, [&](uint64_t memory, uint64_t index) { record[memory] = index; });
+    m.walk_record = std::move(record);
+  }
+  return m;
+}
+
 // The checker asks one case many questions: each derives the model once (core/case_cache.h).
 Result<std::shared_ptr<const HtpModel>> cached_model(const Case& c) {
   thread_local CaseCache<HtpModel> cache;
-  return cache.get(c, model);
+  return cache.get(c, recorded_model);
 }
 
 class HtpReference : public Impl {
