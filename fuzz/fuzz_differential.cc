@@ -4,6 +4,7 @@
 #include <string>
 
 #include "fuzz_util.h"
+#include "input_scope.h"
 
 using namespace layoutcheck;
 

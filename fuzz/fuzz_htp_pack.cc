@@ -6,6 +6,7 @@
 
 #include "core/htp_notation.h"
 #include "fuzz_util.h"
+#include "input_scope.h"
 
 using namespace layoutcheck;
 

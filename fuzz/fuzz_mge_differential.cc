@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fuzz_util.h"
+#include "input_scope.h"
 
 using namespace layoutcheck;
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "fuzz_util.h"
+#include "input_scope.h"
 #include "layoutcheck/int_tuple.h"
 
 using namespace layoutcheck;

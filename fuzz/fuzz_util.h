@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/case_cache.h"
 #include "layoutcheck/checker.h"
 
 namespace layoutcheck::fuzz {
@@ -61,17 +60,6 @@ inline CheckOptions check_options(uint64_t seed) {
   o.guard_bytes = 16;
   return o;
 }
-
-// Declared first in LLVMFuzzerTestOneInput: when the input is done, the case
-// caches of the implementations (core/case_cache.h) are emptied, so every
-// input frees what it allocated and libFuzzer's leak check does not re-run
-// inputs that only left their case cached.
-struct InputScope {
-  InputScope() = default;
-  InputScope(const InputScope&) = delete;
-  InputScope& operator=(const InputScope&) = delete;
-  ~InputScope() { release_case_caches(); }
-};
 
 // Inputs whose case was not checked: above the bounds, or skipped by the
 // checker. The replay main reports them and fails on them in regressions.
