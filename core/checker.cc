@@ -124,9 +124,18 @@ std::string shell_word(const std::string& s) {
 
 }  // namespace
 
-std::string repro_command(const Case& c, const std::string& impl_name, const CheckOptions& options) {
-  return "layoutcheck repro " + to_string(c) + " --impl " + shell_word(impl_name) + " --seed " +
+namespace {
+
+// repro_command() of a case already written as text (to_string(c)).
+std::string repro_line(const std::string& case_text, const std::string& impl_name, const CheckOptions& options) {
+  return "layoutcheck repro " + case_text + " --impl " + shell_word(impl_name) + " --seed " +
          std::to_string(options.seed) + (options.strict_padding ? " --strict-padding" : "");
+}
+
+}  // namespace
+
+std::string repro_command(const Case& c, const std::string& impl_name, const CheckOptions& options) {
+  return repro_line(to_string(c), impl_name, options);
 }
 
 void fill_position_unique(const Case& c, uint64_t seed, std::vector<uint8_t>* logical) {
@@ -172,8 +181,9 @@ void fill_position_unique(const Case& c, uint64_t seed, std::vector<uint8_t>* lo
 CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
                   const CheckOptions& options) {
   CheckReport report;
-  const std::string header = to_string(c) + ": " + actual.name() + " vs " + expected.name();
-  report.repro = repro_command(c, actual.name(), options);
+  const std::string case_text = to_string(c);
+  const std::string header = case_text + ": " + actual.name() + " vs " + expected.name();
+  report.repro = repro_line(case_text, actual.name(), options);
   auto finish = [&](Verdict v, const std::string& body) {
     report.verdict = v;
     report.message = std::string(verdict_name(v)) + " " + header + "\n" + body;
@@ -223,8 +233,16 @@ CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
   const uint64_t step = std::max<uint64_t>(1, n / std::max<uint64_t>(1, options.max_offset_checks));
   uint64_t offset_mismatches = 0;
   bool actual_has_offsets = true;
+  Coord at(c.shape.size(), 0);  // the coordinate of element i, advanced in place when step is 1
   for (uint64_t i = 0; i < n && actual_has_offsets; i += step) {
-    Coord at = coord_of_index(c.shape, i);
+    if (i > 0 && step == 1) {
+      for (size_t d = at.size(); d-- > 0;) {
+        if (++at[d] < c.shape[d]) break;
+        at[d] = 0;
+      }
+    } else if (i > 0) {
+      at = coord_of_index(c.shape, i);
+    }
     auto oe = expected.offset_bits(c, at);
     auto oa = actual.offset_bits(c, at);
     if (!oe.ok()) {
@@ -281,27 +299,34 @@ CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
     }
     // Element and fixed bytes are compared exactly, free bytes against their
     // constraint (all bytes exactly under strict_padding, or without rules).
+    // Region by region: a region that compares equal costs one memcmp, and
+    // only a differing one is walked byte by byte.
     uint64_t diff_count = 0, first = 0;
     std::string first_violation;
-    size_t k = 0;  // region cursor
-    for (uint64_t b = 0; b < phys; ++b) {
-      const ByteRegion* r = nullptr;
-      if (rules) {
-        while (k < rules->regions.size() && b >= rules->regions[k].first + rules->regions[k].length) ++k;
-        r = &rules->regions[k];
-      }
-      const bool exact = r == nullptr || options.strict_padding || r->kind != ByteKind::kFree;
-      std::string why;
-      if (exact && pe.data()[b] != pa.data()[b]) {
-        why = "x";
-      } else if (!exact && r->constraint != ByteConstraint::kAny && (b - r->first) % 2 == 0) {
-        why = violation(*rules, *r, pa.data(), b);
-      }
-      if (why.empty()) continue;
+    auto record = [&](uint64_t b, const ByteRegion* r, std::string why) {
       if (r) ++report.broken_rules[rules->rule_of(*r).id];
-      if (diff_count++ == 0) {
-        first = b;
-        if (!exact) first_violation = why;
+      if (diff_count++ == 0) first = b, first_violation = std::move(why);
+    };
+    auto compare_exact = [&](uint64_t from, uint64_t to, const ByteRegion* r) {
+      if (std::memcmp(pe.data() + from, pa.data() + from, to - from) == 0) return;
+      for (uint64_t b = from; b < to; ++b) {
+        if (pe.data()[b] != pa.data()[b]) record(b, r, "");
+      }
+    };
+    if (!rules) {
+      compare_exact(0, phys, nullptr);
+    } else {
+      for (const ByteRegion& r : rules->regions) {
+        const uint64_t end = r.first + r.length;
+        if (options.strict_padding || r.kind != ByteKind::kFree) {
+          compare_exact(r.first, end, &r);
+        } else if (r.constraint != ByteConstraint::kAny) {
+          // Constrained elements start at the region's start (validate()).
+          for (uint64_t b = r.first; b < end; b += 2) {
+            std::string why = violation(*rules, r, pa.data(), b);
+            if (!why.empty()) record(b, &r, std::move(why));
+          }
+        }
       }
     }
     if (diff_count > 0) {
@@ -324,13 +349,13 @@ CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
           // Which element should be there?
           bool owned = false;
           for (uint64_t i = 0; i < n && !owned; ++i) {
-            Coord at = coord_of_index(c.shape, i);
-            auto oe = expected.offset_bits(c, at);
-            if (oe.ok() && *oe / 8 <= first && first < (*oe + value_bits(c, at) + 7) / 8) {
+            const Coord owner = coord_of_index(c.shape, i);
+            auto oe = expected.offset_bits(c, owner);
+            if (oe.ok() && *oe / 8 <= first && first < (*oe + value_bits(c, owner) + 7) / 8) {
               owned = true;
-              o << "; it belongs to element " << coord_text(at);
+              o << "; it belongs to element " << coord_text(owner);
               if (actual_has_offsets) {
-                auto oa = actual.offset_bits(c, at);
+                auto oa = actual.offset_bits(c, owner);
                 if (oa.ok()) o << ", which " << actual.name() << " places at byte " << *oa / 8;
               }
             }

@@ -4,10 +4,12 @@
 #include <string>
 
 #include "fuzz_util.h"
+#include "input_scope.h"
 
 using namespace layoutcheck;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  fuzz::InputScope scope;
   const auto& specs = layout_specs();
   Case c;
   if (!fuzz::parse_text_case(std::string(reinterpret_cast<const char*>(data), size), &c)) {

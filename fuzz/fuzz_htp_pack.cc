@@ -6,10 +6,12 @@
 
 #include "core/htp_notation.h"
 #include "fuzz_util.h"
+#include "input_scope.h"
 
 using namespace layoutcheck;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  fuzz::InputScope scope;
   Case c;
   if (!fuzz::parse_text_case(std::string(reinterpret_cast<const char*>(data), size), &c)) {
     fuzz::Bytes in(data, size);

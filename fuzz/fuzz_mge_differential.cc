@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fuzz_util.h"
+#include "input_scope.h"
 
 using namespace layoutcheck;
 
@@ -28,6 +29,7 @@ void fill(std::vector<uint8_t>* buf, fuzz::Bytes* in, uint64_t salt) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  fuzz::InputScope scope;
   Case c;
   fuzz::Bytes in(data, size);
   if (!fuzz::parse_text_case(std::string(reinterpret_cast<const char*>(data), size), &c)) {

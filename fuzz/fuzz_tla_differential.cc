@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fuzz_util.h"
+#include "input_scope.h"
 #include "layoutcheck/int_tuple.h"
 
 using namespace layoutcheck;
@@ -49,6 +50,7 @@ IntTuple strides_like(const IntTuple& shape, const std::vector<int64_t>& strides
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  fuzz::InputScope scope;
   Case c;
   if (!fuzz::parse_text_case(std::string(reinterpret_cast<const char*>(data), size), &c)) {
     fuzz::Bytes in(data, size);

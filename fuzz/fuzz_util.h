@@ -41,12 +41,14 @@ inline bool parse_text_case(const std::string& text, Case* out) {
 }
 
 // How large a case a fuzz input may ask for. Under ASan and UBSan a check
-// costs several microseconds per element (every offset, both packs, both round
-// trips), while the coverage comes from block edges and tails, which small
-// cases reach: a channel tail past 64, a TPU local memory image of 16 KiB.
-// Larger cases are rejected, not shrunk, so an input always means the same case.
+// costs about a microsecond per physical byte and per element (the
+// references walk every padded element for pack, unpack and the byte rules),
+// while the coverage comes from block edges and tails, which small cases
+// reach: a channel tail past 64, two HTP chunks of 2 KiB, a TPU image of four
+// NPUs with 1 KiB of local memory each. Larger cases are rejected, not shrunk,
+// so an input always means the same case.
 constexpr uint64_t kMaxElements = 256;
-constexpr uint64_t kMaxPhysicalBytes = 16u << 10;
+constexpr uint64_t kMaxPhysicalBytes = 4u << 10;
 
 // Checker options for cases within those bounds: larger physical images are
 // skipped by the checker before any buffer is allocated.

@@ -640,16 +640,8 @@ class HtpOptimized : public Impl {
     return p.size;
   }
   Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
-    // Offsets come one element at a time: the plan of the last case is kept.
-    thread_local std::optional<Case> key;
-    thread_local std::optional<Result<Plan>> cached;
-    if (!key || !(*key == c)) {
-      key.reset();
-      cached = make_plan(c);
-      key = c;
-    }
-    if (!cached->ok()) return cached->status();
-    const Plan& p = cached->value();
+    LC_ASSIGN_OR_RETURN(auto p_ptr, cached_make_plan(c));
+    const Plan& p = *p_ptr;
     if (at.size() != p.rank) return Status::invalid("coordinate rank differs from the shape's");
     for (size_t d = 0; d < p.rank; ++d) {
       if (at[d] < 0 || static_cast<uint64_t>(at[d]) >= p.extent[d]) return Status::invalid("coordinate outside the shape");

@@ -12,6 +12,7 @@
 // element with the lower offset in the low nibble (oracles/ERRATA.md,
 // "MegEngine"). pack and unpack walk the logical tensor element by element.
 #include <cstring>
+#include <initializer_list>
 
 #include "core/case_cache.h"
 #include "layoutcheck/byte_rules.h"
@@ -48,7 +49,22 @@ struct MgeTensor {
 };
 
 // The physical index of logical element `at`, per format section.
-std::vector<uint64_t> physical_index(const MgeTensor& t, const Coord& at) {
+// At most five physical dimensions ([C/4, H, W, N, 4], [N, C/X, H, W, X]);
+// held in place, as the index is asked for every element.
+class PhysicalIndex {
+ public:
+  PhysicalIndex(std::initializer_list<uint64_t> values) {
+    for (uint64_t v : values) values_[size_++] = v;
+  }
+  size_t size() const { return size_; }
+  uint64_t operator[](size_t k) const { return values_[k]; }
+
+ private:
+  uint64_t values_[5] = {};
+  size_t size_ = 0;
+};
+
+PhysicalIndex physical_index(const MgeTensor& t, const Coord& at) {
   if (t.format == "matrix") {
     // "How Tensor values are stored in memory": row-major a[i][j] at i*cols + j;
     // column-major is the same with the roles of i and j exchanged.
@@ -123,10 +139,19 @@ Result<MgeTensor> model(const Case& c) {
 
 // "Generalize": n_offset = sum_k s_k * n_k (in bits here).
 uint64_t offset_of(const MgeTensor& t, const Coord& at) {
-  const std::vector<uint64_t> index = physical_index(t, at);
+  const PhysicalIndex index = physical_index(t, at);
   uint64_t offset = 0;
   for (size_t k = 0; k < index.size(); ++k) offset += t.strides_bits[k] * index[k];
   return offset;
+}
+
+// The coordinate after `at` in the order of the dense logical buffer (row-major,
+// the last dimension fastest): coord_of_index(shape, i + 1) from that of i.
+void next_coord(const Shape& shape, Coord* at) {
+  for (size_t d = at->size(); d-- > 0;) {
+    if (++(*at)[d] < shape[d]) return;
+    (*at)[d] = 0;
+  }
 }
 
 // Copies `bits` bits (a whole number of bytes, or 4) from bit `from` of src to
@@ -175,9 +200,10 @@ class MgeReference : public Impl {
     // tensor are 0.
     std::memset(physical, 0, physical_size);
     const uint64_t count = *element_count(c.shape);
-    for (uint64_t i = 0; i < count; ++i) {
+    Coord at(c.shape.size(), 0);
+    for (uint64_t i = 0; i < count; ++i, next_coord(c.shape, &at)) {
       copy_element(static_cast<const uint8_t*>(logical), i * t.itemsize_bits, static_cast<uint8_t*>(physical),
-                   offset_of(t, coord_of_index(c.shape, i)), t.itemsize_bits);
+                   offset_of(t, at), t.itemsize_bits);
     }
     return Status();
   }
@@ -190,8 +216,9 @@ class MgeReference : public Impl {
     // The spare nibble of an odd 4-bit logical tensor is 0.
     if (logical_size > 0) static_cast<uint8_t*>(logical)[logical_size - 1] = 0;
     const uint64_t count = *element_count(c.shape);
-    for (uint64_t i = 0; i < count; ++i) {
-      copy_element(static_cast<const uint8_t*>(physical), offset_of(t, coord_of_index(c.shape, i)),
+    Coord at(c.shape.size(), 0);
+    for (uint64_t i = 0; i < count; ++i, next_coord(c.shape, &at)) {
+      copy_element(static_cast<const uint8_t*>(physical), offset_of(t, at),
                    static_cast<uint8_t*>(logical), i * t.itemsize_bits, t.itemsize_bits);
     }
     return Status();
@@ -216,8 +243,9 @@ class MgeReference : public Impl {
                        ByteKind::kFixed, 0);
     const uint8_t element = b.add(element_rule(doc, section), ByteKind::kElement);
     const uint64_t count = *element_count(c.shape);
-    for (uint64_t i = 0; i < count; ++i) {
-      const uint64_t bit = offset_of(t, coord_of_index(c.shape, i));
+    Coord at(c.shape.size(), 0);
+    for (uint64_t i = 0; i < count; ++i, next_coord(c.shape, &at)) {
+      const uint64_t bit = offset_of(t, at);
       b.paint(bit / 8, ceil_div(bit + t.itemsize_bits, 8) - bit / 8, element);
     }
     return std::move(b).finish();
