@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "layoutcheck/dtype.h"
 #include "layoutcheck/impl.h"
 #include "layoutcheck/isolate.h"
 #include "layoutcheck/layout.h"
@@ -252,6 +253,27 @@ Result<Output> expected(Fn fn, const Input& in, int X, int eu_bytes) {
     const long long v = std::atoll(it->second.c_str());
     if (v > INT_MAX) return Status::invalid(std::string(keys[i]) + " " + it->second + " of " + to_string(c) + " does not fit an int");
     out.v[i] = static_cast<int32_t>(v);
+  }
+  if (fn == kChannels) return out;
+  // The facts agree with the reference's offsets wherever the document gives a
+  // stride a meaning: N stride from n to n + 1, C stride from c to c + 1 in
+  // system memory and to c + X in local memory, H and W strides from h to h + 1
+  // and w to w + 1, each in elements.
+  const int64_t c_step = fn == kContinuous ? 1 : X;
+  const int64_t extents[4] = {in.n, in.c, in.h, in.w};
+  const uint64_t element_bits = dtype_bits(c.dtype);
+  LC_ASSIGN_OR_RETURN(uint64_t origin, reference_impl().offset_bits(c, {0, 0, 0, 0}));
+  for (int d = 0; d < 4; ++d) {
+    const int64_t step = d == 1 ? c_step : 1;
+    if (extents[d] <= step) continue;
+    Coord at = {0, 0, 0, 0};
+    at[d] = step;
+    LC_ASSIGN_OR_RETURN(uint64_t next, reference_impl().offset_bits(c, at));
+    if (next - origin != static_cast<uint64_t>(out.v[d]) * element_bits) {
+      return Status::internal("the reference's " + std::string(keys[d]) + " " + std::to_string(out.v[d]) +
+                              " disagrees with its offsets (" + std::to_string((next - origin) / element_bits) +
+                              " elements) for " + to_string(c));
+    }
   }
   return out;
 }
