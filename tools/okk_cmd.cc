@@ -50,6 +50,7 @@ constexpr FnInfo kFns[kFnCount] = {
 constexpr int64_t kLocalBytes = int64_t{1} << 26;
 constexpr int kMaxNpus = 1 << 16;        // the npus parameter's range (core/specs_tpu.cc)
 constexpr int kMaxEuBytes = 1 << 16;     // the eu parameter's range
+constexpr int kAllStarts = 256;          // NPU counts up to this are checked at every start NPU
 constexpr uint64_t kPoison = 0x5EADBEEF;  // a stride member the function did not write keeps it
 
 struct Input {
@@ -206,8 +207,16 @@ std::vector<std::pair<int, int>> hw_pairs(int eu_bytes, std::initializer_list<in
 
 std::vector<Input> grid(Fn fn, int X, int eu_bytes) {
   std::vector<Input> out;
+  // Every start NPU up to kAllStarts NPUs; beyond, the first and last few and
+  // an even spread between them, so the grid stays a few seconds' work.
   std::vector<int> starts;
-  for (int q = 0; q < X; ++q) starts.push_back(q);
+  if (X <= kAllStarts) {
+    for (int q = 0; q < X; ++q) starts.push_back(q);
+  } else {
+    for (int q = 0; q < 4; ++q) starts.push_back(q);
+    for (int q = 4; q < X - 4; q += X / kAllStarts) starts.push_back(q);
+    for (int q = X - 4; q < X; ++q) starts.push_back(q);
+  }
   if (fn == kChannels) {
     for (int q : starts) {
       for (int c : channel_counts(X)) out.push_back({q, 1, c, 1, 1});
@@ -251,7 +260,8 @@ Result<Output> expected(Fn fn, const Input& in, int X, int eu_bytes) {
     auto it = f.find(keys[i]);
     if (it == f.end()) return Status::internal("the reference does not describe " + std::string(keys[i]) + " of " + to_string(c));
     const long long v = std::atoll(it->second.c_str());
-    if (v > INT_MAX) return Status::invalid(std::string(keys[i]) + " " + it->second + " of " + to_string(c) + " does not fit an int");
+    // The functions return int: a tensor whose strides do not fit one is left out.
+    if (v > INT_MAX) return Status::unsupported(std::string(keys[i]) + " " + it->second + " of " + to_string(c) + " does not fit an int");
     out.v[i] = static_cast<int32_t>(v);
   }
   if (fn == kChannels) return out;
@@ -368,16 +378,17 @@ int okk_main(const Args& a) {
       res.status = "not provided";
       continue;
     }
-    const std::vector<Input> inputs = grid(fn, X, eu_bytes);
+    std::vector<Input> inputs;
     std::vector<Output> want;
-    want.reserve(inputs.size());
-    for (const Input& in : inputs) {
+    for (const Input& in : grid(fn, X, eu_bytes)) {
       auto e = expected(fn, in, X, eu_bytes);
+      if (!e.ok() && e.status().code() == StatusCode::kUnsupported) continue;
       if (!e.ok()) {
         std::cerr << "layoutcheck okk: the reference declines " << input_text(fn, in, X, eu_bytes) << ": "
                   << e.status().message() << "\n";
         return 2;
       }
+      inputs.push_back(in);
       want.push_back(*e);
     }
     std::string request;

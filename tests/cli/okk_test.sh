@@ -27,6 +27,7 @@ for chip in bm1684 bm1684x; do
 done
 expect "example, 4 NPUs" 0 "okk: 6 passed, 0 failed" "$lc" okk --lib "$libs/libokk_example.so" --npus 4 --eu-bytes 128
 expect "example, 1 NPU" 0 "okk: 6 passed, 0 failed" "$lc" okk --lib "$libs/libokk_example.so" --npus 1 --eu-bytes 4
+expect "example, the largest NPU count and EU" 0 "okk: 6 passed, 0 failed" "$lc" okk --lib "$libs/libokk_example.so" --npus 65536 --eu-bytes 65536
 expect "example, 7 NPUs, 32-byte EU" 0 "okk: 6 passed, 0 failed" "$lc" okk --lib "$libs/libokk_example.so" --npus 7 --eu-bytes 32
 
 expect "compact without the ceil" 1 "okk_compact_stride +FAILED" "$lc" okk --lib "$libs/libokk_compact_floor.so"
@@ -60,6 +61,9 @@ expect "odd eu" 2 "--eu-bytes 6 does not hold a whole number of 32-bit elements"
 [ $? = 1 ] || fail "json: exit status not 1"
 "$json_check" okk < "$tmp/report.json" > "$tmp/check" 2>&1 || fail "json: $(cat "$tmp/check")"
 grep -q '"function": "okk_128_byte_aligned_stride_for_32bit",' "$tmp/report.json" || fail "json: no function entry"
+"$lc" okk --lib "$libs/libokk_partial.so" --json > "$tmp/partial.json" || fail "json: partial library exits $?"
+"$json_check" okk < "$tmp/partial.json" > "$tmp/check" 2>&1 || fail "json partial: $(cat "$tmp/check")"
+grep -q '"not_provided": 4' "$tmp/partial.json" || fail "json partial: not_provided is not 4"
 grep -q '"status": "failed"' "$tmp/report.json" || fail "json: no failed status"
 
 echo "okk: $failures failed"
