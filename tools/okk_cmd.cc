@@ -88,7 +88,11 @@ std::string serve(void* sym, const std::string& request) {
   GuardedPages stride_buf(sizeof(dim4), "stride output (a dim4)");
   GuardedPages shape_buf(sizeof(dim4), "shape argument (a dim4)");
   GuardedPages cfg_buf(sizeof(okk_compat_config), "config argument");
-  if (!stride_buf.ok() || !shape_buf.ok() || !cfg_buf.ok() || r.bad || fn >= kFnCount) {
+  if (r.bad || fn >= kFnCount || sym == nullptr) {
+    put_str(&reply, "a malformed request (function " + std::to_string(fn) + ")");
+    return reply;
+  }
+  if (!stride_buf.ok() || !shape_buf.ok() || !cfg_buf.ok()) {
     put_str(&reply, "cannot map the argument buffers");
     return reply;
   }
