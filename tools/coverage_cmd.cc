@@ -241,7 +241,7 @@ lc_status probe_pack(const lc_case*, const void*, size_t, void*, size_t) { retur
 bool reaches_plugin(const Case& c) {
   static const lc_plugin kProbe = {LC_ABI_MAJOR, LC_ABI_MINOR, sizeof(lc_plugin), "coverage-probe", nullptr, 0,
                                    probe_supports, probe_size, nullptr, probe_pack, probe_pack,
-                                   nullptr, nullptr, nullptr, nullptr, nullptr};
+                                   nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
   static auto probe = plugin_from_table(&kProbe, "coverage-probe");
   if (!probe.ok()) return false;
   g_probe_expected = &c;

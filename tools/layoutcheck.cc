@@ -14,6 +14,7 @@
 //   layoutcheck show     LAYOUT --dtype D --shape ... [--impl NAME] [--format text|svg|html] [--out FILE]
 //                        [--max-rows N]   (tools/show.cc)
 //   layoutcheck precision nvdla ..., layoutcheck convert ... (tools/precision_cli.cc)
+//   layoutcheck okk      --lib PATH.so [--chip bm1684|bm1684x] [--npus X --eu-bytes B] [--json]   (tools/okk_cmd.cc)
 // Every option of every command: kCommands below, and `layoutcheck COMMAND --help`.
 //
 // Exit status: 0 success, 1 a check or oracle failed, 2 bad input or a failed read
@@ -52,6 +53,7 @@
 #include "tools/cli_progress.h"
 #include "tools/coverage_cmd.h"
 #include "tools/extension_cli.h"
+#include "tools/okk_cmd.h"
 #include "tools/precision_cli.h"
 #include "tools/rules_cmd.h"
 #include "tools/show.h"
@@ -106,6 +108,8 @@ const char* kUsage =
     "  convert --rule ieee|nvdla|nvdla-int --from D --to D [--unit U] [--flush-nan] [--offset X --scale Y]\n"
     "          [--truncate M] [--in F] [--out F]       convert raw little-endian values (NaN counts on stderr)\n"
     "  check --layout 'convert.*'|nvdla.sparse|nvdla.winograd.phase1   a plugin's ABI 1.1 entry points\n"
+    "  okk --lib PATH.so [--chip bm1684|bm1684x] [--npus X --eu-bytes B] [--json]\n"
+    "                                                  a library's own okk_* functions vs the reference\n"
     "common: --impl reference|optimized|PATH.so (default optimized; a plugin runs isolated)\n"
     "help: layoutcheck COMMAND --help lists every option of a command; layoutcheck --version\n"
     "files: --in reads at most the size the case needs (one byte more is an error); --out replaces a\n"
@@ -205,6 +209,12 @@ const std::vector<CommandSpec> kCommands = {
       {"impl", "NAME|PATH.so", "converter: reference, optimized (default) or a plugin's .so (its convert member, run isolated)"},
       {"in", "FILE", "input file (default: standard input)"},
       {"out", "FILE", "output file, replaced atomically (default: standard output)"}}},
+    {"okk", "", 0, "a library's own okk_* functions (okkernel_compat.h signatures) against the TPU reference",
+     {{"lib", "PATH.so", "the library exporting the functions with C linkage; loaded and called in a child process"},
+      {"chip", "bm1684|bm1684x", "NPU count and EU size of the chip (default bm1684: 64 NPUs, 128-byte EU)"},
+      {"npus", "X", "the NPU count instead of the chip's (1..65536)"},
+      {"eu-bytes", "B", "the EU size in bytes instead of the chip's (a multiple of 4, up to 65536)"},
+      kJsonOpt}},
 };
 
 // S quoted for a POSIX shell where it needs quoting.
@@ -1206,6 +1216,7 @@ int run_command(int argc, char** argv) {
     if (a.command == "replay") return cmd_replay(a);
     if (a.command == "oracle") return cmd_oracle(a);
     if (a.command == "show") return cmd_show(a);
+    if (a.command == "okk") return cli::okk_main(a);
     if (a.command == "rules") {
       expect_known_options(a, {"json"});
       return cli::rules_main(a.positional.empty() ? "*" : a.positional[0], a.has("json"));

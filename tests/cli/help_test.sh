@@ -13,7 +13,7 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # Every command the binary lists, and at least these.
 commands=$("$lc" --help-all | sed -n 's/^Command \([a-z]*\):$/\1/p' | tr '\n' ' ')
-for cmd in list describe offset pack unpack check repro replay oracle precision convert show; do
+for cmd in list describe offset pack unpack check repro replay oracle precision convert show okk; do
   case " $commands " in *" $cmd "*) ;; *) fail "--help-all does not list '$cmd'" ;; esac
 done
 for cmd in $commands; do

@@ -64,6 +64,18 @@ int main(int argc, char** argv) {
   } else if (command == "describe") {
     expect(j.contains("facts") && j["facts"].is_object(), "no facts");
     if (j.contains("facts")) expect(j["facts"].value("size_bytes", nlohmann::json()).is_number_unsigned(), "size_bytes is not a number");
+  } else if (command == "okk") {
+    expect(j.contains("lib") && j["lib"].is_string(), "no lib");
+    expect(j.value("status", "") == "passed" || j.value("status", "") == "failed", "status is neither passed nor failed");
+    check_totals(j, {"functions", "passed", "failed", "not_provided"});
+    expect(j.contains("functions") && j["functions"].is_array() && !j["functions"].empty(), "no functions");
+    for (const auto& f : j.value("functions", nlohmann::json::array())) {
+      expect(f.value("inputs", nlohmann::json()).is_number_unsigned(), "a function's inputs is not a number");
+      if (f.value("status", "") != "failed") continue;
+      const auto first = f.value("first_failure", nlohmann::json());
+      expect(first.is_object() && first.value("expected", "") != "" && first.value("actual", "") != "",
+             "a failed function without its first differing input");
+    }
   } else {
     expect(j.contains("impl") && j["impl"].is_string(), "no impl");
     expect(j.contains("seed") && (j["seed"].is_number_unsigned() || j["seed"].is_null()), "seed is neither a number nor null");
