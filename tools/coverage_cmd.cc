@@ -19,12 +19,13 @@
 #include "layoutcheck/rules.h"
 #include "tools/cli_json.h"
 #include "tools/extension_cli.h"
+#include "tools/okk_cmd.h"
 
 namespace layoutcheck::cli {
 namespace {
 
 const std::set<std::string> kKinds = {"layout", "mode", "parameter", "rule", "table", "example", "function"};
-const std::set<std::string> kTargetKinds = {"layout", "param", "rule", "entry", "table", "cases"};
+const std::set<std::string> kTargetKinds = {"layout", "param", "rule", "entry", "table", "okk", "cases"};
 
 struct Target {
   std::string kind, name;
@@ -156,7 +157,7 @@ std::vector<Item> parse_items(const std::string& text, const std::string& file, 
     for (const std::string& t : words(f[3])) {
       const size_t colon = t.find(':');
       if (colon == std::string::npos || !kTargetKinds.count(t.substr(0, colon))) {
-        fail("target '" + t + "' is not layout:, param:, rule:, entry:, table: or cases:");
+        fail("target '" + t + "' is not layout:, param:, rule:, entry:, table:, okk: or cases:");
       }
       Target target{t.substr(0, colon), t.substr(colon + 1)};
       if (target.kind == "cases") {
@@ -170,6 +171,9 @@ std::vector<Item> parse_items(const std::string& text, const std::string& file, 
       if (target.kind == "rule" && find_rule(target.name) == nullptr) fail("no rule " + target.name + " in the rules table");
       if (target.kind == "entry" && !is_entry(target.name)) fail("no ABI entry " + target.name);
       if (target.kind == "table" && !parse_precision_layer(target.name).ok()) fail("no precision table " + target.name);
+      if (target.kind == "okk" && okk_reference_layout(target.name) == nullptr) {
+        fail("no function " + target.name + " that `layoutcheck okk` checks");
+      }
       item.targets.push_back(target);
     }
     if (!item.cases.empty() && item.targets.empty()) fail("cases: narrows the oracles of a target; the item has none");
@@ -204,6 +208,7 @@ std::vector<const LayoutSpec*> layouts_of(const Target& t) {
   std::vector<const LayoutSpec*> out;
   if (t.kind == "layout") out.push_back(find_spec(t.name));
   if (t.kind == "param") out.push_back(find_layout_param(t.name).first);
+  if (t.kind == "okk") out.push_back(find_spec(okk_reference_layout(t.name)));
   if (t.kind == "rule") {
     for (const LayoutSpec& s : layout_specs()) {
       for (const Rule* r : rules_of(s.name)) {
@@ -359,6 +364,7 @@ bool exercises(const Item& item, const Target& t, const OracleRef& o) {
   if (t.kind == "rule") return o.rule == t.name;
   if (o.document != item.document || o.section != item.section) return false;
   if (t.kind == "layout") return o.parsed && o.c.layout.name == t.name;
+  if (t.kind == "okk") return o.parsed && o.c.layout.name == okk_reference_layout(t.name);
   if (t.kind == "param") {
     auto [spec, param] = find_layout_param(t.name);
     if (!o.parsed || o.c.layout.name != spec->name) return false;

@@ -326,6 +326,13 @@ int parse_int(const Args& a, const std::string& key, int lo, int hi) {
 
 }  // namespace
 
+const char* okk_reference_layout(const std::string& symbol) {
+  for (const FnInfo& f : kFns) {
+    if (symbol == f.symbol) return f.layout;
+  }
+  return nullptr;
+}
+
 int okk_main(const Args& a) {
   for (const auto& [k, v] : a.options) {
     if (k != "lib" && k != "chip" && k != "npus" && k != "eu-bytes" && k != "json") {

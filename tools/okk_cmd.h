@@ -18,10 +18,16 @@
 // 2 bad input or a library that cannot be loaded, crashes or hangs.
 #pragma once
 
+#include <string>
+
 #include "tools/cli_args.h"
 
 namespace layoutcheck::cli {
 
 int okk_main(const Args& a);
+
+// The reference layout whose facts give the expected values of a function
+// `okk` checks ("tpu.compact" for okk_compact_stride), or nullptr for a name it does not check.
+const char* okk_reference_layout(const std::string& symbol);
 
 }  // namespace layoutcheck::cli

@@ -69,6 +69,7 @@ expect_error "an unknown rule" "no rule tpu.compact/no-such in the rules table" 
 expect_error "an unknown parameter" "no registered layout parameter tpu.matrix.no_such" 's/param:tpu.matrix.w /param:tpu.matrix.no_such /'
 expect_error "an unknown entry" "no ABI entry nvdla.no_such" 's/entry:nvdla.sparse /entry:nvdla.no_such /'
 expect_error "an unknown table" "no precision table cdp" 's/table:lrn /table:cdp /'
+expect_error "an unknown okk function" "no function okk_no_such that" 's/okk:okk_compact_stride/okk:okk_no_such/'
 expect_error "an unknown section" "'Continuous Layouts' is not a section heading of" 's/| Continuous Layout | layout:/| Continuous Layouts | layout:/'
 expect_error "a layout without an item" "no item names layout:tpu.continuous" '/^tpu.continuous |/d'
 expect_error "a rule without an item" "no item names rule:tpu.compact/address-align-4" '/^tpu.compact.rules |/d'
