@@ -34,8 +34,8 @@ grep -q '"id": "tpu.aligned",' "$tmp/json" || fail "no tpu.aligned in the JSON r
 # A registered, fully covered layout is complete; an item with no targets is missing.
 grep -E '^tpu\.aligned +layout +yes +yes +[1-9][0-9]* +yes +yes +yes +complete$' "$tmp/text" > /dev/null ||
   fail "tpu.aligned is not complete: $(grep '^tpu.aligned ' "$tmp/text")"
-grep -E '^tpu\.system-strides +layout +- +- +0 +- +- +- +missing$' "$tmp/text" > /dev/null ||
-  fail "tpu.system-strides is not missing: $(grep '^tpu.system-strides ' "$tmp/text")"
+grep -E '^tla\.inttuple\.api +function +- +- +0 +- +- +- +missing$' "$tmp/text" > /dev/null ||
+  fail "tla.inttuple.api is not missing: $(grep '^tla.inttuple.api ' "$tmp/text")"
 grep -E '^nvdla\.table\.sdp +table +yes +- +[1-9][0-9]* +- +- +- +partial$' "$tmp/text" > /dev/null ||
   fail "nvdla.table.sdp is not a partial table: $(grep '^nvdla.table.sdp ' "$tmp/text")"
 
