@@ -769,6 +769,15 @@ void add_htp_specs(std::vector<LayoutSpec>* specs) {
       auto b = boundaries_of(*l);
       out.insert(out.end(), b.begin(), b.end());
     }
+    // The quantized 0 of a ScaleOffsetInterface tensor on either side of its
+    // type's range, and the widest offset the parameter takes.
+    struct Quantized { DType dtype; int64_t offset; };
+    for (const Quantized& q : {Quantized{DType::kUInt8, 255}, Quantized{DType::kUInt8, 256}, Quantized{DType::kInt8, -128},
+                               Quantized{DType::kInt8, -129}, Quantized{DType::kUInt32, kMaxOffset},
+                               Quantized{DType::kInt32, kMinOffset}}) {
+      auto l = parse_layout("ChunkedMemoryLayout<2, 0,0, 1,0, 1,4>(interface=scale_offset,offset=" + std::to_string(q.offset) + ")");
+      if (l.ok()) out.push_back(make_case(*l, q.dtype, {2, 6}));
+    }
     return out;
   };
   specs->push_back(chunked);
