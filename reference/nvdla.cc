@@ -857,11 +857,17 @@ constexpr const char* kDoc = "nvdla-in-memory-data-formats.txt";
 //    incompactly. But they are always 32-byte aligned."
 // So the channels past C in the atoms of the last surface are free (fp16: not a NaN,
 // judged per 2-byte element), and the bytes between lines and surfaces are free.
-ByteRules feature_rules(const Feature& f, DType t) {
+// Feature data of N cubes a batch stride apart (N = 1: one cube): "Atom cube
+// mapping at line boundary and/or surface boundary can be either adjacently or
+// incompactly", so the gaps between lines, surfaces and cubes are free; the
+// channel padding of an atom is free too, not NaN for fp16. scan visits the
+// place of every element.
+template <typename Scan>
+ByteRules cube_rules(const Feature& f, uint64_t N, uint64_t batch_stride, uint64_t size, DType t, const Scan& scan) {
   const bool fp16 = t == DType::kFp16;
-  ByteRulesBuilder b(f.size,
+  ByteRulesBuilder b(size,
                      {"nvdla.feature.stride-gap", kDoc, "Feature Data Format",
-                      "a gap at a line or surface boundary",
+                      N > 1 ? "a gap at a line, surface or cube boundary" : "a gap at a line or surface boundary",
                       "Atom cube mapping at line boundary and/or surface boundary can be either adjacently or "
                       "incompactly"},
                      ByteKind::kFree);
@@ -870,43 +876,26 @@ ByteRules feature_rules(const Feature& f, DType t) {
                                  "The attached data can be any value except NaN when it's fp16"},
                                 ByteKind::kFree, 0, fp16 ? ByteConstraint::kNotFp16NaN : ByteConstraint::kAny);
   const uint8_t element = b.add(element_rule(kDoc, "Feature Data Format"), ByteKind::kElement);
-  for (uint64_t s = 0; s < f.surfaces; ++s) {
-    for (uint64_t h = 0; h < f.H; ++h) {
-      for (uint64_t w = 0; w < f.W; ++w) b.paint(s * f.surface_stride + h * f.line_stride + w * kFeatureAtomBytes, kFeatureAtomBytes, padding);
-    }
-  }
-  feature_scan(f, [&](uint64_t place, uint64_t) { b.paint(place, f.element_bytes, element); });
-  return std::move(b).finish();
-}
-
-// Multi-batch: each cube as feature data; the bytes between a cube and the next
-// batch's are a gap like those at surface boundaries: free.
-ByteRules batch_rules(const Batch& m, DType t) {
-  const bool fp16 = t == DType::kFp16;
-  const Feature& f = m.f;
-  ByteRulesBuilder b(m.size,
-                     {"nvdla.feature.stride-gap", kDoc, "Feature Data Format",
-                      "a gap at a line, surface or cube boundary",
-                      "Atom cube mapping at line boundary and/or surface boundary can be either adjacently or "
-                      "incompactly"},
-                     ByteKind::kFree);
-  const uint8_t padding = b.add({"nvdla.feature.channel-padding", kDoc, "Feature Data Format",
-                                 fp16 ? "channel padding of an fp16 atom" : "channel padding of an atom",
-                                 "The attached data can be any value except NaN when it's fp16"},
-                                ByteKind::kFree, 0, fp16 ? ByteConstraint::kNotFp16NaN : ByteConstraint::kAny);
-  const uint8_t element = b.add(element_rule(kDoc, "Feature Data Format"), ByteKind::kElement);
-  for (uint64_t n = 0; n < m.N; ++n) {
+  for (uint64_t n = 0; n < N; ++n) {
     for (uint64_t s = 0; s < f.surfaces; ++s) {
       for (uint64_t h = 0; h < f.H; ++h) {
         for (uint64_t w = 0; w < f.W; ++w) {
-          b.paint(n * m.batch_stride + s * f.surface_stride + h * f.line_stride + w * kFeatureAtomBytes, kFeatureAtomBytes,
+          b.paint(n * batch_stride + s * f.surface_stride + h * f.line_stride + w * kFeatureAtomBytes, kFeatureAtomBytes,
                   padding);
         }
       }
     }
   }
-  batch_scan(m, [&](uint64_t place, uint64_t) { b.paint(place, f.element_bytes, element); });
+  scan([&](uint64_t place, uint64_t) { b.paint(place, f.element_bytes, element); });
   return std::move(b).finish();
+}
+
+ByteRules feature_rules(const Feature& f, DType t) {
+  return cube_rules(f, 1, 0, f.size, t, [&](const auto& visit) { feature_scan(f, visit); });
+}
+
+ByteRules batch_rules(const Batch& m, DType t) {
+  return cube_rules(m.f, m.N, m.batch_stride, m.size, t, [&](const auto& visit) { batch_scan(m, visit); });
 }
 
 // Weights: "Append 0s at end of all mapped weight for 128-byte alignment." The
