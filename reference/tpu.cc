@@ -83,6 +83,32 @@ Result<StorageMode> storage_mode(const std::string& mode, DType dtype) {
 
 bool is_tpu_dtype(DType t) { return dtype_bits(t) >= 8; }
 
+// Strides that nest: from the smallest stride up, each steps over everything
+// the smaller ones span, so every element has its own place. Dimensions of
+// extent 1 take no part (their stride "makes no sense").
+struct StridedDim {
+  const char* name;
+  uint64_t extent, stride;
+};
+Status strides_nest(std::vector<StridedDim> dims, const char* section, const char* rule) {
+  std::vector<StridedDim> used;
+  for (const StridedDim& d : dims) {
+    if (d.extent > 1) used.push_back(d);
+  }
+  std::sort(used.begin(), used.end(), [](const StridedDim& a, const StridedDim& b) { return a.stride < b.stride; });
+  Checked span = 1;
+  for (const StridedDim& d : used) {
+    if (!span.ok() || d.stride < span.value()) {
+      return Status::invalid(std::string("strides overlap: the ") + d.name + " stride " + num(d.stride) +
+                             " is smaller than the " + (span.ok() ? num(span.value()) : "overflowing") +
+                             " elements the smaller strides span (" + section + ")")
+          .with_rule(rule);
+    }
+    span = Checked(d.stride) * d.extent;
+  }
+  return Status();
+}
+
 Result<TpuTensor> model(const Case& c) {
   const LayoutSpec* spec = find_spec(c.layout.name);
   if (spec == nullptr) return Status::invalid("unknown layout " + c.layout.name).with_rule("layout/unknown");
@@ -119,25 +145,10 @@ Result<TpuTensor> model(const Case& c) {
     t.c_stride = c.layout.get_int("c");
     t.h_stride = c.layout.get_int("h");
     t.w_stride = c.layout.get_int("w");
-    // Each element has its own place (oracles/ERRATA.md, TPU system strides):
-    // from the smallest stride up, each stride steps over everything inside it.
-    struct Dim { const char* name; uint64_t extent, stride; };
-    std::vector<Dim> used;
-    for (const Dim& d : {Dim{"N", t.N, t.n_stride}, Dim{"C", t.C, t.c_stride}, Dim{"H", t.H, t.h_stride},
-                         Dim{"W", t.W, t.w_stride}}) {
-      if (d.extent > 1) used.push_back(d);
-    }
-    std::sort(used.begin(), used.end(), [](const Dim& a, const Dim& b) { return a.stride < b.stride; });
-    Checked span = 1;
-    for (const Dim& d : used) {
-      if (!span.ok() || d.stride < span.value()) {
-        return Status::invalid(std::string("strides overlap: the ") + d.name + " stride " + num(d.stride) +
-                               " is smaller than the " + (span.ok() ? num(span.value()) : "overflowing") +
-                               " elements the smaller strides span (Strides in System Memory)")
-            .with_rule("tpu.system/strides-disjoint");
-      }
-      span = Checked(d.stride) * d.extent;
-    }
+    // Each element has its own place (oracles/ERRATA.md, TPU system strides).
+    LC_RETURN_IF_ERROR(strides_nest({{"N", t.N, t.n_stride}, {"C", t.C, t.c_stride}, {"H", t.H, t.h_stride},
+                                     {"W", t.W, t.w_stride}},
+                                    "Strides in System Memory", "tpu.system/strides-disjoint"));
     // The buffer ends with the last element: (n, c, h, w) = (N-1, C-1, H-1, W-1).
     Checked end = (Checked(t.N - 1) * t.n_stride + Checked(t.C - 1) * t.c_stride + Checked(t.H - 1) * t.h_stride +
                    Checked(t.W - 1) * t.w_stride + 1) * t.mode.stored_bytes;
@@ -217,25 +228,10 @@ Result<TpuTensor> model(const Case& c) {
       return Status::invalid("address " + num(t.A) + " is not aligned to the " + num(t.mode.stored_bytes) +
                              "-byte stored element (see oracles/ERRATA.md, tpu strided address)").with_rule("tpu.strided/address-align-element");
     }
-    // Each element must have its own place: walking the dimensions from the
-    // smallest stride, every stride must step over everything inside it.
-    struct Dim { const char* name; uint64_t extent, stride; };
-    Dim dims[4] = {{"N", t.N, t.n_stride}, {"C (slots per NPU)", t.channels_per_npu, t.c_stride},
-                   {"H", t.H, t.h_stride}, {"W", t.W, t.w_stride}};
-    std::vector<Dim> used;
-    for (const Dim& d : dims) {
-      if (d.extent > 1) used.push_back(d);
-    }
-    std::sort(used.begin(), used.end(), [](const Dim& a, const Dim& b) { return a.stride < b.stride; });
-    Checked span = 1;
-    for (const Dim& d : used) {
-      if (!span.ok() || d.stride < span.value()) {
-        return Status::invalid(std::string("strides overlap: the ") + d.name + " stride " + num(d.stride) +
-                               " is smaller than the " + (span.ok() ? num(span.value()) : "overflowing") +
-                               " elements the smaller strides span (Strides in Local Memory)").with_rule("tpu.strided/strides-disjoint");
-      }
-      span = Checked(d.stride) * d.extent;
-    }
+    // Each element must have its own place.
+    LC_RETURN_IF_ERROR(strides_nest({{"N", t.N, t.n_stride}, {"C (slots per NPU)", t.channels_per_npu, t.c_stride},
+                                     {"H", t.H, t.h_stride}, {"W", t.W, t.w_stride}},
+                                    "Strides in Local Memory", "tpu.strided/strides-disjoint"));
   }
 
   // The whole tensor must lie in the local memory of its NPUs: the last
