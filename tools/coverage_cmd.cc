@@ -361,7 +361,15 @@ std::vector<OracleRef> load_oracles(const std::string& dir, const std::string& s
 }
 
 bool exercises(const Item& item, const Target& t, const OracleRef& o) {
-  if (t.kind == "rule") return o.rule == t.name;
+  if (t.kind == "rule") {
+    if (o.rule == t.name) return true;
+    // A precision layer line names the rule it expects: "layer ... -> RULE".
+    for (const std::string& check : o.checks) {
+      const std::vector<std::string> w = words(check);
+      if (w.size() >= 3 && w[0] == "layer" && w[w.size() - 2] == "->" && w.back() == t.name) return true;
+    }
+    return false;
+  }
   if (o.document != item.document || o.section != item.section) return false;
   if (t.kind == "layout") return o.parsed && o.c.layout.name == t.name;
   if (t.kind == "okk") return o.parsed && o.c.layout.name == okk_reference_layout(t.name);
