@@ -212,6 +212,28 @@ std::string to_string(const ConvertSpec& s) {
   return out;
 }
 
+namespace {
+
+// The settings of Equations 1 and 3: the offset register's range, a finite
+// scaling factor and a known truncate mode.
+Status validate_equation_settings(const ConvertSpec& s, const std::string& rule) {
+  if (s.offset < kNvdlaOffsetMin || s.offset > kNvdlaOffsetMax) {
+    return Status::invalid(rule + "offset " + std::to_string(s.offset) + " is outside " + std::to_string(kNvdlaOffsetMin) +
+                           ".." + std::to_string(kNvdlaOffsetMax));
+  }
+  if (!std::isfinite(s.scale)) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g", static_cast<double>(s.scale));
+    return Status::invalid(rule + "scaling factor " + buf + " is not a finite number");
+  }
+  if (static_cast<size_t>(s.truncate) > 2) {
+    return Status::invalid(rule + "unknown truncate mode " + std::to_string(static_cast<int>(s.truncate)));
+  }
+  return Status();
+}
+
+}  // namespace
+
 Status validate_convert(const ConvertSpec& s, size_t src_bytes, size_t dst_bytes) {
   if (static_cast<size_t>(s.rule) > 3) {
     return Status::invalid("unknown conversion rule " + std::to_string(static_cast<int>(s.rule)));
@@ -243,18 +265,7 @@ Status validate_convert(const ConvertSpec& s, size_t src_bytes, size_t dst_bytes
         return Status::invalid(rule + "converts an integer pixel or feature value (int8, uint8, int16, uint16) to "
                                       "int8, int16 or fp16 (Equations 1 and 3, Precision Conversion), not " + pair);
       }
-      if (s.offset < kNvdlaOffsetMin || s.offset > kNvdlaOffsetMax) {
-        return Status::invalid(rule + "offset " + std::to_string(s.offset) + " is outside " +
-                               std::to_string(kNvdlaOffsetMin) + ".." + std::to_string(kNvdlaOffsetMax));
-      }
-      if (!std::isfinite(s.scale)) {
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%g", static_cast<double>(s.scale));
-        return Status::invalid(rule + "scaling factor " + buf + " is not a finite number");
-      }
-      if (static_cast<size_t>(s.truncate) > 2) {
-        return Status::invalid(rule + "unknown truncate mode " + std::to_string(static_cast<int>(s.truncate)));
-      }
+      LC_RETURN_IF_ERROR(validate_equation_settings(s, rule));
       break;
     case ConvertRule::kNvdlaFloat:
       LC_RETURN_IF_ERROR(validate_float_path(s, rule, pair));
@@ -307,19 +318,7 @@ Status validate_float_path(const ConvertSpec& s, const std::string& rule, const 
       return Status::invalid(rule + unit + ": \"Pooling layer (implemented in PDP) does not support any precision "
                                         "conversion\" (Precision Conversion)");
   }
-  if (s.offset < kNvdlaOffsetMin || s.offset > kNvdlaOffsetMax) {
-    return Status::invalid(rule + "offset " + std::to_string(s.offset) + " is outside " + std::to_string(kNvdlaOffsetMin) +
-                           ".." + std::to_string(kNvdlaOffsetMax));
-  }
-  if (!std::isfinite(s.scale)) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%g", static_cast<double>(s.scale));
-    return Status::invalid(rule + "scaling factor " + buf + " is not a finite number");
-  }
-  if (static_cast<size_t>(s.truncate) > 2) {
-    return Status::invalid(rule + "unknown truncate mode " + std::to_string(static_cast<int>(s.truncate)));
-  }
-  return Status();
+  return validate_equation_settings(s, rule);
 }
 
 int precision_bits(DType t) { return static_cast<int>(dtype_bits(t)); }
