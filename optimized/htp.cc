@@ -25,6 +25,7 @@
 #include "core/htp_notation.h"
 #include "layoutcheck/checked.h"
 #include "optimized/families.h"
+#include "optimized/isa.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -368,10 +369,7 @@ __attribute__((target("avx2"))) void walk_avx2(const Plan& p, const std::vector<
                                                uint8_t* phys) {
   walk_body<kPack, kRowBytes, kStream>(p, loops, logical, phys);
 }
-bool has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
-}
+bool has_avx2() { return isa_at_least(Isa::kAvx2); }
 #endif
 
 template <bool kPack, size_t kRowBytes, bool kStream>

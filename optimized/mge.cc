@@ -43,6 +43,7 @@
 #include "layoutcheck/checked.h"
 #include "optimized/byte_transpose.h"
 #include "optimized/families.h"
+#include "optimized/isa.h"
 
 namespace layoutcheck {
 namespace {
@@ -447,10 +448,7 @@ LC_MGE_AVX2 uint64_t tiles_4x8_epi32_avx2(const Group& g, uint8_t* logical, uint
   return L8;
 }
 
-bool have_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
-}
+bool have_avx2() { return isa_at_least(Isa::kAvx2); }
 
 // ---- AVX-512 (chosen at run time likewise) ----------------------------------
 #define LC_MGE_AVX512 __attribute__((target("avx512f")))
@@ -500,10 +498,7 @@ LC_MGE_AVX512 uint64_t unpack_4x16_epi32_avx512(const Group& g, uint8_t* logical
   return L16;
 }
 
-bool have_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
-  return yes;
-}
+bool have_avx512() { return isa_at_least(Isa::kAvx512); }
 
 // 32-bit elements, R a multiple of 16 (NHWC with 16 | C, NCHW32/64): 16 rows x
 // 16 columns per tile, every row's cache line read (or written) whole in one

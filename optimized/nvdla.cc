@@ -29,7 +29,7 @@
 #include "layoutcheck/checked.h"
 #include "optimized/byte_transpose.h"
 #include "optimized/families.h"
-#include "optimized/nvdla.h"
+#include "optimized/isa.h"
 #include "optimized/threads.h"
 
 // The tile transposes below keep their rows in registers only when their
@@ -243,16 +243,7 @@ void transpose_block(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp,
 
 // ---- AVX2 transposes (chosen at run time; the SSE2/scalar path stays) -------------
 
-std::atomic<bool> g_simd_enabled{true};
-
-bool has_avx2() {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes && g_simd_enabled.load(std::memory_order_relaxed);
-#else
-  return false;
-#endif
-}
+bool has_avx2() { return isa_at_least(Isa::kAvx2); }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define LC_NVDLA_AVX2 1
@@ -889,10 +880,7 @@ void reverse_words(const uint8_t* src, uint8_t* dst, uint64_t n) {
 }
 
 #if defined(LC_NVDLA_AVX2)
-bool has_ssse3() {
-  static const bool yes = __builtin_cpu_supports("ssse3");
-  return yes && g_simd_enabled.load(std::memory_order_relaxed);
-}
+bool has_ssse3() { return isa_at_least(Isa::kSsse3); }
 
 // The same reversal, 16 bytes (whole words) per byte shuffle; returns the
 // words it did.
@@ -1571,7 +1559,5 @@ const Impl& nvdla_optimized() {
   static const NvdlaOptimized impl;
   return impl;
 }
-
-bool nvdla_set_simd(bool enabled) { return g_simd_enabled.exchange(enabled); }
 
 }  // namespace layoutcheck

@@ -20,6 +20,7 @@
 #include "layoutcheck/checked.h"
 #include "layoutcheck/nvdla.h"
 #include "optimized/families.h"
+#include "optimized/isa.h"
 
 namespace layoutcheck::nvdla {
 namespace {
@@ -145,8 +146,8 @@ const ExpandTables& expand_tables() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define LC_SPARSE_SSSE3 1
 bool has_ssse3() {
-  static const bool yes = __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("popcnt");
-  return yes;
+  static const bool popcnt = __builtin_cpu_supports("popcnt");
+  return popcnt && isa_at_least(Isa::kSsse3);
 }
 
 // Expands mask bytes [0, whole) while the loads stay inside the `size` bytes

@@ -22,6 +22,7 @@
 #include <cstring>
 
 #include "layoutcheck/precision.h"
+#include "optimized/isa.h"
 #include "optimized/precision_kernels.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the optimized conversions read little-endian values natively");
@@ -374,8 +375,9 @@ const Converter& precision_optimized(SimdPath path) {
     case SimdPath::kAvx512: return avx512;
     case SimdPath::kAuto: break;
   }
-  if (cpu_has(SimdPath::kAvx512)) return avx512;
-  if (cpu_has(SimdPath::kF16cAvx2)) return f16c;
+  // The automatic choice follows the level the layout kernels use (LAYOUTCHECK_ISA, IsaCapScope).
+  if (isa_at_least(Isa::kAvx512) && cpu_has(SimdPath::kAvx512)) return avx512;
+  if (isa_at_least(Isa::kAvx2) && cpu_has(SimdPath::kF16cAvx2)) return f16c;
   return portable;
 }
 

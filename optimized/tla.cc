@@ -19,7 +19,7 @@
 #include "layoutcheck/checked.h"
 #include "layoutcheck/int_tuple.h"
 #include "optimized/families.h"
-#include "optimized/tla.h"
+#include "optimized/isa.h"
 #include "optimized/tla_layout.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -339,12 +339,7 @@ void table_copy(const Plan& p, uint8_t* logical, uint8_t* phys) {
 // stages below turn rows into columns (the same sequence as any in-register
 // transpose; each stage interleaves element pairs, then pairs of pairs).
 #ifdef LC_TLA_X86
-std::atomic<bool> g_simd_enabled{true};
-
-bool has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes && g_simd_enabled.load(std::memory_order_relaxed);
-}
+bool has_avx2() { return isa_at_least(Isa::kAvx2); }
 
 // Per lane: 16 rows of 16 bytes -> 16 columns of 16 bytes.
 __attribute__((target("avx2"))) inline void transpose_bytes_per_lane(__m256i* r) {
@@ -755,16 +750,6 @@ class TlaOptimized : public Impl {
 };
 
 }  // namespace
-
-bool tla_set_simd(bool enabled) {
-#ifdef LC_TLA_X86
-  g_simd_enabled = enabled;
-  return __builtin_cpu_supports("avx2");
-#else
-  (void)enabled;
-  return false;
-#endif
-}
 
 const Impl& tla_optimized() {
   static const TlaOptimized impl;

@@ -18,6 +18,17 @@ for n in 1 2 3 16; do
   "$lc" unpack "${case[@]}" --threads "$n" --in "$tmp/pn" --out "$tmp/back" || fail "unpack --threads $n exits $?"
   cmp -s "$tmp/logical" "$tmp/back" || fail "unpack --threads $n does not give the logical bytes back"
 done
+# LAYOUTCHECK_ISA picks narrower kernels, never other bytes; a bad value is named and ignored.
+for isa in portable ssse3 avx2 avx512; do
+  LAYOUTCHECK_ISA=$isa "$lc" pack "${case[@]}" --threads 2 --in "$tmp/logical" --out "$tmp/pi" ||
+    fail "LAYOUTCHECK_ISA=$isa pack exits $?"
+  cmp -s "$tmp/p1" "$tmp/pi" || fail "LAYOUTCHECK_ISA=$isa pack differs from the default"
+done
+LAYOUTCHECK_ISA=avx9 "$lc" pack "${case[@]}" --in "$tmp/logical" --out "$tmp/pi" 2> "$tmp/err" ||
+  fail "LAYOUTCHECK_ISA=avx9 pack exits $?"
+grep -qF "LAYOUTCHECK_ISA=avx9 is not one of portable, ssse3, avx2, avx512" "$tmp/err" ||
+  fail "LAYOUTCHECK_ISA=avx9: no warning naming the value in: $(cat "$tmp/err")"
+cmp -s "$tmp/p1" "$tmp/pi" || fail "LAYOUTCHECK_ISA=avx9 pack differs from the default"
 expect_usage() {
   local name="$1" text="$2"
   shift 2

@@ -2,6 +2,8 @@
 // cases, then random cases of growing size, through the one checker.
 #include "support.h"
 
+#include "optimized/isa.h"
+
 namespace layoutcheck {
 namespace {
 
@@ -12,35 +14,45 @@ const LayoutSpec& spec_of(const std::string& name) { return *find_spec(name); }
 TEST_P(Differential, boundary_cases) {
   const LayoutSpec& spec = spec_of(GetParam());
   if (!spec.boundary_cases) GTEST_SKIP() << spec.name << " declares no boundary cases";
-  uint64_t seed = 1, valid = 0;
-  for (const Case& c : spec.boundary_cases()) {
-    CheckOptions o;
-    o.seed = seed++;
-    CheckReport r = check(c, reference_impl(), optimized_impl(), o);
-    EXPECT_NE(r.verdict, Verdict::kFail) << r.message;
-    EXPECT_NE(r.verdict, Verdict::kDeclined) << r.message;
-    valid += r.verdict == Verdict::kPass;
+  // Every instruction-set level this CPU has: the portable kernels too.
+  for (Isa isa : available_isas()) {
+    IsaCapScope cap(isa);
+    uint64_t seed = 1, valid = 0;
+    for (const Case& c : spec.boundary_cases()) {
+      CheckOptions o;
+      o.seed = seed++;
+      CheckReport r = check(c, reference_impl(), optimized_impl(), o);
+      EXPECT_NE(r.verdict, Verdict::kFail) << isa_name(isa) << ": " << r.message;
+      EXPECT_NE(r.verdict, Verdict::kDeclined) << isa_name(isa) << ": " << r.message;
+      valid += r.verdict == Verdict::kPass;
+    }
+    EXPECT_GT(valid, 0u) << "no boundary case of " << spec.name << " is valid";
   }
-  EXPECT_GT(valid, 0u) << "no boundary case of " << spec.name << " is valid";
 }
 
 TEST_P(Differential, random_cases) {
   const LayoutSpec& spec = spec_of(GetParam());
   ASSERT_TRUE(spec.random_case) << spec.name << " has no case generator";
-  std::mt19937_64 rng(20261121);
-  uint64_t valid = 0;
-  const int kCases = 300;
-  for (int i = 0; i < kCases; ++i) {
-    Case c = spec.random_case(rng, i % 3);
-    CheckOptions o;
-    o.seed = static_cast<uint64_t>(i);
-    CheckReport r = check(c, reference_impl(), optimized_impl(), o);
-    ASSERT_NE(r.verdict, Verdict::kFail) << r.message;
-    EXPECT_NE(r.verdict, Verdict::kDeclined) << r.message;
-    valid += r.verdict == Verdict::kPass;
+  // 300 cases at the CPU's best level, the first 60 of them at each narrower one.
+  for (Isa isa : available_isas()) {
+    IsaCapScope cap(isa);
+    std::mt19937_64 rng(20261121);
+    uint64_t valid = 0;
+    const int cases = isa == cpu_isa() ? 300 : 60;
+    for (int i = 0; i < cases; ++i) {
+      Case c = spec.random_case(rng, i % 3);
+      CheckOptions o;
+      o.seed = static_cast<uint64_t>(i);
+      CheckReport r = check(c, reference_impl(), optimized_impl(), o);
+      ASSERT_NE(r.verdict, Verdict::kFail) << isa_name(isa) << ": " << r.message;
+      EXPECT_NE(r.verdict, Verdict::kDeclined) << isa_name(isa) << ": " << r.message;
+      valid += r.verdict == Verdict::kPass;
+    }
+    // The generator must mostly produce valid cases, or the comparison says little.
+    if (isa == cpu_isa()) {
+      EXPECT_GT(valid, static_cast<uint64_t>(cases) / 2) << spec.name;
+    }
   }
-  // The generator must mostly produce valid cases, or the comparison says little.
-  EXPECT_GT(valid, static_cast<uint64_t>(kCases) / 2) << spec.name;
 }
 
 TEST_P(Differential, offset_outside_the_shape_is_rejected) {

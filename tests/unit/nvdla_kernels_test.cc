@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "layoutcheck/checker.h"
-#include "optimized/nvdla.h"
+#include "optimized/isa.h"
 #include "optimized/threads.h"
 #include "support.h"
 
@@ -43,14 +43,13 @@ const Shape kCases[] = {
     {"nvdla.pixel(format=T_A2B10G10R10,x_offset=1)", "uint16", "5,77,4"},
 };
 
-TEST(NvdlaKernels, equal_the_reference_with_and_without_avx2) {
-  for (bool simd : {true, false}) {
-    const bool saved = nvdla_set_simd(simd);
+TEST(NvdlaKernels, equal_the_reference_at_every_isa_level) {
+  for (Isa isa : available_isas()) {
+    IsaCapScope cap(isa);
     for (const Shape& s : kCases) {
       CheckReport r = check(must_case(s.layout, s.dtype, s.shape), reference_impl(), optimized_impl());
-      EXPECT_EQ(r.verdict, Verdict::kPass) << (simd ? "avx2 " : "portable ") << s.layout << " " << r.message;
+      EXPECT_EQ(r.verdict, Verdict::kPass) << isa_name(isa) << " " << s.layout << " " << r.message;
     }
-    nvdla_set_simd(saved);
   }
 }
 

@@ -4,7 +4,7 @@
 #include "layoutcheck/c_api.h"
 #include "layoutcheck/int_tuple.h"
 #include "layoutcheck/plugin.h"
-#include "optimized/tla.h"
+#include "optimized/isa.h"
 #include "optimized/tla_layout.h"
 #include "reference/tla.h"
 #include "support.h"
@@ -282,19 +282,18 @@ TEST(TlaImpl, describe_reports_the_layout) {
 namespace layoutcheck {
 namespace {
 
-TEST(TlaOptimized, fractal_transposes_match_the_reference_with_and_without_simd) {
-  for (bool simd : {true, false}) {
-    tla_set_simd(simd);
+TEST(TlaOptimized, fractal_transposes_match_the_reference_at_every_isa_level) {
+  for (Isa isa : available_isas()) {
+    IsaCapScope cap(isa);
     for (const char* layout : {"tla.nZ", "tla.nN", "tla.zN", "tla.zZ"}) {
       for (const char* dtype : {"int8", "fp16", "bf16", "fp32"}) {
         for (const char* shape : {"64,64", "96,48", "33,47", "32,16", "100,200"}) {
           CheckReport r = check(testing::must_case(layout, dtype, shape), reference_impl(), optimized_impl());
-          EXPECT_EQ(r.verdict, Verdict::kPass) << (simd ? "simd " : "portable ") << r.message;
+          EXPECT_EQ(r.verdict, Verdict::kPass) << isa_name(isa) << " " << r.message;
         }
       }
     }
   }
-  tla_set_simd(true);
 }
 
 }  // namespace

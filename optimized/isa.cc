@@ -1,0 +1,78 @@
+#include "optimized/isa.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+
+namespace layoutcheck {
+
+namespace {
+
+constexpr const char* kNames[] = {"portable", "ssse3", "avx2", "avx512"};
+
+Isa detect() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
+    return Isa::kAvx512;
+  }
+  if (__builtin_cpu_supports("avx2")) return Isa::kAvx2;
+  if (__builtin_cpu_supports("ssse3")) return Isa::kSsse3;
+#endif
+  return Isa::kPortable;
+}
+
+// The cap from LAYOUTCHECK_ISA; an unknown value is reported once and ignored.
+uint8_t env_cap() {
+  const char* v = std::getenv("LAYOUTCHECK_ISA");
+  if (v == nullptr || *v == '\0') return static_cast<uint8_t>(Isa::kAvx512);
+  Isa isa;
+  if (parse_isa(v, &isa)) return static_cast<uint8_t>(isa);
+  std::fprintf(stderr,
+               "layoutcheck: LAYOUTCHECK_ISA=%s is not one of portable, ssse3, avx2, avx512; "
+               "using the CPU's best level\n",
+               v);
+  return static_cast<uint8_t>(Isa::kAvx512);
+}
+
+std::atomic<uint8_t>& cap() {
+  static std::atomic<uint8_t> c{env_cap()};
+  return c;
+}
+
+}  // namespace
+
+const char* isa_name(Isa isa) { return kNames[static_cast<uint8_t>(isa)]; }
+
+bool parse_isa(const std::string& text, Isa* out) {
+  for (uint8_t i = 0; i < 4; ++i) {
+    if (text == kNames[i]) {
+      *out = static_cast<Isa>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+Isa cpu_isa() {
+  static const Isa best = detect();
+  return best;
+}
+
+Isa optimized_isa() {
+  const uint8_t c = cap().load(std::memory_order_relaxed);
+  const uint8_t best = static_cast<uint8_t>(cpu_isa());
+  return static_cast<Isa>(c < best ? c : best);
+}
+
+std::vector<Isa> available_isas() {
+  std::vector<Isa> out;
+  for (uint8_t i = 0; i <= static_cast<uint8_t>(cpu_isa()); ++i) out.push_back(static_cast<Isa>(i));
+  return out;
+}
+
+IsaCapScope::IsaCapScope(Isa c) : saved_(cap().exchange(static_cast<uint8_t>(c))) {}
+IsaCapScope::~IsaCapScope() { cap().store(saved_); }
+
+}  // namespace layoutcheck

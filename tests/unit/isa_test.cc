@@ -1,0 +1,49 @@
+// The instruction-set level of the optimized kernels: names, the cap, and
+// that a capped level changes which kernel runs but never a byte.
+#include "support.h"
+
+#include "optimized/isa.h"
+
+namespace layoutcheck {
+namespace {
+
+TEST(Isa, names_parse_back_and_nothing_else_parses) {
+  for (Isa isa : {Isa::kPortable, Isa::kSsse3, Isa::kAvx2, Isa::kAvx512}) {
+    Isa back = Isa::kAvx512;
+    ASSERT_TRUE(parse_isa(isa_name(isa), &back)) << isa_name(isa);
+    EXPECT_EQ(back, isa);
+  }
+  Isa out = Isa::kSsse3;
+  for (const char* bad : {"", "AVX2", "avx-512", "sse2", "avx2 ", "native"}) {
+    EXPECT_FALSE(parse_isa(bad, &out)) << bad;
+  }
+  EXPECT_EQ(out, Isa::kSsse3);
+}
+
+TEST(Isa, a_cap_lowers_the_level_and_its_end_restores_it) {
+  const Isa before = optimized_isa();
+  EXPECT_LE(static_cast<int>(before), static_cast<int>(cpu_isa()));
+  {
+    IsaCapScope cap(Isa::kPortable);
+    EXPECT_EQ(optimized_isa(), Isa::kPortable);
+    EXPECT_FALSE(isa_at_least(Isa::kSsse3));
+    {
+      // A cap above the CPU's level gives the CPU's level, never more.
+      IsaCapScope wide(Isa::kAvx512);
+      EXPECT_EQ(optimized_isa(), cpu_isa());
+    }
+    EXPECT_EQ(optimized_isa(), Isa::kPortable);
+  }
+  EXPECT_EQ(optimized_isa(), before);
+}
+
+TEST(Isa, available_levels_run_from_portable_to_the_cpu) {
+  const std::vector<Isa> levels = available_isas();
+  ASSERT_FALSE(levels.empty());
+  EXPECT_EQ(levels.front(), Isa::kPortable);
+  EXPECT_EQ(levels.back(), cpu_isa());
+  EXPECT_EQ(levels.size(), static_cast<size_t>(cpu_isa()) + 1);
+}
+
+}  // namespace
+}  // namespace layoutcheck
