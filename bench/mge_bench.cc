@@ -1,11 +1,17 @@
 // MegEngine: pack (NCHW -> format) and unpack of fp32 and int8 tensors, one
 // cache-sized (256 KiB) and one DRAM-sized (64 MiB) per format, beside memcpy
 // and oneDNN's reorder of the same conversion (run with OMP_NUM_THREADS=1 to
-// compare single-threaded code with single-threaded code).
+// compare single-threaded code with single-threaded code). The threads group
+// puts oneDNN with 1 thread and with every core beside layoutcheck's rows of
+// the same counts (bench/threads_bench.cc).
 #include "bench_util.h"
+#include "optimized/threads.h"
 
 #if defined(LAYOUTCHECK_HAVE_DNNL)
 #include <oneapi/dnnl/dnnl.hpp>
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 #endif
 
 namespace layoutcheck {
@@ -35,7 +41,43 @@ dnnl::memory::desc blocked(const Shape& s, dt type, int64_t block, bool chwn) {
   return dnnl::memory::desc(md);
 }
 
-void register_onednn(const std::string& group, const Case& c) {
+// Sets oneDNN's thread count while it lives (OpenMP runtime only); 0 leaves it.
+class OneDnnThreads {
+ public:
+  explicit OneDnnThreads(unsigned n) {
+#if defined(_OPENMP)
+    if (n > 0) {
+      saved_ = omp_get_max_threads();
+      omp_set_num_threads(static_cast<int>(n));
+    }
+#else
+    (void)n;
+#endif
+  }
+  ~OneDnnThreads() {
+#if defined(_OPENMP)
+    if (saved_ > 0) omp_set_num_threads(saved_);
+#endif
+  }
+  OneDnnThreads(const OneDnnThreads&) = delete;
+  OneDnnThreads& operator=(const OneDnnThreads&) = delete;
+
+ private:
+  int saved_ = 0;
+};
+
+// Whether the thread count of oneDNN can be set from here.
+bool onednn_threads_settable() {
+#if defined(_OPENMP)
+  return dnnl::version()->cpu_runtime == DNNL_RUNTIME_OMP;
+#else
+  return false;
+#endif
+}
+
+// oneDNN's reorder of the same conversion as pack/IMPL and unpack/IMPL rows:
+// pack/onednn, or pack/onednn-N-threads with `threads` threads.
+void register_onednn(const std::string& group, const Case& c, unsigned threads = 0) {
   const dt type = c.dtype == DType::kFp32 ? dt::f32 : dt::s8;
   const dnnl::memory::dims d(c.shape.begin(), c.shape.end());
   const dnnl::memory::desc plain(d, type, dnnl::memory::format_tag::nchw);
@@ -46,8 +88,11 @@ void register_onednn(const std::string& group, const Case& c) {
                                   : f == "mge.nchw32" ? blocked(c.shape, type, 32, false)
                                                       : blocked(c.shape, type, 64, false);
   const uint64_t bytes = bench::moved_bytes(c, reference_impl());
+  const std::string impl = threads == 0 ? "onednn"
+                           : "onednn-" + std::to_string(threads) + (threads == 1 ? "-thread" : "-threads");
   for (bool pack : {true, false}) {
-    bench::register_row(group, pack ? "pack/onednn" : "unpack/onednn", bytes, [=](benchmark::State& state) {
+    bench::register_row(group, (pack ? "pack/" : "unpack/") + impl, bytes, [=](benchmark::State& state) {
+      const OneDnnThreads scope(threads);
       static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
       dnnl::stream stream(engine);
       std::vector<uint8_t> logical(plain.get_size(), 1), physical(phys.get_size(), 2);
@@ -83,6 +128,15 @@ const bool registered = [] {
   });
 #if defined(LAYOUTCHECK_HAVE_DNNL)
   for (const auto& [group, c] : rows) register_onednn(group, c);
+  if (onednn_threads_settable()) {
+    auto threaded = parse_case("mge.nchw4", "fp32", "8,64,256,128");
+    std::vector<unsigned> counts = {1};
+    if (hardware_threads() > 1) counts.push_back(hardware_threads());
+    for (unsigned n : counts) register_onednn("threads/mge.nchw4/fp32/64MiB", *threaded, n);
+  } else {
+    std::fprintf(stderr, "layoutcheck_bench: oneDNN's thread count cannot be set (not its OpenMP runtime): "
+                         "no oneDNN rows in the threads group\n");
+  }
 #else
   (void)rows;
   std::fprintf(stderr, "layoutcheck_bench: the oneDNN peer rows are missing: %s\n", LAYOUTCHECK_DNNL_MISSING);
