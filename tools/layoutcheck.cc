@@ -803,11 +803,14 @@ int cmd_check(const Args& a) {
     if (!saved_paths.empty()) std::cerr << "layoutcheck check: regression files saved; replay: " << replay_line << std::endl;
     return failed ? 1 : 0;
   }
-  std::printf("%-20s %8s %8s %8s %8s %8s %8s  %s\n", "layout", "cases", "passed", "invalid", "declined", "skipped",
-              "failed", "status");
+  // The layout column is as wide as the longest name (20 at least).
+  int name_width = 20;
+  for (const auto& t : tallies) name_width = std::max(name_width, static_cast<int>(t.layout.size()));
+  std::printf("%-*s %8s %8s %8s %8s %8s %8s  %s\n", name_width, "layout", "cases", "passed", "invalid", "declined",
+              "skipped", "failed", "status");
   uint64_t total = 0, total_failed = 0, total_passed = 0;
   for (const auto& t : tallies) {
-    std::printf("%-20s %8llu %8llu %8llu %8llu %8llu %8llu  %s\n", t.layout.c_str(),
+    std::printf("%-*s %8llu %8llu %8llu %8llu %8llu %8llu  %s\n", name_width, t.layout.c_str(),
                 static_cast<unsigned long long>(t.cases), static_cast<unsigned long long>(t.passed),
                 static_cast<unsigned long long>(t.invalid), static_cast<unsigned long long>(t.declined),
                 static_cast<unsigned long long>(t.skipped), static_cast<unsigned long long>(t.failed),
@@ -825,11 +828,11 @@ int cmd_check(const Args& a) {
         if (std::find(dtypes.begin(), dtypes.end(), dt) == dtypes.end()) dtypes.push_back(dt);
       }
     }
-    std::printf("\ncoverage (passed cases)\n%-20s", "layout");
+    std::printf("\ncoverage (passed cases)\n%-*s", name_width, "layout");
     for (const auto& dt : dtypes) std::printf(" %7s", dt.c_str());
     std::printf("\n");
     for (const auto& t : tallies) {
-      std::printf("%-20s", t.layout.c_str());
+      std::printf("%-*s", name_width, t.layout.c_str());
       for (const auto& dt : dtypes) {
         auto it = t.passed_by_dtype.find(dt);
         std::printf(" %7llu", static_cast<unsigned long long>(it == t.passed_by_dtype.end() ? 0 : it->second));

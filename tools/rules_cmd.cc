@@ -6,27 +6,10 @@
 #include <set>
 
 #include "layoutcheck/rules.h"
+#include "tools/cli_json.h"
 
 namespace layoutcheck::cli {
 namespace {
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    const auto u = static_cast<unsigned char>(ch);
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (u < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", u);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
 
 struct Coverage {
   uint64_t fired = 0, total = 0;
@@ -74,14 +57,12 @@ int rules_main(const std::string& glob, bool json) {
     return 2;
   }
   if (json) {
-    std::cout << "[";
-    for (size_t i = 0; i < matched.size(); ++i) {
-      const Rule& r = *matched[i];
-      std::cout << (i ? "," : "") << "\n  {\"id\": " << json_string(r.id) << ", \"layouts\": " << json_string(r.layouts)
-                << ", \"document\": " << json_string(r.document) << ", \"section\": " << json_string(r.section)
-                << ", \"text\": " << json_string(r.text) << "}";
+    Json out = Json::array();
+    for (const Rule* r : matched) {
+      out.push_back({{"id", r->id}, {"layouts", r->layouts}, {"document", r->document}, {"section", r->section},
+                     {"text", r->text}});
     }
-    std::cout << "\n]\n";
+    std::cout << dump_json(out);
     return 0;
   }
   for (const Rule* r : matched) {
@@ -107,18 +88,11 @@ std::string coverage_text(const std::vector<LayoutTally>& tallies) {
 
 std::string coverage_json(const std::vector<LayoutTally>& tallies) {
   const Coverage c = coverage_of(tallies);
-  std::string out = "{\"rules\": {\"fired\": " + std::to_string(c.fired) + ", \"total\": " + std::to_string(c.total) +
-                    ", \"missed\": [";
-  for (size_t i = 0; i < c.missed_rules.size(); ++i) out += (i ? ", " : "") + json_string(c.missed_rules[i]);
-  out += "], \"by_rule\": {";
-  bool first = true;
-  for (const auto& [id, n] : c.by_rule) {
-    out += (first ? "" : ", ") + json_string(id) + ": " + std::to_string(n);
-    first = false;
-  }
-  out += "}}, \"params\": {\"missed\": [";
-  for (size_t i = 0; i < c.missed_params.size(); ++i) out += (i ? ", " : "") + json_string(c.missed_params[i]);
-  return out + "]}}";
+  Json by_rule = Json::object();
+  for (const auto& [id, n] : c.by_rule) by_rule[id] = n;
+  const Json j = {{"rules", {{"fired", c.fired}, {"total", c.total}, {"missed", c.missed_rules}, {"by_rule", by_rule}}},
+                  {"params", {{"missed", c.missed_params}}}};
+  return j.dump();
 }
 
 }  // namespace layoutcheck::cli

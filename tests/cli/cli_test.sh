@@ -172,5 +172,13 @@ head -c 2580 /dev/urandom > "$tmp/tile"
 expect_eq "$(wc -c < "$tmp/tile.phys" | tr -d ' ')" "3072" "tile physical size"
 expect_eq "$(od -An -tx1 -j 960 -N 2 "$tmp/tile.phys" | tr -d ' \n')" "0000" "tile padding (row 30) is 0"
 
+# The check table's columns stay aligned when a layout name is longer than the default column.
+"$lc" check --cases 2 --layout 'htp.channel_major_crouton' > "$tmp/table" 2> /dev/null
+header=$(grep -m1 '^layout ' "$tmp/table")
+row=$(grep -m1 '^htp.channel_major_crouton ' "$tmp/table")
+hs=$(awk '{ print index($0, "status") }' <<< "$header")
+rs=$(awk '{ print match($0, / (PASSED|SKIPPED|FAILED)$/) + 1 }' <<< "$row")
+expect_eq "$rs" "$hs" "check table: the status column of a long layout name"
+
 echo "cli: $failures failed"
 exit $((failures > 0))
