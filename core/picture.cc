@@ -217,6 +217,18 @@ std::string Picture::coord_text(int64_t element) const {
   return "(" + shape_to_string(coord_of_index(c.shape, static_cast<uint64_t>(element))) + ")";
 }
 
+std::string Picture::cell_coord(const PhysCell& cell) const {
+  if (cell.element < 0) return "";
+  const Coord first = coord_of_index(c.shape, static_cast<uint64_t>(cell.element));
+  if (cell.sharers <= 1) return shape_to_string(first);
+  const Coord last = coord_of_index(c.shape, static_cast<uint64_t>(cell.last_element));
+  std::string out;
+  for (size_t d = 0; d < first.size(); ++d) {
+    out += (d ? "," : "") + (first[d] == last[d] ? std::to_string(first[d]) : std::string("*"));
+  }
+  return out;
+}
+
 uint64_t Picture::offset_of(uint64_t element) const {
   auto it = std::lower_bound(offsets.begin(), offsets.end(), std::make_pair(element, uint64_t{0}));
   return it != offsets.end() && it->first == element ? it->second : UINT64_MAX;
@@ -370,7 +382,9 @@ Result<Picture> make_picture(const Case& c, const Impl& impl, const PictureOptio
     const auto& pg = p.groups[it->second];
     if (b / 8 >= pg.first_byte + pg.shown_bytes) continue;
     PhysCell& cell = p.group_cells[it->second][(b - pg.first_byte * 8) / p.cell_bits];
-    cell.element = static_cast<int64_t>(i);
+    if (cell.element < 0) cell.element = static_cast<int64_t>(i);  // offsets go by element: the first stays
+    cell.last_element = static_cast<int64_t>(i);
+    ++cell.sharers;
     cell.kind = ByteKind::kElement;
     cell.located = true;
   }

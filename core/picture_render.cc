@@ -36,11 +36,6 @@ std::string offset_text(uint64_t bits) {
   return std::to_string(bits / 8) + (bits % 8 ? "+" + std::to_string(bits % 8) + "b" : "");
 }
 
-std::string plain_coord(const Picture& p, int64_t e) {
-  if (e < 0) return "";
-  return shape_to_string(coord_of_index(p.c.shape, static_cast<uint64_t>(e)));
-}
-
 char pad_char(const PhysCell& c) {
   if (c.element >= 0) return 0;
   if (!c.located) return '?';
@@ -165,10 +160,15 @@ std::string render_text(const Picture& p) {
   // Physical memory.
   out << "\nphysical: " << p.physical_view << "; rows of " << p.row_bytes << " bytes, one cell per " << p.cell_bits
       << " bits\n  cells: logical coordinate; . fixed padding, ~ free bytes, ? not located\n";
+  bool shared = false;
   size_t w = 1;
   for (const auto& g : p.group_cells) {
-    for (const auto& c : g) w = std::max(w, plain_coord(p, c.element).size());
+    for (const auto& c : g) {
+      w = std::max(w, p.cell_coord(c).size());
+      shared |= c.sharers > 1;
+    }
   }
+  if (shared) out << "  * in a coordinate: several elements share the cell, differing there (a broadcast or overlapping view)\n";
   const uint64_t cells_per_row = p.row_bytes * 8 / p.cell_bits;
   const size_t aw = std::to_string(p.row_bytes * p.max_rows).size() + 1;
   for (size_t gi = 0; gi < p.groups.size(); ++gi) {
@@ -206,7 +206,7 @@ std::string render_text(const Picture& p) {
       out << "  " << pad_right("+" + std::to_string(r * p.row_bytes), aw);
       for (uint64_t k = r * cells_per_row; k < std::min<uint64_t>(cells.size(), (r + 1) * cells_per_row); ++k) {
         const char c = pad_char(cells[k]);
-        out << " " << pad_right(c ? std::string(1, c) : plain_coord(p, cells[k].element), w);
+        out << " " << pad_right(c ? std::string(1, c) : p.cell_coord(cells[k]), w);
       }
       out << "\n";
     }
@@ -263,7 +263,9 @@ std::string cell_fill(const Picture& p, const PhysCell& c) {
 
 std::string cell_title(const Picture& p, const PhysCell& c) {
   std::string t = "byte " + offset_text(c.bit) + ": ";
-  if (c.element >= 0) {
+  if (c.sharers > 1) {
+    t += std::to_string(c.sharers) + " elements, " + p.coord_text(c.element) + " to " + p.coord_text(c.last_element);
+  } else if (c.element >= 0) {
     t += "element " + p.coord_text(c.element);
   } else if (!c.located) {
     t += "element byte, element not located";
@@ -419,7 +421,7 @@ std::pair<int, int> physical_panel(const Picture& p, Svg* s, int x0, int y, cons
               << "\"><title>" << xml_escape(cell_title(p, c))
               << (run > 1 ? " and the next " + std::to_string(run - 1) + " cell(s)" : "") << "</title></rect>\n";
       k += run - 1;
-      const std::string label = plain_coord(p, c.element);
+      const std::string label = p.cell_coord(c);
       if (c.element >= 0 && static_cast<int>(label.size()) * 5 + 2 <= cw) {
         s->body << "<text x=\"" << x + cw / 2 << "\" y=\"" << yy + 10 << "\" font-size=\"8\" text-anchor=\"middle\" "
                 << "pointer-events=\"none\">" << xml_escape(label) << "</text>\n";

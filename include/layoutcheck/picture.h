@@ -44,7 +44,9 @@ struct PictureOptions {
 // One cell of the physical picture: `cell_bits` bits at `bit`.
 struct PhysCell {
   uint64_t bit = 0;
-  int64_t element = -1;  // row-major index of the element it holds, -1 for none
+  int64_t element = -1;  // row-major index of the (first) element it holds, -1 for none
+  int64_t last_element = -1;  // the last of the elements it holds (a broadcast or overlapping view)
+  uint64_t sharers = 0;       // how many elements it holds
   ByteKind kind = ByteKind::kFree;
   uint32_t rule = 0;     // index into Picture::rules.rules (valid when has_rules)
   bool located = true;   // false: an element byte whose element was not located (budget)
@@ -94,6 +96,9 @@ struct Picture {
   // The element's bit offset; UINT64_MAX when it was not located.
   uint64_t offset_of(uint64_t element) const;
   std::string coord_text(int64_t element) const;  // "(0,2,1,3)"
+  // The coordinate a cell holds, with * in each dimension where the elements
+  // sharing it differ ("*,0" for a row broadcast down dimension 0); "" for none.
+  std::string cell_coord(const PhysCell& cell) const;
   uint64_t cell_count() const;                    // physical cells drawn
 };
 

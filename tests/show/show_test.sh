@@ -59,6 +59,9 @@ golden htp htp.depth32 int8 1,2,5,40
 golden tla tla.zN fp16 20,20
 golden nvdla nvdla.feature int8 40,2,3
 golden mge mge.nchw4 int8 1,6,2,3
+# A broadcast view: the elements sharing a cell are one cell, * in the broadcast dimension.
+golden mge-broadcast 'mge.strided(strides=0:1)' fp32 2,3
+grep -qF '  +0    *,0 *,1 *,2' "$here/golden/mge-broadcast.txt" || fail "the broadcast golden does not group the shared cells"
 # The golden comparison fails on a changed text.
 "$lc" show mge.nchw4 --dtype int8 --shape 1,7,2,3 >"$work/other.txt"
 if cmp -s "$here/golden/mge.txt" "$work/other.txt"; then fail "a different case matches the mge golden text"; fi
