@@ -6,7 +6,8 @@
 # Environment: BENCH_REPETITIONS (default 3), BENCH_MIN_TIME (seconds per
 # repetition, default 0.05), BENCH_FILTER (default: every row but the reference's),
 # BUILD_DIR (default build, the dev preset's tree, which it builds); BENCH_REPORT_ONLY=1
-# rewrites the Markdown from the JSON of an earlier run.
+# rewrites the Markdown from the JSON of an earlier run; BENCH_README=1 also copies the
+# host and the summary by family into README.md (between the bench-summary markers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 host="${1:-$(hostname -s)}"
@@ -36,4 +37,21 @@ trap 'rm -f "$info"' EXIT
   --benchmark_out="$out/$host.json" --benchmark_out_format=json "$@" >/dev/null
 "$build/bin/bench_report" "$out/$host.json" "$info" "$host" > "$out/$host.md"
 echo "wrote $out/$host.md and $out/$host.json"
+if [ -n "${BENCH_README:-}" ]; then
+  summary=$(mktemp)
+  {
+    echo "<!-- bench-summary:begin (scripts/bench.sh with BENCH_README=1 writes this block) -->"
+    echo "Host \`$host\`: $(sed -n 's/^Model name: *//p' "$info" | head -1), $(grep -c ^processor /proc/cpuinfo) CPUs," \
+      "$(sed -n 's/^ISA: //p' "$info" | tr ' ' '\n' | grep -E '^avx' | tr '\n' ' ' | sed 's/ $//')." \
+      "Ratios to the memcpy of the same run, single thread; every row in [\`bench/results/$host.md\`](bench/results/$host.md)."
+    sed -n '/^## Summary by family/,$p' "$out/$host.md" | tail -n +2
+    echo "<!-- bench-summary:end -->"
+  } > "$summary"
+  awk -v file="$summary" '
+    /^<!-- bench-summary:begin/ { while ((getline line < file) > 0) print line; skip = 1; next }
+    /^<!-- bench-summary:end/ { skip = 0; next }
+    !skip' README.md > README.md.new && mv README.md.new README.md
+  rm -f "$summary"
+  echo "updated the benchmark summary in README.md"
+fi
 grep -E 'goal\(s\) missed' "$out/$host.md" || true

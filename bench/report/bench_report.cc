@@ -145,6 +145,12 @@ int main(int argc, char** argv) {
   md << "\n## Ratios to memcpy\n\n| row | cpu | wall | goal | met | oneDNN cpu | vs oneDNN (goal 1.2) |\n"
      << "|---|---|---|---|---|---|---|\n";
   int missed = 0, measured = 0, dnn_missed = 0;
+  struct Family {
+    int rows = 0, met = 0;
+    std::string worst;
+    double worst_share = 1e9;  // ratio / goal of the worst row
+  };
+  std::map<std::string, Family> families;
   std::vector<double> onednn_speedups;
   for (const auto& name : order) {
     if (name.size() >= 7 && name.compare(name.size() - 7, 7, "/memcpy") == 0) continue;
@@ -171,6 +177,13 @@ int main(int argc, char** argv) {
       ++measured;
       met = cpu >= goal ? "yes" : "**MISS**";
       if (cpu < goal) ++missed;
+      Family& f = families[group.substr(0, group.find('.'))];
+      ++f.rows;
+      f.met += cpu >= goal;
+      if (cpu / goal < f.worst_share) {
+        f.worst_share = cpu / goal;
+        f.worst = name + " " + fixed(cpu) + " (goal " + fixed(goal, 1) + ")";
+      }
     }
     std::string dnn = "", vs = "";
     // The peer of pack/optimized is pack/onednn (CPU time); that of a threads
@@ -196,6 +209,16 @@ int main(int argc, char** argv) {
        << fixed(median(onednn_speedups), 2) << "x (goal 2x)";
   }
   md << ".\n";
+  // Per family, for the README (scripts/bench.sh copies this section there).
+  md << "\n## Summary by family\n\n| family | rows with a goal | met | lowest row against its goal (cpu ratio) |\n"
+     << "|---|---|---|---|\n";
+  for (const auto& [family, f] : families) {
+    md << "| " << family << " | " << f.rows << " | " << f.met << " | " << f.worst << " |\n";
+  }
+  if (!onednn_speedups.empty()) {
+    md << "| mge vs oneDNN | " << onednn_speedups.size() << " | " << onednn_speedups.size() - dnn_missed
+       << " | median speed-up " << fixed(median(onednn_speedups), 2) << "x (goals 1.2x each, 2x median) |\n";
+  }
   std::cout << md.str();
   return 0;
 }
