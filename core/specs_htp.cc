@@ -278,13 +278,21 @@ std::optional<Result<Layout>> parse_htp_text(std::string_view raw) {
 
 std::string format_chunked(const Layout& layout) {
   auto n = parse_htp_pairs_param(layout.get_int("rank"), layout.get("pairs"));
-  const std::string& pad = layout.get("pad");
+  // Every padding parameter that differs from its default (the interface and
+  // its offset too), so that parse(to_string(d)) == d.
+  std::string pad_args;
+  ParamMap resolved;
+  for (const ParamSpec& p : pad_params()) {
+    const std::string& value = layout.get(p.key);
+    if (value != p.default_value(resolved)) pad_args += (pad_args.empty() ? "" : ",") + p.key + "=" + value;
+    resolved[p.key] = value;
+  }
   if (n.ok() && htp_pairs_param(*n) == layout.get("pairs")) {
-    return htp_notation_text(*n) + (pad == "0" ? "" : "(pad=" + pad + ")");
+    return htp_notation_text(*n) + (pad_args.empty() ? "" : "(" + pad_args + ")");
   }
   // Not a valid notation: the generic form, so that the text still round-trips.
   std::string args = "rank=" + layout.get("rank") + ",pairs=" + layout.get("pairs");
-  if (pad != "0") args += ",pad=" + pad;
+  if (!pad_args.empty()) args += "," + pad_args;
   return "htp.chunked(" + args + ")";
 }
 

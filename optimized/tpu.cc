@@ -42,7 +42,10 @@ Result<Plan> make_plan(const Case& c) {
   if (!spec) return Status::invalid("unknown layout " + c.layout.name);
   LC_RETURN_IF_ERROR(check_shape(*spec, c.shape));
   const uint32_t bits = dtype_bits(c.dtype);
-  if (bits % 8 != 0) return Status::invalid(std::string(dtype_name(c.dtype)) + " is not a TPU data type");
+  if (bits % 8 != 0) {
+    return Status::invalid(std::string(dtype_name(c.dtype)) + " (" + std::to_string(bits) +
+                           "-bit) is not a TPU data type: 8-, 16- or 32-bit").with_rule("tpu/dtype");
+  }
   Plan p;
   const std::string kind = c.layout.name.substr(c.layout.name.find('.') + 1);
   const std::string mode = c.layout.params.count("mode") ? c.layout.get("mode") : "1n";
