@@ -181,7 +181,8 @@ Result<ParamMap> parse_suffix_params(std::string_view text, std::string_view who
   if (text.empty()) return given;
   if (text.front() != '(' || text.back() != ')') {
     return Status::invalid("htp notation " + quoted(whole) + ": unexpected text " + quoted(text) +
-                           " after '>' (only (pad=N,chunk_stride=N,bases=...) may follow)");
+                           " after '>' (only parameters may follow: "
+                           "(pad=N,interface=plain|scale_offset,offset=N,chunk_stride=N,bases=...))");
   }
   std::string_view body = text.substr(1, text.size() - 2);
   while (!trim(body).empty()) {
