@@ -357,16 +357,36 @@ std::vector<OracleRef> load_oracles(const std::string& dir, const std::string& s
     for (const auto& [line, check] : pc.checks) r.checks.push_back(check);
     out.push_back(std::move(r));
   }
+  // The value oracles (*.values): tests/oracle/nvdla_values_test.cc runs every
+  // check of every case on the reference and the optimized functions.
+  auto values = load_values_oracle_dir(dir, spec_dir);
+  if (!values.ok()) throw ListError{values.status().message()};
+  for (const ValuesOracleCase& vc : *values) {
+    OracleRef r;
+    r.id = vc.id;
+    std::tie(r.document, r.section) = source_parts(vc.source);
+    for (const auto& [line, check] : vc.checks) r.checks.push_back(check);
+    out.push_back(std::move(r));
+  }
   return out;
+}
+
+// The ABI entry a value oracle's check exercises: "" for none.
+std::string values_entry(const std::string& verb) {
+  if (verb == "extend" || verb == "transform") return "nvdla.winograd.phase1";
+  if (verb == "compress" || verb == "decompress" || verb == "surfaces") return "nvdla.sparse";
+  return "";
 }
 
 bool exercises(const Item& item, const Target& t, const OracleRef& o) {
   if (t.kind == "rule") {
     if (o.rule == t.name) return true;
-    // A precision layer line names the rule it expects: "layer ... -> RULE".
+    // A precision layer line and a value oracle's placement lines name the rule
+    // they expect: "layer ... -> RULE", "surfaces ... -> RULE".
     for (const std::string& check : o.checks) {
       const std::vector<std::string> w = words(check);
-      if (w.size() >= 3 && w[0] == "layer" && w[w.size() - 2] == "->" && w.back() == t.name) return true;
+      const bool names_rule = w.size() >= 3 && (w[0] == "layer" || w[0] == "surfaces" || w[0] == "decompress");
+      if (names_rule && w[w.size() - 2] == "->" && w.back() == t.name) return true;
     }
     return false;
   }
@@ -384,6 +404,7 @@ bool exercises(const Item& item, const Target& t, const OracleRef& o) {
     if (w.size() < 2) continue;
     if (t.kind == "table" && w[0] == "table" && w[1] == t.name) return true;
     if (t.kind == "entry" && w[0] == "convert" && "convert." + w[1] == t.name) return true;
+    if (t.kind == "entry" && values_entry(w[0]) == t.name) return true;
   }
   return false;
 }
