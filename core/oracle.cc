@@ -735,47 +735,18 @@ std::string run_table_line(const std::string& text) {
 
 // "layer offline|on-flying INPUT OUTPUT [conv=MODE/INPUT/OUTPUT] [data=LAYOUT@DTYPE@SHAPE]... -> ok|RULE"
 std::string run_layer_line(const std::string& text) {
-  const auto t = words_of(text);
-  if (t.size() < 6 || (t[1] != "offline" && t[1] != "on-flying")) {
+  const size_t arrow = text.rfind(" -> ");
+  const std::string head = "layer ";
+  if (text.compare(0, head.size(), head) != 0 || arrow == std::string::npos) {
     return "expected 'layer offline|on-flying INPUT OUTPUT [conv=MODE/INPUT/OUTPUT] [data=LAYOUT@DTYPE@SHAPE] -> ok|RULE'";
   }
-  SdpLayer l;
-  l.on_flying = t[1] == "on-flying";
-  auto input = parse_precision_input(t[2]);
-  auto output = parse_dtype(t[3]);
-  if (!input.ok()) return input.status().message();
-  if (!output.ok()) return output.status().message();
-  l.input = *input;
-  l.output = *output;
-  size_t i = 4;
-  for (; i < t.size() && t[i] != "->"; ++i) {
-    const std::string& w = t[i];
-    if (w.rfind("conv=", 0) == 0) {
-      const size_t a = w.find('/', 5), b = a == std::string::npos ? a : w.find('/', a + 1);
-      if (b == std::string::npos) return "expected conv=MODE/INPUT/OUTPUT, got '" + w + "'";
-      auto mode = parse_conv_mode(w.substr(5, a - 5));
-      auto conv_in = parse_precision_input(w.substr(a + 1, b - a - 1));
-      auto conv_out = parse_dtype(w.substr(b + 1));
-      if (!mode.ok()) return mode.status().message();
-      if (!conv_in.ok()) return conv_in.status().message();
-      if (!conv_out.ok()) return conv_out.status().message();
-      l.conv_mode = *mode;
-      l.conv_input = *conv_in;
-      l.conv_output = *conv_out;
-    } else if (w.rfind("data=", 0) == 0) {
-      const size_t a = w.find('@', 5), b = a == std::string::npos ? a : w.find('@', a + 1);
-      if (b == std::string::npos) return "expected data=LAYOUT@DTYPE@SHAPE, got '" + w + "'";
-      auto c = parse_case(w.substr(5, a - 5), w.substr(a + 1, b - a - 1), w.substr(b + 1));
-      if (!c.ok()) return c.status().message();
-      l.data.push_back(*c);
-    } else {
-      return "unknown word '" + w + "' (conv=..., data=...)";
-    }
-  }
-  if (i + 2 != t.size()) return "expected one result after '->': ok or a rule id";
-  const Status st = check_sdp_layer(l);
+  auto l = parse_sdp_layer(text.substr(head.size(), arrow - head.size()));
+  if (!l.ok()) return l.status().message();
+  const auto want = words_of(text.substr(arrow + 4));
+  if (want.size() != 1) return "expected one result after '->': ok or a rule id";
+  const Status st = check_sdp_layer(*l);
   const std::string got = st.ok() ? "ok" : st.rule();
-  if (got != t[i + 1]) return "expected " + t[i + 1] + ", got " + (st.ok() ? "ok" : st.rule() + ": " + st.message());
+  if (got != want[0]) return "expected " + want[0] + ", got " + (st.ok() ? "ok" : st.rule() + ": " + st.message());
   return "";
 }
 

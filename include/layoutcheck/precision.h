@@ -126,6 +126,10 @@ std::vector<DType> sdp_processing_precisions(const SdpLayer& layer);
 Status check_sdp_layer(const SdpLayer& layer);
 // "offline int16 feature data -> int8" / "on-flying after dc conv int8 feature data -> int8: int8 -> int8"
 std::string to_string(const SdpLayer& layer);
+// The layer lines of the precision oracles, without "layer" and "-> RESULT":
+// "offline|on-flying INPUT OUTPUT [conv=MODE/INPUT/OUTPUT] [data=LAYOUT@DTYPE@SHAPE]..."
+//   parse_sdp_layer("on-flying int16 fp16 conv=dc/int16/int16")
+Result<SdpLayer> parse_sdp_layer(std::string_view text);
 
 // The optimized library's own encoding of the four tables and of
 // check_sdp_layer (optimized/precision_layer.cc), derived from the prose rules
