@@ -20,6 +20,7 @@
 #include "tools/cli_json.h"
 #include "tools/extension_cli.h"
 #include "tools/okk_cmd.h"
+#include "tools/precision_lib_cmd.h"
 
 namespace layoutcheck::cli {
 namespace {
@@ -330,6 +331,45 @@ size_t table_rows(const std::string& layer) {
   return rows;
 }
 
+// Whether the optimized library's own encoding of a layer's table
+// (precision_supported_optimized) answers every (input, output) as the
+// reference's rows do, and whether `precision nvdla --lib` asks a user's library
+// about every row of it.
+bool table_optimized(const std::string& layer) {
+  const auto parsed = parse_precision_layer(layer);
+  if (!parsed.ok()) return false;
+  for (PrecisionInput in : {PrecisionInput::kImageInt, PrecisionInput::kImageFp16, PrecisionInput::kInt8,
+                            PrecisionInput::kInt16, PrecisionInput::kFp16}) {
+    size_t dtypes = 0;
+    const DType* all = logical_dtypes(&dtypes);
+    for (size_t d = 0; d < dtypes; ++d) {
+      const DType out = all[d];
+      const PrecisionSupport got = precision_supported_optimized(*parsed, in, out);
+      auto row = nvdla_precision(*parsed, in, out);
+      if (got.row != row.ok()) return false;
+      if (!row.ok()) continue;
+      const PrecisionRow& r = **row;
+      if (got.valid != r.valid) return false;
+      if (r.valid && (got.pipeline != r.pipeline || got.has_weight != r.has_weight || (r.has_weight && got.weight != r.weight))) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+bool table_plugin(const std::string& layer) {
+  const auto parsed = parse_precision_layer(layer);
+  size_t count = 0, rows = 0;
+  const PrecisionRow* all = nvdla_precision_rows(&count);
+  for (size_t i = 0; i < count && parsed.ok(); ++i) {
+    if (all[i].layer != *parsed) continue;
+    if (!precision_lib_covers(all[i])) return false;
+    ++rows;
+  }
+  return rows > 0;
+}
+
 std::vector<OracleRef> load_oracles(const std::string& dir, const std::string& spec_dir) {
   std::vector<OracleRef> out;
   auto cases = load_oracle_dir(dir, spec_dir);
@@ -415,7 +455,7 @@ Row derive(const Item& item, const std::vector<OracleRef>& oracles) {
   row.fuzzers = item.fuzzers;
   if (!item.targets.empty()) {
     row.reference = true;
-    bool optimized = true, tables = false;
+    bool optimized = true, table_plugin_ok = true;
     std::set<const LayoutSpec*> layouts;
     for (const Target& t : item.targets) {
       for (const LayoutSpec* s : layouts_of(t)) layouts.insert(s);
@@ -436,8 +476,9 @@ Row derive(const Item& item, const std::vector<OracleRef>& oracles) {
         optimized &= entry_implemented(t.name, false);
       }
       if (t.kind == "table") {
-        tables = true;
         row.reference &= table_rows(t.name) > 0;
+        optimized &= table_optimized(t.name);
+        table_plugin_ok &= table_plugin(t.name);
       }
     }
     bool random = false, plugin = true;
@@ -448,10 +489,10 @@ Row derive(const Item& item, const std::vector<OracleRef>& oracles) {
       plugin &= v.plugin;
       random |= static_cast<bool>(s->random_case) && v.optimized;
     }
-    // A table is a query of the reference's data: nothing optimized checks it,
-    // and the plugin ABI has no member for it. An entry is an ABI 1.1 member.
-    row.optimized = !tables && optimized;
-    row.plugin = !tables && plugin;
+    // A table is checked against the optimized library's own encoding of it, and
+    // on a user's library by `precision nvdla --lib`. An entry is an ABI 1.1 member.
+    row.optimized = optimized;
+    row.plugin = plugin && table_plugin_ok;
     if (random && std::find(row.fuzzers.begin(), row.fuzzers.end(), "fuzz_differential") == row.fuzzers.end()) {
       row.fuzzers.insert(row.fuzzers.begin(), "fuzz_differential");
     }

@@ -36,8 +36,8 @@ grep -E '^tpu\.aligned +layout +yes +yes +[1-9][0-9]* +yes +yes +yes +complete$'
   fail "tpu.aligned is not complete: $(grep '^tpu.aligned ' "$tmp/text")"
 grep -E '^tla\.inttuple\.api +function +- +- +0 +- +- +- +missing$' "$tmp/text" > /dev/null ||
   fail "tla.inttuple.api is not missing: $(grep '^tla.inttuple.api ' "$tmp/text")"
-grep -E '^nvdla\.table\.sdp +table +yes +- +[1-9][0-9]* +- +- +- +partial$' "$tmp/text" > /dev/null ||
-  fail "nvdla.table.sdp is not a partial table: $(grep '^nvdla.table.sdp ' "$tmp/text")"
+grep -E '^nvdla\.table\.sdp +table +yes +yes +[1-9][0-9]* +yes +yes +yes +complete$' "$tmp/text" > /dev/null ||
+  fail "nvdla.table.sdp is not a complete table: $(grep '^nvdla.table.sdp ' "$tmp/text")"
 
 # Properties and fuzzers the list names exist in the sources.
 check_names() {  # ITEMS_FILE: prints the names that do not exist
