@@ -471,6 +471,18 @@ Row derive(const Item& item, const std::vector<OracleRef>& oracles) {
         row.reference &= v.reference;
         optimized &= v.optimized;
       }
+      // A precision layer rule: the optimized encoding of the layer rules must
+      // reject every oracle layer line expecting it by the same rule.
+      if (t.kind == "rule" && find_rule(t.name)->layouts.empty()) {
+        for (const OracleRef& o : oracles) {
+          for (const std::string& check : o.checks) {
+            const std::vector<std::string> w = words(check);
+            if (w.size() < 3 || w[0] != "layer" || w[w.size() - 2] != "->" || w.back() != t.name) continue;
+            auto layer = parse_sdp_layer(check.substr(6, check.rfind(" -> ") - 6));
+            optimized &= layer.ok() && sdp_layer_rule_optimized(*layer) == t.name;
+          }
+        }
+      }
       if (t.kind == "entry") {
         row.reference &= entry_implemented(t.name, true);
         optimized &= entry_implemented(t.name, false);
