@@ -735,47 +735,18 @@ std::string run_table_line(const std::string& text) {
 
 // "layer offline|on-flying INPUT OUTPUT [conv=MODE/INPUT/OUTPUT] [data=LAYOUT@DTYPE@SHAPE]... -> ok|RULE"
 std::string run_layer_line(const std::string& text) {
-  const auto t = words_of(text);
-  if (t.size() < 6 || (t[1] != "offline" && t[1] != "on-flying")) {
+  const size_t arrow = text.rfind(" -> ");
+  const std::string head = "layer ";
+  if (text.compare(0, head.size(), head) != 0 || arrow == std::string::npos) {
     return "expected 'layer offline|on-flying INPUT OUTPUT [conv=MODE/INPUT/OUTPUT] [data=LAYOUT@DTYPE@SHAPE] -> ok|RULE'";
   }
-  SdpLayer l;
-  l.on_flying = t[1] == "on-flying";
-  auto input = parse_precision_input(t[2]);
-  auto output = parse_dtype(t[3]);
-  if (!input.ok()) return input.status().message();
-  if (!output.ok()) return output.status().message();
-  l.input = *input;
-  l.output = *output;
-  size_t i = 4;
-  for (; i < t.size() && t[i] != "->"; ++i) {
-    const std::string& w = t[i];
-    if (w.rfind("conv=", 0) == 0) {
-      const size_t a = w.find('/', 5), b = a == std::string::npos ? a : w.find('/', a + 1);
-      if (b == std::string::npos) return "expected conv=MODE/INPUT/OUTPUT, got '" + w + "'";
-      auto mode = parse_conv_mode(w.substr(5, a - 5));
-      auto conv_in = parse_precision_input(w.substr(a + 1, b - a - 1));
-      auto conv_out = parse_dtype(w.substr(b + 1));
-      if (!mode.ok()) return mode.status().message();
-      if (!conv_in.ok()) return conv_in.status().message();
-      if (!conv_out.ok()) return conv_out.status().message();
-      l.conv_mode = *mode;
-      l.conv_input = *conv_in;
-      l.conv_output = *conv_out;
-    } else if (w.rfind("data=", 0) == 0) {
-      const size_t a = w.find('@', 5), b = a == std::string::npos ? a : w.find('@', a + 1);
-      if (b == std::string::npos) return "expected data=LAYOUT@DTYPE@SHAPE, got '" + w + "'";
-      auto c = parse_case(w.substr(5, a - 5), w.substr(a + 1, b - a - 1), w.substr(b + 1));
-      if (!c.ok()) return c.status().message();
-      l.data.push_back(*c);
-    } else {
-      return "unknown word '" + w + "' (conv=..., data=...)";
-    }
-  }
-  if (i + 2 != t.size()) return "expected one result after '->': ok or a rule id";
-  const Status st = check_sdp_layer(l);
+  auto l = parse_sdp_layer(text.substr(head.size(), arrow - head.size()));
+  if (!l.ok()) return l.status().message();
+  const auto want = words_of(text.substr(arrow + 4));
+  if (want.size() != 1) return "expected one result after '->': ok or a rule id";
+  const Status st = check_sdp_layer(*l);
   const std::string got = st.ok() ? "ok" : st.rule();
-  if (got != t[i + 1]) return "expected " + t[i + 1] + ", got " + (st.ok() ? "ok" : st.rule() + ": " + st.message());
+  if (got != want[0]) return "expected " + want[0] + ", got " + (st.ok() ? "ok" : st.rule() + ": " + st.message());
   return "";
 }
 
@@ -871,6 +842,89 @@ std::vector<std::string> run_precision_oracle(const PrecisionOracleCase& pc, con
     if (!why.empty()) failures.push_back(where_of(pc.file, line) + ": " + pc.id + ": " + why);
   }
   return failures;
+}
+
+// ---- value oracles -----------------------------------------------------------
+
+Result<std::vector<ValuesOracleCase>> parse_values_oracles(const std::string& text, const std::string& file) {
+  std::vector<ValuesOracleCase> cases;
+  std::istringstream in(text);
+  std::string raw;
+  int lineno = 0;
+  while (std::getline(in, raw)) {
+    ++lineno;
+    const std::string line = trim(raw);
+    const std::string where = where_of(file, lineno) + ": ";
+    if (line.empty() || line[0] == '#') continue;
+    if (line.rfind("case:", 0) == 0) {
+      ValuesOracleCase vc;
+      vc.id = trim(line.substr(5));
+      vc.file = file;
+      vc.line = lineno;
+      if (vc.id.empty()) return Status::invalid(where + "a case needs an id");
+      cases.push_back(vc);
+      continue;
+    }
+    if (cases.empty()) return Status::invalid(where + "'" + line + "' before the first 'case:'");
+    ValuesOracleCase& vc = cases.back();
+    if (line.rfind("source:", 0) == 0) {
+      vc.source = trim(line.substr(7));
+      vc.source_line = lineno;
+      const size_t sep = vc.source.find(" § ");
+      if (sep == std::string::npos || trim(vc.source.substr(sep + std::strlen(" § "))).empty()) {
+        return Status::invalid(where + "source must be 'DOCUMENT.txt § Section heading', got '" + vc.source + "'");
+      }
+      continue;
+    }
+    if (line.rfind("note:", 0) == 0) continue;
+    const std::string verb = line.substr(0, line.find(' '));
+    bool known = false;
+    std::string verbs;
+    for (const char* v : kValuesVerbs) {
+      known = known || verb == v;
+      verbs += (verbs.empty() ? "" : ", ") + std::string(v);
+    }
+    if (!known) return Status::invalid(where + "unknown line '" + line + "' (case:, source:, note: or a check: " + verbs + ")");
+    vc.checks.emplace_back(lineno, line);
+  }
+  for (const auto& vc : cases) {
+    const std::string where = where_of(file, vc.line) + ": case " + vc.id;
+    if (vc.source.empty()) return Status::invalid(where + " has no source: (document and section)");
+    if (vc.checks.empty()) return Status::invalid(where + " checks nothing");
+  }
+  return cases;
+}
+
+Result<std::vector<ValuesOracleCase>> load_values_oracle_dir(const std::string& dir, const std::string& spec_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return Status::invalid("oracle directory " + dir + " does not exist");
+  std::vector<std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir, ec)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".values") files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<ValuesOracleCase> all;
+  std::map<std::string, std::string> documents;
+  for (const auto& f : files) {
+    std::string text;
+    if (!read_text(f, &text)) return Status::invalid("cannot read oracle file " + f);
+    LC_ASSIGN_OR_RETURN(auto cases, parse_values_oracles(text, f));
+    for (const auto& vc : cases) {
+      LC_RETURN_IF_ERROR(check_source(where_of(vc.file, vc.source_line) + ": source of case " + vc.id + ": ",
+                                      vc.source, spec_dir, &documents));
+    }
+    all.insert(all.end(), cases.begin(), cases.end());
+  }
+  std::map<std::string, const ValuesOracleCase*> ids;
+  for (const auto& vc : all) {
+    auto [it, fresh] = ids.emplace(vc.id, &vc);
+    if (!fresh) {
+      return Status::invalid("duplicate case id '" + vc.id + "': " + where_of(it->second->file, it->second->line) +
+                             " and " + where_of(vc.file, vc.line));
+    }
+  }
+  return all;
 }
 
 }  // namespace layoutcheck

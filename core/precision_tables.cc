@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "layoutcheck/precision.h"
 
@@ -432,6 +433,46 @@ Status check_sdp_layer(const SdpLayer& l) {
     }
   }
   return Status();
+}
+
+Result<SdpLayer> parse_sdp_layer(std::string_view text) {
+  std::vector<std::string> t;
+  {
+    std::string w;
+    for (char ch : text) {
+      if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r') {
+        if (!w.empty()) t.push_back(w);
+        w.clear();
+      } else {
+        w += ch;
+      }
+    }
+    if (!w.empty()) t.push_back(w);
+  }
+  const char* form = "expected 'offline|on-flying INPUT OUTPUT [conv=MODE/INPUT/OUTPUT] [data=LAYOUT@DTYPE@SHAPE]...'";
+  if (t.size() < 3 || (t[0] != "offline" && t[0] != "on-flying")) return Status::invalid(form);
+  SdpLayer l;
+  l.on_flying = t[0] == "on-flying";
+  LC_ASSIGN_OR_RETURN(l.input, parse_precision_input(t[1]));
+  LC_ASSIGN_OR_RETURN(l.output, parse_dtype(t[2]));
+  for (size_t i = 3; i < t.size(); ++i) {
+    const std::string& w = t[i];
+    if (w.rfind("conv=", 0) == 0) {
+      const size_t a = w.find('/', 5), b = a == std::string::npos ? a : w.find('/', a + 1);
+      if (b == std::string::npos) return Status::invalid("expected conv=MODE/INPUT/OUTPUT, got " + quote_input(w));
+      LC_ASSIGN_OR_RETURN(l.conv_mode, parse_conv_mode(w.substr(5, a - 5)));
+      LC_ASSIGN_OR_RETURN(l.conv_input, parse_precision_input(w.substr(a + 1, b - a - 1)));
+      LC_ASSIGN_OR_RETURN(l.conv_output, parse_dtype(w.substr(b + 1)));
+    } else if (w.rfind("data=", 0) == 0) {
+      const size_t a = w.find('@', 5), b = a == std::string::npos ? a : w.find('@', a + 1);
+      if (b == std::string::npos) return Status::invalid("expected data=LAYOUT@DTYPE@SHAPE, got " + quote_input(w));
+      LC_ASSIGN_OR_RETURN(Case c, parse_case(w.substr(5, a - 5), w.substr(a + 1, b - a - 1), w.substr(b + 1)));
+      l.data.push_back(std::move(c));
+    } else {
+      return Status::invalid("unknown word " + quote_input(w) + " (conv=..., data=...)");
+    }
+  }
+  return l;
 }
 
 }  // namespace layoutcheck

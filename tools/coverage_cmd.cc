@@ -20,6 +20,7 @@
 #include "tools/cli_json.h"
 #include "tools/extension_cli.h"
 #include "tools/okk_cmd.h"
+#include "tools/precision_lib_cmd.h"
 
 namespace layoutcheck::cli {
 namespace {
@@ -330,6 +331,45 @@ size_t table_rows(const std::string& layer) {
   return rows;
 }
 
+// Whether the optimized library's own encoding of a layer's table
+// (precision_supported_optimized) answers every (input, output) as the
+// reference's rows do, and whether `precision nvdla --lib` asks a user's library
+// about every row of it.
+bool table_optimized(const std::string& layer) {
+  const auto parsed = parse_precision_layer(layer);
+  if (!parsed.ok()) return false;
+  for (PrecisionInput in : {PrecisionInput::kImageInt, PrecisionInput::kImageFp16, PrecisionInput::kInt8,
+                            PrecisionInput::kInt16, PrecisionInput::kFp16}) {
+    size_t dtypes = 0;
+    const DType* all = logical_dtypes(&dtypes);
+    for (size_t d = 0; d < dtypes; ++d) {
+      const DType out = all[d];
+      const PrecisionSupport got = precision_supported_optimized(*parsed, in, out);
+      auto row = nvdla_precision(*parsed, in, out);
+      if (got.row != row.ok()) return false;
+      if (!row.ok()) continue;
+      const PrecisionRow& r = **row;
+      if (got.valid != r.valid) return false;
+      if (r.valid && (got.pipeline != r.pipeline || got.has_weight != r.has_weight || (r.has_weight && got.weight != r.weight))) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+bool table_plugin(const std::string& layer) {
+  const auto parsed = parse_precision_layer(layer);
+  size_t count = 0, rows = 0;
+  const PrecisionRow* all = nvdla_precision_rows(&count);
+  for (size_t i = 0; i < count && parsed.ok(); ++i) {
+    if (all[i].layer != *parsed) continue;
+    if (!precision_lib_covers(all[i])) return false;
+    ++rows;
+  }
+  return rows > 0;
+}
+
 std::vector<OracleRef> load_oracles(const std::string& dir, const std::string& spec_dir) {
   std::vector<OracleRef> out;
   auto cases = load_oracle_dir(dir, spec_dir);
@@ -357,16 +397,36 @@ std::vector<OracleRef> load_oracles(const std::string& dir, const std::string& s
     for (const auto& [line, check] : pc.checks) r.checks.push_back(check);
     out.push_back(std::move(r));
   }
+  // The value oracles (*.values): tests/oracle/nvdla_values_test.cc runs every
+  // check of every case on the reference and the optimized functions.
+  auto values = load_values_oracle_dir(dir, spec_dir);
+  if (!values.ok()) throw ListError{values.status().message()};
+  for (const ValuesOracleCase& vc : *values) {
+    OracleRef r;
+    r.id = vc.id;
+    std::tie(r.document, r.section) = source_parts(vc.source);
+    for (const auto& [line, check] : vc.checks) r.checks.push_back(check);
+    out.push_back(std::move(r));
+  }
   return out;
+}
+
+// The ABI entry a value oracle's check exercises: "" for none.
+std::string values_entry(const std::string& verb) {
+  if (verb == "extend" || verb == "transform") return "nvdla.winograd.phase1";
+  if (verb == "compress" || verb == "decompress" || verb == "surfaces") return "nvdla.sparse";
+  return "";
 }
 
 bool exercises(const Item& item, const Target& t, const OracleRef& o) {
   if (t.kind == "rule") {
     if (o.rule == t.name) return true;
-    // A precision layer line names the rule it expects: "layer ... -> RULE".
+    // A precision layer line and a value oracle's placement lines name the rule
+    // they expect: "layer ... -> RULE", "surfaces ... -> RULE".
     for (const std::string& check : o.checks) {
       const std::vector<std::string> w = words(check);
-      if (w.size() >= 3 && w[0] == "layer" && w[w.size() - 2] == "->" && w.back() == t.name) return true;
+      const bool names_rule = w.size() >= 3 && (w[0] == "layer" || w[0] == "surfaces" || w[0] == "decompress");
+      if (names_rule && w[w.size() - 2] == "->" && w.back() == t.name) return true;
     }
     return false;
   }
@@ -384,6 +444,7 @@ bool exercises(const Item& item, const Target& t, const OracleRef& o) {
     if (w.size() < 2) continue;
     if (t.kind == "table" && w[0] == "table" && w[1] == t.name) return true;
     if (t.kind == "entry" && w[0] == "convert" && "convert." + w[1] == t.name) return true;
+    if (t.kind == "entry" && values_entry(w[0]) == t.name) return true;
   }
   return false;
 }
@@ -394,7 +455,7 @@ Row derive(const Item& item, const std::vector<OracleRef>& oracles) {
   row.fuzzers = item.fuzzers;
   if (!item.targets.empty()) {
     row.reference = true;
-    bool optimized = true, tables = false;
+    bool optimized = true, table_plugin_ok = true;
     std::set<const LayoutSpec*> layouts;
     for (const Target& t : item.targets) {
       for (const LayoutSpec* s : layouts_of(t)) layouts.insert(s);
@@ -410,13 +471,26 @@ Row derive(const Item& item, const std::vector<OracleRef>& oracles) {
         row.reference &= v.reference;
         optimized &= v.optimized;
       }
+      // A precision layer rule: the optimized encoding of the layer rules must
+      // reject every oracle layer line expecting it by the same rule.
+      if (t.kind == "rule" && find_rule(t.name)->layouts.empty()) {
+        for (const OracleRef& o : oracles) {
+          for (const std::string& check : o.checks) {
+            const std::vector<std::string> w = words(check);
+            if (w.size() < 3 || w[0] != "layer" || w[w.size() - 2] != "->" || w.back() != t.name) continue;
+            auto layer = parse_sdp_layer(check.substr(6, check.rfind(" -> ") - 6));
+            optimized &= layer.ok() && sdp_layer_rule_optimized(*layer) == t.name;
+          }
+        }
+      }
       if (t.kind == "entry") {
         row.reference &= entry_implemented(t.name, true);
         optimized &= entry_implemented(t.name, false);
       }
       if (t.kind == "table") {
-        tables = true;
         row.reference &= table_rows(t.name) > 0;
+        optimized &= table_optimized(t.name);
+        table_plugin_ok &= table_plugin(t.name);
       }
     }
     bool random = false, plugin = true;
@@ -427,10 +501,10 @@ Row derive(const Item& item, const std::vector<OracleRef>& oracles) {
       plugin &= v.plugin;
       random |= static_cast<bool>(s->random_case) && v.optimized;
     }
-    // A table is a query of the reference's data: nothing optimized checks it,
-    // and the plugin ABI has no member for it. An entry is an ABI 1.1 member.
-    row.optimized = !tables && optimized;
-    row.plugin = !tables && plugin;
+    // A table is checked against the optimized library's own encoding of it, and
+    // on a user's library by `precision nvdla --lib`. An entry is an ABI 1.1 member.
+    row.optimized = optimized;
+    row.plugin = plugin && table_plugin_ok;
     if (random && std::find(row.fuzzers.begin(), row.fuzzers.end(), "fuzz_differential") == row.fuzzers.end()) {
       row.fuzzers.insert(row.fuzzers.begin(), "fuzz_differential");
     }

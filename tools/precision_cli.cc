@@ -12,6 +12,7 @@
 #include "layoutcheck/precision.h"
 #include "tools/cli_io.h"
 #include "tools/extension_cli.h"
+#include "tools/precision_lib_cmd.h"
 
 namespace layoutcheck::cli {
 
@@ -112,8 +113,10 @@ int run_sdp_layer(const Args& a, const std::map<std::string, std::string>& o) {
 
 int run_precision(const Args& a) {
   if (a.positional.size() != 1 || a.positional[0] != "nvdla") {
-    throw BadInput{"usage: layoutcheck precision nvdla --layer conv|sdp|lrn|pdp --input FORMAT --output PRECISION"};
+    throw BadInput{"usage: layoutcheck precision nvdla --layer conv|sdp|lrn|pdp --input FORMAT --output PRECISION "
+                   "(or --lib PATH.so)"};
   }
+  if (a.has("lib")) return precision_lib_main(a);
   const auto o = options_of(a);
   if (o.count("mode") || o.count("conv") || o.count("data")) {
     if (o.count("layer") && o.at("layer") != "sdp") throw BadInput{"--mode, --conv and --data describe an SDP layer (--layer sdp)"};

@@ -135,4 +135,28 @@ class Converter;
 // returns the failures (empty = pass).
 std::vector<std::string> run_precision_oracle(const PrecisionOracleCase& pc, const Converter& converter);
 
+// ---- value oracles: oracles/<dir>/*.values -----------------------------------
+//
+// The NVDLA steps that change values (Winograd phase 1, sparse compression and
+// the placement of its surfaces), which a layout oracle cannot hold:
+//
+//   case: nvdla/figures/g_matrix_column_0
+//   source: nvdla-in-memory-data-formats.txt § Basic Weight for Winograd Convolution
+//   transform fp16 1,1,3,3 = 0x3c00 0 0 0 0 0 0 0 0 -> 0x3c00 0x3800 ...
+//
+// A check line starts with one of kValuesVerbs; tests/oracle/nvdla_values_test.cc
+// runs every check of every file on the reference and the optimized functions.
+inline constexpr const char* kValuesVerbs[] = {"extend", "transform", "compress", "surfaces", "decompress"};
+struct ValuesOracleCase {
+  std::string id, source, file;
+  int line = 0, source_line = 0;
+  std::vector<std::pair<int, std::string>> checks;  // line, text
+};
+// Parses one file's text: each case has a source and at least one check, and a
+// check starts with a known verb.
+Result<std::vector<ValuesOracleCase>> parse_values_oracles(const std::string& text, const std::string& file);
+// Every *.values file below dir, sorted by path; sources checked against the
+// documents in spec_dir, ids unique across the files.
+Result<std::vector<ValuesOracleCase>> load_values_oracle_dir(const std::string& dir, const std::string& spec_dir);
+
 }  // namespace layoutcheck

@@ -126,6 +126,27 @@ std::vector<DType> sdp_processing_precisions(const SdpLayer& layer);
 Status check_sdp_layer(const SdpLayer& layer);
 // "offline int16 feature data -> int8" / "on-flying after dc conv int8 feature data -> int8: int8 -> int8"
 std::string to_string(const SdpLayer& layer);
+// The layer lines of the precision oracles, without "layer" and "-> RESULT":
+// "offline|on-flying INPUT OUTPUT [conv=MODE/INPUT/OUTPUT] [data=LAYOUT@DTYPE@SHAPE]..."
+//   parse_sdp_layer("on-flying int16 fp16 conv=dc/int16/int16")
+Result<SdpLayer> parse_sdp_layer(std::string_view text);
+
+// The optimized library's own encoding of the four tables and of
+// check_sdp_layer (optimized/precision_layer.cc), derived from the prose rules
+// of "Precision Conversion" rather than from the printed rows: a second version
+// to check the reference's tables and layer rules against, as a user's compiler
+// would encode them.
+struct PrecisionSupport {
+  bool row = false;           // the table has a row for (input, output)
+  bool valid = false;         // ... and it is not "Invalid case"
+  DType pipeline = DType::kInt8;  // real precision in pipeline (when valid)
+  bool has_weight = false;    // the convolution table's weight column
+  DType weight = DType::kInt8;    // corresponding weight precision (when valid and has_weight)
+};
+PrecisionSupport precision_supported_optimized(PrecisionLayer layer, PrecisionInput input, DType output);
+// check_sdp_layer's verdict: "" when the layer is accepted, else the id of the
+// first rule it breaks, in check_sdp_layer's order.
+std::string sdp_layer_rule_optimized(const SdpLayer& layer);
 
 // ------------------------------------------------------------- conversions
 

@@ -36,8 +36,8 @@ grep -E '^tpu\.aligned +layout +yes +yes +[1-9][0-9]* +yes +yes +yes +complete$'
   fail "tpu.aligned is not complete: $(grep '^tpu.aligned ' "$tmp/text")"
 grep -E '^tla\.inttuple\.api +function +- +- +0 +- +- +- +missing$' "$tmp/text" > /dev/null ||
   fail "tla.inttuple.api is not missing: $(grep '^tla.inttuple.api ' "$tmp/text")"
-grep -E '^nvdla\.table\.sdp +table +yes +- +[1-9][0-9]* +- +- +- +partial$' "$tmp/text" > /dev/null ||
-  fail "nvdla.table.sdp is not a partial table: $(grep '^nvdla.table.sdp ' "$tmp/text")"
+grep -E '^nvdla\.table\.sdp +table +yes +yes +[1-9][0-9]* +yes +yes +yes +complete$' "$tmp/text" > /dev/null ||
+  fail "nvdla.table.sdp is not a complete table: $(grep '^nvdla.table.sdp ' "$tmp/text")"
 
 # Properties and fuzzers the list names exist in the sources.
 check_names() {  # ITEMS_FILE: prints the names that do not exist
@@ -81,6 +81,24 @@ expect_error "a missing field" "an item has 7 fields" 's/^\(tpu.compact | layout
 [ $? = 2 ] || fail "an unreadable item list does not exit 2"
 "$lc" list --markdown > /dev/null 2>&1
 [ $? = 2 ] || fail "--markdown without --coverage does not exit 2"
+
+# The oracles decide columns: a copy of them (LAYOUTCHECK_DATA_DIR) with a changed
+# layer line leaves the optimized layer rules disagreeing with it, and value
+# oracles citing another section count for none of the Winograd items.
+data="$tmp/data"
+mkdir -p "$data"
+cp -r "$src/oracles" "$data/oracles"
+ln -s "$(cd "$src/../shared/spec" && pwd)" "$data/spec" || fail "no documents beside the sources"
+sed -i 's#^layer offline fp16 int8 -> nvdla.precision/sdp-offline-table#layer offline fp16 int8 -> nvdla.precision/on-flying-same-bit-depth#' \
+  "$data/oracles/precision/sdp_layer.precision"
+sed -i 's/§ Basic Weight for Winograd Convolution$/§ Sparse Compression option/' "$data/oracles/nvdla/figures.values"
+LAYOUTCHECK_DATA_DIR="$data" "$lc" list --coverage > "$tmp/changed" 2> "$tmp/err" || fail "list --coverage on changed oracles exits $?: $(cat "$tmp/err")"
+grep -E '^nvdla\.on-flying +rule +yes +- ' "$tmp/changed" > /dev/null ||
+  fail "an oracle layer line the optimized rules disagree with leaves nvdla.on-flying optimized: $(grep '^nvdla.on-flying ' "$tmp/changed")"
+grep -E '^nvdla\.winograd\.g-matrix +example +yes +yes +0 ' "$tmp/changed" > /dev/null ||
+  fail "value oracles of another section still count for nvdla.winograd.g-matrix: $(grep '^nvdla.winograd.g-matrix ' "$tmp/changed")"
+grep -E '^nvdla\.winograd\.g-matrix +example +yes +yes +5 ' "$tmp/text" > /dev/null ||
+  fail "the value oracles of the G matrix do not count: $(grep '^nvdla.winograd.g-matrix ' "$tmp/text")"
 
 [ "$failures" = 0 ] && echo "coverage: all checks passed"
 exit $((failures > 0))

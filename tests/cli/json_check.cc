@@ -76,6 +76,16 @@ int main(int argc, char** argv) {
       expect(first.is_object() && first.value("expected", "") != "" && first.value("actual", "") != "",
              "a failed function without its first differing input");
     }
+  } else if (command == "precision") {
+    expect(j.contains("lib") && j["lib"].is_string(), "no lib");
+    expect(j.value("status", "") == "passed" || j.value("status", "") == "failed", "status is neither passed nor failed");
+    check_totals(j, {"tables", "passed", "failed"});
+    expect(j.contains("tables") && j["tables"].is_array() && j["tables"].size() == 4, "not four tables");
+    for (const auto& t : j.value("tables", nlohmann::json::array())) {
+      expect(t.value("asked", nlohmann::json()).is_number_unsigned(), "a table's asked is not a number");
+      if (t.value("status", "") != "failed") continue;
+      expect(t.value("first_failure", nlohmann::json()).is_string(), "a failed table without its first differing row");
+    }
   } else {
     expect(j.contains("impl") && j["impl"].is_string(), "no impl");
     expect(j.contains("seed") && (j["seed"].is_number_unsigned() || j["seed"].is_null()), "seed is neither a number nor null");

@@ -1,5 +1,6 @@
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "layoutcheck/nvdla.h"
@@ -9,56 +10,18 @@
 namespace layoutcheck {
 namespace {
 
-const std::string kFile = std::string(LAYOUTCHECK_SOURCE_DIR) + "/oracles/nvdla/figures.values";
+const std::string kOracleDir = std::string(LAYOUTCHECK_SOURCE_DIR) + "/oracles";
 const std::string kSpecDir = LAYOUTCHECK_SPEC_DIR;
-
-struct ValuesCase {
-  std::string id, source;
-  std::vector<std::pair<int, std::string>> checks;  // line, text
-};
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string trim(const std::string& s) {
   const size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t\r");
   return a == std::string::npos ? "" : s.substr(a, b - a + 1);
 }
 
-// Cases, each with its source checked against the documents.
-Result<std::vector<ValuesCase>> load_values(const std::string& text) {
-  std::vector<ValuesCase> out;
-  std::istringstream in(text);
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    line = trim(line);
-    if (line.empty() || line[0] == '#') continue;
-    const size_t colon = line.find(": ");
-    const std::string key = colon == std::string::npos ? "" : line.substr(0, colon);
-    if (key == "case") {
-      out.push_back({trim(line.substr(colon + 2)), "", {}});
-    } else if (out.empty()) {
-      return Status::invalid("line " + std::to_string(n) + ": outside a case");
-    } else if (key == "source") {
-      out.back().source = trim(line.substr(colon + 2));
-    } else if (key != "note") {
-      out.back().checks.push_back({n, line});
-    }
-  }
-  for (const ValuesCase& c : out) {
-    const size_t sep = c.source.find(" § ");
-    if (sep == std::string::npos) return Status::invalid("case " + c.id + " has no source");
-    const std::string doc = read_text(kSpecDir + "/" + c.source.substr(0, sep));
-    if (doc.empty() || !document_has_heading(doc, c.source.substr(sep + std::string(" § ").size()))) {
-      return Status::invalid("case " + c.id + ": source '" + c.source + "' is no heading of the documents");
-    }
-    if (c.checks.empty()) return Status::invalid("case " + c.id + " checks nothing");
-  }
-  return out;
+std::vector<ValuesOracleCase> all_cases() {
+  auto cases = load_values_oracle_dir(kOracleDir, kSpecDir);
+  EXPECT_TRUE(cases.ok()) << cases.status().message();
+  return cases.ok() ? *cases : std::vector<ValuesOracleCase>{};
 }
 
 std::vector<int64_t> numbers(const std::string& text) {
@@ -84,11 +47,63 @@ std::string hex(const std::vector<uint8_t>& v) {
   return s.str();
 }
 
+// "NAME=SIZE" or "NAME=SIZE@ADDR" words: zero-filled surfaces of those sizes at those addresses.
+bool read_surfaces(std::istringstream& in, nvdla::CompressedWeights* z, nvdla::SurfaceAddresses* at, std::string* rest) {
+  int seen = 0;
+  for (std::string w; in >> w;) {
+    if (w == "->") {
+      std::getline(in, *rest);
+      *rest = trim(*rest);
+      return seen == 3 && !rest->empty();
+    }
+    const size_t eq = w.find('='), atsign = w.find('@');
+    if (eq == std::string::npos) return false;
+    const std::string name = w.substr(0, eq);
+    const uint64_t size = std::stoull(w.substr(eq + 1, atsign == std::string::npos ? std::string::npos : atsign - eq - 1), nullptr, 0);
+    const uint64_t addr = atsign == std::string::npos ? 0 : std::stoull(w.substr(atsign + 1), nullptr, 0);
+    std::vector<uint8_t>* surface = name == "wgs" ? &z->wgs : name == "wmb" ? &z->wmb : name == "data" ? &z->data : nullptr;
+    uint64_t* address = name == "wgs" ? &at->wgs : name == "wmb" ? &at->wmb : &at->data;
+    if (surface == nullptr) return false;
+    surface->assign(size, 0);
+    *address = addr;
+    ++seen;
+  }
+  return false;
+}
+
+// surfaces wgs=SIZE@ADDR wmb=SIZE@ADDR data=SIZE@ADDR -> ok|RULE
+//   nvdla::check_surfaces, the placement check of the reference library (there is no second one)
+// decompress LAYOUT DTYPE SHAPE wgs=SIZE wmb=SIZE data=SIZE -> ok|RULE
+//   zero-filled surfaces; the reference names the rule, the optimized decompress rejects them
+std::string run_surface_check(const std::string& check, const std::string& verb, bool reference) {
+  std::istringstream in(check);
+  std::string word, layout_text, dtype_text, shape_text, expected;
+  in >> word;
+  if (verb == "decompress") in >> layout_text >> dtype_text >> shape_text;
+  nvdla::CompressedWeights z;
+  nvdla::SurfaceAddresses at;
+  if (!read_surfaces(in, &z, &at, &expected)) return "malformed: " + check;
+  Status st;
+  if (verb == "surfaces") {
+    st = nvdla::check_surfaces(z, at);
+  } else {
+    auto c = parse_case(layout_text, dtype_text, shape_text);
+    if (!c.ok()) return c.status().message();
+    const Impl& layout = reference ? reference_impl() : optimized_impl();
+    std::vector<uint8_t> packed(*layout.size_bytes(*c));
+    st = (reference ? nvdla::decompress_reference : nvdla::decompress)(*c, z, packed.data(), packed.size());
+    if (!reference && expected != "ok") return st.ok() ? "expected a rejection (" + expected + "), got ok" : "";
+  }
+  const std::string got = st.ok() ? "ok" : st.rule();
+  return got == expected ? "" : "expected " + expected + ", got " + (st.ok() ? "ok" : st.rule() + ": " + st.message());
+}
+
 // "" when `check` holds for the reference (reference = true) or the optimized functions.
 std::string run_check(const std::string& check, bool reference) {
   std::istringstream in(check);
   std::string verb;
   in >> verb;
+  if (verb == "surfaces" || verb == "decompress") return run_surface_check(check, verb, reference);
   const size_t eq = check.find(" = "), arrow = check.find(" -> ");
   if (eq == std::string::npos || arrow == std::string::npos || arrow < eq) return "malformed: " + check;
   std::istringstream head(check.substr(verb.size(), eq - verb.size()));
@@ -142,6 +157,11 @@ std::string run_check(const std::string& check, bool reference) {
 
 // The first number of a check's expected side changed (past "wgs 128:" for compress).
 std::string mutate(const std::string& check) {
+  if (check.compare(0, 8, "surfaces") == 0 || check.compare(0, 10, "decompress") == 0) {
+    const size_t arrow = check.find(" -> ") + 4;
+    const bool ok = check.compare(arrow, std::string::npos, "ok") == 0;
+    return check.substr(0, arrow) + (ok ? "nvdla.sparse/wgs-size-align-128" : "ok");
+  }
   size_t from = check.find(" -> ") + 4;
   if (check.compare(0, 8, "compress") == 0) from = check.find(':', from) + 1;
   const size_t at = check.find_first_of("0123456789", from);
@@ -150,39 +170,66 @@ std::string mutate(const std::string& check) {
   return out;
 }
 
+// "surfaces" checks the reference library's nvdla::check_surfaces; the optimized library has none.
+bool has_optimized(const std::string& check) { return check.compare(0, 9, "surfaces ") != 0; }
+
 TEST(NvdlaValuesOracle, every_check_holds_for_reference_and_optimized) {
-  auto cases = load_values(read_text(kFile));
-  ASSERT_TRUE(cases.ok()) << cases.status().message();
-  EXPECT_GE(cases->size(), 9u);
-  for (const ValuesCase& c : *cases) {
+  const std::vector<ValuesOracleCase> cases = all_cases();
+  EXPECT_GE(cases.size(), 15u);
+  for (const ValuesOracleCase& c : cases) {
     for (const auto& [line, check] : c.checks) {
-      EXPECT_EQ(run_check(check, true), "") << kFile << ":" << line << " (" << c.id << ") reference";
-      EXPECT_EQ(run_check(check, false), "") << kFile << ":" << line << " (" << c.id << ") optimized";
+      EXPECT_EQ(run_check(check, true), "") << c.file << ":" << line << " (" << c.id << ") reference";
+      if (has_optimized(check)) {
+        EXPECT_EQ(run_check(check, false), "") << c.file << ":" << line << " (" << c.id << ") optimized";
+      }
     }
   }
 }
 
 TEST(NvdlaValuesOracle, a_changed_expectation_fails) {
-  auto cases = load_values(read_text(kFile));
-  ASSERT_TRUE(cases.ok()) << cases.status().message();
-  for (const ValuesCase& c : *cases) {
+  for (const ValuesOracleCase& c : all_cases()) {
     for (const auto& [line, check] : c.checks) {
       const std::string changed = mutate(check);
       ASSERT_NE(changed, check);
-      EXPECT_NE(run_check(changed, true), "") << kFile << ":" << line << " changed to '" << changed << "' still passes";
-      EXPECT_NE(run_check(changed, false), "") << kFile << ":" << line << " changed to '" << changed << "' still passes";
+      EXPECT_NE(run_check(changed, true), "") << c.file << ":" << line << " changed to '" << changed << "' still passes";
+      if (has_optimized(check)) {
+        EXPECT_NE(run_check(changed, false), "") << c.file << ":" << line << " changed to '" << changed << "' still passes";
+      }
     }
   }
 }
 
-TEST(NvdlaValuesOracle, a_case_needs_a_source_of_the_documents) {
-  EXPECT_FALSE(load_values("case: a\ntransform int16 1,1,3,3 = 0 0 0 0 0 0 0 0 0 -> 0\n").ok());
-  EXPECT_FALSE(load_values("case: a\nsource: nvdla-in-memory-data-formats.txt § No Such Heading\n"
-                           "transform int16 1,1,3,3 = 0 0 0 0 0 0 0 0 0 -> 0\n")
+TEST(NvdlaValuesOracle, every_alignment_rule_of_the_surfaces_is_expected_by_a_case) {
+  std::set<std::string> expected;
+  for (const ValuesOracleCase& c : all_cases()) {
+    for (const auto& [line, check] : c.checks) {
+      if (!has_optimized(check) || check.compare(0, 10, "decompress") == 0) expected.insert(check.substr(check.find(" -> ") + 4));
+    }
+  }
+  for (const char* rule : {"ok", "nvdla.sparse/wgs-start-address-align-256", "nvdla.sparse/wmb-start-address-align-256",
+                           "nvdla.weight/start-address-align-256", "nvdla.sparse/wgs-size-align-128",
+                           "nvdla.sparse/wmb-size-align-128", "nvdla.sparse/data-size-align-128"}) {
+    EXPECT_TRUE(expected.count(rule)) << rule;
+  }
+}
+
+TEST(NvdlaValuesOracle, a_case_needs_a_source_and_known_checks) {
+  EXPECT_FALSE(parse_values_oracles("case: a\ntransform int16 1,1,3,3 = 0 0 0 0 0 0 0 0 0 -> 0\n", "f").ok());
+  EXPECT_FALSE(parse_values_oracles("case: a\nsource: nvdla-in-memory-data-formats.txt § Sparse Compression option\n", "f").ok());
+  EXPECT_FALSE(parse_values_oracles("case: a\nsource: nvdla-in-memory-data-formats.txt § Sparse Compression option\n"
+                                    "rotate int16 1,1,3,3 = 0 -> 0\n", "f")
                    .ok());
-  EXPECT_TRUE(load_values("case: a\nsource: nvdla-in-memory-data-formats.txt § Sparse Compression option\n"
-                          "transform int16 1,1,3,3 = 0 0 0 0 0 0 0 0 0 -> 0\n")
+  EXPECT_TRUE(parse_values_oracles("case: a\nsource: nvdla-in-memory-data-formats.txt § Sparse Compression option\n"
+                                   "transform int16 1,1,3,3 = 0 0 0 0 0 0 0 0 0 -> 0\n", "f")
                   .ok());
+  const std::string dir = ::testing::TempDir() + "/layoutcheck_values_sources";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/a.values") << "case: a\nsource: nvdla-in-memory-data-formats.txt § No Such Heading\n"
+                                      "transform int16 1,1,3,3 = 0 0 0 0 0 0 0 0 0 -> 0\n";
+  EXPECT_FALSE(load_values_oracle_dir(dir, kSpecDir).ok());
+  std::ofstream(dir + "/a.values") << "case: a\nsource: nvdla-in-memory-data-formats.txt § Sparse Compression option\n"
+                                      "transform int16 1,1,3,3 = 0 0 0 0 0 0 0 0 0 -> 0\n";
+  EXPECT_TRUE(load_values_oracle_dir(dir, kSpecDir).ok());
 }
 
 }  // namespace

@@ -320,6 +320,95 @@ RC_GTEST_PROP(NvdlaProperty, decompress_inverts_compress, ()) {
   }
 }
 
+// "Requirements of alignment", the WGS, WMB and weight rows: surfaces from a
+// random compression, placed at random addresses, some sizes broken. The verdict
+// is the table's, surface by surface (start address, then data size).
+RC_GTEST_PROP(NvdlaProperty, surface_placement_follows_the_alignment_table, ()) {
+  const Case c = draw_weights();
+  const std::vector<uint8_t> logical = sparse_logical(c);
+  std::vector<uint8_t> phys(*reference_impl().size_bytes(c));
+  RC_ASSERT(reference_impl().pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
+  auto z = nvdla::compress(c, phys.data(), phys.size());
+  RC_ASSERT(z.ok());
+  RC_ASSERT(nvdla::check_surfaces(*z, {}).ok());
+  nvdla::CompressedWeights placed = *z;
+  std::vector<uint8_t>* surface[3] = {&placed.wgs, &placed.wmb, &placed.data};
+  uint64_t addr[3];
+  bool size_broken = false;
+  for (int i = 0; i < 3; ++i) {
+    addr[i] = 256 * *rc::gen::inRange<uint64_t>(0, 1u << 20);
+    if (*rc::gen::inRange(0, 4) == 0) addr[i] += *rc::gen::inRange<uint64_t>(1, 256);
+    if (*rc::gen::inRange(0, 4) == 0) {
+      surface[i]->resize(surface[i]->size() + *rc::gen::inRange<uint64_t>(1, 128), 0);
+      size_broken = true;
+    }
+  }
+  const char* start_rule[3] = {"nvdla.sparse/wgs-start-address-align-256", "nvdla.sparse/wmb-start-address-align-256",
+                               "nvdla.weight/start-address-align-256"};
+  const char* size_rule[3] = {"nvdla.sparse/wgs-size-align-128", "nvdla.sparse/wmb-size-align-128",
+                              "nvdla.sparse/data-size-align-128"};
+  std::string expected, expected_size;
+  for (int i = 0; i < 3; ++i) {
+    if (expected.empty() && addr[i] % 256 != 0) expected = start_rule[i];
+    if (surface[i]->size() % 128 != 0) {
+      if (expected.empty()) expected = size_rule[i];
+      if (expected_size.empty()) expected_size = size_rule[i];
+    }
+  }
+  const Status placement = nvdla::check_surfaces(placed, {addr[0], addr[1], addr[2]});
+  RC_LOG() << placement.to_string();
+  RC_ASSERT((placement.ok() ? std::string() : placement.rule()) == expected);
+  RC_ASSERT(placement.ok() || placement.message().find("aligned to 256") != std::string::npos ||
+            placement.message().find("multiple of 128") != std::string::npos);
+  std::vector<uint8_t> back(phys.size());
+  const Status ref = nvdla::decompress_reference(c, placed, back.data(), back.size());
+  const Status opt = nvdla::decompress(c, placed, back.data(), back.size());
+  RC_ASSERT(ref.ok() == !size_broken);
+  RC_ASSERT(opt.ok() == !size_broken);
+  if (size_broken) RC_ASSERT(ref.rule() == expected_size);
+}
+
+// 10- and 12-bit components in 16-bit containers (oracles/ERRATA.md, NVDLA 25):
+// each value sits in the low bits of its little-endian container, the bits
+// above are 0, and a value wider than its field is rejected.
+RC_GTEST_PROP(NvdlaProperty, ten_and_twelve_bit_components_are_lsb_justified_in_their_container, ()) {
+  const std::string f = *rc::gen::element<std::string>("T_R10", "T_R12", "T_Y10___U10V10_N444", "T_Y10___V10U10_N444",
+                                                       "T_Y12___U12V12_N444", "T_Y12___V12U12_N444");
+  const uint32_t bits = f.find("12") != std::string::npos ? 12 : 10;
+  const int64_t C = f.size() > 6 ? 3 : 1;
+  auto layout = make_layout("nvdla.pixel", {{"format", f}, {"x_offset", std::to_string(*rc::gen::inRange(0, 16))}});
+  RC_ASSERT(layout.ok());
+  const Case c{*layout, *rc::gen::element(DType::kInt16, DType::kUInt16),
+               {*rc::gen::inRange<int64_t>(1, 4), *rc::gen::inRange<int64_t>(1, 40), C}};
+  const uint64_t n = *element_count(c.shape);
+  std::vector<uint16_t> logical(n);
+  for (uint16_t& v : logical) v = static_cast<uint16_t>(*rc::gen::inRange<uint32_t>(0, 1u << bits));
+  const uint64_t size = *reference_impl().size_bytes(c);
+  std::vector<uint8_t> ref(size), opt(size);
+  RC_ASSERT(reference_impl().pack(c, logical.data(), n * 2, ref.data(), size).ok());
+  RC_ASSERT(optimized_impl().pack(c, logical.data(), n * 2, opt.data(), size).ok());
+  RC_ASSERT(ref == opt);
+  for (uint64_t i = 0; i < n; ++i) {
+    const Coord at = coord_of_index(c.shape, i);
+    RC_ASSERT(value_bits(c, at) == bits);
+    const uint64_t bit = *reference_impl().offset_bits(c, at);
+    RC_ASSERT(*optimized_impl().offset_bits(c, at) == bit);
+    RC_ASSERT(bit % 16 == 0);  // the value starts at bit 0 of its container
+    const uint32_t container = ref[bit / 8] | uint32_t{ref[bit / 8 + 1]} << 8;
+    RC_ASSERT((container & ((1u << bits) - 1)) == logical[i]);
+    RC_ASSERT((container >> bits) == 0u);
+  }
+  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+    std::vector<uint16_t> back(n, 0xDEAD);
+    RC_ASSERT(impl->unpack(c, ref.data(), size, back.data(), n * 2).ok());
+    RC_ASSERT(back == logical);
+  }
+  const uint64_t wide = *rc::gen::inRange<uint64_t>(0, n);
+  logical[wide] = static_cast<uint16_t>(*rc::gen::inRange<uint32_t>(1u << bits, 1u << 16));
+  RC_ASSERT(reference_impl().pack(c, logical.data(), n * 2, ref.data(), size).rule() == "nvdla.pixel/component-fits");
+  RC_ASSERT(!optimized_impl().pack(c, logical.data(), n * 2, opt.data(), size).ok());
+}
+
 RC_GTEST_PROP(NvdlaProperty, winograd_extension_equals_the_reference_and_keeps_every_weight, ()) {
   const DType t = draw_precision();
   const int64_t stride = *rc::gen::inRange<int64_t>(1, 4);
