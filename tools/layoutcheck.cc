@@ -15,6 +15,7 @@
 //                        [--max-rows N]   (tools/show.cc)
 //   layoutcheck precision nvdla ..., layoutcheck convert ... (tools/precision_cli.cc)
 //   layoutcheck okk      --lib PATH.so [--chip bm1684|bm1684x] [--npus X --eu-bytes B] [--json]   (tools/okk_cmd.cc)
+//   layoutcheck tuple    --lib PATH.so [--json]   (tools/tuple_cmd.cc)
 // Every option of every command: kCommands below, and `layoutcheck COMMAND --help`.
 //
 // Exit status: 0 success, 1 a check or oracle failed, 2 bad input or a failed read
@@ -45,6 +46,7 @@
 #include "layoutcheck/oracle.h"
 #include "layoutcheck/plugin.h"
 #include "layoutcheck/precision.h"
+#include "layoutcheck/tla_api.h"
 #include "optimized/threads.h"
 #include "tools/cli_args.h"
 #include "tools/cli_io.h"
@@ -57,6 +59,7 @@
 #include "tools/precision_cli.h"
 #include "tools/rules_cmd.h"
 #include "tools/show.h"
+#include "tools/tuple_cmd.h"
 
 using namespace layoutcheck;
 
@@ -110,6 +113,7 @@ const char* kUsage =
     "  check --layout 'convert.*'|nvdla.sparse|nvdla.winograd.phase1   a plugin's ABI 1.1 entry points\n"
     "  okk --lib PATH.so [--chip bm1684|bm1684x] [--npus X --eu-bytes B] [--json]\n"
     "                                                  a library's own okk_* functions vs the reference\n"
+    "  tuple --lib PATH.so [--json]                    a library's own IntTuple rank, get<I>, depth vs the reference\n"
     "common: --impl reference|optimized|PATH.so (default optimized; a plugin runs isolated)\n"
     "help: layoutcheck COMMAND --help lists every option of a command; layoutcheck --version\n"
     "files: --in reads at most the size the case needs (one byte more is an error); --out replaces a\n"
@@ -214,6 +218,9 @@ const std::vector<CommandSpec> kCommands = {
       {"chip", "bm1684|bm1684x", "NPU count and EU size of the chip (default bm1684: 64 NPUs, 128-byte EU)"},
       {"npus", "X", "the NPU count instead of the chip's (1..65536)"},
       {"eu-bytes", "B", "the EU size in bytes instead of the chip's (a multiple of 4, up to 65536)"},
+      kJsonOpt}},
+    {"tuple", "", 0, "a library's own IntTuple functions (tla_tuple.h: tla_rank, tla_get, tla_depth) against the TLA reference",
+     {{"lib", "PATH.so", "the library exporting the functions with C linkage; loaded and called in a child process"},
       kJsonOpt}},
 };
 
@@ -394,8 +401,9 @@ int cmd_list(const Args& a) {
 // "get<I0,I1,...,IN>(x) := get<IN>(...(get<I1>(get<I0>(x)))...)" and
 // rank<I...>, depth<I...>, shape<I...>, stride<I...> of it (catlass-tla-layouts.txt,
 // "Layout 使用"), over the layout in effect as the implementation describes it
-// (its tla_shape and tla_stride facts).
-std::vector<Fact> tla_get_facts(const std::vector<Fact>& facts, const std::string& path_text) {
+// (its tla_shape and tla_stride facts), through that implementation's tuple
+// functions (layoutcheck/tla_api.h; the reference's for a plugin).
+std::vector<Fact> tla_get_facts(const std::vector<Fact>& facts, const std::string& path_text, const std::string& impl) {
   std::string shape_text, stride_text;
   for (const auto& [k, v] : facts) {
     if (k == "tla_shape") shape_text = v;
@@ -404,9 +412,8 @@ std::vector<Fact> tla_get_facts(const std::vector<Fact>& facts, const std::strin
   if (shape_text.empty() || stride_text.empty()) {
     throw UsageError{"--get takes the modes of a CATLASS TLA layout (tla.*); this case has none"};
   }
-  const IntTuple shape = or_fail(parse_int_tuple(shape_text)), stride = or_fail(parse_int_tuple(stride_text));
-  std::vector<size_t> path;
-  std::string name;
+  const TlaLayoutText layout{or_fail(parse_int_tuple(shape_text)), or_fail(parse_int_tuple(stride_text))};
+  std::vector<uint64_t> path;
   std::vector<std::string> parts;
   for (size_t from = 0;;) {
     const size_t comma = path_text.find(',', from);
@@ -420,23 +427,12 @@ std::vector<Fact> tla_get_facts(const std::vector<Fact>& facts, const std::strin
         (i = std::stoull(part)) > IntTuple::kMaxLeaves) {
       throw UsageError{"--get " + quote_input(path_text) + " is not a list of mode indices I0,I1,... (e.g. 1,0)"};
     }
-    path.push_back(static_cast<size_t>(i));
-    name += (name.empty() ? "" : ",") + part;
+    path.push_back(i);
   }
-  // get<I> of an integer is the integer itself for I = 0 only (IntTuple::get).
-  const IntTuple* s = shape.get(path);
-  const IntTuple* d = stride.get(path);
-  if (s == nullptr || d == nullptr) {
-    throw UsageError{"get<" + name + "> leaves the layout " + shape_text + ":" + stride_text +
-                     " (each index must be below the rank of the mode it selects, I < rank)"};
-  }
-  const std::string at = "<" + name + ">";
-  return {{"get" + at, to_string(*s) + ":" + to_string(*d)},
-          {"rank" + at, std::to_string(s->rank())},
-          {"depth" + at, std::to_string(s->depth())},
-          {"shape" + at, to_string(*s)},
-          {"stride" + at, to_string(*d)},
-          {"size" + at, std::to_string(or_fail(s->product()))}};
+  const TupleApi* api = tuple_api_named(impl);
+  auto query = layout_query(api ? *api : reference_tuple_api(), layout, path);
+  if (!query.ok()) throw UsageError{query.status().message()};
+  return *query;
 }
 
 int cmd_describe(const Args& a) {
@@ -457,7 +453,7 @@ int cmd_describe(const Args& a) {
   const LayoutSpec* spec = find_spec(c.layout.name);
   if (spec) facts.push_back({"document", spec->document + " § " + spec->section});
   for (const std::string& path : a.all("get")) {
-    for (Fact& f : tla_get_facts(more.ok() ? *more : std::vector<Fact>{}, path)) facts.push_back(std::move(f));
+    for (Fact& f : tla_get_facts(more.ok() ? *more : std::vector<Fact>{}, path, ref.name())) facts.push_back(std::move(f));
   }
   if (a.has("json")) {
     cli::Json j = cli::report_header("describe");
@@ -1217,6 +1213,7 @@ int run_command(int argc, char** argv) {
     if (a.command == "oracle") return cmd_oracle(a);
     if (a.command == "show") return cmd_show(a);
     if (a.command == "okk") return cli::okk_main(a);
+    if (a.command == "tuple") return cli::tuple_main(a);
     if (a.command == "rules") {
       expect_known_options(a, {"json"});
       return cli::rules_main(a.positional.empty() ? "*" : a.positional[0], a.has("json"));
