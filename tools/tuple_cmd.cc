@@ -56,7 +56,9 @@ void add_with_elements(const IntTuple& t, std::set<std::string>* seen, std::vect
   }
 }
 
-std::vector<IntTuple> inputs() {
+}  // namespace
+
+std::vector<IntTuple> tuple_check_inputs() {
   std::vector<IntTuple> out;
   std::set<std::string> seen;
   for (const char* text : kDocumentTuples) add_with_elements(*parse_int_tuple(text), &seen, &out);
@@ -67,6 +69,8 @@ std::vector<IntTuple> inputs() {
   }
   return out;
 }
+
+namespace {
 
 // One call: tuple index and, for tla_get, I.
 struct Query {
@@ -263,7 +267,7 @@ int tuple_main(const Args& a) {
     return bad_library(std::string("exports none of ") + kSymbols[kRank] + ", " + kSymbols[kDepth] + ", " + kSymbols[kGet]);
   }
 
-  const std::vector<IntTuple> tuples = inputs();
+  const std::vector<IntTuple> tuples = tuple_check_inputs();
   std::vector<FnResult> results(kFnCount);
   for (uint64_t f = 0; f < kFnCount; ++f) {
     const Fn fn = static_cast<Fn>(f);

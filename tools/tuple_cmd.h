@@ -19,7 +19,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "layoutcheck/int_tuple.h"
 #include "tools/cli_args.h"
 
 namespace layoutcheck::cli {
@@ -30,5 +32,9 @@ int tuple_main(const Args& a);
 // Layout queries ("tla_get" for get, shape and stride, which are get of the
 // shape and the stride), or nullptr for a name it does not check.
 const char* tuple_symbol(const std::string& function);
+
+// The tuples `tuple` calls the functions on: the document's IntTuples, their
+// elements at any depth, and a fixed draw of random ones.
+std::vector<IntTuple> tuple_check_inputs();
 
 }  // namespace layoutcheck::cli
