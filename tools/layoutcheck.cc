@@ -1029,6 +1029,7 @@ int cmd_oracle(const Args& a) {
   // A fact the reference does not report for its case is a mistake of the file.
   or_fail(check_oracle_facts(cases, reference_impl()));
   auto precision_cases = or_fail(load_precision_oracle_dir(dir, spec_dir));
+  auto tuple_cases = or_fail(load_tuple_oracle_dir(dir, spec_dir));
   OracleOptions options;
   options.describer = &reference_impl();
   if (plugin) {
@@ -1043,12 +1044,13 @@ int cmd_oracle(const Args& a) {
   const std::string glob = a.get("id", "*");
   uint64_t run = 0, counts[3] = {0, 0, 0};
   // --shard i/n: the matching cases whose position (layout cases, then precision
-  // cases, in file order) is i - 1 modulo n.
+  // cases, then tuple cases, in file order) is i - 1 modulo n.
   uint64_t shard = 0, shards = 1;  // plain variables: lambdas below capture them
   std::tie(shard, shards) = shard_of(a);
   uint64_t matched = 0, total = 0;
   for (const auto& oc : cases) total += glob_match(glob, oc.id) && matched++ % shards == shard;
   for (const auto& pc : precision_cases) total += glob_match(glob, pc.id) && matched++ % shards == shard;
+  for (const auto& tc : tuple_cases) total += glob_match(glob, tc.id) && matched++ % shards == shard;
   matched = 0;
   auto in_shard = [&] { return matched++ % shards == shard; };
   cli::ProgressLine live("oracle", !a.has("json"));
@@ -1147,6 +1149,49 @@ int cmd_oracle(const Args& a) {
       std::printf("%-44s %s  (%s)%s\n", pc.id.c_str(), status, pc.source.c_str(),
                   converter ? ("  [converter " + converter->name() + "]").c_str() : "");
       for (const auto& s : failures) std::printf("    %s\n", s.c_str());
+    }
+  }
+  // The IntTuple and Layout query oracles (*.tuple): the implementation's tuple
+  // queries (layoutcheck/tla_api.h); a plugin's are checked by `layoutcheck tuple --lib`.
+  for (const auto& tc : tuple_cases) {
+    if (!glob_match(glob, tc.id) || !in_shard()) continue;
+    ++run;
+    const TupleApi* api = tuple_api_named(impl.name());
+    std::vector<std::string> failures;
+    if (api) failures = run_tuple_oracle(tc, *api);
+    const OracleResult::Outcome outcome = !api               ? OracleResult::kSkipped
+                                          : failures.empty() ? OracleResult::kPassed
+                                                             : OracleResult::kFailed;
+    ++counts[outcome];
+    const std::string skip_reason =
+        api ? "" : "a library's IntTuple functions are checked by `layoutcheck tuple --lib` (include/layoutcheck/tla_tuple.h)";
+    if (a.has("junit")) {
+      cli::JunitCase c{"oracle." + tc.id.substr(0, tc.id.find('/')), tc.id};
+      if (outcome == OracleResult::kFailed) {
+        c.outcome = cli::JunitCase::kFailed;
+        c.message = first_line(failures.front());
+        for (const auto& f : failures) c.details += f + "\n";
+        c.details += "repro: " + repro_of(tc.id) + "\n";
+      } else if (outcome == OracleResult::kSkipped) {
+        c.outcome = cli::JunitCase::kSkipped;
+        c.message = skip_reason;
+      }
+      junit_cases.push_back(c);
+    }
+    if (a.has("json")) {
+      json_cases.push_back({{"id", tc.id},
+                            {"source", tc.source},
+                            {"status", outcome_name(outcome)},
+                            {"passed", outcome == OracleResult::kPassed},
+                            {"skip_reason", skip_reason},
+                            {"failures", failures},
+                            {"repro", outcome == OracleResult::kFailed ? repro_of(tc.id) : ""}});
+    } else {
+      const char* status = outcome == OracleResult::kPassed ? "ok" : outcome == OracleResult::kFailed ? "FAILED" : "skipped";
+      live.finish();
+      std::printf("%-44s %s  (%s)%s\n", tc.id.c_str(), status, tc.source.c_str(),
+                  api ? ("  [tuple queries of " + api->name() + "]").c_str() : "");
+      for (const auto& f : failures) std::printf("    %s\n", f.c_str());
     }
   }
   if (matched == 0) throw UsageError{"no oracle case matches --id '" + glob + "'"};
