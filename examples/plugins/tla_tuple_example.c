@@ -9,7 +9,9 @@
  *   TUPLE_MUTANT_GET_SKIPS_ONE_NODE  get<I> steps over each earlier element as one node (right for integers only)
  *   TUPLE_MUTANT_RANK_COUNTS_LEAVES  rank counts the integers of the tuple, not its elements
  *   TUPLE_PARTIAL                    exports only tla_rank
+ *   TUPLE_MUTANT_GET_PAST_END        get<I> for I >= rank returns the end of the nodes instead of NULL
  *   TUPLE_READ_PAST                  tla_depth reads one node past the tuple
+ *   TUPLE_HANG                       tla_rank never returns
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +21,10 @@
 #define TUPLE_EXPORT __attribute__((visibility("default")))
 
 TUPLE_EXPORT uint32_t tla_rank(const lc_tuple_node* t, size_t count) {
+#ifdef TUPLE_HANG
+  for (volatile int spin = 1; spin;) {
+  }
+#endif
 #ifdef TUPLE_MUTANT_RANK_COUNTS_LEAVES
   uint32_t leaves = 0;
   size_t k;
@@ -72,7 +78,11 @@ TUPLE_EXPORT const lc_tuple_node* tla_get(const lc_tuple_node* t, size_t count, 
   uint32_t k;
   (void)count;
   if (t->items == 0) return i == 0 ? t : NULL; /* an integer is its own element 0 */
+#ifdef TUPLE_MUTANT_GET_PAST_END
+  if (i >= t->items) return t + count;
+#else
   if (i >= t->items) return NULL;
+#endif
   for (k = 0; k < i; ++k) {
 #ifdef TUPLE_MUTANT_GET_SKIPS_ONE_NODE
     at += 1;

@@ -35,10 +35,16 @@ expect "rank counts integers" 1 "tla_rank +FAILED" "$lc" tuple --lib "$libs/libt
 grep -q "first at (2,_3)" "$tmp/out" && fail "rank mutant: (2,_3) has rank 2 and 2 integers"
 grep -q "first at ((16,2),(16,3)): expected 2, actual 4" "$tmp/out" || fail "rank mutant: first difference not named: $(cat "$tmp/out")"
 
+expect "get past the end" 1 "tla_get +FAILED" "$lc" tuple --lib "$libs/libtla_tuple_get_past_end.so"
+grep -q "first at (2,_3), I = 2: expected NULL, actual a pointer outside the tuple's nodes" "$tmp/out" ||
+  fail "get past the end: first difference not named: $(cat "$tmp/out")"
+
 expect "partial library" 0 "tuple: 1 passed, 0 failed, 2 not provided" "$lc" tuple --lib "$libs/libtla_tuple_partial.so"
 grep -qE "tla_get +not provided \(skipped\)" "$tmp/out" || fail "partial: tla_get not reported as not provided"
 expect "read past the tuple" 2 "bad library .*libtla_tuple_read_past.so: .*during tla_depth" "$lc" tuple --lib "$libs/libtla_tuple_read_past.so"
 
+LAYOUTCHECK_PLUGIN_TIMEOUT=1 expect "hang" 2 "did not finish within 1 s during tla_rank" \
+  "$lc" tuple --lib "$libs/libtla_tuple_hang.so"
 echo 'not a library' > "$tmp/fake.so"
 expect "not a library" 2 "bad library .*fake.so: cannot load" "$lc" tuple --lib "$tmp/fake.so"
 expect "no tuple symbol" 2 "exports none of tla_rank, tla_depth, tla_get" "$lc" tuple --lib "$no_tuple"
