@@ -1,6 +1,7 @@
 #include "layoutcheck/checker.h"
 
 #include "layoutcheck/byte_rules.h"
+#include "layoutcheck/int_tuple.h"
 #include "layoutcheck/rules.h"
 
 #include <algorithm>
@@ -94,6 +95,78 @@ std::string diagnose_offsets(const Case& c, const Impl& expected, const Impl& ac
   }
   if (!out.empty()) out.resize(out.size() - 2);
   return out;
+}
+
+// A coordinate of a TLA mode as a tuple congruent with it: an integer mode
+// takes the index itself, a nested one splits it first sub-mode fastest (the
+// coordinate crd2offset reads back as the same element).
+IntTuple congruent_coordinate(const IntTuple& mode, uint64_t index) {
+  if (mode.is_integer()) return IntTuple(static_cast<int64_t>(index));
+  std::vector<IntTuple> parts;
+  for (const IntTuple& sub : mode.items()) {
+    const uint64_t n = sub.product().ok() ? *sub.product() : 1;
+    parts.push_back(congruent_coordinate(sub, index % n));
+    index /= n;
+  }
+  return IntTuple(std::move(parts));
+}
+
+// Element `at` of a TLA layout of shape `shape` as a nested coordinate, in one
+// of three forms: every mode split into its sub-modes, the flat indices as a
+// tuple, or the first mode split and the others flat.
+IntTuple nested_coordinate(const IntTuple& shape, const Coord& at, uint64_t form) {
+  if (shape.is_integer()) return congruent_coordinate(shape, static_cast<uint64_t>(at[0]));
+  std::vector<IntTuple> parts;
+  for (size_t m = 0; m < shape.rank() && m < at.size(); ++m) {
+    const bool split = form % 3 == 0 || (form % 3 == 2 && m == 0);
+    parts.push_back(split ? congruent_coordinate(shape.items()[m], static_cast<uint64_t>(at[m]))
+                          : IntTuple(at[m]));
+  }
+  return IntTuple(std::move(parts));
+}
+
+// Nested-coordinate offsets (Impl::offset_bits_nested, plugin ABI 1.2
+// offset_bits_tuple) of a sample of the elements of a TLA layout, against the
+// expected implementation's. An implementation without the entry is not
+// compared. The tuple shape comes from the expected implementation's describe.
+void compare_nested_offsets(const Case& c, const Impl& expected, const Impl& actual, uint64_t max_checks,
+                            Failure* f) {
+  if (c.layout.family() != "tla") return;
+  auto facts = expected.describe(c);
+  if (!facts.ok()) return;
+  std::optional<IntTuple> shape;
+  for (const Fact& fact : *facts) {
+    if (fact.first != "tla_shape") continue;
+    if (auto t = parse_int_tuple(fact.second); t.ok()) shape = std::move(t).value();
+  }
+  if (!shape) return;
+  const uint64_t n = *element_count(c.shape);
+  const uint64_t step = std::max<uint64_t>(1, n / std::max<uint64_t>(1, std::min<uint64_t>(max_checks, 512)));
+  uint64_t mismatches = 0, checked = 0;
+  for (uint64_t i = 0; i < n; i += step) {
+    const Coord at = coord_of_index(c.shape, i);
+    const IntTuple crd = nested_coordinate(*shape, at, i / step);
+    auto oe = expected.offset_bits_nested(c, crd);
+    if (!oe.ok()) {
+      if (oe.status().code() != StatusCode::kUnsupported) {
+        f->add() << expected.name() << " offset" << to_string(crd) << ": " << oe.status().to_string() << "\n";
+      }
+      return;
+    }
+    auto oa = actual.offset_bits_nested(c, crd);
+    if (!oa.ok() && oa.status().code() == StatusCode::kUnsupported) return;
+    ++checked;
+    if (!oa.ok() || *oa != *oe) {
+      if (mismatches++ == 0) {
+        f->add() << "nested offset of element " << coord_text(at) << " as " << to_string(crd) << ": expected bit "
+                 << *oe << " (byte " << *oe / 8 << "), actual "
+                 << (oa.ok() ? "bit " + std::to_string(*oa) + " (byte " + std::to_string(*oa / 8) + ")"
+                             : oa.status().to_string())
+                 << "\n";
+      }
+    }
+  }
+  if (mismatches > 0) f->add() << mismatches << " of " << checked << " checked nested-coordinate offsets differ\n";
 }
 
 }  // namespace
@@ -268,6 +341,8 @@ CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
     std::string d = diagnose_offsets(c, expected, actual);
     if (!d.empty()) f.add() << "diagnosis: " << d << "\n";
   }
+
+  compare_nested_offsets(c, expected, actual, options.max_offset_checks, &f);
 
   // The document's rules for every byte (the expected implementation's map,
   // normally the reference's); without a map every byte is compared.

@@ -2,13 +2,18 @@
 // and MakeLayoutTile(...). Any text either fails with a message or parses to
 // a value whose canonical text parses back to the same value; a parsed layout
 // is then judged the same way (valid or invalid) by both implementations, and
-// checked byte for byte when valid and small.
+// checked byte for byte when valid and small. A parsed IntTuple and a parsed
+// SHAPE:STRIDE get the same rank, depth and get<I...> from the reference's and
+// the optimized implementation's tuple queries (layoutcheck/tla_api.h), at
+// every element and one index past each rank.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "fuzz_util.h"
 #include "layoutcheck/int_tuple.h"
+#include "layoutcheck/tla_api.h"
 #include "reference/tla.h"
 
 using namespace layoutcheck;
@@ -46,6 +51,28 @@ bool matrix_of(const Layout& layout, Shape* shape) {
   return true;
 }
 
+// Both implementations' queries at every path below `path` in t.
+void compare_queries(const IntTuple& root, const IntTuple& t, std::vector<uint64_t>* path) {
+  const TupleApi& ref = reference_tuple_api();
+  const TupleApi& opt = optimized_tuple_api();
+  auto rr = ref.rank(t), orr = opt.rank(t), rd = ref.depth(t), od = opt.depth(t);
+  if (!rr.ok() || !orr.ok() || *rr != *orr || !rd.ok() || !od.ok() || *rd != *od) {
+    fail("rank or depth of " + to_string(t) + " in " + to_string(root) + " differ");
+  }
+  for (uint64_t i = 0; i <= *rr; ++i) {
+    path->push_back(i);
+    auto a = ref.get(root, *path), b = opt.get(root, *path);
+    if (a.ok() != b.ok() || (a.ok() && *a != *b)) fail("get<...," + std::to_string(i) + "> of " + to_string(root) + " differs");
+    if (a.ok() && i < *rr && t.is_tuple()) compare_queries(root, *a, path);
+    path->pop_back();
+  }
+}
+
+void compare_queries(const IntTuple& t) {
+  std::vector<uint64_t> path;
+  compare_queries(t, t, &path);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -57,8 +84,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (tuple->depth() > IntTuple::kMaxDepth || tuple->leaf_count() > IntTuple::kMaxLeaves) fail("limits not enforced");
     auto again = parse_int_tuple(to_string(*tuple));
     if (!again.ok() || *again != *tuple) fail("IntTuple round trip failed: " + text);
+    compare_queries(*tuple);
   } else if (tuple.status().message().empty()) {
     fail("empty error message");
+  }
+
+  if (auto l = parse_tla_layout(text); l.ok()) {
+    compare_queries(l->shape);
+    compare_queries(l->stride);
+    for (const TupleApi* api : {&reference_tuple_api(), &optimized_tuple_api()}) {
+      auto q = layout_query(*api, *l, {});
+      if (!q.ok()) fail(api->name() + " cannot query the layout " + text + ": " + q.status().message());
+    }
   }
 
   auto layout = parse_layout(text);

@@ -21,12 +21,14 @@
 #include "tools/extension_cli.h"
 #include "tools/okk_cmd.h"
 #include "tools/precision_lib_cmd.h"
+#include "tools/tuple_cmd.h"
+#include "layoutcheck/tla_api.h"
 
 namespace layoutcheck::cli {
 namespace {
 
 const std::set<std::string> kKinds = {"layout", "mode", "parameter", "rule", "table", "example", "function"};
-const std::set<std::string> kTargetKinds = {"layout", "param", "rule", "entry", "table", "okk", "cases"};
+const std::set<std::string> kTargetKinds = {"layout", "param", "rule", "entry", "table", "okk", "tuple", "cases"};
 
 struct Target {
   std::string kind, name;
@@ -55,6 +57,7 @@ struct OracleRef {
   Case c;
   std::string rule;                       // the rule the reference rejects it by
   std::vector<std::string> checks;        // precision cases: "table conv ...", "convert nvdla ..."
+  std::vector<std::string> functions;     // tuple cases: the functions its lines check (rank, get, ...)
 };
 
 struct ListError {
@@ -158,7 +161,7 @@ std::vector<Item> parse_items(const std::string& text, const std::string& file, 
     for (const std::string& t : words(f[3])) {
       const size_t colon = t.find(':');
       if (colon == std::string::npos || !kTargetKinds.count(t.substr(0, colon))) {
-        fail("target '" + t + "' is not layout:, param:, rule:, entry:, table:, okk: or cases:");
+        fail("target '" + t + "' is not layout:, param:, rule:, entry:, table:, okk:, tuple: or cases:");
       }
       Target target{t.substr(0, colon), t.substr(colon + 1)};
       if (target.kind == "cases") {
@@ -174,6 +177,9 @@ std::vector<Item> parse_items(const std::string& text, const std::string& file, 
       if (target.kind == "table" && !parse_precision_layer(target.name).ok()) fail("no precision table " + target.name);
       if (target.kind == "okk" && okk_reference_layout(target.name) == nullptr) {
         fail("no function " + target.name + " that `layoutcheck okk` checks");
+      }
+      if (target.kind == "tuple" && tuple_symbol(target.name) == nullptr) {
+        fail("no function " + target.name + " that `layoutcheck tuple` checks (rank get depth shape stride)");
       }
       item.targets.push_back(target);
     }
@@ -314,6 +320,55 @@ RuleVerdict rule_verdict(const std::string& id, const std::vector<const Case*>& 
   return cache[id] = v;
 }
 
+// The *.tuple oracle cases (load_oracles keeps them for tuple_verdict).
+std::vector<TupleOracleCase> g_tuple_oracles;
+
+// Whether the reference answers every oracle line of a tuple function as the
+// document does, and whether the optimized implementation answers them too
+// and agrees with the reference on every tuple `layoutcheck tuple` checks
+// (shape and stride are get of the shape and of the stride).
+struct TupleVerdict {
+  bool reference = false, optimized = false;
+};
+
+TupleVerdict tuple_verdict(const std::string& function) {
+  static std::map<std::string, TupleVerdict> cache;
+  if (auto it = cache.find(function); it != cache.end()) return it->second;
+  TupleVerdict v;
+  v.reference = v.optimized = true;
+  bool any = false;
+  for (const TupleOracleCase& oc : g_tuple_oracles) {
+    TupleOracleCase only = oc;
+    only.lines.clear();
+    for (const TupleOracleLine& l : oc.lines) {
+      if (l.function == function) only.lines.push_back(l);
+    }
+    if (only.lines.empty()) continue;
+    any = true;
+    v.reference &= run_tuple_oracle(only, reference_tuple_api()).empty();
+    v.optimized &= run_tuple_oracle(only, optimized_tuple_api()).empty();
+  }
+  const TupleApi& ref = reference_tuple_api();
+  const TupleApi& opt = optimized_tuple_api();
+  for (const IntTuple& t : tuple_check_inputs()) {
+    if (function == "rank") {
+      auto a = ref.rank(t), b = opt.rank(t);
+      v.optimized &= a.ok() && b.ok() && *a == *b;
+    } else if (function == "depth") {
+      auto a = ref.depth(t), b = opt.depth(t);
+      v.optimized &= a.ok() && b.ok() && *a == *b;
+    } else {
+      for (uint64_t i = 0; i <= t.rank(); ++i) {
+        auto a = ref.get(t, i), b = opt.get(t, i);
+        v.optimized &= a.ok() == b.ok() && (!a.ok() || *a == *b);
+      }
+    }
+  }
+  v.reference &= any;
+  v.optimized &= v.reference;
+  return cache[function] = v;
+}
+
 bool entry_implemented(const std::string& name, bool reference) {
   const Extensions e = builtin_extensions(reference);
   if (name.rfind("convert.", 0) == 0) return e.converter != nullptr;
@@ -388,6 +443,16 @@ std::vector<OracleRef> load_oracles(const std::string& dir, const std::string& s
     }
     out.push_back(std::move(r));
   }
+  auto tuples = load_tuple_oracle_dir(dir, spec_dir);
+  if (!tuples.ok()) throw ListError{tuples.status().message()};
+  g_tuple_oracles = *tuples;
+  for (const TupleOracleCase& tc : *tuples) {
+    OracleRef r;
+    r.id = tc.id;
+    std::tie(r.document, r.section) = source_parts(tc.source);
+    for (const TupleOracleLine& l : tc.lines) r.functions.push_back(l.function);
+    out.push_back(std::move(r));
+  }
   auto precision = load_precision_oracle_dir(dir, spec_dir);
   if (!precision.ok()) throw ListError{precision.status().message()};
   for (const PrecisionOracleCase& pc : *precision) {
@@ -433,6 +498,7 @@ bool exercises(const Item& item, const Target& t, const OracleRef& o) {
   if (o.document != item.document || o.section != item.section) return false;
   if (t.kind == "layout") return o.parsed && o.c.layout.name == t.name;
   if (t.kind == "okk") return o.parsed && o.c.layout.name == okk_reference_layout(t.name);
+  if (t.kind == "tuple") return std::find(o.functions.begin(), o.functions.end(), t.name) != o.functions.end();
   if (t.kind == "param") {
     auto [spec, param] = find_layout_param(t.name);
     if (!o.parsed || o.c.layout.name != spec->name) return false;
@@ -491,6 +557,11 @@ Row derive(const Item& item, const std::vector<OracleRef>& oracles) {
         row.reference &= table_rows(t.name) > 0;
         optimized &= table_optimized(t.name);
         table_plugin_ok &= table_plugin(t.name);
+      }
+      if (t.kind == "tuple") {
+        const TupleVerdict v = tuple_verdict(t.name);
+        row.reference &= v.reference;
+        optimized &= v.optimized;
       }
     }
     bool random = false, plugin = true;

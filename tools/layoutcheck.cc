@@ -15,6 +15,7 @@
 //                        [--max-rows N]   (tools/show.cc)
 //   layoutcheck precision nvdla ..., layoutcheck convert ... (tools/precision_cli.cc)
 //   layoutcheck okk      --lib PATH.so [--chip bm1684|bm1684x] [--npus X --eu-bytes B] [--json]   (tools/okk_cmd.cc)
+//   layoutcheck tuple    --lib PATH.so [--json]   (tools/tuple_cmd.cc)
 // Every option of every command: kCommands below, and `layoutcheck COMMAND --help`.
 //
 // Exit status: 0 success, 1 a check or oracle failed, 2 bad input or a failed read
@@ -45,6 +46,7 @@
 #include "layoutcheck/oracle.h"
 #include "layoutcheck/plugin.h"
 #include "layoutcheck/precision.h"
+#include "layoutcheck/tla_api.h"
 #include "optimized/threads.h"
 #include "tools/cli_args.h"
 #include "tools/cli_io.h"
@@ -57,6 +59,7 @@
 #include "tools/precision_cli.h"
 #include "tools/rules_cmd.h"
 #include "tools/show.h"
+#include "tools/tuple_cmd.h"
 
 using namespace layoutcheck;
 
@@ -111,6 +114,7 @@ const char* kUsage =
     "  check --layout 'convert.*'|nvdla.sparse|nvdla.winograd.phase1   a plugin's ABI 1.1 entry points\n"
     "  okk --lib PATH.so [--chip bm1684|bm1684x] [--npus X --eu-bytes B] [--json]\n"
     "                                                  a library's own okk_* functions vs the reference\n"
+    "  tuple --lib PATH.so [--json]                    a library's own IntTuple rank, get<I>, depth vs the reference\n"
     "common: --impl reference|optimized|PATH.so (default optimized; a plugin runs isolated)\n"
     "help: layoutcheck COMMAND --help lists every option of a command; layoutcheck --version\n"
     "files: --in reads at most the size the case needs (one byte more is an error); --out replaces a\n"
@@ -217,6 +221,9 @@ const std::vector<CommandSpec> kCommands = {
       {"chip", "bm1684|bm1684x", "NPU count and EU size of the chip (default bm1684: 64 NPUs, 128-byte EU)"},
       {"npus", "X", "the NPU count instead of the chip's (1..65536)"},
       {"eu-bytes", "B", "the EU size in bytes instead of the chip's (a multiple of 4, up to 65536)"},
+      kJsonOpt}},
+    {"tuple", "", 0, "a library's own IntTuple functions (tla_tuple.h: tla_rank, tla_get, tla_depth) against the TLA reference",
+     {{"lib", "PATH.so", "the library exporting the functions with C linkage; loaded and called in a child process"},
       kJsonOpt}},
 };
 
@@ -397,8 +404,9 @@ int cmd_list(const Args& a) {
 // "get<I0,I1,...,IN>(x) := get<IN>(...(get<I1>(get<I0>(x)))...)" and
 // rank<I...>, depth<I...>, shape<I...>, stride<I...> of it (catlass-tla-layouts.txt,
 // "Layout 使用"), over the layout in effect as the implementation describes it
-// (its tla_shape and tla_stride facts).
-std::vector<Fact> tla_get_facts(const std::vector<Fact>& facts, const std::string& path_text) {
+// (its tla_shape and tla_stride facts), through that implementation's tuple
+// functions (layoutcheck/tla_api.h; the reference's for a plugin).
+std::vector<Fact> tla_get_facts(const std::vector<Fact>& facts, const std::string& path_text, const std::string& impl) {
   std::string shape_text, stride_text;
   for (const auto& [k, v] : facts) {
     if (k == "tla_shape") shape_text = v;
@@ -407,9 +415,8 @@ std::vector<Fact> tla_get_facts(const std::vector<Fact>& facts, const std::strin
   if (shape_text.empty() || stride_text.empty()) {
     throw UsageError{"--get takes the modes of a CATLASS TLA layout (tla.*); this case has none"};
   }
-  const IntTuple shape = or_fail(parse_int_tuple(shape_text)), stride = or_fail(parse_int_tuple(stride_text));
-  std::vector<size_t> path;
-  std::string name;
+  const TlaLayoutText layout{or_fail(parse_int_tuple(shape_text)), or_fail(parse_int_tuple(stride_text))};
+  std::vector<uint64_t> path;
   std::vector<std::string> parts;
   for (size_t from = 0;;) {
     const size_t comma = path_text.find(',', from);
@@ -423,23 +430,12 @@ std::vector<Fact> tla_get_facts(const std::vector<Fact>& facts, const std::strin
         (i = std::stoull(part)) > IntTuple::kMaxLeaves) {
       throw UsageError{"--get " + quote_input(path_text) + " is not a list of mode indices I0,I1,... (e.g. 1,0)"};
     }
-    path.push_back(static_cast<size_t>(i));
-    name += (name.empty() ? "" : ",") + part;
+    path.push_back(i);
   }
-  // get<I> of an integer is the integer itself for I = 0 only (IntTuple::get).
-  const IntTuple* s = shape.get(path);
-  const IntTuple* d = stride.get(path);
-  if (s == nullptr || d == nullptr) {
-    throw UsageError{"get<" + name + "> leaves the layout " + shape_text + ":" + stride_text +
-                     " (each index must be below the rank of the mode it selects, I < rank)"};
-  }
-  const std::string at = "<" + name + ">";
-  return {{"get" + at, to_string(*s) + ":" + to_string(*d)},
-          {"rank" + at, std::to_string(s->rank())},
-          {"depth" + at, std::to_string(s->depth())},
-          {"shape" + at, to_string(*s)},
-          {"stride" + at, to_string(*d)},
-          {"size" + at, std::to_string(or_fail(s->product()))}};
+  const TupleApi* api = tuple_api_named(impl);
+  auto query = layout_query(api ? *api : reference_tuple_api(), layout, path);
+  if (!query.ok()) throw UsageError{query.status().message()};
+  return *query;
 }
 
 int cmd_describe(const Args& a) {
@@ -460,7 +456,7 @@ int cmd_describe(const Args& a) {
   const LayoutSpec* spec = find_spec(c.layout.name);
   if (spec) facts.push_back({"document", spec->document + " § " + spec->section});
   for (const std::string& path : a.all("get")) {
-    for (Fact& f : tla_get_facts(more.ok() ? *more : std::vector<Fact>{}, path)) facts.push_back(std::move(f));
+    for (Fact& f : tla_get_facts(more.ok() ? *more : std::vector<Fact>{}, path, ref.name())) facts.push_back(std::move(f));
   }
   if (a.has("json")) {
     cli::Json j = cli::report_header("describe");
@@ -1039,6 +1035,7 @@ int cmd_oracle(const Args& a) {
   // A fact the reference does not report for its case is a mistake of the file.
   or_fail(check_oracle_facts(cases, reference_impl()));
   auto precision_cases = or_fail(load_precision_oracle_dir(dir, spec_dir));
+  auto tuple_cases = or_fail(load_tuple_oracle_dir(dir, spec_dir));
   OracleOptions options;
   options.describer = &reference_impl();
   if (plugin) {
@@ -1053,12 +1050,13 @@ int cmd_oracle(const Args& a) {
   const std::string glob = a.get("id", "*");
   uint64_t run = 0, counts[3] = {0, 0, 0};
   // --shard i/n: the matching cases whose position (layout cases, then precision
-  // cases, in file order) is i - 1 modulo n.
+  // cases, then tuple cases, in file order) is i - 1 modulo n.
   uint64_t shard = 0, shards = 1;  // plain variables: lambdas below capture them
   std::tie(shard, shards) = shard_of(a);
   uint64_t matched = 0, total = 0;
   for (const auto& oc : cases) total += glob_match(glob, oc.id) && matched++ % shards == shard;
   for (const auto& pc : precision_cases) total += glob_match(glob, pc.id) && matched++ % shards == shard;
+  for (const auto& tc : tuple_cases) total += glob_match(glob, tc.id) && matched++ % shards == shard;
   matched = 0;
   auto in_shard = [&] { return matched++ % shards == shard; };
   cli::ProgressLine live("oracle", !a.has("json"));
@@ -1159,6 +1157,49 @@ int cmd_oracle(const Args& a) {
       for (const auto& s : failures) std::printf("    %s\n", s.c_str());
     }
   }
+  // The IntTuple and Layout query oracles (*.tuple): the implementation's tuple
+  // queries (layoutcheck/tla_api.h); a plugin's are checked by `layoutcheck tuple --lib`.
+  for (const auto& tc : tuple_cases) {
+    if (!glob_match(glob, tc.id) || !in_shard()) continue;
+    ++run;
+    const TupleApi* api = tuple_api_named(impl.name());
+    std::vector<std::string> failures;
+    if (api) failures = run_tuple_oracle(tc, *api);
+    const OracleResult::Outcome outcome = !api               ? OracleResult::kSkipped
+                                          : failures.empty() ? OracleResult::kPassed
+                                                             : OracleResult::kFailed;
+    ++counts[outcome];
+    const std::string skip_reason =
+        api ? "" : "a library's IntTuple functions are checked by `layoutcheck tuple --lib` (include/layoutcheck/tla_tuple.h)";
+    if (a.has("junit")) {
+      cli::JunitCase c{"oracle." + tc.id.substr(0, tc.id.find('/')), tc.id};
+      if (outcome == OracleResult::kFailed) {
+        c.outcome = cli::JunitCase::kFailed;
+        c.message = first_line(failures.front());
+        for (const auto& f : failures) c.details += f + "\n";
+        c.details += "repro: " + repro_of(tc.id) + "\n";
+      } else if (outcome == OracleResult::kSkipped) {
+        c.outcome = cli::JunitCase::kSkipped;
+        c.message = skip_reason;
+      }
+      junit_cases.push_back(c);
+    }
+    if (a.has("json")) {
+      json_cases.push_back({{"id", tc.id},
+                            {"source", tc.source},
+                            {"status", outcome_name(outcome)},
+                            {"passed", outcome == OracleResult::kPassed},
+                            {"skip_reason", skip_reason},
+                            {"failures", failures},
+                            {"repro", outcome == OracleResult::kFailed ? repro_of(tc.id) : ""}});
+    } else {
+      const char* status = outcome == OracleResult::kPassed ? "ok" : outcome == OracleResult::kFailed ? "FAILED" : "skipped";
+      live.finish();
+      std::printf("%-44s %s  (%s)%s\n", tc.id.c_str(), status, tc.source.c_str(),
+                  api ? ("  [tuple queries of " + api->name() + "]").c_str() : "");
+      for (const auto& f : failures) std::printf("    %s\n", f.c_str());
+    }
+  }
   if (matched == 0) throw UsageError{"no oracle case matches --id '" + glob + "'"};
   const auto passed = static_cast<unsigned long long>(counts[OracleResult::kPassed]);
   const auto failed = static_cast<unsigned long long>(counts[OracleResult::kFailed]);
@@ -1223,6 +1264,7 @@ int run_command(int argc, char** argv) {
     if (a.command == "oracle") return cmd_oracle(a);
     if (a.command == "show") return cmd_show(a);
     if (a.command == "okk") return cli::okk_main(a);
+    if (a.command == "tuple") return cli::tuple_main(a);
     if (a.command == "rules") {
       expect_known_options(a, {"json"});
       return cli::rules_main(a.positional.empty() ? "*" : a.positional[0], a.has("json"));

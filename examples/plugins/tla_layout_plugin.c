@@ -371,7 +371,12 @@ static uint64_t index_in(walker* w, uint64_t* size) {
     for (;;) {
       uint64_t part_size = 1, part = index_in(w, &part_size);
       if (w->bad) return 0;
+#ifdef TLA_LAYOUT_MUTANT_NESTED_UNWEIGHTED
+      /* The bug: a sub-coordinate counts 1, not the size of the sub-modes before it. */
+      index += part;
+#else
       index += part * below;
+#endif
       below *= part_size;
       skip_spaces(&w->c);
       skip_spaces(&w->s);

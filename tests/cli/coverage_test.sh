@@ -34,8 +34,13 @@ grep -q '"id": "tpu.aligned",' "$tmp/json" || fail "no tpu.aligned in the JSON r
 # A registered, fully covered layout is complete; an item with no targets is missing.
 grep -E '^tpu\.aligned +layout +yes +yes +[1-9][0-9]* +yes +yes +yes +complete$' "$tmp/text" > /dev/null ||
   fail "tpu.aligned is not complete: $(grep '^tpu.aligned ' "$tmp/text")"
-grep -E '^tla\.inttuple\.api +function +- +- +0 +- +- +- +missing$' "$tmp/text" > /dev/null ||
-  fail "tla.inttuple.api is not missing: $(grep '^tla.inttuple.api ' "$tmp/text")"
+grep -E '^tla\.inttuple\.api +function +yes +yes +[1-9][0-9]* +yes +yes +yes +complete$' "$tmp/text" > /dev/null ||
+  fail "tla.inttuple.api (tuple: targets) is not complete: $(grep '^tla.inttuple.api ' "$tmp/text")"
+sed 's/^\(tla.inttuple.api | function | IntTuple\) | .* | \(rank(IntTuple)\)/\1 | - | - | - | \2/' "$items" > "$tmp/bare.txt"
+cmp -s "$tmp/bare.txt" "$items" && fail "the edit to a bare item changed nothing"
+"$lc" list --coverage --items "$tmp/bare.txt" > "$tmp/bare" || fail "list --coverage --items (a bare item) exits $?"
+grep -E '^tla\.inttuple\.api +function +- +- +0 +- +- +- +missing$' "$tmp/bare" > /dev/null ||
+  fail "an item with no targets is not missing: $(grep '^tla.inttuple.api ' "$tmp/bare")"
 grep -E '^nvdla\.table\.sdp +table +yes +yes +[1-9][0-9]* +yes +yes +yes +complete$' "$tmp/text" > /dev/null ||
   fail "nvdla.table.sdp is not a complete table: $(grep '^nvdla.table.sdp ' "$tmp/text")"
 
@@ -70,6 +75,7 @@ expect_error "an unknown parameter" "no registered layout parameter tpu.matrix.n
 expect_error "an unknown entry" "no ABI entry nvdla.no_such" 's/entry:nvdla.sparse /entry:nvdla.no_such /'
 expect_error "an unknown table" "no precision table cdp" 's/table:lrn /table:cdp /'
 expect_error "an unknown okk function" "no function okk_no_such that" 's/okk:okk_compact_stride/okk:okk_no_such/'
+expect_error "an unknown tuple function" "no function size that \`layoutcheck tuple\` checks" 's/| tuple:rank tuple:get tuple:depth |/| tuple:size tuple:get tuple:depth |/'
 expect_error "an unknown section" "'Continuous Layouts' is not a section heading of" 's/| Continuous Layout | layout:/| Continuous Layouts | layout:/'
 expect_error "a layout without an item" "no item names layout:tpu.continuous" '/^tpu.continuous |/d'
 expect_error "a rule without an item" "no item names rule:tpu.compact/address-align-4" '/^tpu.compact.rules |/d'

@@ -10,7 +10,7 @@ failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # check: by layout; each layout's rows (cases and verdict counts) as unsharded.
-rows() { grep -E '^[a-z]+\.[A-Za-z0-9_.]+ +[0-9]+ ' "$1" | sort; }
+rows() { grep -E '^[a-z]+\.[A-Za-z0-9_.]+ +[0-9]+ ' "$1" | tr -s ' ' | sort; }  # the column width follows the names
 "$lc" check --layout '*' --cases 8 > "$tmp/check.all" 2> /dev/null || fail "check exits $?"
 : > "$tmp/check.union"
 for i in 1 2 3; do

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -266,6 +267,35 @@ TEST(TlaImpl, checker_catches_a_planted_bug) {
   SwapFractalRows mutant(optimized_impl());
   CheckReport r = check(must_case("tla.zN", "fp16", "32,32"), reference_impl(), mutant);
   EXPECT_EQ(r.verdict, Verdict::kFail) << r.message;
+}
+
+// Reads each nested part last sub-mode fastest; flat coordinates stay right.
+class NestedLastFastest : public testing::ForwardingImpl {
+ public:
+  using ForwardingImpl::ForwardingImpl;
+  Result<uint64_t> offset_bits_nested(const Case& c, const IntTuple& at) const override {
+    if (at.is_integer()) return inner_.offset_bits_nested(c, at);
+    std::vector<IntTuple> parts;
+    for (const IntTuple& p : at.items()) {
+      std::vector<IntTuple> sub = p.is_tuple() ? p.items() : std::vector<IntTuple>{};
+      std::reverse(sub.begin(), sub.end());
+      parts.push_back(p.is_tuple() ? IntTuple(sub) : p);
+    }
+    return inner_.offset_bits_nested(c, IntTuple(parts));
+  }
+};
+
+TEST(TlaImpl, checker_compares_nested_coordinate_offsets) {
+  NestedLastFastest mutant(optimized_impl());
+  for (const char* layout : {"((4,2),(4,3)):((4,16),(1,32))", "tla.zN"}) {
+    Case c = must_case(layout, "int8", layout[0] == '(' ? "8,12" : "32,64");
+    CheckReport r = check(c, reference_impl(), mutant);
+    EXPECT_EQ(r.verdict, Verdict::kFail) << r.message;
+    EXPECT_NE(r.message.find("nested offset of element"), std::string::npos) << r.message;
+    EXPECT_EQ(check(c, reference_impl(), optimized_impl()).verdict, Verdict::kPass);
+  }
+  // Layouts without nested modes have nothing to read differently.
+  EXPECT_EQ(check(must_case("(2,3):(3,1)", "int8", "2,3"), reference_impl(), mutant).verdict, Verdict::kPass);
 }
 
 TEST(TlaImpl, describe_reports_the_layout) {
