@@ -28,6 +28,12 @@
 #include "optimized/isa.h"
 
 #if defined(__x86_64__) || defined(__i386__)
+// gcc 12 warns inside avx512fintrin.h, whose _mm512_undefined_* helpers read an
+// uninitialized variable on purpose (a false positive for every intrinsic using them).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 #define LC_HTP_X86 1
 #endif
@@ -248,33 +254,139 @@ Result<Plan> make_plan(const Case& c) {
 
 // ---- row copies ---------------------------------------------------------------
 
-// Padding elements from dst on, `bytes` a whole number of elements.
-inline void fill_pad(const Plan& p, uint8_t* dst, size_t bytes) {
-  if (p.pad_uniform) {
-    std::memset(dst, p.pad, bytes);
-    return;
-  }
-  for (size_t b = 0; b < bytes; b += p.elem) std::memcpy(dst + b, p.pad_element, p.elem);
-}
-
 // Large outputs bypass the cache with non-temporal 16-byte stores (SSE2, part
 // of x86-64), as memcpy does for large copies.
 constexpr uint64_t kStreamBytes = uint64_t{8} << 20;
 constexpr uintptr_t kPrefetchBytes = 256;
 
-template <size_t kRowBytes, bool kStream>
-inline __attribute__((always_inline)) void copy_bytes(uint8_t* dst, const uint8_t* src, size_t n) {
-#ifdef LC_HTP_X86
-  if (kStream && n % 16 == 0 && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
-    for (size_t i = 0; i < n; i += 16) {
-      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
-    }
-    return;
-  }
-#endif
-  if (kRowBytes != 0 && n == kRowBytes) std::memcpy(dst, src, kRowBytes);
-  else std::memcpy(dst, src, n);
+// The padding element repeated over 64 bytes (rows start on element boundaries).
+inline void pad_pattern(const Plan& p, uint8_t* out) {
+  for (size_t i = 0; i < 64; ++i) out[i] = p.pad_element[i % p.elem];
 }
+
+// Row operations of the portable path (and of the AVX2 one, compiled in its
+// target): pack writes a whole physical row, its first `valid` bytes from the
+// tensor and the rest padding; a row partly padding is assembled in a buffer
+// 64 bytes at a time, so every physical byte is written by one whole store.
+// Unpack copies the valid bytes. kStream: 16-byte non-temporal stores (the
+// caller checked that every row starts 16-byte aligned and has whole 16-byte
+// pieces).
+template <bool kStream>
+struct MemRows {
+  static constexpr bool kStreams = kStream;
+  alignas(16) uint8_t pad[64];
+  explicit MemRows(const Plan& p) { pad_pattern(p, pad); }
+  static inline __attribute__((always_inline)) void put(uint8_t* dst, const uint8_t* src, size_t n) {
+#ifdef LC_HTP_X86
+    if (kStream) {
+      for (size_t i = 0; i < n; i += 16) {
+        _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+      }
+      return;
+    }
+#endif
+    std::memcpy(dst, src, n);
+  }
+  template <size_t kRowBytes>
+  inline __attribute__((always_inline)) void pack(uint8_t* dst, const uint8_t* src, size_t valid, size_t row_bytes) const {
+    if (kRowBytes != 0) row_bytes = kRowBytes;
+    if (valid == row_bytes) return put(dst, src, row_bytes);
+    for (size_t at = 0; at < row_bytes; at += 64) {
+      const size_t n = std::min<size_t>(64, row_bytes - at);
+      const size_t v = valid > at ? std::min(n, valid - at) : 0;
+      alignas(16) uint8_t buf[64];
+      std::memcpy(buf, pad, 64);
+      std::memcpy(buf, src + at, v);
+      put(dst + at, buf, n);
+    }
+  }
+  template <size_t kRowBytes>
+  inline __attribute__((always_inline)) void unpack(uint8_t* dst, const uint8_t* src, size_t valid) const {
+    if (kRowBytes != 0 && valid == kRowBytes) return put(dst, src, kRowBytes);
+    put(dst, src, valid);
+  }
+  void finish() const {
+#ifdef LC_HTP_X86
+    if (kStream) _mm_sfence();
+#endif
+  }
+};
+
+#ifdef LC_HTP_X86
+#define LC_HTP_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+
+// Row operations with AVX-512: a row partly padding is a masked load over the
+// padding pattern (bytes past the valid ones are not read) and one whole
+// store; unpack's partial rows are masked stores.
+template <bool kStream>
+struct Avx512Rows {
+  static constexpr bool kStreams = kStream;
+  __m512i pad;
+  LC_HTP_AVX512 explicit Avx512Rows(const Plan& p) {
+    alignas(64) uint8_t b[64];
+    pad_pattern(p, b);
+    pad = _mm512_load_si512(b);
+  }
+  static LC_HTP_AVX512 inline __mmask64 head(size_t n) { return n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1; }
+  // n <= 64 bytes of v to dst; streamed in 16-byte pieces (n a multiple of 16 then).
+  static LC_HTP_AVX512 inline void put(uint8_t* dst, __m512i v, size_t n) {
+    if (kStream) {
+      __m128i* d = reinterpret_cast<__m128i*>(dst);
+      _mm_stream_si128(d, _mm512_castsi512_si128(v));
+      if (n > 16) _mm_stream_si128(d + 1, _mm512_extracti32x4_epi32(v, 1));
+      if (n > 32) _mm_stream_si128(d + 2, _mm512_extracti32x4_epi32(v, 2));
+      if (n > 48) _mm_stream_si128(d + 3, _mm512_extracti32x4_epi32(v, 3));
+    } else if (n == 64) {
+      _mm512_storeu_si512(dst, v);
+    } else if (n == 32) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm512_castsi512_si256(v));
+    } else {
+      _mm512_mask_storeu_epi8(dst, head(n), v);
+    }
+  }
+  template <size_t kRowBytes>
+  LC_HTP_AVX512 inline void pack(uint8_t* dst, const uint8_t* src, size_t valid, size_t row_bytes) const {
+    if (kRowBytes == 32) {
+      const __m256i v = valid == 32 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src))
+                                    : _mm256_mask_loadu_epi8(_mm512_castsi512_si256(pad), static_cast<__mmask32>(head(valid)), src);
+      if (kStream) {
+        _mm_stream_si128(reinterpret_cast<__m128i*>(dst), _mm256_castsi256_si128(v));
+        _mm_stream_si128(reinterpret_cast<__m128i*>(dst) + 1, _mm256_extracti128_si256(v, 1));
+      } else {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), v);
+      }
+      return;
+    }
+    if (kRowBytes != 0) row_bytes = kRowBytes;
+    for (size_t at = 0; at < row_bytes; at += 64) {
+      const size_t n = std::min<size_t>(64, row_bytes - at);
+      const size_t v = valid > at ? std::min(n, valid - at) : 0;
+      put(dst + at, v == 64 ? _mm512_loadu_si512(src + at) : _mm512_mask_loadu_epi8(pad, head(v), src + at), n);
+    }
+  }
+  template <size_t kRowBytes>
+  LC_HTP_AVX512 inline void unpack(uint8_t* dst, const uint8_t* src, size_t valid) const {
+    if (kRowBytes == 32 && valid == 32) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
+      if (kStream) {
+        _mm_stream_si128(reinterpret_cast<__m128i*>(dst), _mm256_castsi256_si128(v));
+        _mm_stream_si128(reinterpret_cast<__m128i*>(dst) + 1, _mm256_extracti128_si256(v, 1));
+      } else {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), v);
+      }
+      return;
+    }
+    for (size_t at = 0; at < valid; at += 64) {
+      const size_t n = std::min<size_t>(64, valid - at);
+      // Physical rows are whole: the masked load only keeps the read inside the row.
+      put(dst + at, _mm512_maskz_loadu_epi8(head(n), src + at), n);
+    }
+  }
+  void finish() const {
+    if (kStream) _mm_sfence();
+  }
+};
+#endif
 
 // Advances the odometer of the first `outer` loops (the last moves fastest),
 // keeping the coordinate and the logical and physical element offsets in step.
@@ -300,11 +412,12 @@ inline __attribute__((always_inline)) bool advance(const std::vector<Loop>& loop
 
 // Walks `loops` (the innermost a row with logical and physical stride 1):
 // the two innermost loops run as plain loops, the others as an odometer.
-// Coordinates are tracked where they can fall into padding (clipped
-// dimensions); a row copies its valid head and, when packing, pads its tail.
-template <bool kPack, size_t kRowBytes, bool kStream>
+// Without padding every row is whole; otherwise coordinates are tracked where
+// they can fall into padding (clipped dimensions), and a row copies its valid
+// head and, when packing, pads its tail.
+template <bool kPack, size_t kRowBytes, class Ops>
 inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
-                                                    uint8_t* phys) {
+                                                    uint8_t* phys, const Ops& ops) {
   const size_t m = loops.size();
   const Loop& row = loops[m - 1];
   Loop unit;  // count 1: a stand-in middle loop when there is only the row
@@ -312,13 +425,29 @@ inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::v
   const Loop& mid = m >= 2 ? loops[m - 2] : unit;
   const size_t outer_loops = m >= 2 ? m - 2 : 0;
   const size_t e = p.elem;
-  const size_t row_bytes = row.count * e;
+  const size_t row_bytes = kRowBytes != 0 ? kRowBytes : row.count * e;
   const size_t a = row.dim, b = mid.dim;
   const uint64_t xa_limit = p.extent[a];
+  const bool dense = p.padded == p.extent;
 
   std::vector<uint64_t> value(outer_loops, 0), x(p.rank, 0);
   uint64_t lbase = 0, pbase = 0;  // element offsets of the current position
   while (true) {
+    if (dense) {
+      uint8_t* lg = logical + lbase * e;
+      uint8_t* ph = phys + pbase * e;
+      const size_t lstep = mid.ls * e, pstep = mid.ps * e;
+      for (uint64_t it = 0; it < mid.count; ++it, lg += lstep, ph += pstep) {
+        if (kPack) {
+          if (Ops::kStreams) __builtin_prefetch(lg + kPrefetchBytes);
+          ops.template pack<kRowBytes>(ph, lg, row_bytes, row_bytes);
+        } else {
+          ops.template unpack<kRowBytes>(lg, ph, row_bytes);
+        }
+      }
+      if (!advance(loops, outer_loops, &value, &x, &lbase, &pbase)) break;
+      continue;
+    }
     // Dimensions other than a and b are fixed during the two inner loops.
     bool others_ok = true;
     for (size_t d = 0; d < p.rank; ++d) {
@@ -337,28 +466,24 @@ inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::v
         }
       }
       uint8_t* dst = phys + po * e;
-      const size_t valid_bytes = valid * e;
+      // Padding rows read nothing: their logical offset may lie past the tensor.
+      uint8_t* lg = valid != 0 ? logical + lo * e : logical;
       if (kPack) {
-        if (kStream) {
-          // Rows are read at a stride; the lines the next chunks read sit just after this row.
-          __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(logical + lo * e) + kPrefetchBytes));
-        }
-        if (valid_bytes != 0) copy_bytes<kRowBytes, kStream>(dst, logical + lo * e, valid_bytes);
-        if (valid_bytes != row_bytes) fill_pad(p, dst + valid_bytes, row_bytes - valid_bytes);
-      } else if (valid_bytes != 0) {
-        copy_bytes<kRowBytes, kStream>(logical + lo * e, dst, valid_bytes);
+        if (Ops::kStreams && valid != 0) __builtin_prefetch(lg + kPrefetchBytes);
+        ops.template pack<kRowBytes>(dst, lg, valid * e, row_bytes);
+      } else if (valid != 0) {
+        ops.template unpack<kRowBytes>(lg, dst, valid * e);
       }
     }
     if (!advance(loops, outer_loops, &value, &x, &lbase, &pbase)) break;
   }
-#ifdef LC_HTP_X86
-  if (kStream) _mm_sfence();
-#endif
+  ops.finish();
 }
 
 template <bool kPack, size_t kRowBytes, bool kStream>
 void walk_portable(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys) {
-  walk_body<kPack, kRowBytes, kStream>(p, loops, logical, phys);
+  const MemRows<kStream> ops(p);
+  walk_body<kPack, kRowBytes>(p, loops, logical, phys, ops);
 }
 
 #ifdef LC_HTP_X86
@@ -367,23 +492,53 @@ void walk_portable(const Plan& p, const std::vector<Loop>& loops, uint8_t* logic
 template <bool kPack, size_t kRowBytes, bool kStream>
 __attribute__((target("avx2"))) void walk_avx2(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
                                                uint8_t* phys) {
-  walk_body<kPack, kRowBytes, kStream>(p, loops, logical, phys);
+  const MemRows<kStream> ops(p);
+  walk_body<kPack, kRowBytes>(p, loops, logical, phys, ops);
+}
+// And for AVX-512: rows partly padding without a buffer.
+template <bool kPack, size_t kRowBytes, bool kStream>
+LC_HTP_AVX512 void walk_avx512(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys) {
+  const Avx512Rows<kStream> ops(p);
+  walk_body<kPack, kRowBytes>(p, loops, logical, phys, ops);
 }
 bool has_avx2() { return isa_at_least(Isa::kAvx2); }
+bool has_avx512() { return isa_at_least(Isa::kAvx512); }
 #endif
 
 template <bool kPack, size_t kRowBytes, bool kStream>
 void walk_rows(const Plan& p, uint8_t* logical, uint8_t* phys) {
   const std::vector<Loop>& loops = kPack ? p.loops : p.logical_order;
 #ifdef LC_HTP_X86
+  if (has_avx512()) return walk_avx512<kPack, kRowBytes, kStream>(p, loops, logical, phys);
   if (has_avx2()) return walk_avx2<kPack, kRowBytes, kStream>(p, loops, logical, phys);
 #endif
   walk_portable<kPack, kRowBytes, kStream>(p, loops, logical, phys);
 }
 
+// Streaming needs every row written to start 16-byte aligned and be whole
+// 16-byte pieces: physical rows start at multiples of the row length; logical
+// ones (unpack) at the loops' logical strides, and must not be cut by padding
+// (a partly written line would leave the write-combining buffer half full).
+bool can_stream(const Plan& p, bool pack, const uint8_t* logical, const uint8_t* phys) {
+#ifdef LC_HTP_X86
+  if (p.elements * p.elem < kStreamBytes) return false;
+  const Loop& row = p.loops.back();
+  if ((row.count * p.elem) % 16 != 0) return false;
+  if (pack) return (reinterpret_cast<uintptr_t>(phys) & 15) == 0;
+  if (row.clipped || (reinterpret_cast<uintptr_t>(logical) & 15) != 0) return false;
+  for (const Loop& l : p.loops) {
+    if ((l.ls * p.elem) % 16 != 0 && &l != &row) return false;
+  }
+  return true;
+#else
+  (void)p, (void)pack, (void)logical, (void)phys;
+  return false;
+#endif
+}
+
 template <bool kPack, size_t kRowBytes>
 void walk_sized(const Plan& p, uint8_t* logical, uint8_t* phys) {
-  if (p.elements * p.elem >= kStreamBytes) return walk_rows<kPack, kRowBytes, true>(p, logical, phys);
+  if (can_stream(p, kPack, logical, phys)) return walk_rows<kPack, kRowBytes, true>(p, logical, phys);
   walk_rows<kPack, kRowBytes, false>(p, logical, phys);
 }
 
