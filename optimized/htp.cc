@@ -69,6 +69,10 @@ struct Plan {
   uint64_t tile_k = 1;
   std::vector<uint64_t> tile_offset;  // K logical offsets (elements)
   std::vector<uint64_t> tile_delta;   // K x inner loops: coordinate along the loop's dimension
+  // The loops the tiles are walked by: p.loops, or with the loops around the
+  // tile in logical order (tile_logical; see make_plan).
+  std::vector<Loop> tile_order;
+  bool tile_logical = false;
   // Chunks placed apart (htp.chunk_table): chunk k of the consecutive form, bytes
   // [k * chunk_bytes, (k + 1) * chunk_bytes), lives at start[k] (or k * stride).
   bool placed = false;
@@ -237,6 +241,22 @@ Result<Plan> make_plan(const Case& c) {
   for (size_t i = p.loops.size(); i-- > 0;) {
     p.loops[i].ps = ps;
     ps *= p.loops[i].count;
+  }
+  // Tiles are walked in physical order unless that order's outermost loop has
+  // the least logical stride of the loops around the tile (the weights: output
+  // channel blocks outermost): then each of its steps would sweep the whole
+  // tensor, a few bytes per page, and the loops around the tile run in logical
+  // order instead (the tensor read or written front to back, the tiles
+  // scattered over the chunks).
+  p.tile_order = p.loops;
+  if (p.tile && p.tile_at >= 2) {
+    bool least = true;
+    for (size_t i = 1; i < p.tile_at; ++i) least = least && p.loops[0].ls < p.loops[i].ls;
+    if (least) {
+      p.tile_logical = true;
+      std::stable_sort(p.tile_order.begin(), p.tile_order.begin() + static_cast<std::ptrdiff_t>(p.tile_at),
+                       [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
+    }
   }
   // Unpack writes the logical tensor front to back: the same loops, the outer
   // ones ordered by logical stride (any order of a loop nest visits the same
@@ -429,6 +449,9 @@ inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::v
   const size_t a = row.dim, b = mid.dim;
   const uint64_t xa_limit = p.extent[a];
   const bool dense = p.padded == p.extent;
+  // Unpack reads each row from another chunk: the lines a few rows on are
+  // fetched ahead (the hardware sees no stream in these reads).
+  constexpr size_t kRowAhead = 256;
 
   std::vector<uint64_t> value(outer_loops, 0), x(p.rank, 0);
   uint64_t lbase = 0, pbase = 0;  // element offsets of the current position
@@ -442,6 +465,7 @@ inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::v
           if (Ops::kStreams) __builtin_prefetch(lg + kPrefetchBytes);
           ops.template pack<kRowBytes>(ph, lg, row_bytes, row_bytes);
         } else {
+          if (kRowAhead) __builtin_prefetch(ph + kRowAhead);
           ops.template unpack<kRowBytes>(lg, ph, row_bytes);
         }
       }
@@ -472,6 +496,7 @@ inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::v
         if (Ops::kStreams && valid != 0) __builtin_prefetch(lg + kPrefetchBytes);
         ops.template pack<kRowBytes>(dst, lg, valid * e, row_bytes);
       } else if (valid != 0) {
+        if (kRowAhead) __builtin_prefetch(dst + kRowAhead);
         ops.template unpack<kRowBytes>(lg, dst, valid * e);
       }
     }
@@ -615,53 +640,6 @@ inline void copy_tile(uint8_t* phys, uint8_t* logical, uint64_t t_count, uint64_
   }
 }
 
-template <bool kPack, size_t kE, bool kStream>
-void walk_tiles(const Plan& p, uint8_t* logical, uint8_t* phys) {
-  const size_t m = p.loops.size();
-  const Loop& tl = p.loops[p.tile_at];
-  const size_t outer_loops = p.tile_at, inner = m - p.tile_at - 1;
-  const uint64_t k_count = p.tile_k;
-  std::vector<bool> in_tile(p.rank, false);
-  in_tile[tl.dim] = true;
-  for (size_t i = p.tile_at + 1; i < m; ++i) in_tile[p.loops[i].dim] = true;
-  std::vector<uint64_t> value(outer_loops, 0), x(p.rank, 0), row(k_count);
-  std::vector<uint8_t> valid_k(k_count, 1);
-  bool tile_clipped = tl.clipped;
-  for (size_t i = p.tile_at + 1; i < m; ++i) tile_clipped = tile_clipped || p.loops[i].clipped;
-  uint64_t lbase = 0, pbase = 0;
-  while (true) {
-    bool ok = true;
-    for (size_t d = 0; d < p.rank; ++d) ok &= in_tile[d] || p.padded[d] == p.extent[d] || x[d] < p.extent[d];
-    const uint64_t xt = x[tl.dim], et = p.extent[tl.dim];
-    const uint64_t valid_t = !ok ? 0 : !tl.clipped ? tl.count : xt < et ? std::min(tl.count, et - xt) : 0;
-    bool all_valid = valid_t == tl.count;
-    if (!tile_clipped) {
-      // No tile dimension is padded: every row of the tile is in the tensor, or none.
-      for (uint64_t k = 0; k < k_count; ++k) row[k] = lbase + p.tile_offset[k];
-    }
-    for (uint64_t k = 0; k < k_count && tile_clipped; ++k) {
-      bool v = valid_t != 0;
-      for (size_t i = 0; i < inner && v; ++i) {
-        const Loop& l = p.loops[p.tile_at + 1 + i];
-        v = !l.clipped || x[l.dim] + p.tile_delta[k * inner + i] < p.extent[l.dim];
-      }
-      valid_k[k] = v;
-      all_valid = all_valid && v;
-      row[k] = v ? lbase + p.tile_offset[k] : 0;
-    }
-    if (!tile_clipped) std::fill(valid_k.begin(), valid_k.end(), static_cast<uint8_t>(ok));
-    if (kPack && kStream) {
-      __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(logical + row[0] * kE) + kPrefetchBytes));
-    }
-    copy_tile<kPack, kE, kStream>(phys + pbase * kE, logical, tl.count, k_count, row.data(), valid_t, valid_k.data(),
-                                  all_valid, p.pad_element);
-    if (!advance(p.loops, outer_loops, &value, &x, &lbase, &pbase)) break;
-  }
-#ifdef LC_HTP_X86
-  if (kStream) _mm_sfence();
-#endif
-}
-
 #ifdef LC_HTP_X86
 // The 32 x 4 byte tile with AVX2: pack interleaves bytes and words in lanes
 // and joins the lanes' halves (four 32-byte results, d0-7, d8-15, d16-23,
@@ -745,27 +723,153 @@ __attribute__((target("avx2"))) void walk_tiles_32x4_dense(const Plan& p, uint8_
 }
 #endif
 
+// Walks the tiles along `loops` (p.loops, or p.tile_order): the tile's
+// outer loops as an odometer around a plain innermost loop. Which physical
+// elements of a tile are padding depends on the coordinates; along the plain
+// loop it is recomputed only where it can change: never when that loop's
+// dimension has no padding, only the tile's valid length when the loop runs
+// along the tile's stride-1 dimension (and no loop inside the tile does), the
+// whole tile otherwise. kAvx2: 32 x 4 byte tiles with AVX2.
+template <bool kPack, size_t kE, bool kStream, bool kAvx2>
+inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const std::vector<Loop>& loops,
+                                                          uint8_t* logical, uint8_t* phys) {
+  const size_t m = loops.size();
+  const Loop& tl = loops[p.tile_at];
+  const size_t outer = p.tile_at, inner = m - p.tile_at - 1;
+  const uint64_t k_count = p.tile_k;
+  Loop unit;  // count 1: a stand-in when the tile is the whole nest
+  unit.dim = tl.dim;
+  const Loop& last = outer >= 1 ? loops[outer - 1] : unit;
+  const size_t odometer = outer >= 1 ? outer - 1 : 0;
+  std::vector<bool> in_tile(p.rank, false);
+  in_tile[tl.dim] = true;
+  bool last_inside = false;  // a loop inside the tile runs along the plain loop's dimension
+  for (size_t i = p.tile_at + 1; i < m; ++i) {
+    in_tile[loops[i].dim] = true;
+    last_inside = last_inside || loops[i].dim == last.dim;
+  }
+  bool tile_clipped = tl.clipped;
+  for (size_t i = p.tile_at + 1; i < m; ++i) tile_clipped = tile_clipped || loops[i].clipped;
+  const bool dense = p.padded == p.extent;
+  const bool along_t = last.clipped && last.dim == tl.dim && !last_inside;
+  const bool simd = kE == 1 && k_count == 4 && tl.count == 32;
+  std::vector<uint64_t> value(odometer, 0), x(p.rank, 0), row(k_count);
+  std::vector<uint8_t> valid_k(k_count, 1);
+  uint64_t lbase = 0, pbase = 0;
+  const uint64_t next_ps = outer >= 2 ? loops[outer - 2].ps : 0;
+  constexpr uint64_t kAhead = 1;
+  bool all_valid = true;
+  uint64_t valid_t = tl.count;
+  // The validity of the tile at coordinate x, its rows at logical offset lo.
+  auto compute = [&](uint64_t lo) {
+    bool ok = true;
+    for (size_t d = 0; d < p.rank; ++d) ok &= in_tile[d] || p.padded[d] == p.extent[d] || x[d] < p.extent[d];
+    const uint64_t xt = x[tl.dim], et = p.extent[tl.dim];
+    valid_t = !ok ? 0 : !tl.clipped ? tl.count : xt < et ? std::min(tl.count, et - xt) : 0;
+    all_valid = valid_t == tl.count;
+    for (uint64_t k = 0; k < k_count; ++k) {
+      bool v = valid_t != 0;
+      for (size_t i = 0; i < inner && v && tile_clipped; ++i) {
+        const Loop& l = loops[p.tile_at + 1 + i];
+        v = !l.clipped || x[l.dim] + p.tile_delta[k * inner + i] < p.extent[l.dim];
+      }
+      valid_k[k] = v;
+      all_valid = all_valid && v;
+      row[k] = v ? lo + p.tile_offset[k] : 0;
+    }
+  };
+  while (true) {
+    const uint64_t x_last = x[last.dim];
+    bool rows_valid = true;  // every valid_k set (when only valid_t changes along the loop)
+    for (uint64_t i = 0; i < last.count; ++i) {
+      const uint64_t lo = lbase + i * last.ls, po = pbase + i * last.ps;
+      if (dense) {
+        for (uint64_t k = 0; k < k_count; ++k) row[k] = lo + p.tile_offset[k];
+      } else if (i == 0 || (last.clipped && !along_t)) {
+        x[last.dim] = x_last + i * last.step;
+        compute(lo);
+        rows_valid = valid_t != 0 && std::all_of(valid_k.begin(), valid_k.end(), [](uint8_t v) { return v != 0; });
+      } else {
+        if (along_t && valid_t != 0) {
+          const uint64_t xt = x_last + i * last.step, et = p.extent[tl.dim];
+          valid_t = xt < et ? std::min(tl.count, et - xt) : 0;
+          all_valid = rows_valid && valid_t == tl.count;
+        }
+        for (uint64_t k = 0; k < k_count; ++k) row[k] = valid_k[k] ? lo + p.tile_offset[k] : 0;
+      }
+      if (kPack && kStream) {
+        __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(logical + row[0] * kE) + kPrefetchBytes));
+      }
+      if (p.tile_logical) {
+        // The tiles are scattered over the chunks; each chunk is visited front
+        // to back, one tile per step of the loop around `last`: fetch the tile
+        // a few steps ahead (writing it when packing).
+        const uintptr_t ahead = reinterpret_cast<uintptr_t>(phys) + (po + kAhead * next_ps) * kE;
+        __builtin_prefetch(reinterpret_cast<const void*>(ahead), kPack ? 1 : 0, 3);
+        __builtin_prefetch(reinterpret_cast<const void*>(ahead + 64), kPack ? 1 : 0, 3);
+        if (tl.count * k_count * kE > 128) __builtin_prefetch(reinterpret_cast<const void*>(ahead + 128), kPack ? 1 : 0, 3);
+      }
+#ifdef LC_HTP_X86
+      if (kAvx2 && simd && all_valid) {
+        uint8_t* rows[4] = {logical + row[0], logical + row[1], logical + row[2], logical + row[3]};
+        tile_32x4_u8_avx2<kPack, kStream>(phys + po, rows);
+        continue;
+      }
+#endif
+      copy_tile<kPack, kE, kStream>(phys + po * kE, logical, tl.count, k_count, row.data(), valid_t, valid_k.data(),
+                                    all_valid, p.pad_element);
+    }
+    x[last.dim] = x_last;
+    if (!advance(loops, odometer, &value, &x, &lbase, &pbase)) break;
+  }
+#ifdef LC_HTP_X86
+  if (kStream) _mm_sfence();
+#endif
+}
+
+template <bool kPack, size_t kE, bool kStream>
+void walk_tiles(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys) {
+  walk_tiles_body<kPack, kE, kStream, false>(p, loops, logical, phys);
+}
+
+#ifdef LC_HTP_X86
+template <bool kPack, bool kStream>
+__attribute__((target("avx2"))) void walk_tiles_avx2(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
+                                                     uint8_t* phys) {
+  walk_tiles_body<kPack, 1, kStream, true>(p, loops, logical, phys);
+}
+#endif
+
 template <bool kPack>
 void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
-#ifdef LC_HTP_X86
-  if (p.tile && p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32 && p.padded == p.extent &&
-      has_avx2()) {
-    if (kPack && p.elements >= kStreamBytes && (reinterpret_cast<uintptr_t>(phys) & 15) == 0) {
-      return walk_tiles_32x4_dense<kPack, true>(p, logical, phys);
-    }
-    return walk_tiles_32x4_dense<kPack, false>(p, logical, phys);
-  }
-#endif
   if (p.tile) {
-    // Streaming stores need 16-byte aligned 128-byte tiles (byte elements, 32 x 4).
-    const bool stream = kPack && p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32 &&
-                        p.elements >= kStreamBytes && (reinterpret_cast<uintptr_t>(phys) & 15) == 0;
+    const std::vector<Loop>& loops = p.tile_order;
+    const bool by_32x4 = p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32;
+#ifdef LC_HTP_X86
+    if (by_32x4 && p.padded == p.extent && !p.tile_logical && has_avx2()) {
+      if (kPack && p.elements >= kStreamBytes && (reinterpret_cast<uintptr_t>(phys) & 15) == 0) {
+        return walk_tiles_32x4_dense<kPack, true>(p, logical, phys);
+      }
+      return walk_tiles_32x4_dense<kPack, false>(p, logical, phys);
+    }
+#endif
+    // Streaming stores need 16-byte aligned 128-byte tiles (byte elements, 32 x 4)
+    // written in physical order.
+    const bool stream = kPack && by_32x4 && !p.tile_logical && p.elements >= kStreamBytes &&
+                        (reinterpret_cast<uintptr_t>(phys) & 15) == 0;
+#ifdef LC_HTP_X86
+    if (by_32x4 && has_avx2()) {
+      return stream ? walk_tiles_avx2<kPack, true>(p, loops, logical, phys)
+                    : walk_tiles_avx2<kPack, false>(p, loops, logical, phys);
+    }
+#endif
     switch (p.elem) {
       case 1:
-        return stream ? walk_tiles<kPack, 1, true>(p, logical, phys) : walk_tiles<kPack, 1, false>(p, logical, phys);
-      case 2: return walk_tiles<kPack, 2, false>(p, logical, phys);
-      case 4: return walk_tiles<kPack, 4, false>(p, logical, phys);
-      default: return walk_tiles<kPack, 8, false>(p, logical, phys);
+        return stream ? walk_tiles<kPack, 1, true>(p, loops, logical, phys)
+                      : walk_tiles<kPack, 1, false>(p, loops, logical, phys);
+      case 2: return walk_tiles<kPack, 2, false>(p, loops, logical, phys);
+      case 4: return walk_tiles<kPack, 4, false>(p, loops, logical, phys);
+      default: return walk_tiles<kPack, 8, false>(p, loops, logical, phys);
     }
   }
   const size_t row_bytes = p.loops.back().count * p.elem;
