@@ -452,6 +452,16 @@ inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::v
   // Unpack reads each row from another chunk: the lines a few rows on are
   // fetched ahead (the hardware sees no stream in these reads).
   constexpr size_t kRowAhead = 256;
+  // Pack reads a chunk's rows from a block of the tensor that the next chunks
+  // (the outer loop of least logical stride) read again from the cache; the
+  // loop just outside that one moves to new lines: each row fetches its
+  // counterpart there.
+  size_t pack_ahead = 0;
+  if (kPack && outer_loops >= 2) {
+    size_t least = 0;
+    for (size_t i = 1; i < outer_loops; ++i) least = loops[i].ls < loops[least].ls ? i : least;
+    if (least >= 1) pack_ahead = loops[least - 1].ls * e;
+  }
 
   std::vector<uint64_t> value(outer_loops, 0), x(p.rank, 0);
   uint64_t lbase = 0, pbase = 0;  // element offsets of the current position
@@ -462,7 +472,8 @@ inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::v
       const size_t lstep = mid.ls * e, pstep = mid.ps * e;
       for (uint64_t it = 0; it < mid.count; ++it, lg += lstep, ph += pstep) {
         if (kPack) {
-          if (Ops::kStreams) __builtin_prefetch(lg + kPrefetchBytes);
+          if (pack_ahead != 0) __builtin_prefetch(lg + pack_ahead);
+          else if (Ops::kStreams) __builtin_prefetch(lg + kPrefetchBytes);
           ops.template pack<kRowBytes>(ph, lg, row_bytes, row_bytes);
         } else {
           if (kRowAhead) __builtin_prefetch(ph + kRowAhead);
@@ -493,7 +504,8 @@ inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::v
       // Padding rows read nothing: their logical offset may lie past the tensor.
       uint8_t* lg = valid != 0 ? logical + lo * e : logical;
       if (kPack) {
-        if (Ops::kStreams && valid != 0) __builtin_prefetch(lg + kPrefetchBytes);
+        if (pack_ahead != 0 && valid != 0) __builtin_prefetch(lg + pack_ahead);
+        else if (Ops::kStreams && valid != 0) __builtin_prefetch(lg + kPrefetchBytes);
         ops.template pack<kRowBytes>(dst, lg, valid * e, row_bytes);
       } else if (valid != 0) {
         if (kRowAhead) __builtin_prefetch(dst + kRowAhead);
