@@ -710,11 +710,23 @@ __attribute__((target("avx2"))) void walk_tiles_32x4_dense(const Plan& p, uint8_
   const size_t odometer = outer >= 1 ? outer - 1 : 0;
   std::vector<uint64_t> value(odometer, 0);
   uint64_t lbase = 0, pbase = 0;
+  // As for rows (walk_body): pack fetches the tile's rows in the block it
+  // reads next, outside the loop of least logical stride.
+  uint64_t ahead = 0;
+  if (outer >= 2) {
+    size_t least = 0;
+    for (size_t i = 1; i < outer; ++i) least = p.loops[i].ls < p.loops[least].ls ? i : least;
+    if (least >= 1) ahead = p.loops[least - 1].ls;
+  }
   while (true) {
     uint64_t lo = lbase, po = pbase;
     for (uint64_t i = 0; i < last.count; ++i, lo += last.ls, po += last.ps) {
       uint8_t* rows[4] = {logical + lo + off[0], logical + lo + off[1], logical + lo + off[2], logical + lo + off[3]};
-      if (kPack && kStream) _mm_prefetch(reinterpret_cast<const char*>(rows[0] + kPrefetchBytes), _MM_HINT_T0);
+      if (kPack && ahead != 0) {
+        for (int k = 0; k < 4; ++k) __builtin_prefetch(rows[k] + ahead);
+      } else if (kPack && kStream) {
+        _mm_prefetch(reinterpret_cast<const char*>(rows[0] + kPrefetchBytes), _MM_HINT_T0);
+      }
       tile_32x4_u8_avx2<kPack, kStream>(phys + po, rows);
     }
     size_t j = odometer;
