@@ -466,11 +466,30 @@ inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::v
   std::vector<uint64_t> value(outer_loops, 0), x(p.rank, 0);
   uint64_t lbase = 0, pbase = 0;  // element offsets of the current position
   while (true) {
-    if (dense) {
+    // Dimensions other than a and b are fixed during the two inner loops. The
+    // first `full` steps of the middle loop are whole rows (all of them
+    // without padding); the others are tested one by one.
+    uint64_t full = mid.count;
+    bool others_ok = true;
+    if (!dense) {
+      for (size_t d = 0; d < p.rank; ++d) {
+        others_ok &= d == a || d == b || p.padded[d] == p.extent[d] || x[d] < p.extent[d];
+      }
+      full = 0;
+      if (others_ok && a == b) {
+        // One dimension: step `it` is whole when x + it * step + row.count <= extent.
+        if (!row.clipped) full = mid.count;
+        else if (x[a] + row.count <= xa_limit) full = std::min<uint64_t>(mid.count, (xa_limit - x[a] - row.count) / mid.step + 1);
+      } else if (others_ok && (!row.clipped || x[a] + row.count <= xa_limit)) {
+        if (!mid.clipped) full = mid.count;
+        else if (x[b] < p.extent[b]) full = std::min<uint64_t>(mid.count, (p.extent[b] - x[b] - 1) / mid.step + 1);
+      }
+    }
+    {
       uint8_t* lg = logical + lbase * e;
       uint8_t* ph = phys + pbase * e;
       const size_t lstep = mid.ls * e, pstep = mid.ps * e;
-      for (uint64_t it = 0; it < mid.count; ++it, lg += lstep, ph += pstep) {
+      for (uint64_t it = 0; it < full; ++it, lg += lstep, ph += pstep) {
         if (kPack) {
           if (pack_ahead != 0) __builtin_prefetch(lg + pack_ahead);
           else if (Ops::kStreams) __builtin_prefetch(lg + kPrefetchBytes);
@@ -480,16 +499,9 @@ inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::v
           ops.template unpack<kRowBytes>(lg, ph, row_bytes);
         }
       }
-      if (!advance(loops, outer_loops, &value, &x, &lbase, &pbase)) break;
-      continue;
     }
-    // Dimensions other than a and b are fixed during the two inner loops.
-    bool others_ok = true;
-    for (size_t d = 0; d < p.rank; ++d) {
-      others_ok &= d == a || d == b || p.padded[d] == p.extent[d] || x[d] < p.extent[d];
-    }
-    uint64_t lo = lbase, po = pbase, xb = x[b];
-    for (uint64_t it = 0; it < mid.count; ++it, xb += mid.step, lo += mid.ls, po += mid.ps) {
+    uint64_t lo = lbase + full * mid.ls, po = pbase + full * mid.ps, xb = x[b] + full * mid.step;
+    for (uint64_t it = full; it < mid.count; ++it, xb += mid.step, lo += mid.ls, po += mid.ps) {
       uint64_t valid = 0;
       if (others_ok) {
         if (!row.clipped) {
