@@ -14,8 +14,13 @@
 // by logical stride (the tensor written front to back). When the innermost
 // pair is not stride-1 but a loop further out is (R4Crouton4x1Layout,
 // R4Crouton2x2Layout, the weights), that loop and the loops inside it are a
-// small transpose per tile: physical [t][k] = logical row k, element t. Outputs of 8 MiB or more
-// use non-temporal stores; the bytes written are the same.
+// small transpose per tile: physical [t][k] = logical row k, element t. Tiles
+// run in physical order, or with the loops around them in logical order when
+// the physical order would sweep the whole tensor per step of its outermost
+// loop (the weights). Pack writes every physical row or tile with whole
+// stores, padding included. Outputs of 8 MiB or more use non-temporal stores
+// where every store fills whole 16-byte pieces; reads that the hardware does
+// not see as streams are fetched ahead. The bytes written are the same.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
