@@ -14,8 +14,13 @@
 // by logical stride (the tensor written front to back). When the innermost
 // pair is not stride-1 but a loop further out is (R4Crouton4x1Layout,
 // R4Crouton2x2Layout, the weights), that loop and the loops inside it are a
-// small transpose per tile: physical [t][k] = logical row k, element t. Outputs of 8 MiB or more
-// use non-temporal stores; the bytes written are the same.
+// small transpose per tile: physical [t][k] = logical row k, element t. Tiles
+// run in physical order, or with the loops around them in logical order when
+// the physical order would sweep the whole tensor per step of its outermost
+// loop (the weights). Pack writes every physical row or tile with whole
+// stores, padding included. Outputs of 8 MiB or more use non-temporal stores
+// where every store fills whole 16-byte pieces; reads that the hardware does
+// not see as streams are fetched ahead. The bytes written are the same.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -28,6 +33,12 @@
 #include "optimized/isa.h"
 
 #if defined(__x86_64__) || defined(__i386__)
+// gcc 12 warns inside avx512fintrin.h, whose _mm512_undefined_* helpers read an
+// uninitialized variable on purpose (a false positive for every intrinsic using them).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 #define LC_HTP_X86 1
 #endif
@@ -63,6 +74,10 @@ struct Plan {
   uint64_t tile_k = 1;
   std::vector<uint64_t> tile_offset;  // K logical offsets (elements)
   std::vector<uint64_t> tile_delta;   // K x inner loops: coordinate along the loop's dimension
+  // The loops the tiles are walked by: p.loops, or with the loops around the
+  // tile in logical order (tile_logical; see make_plan).
+  std::vector<Loop> tile_order;
+  bool tile_logical = false;
   // Chunks placed apart (htp.chunk_table): chunk k of the consecutive form, bytes
   // [k * chunk_bytes, (k + 1) * chunk_bytes), lives at start[k] (or k * stride).
   bool placed = false;
@@ -232,6 +247,22 @@ Result<Plan> make_plan(const Case& c) {
     p.loops[i].ps = ps;
     ps *= p.loops[i].count;
   }
+  // Tiles are walked in physical order unless that order's outermost loop has
+  // the least logical stride of the loops around the tile (the weights: output
+  // channel blocks outermost): then each of its steps would sweep the whole
+  // tensor, a few bytes per page, and the loops around the tile run in logical
+  // order instead (the tensor read or written front to back, the tiles
+  // scattered over the chunks).
+  p.tile_order = p.loops;
+  if (p.tile && p.tile_at >= 2) {
+    bool least = true;
+    for (size_t i = 1; i < p.tile_at; ++i) least = least && p.loops[0].ls < p.loops[i].ls;
+    if (least) {
+      p.tile_logical = true;
+      std::stable_sort(p.tile_order.begin(), p.tile_order.begin() + static_cast<std::ptrdiff_t>(p.tile_at),
+                       [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
+    }
+  }
   // Unpack writes the logical tensor front to back: the same loops, the outer
   // ones ordered by logical stride (any order of a loop nest visits the same
   // (physical, logical) pairs).
@@ -248,33 +279,139 @@ Result<Plan> make_plan(const Case& c) {
 
 // ---- row copies ---------------------------------------------------------------
 
-// Padding elements from dst on, `bytes` a whole number of elements.
-inline void fill_pad(const Plan& p, uint8_t* dst, size_t bytes) {
-  if (p.pad_uniform) {
-    std::memset(dst, p.pad, bytes);
-    return;
-  }
-  for (size_t b = 0; b < bytes; b += p.elem) std::memcpy(dst + b, p.pad_element, p.elem);
-}
-
 // Large outputs bypass the cache with non-temporal 16-byte stores (SSE2, part
 // of x86-64), as memcpy does for large copies.
 constexpr uint64_t kStreamBytes = uint64_t{8} << 20;
 constexpr uintptr_t kPrefetchBytes = 256;
 
-template <size_t kRowBytes, bool kStream>
-inline __attribute__((always_inline)) void copy_bytes(uint8_t* dst, const uint8_t* src, size_t n) {
-#ifdef LC_HTP_X86
-  if (kStream && n % 16 == 0 && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
-    for (size_t i = 0; i < n; i += 16) {
-      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
-    }
-    return;
-  }
-#endif
-  if (kRowBytes != 0 && n == kRowBytes) std::memcpy(dst, src, kRowBytes);
-  else std::memcpy(dst, src, n);
+// The padding element repeated over 64 bytes (rows start on element boundaries).
+inline void pad_pattern(const Plan& p, uint8_t* out) {
+  for (size_t i = 0; i < 64; ++i) out[i] = p.pad_element[i % p.elem];
 }
+
+// Row operations of the portable path (and of the AVX2 one, compiled in its
+// target): pack writes a whole physical row, its first `valid` bytes from the
+// tensor and the rest padding; a row partly padding is assembled in a buffer
+// 64 bytes at a time, so every physical byte is written by one whole store.
+// Unpack copies the valid bytes. kStream: 16-byte non-temporal stores (the
+// caller checked that every row starts 16-byte aligned and has whole 16-byte
+// pieces).
+template <bool kStream>
+struct MemRows {
+  static constexpr bool kStreams = kStream;
+  alignas(16) uint8_t pad[64];
+  explicit MemRows(const Plan& p) { pad_pattern(p, pad); }
+  static inline __attribute__((always_inline)) void put(uint8_t* dst, const uint8_t* src, size_t n) {
+#ifdef LC_HTP_X86
+    if (kStream) {
+      for (size_t i = 0; i < n; i += 16) {
+        _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+      }
+      return;
+    }
+#endif
+    std::memcpy(dst, src, n);
+  }
+  template <size_t kRowBytes>
+  inline __attribute__((always_inline)) void pack(uint8_t* dst, const uint8_t* src, size_t valid, size_t row_bytes) const {
+    if (kRowBytes != 0) row_bytes = kRowBytes;
+    if (valid == row_bytes) return put(dst, src, row_bytes);
+    for (size_t at = 0; at < row_bytes; at += 64) {
+      const size_t n = std::min<size_t>(64, row_bytes - at);
+      const size_t v = valid > at ? std::min(n, valid - at) : 0;
+      alignas(16) uint8_t buf[64];
+      std::memcpy(buf, pad, 64);
+      std::memcpy(buf, src + at, v);
+      put(dst + at, buf, n);
+    }
+  }
+  template <size_t kRowBytes>
+  inline __attribute__((always_inline)) void unpack(uint8_t* dst, const uint8_t* src, size_t valid) const {
+    if (kRowBytes != 0 && valid == kRowBytes) return put(dst, src, kRowBytes);
+    put(dst, src, valid);
+  }
+  void finish() const {
+#ifdef LC_HTP_X86
+    if (kStream) _mm_sfence();
+#endif
+  }
+};
+
+#ifdef LC_HTP_X86
+#define LC_HTP_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+
+// Row operations with AVX-512: a row partly padding is a masked load over the
+// padding pattern (bytes past the valid ones are not read) and one whole
+// store; unpack's partial rows are masked stores.
+template <bool kStream>
+struct Avx512Rows {
+  static constexpr bool kStreams = kStream;
+  __m512i pad;
+  LC_HTP_AVX512 explicit Avx512Rows(const Plan& p) {
+    alignas(64) uint8_t b[64];
+    pad_pattern(p, b);
+    pad = _mm512_load_si512(b);
+  }
+  static LC_HTP_AVX512 inline __mmask64 head(size_t n) { return n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1; }
+  // n <= 64 bytes of v to dst; streamed in 16-byte pieces (n a multiple of 16 then).
+  static LC_HTP_AVX512 inline void put(uint8_t* dst, __m512i v, size_t n) {
+    if (kStream) {
+      __m128i* d = reinterpret_cast<__m128i*>(dst);
+      _mm_stream_si128(d, _mm512_castsi512_si128(v));
+      if (n > 16) _mm_stream_si128(d + 1, _mm512_extracti32x4_epi32(v, 1));
+      if (n > 32) _mm_stream_si128(d + 2, _mm512_extracti32x4_epi32(v, 2));
+      if (n > 48) _mm_stream_si128(d + 3, _mm512_extracti32x4_epi32(v, 3));
+    } else if (n == 64) {
+      _mm512_storeu_si512(dst, v);
+    } else if (n == 32) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm512_castsi512_si256(v));
+    } else {
+      _mm512_mask_storeu_epi8(dst, head(n), v);
+    }
+  }
+  template <size_t kRowBytes>
+  LC_HTP_AVX512 inline void pack(uint8_t* dst, const uint8_t* src, size_t valid, size_t row_bytes) const {
+    if (kRowBytes == 32) {
+      const __m256i v = valid == 32 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src))
+                                    : _mm256_mask_loadu_epi8(_mm512_castsi512_si256(pad), static_cast<__mmask32>(head(valid)), src);
+      if (kStream) {
+        _mm_stream_si128(reinterpret_cast<__m128i*>(dst), _mm256_castsi256_si128(v));
+        _mm_stream_si128(reinterpret_cast<__m128i*>(dst) + 1, _mm256_extracti128_si256(v, 1));
+      } else {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), v);
+      }
+      return;
+    }
+    if (kRowBytes != 0) row_bytes = kRowBytes;
+    for (size_t at = 0; at < row_bytes; at += 64) {
+      const size_t n = std::min<size_t>(64, row_bytes - at);
+      const size_t v = valid > at ? std::min(n, valid - at) : 0;
+      put(dst + at, v == 64 ? _mm512_loadu_si512(src + at) : _mm512_mask_loadu_epi8(pad, head(v), src + at), n);
+    }
+  }
+  template <size_t kRowBytes>
+  LC_HTP_AVX512 inline void unpack(uint8_t* dst, const uint8_t* src, size_t valid) const {
+    if (kRowBytes == 32 && valid == 32) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
+      if (kStream) {
+        _mm_stream_si128(reinterpret_cast<__m128i*>(dst), _mm256_castsi256_si128(v));
+        _mm_stream_si128(reinterpret_cast<__m128i*>(dst) + 1, _mm256_extracti128_si256(v, 1));
+      } else {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), v);
+      }
+      return;
+    }
+    for (size_t at = 0; at < valid; at += 64) {
+      const size_t n = std::min<size_t>(64, valid - at);
+      // Physical rows are whole: the masked load only keeps the read inside the row.
+      put(dst + at, _mm512_maskz_loadu_epi8(head(n), src + at), n);
+    }
+  }
+  void finish() const {
+    if (kStream) _mm_sfence();
+  }
+};
+#endif
 
 // Advances the odometer of the first `outer` loops (the last moves fastest),
 // keeping the coordinate and the logical and physical element offsets in step.
@@ -300,11 +437,12 @@ inline __attribute__((always_inline)) bool advance(const std::vector<Loop>& loop
 
 // Walks `loops` (the innermost a row with logical and physical stride 1):
 // the two innermost loops run as plain loops, the others as an odometer.
-// Coordinates are tracked where they can fall into padding (clipped
-// dimensions); a row copies its valid head and, when packing, pads its tail.
-template <bool kPack, size_t kRowBytes, bool kStream>
+// Without padding every row is whole; otherwise coordinates are tracked where
+// they can fall into padding (clipped dimensions), and a row copies its valid
+// head and, when packing, pads its tail.
+template <bool kPack, size_t kRowBytes, class Ops>
 inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
-                                                    uint8_t* phys) {
+                                                    uint8_t* phys, const Ops& ops) {
   const size_t m = loops.size();
   const Loop& row = loops[m - 1];
   Loop unit;  // count 1: a stand-in middle loop when there is only the row
@@ -312,20 +450,63 @@ inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::v
   const Loop& mid = m >= 2 ? loops[m - 2] : unit;
   const size_t outer_loops = m >= 2 ? m - 2 : 0;
   const size_t e = p.elem;
-  const size_t row_bytes = row.count * e;
+  const size_t row_bytes = kRowBytes != 0 ? kRowBytes : row.count * e;
   const size_t a = row.dim, b = mid.dim;
   const uint64_t xa_limit = p.extent[a];
+  const bool dense = p.padded == p.extent;
+  // Unpack reads each row from another chunk: the lines a few rows on are
+  // fetched ahead (the hardware sees no stream in these reads).
+  constexpr size_t kRowAhead = 256;
+  // Pack reads a chunk's rows from a block of the tensor that the next chunks
+  // (the outer loop of least logical stride) read again from the cache; the
+  // loop just outside that one moves to new lines: each row fetches its
+  // counterpart there.
+  size_t pack_ahead = 0;
+  if (kPack && outer_loops >= 2) {
+    size_t least = 0;
+    for (size_t i = 1; i < outer_loops; ++i) least = loops[i].ls < loops[least].ls ? i : least;
+    if (least >= 1) pack_ahead = loops[least - 1].ls * e;
+  }
 
   std::vector<uint64_t> value(outer_loops, 0), x(p.rank, 0);
   uint64_t lbase = 0, pbase = 0;  // element offsets of the current position
   while (true) {
-    // Dimensions other than a and b are fixed during the two inner loops.
+    // Dimensions other than a and b are fixed during the two inner loops. The
+    // first `full` steps of the middle loop are whole rows (all of them
+    // without padding); the others are tested one by one.
+    uint64_t full = mid.count;
     bool others_ok = true;
-    for (size_t d = 0; d < p.rank; ++d) {
-      others_ok &= d == a || d == b || p.padded[d] == p.extent[d] || x[d] < p.extent[d];
+    if (!dense) {
+      for (size_t d = 0; d < p.rank; ++d) {
+        others_ok &= d == a || d == b || p.padded[d] == p.extent[d] || x[d] < p.extent[d];
+      }
+      full = 0;
+      if (others_ok && a == b) {
+        // One dimension: step `it` is whole when x + it * step + row.count <= extent.
+        if (!row.clipped) full = mid.count;
+        else if (x[a] + row.count <= xa_limit) full = std::min<uint64_t>(mid.count, (xa_limit - x[a] - row.count) / mid.step + 1);
+      } else if (others_ok && (!row.clipped || x[a] + row.count <= xa_limit)) {
+        if (!mid.clipped) full = mid.count;
+        else if (x[b] < p.extent[b]) full = std::min<uint64_t>(mid.count, (p.extent[b] - x[b] - 1) / mid.step + 1);
+      }
     }
-    uint64_t lo = lbase, po = pbase, xb = x[b];
-    for (uint64_t it = 0; it < mid.count; ++it, xb += mid.step, lo += mid.ls, po += mid.ps) {
+    {
+      uint8_t* lg = logical + lbase * e;
+      uint8_t* ph = phys + pbase * e;
+      const size_t lstep = mid.ls * e, pstep = mid.ps * e;
+      for (uint64_t it = 0; it < full; ++it, lg += lstep, ph += pstep) {
+        if (kPack) {
+          if (pack_ahead != 0) __builtin_prefetch(lg + pack_ahead);
+          else if (Ops::kStreams) __builtin_prefetch(lg + kPrefetchBytes);
+          ops.template pack<kRowBytes>(ph, lg, row_bytes, row_bytes);
+        } else {
+          if (kRowAhead) __builtin_prefetch(ph + kRowAhead);
+          ops.template unpack<kRowBytes>(lg, ph, row_bytes);
+        }
+      }
+    }
+    uint64_t lo = lbase + full * mid.ls, po = pbase + full * mid.ps, xb = x[b] + full * mid.step;
+    for (uint64_t it = full; it < mid.count; ++it, xb += mid.step, lo += mid.ls, po += mid.ps) {
       uint64_t valid = 0;
       if (others_ok) {
         if (!row.clipped) {
@@ -337,28 +518,26 @@ inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::v
         }
       }
       uint8_t* dst = phys + po * e;
-      const size_t valid_bytes = valid * e;
+      // Padding rows read nothing: their logical offset may lie past the tensor.
+      uint8_t* lg = valid != 0 ? logical + lo * e : logical;
       if (kPack) {
-        if (kStream) {
-          // Rows are read at a stride; the lines the next chunks read sit just after this row.
-          __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(logical + lo * e) + kPrefetchBytes));
-        }
-        if (valid_bytes != 0) copy_bytes<kRowBytes, kStream>(dst, logical + lo * e, valid_bytes);
-        if (valid_bytes != row_bytes) fill_pad(p, dst + valid_bytes, row_bytes - valid_bytes);
-      } else if (valid_bytes != 0) {
-        copy_bytes<kRowBytes, kStream>(logical + lo * e, dst, valid_bytes);
+        if (pack_ahead != 0 && valid != 0) __builtin_prefetch(lg + pack_ahead);
+        else if (Ops::kStreams && valid != 0) __builtin_prefetch(lg + kPrefetchBytes);
+        ops.template pack<kRowBytes>(dst, lg, valid * e, row_bytes);
+      } else if (valid != 0) {
+        if (kRowAhead) __builtin_prefetch(dst + kRowAhead);
+        ops.template unpack<kRowBytes>(lg, dst, valid * e);
       }
     }
     if (!advance(loops, outer_loops, &value, &x, &lbase, &pbase)) break;
   }
-#ifdef LC_HTP_X86
-  if (kStream) _mm_sfence();
-#endif
+  ops.finish();
 }
 
 template <bool kPack, size_t kRowBytes, bool kStream>
 void walk_portable(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys) {
-  walk_body<kPack, kRowBytes, kStream>(p, loops, logical, phys);
+  const MemRows<kStream> ops(p);
+  walk_body<kPack, kRowBytes>(p, loops, logical, phys, ops);
 }
 
 #ifdef LC_HTP_X86
@@ -367,23 +546,53 @@ void walk_portable(const Plan& p, const std::vector<Loop>& loops, uint8_t* logic
 template <bool kPack, size_t kRowBytes, bool kStream>
 __attribute__((target("avx2"))) void walk_avx2(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
                                                uint8_t* phys) {
-  walk_body<kPack, kRowBytes, kStream>(p, loops, logical, phys);
+  const MemRows<kStream> ops(p);
+  walk_body<kPack, kRowBytes>(p, loops, logical, phys, ops);
+}
+// And for AVX-512: rows partly padding without a buffer.
+template <bool kPack, size_t kRowBytes, bool kStream>
+LC_HTP_AVX512 void walk_avx512(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys) {
+  const Avx512Rows<kStream> ops(p);
+  walk_body<kPack, kRowBytes>(p, loops, logical, phys, ops);
 }
 bool has_avx2() { return isa_at_least(Isa::kAvx2); }
+bool has_avx512() { return isa_at_least(Isa::kAvx512); }
 #endif
 
 template <bool kPack, size_t kRowBytes, bool kStream>
 void walk_rows(const Plan& p, uint8_t* logical, uint8_t* phys) {
   const std::vector<Loop>& loops = kPack ? p.loops : p.logical_order;
 #ifdef LC_HTP_X86
+  if (has_avx512()) return walk_avx512<kPack, kRowBytes, kStream>(p, loops, logical, phys);
   if (has_avx2()) return walk_avx2<kPack, kRowBytes, kStream>(p, loops, logical, phys);
 #endif
   walk_portable<kPack, kRowBytes, kStream>(p, loops, logical, phys);
 }
 
+// Streaming needs every row written to start 16-byte aligned and be whole
+// 16-byte pieces: physical rows start at multiples of the row length; logical
+// ones (unpack) at the loops' logical strides, and must not be cut by padding
+// (a partly written line would leave the write-combining buffer half full).
+bool can_stream(const Plan& p, bool pack, const uint8_t* logical, const uint8_t* phys) {
+#ifdef LC_HTP_X86
+  if (p.elements * p.elem < kStreamBytes) return false;
+  const Loop& row = p.loops.back();
+  if ((row.count * p.elem) % 16 != 0) return false;
+  if (pack) return (reinterpret_cast<uintptr_t>(phys) & 15) == 0;
+  if (row.clipped || (reinterpret_cast<uintptr_t>(logical) & 15) != 0) return false;
+  for (const Loop& l : p.loops) {
+    if ((l.ls * p.elem) % 16 != 0 && &l != &row) return false;
+  }
+  return true;
+#else
+  (void)p, (void)pack, (void)logical, (void)phys;
+  return false;
+#endif
+}
+
 template <bool kPack, size_t kRowBytes>
 void walk_sized(const Plan& p, uint8_t* logical, uint8_t* phys) {
-  if (p.elements * p.elem >= kStreamBytes) return walk_rows<kPack, kRowBytes, true>(p, logical, phys);
+  if (can_stream(p, kPack, logical, phys)) return walk_rows<kPack, kRowBytes, true>(p, logical, phys);
   walk_rows<kPack, kRowBytes, false>(p, logical, phys);
 }
 
@@ -460,53 +669,6 @@ inline void copy_tile(uint8_t* phys, uint8_t* logical, uint64_t t_count, uint64_
   }
 }
 
-template <bool kPack, size_t kE, bool kStream>
-void walk_tiles(const Plan& p, uint8_t* logical, uint8_t* phys) {
-  const size_t m = p.loops.size();
-  const Loop& tl = p.loops[p.tile_at];
-  const size_t outer_loops = p.tile_at, inner = m - p.tile_at - 1;
-  const uint64_t k_count = p.tile_k;
-  std::vector<bool> in_tile(p.rank, false);
-  in_tile[tl.dim] = true;
-  for (size_t i = p.tile_at + 1; i < m; ++i) in_tile[p.loops[i].dim] = true;
-  std::vector<uint64_t> value(outer_loops, 0), x(p.rank, 0), row(k_count);
-  std::vector<uint8_t> valid_k(k_count, 1);
-  bool tile_clipped = tl.clipped;
-  for (size_t i = p.tile_at + 1; i < m; ++i) tile_clipped = tile_clipped || p.loops[i].clipped;
-  uint64_t lbase = 0, pbase = 0;
-  while (true) {
-    bool ok = true;
-    for (size_t d = 0; d < p.rank; ++d) ok &= in_tile[d] || p.padded[d] == p.extent[d] || x[d] < p.extent[d];
-    const uint64_t xt = x[tl.dim], et = p.extent[tl.dim];
-    const uint64_t valid_t = !ok ? 0 : !tl.clipped ? tl.count : xt < et ? std::min(tl.count, et - xt) : 0;
-    bool all_valid = valid_t == tl.count;
-    if (!tile_clipped) {
-      // No tile dimension is padded: every row of the tile is in the tensor, or none.
-      for (uint64_t k = 0; k < k_count; ++k) row[k] = lbase + p.tile_offset[k];
-    }
-    for (uint64_t k = 0; k < k_count && tile_clipped; ++k) {
-      bool v = valid_t != 0;
-      for (size_t i = 0; i < inner && v; ++i) {
-        const Loop& l = p.loops[p.tile_at + 1 + i];
-        v = !l.clipped || x[l.dim] + p.tile_delta[k * inner + i] < p.extent[l.dim];
-      }
-      valid_k[k] = v;
-      all_valid = all_valid && v;
-      row[k] = v ? lbase + p.tile_offset[k] : 0;
-    }
-    if (!tile_clipped) std::fill(valid_k.begin(), valid_k.end(), static_cast<uint8_t>(ok));
-    if (kPack && kStream) {
-      __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(logical + row[0] * kE) + kPrefetchBytes));
-    }
-    copy_tile<kPack, kE, kStream>(phys + pbase * kE, logical, tl.count, k_count, row.data(), valid_t, valid_k.data(),
-                                  all_valid, p.pad_element);
-    if (!advance(p.loops, outer_loops, &value, &x, &lbase, &pbase)) break;
-  }
-#ifdef LC_HTP_X86
-  if (kStream) _mm_sfence();
-#endif
-}
-
 #ifdef LC_HTP_X86
 // The 32 x 4 byte tile with AVX2: pack interleaves bytes and words in lanes
 // and joins the lanes' halves (four 32-byte results, d0-7, d8-15, d16-23,
@@ -565,11 +727,23 @@ __attribute__((target("avx2"))) void walk_tiles_32x4_dense(const Plan& p, uint8_
   const size_t odometer = outer >= 1 ? outer - 1 : 0;
   std::vector<uint64_t> value(odometer, 0);
   uint64_t lbase = 0, pbase = 0;
+  // As for rows (walk_body): pack fetches the tile's rows in the block it
+  // reads next, outside the loop of least logical stride.
+  uint64_t ahead = 0;
+  if (outer >= 2) {
+    size_t least = 0;
+    for (size_t i = 1; i < outer; ++i) least = p.loops[i].ls < p.loops[least].ls ? i : least;
+    if (least >= 1) ahead = p.loops[least - 1].ls;
+  }
   while (true) {
     uint64_t lo = lbase, po = pbase;
     for (uint64_t i = 0; i < last.count; ++i, lo += last.ls, po += last.ps) {
       uint8_t* rows[4] = {logical + lo + off[0], logical + lo + off[1], logical + lo + off[2], logical + lo + off[3]};
-      if (kPack && kStream) _mm_prefetch(reinterpret_cast<const char*>(rows[0] + kPrefetchBytes), _MM_HINT_T0);
+      if (kPack && ahead != 0) {
+        for (int k = 0; k < 4; ++k) __builtin_prefetch(rows[k] + ahead);
+      } else if (kPack && kStream) {
+        _mm_prefetch(reinterpret_cast<const char*>(rows[0] + kPrefetchBytes), _MM_HINT_T0);
+      }
       tile_32x4_u8_avx2<kPack, kStream>(phys + po, rows);
     }
     size_t j = odometer;
@@ -590,27 +764,153 @@ __attribute__((target("avx2"))) void walk_tiles_32x4_dense(const Plan& p, uint8_
 }
 #endif
 
+// Walks the tiles along `loops` (p.loops, or p.tile_order): the tile's
+// outer loops as an odometer around a plain innermost loop. Which physical
+// elements of a tile are padding depends on the coordinates; along the plain
+// loop it is recomputed only where it can change: never when that loop's
+// dimension has no padding, only the tile's valid length when the loop runs
+// along the tile's stride-1 dimension (and no loop inside the tile does), the
+// whole tile otherwise. kAvx2: 32 x 4 byte tiles with AVX2.
+template <bool kPack, size_t kE, bool kStream, bool kAvx2>
+inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const std::vector<Loop>& loops,
+                                                          uint8_t* logical, uint8_t* phys) {
+  const size_t m = loops.size();
+  const Loop& tl = loops[p.tile_at];
+  const size_t outer = p.tile_at, inner = m - p.tile_at - 1;
+  const uint64_t k_count = p.tile_k;
+  Loop unit;  // count 1: a stand-in when the tile is the whole nest
+  unit.dim = tl.dim;
+  const Loop& last = outer >= 1 ? loops[outer - 1] : unit;
+  const size_t odometer = outer >= 1 ? outer - 1 : 0;
+  std::vector<bool> in_tile(p.rank, false);
+  in_tile[tl.dim] = true;
+  bool last_inside = false;  // a loop inside the tile runs along the plain loop's dimension
+  for (size_t i = p.tile_at + 1; i < m; ++i) {
+    in_tile[loops[i].dim] = true;
+    last_inside = last_inside || loops[i].dim == last.dim;
+  }
+  bool tile_clipped = tl.clipped;
+  for (size_t i = p.tile_at + 1; i < m; ++i) tile_clipped = tile_clipped || loops[i].clipped;
+  const bool dense = p.padded == p.extent;
+  const bool along_t = last.clipped && last.dim == tl.dim && !last_inside;
+  const bool simd = kE == 1 && k_count == 4 && tl.count == 32;
+  std::vector<uint64_t> value(odometer, 0), x(p.rank, 0), row(k_count);
+  std::vector<uint8_t> valid_k(k_count, 1);
+  uint64_t lbase = 0, pbase = 0;
+  const uint64_t next_ps = outer >= 2 ? loops[outer - 2].ps : 0;
+  constexpr uint64_t kAhead = 1;
+  bool all_valid = true;
+  uint64_t valid_t = tl.count;
+  // The validity of the tile at coordinate x, its rows at logical offset lo.
+  auto compute = [&](uint64_t lo) {
+    bool ok = true;
+    for (size_t d = 0; d < p.rank; ++d) ok &= in_tile[d] || p.padded[d] == p.extent[d] || x[d] < p.extent[d];
+    const uint64_t xt = x[tl.dim], et = p.extent[tl.dim];
+    valid_t = !ok ? 0 : !tl.clipped ? tl.count : xt < et ? std::min(tl.count, et - xt) : 0;
+    all_valid = valid_t == tl.count;
+    for (uint64_t k = 0; k < k_count; ++k) {
+      bool v = valid_t != 0;
+      for (size_t i = 0; i < inner && v && tile_clipped; ++i) {
+        const Loop& l = loops[p.tile_at + 1 + i];
+        v = !l.clipped || x[l.dim] + p.tile_delta[k * inner + i] < p.extent[l.dim];
+      }
+      valid_k[k] = v;
+      all_valid = all_valid && v;
+      row[k] = v ? lo + p.tile_offset[k] : 0;
+    }
+  };
+  while (true) {
+    const uint64_t x_last = x[last.dim];
+    bool rows_valid = true;  // every valid_k set (when only valid_t changes along the loop)
+    for (uint64_t i = 0; i < last.count; ++i) {
+      const uint64_t lo = lbase + i * last.ls, po = pbase + i * last.ps;
+      if (dense) {
+        for (uint64_t k = 0; k < k_count; ++k) row[k] = lo + p.tile_offset[k];
+      } else if (i == 0 || (last.clipped && !along_t)) {
+        x[last.dim] = x_last + i * last.step;
+        compute(lo);
+        rows_valid = valid_t != 0 && std::all_of(valid_k.begin(), valid_k.end(), [](uint8_t v) { return v != 0; });
+      } else {
+        if (along_t && valid_t != 0) {
+          const uint64_t xt = x_last + i * last.step, et = p.extent[tl.dim];
+          valid_t = xt < et ? std::min(tl.count, et - xt) : 0;
+          all_valid = rows_valid && valid_t == tl.count;
+        }
+        for (uint64_t k = 0; k < k_count; ++k) row[k] = valid_k[k] ? lo + p.tile_offset[k] : 0;
+      }
+      if (kPack && kStream) {
+        __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(logical + row[0] * kE) + kPrefetchBytes));
+      }
+      if (p.tile_logical) {
+        // The tiles are scattered over the chunks; each chunk is visited front
+        // to back, one tile per step of the loop around `last`: fetch the tile
+        // a few steps ahead (writing it when packing).
+        const uintptr_t ahead = reinterpret_cast<uintptr_t>(phys) + (po + kAhead * next_ps) * kE;
+        __builtin_prefetch(reinterpret_cast<const void*>(ahead), kPack ? 1 : 0, 3);
+        __builtin_prefetch(reinterpret_cast<const void*>(ahead + 64), kPack ? 1 : 0, 3);
+        if (tl.count * k_count * kE > 128) __builtin_prefetch(reinterpret_cast<const void*>(ahead + 128), kPack ? 1 : 0, 3);
+      }
+#ifdef LC_HTP_X86
+      if (kAvx2 && simd && all_valid) {
+        uint8_t* rows[4] = {logical + row[0], logical + row[1], logical + row[2], logical + row[3]};
+        tile_32x4_u8_avx2<kPack, kStream>(phys + po, rows);
+        continue;
+      }
+#endif
+      copy_tile<kPack, kE, kStream>(phys + po * kE, logical, tl.count, k_count, row.data(), valid_t, valid_k.data(),
+                                    all_valid, p.pad_element);
+    }
+    x[last.dim] = x_last;
+    if (!advance(loops, odometer, &value, &x, &lbase, &pbase)) break;
+  }
+#ifdef LC_HTP_X86
+  if (kStream) _mm_sfence();
+#endif
+}
+
+template <bool kPack, size_t kE, bool kStream>
+void walk_tiles(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys) {
+  walk_tiles_body<kPack, kE, kStream, false>(p, loops, logical, phys);
+}
+
+#ifdef LC_HTP_X86
+template <bool kPack, bool kStream>
+__attribute__((target("avx2"))) void walk_tiles_avx2(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
+                                                     uint8_t* phys) {
+  walk_tiles_body<kPack, 1, kStream, true>(p, loops, logical, phys);
+}
+#endif
+
 template <bool kPack>
 void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
-#ifdef LC_HTP_X86
-  if (p.tile && p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32 && p.padded == p.extent &&
-      has_avx2()) {
-    if (kPack && p.elements >= kStreamBytes && (reinterpret_cast<uintptr_t>(phys) & 15) == 0) {
-      return walk_tiles_32x4_dense<kPack, true>(p, logical, phys);
-    }
-    return walk_tiles_32x4_dense<kPack, false>(p, logical, phys);
-  }
-#endif
   if (p.tile) {
-    // Streaming stores need 16-byte aligned 128-byte tiles (byte elements, 32 x 4).
-    const bool stream = kPack && p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32 &&
-                        p.elements >= kStreamBytes && (reinterpret_cast<uintptr_t>(phys) & 15) == 0;
+    const std::vector<Loop>& loops = p.tile_order;
+    const bool by_32x4 = p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32;
+#ifdef LC_HTP_X86
+    if (by_32x4 && p.padded == p.extent && !p.tile_logical && has_avx2()) {
+      if (kPack && p.elements >= kStreamBytes && (reinterpret_cast<uintptr_t>(phys) & 15) == 0) {
+        return walk_tiles_32x4_dense<kPack, true>(p, logical, phys);
+      }
+      return walk_tiles_32x4_dense<kPack, false>(p, logical, phys);
+    }
+#endif
+    // Streaming stores need 16-byte aligned 128-byte tiles (byte elements, 32 x 4)
+    // written in physical order.
+    const bool stream = kPack && by_32x4 && !p.tile_logical && p.elements >= kStreamBytes &&
+                        (reinterpret_cast<uintptr_t>(phys) & 15) == 0;
+#ifdef LC_HTP_X86
+    if (by_32x4 && has_avx2()) {
+      return stream ? walk_tiles_avx2<kPack, true>(p, loops, logical, phys)
+                    : walk_tiles_avx2<kPack, false>(p, loops, logical, phys);
+    }
+#endif
     switch (p.elem) {
       case 1:
-        return stream ? walk_tiles<kPack, 1, true>(p, logical, phys) : walk_tiles<kPack, 1, false>(p, logical, phys);
-      case 2: return walk_tiles<kPack, 2, false>(p, logical, phys);
-      case 4: return walk_tiles<kPack, 4, false>(p, logical, phys);
-      default: return walk_tiles<kPack, 8, false>(p, logical, phys);
+        return stream ? walk_tiles<kPack, 1, true>(p, loops, logical, phys)
+                      : walk_tiles<kPack, 1, false>(p, loops, logical, phys);
+      case 2: return walk_tiles<kPack, 2, false>(p, loops, logical, phys);
+      case 4: return walk_tiles<kPack, 4, false>(p, loops, logical, phys);
+      default: return walk_tiles<kPack, 8, false>(p, loops, logical, phys);
     }
   }
   const size_t row_bytes = p.loops.back().count * p.elem;
