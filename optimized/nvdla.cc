@@ -30,6 +30,7 @@
 #include "optimized/byte_transpose.h"
 #include "optimized/families.h"
 #include "optimized/isa.h"
+#include "optimized/nvdla_weight_simd.h"
 #include "optimized/threads.h"
 
 // The tile transposes below keep their rows in registers only when their
@@ -645,6 +646,10 @@ void image_runs(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_p
 }
 
 void image_copy(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  if ((p.ext > 1 || p.wc <= 64) &&
+      image_weight_copy_avx512({p.K, p.C, p.H, p.W, p.eb, p.group, p.ext}, src, dst, to_physical)) {
+    return;
+  }
   if (p.ext > 1 || p.wc <= 64) {
     if (p.eb == 1) image_runs<uint8_t>(p, src, dst, to_physical);
     else image_runs<uint16_t>(p, src, dst, to_physical);

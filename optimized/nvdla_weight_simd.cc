@@ -1,0 +1,256 @@
+// AVX-512 kernels for NVDLA image weights (see nvdla_weight_simd.h).
+//
+// Why it equals the portable path: a physical line of kernel k is its W*C
+// channels of line h in (w, c) order, at most one vector. Packing builds it
+// from the logical rows (plane c, line h: W elements) of the kernel: the rows
+// of channels c0..c1-1 lie inside one vector-sized window starting at row
+// (c0, h), so one masked load reads them; two windows feed one two-table
+// permute whose index for output element w*C + c is the element's place in
+// its window (plus one vector's width for the second window), and the merge
+// mask keeps only those output elements. Unpacking runs the other way: plane
+// c of a kernel is built R = vector / W logical rows at a time, two physical
+// lines per permute (row r's element w is element w*C + c of line r).
+// Masked loads and stores touch no byte outside the rows and lines named.
+#include "optimized/nvdla_weight_simd.h"
+
+#include <algorithm>
+#include <cstring>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define LC_WEIGHT_AVX512 1
+#endif
+
+#include "optimized/isa.h"
+
+namespace layoutcheck {
+
+#if defined(LC_WEIGHT_AVX512)
+namespace {
+
+bool has_avx512_vbmi() {
+  static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
+  return vbmi && isa_at_least(Isa::kAvx512);
+}
+
+#define LC_AVX512_VBMI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"), always_inline)) inline
+
+// Element-size specific operations: N elements per 64-byte vector.
+template <typename T>
+struct Ops;
+
+template <>
+struct Ops<uint8_t> {
+  using Mask = __mmask64;
+  static constexpr uint64_t N = 64;
+  LC_AVX512_VBMI static Mask first(uint64_t n) { return n >= 64 ? ~Mask{0} : (Mask{1} << n) - 1; }
+  LC_AVX512_VBMI static __m512i load(Mask m, const uint8_t* p) { return _mm512_maskz_loadu_epi8(m, p); }
+  LC_AVX512_VBMI static void store(uint8_t* p, Mask m, __m512i v) { _mm512_mask_storeu_epi8(p, m, v); }
+  LC_AVX512_VBMI static __m512i permute2(Mask m, __m512i a, __m512i idx, __m512i b) {
+    return _mm512_maskz_permutex2var_epi8(m, a, idx, b);
+  }
+  LC_AVX512_VBMI static __m512i add(__m512i v, uint64_t c) {
+    return _mm512_add_epi8(v, _mm512_set1_epi8(static_cast<char>(c)));
+  }
+};
+
+template <>
+struct Ops<uint16_t> {
+  using Mask = __mmask32;
+  static constexpr uint64_t N = 32;
+  LC_AVX512_VBMI static Mask first(uint64_t n) { return n >= 32 ? ~Mask{0} : static_cast<Mask>((uint64_t{1} << n) - 1); }
+  LC_AVX512_VBMI static __m512i load(Mask m, const uint8_t* p) { return _mm512_maskz_loadu_epi16(m, p); }
+  LC_AVX512_VBMI static void store(uint8_t* p, Mask m, __m512i v) { _mm512_mask_storeu_epi16(p, m, v); }
+  LC_AVX512_VBMI static __m512i permute2(Mask m, __m512i a, __m512i idx, __m512i b) {
+    return _mm512_maskz_permutex2var_epi16(m, a, idx, b);
+  }
+  LC_AVX512_VBMI static __m512i add(__m512i v, uint64_t c) {
+    return _mm512_add_epi16(v, _mm512_set1_epi16(static_cast<short>(c)));
+  }
+};
+
+// Physical element of kernel kk's line h in the group of gk kernels at `base`.
+struct Lines {
+  uint64_t H, wc, width, shift, ext;
+  uint64_t line(uint64_t base, uint64_t gk, uint64_t kk, uint64_t h) const {
+    const uint64_t j = h >> shift, h0 = j << shift, wj = std::min(ext, H - h0) * wc;
+    return base + j * gk * width + kk * wj + (h - h0) * wc;
+  }
+};
+
+template <typename T>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void image_pack(const ImageWeightShape& s,
+                                                                                        const uint8_t* src,
+                                                                                        uint8_t* dst) {
+  using O = Ops<T>;
+  using Mask = typename O::Mask;
+  constexpr uint64_t N = O::N, eb = sizeof(T);
+  const uint64_t C = s.C, H = s.H, W = s.W, hw = H * W, chw = C * hw, wc = W * C;
+  // Windows of channels [c0, c1): one load of (c1-1-c0)*hw + W elements at
+  // row (c0, h); windows 2i and 2i+1 share one permute.
+  uint64_t offset[N];
+  Mask loads[N], merge[N / 2] = {};
+  alignas(64) T idx[N / 2][N] = {};
+  uint64_t windows = 0;
+  for (uint64_t c0 = 0; c0 < C;) {
+    uint64_t c1 = c0 + 1;
+    while (c1 < C && (c1 - c0) * hw + W <= N) ++c1;
+    const uint64_t pair = windows / 2, second = windows % 2;
+    for (uint64_t c = c0; c < c1; ++c) {
+      for (uint64_t w = 0; w < W; ++w) {
+        idx[pair][w * C + c] = static_cast<T>(second * N + (c - c0) * hw + w);
+        merge[pair] |= Mask{1} << (w * C + c);
+      }
+    }
+    offset[windows] = c0 * hw;
+    loads[windows] = O::first((c1 - 1 - c0) * hw + W);
+    ++windows;
+    c0 = c1;
+  }
+  const uint64_t pairs = (windows + 1) / 2;
+  const Mask store = O::first(wc);
+  const __m512i zero = _mm512_setzero_si512();
+  const Lines lines{H, wc, s.ext * wc, s.ext == 1 ? 0u : s.ext == 2 ? 1u : 2u, s.ext};
+  const uint8_t* const src_end = src + s.K * chw * eb;
+  uint8_t* const dst_end = dst + s.K * chw * eb;
+  for (uint64_t k0 = 0; k0 < s.K; k0 += s.group) {
+    const uint64_t gk = std::min(s.group, s.K - k0), base = k0 * chw;
+    if (windows <= 2 && s.ext == 1) {
+      // One permute per line. Walked in physical order (line h of kernels
+      // 0..gk-1 is one run), whole-vector loads and stores while they stay
+      // inside the data: a store's bytes past the line belong to lines
+      // written after it.
+      const __m512i i = _mm512_load_si512(idx[0]);
+      const Mask m = merge[0], la = loads[0], lb = windows == 2 ? loads[1] : 0;
+      const uint64_t ob = windows == 2 ? offset[1] * eb : 0, kstep = chw * eb;
+      uint8_t* out = dst + base * eb;
+      for (uint64_t h = 0; h < H; ++h) {
+        const uint8_t* row = src + (base + h * W) * eb;
+        for (uint64_t kk = 0; kk < gk; ++kk, row += kstep, out += wc * eb) {
+          const bool whole_in = row + ob + 64 <= src_end, whole_out = out + 64 <= dst_end;
+          const __m512i a = whole_in ? _mm512_loadu_si512(row) : O::load(la, row);
+          const __m512i b = whole_in ? _mm512_loadu_si512(row + ob) : O::load(lb, row + ob);
+          const __m512i v = O::permute2(m, a, i, b);
+          if (whole_out) _mm512_storeu_si512(out, v);
+          else O::store(out, store, v);
+        }
+      }
+      continue;
+    }
+    for (uint64_t kk = 0; kk < gk; ++kk) {
+      const uint8_t* row = src + (k0 + kk) * chw * eb;
+      for (uint64_t h = 0; h < H; ++h, row += W * eb) {
+        __m512i v = zero;
+        for (uint64_t p = 0; p < pairs; ++p) {
+          const __m512i a = O::load(loads[2 * p], row + offset[2 * p] * eb);
+          const __m512i b = 2 * p + 1 < windows ? O::load(loads[2 * p + 1], row + offset[2 * p + 1] * eb) : zero;
+          const __m512i i = _mm512_load_si512(idx[p]);
+          v = _mm512_or_si512(v, O::permute2(merge[p], a, i, b));
+        }
+        O::store(dst + lines.line(base, gk, kk, h) * eb, store, v);
+      }
+    }
+  }
+}
+
+template <typename T>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void image_unpack(const ImageWeightShape& s,
+                                                                                          const uint8_t* src,
+                                                                                          uint8_t* dst) {
+  using O = Ops<T>;
+  using Mask = typename O::Mask;
+  constexpr uint64_t N = O::N, eb = sizeof(T);
+  const uint64_t C = s.C, H = s.H, W = s.W, hw = H * W, chw = C * hw, wc = W * C;
+  // R logical rows per store; rows 2p and 2p+1 of them come from one permute
+  // of their two lines, element w of row r from element w*C + c.
+  const uint64_t R = N / W;
+  Mask merge[N / 2] = {};
+  alignas(64) T idx[N / 2][N] = {};
+  for (uint64_t r = 0; r < R; ++r) {
+    for (uint64_t w = 0; w < W; ++w) {
+      idx[r / 2][r * W + w] = static_cast<T>((r % 2) * N + w * C);
+      merge[r / 2] |= Mask{1} << (r * W + w);
+    }
+  }
+  const __m512i zero = _mm512_setzero_si512();
+  const Mask line_mask = O::first(wc);
+  const Lines lines{H, wc, s.ext * wc, s.ext == 1 ? 0u : s.ext == 2 ? 1u : 2u, s.ext};
+  const uint8_t* const src_end = src + s.K * chw * eb;
+  uint8_t* const dst_end = dst + s.K * chw * eb;
+  const bool single = H <= R;
+  for (uint64_t k0 = 0; k0 < s.K; k0 += s.group) {
+    const uint64_t gk = std::min(s.group, s.K - k0), base = k0 * chw;
+    if (single && s.ext == 1) {
+      // Lines gk * wc apart; each permute reads its two lines itself (from
+      // L1), whole vectors while inside the data.
+      const uint64_t ls = gk * wc * eb;
+      const Mask out_mask = O::first(H * W);
+      for (uint64_t kk = 0; kk < gk; ++kk) {
+        const uint8_t* first = src + (base + kk * wc) * eb;
+        uint8_t* out = dst + (k0 + kk) * chw * eb;
+        const bool whole_in = first + (H - 1) * ls + 64 <= src_end;
+        for (uint64_t c = 0; c < C; ++c, out += hw * eb) {
+          __m512i v = zero;
+          const uint8_t* at = first;
+          for (uint64_t p = 0; 2 * p < H; ++p, at += 2 * ls) {
+            const bool odd = 2 * p + 1 < H;
+            const __m512i a = whole_in ? _mm512_loadu_si512(at) : O::load(line_mask, at);
+            const __m512i b = !odd ? zero : whole_in ? _mm512_loadu_si512(at + ls) : O::load(line_mask, at + ls);
+            v = _mm512_or_si512(v, O::permute2(merge[p], a, O::add(_mm512_load_si512(idx[p]), c), b));
+          }
+          if (out + 64 <= dst_end) _mm512_storeu_si512(out, v);
+          else O::store(out, out_mask, v);
+        }
+      }
+      continue;
+    }
+    for (uint64_t kk = 0; kk < gk; ++kk) {
+      uint8_t* kernel = dst + (k0 + kk) * chw * eb;
+      for (uint64_t r0 = 0; r0 < H; r0 += R) {
+        // The chunk's lines, read once; a missing odd line reads as zeros.
+        const uint64_t rows = std::min(R, H - r0);
+        __m512i line[N + 1];
+        for (uint64_t r = 0; r < rows; ++r) {
+          const uint8_t* at = src + lines.line(base, gk, kk, r0 + r) * eb;
+          line[r] = at + 64 <= src_end ? _mm512_loadu_si512(at) : O::load(line_mask, at);
+        }
+        line[rows] = zero;
+        const Mask out_mask = O::first(rows * W);
+        uint8_t* out = kernel + r0 * W * eb;
+        for (uint64_t c = 0; c < C; ++c, out += hw * eb) {
+          __m512i v = zero;
+          for (uint64_t p = 0; 2 * p < rows; ++p) {
+            v = _mm512_or_si512(v, O::permute2(merge[p], line[2 * p], O::add(_mm512_load_si512(idx[p]), c), line[2 * p + 1]));
+          }
+          // With one chunk per plane, the bytes past it belong to planes
+          // (and kernels) written after it.
+          if (single && out + 64 <= dst_end) _mm512_storeu_si512(out, v);
+          else O::store(out, out_mask, v);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool image_weight_copy_avx512(const ImageWeightShape& s, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  if ((s.eb != 1 && s.eb != 2) || (s.ext != 1 && s.ext != 2 && s.ext != 4) || s.C == 0 || s.W == 0) return false;
+  if (s.W * s.C > 64 / s.eb || !has_avx512_vbmi()) return false;
+  if (s.eb == 1) {
+    if (to_physical) image_pack<uint8_t>(s, src, dst);
+    else image_unpack<uint8_t>(s, src, dst);
+  } else {
+    if (to_physical) image_pack<uint16_t>(s, src, dst);
+    else image_unpack<uint16_t>(s, src, dst);
+  }
+  return true;
+}
+
+#else
+
+bool image_weight_copy_avx512(const ImageWeightShape&, const uint8_t*, uint8_t*, bool) { return false; }
+
+#endif
+
+}  // namespace layoutcheck
