@@ -153,6 +153,43 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void im
   }
 }
 
+// One kernel of at most 4 channels whose planes fit one vector (lines ls
+// bytes apart): each pair of lines is read once and feeds every plane.
+template <typename T>
+struct Kernel {
+  const uint8_t* first;
+  uint64_t ls, H, plane_bytes;
+  bool whole_in;
+  typename Ops<T>::Mask line_mask;
+  const T (*idx)[Ops<T>::N];
+  const typename Ops<T>::Mask* merge;
+  const uint8_t* dst_end;
+  typename Ops<T>::Mask out_mask;
+};
+
+template <typename T, int kC>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"), always_inline)) inline void unpack_planes(
+    const Kernel<T>& k, uint8_t* out) {
+  using O = Ops<T>;
+  const __m512i zero = _mm512_setzero_si512();
+  __m512i v[kC];
+  _Pragma("GCC unroll 4") for (int c = 0; c < kC; ++c) v[c] = zero;
+  const uint8_t* at = k.first;
+  for (uint64_t p = 0; 2 * p < k.H; ++p, at += 2 * k.ls) {
+    const bool odd = 2 * p + 1 < k.H;
+    const __m512i a = k.whole_in ? _mm512_loadu_si512(at) : O::load(k.line_mask, at);
+    const __m512i b = !odd ? zero : k.whole_in ? _mm512_loadu_si512(at + k.ls) : O::load(k.line_mask, at + k.ls);
+    const __m512i i = _mm512_load_si512(k.idx[p]);
+    _Pragma("GCC unroll 4") for (int c = 0; c < kC; ++c) {
+      v[c] = _mm512_or_si512(v[c], O::permute2(k.merge[p], a, O::add(i, static_cast<uint64_t>(c)), b));
+    }
+  }
+  _Pragma("GCC unroll 4") for (int c = 0; c < kC; ++c, out += k.plane_bytes) {
+    if (out + 64 <= k.dst_end) _mm512_storeu_si512(out, v[c]);
+    else O::store(out, k.out_mask, v[c]);
+  }
+}
+
 template <typename T>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void image_unpack(const ImageWeightShape& s,
                                                                                           const uint8_t* src,
@@ -189,6 +226,16 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void im
         const uint8_t* first = src + (base + kk * wc) * eb;
         uint8_t* out = dst + (k0 + kk) * chw * eb;
         const bool whole_in = first + (H - 1) * ls + 64 <= src_end;
+        if (C <= 4) {
+          const Kernel<T> k{first, ls, H, hw * eb, whole_in, line_mask, idx, merge, dst_end, out_mask};
+          switch (C) {
+            case 1: unpack_planes<T, 1>(k, out); break;
+            case 2: unpack_planes<T, 2>(k, out); break;
+            case 3: unpack_planes<T, 3>(k, out); break;
+            default: unpack_planes<T, 4>(k, out); break;
+          }
+          continue;
+        }
         for (uint64_t c = 0; c < C; ++c, out += hw * eb) {
           __m512i v = zero;
           const uint8_t* at = first;
