@@ -523,7 +523,7 @@ void small_kernel_block(const uint8_t* logical_in, uint8_t* logical_out, uint8_t
 void weight_copy(const WeightPlan& p, const uint8_t* logical_in, uint8_t* logical_out, uint8_t* phys_out,
                  const uint8_t* phys_in, bool to_physical) {
   const uint64_t hw = p.H * p.W, khw = p.C * hw, eb = p.eb;
-  // Full 64-channel blocks of 3x3 int8 kernels through AVX-512 when it can.
+  // Full 64-channel blocks of 3x3 kernels through AVX-512 when it can.
   const bool full_blocks_done = dc_weight_full_blocks_avx512(
       {p.K, p.C, p.H, p.W, p.eb, p.group}, to_physical ? logical_in : phys_in, to_physical ? phys_out : logical_out,
       to_physical);

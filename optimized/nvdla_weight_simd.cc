@@ -290,58 +290,70 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void im
 // but the shape and are built once per call.
 constexpr int kDcHw = 9, kDcPairs = (kDcHw + 1) / 2;
 
+template <typename T>
 struct DcTables {
-  alignas(64) uint8_t idx[kDcHw][kDcPairs][64];
-  uint64_t merge[kDcHw][kDcPairs];
+  alignas(64) T idx[kDcHw][kDcPairs][Ops<T>::N];
+  typename Ops<T>::Mask merge[kDcHw][kDcPairs];
 };
 
-// pack: row pos, pair p (windows 2p, 2p+1). unpack: window j, pair p (rows 2p, 2p+1).
-void dc_tables(DcTables* t, bool to_physical) {
+// pack: row pos, pair p (windows 2p, 2p+1). unpack: window j, pair p (rows
+// 2p, 2p+1). With 16-bit elements (32 per vector) a block is two halves of
+// 32 channels, 9 windows each, and the same tables serve both.
+template <typename T>
+void dc_tables(DcTables<T>* t, bool to_physical) {
+  constexpr int N = static_cast<int>(Ops<T>::N);
   std::memset(t, 0, sizeof(*t));
   for (int a = 0; a < kDcHw; ++a) {
-    for (int i = 0; i < 64; ++i) {
+    for (int i = 0; i < N; ++i) {
       if (to_physical) {  // row a, channel i: element 9i + a
-        const int e = 9 * i + a, j = e / 64;
-        t->idx[a][j / 2][i] = static_cast<uint8_t>(j % 2 * 64 + e % 64);
-        t->merge[a][j / 2] |= uint64_t{1} << i;
+        const int e = 9 * i + a, j = e / N;
+        t->idx[a][j / 2][i] = static_cast<T>(j % 2 * N + e % N);
+        t->merge[a][j / 2] |= typename Ops<T>::Mask{1} << i;
       } else {  // window a, element i: channel e / 9 of row e % 9
-        const int e = 64 * a + i, pos = e % 9;
-        t->idx[a][pos / 2][i] = static_cast<uint8_t>(pos % 2 * 64 + e / 9);
-        t->merge[a][pos / 2] |= uint64_t{1} << i;
+        const int e = N * a + i, pos = e % 9;
+        t->idx[a][pos / 2][i] = static_cast<T>(pos % 2 * N + e / 9);
+        t->merge[a][pos / 2] |= typename Ops<T>::Mask{1} << i;
       }
     }
   }
 }
 
+template <typename T>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void dc3x3_copy(const DcWeightShape& s,
                                                                                         const uint8_t* src,
                                                                                         uint8_t* dst,
                                                                                         bool to_physical) {
-  DcTables t;
+  using O = Ops<T>;
+  constexpr uint64_t eb = sizeof(T), halves = eb;
+  DcTables<T> t;
   dc_tables(&t, to_physical);
   const uint64_t khw = s.C * kDcHw;
   const __m512i zero = _mm512_setzero_si512();
   for (uint64_t k0 = 0; k0 < s.K; k0 += s.group) {
-    const uint64_t gk = std::min(s.group, s.K - k0), group_base = k0 * khw, row_step = gk * 64;
+    const uint64_t gk = std::min(s.group, s.K - k0), group_base = k0 * khw, row_step = gk * 64 * eb;
     for (uint64_t c0 = 0; c0 + 64 <= s.C; c0 += 64) {
       const uint64_t rows = group_base + c0 * kDcHw * gk;
       for (uint64_t kk = 0; kk < gk; ++kk) {
-        const uint64_t block = (k0 + kk) * khw + c0 * kDcHw, row0 = rows + kk * 64;
-        // The 9 inputs: windows of the logical block, or position rows.
-        const uint8_t* in = src + (to_physical ? block : row0);
-        const uint64_t in_step = to_physical ? 64 : row_step;
-        uint8_t* out = dst + (to_physical ? row0 : block);
-        const uint64_t out_step = to_physical ? row_step : 64;
-        __m512i v[kDcHw + 1];
-        _Pragma("GCC unroll 9") for (int j = 0; j < kDcHw; ++j) v[j] = _mm512_loadu_si512(in + j * in_step);
-        v[kDcHw] = zero;
-        _Pragma("GCC unroll 9") for (int a = 0; a < kDcHw; ++a) {
-          __m512i r = _mm512_maskz_permutex2var_epi8(t.merge[a][0], v[0], _mm512_load_si512(t.idx[a][0]), v[1]);
-          _Pragma("GCC unroll 4") for (int p = 1; p < kDcPairs; ++p) {
-            r = _mm512_or_si512(
-                r, _mm512_maskz_permutex2var_epi8(t.merge[a][p], v[2 * p], _mm512_load_si512(t.idx[a][p]), v[2 * p + 1]));
+        const uint8_t* block_in = src + ((k0 + kk) * khw + c0 * kDcHw) * eb;
+        const uint8_t* rows_in = src + (rows + kk * 64) * eb;
+        uint8_t* block_out = dst + ((k0 + kk) * khw + c0 * kDcHw) * eb;
+        uint8_t* rows_out = dst + (rows + kk * 64) * eb;
+        for (uint64_t q = 0; q < halves; ++q) {
+          // The 9 inputs: windows of the logical block, or position rows.
+          const uint8_t* in = to_physical ? block_in + q * kDcHw * 64 : rows_in + q * 64;
+          const uint64_t in_step = to_physical ? 64 : row_step;
+          uint8_t* out = to_physical ? rows_out + q * 64 : block_out + q * kDcHw * 64;
+          const uint64_t out_step = to_physical ? row_step : 64;
+          __m512i v[kDcHw + 1];
+          _Pragma("GCC unroll 9") for (int j = 0; j < kDcHw; ++j) v[j] = _mm512_loadu_si512(in + j * in_step);
+          v[kDcHw] = zero;
+          _Pragma("GCC unroll 9") for (int a = 0; a < kDcHw; ++a) {
+            __m512i r = O::permute2(t.merge[a][0], v[0], _mm512_load_si512(t.idx[a][0]), v[1]);
+            _Pragma("GCC unroll 4") for (int p = 1; p < kDcPairs; ++p) {
+              r = _mm512_or_si512(r, O::permute2(t.merge[a][p], v[2 * p], _mm512_load_si512(t.idx[a][p]), v[2 * p + 1]));
+            }
+            _mm512_storeu_si512(out + a * out_step, r);
           }
-          _mm512_storeu_si512(out + a * out_step, r);
         }
       }
     }
@@ -364,8 +376,11 @@ bool image_weight_copy_avx512(const ImageWeightShape& s, const uint8_t* src, uin
 }
 
 bool dc_weight_full_blocks_avx512(const DcWeightShape& s, const uint8_t* src, uint8_t* dst, bool to_physical) {
-  if (s.eb != 1 || s.H * s.W != static_cast<uint64_t>(kDcHw) || s.C < 64 || !has_avx512_vbmi()) return false;
-  dc3x3_copy(s, src, dst, to_physical);
+  if ((s.eb != 1 && s.eb != 2) || s.H * s.W != static_cast<uint64_t>(kDcHw) || s.C < 64 || !has_avx512_vbmi()) {
+    return false;
+  }
+  if (s.eb == 1) dc3x3_copy<uint8_t>(s, src, dst, to_physical);
+  else dc3x3_copy<uint16_t>(s, src, dst, to_physical);
   return true;
 }
 

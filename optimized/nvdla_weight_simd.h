@@ -24,8 +24,8 @@ bool image_weight_copy_avx512(const ImageWeightShape& s, const uint8_t* src, uin
 // full 64-channel block are logical elements k*C*H*W + c0*H*W + [0, 64*H*W)
 // (channel-major), and position pos of them is the physical row of 64
 // elements at k0*C*H*W + c0*H*W*gk + (pos*gk + kk)*64. Copies every full
-// block (c0 + 64 <= C) of int8 kernels of 9 positions (3x3) and returns
-// true, or returns false having copied nothing; blocks of fewer channels are
+// block (c0 + 64 <= C) of int8 or 16-bit kernels of 9 positions (3x3) and
+// returns true, or returns false having copied nothing; blocks of fewer channels are
 // the caller's either way.
 struct DcWeightShape {
   uint64_t K = 0, C = 0, H = 0, W = 0, eb = 1, group = 32;

@@ -36,6 +36,8 @@ const Shape kCases[] = {
     {"nvdla.weight.dc", "int8", "3,64,3,3"},
     {"nvdla.weight.dc", "int8", "2,128,2,7"},
     {"nvdla.weight.dc", "fp16", "20,33,5,5"},
+    {"nvdla.weight.dc", "fp16", "20,140,3,3"},
+    {"nvdla.weight.dc", "int8", "33,128,1,9"},
     {"nvdla.weight.image", "int8", "40,3,7,7"},
     {"nvdla.weight.image(post_extension=2)", "fp16", "20,2,7,8"},
     {"nvdla.weight.winograd", "fp16", "20,37,4,4"},
