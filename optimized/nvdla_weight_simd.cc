@@ -17,6 +17,12 @@
 #include <cstring>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// gcc 12 warns inside avx512fintrin.h, whose _mm512_undefined_* helpers read an
+// uninitialized variable on purpose (a false positive for every intrinsic using them).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 #define LC_WEIGHT_AVX512 1
 #endif
@@ -190,6 +196,36 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"), always_i
   }
 }
 
+// int8 kernels of at most 4 channels whose two logical rows fit 16 bytes: one
+// permute per pair of lines puts rows h, h+1 of plane c in 128-bit lane c,
+// and each lane is one 16-byte store (its bytes past the two rows are the
+// next rows of the same plane, written after it; near the plane's end the
+// store is masked). `idx` maps lane c element r*W + w to element w*C + c of
+// line r of the pair.
+template <typename T, int kC>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"), always_inline)) inline void unpack_row_pairs(
+    const Kernel<T>& k, __m512i idx, uint64_t W, uint64_t hw, uint8_t* out) {
+  using O = Ops<T>;
+  constexpr uint64_t eb = sizeof(T), lane = 16 / eb;
+  const __m512i zero = _mm512_setzero_si512();
+  const uint8_t* at = k.first;
+  for (uint64_t h = 0; h < k.H; h += 2, at += 2 * k.ls) {
+    const bool odd = h + 1 < k.H;
+    const __m512i a = k.whole_in ? _mm512_loadu_si512(at) : O::load(k.line_mask, at);
+    const __m512i b = !odd ? zero : k.whole_in ? _mm512_loadu_si512(at + k.ls) : O::load(k.line_mask, at + k.ls);
+    const __m512i v = _mm512_permutex2var_epi8(a, idx, b);
+    const __m128i l[4] = {_mm512_castsi512_si128(v), _mm512_extracti32x4_epi32(v, 1), _mm512_extracti32x4_epi32(v, 2),
+                          _mm512_extracti32x4_epi32(v, 3)};
+    const bool whole = h * W + lane <= hw;
+    const __mmask16 rows = static_cast<__mmask16>((1u << ((odd ? 2 : 1) * W * eb)) - 1);
+    _Pragma("GCC unroll 4") for (int c = 0; c < kC; ++c) {
+      uint8_t* to = out + (c * hw + h * W) * eb;
+      if (whole) _mm_storeu_si128(reinterpret_cast<__m128i*>(to), l[c]);
+      else _mm_mask_storeu_epi8(to, rows, l[c]);
+    }
+  }
+}
+
 template <typename T>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void image_unpack(const ImageWeightShape& s,
                                                                                           const uint8_t* src,
@@ -215,6 +251,15 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void im
   const uint8_t* const src_end = src + s.K * chw * eb;
   uint8_t* const dst_end = dst + s.K * chw * eb;
   const bool single = H <= R;
+  // unpack_row_pairs: two rows of a plane in a 128-bit lane, a lane a channel.
+  const bool row_pairs = eb == 1 && C <= 4 && 2 * W <= 16;
+  alignas(64) T pair_table[N] = {};
+  for (uint64_t c = 0; row_pairs && c < C; ++c) {
+    for (uint64_t r = 0; r < 2; ++r) {
+      for (uint64_t w = 0; w < W; ++w) pair_table[c * (16 / eb) + r * W + w] = static_cast<T>(r * N + w * C + c);
+    }
+  }
+  const __m512i pair_idx = _mm512_load_si512(pair_table);
   for (uint64_t k0 = 0; k0 < s.K; k0 += s.group) {
     const uint64_t gk = std::min(s.group, s.K - k0), base = k0 * chw;
     if (single && s.ext == 1) {
@@ -228,6 +273,15 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void im
         const bool whole_in = first + (H - 1) * ls + 64 <= src_end;
         if (C <= 4) {
           const Kernel<T> k{first, ls, H, hw * eb, whole_in, line_mask, idx, merge, dst_end, out_mask};
+          if (row_pairs) {
+            switch (C) {
+              case 1: unpack_row_pairs<T, 1>(k, pair_idx, W, hw, out); break;
+              case 2: unpack_row_pairs<T, 2>(k, pair_idx, W, hw, out); break;
+              case 3: unpack_row_pairs<T, 3>(k, pair_idx, W, hw, out); break;
+              default: unpack_row_pairs<T, 4>(k, pair_idx, W, hw, out); break;
+            }
+            continue;
+          }
           switch (C) {
             case 1: unpack_planes<T, 1>(k, out); break;
             case 2: unpack_planes<T, 2>(k, out); break;
