@@ -17,7 +17,7 @@
 #include <cstring>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-// gcc 12 warns inside avx512fintrin.h, whose _mm512_undefined_* helpers read an
+// gcc 12 warns inside avx512fintrin.h, whose _mm512_undefined_* functions read an
 // uninitialized variable on purpose (a false positive for every intrinsic using them).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
