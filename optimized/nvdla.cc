@@ -30,6 +30,7 @@
 #include "optimized/byte_transpose.h"
 #include "optimized/families.h"
 #include "optimized/isa.h"
+#include "optimized/nvdla_weight_simd.h"
 #include "optimized/threads.h"
 
 // The tile transposes below keep their rows in registers only when their
@@ -522,11 +523,16 @@ void small_kernel_block(const uint8_t* logical_in, uint8_t* logical_out, uint8_t
 void weight_copy(const WeightPlan& p, const uint8_t* logical_in, uint8_t* logical_out, uint8_t* phys_out,
                  const uint8_t* phys_in, bool to_physical) {
   const uint64_t hw = p.H * p.W, khw = p.C * hw, eb = p.eb;
+  // Full 64-channel blocks of 3x3 kernels through AVX-512 when it can.
+  const bool full_blocks_done = dc_weight_full_blocks_avx512(
+      {p.K, p.C, p.H, p.W, p.eb, p.group}, to_physical ? logical_in : phys_in, to_physical ? phys_out : logical_out,
+      to_physical);
   for (uint64_t g = 0; g < p.groups; ++g) {
     const uint64_t k0 = g * p.group, gk = std::min(p.group, p.K - k0);
     const uint64_t group_base = k0 * khw;  // full groups before hold k0 kernels
     for (uint64_t c0 = 0; c0 < p.C; c0 += 64) {
       const uint64_t cw = std::min<uint64_t>(64, p.C - c0);
+      if (full_blocks_done && cw == 64) continue;
       const uint64_t block_base = group_base + c0 * hw * gk;
       for (uint64_t kk = 0; kk < gk; ++kk) {
         const uint64_t logical = (k0 + kk) * khw + c0 * hw, physical = block_base + kk * cw;
@@ -645,6 +651,10 @@ void image_runs(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_p
 }
 
 void image_copy(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  if ((p.ext > 1 || p.wc <= 64) &&
+      image_weight_copy_avx512({p.K, p.C, p.H, p.W, p.eb, p.group, p.ext}, src, dst, to_physical)) {
+    return;
+  }
   if (p.ext > 1 || p.wc <= 64) {
     if (p.eb == 1) image_runs<uint8_t>(p, src, dst, to_physical);
     else image_runs<uint16_t>(p, src, dst, to_physical);

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "layoutcheck/checker.h"
+#include "layoutcheck/nvdla.h"
 #include "optimized/isa.h"
 #include "optimized/threads.h"
 #include "support.h"
@@ -35,6 +36,8 @@ const Shape kCases[] = {
     {"nvdla.weight.dc", "int8", "3,64,3,3"},
     {"nvdla.weight.dc", "int8", "2,128,2,7"},
     {"nvdla.weight.dc", "fp16", "20,33,5,5"},
+    {"nvdla.weight.dc", "fp16", "20,140,3,3"},
+    {"nvdla.weight.dc", "int8", "33,128,1,9"},
     {"nvdla.weight.image", "int8", "40,3,7,7"},
     {"nvdla.weight.image(post_extension=2)", "fp16", "20,2,7,8"},
     {"nvdla.weight.winograd", "fp16", "20,37,4,4"},
@@ -67,6 +70,48 @@ TEST(NvdlaKernels, every_thread_count_writes_the_same_bytes) {
       EXPECT_EQ(physical, expected) << s.layout << " " << s.shape << " threads " << threads;
       ASSERT_TRUE(optimized_unpack(c, physical.data(), size, back.data(), back.size(), threads).ok());
       EXPECT_EQ(back, logical) << s.layout << " " << s.shape << " threads " << threads;
+    }
+  }
+}
+
+// Sparse (de)compression at every level: dense, empty and mixed 64-element
+// steps, group tails and partial last groups.
+TEST(NvdlaKernels, sparse_compression_equals_the_reference_at_every_isa_level) {
+  const Shape shapes[] = {{"nvdla.weight.dc", "int8", "40,70,3,3"},  {"nvdla.weight.dc", "fp16", "20,33,5,5"},
+                          {"nvdla.weight.dc", "int8", "33,96,1,3"},  {"nvdla.weight.image", "int8", "40,3,7,7"},
+                          {"nvdla.weight.dc", "fp16", "17,64,1,1"}, {"nvdla.weight.winograd", "int8", "40,70,4,4"}};
+  for (Isa isa : available_isas()) {
+    IsaCapScope cap(isa);
+    for (const Shape& s : shapes) {
+      const Case c = must_case(s.layout, s.dtype, s.shape);
+      std::vector<uint8_t> logical;
+      fill_position_unique(c, 5, &logical);
+      const uint64_t eb = dtype_bits(c.dtype) / 8;
+      for (uint64_t i = 0; i < logical.size() / eb; ++i) {
+        const uint64_t block = i / 64 % 4;  // mixed, all kept, none kept, mixed
+        if (block == 2 || ((block == 0 || block == 3) && (i * 2654435761u >> 9) % 3 == 0)) {
+          for (uint64_t b = 0; b < eb; ++b) logical[i * eb + b] = 0;
+        } else if (block == 1) {
+          logical[i * eb] |= 1;
+        }
+      }
+      std::vector<uint8_t> phys(*reference_impl().size_bytes(c));
+      ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
+      auto z = nvdla::compress(c, phys.data(), phys.size());
+      auto zr = nvdla::compress_reference(c, phys.data(), phys.size());
+      ASSERT_TRUE(z.ok() && zr.ok());
+      EXPECT_TRUE(*z == *zr) << isa_name(isa) << " " << s.layout << " " << s.dtype << " " << s.shape;
+      std::vector<uint8_t> back(phys.size(), 0x5A);
+      ASSERT_TRUE(nvdla::decompress(c, *z, back.data(), back.size()).ok());
+      EXPECT_EQ(back, phys) << isa_name(isa) << " " << s.shape;
+      // A kept element moved to a dropped place decompresses to other bytes.
+      nvdla::CompressedWeights moved = *z;
+      uint64_t bit = 0;
+      while (!((moved.wmb[bit / 8] >> (bit % 8)) & 1) || ((moved.wmb[(bit + 1) / 8] >> ((bit + 1) % 8)) & 1)) ++bit;
+      moved.wmb[bit / 8] = static_cast<uint8_t>(moved.wmb[bit / 8] ^ (1u << (bit % 8)));
+      moved.wmb[(bit + 1) / 8] = static_cast<uint8_t>(moved.wmb[(bit + 1) / 8] ^ (1u << ((bit + 1) % 8)));
+      ASSERT_TRUE(nvdla::decompress(c, moved, back.data(), back.size()).ok());
+      EXPECT_NE(back, phys) << isa_name(isa) << " " << s.shape;
     }
   }
 }

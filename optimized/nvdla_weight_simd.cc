@@ -1,0 +1,448 @@
+// AVX-512 kernels for NVDLA image weights (see nvdla_weight_simd.h).
+//
+// Why it equals the portable path: a physical line of kernel k is its W*C
+// channels of line h in (w, c) order, at most one vector. Packing builds it
+// from the logical rows (plane c, line h: W elements) of the kernel: the rows
+// of channels c0..c1-1 lie inside one vector-sized window starting at row
+// (c0, h), so one masked load reads them; two windows feed one two-table
+// permute whose index for output element w*C + c is the element's place in
+// its window (plus one vector's width for the second window), and the merge
+// mask keeps only those output elements. Unpacking runs the other way: plane
+// c of a kernel is built R = vector / W logical rows at a time, two physical
+// lines per permute (row r's element w is element w*C + c of line r).
+// Masked loads and stores touch no byte outside the rows and lines named.
+#include "optimized/nvdla_weight_simd.h"
+
+#include <algorithm>
+#include <cstring>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// gcc 12 warns inside avx512fintrin.h, whose _mm512_undefined_* functions read an
+// uninitialized variable on purpose (a false positive for every intrinsic using them).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#define LC_WEIGHT_AVX512 1
+#endif
+
+#include "optimized/isa.h"
+
+namespace layoutcheck {
+
+#if defined(LC_WEIGHT_AVX512)
+namespace {
+
+bool has_avx512_vbmi() {
+  static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
+  return vbmi && isa_at_least(Isa::kAvx512);
+}
+
+#define LC_AVX512_VBMI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"), always_inline)) inline
+
+// Element-size specific operations: N elements per 64-byte vector.
+template <typename T>
+struct Ops;
+
+template <>
+struct Ops<uint8_t> {
+  using Mask = __mmask64;
+  static constexpr uint64_t N = 64;
+  LC_AVX512_VBMI static Mask first(uint64_t n) { return n >= 64 ? ~Mask{0} : (Mask{1} << n) - 1; }
+  LC_AVX512_VBMI static __m512i load(Mask m, const uint8_t* p) { return _mm512_maskz_loadu_epi8(m, p); }
+  LC_AVX512_VBMI static void store(uint8_t* p, Mask m, __m512i v) { _mm512_mask_storeu_epi8(p, m, v); }
+  LC_AVX512_VBMI static __m512i permute2(Mask m, __m512i a, __m512i idx, __m512i b) {
+    return _mm512_maskz_permutex2var_epi8(m, a, idx, b);
+  }
+  LC_AVX512_VBMI static __m512i add(__m512i v, uint64_t c) {
+    return _mm512_add_epi8(v, _mm512_set1_epi8(static_cast<char>(c)));
+  }
+};
+
+template <>
+struct Ops<uint16_t> {
+  using Mask = __mmask32;
+  static constexpr uint64_t N = 32;
+  LC_AVX512_VBMI static Mask first(uint64_t n) { return n >= 32 ? ~Mask{0} : static_cast<Mask>((uint64_t{1} << n) - 1); }
+  LC_AVX512_VBMI static __m512i load(Mask m, const uint8_t* p) { return _mm512_maskz_loadu_epi16(m, p); }
+  LC_AVX512_VBMI static void store(uint8_t* p, Mask m, __m512i v) { _mm512_mask_storeu_epi16(p, m, v); }
+  LC_AVX512_VBMI static __m512i permute2(Mask m, __m512i a, __m512i idx, __m512i b) {
+    return _mm512_maskz_permutex2var_epi16(m, a, idx, b);
+  }
+  LC_AVX512_VBMI static __m512i add(__m512i v, uint64_t c) {
+    return _mm512_add_epi16(v, _mm512_set1_epi16(static_cast<short>(c)));
+  }
+};
+
+// Physical element of kernel kk's line h in the group of gk kernels at `base`.
+struct Lines {
+  uint64_t H, wc, width, shift, ext;
+  uint64_t line(uint64_t base, uint64_t gk, uint64_t kk, uint64_t h) const {
+    const uint64_t j = h >> shift, h0 = j << shift, wj = std::min(ext, H - h0) * wc;
+    return base + j * gk * width + kk * wj + (h - h0) * wc;
+  }
+};
+
+template <typename T>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void image_pack(const ImageWeightShape& s,
+                                                                                        const uint8_t* src,
+                                                                                        uint8_t* dst) {
+  using O = Ops<T>;
+  using Mask = typename O::Mask;
+  constexpr uint64_t N = O::N, eb = sizeof(T);
+  const uint64_t C = s.C, H = s.H, W = s.W, hw = H * W, chw = C * hw, wc = W * C;
+  // Windows of channels [c0, c1): one load of (c1-1-c0)*hw + W elements at
+  // row (c0, h); windows 2i and 2i+1 share one permute.
+  uint64_t offset[N];
+  Mask loads[N], merge[N / 2] = {};
+  alignas(64) T idx[N / 2][N] = {};
+  uint64_t windows = 0;
+  for (uint64_t c0 = 0; c0 < C;) {
+    uint64_t c1 = c0 + 1;
+    while (c1 < C && (c1 - c0) * hw + W <= N) ++c1;
+    const uint64_t pair = windows / 2, second = windows % 2;
+    for (uint64_t c = c0; c < c1; ++c) {
+      for (uint64_t w = 0; w < W; ++w) {
+        idx[pair][w * C + c] = static_cast<T>(second * N + (c - c0) * hw + w);
+        merge[pair] |= Mask{1} << (w * C + c);
+      }
+    }
+    offset[windows] = c0 * hw;
+    loads[windows] = O::first((c1 - 1 - c0) * hw + W);
+    ++windows;
+    c0 = c1;
+  }
+  const uint64_t pairs = (windows + 1) / 2;
+  const Mask store = O::first(wc);
+  const __m512i zero = _mm512_setzero_si512();
+  const Lines lines{H, wc, s.ext * wc, s.ext == 1 ? 0u : s.ext == 2 ? 1u : 2u, s.ext};
+  const uint8_t* const src_end = src + s.K * chw * eb;
+  uint8_t* const dst_end = dst + s.K * chw * eb;
+  for (uint64_t k0 = 0; k0 < s.K; k0 += s.group) {
+    const uint64_t gk = std::min(s.group, s.K - k0), base = k0 * chw;
+    if (windows <= 2 && s.ext == 1) {
+      // One permute per line. Walked in physical order (line h of kernels
+      // 0..gk-1 is one run), whole-vector loads and stores while they stay
+      // inside the data: a store's bytes past the line belong to lines
+      // written after it.
+      const __m512i i = _mm512_load_si512(idx[0]);
+      const Mask m = merge[0], la = loads[0], lb = windows == 2 ? loads[1] : 0;
+      const uint64_t ob = windows == 2 ? offset[1] * eb : 0, kstep = chw * eb;
+      uint8_t* out = dst + base * eb;
+      for (uint64_t h = 0; h < H; ++h) {
+        const uint8_t* row = src + (base + h * W) * eb;
+        for (uint64_t kk = 0; kk < gk; ++kk, row += kstep, out += wc * eb) {
+          const bool whole_in = row + ob + 64 <= src_end, whole_out = out + 64 <= dst_end;
+          const __m512i a = whole_in ? _mm512_loadu_si512(row) : O::load(la, row);
+          const __m512i b = whole_in ? _mm512_loadu_si512(row + ob) : O::load(lb, row + ob);
+          const __m512i v = O::permute2(m, a, i, b);
+          if (whole_out) _mm512_storeu_si512(out, v);
+          else O::store(out, store, v);
+        }
+      }
+      continue;
+    }
+    for (uint64_t kk = 0; kk < gk; ++kk) {
+      const uint8_t* row = src + (k0 + kk) * chw * eb;
+      for (uint64_t h = 0; h < H; ++h, row += W * eb) {
+        __m512i v = zero;
+        for (uint64_t p = 0; p < pairs; ++p) {
+          const __m512i a = O::load(loads[2 * p], row + offset[2 * p] * eb);
+          const __m512i b = 2 * p + 1 < windows ? O::load(loads[2 * p + 1], row + offset[2 * p + 1] * eb) : zero;
+          const __m512i i = _mm512_load_si512(idx[p]);
+          v = _mm512_or_si512(v, O::permute2(merge[p], a, i, b));
+        }
+        O::store(dst + lines.line(base, gk, kk, h) * eb, store, v);
+      }
+    }
+  }
+}
+
+// One kernel of at most 4 channels whose planes fit one vector (lines ls
+// bytes apart): each pair of lines is read once and feeds every plane.
+template <typename T>
+struct Kernel {
+  const uint8_t* first;
+  uint64_t ls, H, plane_bytes;
+  bool whole_in;
+  typename Ops<T>::Mask line_mask;
+  const T (*idx)[Ops<T>::N];
+  const typename Ops<T>::Mask* merge;
+  const uint8_t* dst_end;
+  typename Ops<T>::Mask out_mask;
+};
+
+template <typename T, int kC>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"), always_inline)) inline void unpack_planes(
+    const Kernel<T>& k, uint8_t* out) {
+  using O = Ops<T>;
+  const __m512i zero = _mm512_setzero_si512();
+  __m512i v[kC];
+  _Pragma("GCC unroll 4") for (int c = 0; c < kC; ++c) v[c] = zero;
+  const uint8_t* at = k.first;
+  for (uint64_t p = 0; 2 * p < k.H; ++p, at += 2 * k.ls) {
+    const bool odd = 2 * p + 1 < k.H;
+    const __m512i a = k.whole_in ? _mm512_loadu_si512(at) : O::load(k.line_mask, at);
+    const __m512i b = !odd ? zero : k.whole_in ? _mm512_loadu_si512(at + k.ls) : O::load(k.line_mask, at + k.ls);
+    const __m512i i = _mm512_load_si512(k.idx[p]);
+    _Pragma("GCC unroll 4") for (int c = 0; c < kC; ++c) {
+      v[c] = _mm512_or_si512(v[c], O::permute2(k.merge[p], a, O::add(i, static_cast<uint64_t>(c)), b));
+    }
+  }
+  _Pragma("GCC unroll 4") for (int c = 0; c < kC; ++c, out += k.plane_bytes) {
+    if (out + 64 <= k.dst_end) _mm512_storeu_si512(out, v[c]);
+    else O::store(out, k.out_mask, v[c]);
+  }
+}
+
+// int8 kernels of at most 4 channels whose two logical rows fit 16 bytes: one
+// permute per pair of lines puts rows h, h+1 of plane c in 128-bit lane c,
+// and each lane is one 16-byte store (its bytes past the two rows are the
+// next rows of the same plane, written after it; near the plane's end the
+// store is masked). `idx` maps lane c element r*W + w to element w*C + c of
+// line r of the pair.
+template <typename T, int kC>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"), always_inline)) inline void unpack_row_pairs(
+    const Kernel<T>& k, __m512i idx, uint64_t W, uint64_t hw, uint8_t* out) {
+  using O = Ops<T>;
+  constexpr uint64_t eb = sizeof(T), lane = 16 / eb;
+  const __m512i zero = _mm512_setzero_si512();
+  const uint8_t* at = k.first;
+  for (uint64_t h = 0; h < k.H; h += 2, at += 2 * k.ls) {
+    const bool odd = h + 1 < k.H;
+    const __m512i a = k.whole_in ? _mm512_loadu_si512(at) : O::load(k.line_mask, at);
+    const __m512i b = !odd ? zero : k.whole_in ? _mm512_loadu_si512(at + k.ls) : O::load(k.line_mask, at + k.ls);
+    const __m512i v = _mm512_permutex2var_epi8(a, idx, b);
+    const __m128i l[4] = {_mm512_castsi512_si128(v), _mm512_extracti32x4_epi32(v, 1), _mm512_extracti32x4_epi32(v, 2),
+                          _mm512_extracti32x4_epi32(v, 3)};
+    const bool whole = h * W + lane <= hw;
+    const __mmask16 rows = static_cast<__mmask16>((1u << ((odd ? 2 : 1) * W * eb)) - 1);
+    _Pragma("GCC unroll 4") for (int c = 0; c < kC; ++c) {
+      uint8_t* to = out + (c * hw + h * W) * eb;
+      if (whole) _mm_storeu_si128(reinterpret_cast<__m128i*>(to), l[c]);
+      else _mm_mask_storeu_epi8(to, rows, l[c]);
+    }
+  }
+}
+
+template <typename T>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void image_unpack(const ImageWeightShape& s,
+                                                                                          const uint8_t* src,
+                                                                                          uint8_t* dst) {
+  using O = Ops<T>;
+  using Mask = typename O::Mask;
+  constexpr uint64_t N = O::N, eb = sizeof(T);
+  const uint64_t C = s.C, H = s.H, W = s.W, hw = H * W, chw = C * hw, wc = W * C;
+  // R logical rows per store; rows 2p and 2p+1 of them come from one permute
+  // of their two lines, element w of row r from element w*C + c.
+  const uint64_t R = N / W;
+  Mask merge[N / 2] = {};
+  alignas(64) T idx[N / 2][N] = {};
+  for (uint64_t r = 0; r < R; ++r) {
+    for (uint64_t w = 0; w < W; ++w) {
+      idx[r / 2][r * W + w] = static_cast<T>((r % 2) * N + w * C);
+      merge[r / 2] |= Mask{1} << (r * W + w);
+    }
+  }
+  const __m512i zero = _mm512_setzero_si512();
+  const Mask line_mask = O::first(wc);
+  const Lines lines{H, wc, s.ext * wc, s.ext == 1 ? 0u : s.ext == 2 ? 1u : 2u, s.ext};
+  const uint8_t* const src_end = src + s.K * chw * eb;
+  uint8_t* const dst_end = dst + s.K * chw * eb;
+  const bool single = H <= R;
+  // unpack_row_pairs: two rows of a plane in a 128-bit lane, a lane a channel.
+  const bool row_pairs = eb == 1 && C <= 4 && 2 * W <= 16;
+  alignas(64) T pair_table[N] = {};
+  for (uint64_t c = 0; row_pairs && c < C; ++c) {
+    for (uint64_t r = 0; r < 2; ++r) {
+      for (uint64_t w = 0; w < W; ++w) pair_table[c * (16 / eb) + r * W + w] = static_cast<T>(r * N + w * C + c);
+    }
+  }
+  const __m512i pair_idx = _mm512_load_si512(pair_table);
+  for (uint64_t k0 = 0; k0 < s.K; k0 += s.group) {
+    const uint64_t gk = std::min(s.group, s.K - k0), base = k0 * chw;
+    if (single && s.ext == 1) {
+      // Lines gk * wc apart; each permute reads its two lines itself (from
+      // L1), whole vectors while inside the data.
+      const uint64_t ls = gk * wc * eb;
+      const Mask out_mask = O::first(H * W);
+      for (uint64_t kk = 0; kk < gk; ++kk) {
+        const uint8_t* first = src + (base + kk * wc) * eb;
+        uint8_t* out = dst + (k0 + kk) * chw * eb;
+        const bool whole_in = first + (H - 1) * ls + 64 <= src_end;
+        if (C <= 4) {
+          const Kernel<T> k{first, ls, H, hw * eb, whole_in, line_mask, idx, merge, dst_end, out_mask};
+          if (row_pairs) {
+            switch (C) {
+              case 1: unpack_row_pairs<T, 1>(k, pair_idx, W, hw, out); break;
+              case 2: unpack_row_pairs<T, 2>(k, pair_idx, W, hw, out); break;
+              case 3: unpack_row_pairs<T, 3>(k, pair_idx, W, hw, out); break;
+              default: unpack_row_pairs<T, 4>(k, pair_idx, W, hw, out); break;
+            }
+            continue;
+          }
+          switch (C) {
+            case 1: unpack_planes<T, 1>(k, out); break;
+            case 2: unpack_planes<T, 2>(k, out); break;
+            case 3: unpack_planes<T, 3>(k, out); break;
+            default: unpack_planes<T, 4>(k, out); break;
+          }
+          continue;
+        }
+        for (uint64_t c = 0; c < C; ++c, out += hw * eb) {
+          __m512i v = zero;
+          const uint8_t* at = first;
+          for (uint64_t p = 0; 2 * p < H; ++p, at += 2 * ls) {
+            const bool odd = 2 * p + 1 < H;
+            const __m512i a = whole_in ? _mm512_loadu_si512(at) : O::load(line_mask, at);
+            const __m512i b = !odd ? zero : whole_in ? _mm512_loadu_si512(at + ls) : O::load(line_mask, at + ls);
+            v = _mm512_or_si512(v, O::permute2(merge[p], a, O::add(_mm512_load_si512(idx[p]), c), b));
+          }
+          if (out + 64 <= dst_end) _mm512_storeu_si512(out, v);
+          else O::store(out, out_mask, v);
+        }
+      }
+      continue;
+    }
+    for (uint64_t kk = 0; kk < gk; ++kk) {
+      uint8_t* kernel = dst + (k0 + kk) * chw * eb;
+      for (uint64_t r0 = 0; r0 < H; r0 += R) {
+        // The chunk's lines, read once; a missing odd line reads as zeros.
+        const uint64_t rows = std::min(R, H - r0);
+        __m512i line[N + 1];
+        for (uint64_t r = 0; r < rows; ++r) {
+          const uint8_t* at = src + lines.line(base, gk, kk, r0 + r) * eb;
+          line[r] = at + 64 <= src_end ? _mm512_loadu_si512(at) : O::load(line_mask, at);
+        }
+        line[rows] = zero;
+        const Mask out_mask = O::first(rows * W);
+        uint8_t* out = kernel + r0 * W * eb;
+        for (uint64_t c = 0; c < C; ++c, out += hw * eb) {
+          __m512i v = zero;
+          for (uint64_t p = 0; 2 * p < rows; ++p) {
+            v = _mm512_or_si512(v, O::permute2(merge[p], line[2 * p], O::add(_mm512_load_si512(idx[p]), c), line[2 * p + 1]));
+          }
+          // With one chunk per plane, the bytes past it belong to planes
+          // (and kernels) written after it.
+          if (single && out + 64 <= dst_end) _mm512_storeu_si512(out, v);
+          else O::store(out, out_mask, v);
+        }
+      }
+    }
+  }
+}
+
+// ---- direct-convolution weights: full 64-channel blocks of 3x3 int8 kernels ----
+//
+// A block of one kernel is 64 channels x 9 positions, channel-major: 9 whole
+// vectors ("windows"), element 9c + pos in window (9c + pos) / 64. Position
+// row pos (64 bytes, channel c at c) draws on every window, two per permute;
+// window j draws on every position row (element 64j + i is channel
+// (64j + i) / 9 of row (64j + i) % 9), two rows per permute. The 9 windows (or
+// rows) of a kernel stay in registers; the 45 index vectors depend on nothing
+// but the shape and are built once per call.
+constexpr int kDcHw = 9, kDcPairs = (kDcHw + 1) / 2;
+
+template <typename T>
+struct DcTables {
+  alignas(64) T idx[kDcHw][kDcPairs][Ops<T>::N];
+  typename Ops<T>::Mask merge[kDcHw][kDcPairs];
+};
+
+// pack: row pos, pair p (windows 2p, 2p+1). unpack: window j, pair p (rows
+// 2p, 2p+1). With 16-bit elements (32 per vector) a block is two halves of
+// 32 channels, 9 windows each, and the same tables serve both.
+template <typename T>
+void dc_tables(DcTables<T>* t, bool to_physical) {
+  constexpr int N = static_cast<int>(Ops<T>::N);
+  std::memset(t, 0, sizeof(*t));
+  for (int a = 0; a < kDcHw; ++a) {
+    for (int i = 0; i < N; ++i) {
+      if (to_physical) {  // row a, channel i: element 9i + a
+        const int e = 9 * i + a, j = e / N;
+        t->idx[a][j / 2][i] = static_cast<T>(j % 2 * N + e % N);
+        t->merge[a][j / 2] |= typename Ops<T>::Mask{1} << i;
+      } else {  // window a, element i: channel e / 9 of row e % 9
+        const int e = N * a + i, pos = e % 9;
+        t->idx[a][pos / 2][i] = static_cast<T>(pos % 2 * N + e / 9);
+        t->merge[a][pos / 2] |= typename Ops<T>::Mask{1} << i;
+      }
+    }
+  }
+}
+
+template <typename T>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void dc3x3_copy(const DcWeightShape& s,
+                                                                                        const uint8_t* src,
+                                                                                        uint8_t* dst,
+                                                                                        bool to_physical) {
+  using O = Ops<T>;
+  constexpr uint64_t eb = sizeof(T), halves = eb;
+  DcTables<T> t;
+  dc_tables(&t, to_physical);
+  const uint64_t khw = s.C * kDcHw;
+  const __m512i zero = _mm512_setzero_si512();
+  for (uint64_t k0 = 0; k0 < s.K; k0 += s.group) {
+    const uint64_t gk = std::min(s.group, s.K - k0), group_base = k0 * khw, row_step = gk * 64 * eb;
+    for (uint64_t c0 = 0; c0 + 64 <= s.C; c0 += 64) {
+      const uint64_t rows = group_base + c0 * kDcHw * gk;
+      for (uint64_t kk = 0; kk < gk; ++kk) {
+        const uint8_t* block_in = src + ((k0 + kk) * khw + c0 * kDcHw) * eb;
+        const uint8_t* rows_in = src + (rows + kk * 64) * eb;
+        uint8_t* block_out = dst + ((k0 + kk) * khw + c0 * kDcHw) * eb;
+        uint8_t* rows_out = dst + (rows + kk * 64) * eb;
+        for (uint64_t q = 0; q < halves; ++q) {
+          // The 9 inputs: windows of the logical block, or position rows.
+          const uint8_t* in = to_physical ? block_in + q * kDcHw * 64 : rows_in + q * 64;
+          const uint64_t in_step = to_physical ? 64 : row_step;
+          uint8_t* out = to_physical ? rows_out + q * 64 : block_out + q * kDcHw * 64;
+          const uint64_t out_step = to_physical ? row_step : 64;
+          __m512i v[kDcHw + 1];
+          _Pragma("GCC unroll 9") for (int j = 0; j < kDcHw; ++j) v[j] = _mm512_loadu_si512(in + j * in_step);
+          v[kDcHw] = zero;
+          _Pragma("GCC unroll 9") for (int a = 0; a < kDcHw; ++a) {
+            __m512i r = O::permute2(t.merge[a][0], v[0], _mm512_load_si512(t.idx[a][0]), v[1]);
+            _Pragma("GCC unroll 4") for (int p = 1; p < kDcPairs; ++p) {
+              r = _mm512_or_si512(r, O::permute2(t.merge[a][p], v[2 * p], _mm512_load_si512(t.idx[a][p]), v[2 * p + 1]));
+            }
+            _mm512_storeu_si512(out + a * out_step, r);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool image_weight_copy_avx512(const ImageWeightShape& s, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  if ((s.eb != 1 && s.eb != 2) || (s.ext != 1 && s.ext != 2 && s.ext != 4) || s.C == 0 || s.W == 0) return false;
+  if (s.W * s.C > 64 / s.eb || !has_avx512_vbmi()) return false;
+  if (s.eb == 1) {
+    if (to_physical) image_pack<uint8_t>(s, src, dst);
+    else image_unpack<uint8_t>(s, src, dst);
+  } else {
+    if (to_physical) image_pack<uint16_t>(s, src, dst);
+    else image_unpack<uint16_t>(s, src, dst);
+  }
+  return true;
+}
+
+bool dc_weight_full_blocks_avx512(const DcWeightShape& s, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  if ((s.eb != 1 && s.eb != 2) || s.H * s.W != static_cast<uint64_t>(kDcHw) || s.C < 64 || !has_avx512_vbmi()) {
+    return false;
+  }
+  if (s.eb == 1) dc3x3_copy<uint8_t>(s, src, dst, to_physical);
+  else dc3x3_copy<uint16_t>(s, src, dst, to_physical);
+  return true;
+}
+
+#else
+
+bool image_weight_copy_avx512(const ImageWeightShape&, const uint8_t*, uint8_t*, bool) { return false; }
+bool dc_weight_full_blocks_avx512(const DcWeightShape&, const uint8_t*, uint8_t*, bool) { return false; }
+
+#endif
+
+}  // namespace layoutcheck
