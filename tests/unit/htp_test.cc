@@ -4,6 +4,7 @@
 
 #include "core/htp_notation.h"
 #include "layoutcheck/byte_rules.h"
+#include "optimized/isa.h"
 #include "support.h"
 
 namespace layoutcheck {
@@ -278,11 +279,15 @@ TEST(HtpChecker, tells_the_nchw_readings_apart) {
 }
 
 // Outputs of 8 MiB and more take the non-temporal store path.
-TEST(HtpLarge, streaming_rows_equal_the_reference) {
-  expect_pass("htp.depth32", "fp16", "1,64,64,1024");
-  expect_pass("htp.crouton(pad=5)", "uint8", "1,63,70,2050");
-  expect_pass("htp.crouton4x1", "uint8", "1,64,64,2048");
-  expect_pass("htp.crouton4x1(pad=9)", "uint8", "1,63,70,2050");
+TEST(HtpLarge, streaming_rows_equal_the_reference_at_every_isa_level) {
+  for (Isa isa : available_isas()) {
+    SCOPED_TRACE(isa_name(isa));
+    IsaCapScope cap(isa);
+    expect_pass("htp.depth32", "fp16", "1,64,64,1024");
+    expect_pass("htp.crouton(pad=5)", "uint8", "1,63,70,2050");
+    expect_pass("htp.crouton4x1", "uint8", "1,64,64,2048");
+    expect_pass("htp.crouton4x1(pad=9)", "uint8", "1,63,70,2050");
+  }
 }
 
 TEST(HtpChunkTable, invalid_placements_name_the_rule_and_values) {
