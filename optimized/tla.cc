@@ -430,6 +430,18 @@ __attribute__((target("avx2"))) void transpose_16x16_u16(const uint8_t* src, siz
 }
 #endif
 
+// Unpack writes kH logical rows per group. When the rows start inside a cache
+// line (`mis` bytes in, the same for every row), each 64-byte store would
+// span two lines, and with kH rows a pitch apart the halves evict each other
+// before the next group completes them: instead the row writer stores whole
+// aligned lines, each the tail of the previous group's row and the head of
+// this one's, and the first and last partial lines with byte masks.
+struct RowWriter {
+  uint64_t mis = 0;  // 0: plain (unaligned) stores
+  bool first = true;
+  alignas(64) uint8_t prev[32][64];
+};
+
 // ---- AVX-512 fractal groups -------------------------------------------------------
 // One 64-byte line of a logical row spans kG = 2 (z inside, fp16 n inside) or
 // 4 (int8 n inside) fractals side by side, so the kernels below move a whole
@@ -499,27 +511,59 @@ LC_TLA_AVX512 LC_TLA_INLINE void transpose_u16_per_lane512(__m512i* r) {
 LC_TLA_AVX512 LC_TLA_INLINE __m512i load512(const uint8_t* p) { return _mm512_loadu_si512(p); }
 LC_TLA_AVX512 LC_TLA_INLINE void store512(uint8_t* p, __m512i v) { _mm512_storeu_si512(p, v); }
 
+// Qword i of the aligned line holding a row's bytes from `mis` before the group on.
+LC_TLA_AVX512 LC_TLA_INLINE __m512i line_index(uint64_t mis) {
+  return _mm512_add_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0),
+                          _mm512_set1_epi64(static_cast<int64_t>((kLineBytes - mis) / 8)));
+}
+
+// Row r of the group (first byte at `row`) is v.
+LC_TLA_AVX512 LC_TLA_INLINE void put_row(RowWriter* w, int r, uint8_t* row, __m512i v) {
+  if (w->mis == 0) return store512(row, v);
+  const __m512i line = _mm512_permutex2var_epi64(_mm512_load_si512(w->prev[r]), line_index(w->mis), v);
+  if (w->first) _mm512_mask_storeu_epi8(row - w->mis, ~uint64_t{0} << w->mis, line);
+  else _mm512_store_si512(row - w->mis, line);
+  _mm512_store_si512(w->prev[r], v);
+}
+
+// After the last group (rows `pitch` apart from `end`, its end): the last
+// `mis` bytes of each of the `rows` rows.
+LC_TLA_AVX512 void flush_rows(RowWriter* w, uint8_t* end, size_t pitch, int rows) {
+  if (w->mis == 0 || w->first) return;
+  for (int r = 0; r < rows; ++r) {
+    const __m512i prev = _mm512_load_si512(w->prev[r]);
+    _mm512_mask_storeu_epi8(end + static_cast<size_t>(r) * pitch - w->mis, (uint64_t{1} << w->mis) - 1,
+                            _mm512_permutex2var_epi64(prev, line_index(w->mis), prev));
+  }
+}
+
 // z inside: 16 rows of 64 bytes <-> two fractals of 16 C0s (`step` bytes
 // apart); row 2k and 2k+1 of one fractal are one line, so a 2 x 2 transpose
 // of 32-byte halves.
 template <bool kPack>
-LC_TLA_AVX512 void z_group_avx512(uint8_t* logical, size_t pitch, uint8_t* block, size_t step) {
+LC_TLA_AVX512 void z_group_avx512(uint8_t* logical, size_t pitch, uint8_t* block, size_t step, RowWriter* w) {
   LC_TLA_UNROLL for (size_t k = 0; k < 8; ++k) {
     uint8_t* r0 = logical + 2 * k * pitch;
     uint8_t* r1 = r0 + pitch;
     uint8_t* f0 = block + 64 * k;
     uint8_t* f1 = f0 + step;
     const __m512i a = load512(kPack ? r0 : f0), b = load512(kPack ? r1 : f1);
-    store512(kPack ? f0 : r0, _mm512_shuffle_i64x2(a, b, 0x44));
-    store512(kPack ? f1 : r1, _mm512_shuffle_i64x2(a, b, 0xEE));
+    if (kPack) {
+      store512(f0, _mm512_shuffle_i64x2(a, b, 0x44));
+      store512(f1, _mm512_shuffle_i64x2(a, b, 0xEE));
+    } else {
+      put_row(w, static_cast<int>(2 * k), r0, _mm512_shuffle_i64x2(a, b, 0x44));
+      put_row(w, static_cast<int>(2 * k + 1), r1, _mm512_shuffle_i64x2(a, b, 0xEE));
+    }
   }
+  w->first = false;
 }
 
 // fp16 n inside: 16 rows of 32 elements <-> two 16 x 16 fractals (columns as
 // C0s). D[G][x] (rows 8G..8G+7, lane L: column 8L+x) is the per-lane
 // transpose of rows 8G..; fractal L/2, line 8(L%2)+x, half G is D[G][x].L.
 template <bool kPack>
-LC_TLA_AVX512 void n16_group_avx512(uint8_t* logical, size_t pitch, uint8_t* block, size_t step) {
+LC_TLA_AVX512 void n16_group_avx512(uint8_t* logical, size_t pitch, uint8_t* block, size_t step, RowWriter* w) {
   __m512i d[2][8];
   if (kPack) {
     LC_TLA_UNROLL for (int g = 0; g < 2; ++g) {
@@ -541,15 +585,16 @@ LC_TLA_AVX512 void n16_group_avx512(uint8_t* logical, size_t pitch, uint8_t* blo
   }
   LC_TLA_UNROLL for (int g = 0; g < 2; ++g) {
     transpose_u16_per_lane512(d[g]);
-    LC_TLA_UNROLL for (int i = 0; i < 8; ++i) store512(logical + static_cast<size_t>(8 * g + i) * pitch, d[g][i]);
+    LC_TLA_UNROLL for (int i = 0; i < 8; ++i) put_row(w, 8 * g + i, logical + static_cast<size_t>(8 * g + i) * pitch, d[g][i]);
   }
+  w->first = false;
 }
 
 // int8 n inside: 32 rows of 64 bytes <-> four 32 x 16 fractals. D[G][x]
 // (rows 16G.., lane L: column 16L+x) is the per-lane transpose of rows 16G..;
 // fractal L, line x, half G is D[G][x].L.
 template <bool kPack>
-LC_TLA_AVX512 void n8_group_avx512(uint8_t* logical, size_t pitch, uint8_t* block, size_t step) {
+LC_TLA_AVX512 void n8_group_avx512(uint8_t* logical, size_t pitch, uint8_t* block, size_t step, RowWriter* w) {
   __m512i d[2][16];
   if (kPack) {
     LC_TLA_UNROLL for (int g = 0; g < 2; ++g) {
@@ -571,8 +616,11 @@ LC_TLA_AVX512 void n8_group_avx512(uint8_t* logical, size_t pitch, uint8_t* bloc
   }
   LC_TLA_UNROLL for (int g = 0; g < 2; ++g) {
     transpose_bytes_per_lane512(d[g]);
-    LC_TLA_UNROLL for (int i = 0; i < 16; ++i) store512(logical + static_cast<size_t>(16 * g + i) * pitch, d[g][i]);
+    LC_TLA_UNROLL for (int i = 0; i < 16; ++i) {
+      put_row(w, 16 * g + i, logical + static_cast<size_t>(16 * g + i) * pitch, d[g][i]);
+    }
   }
+  w->first = false;
 }
 #undef LC_TLA_AVX512
 #undef LC_TLA_UNROLL
@@ -667,7 +715,7 @@ void one_fractal(const Plan& p, uint8_t* logical, uint8_t* block, uint64_t bi, u
 // several threads, disjoint block rows each); the padded last block row and
 // column, and a column of fractals beyond the last whole group, go fractal
 // by fractal.
-using GroupFn = void (*)(uint8_t* logical, size_t pitch, uint8_t* block, size_t step);
+using GroupFn = void (*)(uint8_t* logical, size_t pitch, uint8_t* block, size_t step, RowWriter* w);
 
 // A whole fractal: logical rows `pitch` bytes apart from `src`.
 template <bool kPack, size_t EB, bool kZInside>
@@ -697,7 +745,7 @@ void full_fractal(uint8_t* src, size_t pitch, uint8_t* block) {
 
 // A group without AVX-512: fractal by fractal (the n transposes in AVX2 where available).
 template <bool kPack, size_t EB, bool kZInside>
-void group_by_fractal(uint8_t* logical, size_t pitch, uint8_t* block, size_t step) {
+void group_by_fractal(uint8_t* logical, size_t pitch, uint8_t* block, size_t step, RowWriter* /*w*/) {
   constexpr uint64_t kPiece = static_cast<uint64_t>(Fractal<EB, kZInside>::kW) * EB;
   for (uint64_t q = 0; q * kPiece < kLineBytes; ++q) {
     full_fractal<kPack, EB, kZInside>(logical + q * kPiece, pitch, block + q * step);
@@ -732,12 +780,27 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
   };
   const uint64_t pitch = p.cols * EB, step = p.out_col * EB;
   const uint64_t full_r = p.rows / kH, full_g = p.cols / (kW * kG);
+#ifdef LC_TLA_X86
+  // The AVX-512 unpack stores whole aligned lines when every row starts at the
+  // same offset (a multiple of 8) in its line.
+  const uint64_t mis = reinterpret_cast<uintptr_t>(logical) % kLineBytes;
+  const bool aligned_rows = !kPack && mis % 8 == 0 && pitch % kLineBytes == 0 && isa_at_least(Isa::kAvx512);
+#else
+  const bool aligned_rows = false;
+  const uint64_t mis = 0;
+#endif
   parallel_ranges(p.R, p.cosize * p.eb, [&](uint64_t begin, uint64_t end) {
+    RowWriter w;
     for (uint64_t bi = begin; bi < end; ++bi) {
       uint64_t bj = 0;
       if (bi < full_r) {
         uint8_t* src = logical + bi * kH * pitch;
-        for (uint64_t g = 0; g < full_g; ++g) group(src + g * kLineBytes, pitch, block_at(bi, g * kG), step);
+        w.mis = aligned_rows ? mis : 0;
+        w.first = true;
+        for (uint64_t g = 0; g < full_g; ++g) group(src + g * kLineBytes, pitch, block_at(bi, g * kG), step, &w);
+#ifdef LC_TLA_X86
+        if (aligned_rows) flush_rows(&w, src + full_g * kLineBytes, pitch, static_cast<int>(kH));
+#endif
         bj = full_g * kG;
       }
       for (; bj < p.C; ++bj) one_fractal<kPack, EB, kZInside>(p, logical, block_at(bi, bj), bi, bj);
