@@ -60,6 +60,9 @@ struct Plan {
   uint64_t size = 0, cosize = 0;
   // Fractal formats: fractal height x width, block counts, strides between blocks.
   uint64_t c0 = 0, n16 = 0, fh = 0, fw = 0, R = 0, C = 0, out_row = 0, out_col = 0;
+  // The fractal copy this layout takes (kNotation: none): an in-core fractal
+  // format, named or written in the notation.
+  Kind copy_as = Kind::kNotation;
   IntTuple shape, stride;               // for describe
   std::optional<TlaLayoutText> parent;  // tla.tile
 };
@@ -229,6 +232,28 @@ Status injective(const Plan& p) {
   return Status();
 }
 
+// A notation layout that is an in-core fractal format, ((16,R),(C0,C)) or
+// ((C0,R),(16,C)) with a fractal of 16 C0s of 32 bytes and whole fractals in
+// Z or N order, copies as that format.
+void notation_fractal(Plan* p) {
+  if (p->parent || p->modes.size() != 2 || p->modes[0].size() != 2 || p->modes[1].size() != 2 ||
+      p->eb > 4 || kC0Bytes % p->eb != 0) {
+    return;
+  }
+  const Leaf a = p->modes[0][0], A = p->modes[0][1], b = p->modes[1][0], B = p->modes[1][1];
+  const uint64_t c0 = kC0Bytes / p->eb, F = kFractalC0s * c0;
+  const bool z = a.extent == kFractalC0s && a.stride == c0 && b.extent == c0 && b.stride == 1;
+  const bool n = a.extent == c0 && a.stride == 1 && b.extent == kFractalC0s && b.stride == c0;
+  if (!z && !n) return;
+  Kind k;
+  if (A.stride == F * B.extent && B.stride == F) k = z ? Kind::kZZ : Kind::kNZ;
+  else if (A.stride == F && B.stride == F * A.extent) k = z ? Kind::kZN : Kind::kNN;
+  else return;
+  p->copy_as = k;
+  p->fh = a.extent, p->fw = b.extent, p->R = A.extent, p->C = B.extent;
+  p->out_row = A.stride, p->out_col = B.stride;
+}
+
 Result<Plan> make_plan(const Case& c) {
   const LayoutSpec* spec = find_spec(c.layout.name);
   if (!spec) return Status::invalid("unknown layout " + c.layout.name);
@@ -243,6 +268,7 @@ Result<Plan> make_plan(const Case& c) {
   p.eb = bits / 8;
   if (kind == "layout" || kind == "tile") {
     LC_RETURN_IF_ERROR(parse_notation_plan(c, &p));
+    notation_fractal(&p);
   } else {
     p.rows = static_cast<uint64_t>(c.shape[0]);
     p.cols = static_cast<uint64_t>(c.shape[1]);
@@ -260,6 +286,10 @@ Result<Plan> make_plan(const Case& c) {
                                                      : kFractalC0s;
     }
     LC_RETURN_IF_ERROR(named_plan(&p));
+    if (p.kind != Kind::kRowMajor && p.kind != Kind::kColMajor && p.c0 * p.eb == kC0Bytes && p.n16 == kFractalC0s &&
+        p.eb <= 4) {
+      p.copy_as = p.kind;
+    }
   }
   Checked size = 1, span = 0;
   for (const auto& mode : p.modes) {
@@ -809,16 +839,13 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
 }
 
 // The fractal formats with the core's C0 of 32 bytes and 16 C0s per fractal.
-bool in_core_fractal(const Plan& p) {
-  return p.kind != Kind::kNotation && p.kind != Kind::kRowMajor && p.kind != Kind::kColMajor &&
-         p.c0 * p.eb == kC0Bytes && p.n16 == kFractalC0s && p.eb <= 4;
-}
+bool in_core_fractal(const Plan& p) { return p.copy_as != Kind::kNotation; }
 
 template <bool kPack, size_t EB>
 void copy_sized(const Plan& p, uint8_t* logical, uint8_t* phys) {
   const bool in_core = in_core_fractal(p);
-  if (in_core && (p.kind == Kind::kZN || p.kind == Kind::kZZ)) return fractal_groups<kPack, EB, true>(p, logical, phys);
-  if (in_core && (p.kind == Kind::kNZ || p.kind == Kind::kNN)) return fractal_groups<kPack, EB, false>(p, logical, phys);
+  if (in_core && (p.copy_as == Kind::kZN || p.copy_as == Kind::kZZ)) return fractal_groups<kPack, EB, true>(p, logical, phys);
+  if (in_core && (p.copy_as == Kind::kNZ || p.copy_as == Kind::kNN)) return fractal_groups<kPack, EB, false>(p, logical, phys);
   table_copy<kPack, EB>(p, logical, phys);
 }
 
