@@ -460,15 +460,16 @@ __attribute__((target("avx2"))) void transpose_16x16_u16(const uint8_t* src, siz
 }
 #endif
 
-// Unpack writes kH logical rows per group. When the rows start inside a cache
-// line (`mis` bytes in, the same for every row), each 64-byte store would
-// span two lines, and with kH rows a pitch apart the halves evict each other
-// before the next group completes them: instead the row writer stores whole
-// aligned lines, each the tail of the previous group's row and the head of
-// this one's, and the first and last partial lines with byte masks.
+// A group reads (pack) or writes (unpack) kH logical rows. When the rows
+// start inside a cache line (`mis` bytes in, the same for every row), each
+// 64-byte access would span two lines, and with kH rows a pitch apart the
+// halves evict each other before the next group comes for the rest: instead
+// the rows go as whole aligned lines, each the tail of the previous group's
+// row and the head of this one's (kept in `prev`), the first and last partial
+// lines with byte masks.
 struct RowWriter {
-  uint64_t mis = 0;  // 0: plain (unaligned) stores
-  bool first = true;
+  uint64_t mis = 0;  // 0: plain (unaligned) loads and stores
+  bool first = true, last = false;
   alignas(64) uint8_t prev[32][64];
 };
 
@@ -547,6 +548,21 @@ LC_TLA_AVX512 LC_TLA_INLINE __m512i line_index(uint64_t mis) {
                           _mm512_set1_epi64(static_cast<int64_t>((kLineBytes - mis) / 8)));
 }
 
+// Row r of the group (first byte at `row`).
+LC_TLA_AVX512 LC_TLA_INLINE __m512i get_row(RowWriter* w, int r, const uint8_t* row) {
+  if (w->mis == 0) return load512(row);
+  const uint64_t mis = w->mis;
+  const uint8_t* next_line = row - mis + kLineBytes;
+  const __m512i prev = w->first ? _mm512_maskz_loadu_epi8(~uint64_t{0} << mis, row - mis)
+                                : _mm512_load_si512(w->prev[r]);
+  const __m512i next = w->last ? _mm512_maskz_loadu_epi8((uint64_t{1} << mis) - 1, next_line)
+                               : _mm512_load_si512(next_line);
+  _mm512_store_si512(w->prev[r], next);
+  const __m512i idx = _mm512_add_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0),
+                                       _mm512_set1_epi64(static_cast<int64_t>(mis / 8)));
+  return _mm512_permutex2var_epi64(prev, idx, next);
+}
+
 // Row r of the group (first byte at `row`) is v.
 LC_TLA_AVX512 LC_TLA_INLINE void put_row(RowWriter* w, int r, uint8_t* row, __m512i v) {
   if (w->mis == 0) return store512(row, v);
@@ -577,7 +593,8 @@ LC_TLA_AVX512 void z_group_avx512(uint8_t* logical, size_t pitch, uint8_t* block
     uint8_t* r1 = r0 + pitch;
     uint8_t* f0 = block + 64 * k;
     uint8_t* f1 = f0 + step;
-    const __m512i a = load512(kPack ? r0 : f0), b = load512(kPack ? r1 : f1);
+    const __m512i a = kPack ? get_row(w, static_cast<int>(2 * k), r0) : load512(f0);
+    const __m512i b = kPack ? get_row(w, static_cast<int>(2 * k + 1), r1) : load512(f1);
     if (kPack) {
       store512(f0, _mm512_shuffle_i64x2(a, b, 0x44));
       store512(f1, _mm512_shuffle_i64x2(a, b, 0xEE));
@@ -597,7 +614,7 @@ LC_TLA_AVX512 void n16_group_avx512(uint8_t* logical, size_t pitch, uint8_t* blo
   __m512i d[2][8];
   if (kPack) {
     LC_TLA_UNROLL for (int g = 0; g < 2; ++g) {
-      LC_TLA_UNROLL for (int i = 0; i < 8; ++i) d[g][i] = load512(logical + static_cast<size_t>(8 * g + i) * pitch);
+      LC_TLA_UNROLL for (int i = 0; i < 8; ++i) d[g][i] = get_row(w, 8 * g + i, logical + static_cast<size_t>(8 * g + i) * pitch);
       transpose_u16_per_lane512(d[g]);
     }
     LC_TLA_UNROLL for (int m = 0; m < 4; ++m) {
@@ -605,6 +622,7 @@ LC_TLA_AVX512 void n16_group_avx512(uint8_t* logical, size_t pitch, uint8_t* blo
       transpose_lanes(d[0][2 * m], d[1][2 * m], d[0][2 * m + 1], d[1][2 * m + 1], out);
       LC_TLA_UNROLL for (int l = 0; l < 4; ++l) store512(block + (l / 2) * step + 64 * (4 * (l % 2) + m), out[l]);
     }
+    w->first = false;
     return;
   }
   LC_TLA_UNROLL for (int m = 0; m < 4; ++m) {
@@ -628,7 +646,9 @@ LC_TLA_AVX512 void n8_group_avx512(uint8_t* logical, size_t pitch, uint8_t* bloc
   __m512i d[2][16];
   if (kPack) {
     LC_TLA_UNROLL for (int g = 0; g < 2; ++g) {
-      LC_TLA_UNROLL for (int i = 0; i < 16; ++i) d[g][i] = load512(logical + static_cast<size_t>(16 * g + i) * pitch);
+      LC_TLA_UNROLL for (int i = 0; i < 16; ++i) {
+        d[g][i] = get_row(w, 16 * g + i, logical + static_cast<size_t>(16 * g + i) * pitch);
+      }
       transpose_bytes_per_lane512(d[g]);
     }
     LC_TLA_UNROLL for (int m = 0; m < 8; ++m) {
@@ -636,6 +656,7 @@ LC_TLA_AVX512 void n8_group_avx512(uint8_t* logical, size_t pitch, uint8_t* bloc
       transpose_lanes(d[0][2 * m], d[1][2 * m], d[0][2 * m + 1], d[1][2 * m + 1], out);
       LC_TLA_UNROLL for (int l = 0; l < 4; ++l) store512(block + l * step + 64 * m, out[l]);
     }
+    w->first = false;
     return;
   }
   LC_TLA_UNROLL for (int m = 0; m < 8; ++m) {
@@ -811,10 +832,10 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
   const uint64_t pitch = p.cols * EB, step = p.out_col * EB;
   const uint64_t full_r = p.rows / kH, full_g = p.cols / (kW * kG);
 #ifdef LC_TLA_X86
-  // The AVX-512 unpack stores whole aligned lines when every row starts at the
-  // same offset (a multiple of 8) in its line.
+  // The AVX-512 kernels read and write whole aligned lines when every row
+  // starts at the same offset (a multiple of 8) in its line.
   const uint64_t mis = reinterpret_cast<uintptr_t>(logical) % kLineBytes;
-  const bool aligned_rows = !kPack && mis % 8 == 0 && pitch % kLineBytes == 0 && isa_at_least(Isa::kAvx512);
+  const bool aligned_rows = mis % 8 == 0 && pitch % kLineBytes == 0 && isa_at_least(Isa::kAvx512);
 #else
   const bool aligned_rows = false;
   const uint64_t mis = 0;
@@ -827,9 +848,12 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
         uint8_t* src = logical + bi * kH * pitch;
         w.mis = aligned_rows ? mis : 0;
         w.first = true;
-        for (uint64_t g = 0; g < full_g; ++g) group(src + g * kLineBytes, pitch, block_at(bi, g * kG), step, &w);
+        for (uint64_t g = 0; g < full_g; ++g) {
+          w.last = g + 1 == full_g;
+          group(src + g * kLineBytes, pitch, block_at(bi, g * kG), step, &w);
+        }
 #ifdef LC_TLA_X86
-        if (aligned_rows) flush_rows(&w, src + full_g * kLineBytes, pitch, static_cast<int>(kH));
+        if (aligned_rows && !kPack) flush_rows(&w, src + full_g * kLineBytes, pitch, static_cast<int>(kH));
 #endif
         bj = full_g * kG;
       }
