@@ -44,6 +44,7 @@ std::string str(uint64_t v) { return std::to_string(v); }
 constexpr uint64_t kC0Bytes = 32;
 constexpr uint64_t kFractalC0s = 16;
 constexpr uint64_t kLineBytes = 64;  // a cache line
+constexpr uint64_t kStageLines = 8;  // lines of each logical row an unpack stages at once
 constexpr uint64_t kEnumerateLimit = 1u << 20;
 
 struct Leaf {
@@ -460,15 +461,15 @@ __attribute__((target("avx2"))) void transpose_16x16_u16(const uint8_t* src, siz
 }
 #endif
 
-// A group reads (pack) or writes (unpack) kH logical rows. When the rows
-// start inside a cache line (`mis` bytes in, the same for every row), each
-// 64-byte access would span two lines, and with kH rows a pitch apart the
-// halves evict each other before the next group comes for the rest: instead
-// the rows go as whole aligned lines, each the tail of the previous group's
-// row and the head of this one's (kept in `prev`), the first and last partial
-// lines with byte masks.
-struct RowWriter {
-  uint64_t mis = 0;  // 0: plain (unaligned) loads and stores
+// A pack group reads kH logical rows. When the rows start inside a cache
+// line (`mis` bytes in, the same for every row), each 64-byte load would span
+// two lines, and with kH rows a pitch apart the halves evict each other
+// before the next group comes for the rest: instead the rows are read as
+// whole aligned lines, each the tail of the previous group's row and the head
+// of this one's (kept in `prev`), the first and last partial lines with byte
+// masks.
+struct RowReader {
+  uint64_t mis = 0;  // 0: plain (unaligned) loads
   bool first = true, last = false;
   alignas(64) uint8_t prev[32][64];
 };
@@ -542,14 +543,8 @@ LC_TLA_AVX512 LC_TLA_INLINE void transpose_u16_per_lane512(__m512i* r) {
 LC_TLA_AVX512 LC_TLA_INLINE __m512i load512(const uint8_t* p) { return _mm512_loadu_si512(p); }
 LC_TLA_AVX512 LC_TLA_INLINE void store512(uint8_t* p, __m512i v) { _mm512_storeu_si512(p, v); }
 
-// Qword i of the aligned line holding a row's bytes from `mis` before the group on.
-LC_TLA_AVX512 LC_TLA_INLINE __m512i line_index(uint64_t mis) {
-  return _mm512_add_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0),
-                          _mm512_set1_epi64(static_cast<int64_t>((kLineBytes - mis) / 8)));
-}
-
 // Row r of the group (first byte at `row`).
-LC_TLA_AVX512 LC_TLA_INLINE __m512i get_row(RowWriter* w, int r, const uint8_t* row) {
+LC_TLA_AVX512 LC_TLA_INLINE __m512i get_row(RowReader* w, int r, const uint8_t* row) {
   if (w->mis == 0) return load512(row);
   const uint64_t mis = w->mis;
   const uint8_t* next_line = row - mis + kLineBytes;
@@ -563,31 +558,11 @@ LC_TLA_AVX512 LC_TLA_INLINE __m512i get_row(RowWriter* w, int r, const uint8_t* 
   return _mm512_permutex2var_epi64(prev, idx, next);
 }
 
-// Row r of the group (first byte at `row`) is v.
-LC_TLA_AVX512 LC_TLA_INLINE void put_row(RowWriter* w, int r, uint8_t* row, __m512i v) {
-  if (w->mis == 0) return store512(row, v);
-  const __m512i line = _mm512_permutex2var_epi64(_mm512_load_si512(w->prev[r]), line_index(w->mis), v);
-  if (w->first) _mm512_mask_storeu_epi8(row - w->mis, ~uint64_t{0} << w->mis, line);
-  else _mm512_store_si512(row - w->mis, line);
-  _mm512_store_si512(w->prev[r], v);
-}
-
-// After the last group (rows `pitch` apart from `end`, its end): the last
-// `mis` bytes of each of the `rows` rows.
-LC_TLA_AVX512 void flush_rows(RowWriter* w, uint8_t* end, size_t pitch, int rows) {
-  if (w->mis == 0 || w->first) return;
-  for (int r = 0; r < rows; ++r) {
-    const __m512i prev = _mm512_load_si512(w->prev[r]);
-    _mm512_mask_storeu_epi8(end + static_cast<size_t>(r) * pitch - w->mis, (uint64_t{1} << w->mis) - 1,
-                            _mm512_permutex2var_epi64(prev, line_index(w->mis), prev));
-  }
-}
-
 // z inside: 16 rows of 64 bytes <-> two fractals of 16 C0s (`step` bytes
 // apart); row 2k and 2k+1 of one fractal are one line, so a 2 x 2 transpose
 // of 32-byte halves.
 template <bool kPack>
-LC_TLA_AVX512 void z_group_avx512(uint8_t* logical, size_t pitch, uint8_t* block, size_t step, RowWriter* w) {
+LC_TLA_AVX512 void z_group_avx512(uint8_t* logical, size_t pitch, uint8_t* block, size_t step, RowReader* w) {
   LC_TLA_UNROLL for (size_t k = 0; k < 8; ++k) {
     uint8_t* r0 = logical + 2 * k * pitch;
     uint8_t* r1 = r0 + pitch;
@@ -599,8 +574,8 @@ LC_TLA_AVX512 void z_group_avx512(uint8_t* logical, size_t pitch, uint8_t* block
       store512(f0, _mm512_shuffle_i64x2(a, b, 0x44));
       store512(f1, _mm512_shuffle_i64x2(a, b, 0xEE));
     } else {
-      put_row(w, static_cast<int>(2 * k), r0, _mm512_shuffle_i64x2(a, b, 0x44));
-      put_row(w, static_cast<int>(2 * k + 1), r1, _mm512_shuffle_i64x2(a, b, 0xEE));
+      store512(r0, _mm512_shuffle_i64x2(a, b, 0x44));
+      store512(r1, _mm512_shuffle_i64x2(a, b, 0xEE));
     }
   }
   w->first = false;
@@ -610,7 +585,7 @@ LC_TLA_AVX512 void z_group_avx512(uint8_t* logical, size_t pitch, uint8_t* block
 // C0s). D[G][x] (rows 8G..8G+7, lane L: column 8L+x) is the per-lane
 // transpose of rows 8G..; fractal L/2, line 8(L%2)+x, half G is D[G][x].L.
 template <bool kPack>
-LC_TLA_AVX512 void n16_group_avx512(uint8_t* logical, size_t pitch, uint8_t* block, size_t step, RowWriter* w) {
+LC_TLA_AVX512 void n16_group_avx512(uint8_t* logical, size_t pitch, uint8_t* block, size_t step, RowReader* w) {
   __m512i d[2][8];
   if (kPack) {
     LC_TLA_UNROLL for (int g = 0; g < 2; ++g) {
@@ -633,7 +608,7 @@ LC_TLA_AVX512 void n16_group_avx512(uint8_t* logical, size_t pitch, uint8_t* blo
   }
   LC_TLA_UNROLL for (int g = 0; g < 2; ++g) {
     transpose_u16_per_lane512(d[g]);
-    LC_TLA_UNROLL for (int i = 0; i < 8; ++i) put_row(w, 8 * g + i, logical + static_cast<size_t>(8 * g + i) * pitch, d[g][i]);
+    LC_TLA_UNROLL for (int i = 0; i < 8; ++i) store512(logical + static_cast<size_t>(8 * g + i) * pitch, d[g][i]);
   }
   w->first = false;
 }
@@ -642,7 +617,7 @@ LC_TLA_AVX512 void n16_group_avx512(uint8_t* logical, size_t pitch, uint8_t* blo
 // (rows 16G.., lane L: column 16L+x) is the per-lane transpose of rows 16G..;
 // fractal L, line x, half G is D[G][x].L.
 template <bool kPack>
-LC_TLA_AVX512 void n8_group_avx512(uint8_t* logical, size_t pitch, uint8_t* block, size_t step, RowWriter* w) {
+LC_TLA_AVX512 void n8_group_avx512(uint8_t* logical, size_t pitch, uint8_t* block, size_t step, RowReader* w) {
   __m512i d[2][16];
   if (kPack) {
     LC_TLA_UNROLL for (int g = 0; g < 2; ++g) {
@@ -668,7 +643,7 @@ LC_TLA_AVX512 void n8_group_avx512(uint8_t* logical, size_t pitch, uint8_t* bloc
   LC_TLA_UNROLL for (int g = 0; g < 2; ++g) {
     transpose_bytes_per_lane512(d[g]);
     LC_TLA_UNROLL for (int i = 0; i < 16; ++i) {
-      put_row(w, 16 * g + i, logical + static_cast<size_t>(16 * g + i) * pitch, d[g][i]);
+      store512(logical + static_cast<size_t>(16 * g + i) * pitch, d[g][i]);
     }
   }
   w->first = false;
@@ -766,7 +741,7 @@ void one_fractal(const Plan& p, uint8_t* logical, uint8_t* block, uint64_t bi, u
 // several threads, disjoint block rows each); the padded last block row and
 // column, and a column of fractals beyond the last whole group, go fractal
 // by fractal.
-using GroupFn = void (*)(uint8_t* logical, size_t pitch, uint8_t* block, size_t step, RowWriter* w);
+using GroupFn = void (*)(uint8_t* logical, size_t pitch, uint8_t* block, size_t step, RowReader* w);
 
 // A whole fractal: logical rows `pitch` bytes apart from `src`.
 template <bool kPack, size_t EB, bool kZInside>
@@ -794,9 +769,37 @@ void full_fractal(uint8_t* src, size_t pitch, uint8_t* block) {
   }
 }
 
+// `rows` runs of `lines` lines from the stage to the logical rows.
+void stage_out_portable(uint8_t* dst, size_t pitch, const uint8_t* stage, size_t stage_pitch, uint64_t rows,
+                        uint64_t lines) {
+  for (uint64_t r = 0; r < rows; ++r) {
+    for (uint64_t k = 0; k < lines; ++k) {  // line by line: a variable-size memcpy may become a slow rep movs
+      std::memcpy(dst + r * pitch + k * kLineBytes, stage + r * stage_pitch + k * kLineBytes, kLineBytes);
+    }
+  }
+}
+
+#ifdef LC_TLA_X86
+__attribute__((target("avx512f"))) void stage_out_avx512(uint8_t* dst, size_t pitch, const uint8_t* stage,
+                                                          size_t stage_pitch, uint64_t rows, uint64_t lines) {
+  for (uint64_t r = 0; r < rows; ++r) {
+    for (uint64_t k = 0; k < lines; ++k) {
+      _mm512_storeu_si512(dst + r * pitch + k * kLineBytes, _mm512_load_si512(stage + r * stage_pitch + k * kLineBytes));
+    }
+  }
+}
+#endif
+
+void stage_out(uint8_t* dst, size_t pitch, const uint8_t* stage, size_t stage_pitch, uint64_t rows, uint64_t lines) {
+#ifdef LC_TLA_X86
+  if (isa_at_least(Isa::kAvx512)) return stage_out_avx512(dst, pitch, stage, stage_pitch, rows, lines);
+#endif
+  stage_out_portable(dst, pitch, stage, stage_pitch, rows, lines);
+}
+
 // A group without AVX-512: fractal by fractal (the n transposes in AVX2 where available).
 template <bool kPack, size_t EB, bool kZInside>
-void group_by_fractal(uint8_t* logical, size_t pitch, uint8_t* block, size_t step, RowWriter* /*w*/) {
+void group_by_fractal(uint8_t* logical, size_t pitch, uint8_t* block, size_t step, RowReader* /*w*/) {
   constexpr uint64_t kPiece = static_cast<uint64_t>(Fractal<EB, kZInside>::kW) * EB;
   for (uint64_t q = 0; q * kPiece < kLineBytes; ++q) {
     full_fractal<kPack, EB, kZInside>(logical + q * kPiece, pitch, block + q * step);
@@ -832,29 +835,37 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
   const uint64_t pitch = p.cols * EB, step = p.out_col * EB;
   const uint64_t full_r = p.rows / kH, full_g = p.cols / (kW * kG);
 #ifdef LC_TLA_X86
-  // The AVX-512 kernels read and write whole aligned lines when every row
-  // starts at the same offset (a multiple of 8) in its line.
+  // The AVX-512 pack reads whole aligned lines when every row starts at the
+  // same offset (a multiple of 8) in its line.
   const uint64_t mis = reinterpret_cast<uintptr_t>(logical) % kLineBytes;
-  const bool aligned_rows = mis % 8 == 0 && pitch % kLineBytes == 0 && isa_at_least(Isa::kAvx512);
+  const bool aligned_rows = kPack && mis % 8 == 0 && pitch % kLineBytes == 0 && isa_at_least(Isa::kAvx512);
 #else
   const bool aligned_rows = false;
   const uint64_t mis = 0;
 #endif
   parallel_ranges(p.R, p.cosize * p.eb, [&](uint64_t begin, uint64_t end) {
-    RowWriter w;
+    RowReader w;
+    // Unpack: kStageLines groups go to a stage in L1 first, then each row's
+    // kStageLines lines are copied out in one run (measured: rows written
+    // one line at a time in turn, kH rows a pitch apart, are several times
+    // slower than runs of lines).
+    alignas(64) uint8_t stage[kH * kStageLines * kLineBytes];
+    constexpr uint64_t kStagePitch = kStageLines * kLineBytes;
     for (uint64_t bi = begin; bi < end; ++bi) {
       uint64_t bj = 0;
       if (bi < full_r) {
         uint8_t* src = logical + bi * kH * pitch;
         w.mis = aligned_rows ? mis : 0;
         w.first = true;
-        for (uint64_t g = 0; g < full_g; ++g) {
+        for (uint64_t g = 0; kPack && g < full_g; ++g) {
           w.last = g + 1 == full_g;
           group(src + g * kLineBytes, pitch, block_at(bi, g * kG), step, &w);
         }
-#ifdef LC_TLA_X86
-        if (aligned_rows && !kPack) flush_rows(&w, src + full_g * kLineBytes, pitch, static_cast<int>(kH));
-#endif
+        for (uint64_t g0 = 0; !kPack && g0 < full_g; g0 += kStageLines) {
+          const uint64_t n = std::min<uint64_t>(kStageLines, full_g - g0);
+          for (uint64_t g = 0; g < n; ++g) group(stage + g * kLineBytes, kStagePitch, block_at(bi, (g0 + g) * kG), step, &w);
+          stage_out(src + g0 * kLineBytes, pitch, stage, kStagePitch, kH, n);
+        }
         bj = full_g * kG;
       }
       for (; bj < p.C; ++bj) one_fractal<kPack, EB, kZInside>(p, logical, block_at(bi, bj), bi, bj);
