@@ -9,7 +9,10 @@
 // memcpy. A tile by its origin shape copies the origin and zeroes the rest.
 // A nested coordinate is its flat position in each mode, counted first fastest. The fractal formats with the in-core C0 of
 // 32 bytes use their compile-time layout (tla_layout.h): a z-fractal row is
-// one 32-byte C0 copied whole, an n-fractal is a C0 x 16 transpose.
+// one 32-byte C0 copied whole, an n-fractal is a C0 x 16 transpose. They go
+// by groups of the fractals that share a cache line of each logical row (see
+// "fractal groups"), with AVX-512 in-register transposes where the CPU has
+// them; notation layouts that are such a format copy the same way.
 #include <algorithm>
 #include <atomic>
 #include <cstring>
