@@ -783,12 +783,35 @@ void stage_out_portable(uint8_t* dst, size_t pitch, const uint8_t* stage, size_t
 }
 
 #ifdef LC_TLA_X86
-__attribute__((target("avx512f"))) void stage_out_avx512(uint8_t* dst, size_t pitch, const uint8_t* stage,
-                                                          size_t stage_pitch, uint64_t rows, uint64_t lines) {
+// A row starting `mis` bytes into a line (a multiple of 8) goes as whole
+// aligned lines, each the tail of one staged line and the head of the next,
+// the first and last (shared with the runs beside it) with byte masks.
+__attribute__((target("avx512f,avx512bw"))) void stage_out_avx512(uint8_t* dst, size_t pitch, const uint8_t* stage,
+                                                                   size_t stage_pitch, uint64_t rows, uint64_t lines) {
   for (uint64_t r = 0; r < rows; ++r) {
-    for (uint64_t k = 0; k < lines; ++k) {
-      _mm512_storeu_si512(dst + r * pitch + k * kLineBytes, _mm512_load_si512(stage + r * stage_pitch + k * kLineBytes));
+    uint8_t* d = dst + r * pitch;
+    const uint8_t* s = stage + r * stage_pitch;
+    const uint64_t mis = reinterpret_cast<uintptr_t>(d) % kLineBytes;
+    if (mis % 8 != 0 || lines == 0) {
+      for (uint64_t k = 0; k < lines; ++k) _mm512_storeu_si512(d + k * kLineBytes, _mm512_load_si512(s + k * kLineBytes));
+      continue;
     }
+    if (mis == 0) {
+      for (uint64_t k = 0; k < lines; ++k) _mm512_store_si512(d + k * kLineBytes, _mm512_load_si512(s + k * kLineBytes));
+      continue;
+    }
+    const __m512i idx = _mm512_add_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0),
+                                         _mm512_set1_epi64(static_cast<int64_t>((kLineBytes - mis) / 8)));
+    uint8_t* line = d - mis;
+    __m512i prev = _mm512_load_si512(s);
+    _mm512_mask_storeu_epi8(line, ~uint64_t{0} << mis, _mm512_permutex2var_epi64(prev, idx, prev));
+    for (uint64_t k = 1; k < lines; ++k) {
+      const __m512i v = _mm512_load_si512(s + k * kLineBytes);
+      _mm512_store_si512(line + k * kLineBytes, _mm512_permutex2var_epi64(prev, idx, v));
+      prev = v;
+    }
+    _mm512_mask_storeu_epi8(line + lines * kLineBytes, (uint64_t{1} << mis) - 1,
+                            _mm512_permutex2var_epi64(prev, idx, prev));
   }
 }
 #endif
