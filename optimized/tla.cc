@@ -47,7 +47,7 @@ std::string str(uint64_t v) { return std::to_string(v); }
 constexpr uint64_t kC0Bytes = 32;
 constexpr uint64_t kFractalC0s = 16;
 constexpr uint64_t kLineBytes = 64;  // a cache line
-constexpr uint64_t kStageLines = 8;  // lines of each logical row an unpack stages at once
+constexpr uint64_t kStageLines = 8;  // lines of each logical row a staged copy moves at once
 constexpr uint64_t kEnumerateLimit = 1u << 20;
 
 struct Leaf {
