@@ -9,7 +9,10 @@
 // memcpy. A tile by its origin shape copies the origin and zeroes the rest.
 // A nested coordinate is its flat position in each mode, counted first fastest. The fractal formats with the in-core C0 of
 // 32 bytes use their compile-time layout (tla_layout.h): a z-fractal row is
-// one 32-byte C0 copied whole, an n-fractal is a C0 x 16 transpose.
+// one 32-byte C0 copied whole, an n-fractal is a C0 x 16 transpose. They go
+// by groups of the fractals that share a cache line of each logical row (see
+// "fractal groups"), with AVX-512 in-register transposes where the CPU has
+// them; notation layouts that are such a format copy the same way.
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -20,9 +23,16 @@
 #include "layoutcheck/int_tuple.h"
 #include "optimized/families.h"
 #include "optimized/isa.h"
+#include "optimized/threads.h"
 #include "optimized/tla_layout.h"
 
 #if defined(__x86_64__) || defined(__i386__)
+// gcc 12 warns inside avx512fintrin.h, whose _mm512_undefined_* helpers read an
+// uninitialized variable on purpose (a false positive for every intrinsic using them).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 #define LC_TLA_X86 1
 #endif
@@ -37,6 +47,7 @@ std::string str(uint64_t v) { return std::to_string(v); }
 constexpr uint64_t kC0Bytes = 32;
 constexpr uint64_t kFractalC0s = 16;
 constexpr uint64_t kLineBytes = 64;  // a cache line
+constexpr uint64_t kStageLines = 8;  // lines of each logical row a staged copy moves at once
 constexpr uint64_t kEnumerateLimit = 1u << 20;
 
 struct Leaf {
@@ -53,6 +64,9 @@ struct Plan {
   uint64_t size = 0, cosize = 0;
   // Fractal formats: fractal height x width, block counts, strides between blocks.
   uint64_t c0 = 0, n16 = 0, fh = 0, fw = 0, R = 0, C = 0, out_row = 0, out_col = 0;
+  // The fractal copy this layout takes (kNotation: none): an in-core fractal
+  // format, named or written in the notation.
+  Kind copy_as = Kind::kNotation;
   IntTuple shape, stride;               // for describe
   std::optional<TlaLayoutText> parent;  // tla.tile
 };
@@ -222,6 +236,28 @@ Status injective(const Plan& p) {
   return Status();
 }
 
+// A notation layout that is an in-core fractal format, ((16,R),(C0,C)) or
+// ((C0,R),(16,C)) with a fractal of 16 C0s of 32 bytes and whole fractals in
+// Z or N order, copies as that format.
+void notation_fractal(Plan* p) {
+  if (p->parent || p->modes.size() != 2 || p->modes[0].size() != 2 || p->modes[1].size() != 2 ||
+      p->eb > 4 || kC0Bytes % p->eb != 0) {
+    return;
+  }
+  const Leaf a = p->modes[0][0], A = p->modes[0][1], b = p->modes[1][0], B = p->modes[1][1];
+  const uint64_t c0 = kC0Bytes / p->eb, F = kFractalC0s * c0;
+  const bool z = a.extent == kFractalC0s && a.stride == c0 && b.extent == c0 && b.stride == 1;
+  const bool n = a.extent == c0 && a.stride == 1 && b.extent == kFractalC0s && b.stride == c0;
+  if (!z && !n) return;
+  Kind k;
+  if (A.stride == F * B.extent && B.stride == F) k = z ? Kind::kZZ : Kind::kNZ;
+  else if (A.stride == F && B.stride == F * A.extent) k = z ? Kind::kZN : Kind::kNN;
+  else return;
+  p->copy_as = k;
+  p->fh = a.extent, p->fw = b.extent, p->R = A.extent, p->C = B.extent;
+  p->out_row = A.stride, p->out_col = B.stride;
+}
+
 Result<Plan> make_plan(const Case& c) {
   const LayoutSpec* spec = find_spec(c.layout.name);
   if (!spec) return Status::invalid("unknown layout " + c.layout.name);
@@ -236,6 +272,7 @@ Result<Plan> make_plan(const Case& c) {
   p.eb = bits / 8;
   if (kind == "layout" || kind == "tile") {
     LC_RETURN_IF_ERROR(parse_notation_plan(c, &p));
+    notation_fractal(&p);
   } else {
     p.rows = static_cast<uint64_t>(c.shape[0]);
     p.cols = static_cast<uint64_t>(c.shape[1]);
@@ -253,6 +290,10 @@ Result<Plan> make_plan(const Case& c) {
                                                      : kFractalC0s;
     }
     LC_RETURN_IF_ERROR(named_plan(&p));
+    if (p.kind != Kind::kRowMajor && p.kind != Kind::kColMajor && p.c0 * p.eb == kC0Bytes && p.n16 == kFractalC0s &&
+        p.eb <= 4) {
+      p.copy_as = p.kind;
+    }
   }
   Checked size = 1, span = 0;
   for (const auto& mode : p.modes) {
@@ -423,6 +464,198 @@ __attribute__((target("avx2"))) void transpose_16x16_u16(const uint8_t* src, siz
 }
 #endif
 
+// A pack group reads kH logical rows. When the rows start inside a cache
+// line (`mis` bytes in, the same for every row), each 64-byte load would span
+// two lines, and with kH rows a pitch apart the halves evict each other
+// before the next group comes for the rest: instead the rows are read as
+// whole aligned lines, each the tail of the previous group's row and the head
+// of this one's (kept in `prev`), the first and last partial lines with byte
+// masks.
+struct RowReader {
+  uint64_t mis = 0;  // 0: plain (unaligned) loads
+  bool first = true, last = false;
+  alignas(64) uint8_t prev[32][64];
+};
+
+// ---- AVX-512 fractal groups -------------------------------------------------------
+// One 64-byte line of a logical row spans kG = 2 (z inside, fp16 n inside) or
+// 4 (int8 n inside) fractals side by side, so the kernels below move a whole
+// group: kH logical rows of 64 bytes <-> kG fractals of 512 bytes, every load
+// and store one whole line. A 128-bit lane of a zmm holds 16 bytes of a C0;
+// the transposes are per-lane element transposes (the unpack stages of the
+// AVX2 code above, four lanes at once) and 4 x 4 transposes of lanes.
+#ifdef LC_TLA_X86
+#define LC_TLA_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#define LC_TLA_UNROLL _Pragma("GCC unroll 16")
+#define LC_TLA_INLINE inline __attribute__((always_inline))
+
+// out[l] = (a.l, b.l, c.l, d.l): a 4 x 4 transpose of 128-bit lanes.
+LC_TLA_AVX512 LC_TLA_INLINE void transpose_lanes(__m512i a, __m512i b, __m512i c, __m512i d, __m512i* out) {
+  const __m512i t0 = _mm512_shuffle_i64x2(a, b, 0x44), t1 = _mm512_shuffle_i64x2(a, b, 0xEE);
+  const __m512i t2 = _mm512_shuffle_i64x2(c, d, 0x44), t3 = _mm512_shuffle_i64x2(c, d, 0xEE);
+  out[0] = _mm512_shuffle_i64x2(t0, t2, 0x88);
+  out[1] = _mm512_shuffle_i64x2(t0, t2, 0xDD);
+  out[2] = _mm512_shuffle_i64x2(t1, t3, 0x88);
+  out[3] = _mm512_shuffle_i64x2(t1, t3, 0xDD);
+}
+
+// Per lane: 16 rows of 16 bytes -> 16 columns (r[k] becomes column k).
+LC_TLA_AVX512 LC_TLA_INLINE void transpose_bytes_per_lane512(__m512i* r) {
+  __m512i t[16];
+  LC_TLA_UNROLL for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+  }
+  LC_TLA_UNROLL for (int g = 0; g < 4; ++g) {
+    r[4 * g + 0] = _mm512_unpacklo_epi16(t[4 * g + 0], t[4 * g + 2]);
+    r[4 * g + 1] = _mm512_unpackhi_epi16(t[4 * g + 0], t[4 * g + 2]);
+    r[4 * g + 2] = _mm512_unpacklo_epi16(t[4 * g + 1], t[4 * g + 3]);
+    r[4 * g + 3] = _mm512_unpackhi_epi16(t[4 * g + 1], t[4 * g + 3]);
+  }
+  LC_TLA_UNROLL for (int h = 0; h < 2; ++h) {
+    LC_TLA_UNROLL for (int q = 0; q < 4; ++q) {
+      t[8 * h + 2 * q] = _mm512_unpacklo_epi32(r[8 * h + q], r[8 * h + 4 + q]);
+      t[8 * h + 2 * q + 1] = _mm512_unpackhi_epi32(r[8 * h + q], r[8 * h + 4 + q]);
+    }
+  }
+  LC_TLA_UNROLL for (int m = 0; m < 8; ++m) {
+    r[2 * m] = _mm512_unpacklo_epi64(t[m], t[8 + m]);
+    r[2 * m + 1] = _mm512_unpackhi_epi64(t[m], t[8 + m]);
+  }
+}
+
+// Per lane: 8 rows of 8 16-bit elements -> 8 columns (r[k] becomes column k).
+LC_TLA_AVX512 LC_TLA_INLINE void transpose_u16_per_lane512(__m512i* r) {
+  __m512i b[8], c[8];
+  LC_TLA_UNROLL for (int i = 0; i < 4; ++i) {
+    b[2 * i] = _mm512_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
+    b[2 * i + 1] = _mm512_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
+  }
+  LC_TLA_UNROLL for (int g = 0; g < 2; ++g) {
+    c[4 * g + 0] = _mm512_unpacklo_epi32(b[4 * g + 0], b[4 * g + 2]);
+    c[4 * g + 1] = _mm512_unpackhi_epi32(b[4 * g + 0], b[4 * g + 2]);
+    c[4 * g + 2] = _mm512_unpacklo_epi32(b[4 * g + 1], b[4 * g + 3]);
+    c[4 * g + 3] = _mm512_unpackhi_epi32(b[4 * g + 1], b[4 * g + 3]);
+  }
+  LC_TLA_UNROLL for (int p = 0; p < 4; ++p) {
+    r[2 * p] = _mm512_unpacklo_epi64(c[p], c[4 + p]);
+    r[2 * p + 1] = _mm512_unpackhi_epi64(c[p], c[4 + p]);
+  }
+}
+
+LC_TLA_AVX512 LC_TLA_INLINE __m512i load512(const uint8_t* p) { return _mm512_loadu_si512(p); }
+LC_TLA_AVX512 LC_TLA_INLINE void store512(uint8_t* p, __m512i v) { _mm512_storeu_si512(p, v); }
+
+// Row r of the group (first byte at `row`).
+LC_TLA_AVX512 LC_TLA_INLINE __m512i get_row(RowReader* w, int r, const uint8_t* row) {
+  if (w->mis == 0) return load512(row);
+  const uint64_t mis = w->mis;
+  const uint8_t* next_line = row - mis + kLineBytes;
+  const __m512i prev = w->first ? _mm512_maskz_loadu_epi8(~uint64_t{0} << mis, row - mis)
+                                : _mm512_load_si512(w->prev[r]);
+  const __m512i next = w->last ? _mm512_maskz_loadu_epi8((uint64_t{1} << mis) - 1, next_line)
+                               : _mm512_load_si512(next_line);
+  _mm512_store_si512(w->prev[r], next);
+  const __m512i idx = _mm512_add_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0),
+                                       _mm512_set1_epi64(static_cast<int64_t>(mis / 8)));
+  return _mm512_permutex2var_epi64(prev, idx, next);
+}
+
+// z inside: 16 rows of 64 bytes <-> two fractals of 16 C0s (`step` bytes
+// apart); row 2k and 2k+1 of one fractal are one line, so a 2 x 2 transpose
+// of 32-byte halves.
+template <bool kPack>
+LC_TLA_AVX512 void z_group_avx512(uint8_t* logical, size_t pitch, uint8_t* block, size_t step, RowReader* w) {
+  LC_TLA_UNROLL for (size_t k = 0; k < 8; ++k) {
+    uint8_t* r0 = logical + 2 * k * pitch;
+    uint8_t* r1 = r0 + pitch;
+    uint8_t* f0 = block + 64 * k;
+    uint8_t* f1 = f0 + step;
+    const __m512i a = kPack ? get_row(w, static_cast<int>(2 * k), r0) : load512(f0);
+    const __m512i b = kPack ? get_row(w, static_cast<int>(2 * k + 1), r1) : load512(f1);
+    if (kPack) {
+      store512(f0, _mm512_shuffle_i64x2(a, b, 0x44));
+      store512(f1, _mm512_shuffle_i64x2(a, b, 0xEE));
+    } else {
+      store512(r0, _mm512_shuffle_i64x2(a, b, 0x44));
+      store512(r1, _mm512_shuffle_i64x2(a, b, 0xEE));
+    }
+  }
+  w->first = false;
+}
+
+// fp16 n inside: 16 rows of 32 elements <-> two 16 x 16 fractals (columns as
+// C0s). D[G][x] (rows 8G..8G+7, lane L: column 8L+x) is the per-lane
+// transpose of rows 8G..; fractal L/2, line 8(L%2)+x, half G is D[G][x].L.
+template <bool kPack>
+LC_TLA_AVX512 void n16_group_avx512(uint8_t* logical, size_t pitch, uint8_t* block, size_t step, RowReader* w) {
+  __m512i d[2][8];
+  if (kPack) {
+    LC_TLA_UNROLL for (int g = 0; g < 2; ++g) {
+      LC_TLA_UNROLL for (int i = 0; i < 8; ++i) d[g][i] = get_row(w, 8 * g + i, logical + static_cast<size_t>(8 * g + i) * pitch);
+      transpose_u16_per_lane512(d[g]);
+    }
+    LC_TLA_UNROLL for (int m = 0; m < 4; ++m) {
+      __m512i out[4];
+      transpose_lanes(d[0][2 * m], d[1][2 * m], d[0][2 * m + 1], d[1][2 * m + 1], out);
+      LC_TLA_UNROLL for (int l = 0; l < 4; ++l) store512(block + (l / 2) * step + 64 * (4 * (l % 2) + m), out[l]);
+    }
+    w->first = false;
+    return;
+  }
+  LC_TLA_UNROLL for (int m = 0; m < 4; ++m) {
+    __m512i out[4];
+    transpose_lanes(load512(block + 64 * m), load512(block + 64 * (4 + m)), load512(block + step + 64 * m),
+                    load512(block + step + 64 * (4 + m)), out);
+    LC_TLA_UNROLL for (int l = 0; l < 4; ++l) d[l % 2][2 * m + l / 2] = out[l];
+  }
+  LC_TLA_UNROLL for (int g = 0; g < 2; ++g) {
+    transpose_u16_per_lane512(d[g]);
+    LC_TLA_UNROLL for (int i = 0; i < 8; ++i) store512(logical + static_cast<size_t>(8 * g + i) * pitch, d[g][i]);
+  }
+  w->first = false;
+}
+
+// int8 n inside: 32 rows of 64 bytes <-> four 32 x 16 fractals. D[G][x]
+// (rows 16G.., lane L: column 16L+x) is the per-lane transpose of rows 16G..;
+// fractal L, line x, half G is D[G][x].L.
+template <bool kPack>
+LC_TLA_AVX512 void n8_group_avx512(uint8_t* logical, size_t pitch, uint8_t* block, size_t step, RowReader* w) {
+  __m512i d[2][16];
+  if (kPack) {
+    LC_TLA_UNROLL for (int g = 0; g < 2; ++g) {
+      LC_TLA_UNROLL for (int i = 0; i < 16; ++i) {
+        d[g][i] = get_row(w, 16 * g + i, logical + static_cast<size_t>(16 * g + i) * pitch);
+      }
+      transpose_bytes_per_lane512(d[g]);
+    }
+    LC_TLA_UNROLL for (int m = 0; m < 8; ++m) {
+      __m512i out[4];
+      transpose_lanes(d[0][2 * m], d[1][2 * m], d[0][2 * m + 1], d[1][2 * m + 1], out);
+      LC_TLA_UNROLL for (int l = 0; l < 4; ++l) store512(block + l * step + 64 * m, out[l]);
+    }
+    w->first = false;
+    return;
+  }
+  LC_TLA_UNROLL for (int m = 0; m < 8; ++m) {
+    __m512i out[4];
+    transpose_lanes(load512(block + 64 * m), load512(block + step + 64 * m), load512(block + 2 * step + 64 * m),
+                    load512(block + 3 * step + 64 * m), out);
+    LC_TLA_UNROLL for (int l = 0; l < 4; ++l) d[l % 2][2 * m + l / 2] = out[l];
+  }
+  LC_TLA_UNROLL for (int g = 0; g < 2; ++g) {
+    transpose_bytes_per_lane512(d[g]);
+    LC_TLA_UNROLL for (int i = 0; i < 16; ++i) {
+      store512(logical + static_cast<size_t>(16 * g + i) * pitch, d[g][i]);
+    }
+  }
+  w->first = false;
+}
+#undef LC_TLA_AVX512
+#undef LC_TLA_UNROLL
+#undef LC_TLA_INLINE
+#endif
+
 // A whole n-fractal with the AVX2 transposes; false when they do not apply.
 template <bool kPack, size_t EB>
 bool n_fractal_simd(uint8_t* block, uint8_t* src, uint64_t cols) {
@@ -440,16 +673,6 @@ bool n_fractal_simd(uint8_t* block, uint8_t* src, uint64_t cols) {
 #endif
   (void)block, (void)src, (void)cols;
   return false;
-}
-
-// Whether n_fractal_simd applies to EB-byte elements.
-template <size_t EB>
-bool n_fractal_simd_ready() {
-#ifdef LC_TLA_X86
-  return (EB == 1 || EB == 2) && has_avx2();
-#else
-  return false;
-#endif
 }
 
 // Fractal formats with the in-core C0 (kC0 elements of EB bytes = 32 bytes)
@@ -512,111 +735,220 @@ void one_fractal(const Plan& p, uint8_t* logical, uint8_t* block, uint64_t bi, u
   }
 }
 
-// Fractal by fractal, or (z inside, kRowSweep) logical row by logical row.
-template <bool kPack, size_t EB, bool kZInside, bool kRowSweep>
-void fractal_copy(const Plan& p, uint8_t* logical, uint8_t* phys) {
+// ---- fractal groups ----------------------------------------------------------
+// kG = 64 / (bytes of a fractal in a logical row) fractals side by side make
+// one cache line of each of their logical rows: a group (kH rows of one line
+// <-> kG whole fractals) is the unit of the copies below, so that every line
+// of the logical matrix is read (pack) or written (unpack) whole at once and
+// the fractals are written (read) front to back. Block rows go in turn (on
+// several threads, disjoint block rows each); the padded last block row and
+// column, and a column of fractals beyond the last whole group, go fractal
+// by fractal.
+using GroupFn = void (*)(uint8_t* logical, size_t pitch, uint8_t* block, size_t step, RowReader* w);
+
+// A whole fractal: logical rows `pitch` bytes apart from `src`.
+template <bool kPack, size_t EB, bool kZInside>
+void full_fractal(uint8_t* src, size_t pitch, uint8_t* block) {
   using F = Fractal<EB, kZInside>;
-  constexpr int64_t kH = F::kH, kW = F::kW;
   constexpr auto fractal = F::layout;
-  const auto blocks = make_layout(make_shape(static_cast<int64_t>(p.R), static_cast<int64_t>(p.C)),
-                                  make_stride(static_cast<int64_t>(p.out_row), static_cast<int64_t>(p.out_col)));
-  const uint64_t cols = p.cols;
+  constexpr int64_t kH = F::kH, kW = F::kW;
   if constexpr (kZInside) {
-    if (kRowSweep) {
-      // Logical row by row: each fractal row is a contiguous run of up to one C0.
-      for (int64_t bi = 0; bi < static_cast<int64_t>(p.R); ++bi) {
-        const uint64_t r0 = static_cast<uint64_t>(bi * kH);
-        const uint64_t h = std::min<uint64_t>(kH, p.rows - r0);
-        for (uint64_t rr = 0; rr < h; ++rr) {
-          uint8_t* row = logical + (r0 + rr) * cols * EB;
-          const uint64_t in_fractal = static_cast<uint64_t>(crd2offset(make_coord(static_cast<int64_t>(rr), _0{}), fractal));
-          for (int64_t bj = 0; bj < static_cast<int64_t>(p.C); ++bj) {
-            const uint64_t c0 = static_cast<uint64_t>(bj * kW);
-            uint8_t* d = phys + (static_cast<uint64_t>(crd2offset(make_coord(bi, bj), blocks)) + in_fractal) * EB;
-            if (c0 + static_cast<uint64_t>(kW) <= cols) {
-              if (kPack) std::memcpy(d, row + c0 * EB, kC0Bytes);
-              else std::memcpy(row + c0 * EB, d, kC0Bytes);
-            } else {
-              if (kPack) std::memcpy(d, row + c0 * EB, (cols - c0) * EB);
-              else std::memcpy(row + c0 * EB, d, (cols - c0) * EB);
-            }
-          }
-        }
-      }
-      return;
+    for (int64_t rr = 0; rr < kH; ++rr) {  // each fractal row is one whole C0
+      uint8_t* d = block + static_cast<uint64_t>(crd2offset(make_coord(rr, _0{}), fractal)) * EB;
+      if (kPack) std::memcpy(d, src + static_cast<uint64_t>(rr) * pitch, kC0Bytes);
+      else std::memcpy(src + static_cast<uint64_t>(rr) * pitch, d, kC0Bytes);
     }
-  }
-  for (uint64_t bi = 0; bi < p.R; ++bi) {
-    for (uint64_t bj = 0; bj < p.C; ++bj) {
-      one_fractal<kPack, EB, kZInside>(p, logical, phys + static_cast<uint64_t>(crd2offset(
-                                           make_coord(static_cast<int64_t>(bi), static_cast<int64_t>(bj)), blocks)) * EB,
-                                       bi, bj);
+  } else {
+    // A kC0 x 16 transpose: logical rows become the fractal's columns.
+    if (n_fractal_simd<kPack, EB>(block, src, pitch / EB)) return;
+    for (int64_t rr = 0; rr < kH; ++rr) {
+      uint8_t* s = src + static_cast<uint64_t>(rr) * pitch;
+      for (int64_t cc = 0; cc < kW; ++cc) {
+        uint8_t* d = block + static_cast<uint64_t>(crd2offset(make_coord(rr, cc), fractal)) * EB;
+        if (kPack) copy_elem<EB>(d, s + static_cast<uint64_t>(cc) * EB);
+        else copy_elem<EB>(s + static_cast<uint64_t>(cc) * EB, d);
+      }
     }
   }
 }
 
-// nZ (n-fractals, blocks along block rows): whole fractals go in groups of kG
-// side by side, so that one logical row of the group is one 64-byte cache
-// line, read (pack) or written (unpack) whole in one step through a 64-byte
-// wide L1 stage, instead of in kG pieces by kG fractals (the kH rows of a
-// fractal are a matrix row apart and share their cache set, so they evict each
-// other before the next fractal comes back for the rest of the line). The
-// groups follow the blocks in memory, and the lines two groups ahead are
-// prefetched. Edge fractals (the padded last block row and column, and those
-// beyond the last whole group) go one by one.
-template <bool kPack, size_t EB>
+// `rows` runs of `lines` lines from the stage to the logical rows.
+void stage_out_portable(uint8_t* dst, size_t pitch, const uint8_t* stage, size_t stage_pitch, uint64_t rows,
+                        uint64_t lines) {
+  for (uint64_t r = 0; r < rows; ++r) {
+    for (uint64_t k = 0; k < lines; ++k) {  // line by line: a variable-size memcpy may become a slow rep movs
+      std::memcpy(dst + r * pitch + k * kLineBytes, stage + r * stage_pitch + k * kLineBytes, kLineBytes);
+    }
+  }
+}
+
+#ifdef LC_TLA_X86
+// A row starting `mis` bytes into a line (a multiple of 8) goes as whole
+// aligned lines, each the tail of one staged line and the head of the next,
+// the first and last (shared with the runs beside it) with byte masks.
+__attribute__((target("avx512f,avx512bw"))) void stage_out_avx512(uint8_t* dst, size_t pitch, const uint8_t* stage,
+                                                                   size_t stage_pitch, uint64_t rows, uint64_t lines) {
+  for (uint64_t r = 0; r < rows; ++r) {
+    uint8_t* d = dst + r * pitch;
+    const uint8_t* s = stage + r * stage_pitch;
+    const uint64_t mis = reinterpret_cast<uintptr_t>(d) % kLineBytes;
+    if (mis % 8 != 0 || lines == 0) {
+      for (uint64_t k = 0; k < lines; ++k) _mm512_storeu_si512(d + k * kLineBytes, _mm512_load_si512(s + k * kLineBytes));
+      continue;
+    }
+    if (mis == 0) {
+      for (uint64_t k = 0; k < lines; ++k) _mm512_store_si512(d + k * kLineBytes, _mm512_load_si512(s + k * kLineBytes));
+      continue;
+    }
+    const __m512i idx = _mm512_add_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0),
+                                         _mm512_set1_epi64(static_cast<int64_t>((kLineBytes - mis) / 8)));
+    uint8_t* line = d - mis;
+    __m512i prev = _mm512_load_si512(s);
+    _mm512_mask_storeu_epi8(line, ~uint64_t{0} << mis, _mm512_permutex2var_epi64(prev, idx, prev));
+    for (uint64_t k = 1; k < lines; ++k) {
+      const __m512i v = _mm512_load_si512(s + k * kLineBytes);
+      _mm512_store_si512(line + k * kLineBytes, _mm512_permutex2var_epi64(prev, idx, v));
+      prev = v;
+    }
+    _mm512_mask_storeu_epi8(line + lines * kLineBytes, (uint64_t{1} << mis) - 1,
+                            _mm512_permutex2var_epi64(prev, idx, prev));
+  }
+}
+#endif
+
+#ifdef LC_TLA_X86
+// Pack: `rows` runs of `lines` lines of the logical rows into the stage, the
+// rows read as whole aligned lines when they start inside one.
+__attribute__((target("avx512f,avx512bw"))) void stage_in_avx512(uint8_t* stage, size_t stage_pitch, const uint8_t* src,
+                                                                  size_t pitch, uint64_t rows, uint64_t lines) {
+  for (uint64_t r = 0; r < rows; ++r) {
+    const uint8_t* d = src + r * pitch;
+    uint8_t* s = stage + r * stage_pitch;
+    const uint64_t mis = reinterpret_cast<uintptr_t>(d) % kLineBytes;
+    if (mis % 8 != 0 || mis == 0 || lines == 0) {
+      for (uint64_t k = 0; k < lines; ++k) _mm512_store_si512(s + k * kLineBytes, _mm512_loadu_si512(d + k * kLineBytes));
+      continue;
+    }
+    const __m512i idx = _mm512_add_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0),
+                                         _mm512_set1_epi64(static_cast<int64_t>(mis / 8)));
+    const uint8_t* line = d - mis;
+    __m512i prev = _mm512_maskz_loadu_epi8(~uint64_t{0} << mis, line);
+    for (uint64_t k = 1; k <= lines; ++k) {
+      const __m512i v = k < lines ? _mm512_load_si512(line + k * kLineBytes)
+                                  : _mm512_maskz_loadu_epi8((uint64_t{1} << mis) - 1, line + k * kLineBytes);
+      _mm512_store_si512(s + (k - 1) * kLineBytes, _mm512_permutex2var_epi64(prev, idx, v));
+      prev = v;
+    }
+  }
+}
+#endif
+
+void stage_out(uint8_t* dst, size_t pitch, const uint8_t* stage, size_t stage_pitch, uint64_t rows, uint64_t lines) {
+#ifdef LC_TLA_X86
+  if (isa_at_least(Isa::kAvx512)) return stage_out_avx512(dst, pitch, stage, stage_pitch, rows, lines);
+#endif
+  stage_out_portable(dst, pitch, stage, stage_pitch, rows, lines);
+}
+
+// A group without AVX-512: fractal by fractal (the n transposes in AVX2 where available).
+template <bool kPack, size_t EB, bool kZInside>
+void group_by_fractal(uint8_t* logical, size_t pitch, uint8_t* block, size_t step, RowReader* /*w*/) {
+  constexpr uint64_t kPiece = static_cast<uint64_t>(Fractal<EB, kZInside>::kW) * EB;
+  for (uint64_t q = 0; q * kPiece < kLineBytes; ++q) {
+    full_fractal<kPack, EB, kZInside>(logical + q * kPiece, pitch, block + q * step);
+  }
+}
+
+template <bool kPack, size_t EB, bool kZInside>
+GroupFn group_kernel() {
+#ifdef LC_TLA_X86
+  if (isa_at_least(Isa::kAvx512)) {
+    if constexpr (kZInside) return z_group_avx512<kPack>;
+    else if constexpr (EB == 2) return n16_group_avx512<kPack>;
+    else if constexpr (EB == 1) return n8_group_avx512<kPack>;
+  }
+#endif
+  return group_by_fractal<kPack, EB, kZInside>;
+}
+
+template <bool kPack, size_t EB, bool kZInside>
 void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
-  using F = Fractal<EB, false>;
+  using F = Fractal<EB, kZInside>;
   constexpr uint64_t kH = static_cast<uint64_t>(F::kH), kW = static_cast<uint64_t>(F::kW);
-  constexpr uint64_t kPiece = kW * EB;  // bytes of one fractal in a logical row
-  constexpr uint64_t kG = kPiece >= kLineBytes ? 1 : kLineBytes / kPiece;
+  constexpr uint64_t kPiece = kW * EB;
+  static_assert(kLineBytes % kPiece == 0, "a line holds whole fractal rows");
+  constexpr uint64_t kG = kLineBytes / kPiece;
+  const GroupFn group = group_kernel<kPack, EB, kZInside>();
   const auto blocks = make_layout(make_shape(static_cast<int64_t>(p.R), static_cast<int64_t>(p.C)),
                                   make_stride(static_cast<int64_t>(p.out_row), static_cast<int64_t>(p.out_col)));
   auto block_at = [&](uint64_t bi, uint64_t bj) {
     return phys + static_cast<uint64_t>(crd2offset(make_coord(static_cast<int64_t>(bi), static_cast<int64_t>(bj)),
                                                    blocks)) * EB;
   };
-  const uint64_t pitch = p.cols * EB;
-  const uint64_t full_r = p.rows / kH, full_g = n_fractal_simd_ready<EB>() ? p.cols / kW / kG : 0;
-  alignas(64) uint8_t stage[kH * kLineBytes];
-  for (uint64_t bi = 0; bi < full_r; ++bi) {
-    for (uint64_t g = 0; g < full_g; ++g) {
-      uint8_t* src = logical + bi * kH * pitch + g * kLineBytes;
-      if (kPack) {
-        for (uint64_t rr = 0; rr < kH; ++rr) {
-          __builtin_prefetch(src + rr * pitch + 2 * kLineBytes, 0);
-          std::memcpy(stage + rr * kLineBytes, src + rr * pitch, kLineBytes);
+  const uint64_t pitch = p.cols * EB, step = p.out_col * EB;
+  const uint64_t full_r = p.rows / kH, full_g = p.cols / (kW * kG);
+#ifdef LC_TLA_X86
+  // The AVX-512 pack reads whole aligned lines when every row starts at the
+  // same offset (a multiple of 8) in its line.
+  const uint64_t mis = reinterpret_cast<uintptr_t>(logical) % kLineBytes;
+  const bool aligned_rows = kPack && mis % 8 == 0 && pitch % kLineBytes == 0 && isa_at_least(Isa::kAvx512);
+#else
+  const bool aligned_rows = false;
+  const uint64_t mis = 0;
+#endif
+#ifdef LC_TLA_X86
+  // The n-fractal pack stages its rows too (measured: faster than reading
+  // kH rows a line at a time for n fractals, slower for z fractals).
+  const bool stage_pack = kPack && !kZInside && isa_at_least(Isa::kAvx512);
+#else
+  const bool stage_pack = false;
+#endif
+  parallel_ranges(p.R, p.cosize * p.eb, [&](uint64_t begin, uint64_t end) {
+    RowReader w;
+    // Unpack (and the AVX-512 n-fractal pack): kStageLines groups go through a
+    // stage in L1, each row's kStageLines lines copied out (in) in one run
+    // (measured: rows written one line at a time in turn, kH rows a pitch
+    // apart, are several times slower than runs of lines).
+    alignas(64) uint8_t stage[kH * kStageLines * kLineBytes];
+    constexpr uint64_t kStagePitch = kStageLines * kLineBytes;
+    for (uint64_t bi = begin; bi < end; ++bi) {
+      uint64_t bj = 0;
+      if (bi < full_r) {
+        uint8_t* src = logical + bi * kH * pitch;
+        w.mis = aligned_rows ? mis : 0;
+        w.first = true;
+        for (uint64_t g = 0; kPack && !stage_pack && g < full_g; ++g) {
+          w.last = g + 1 == full_g;
+          group(src + g * kLineBytes, pitch, block_at(bi, g * kG), step, &w);
         }
+#ifdef LC_TLA_X86
+        for (uint64_t g0 = 0; kPack && stage_pack && g0 < full_g; g0 += kStageLines) {
+          const uint64_t n = std::min<uint64_t>(kStageLines, full_g - g0);
+          stage_in_avx512(stage, kStagePitch, src + g0 * kLineBytes, pitch, kH, n);
+          w.mis = 0;
+          for (uint64_t g = 0; g < n; ++g) group(stage + g * kLineBytes, kStagePitch, block_at(bi, (g0 + g) * kG), step, &w);
+        }
+#endif
+        for (uint64_t g0 = 0; !kPack && g0 < full_g; g0 += kStageLines) {
+          const uint64_t n = std::min<uint64_t>(kStageLines, full_g - g0);
+          for (uint64_t g = 0; g < n; ++g) group(stage + g * kLineBytes, kStagePitch, block_at(bi, (g0 + g) * kG), step, &w);
+          stage_out(src + g0 * kLineBytes, pitch, stage, kStagePitch, kH, n);
+        }
+        bj = full_g * kG;
       }
-      for (uint64_t q = 0; q < kG; ++q) {
-        n_fractal_simd<kPack, EB>(block_at(bi, g * kG + q), stage + q * kPiece, kLineBytes / EB);
-      }
-      if (!kPack) {
-        for (uint64_t rr = 0; rr < kH; ++rr) std::memcpy(src + rr * pitch, stage + rr * kLineBytes, kLineBytes);
-      }
+      for (; bj < p.C; ++bj) one_fractal<kPack, EB, kZInside>(p, logical, block_at(bi, bj), bi, bj);
     }
-  }
-  for (uint64_t bi = 0; bi < p.R; ++bi) {
-    for (uint64_t bj = bi < full_r ? full_g * kG : 0; bj < p.C; ++bj) {
-      one_fractal<kPack, EB, false>(p, logical, block_at(bi, bj), bi, bj);
-    }
-  }
+  });
 }
 
 // The fractal formats with the core's C0 of 32 bytes and 16 C0s per fractal.
-bool in_core_fractal(const Plan& p) {
-  return p.kind != Kind::kNotation && p.kind != Kind::kRowMajor && p.kind != Kind::kColMajor &&
-         p.c0 * p.eb == kC0Bytes && p.n16 == kFractalC0s && p.eb <= 4;
-}
+bool in_core_fractal(const Plan& p) { return p.copy_as != Kind::kNotation; }
 
 template <bool kPack, size_t EB>
 void copy_sized(const Plan& p, uint8_t* logical, uint8_t* phys) {
   const bool in_core = in_core_fractal(p);
-  // Measured: pack is fastest fractal by fractal (whole 512-byte fractals
-  // written in turn), unpack sweeping logical rows (each written once, front
-  // to back, from one C0 of every fractal of the row).
-  if (in_core && (p.kind == Kind::kZN || p.kind == Kind::kZZ)) return fractal_copy<kPack, EB, true, !kPack>(p, logical, phys);
-  if (in_core && (p.kind == Kind::kNZ || p.kind == Kind::kNN)) return fractal_copy<kPack, EB, false, false>(p, logical, phys);
+  if (in_core && (p.copy_as == Kind::kZN || p.copy_as == Kind::kZZ)) return fractal_groups<kPack, EB, true>(p, logical, phys);
+  if (in_core && (p.copy_as == Kind::kNZ || p.copy_as == Kind::kNN)) return fractal_groups<kPack, EB, false>(p, logical, phys);
   table_copy<kPack, EB>(p, logical, phys);
 }
 

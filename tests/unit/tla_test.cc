@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "layoutcheck/c_api.h"
 #include "layoutcheck/int_tuple.h"
@@ -440,6 +442,59 @@ TEST(TlaImpl, nested_coordinates_match_their_flat_ones) {
   Case one = must_case("8:2", "int8", "8");
   EXPECT_EQ(*reference_impl().offset_bits_nested(one, tup("5")), 80u);
   EXPECT_EQ(*optimized_impl().offset_bits_nested(one, tup("5")), 80u);
+}
+
+// The copies read and write whole cache lines: buffers starting anywhere in a
+// line give the reference's bytes, and unpack writes nothing outside the
+// logical tensor.
+TEST(TlaOptimized, fractal_copies_at_every_buffer_offset) {
+  for (Isa isa : available_isas()) {
+    IsaCapScope cap(isa);
+    for (const char* layout : {"tla.nZ", "tla.nN", "tla.zN", "tla.zZ"}) {
+      for (const char* dtype : {"int8", "fp16"}) {
+        for (const char* shape : {"64,192", "65,130"}) {
+          const Case c = testing::must_case(layout, dtype, shape);
+          std::vector<uint8_t> logical;
+          fill_position_unique(c, 3, &logical);
+          const size_t pb = *reference_impl().size_bytes(c);
+          std::vector<uint8_t> want(pb);
+          ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), want.data(), pb).ok());
+          for (size_t off : {0, 8, 16, 40, 3}) {
+            std::vector<uint8_t> src(logical.size() + 192), phys(pb + 192), back(logical.size() + 192, 0xAB);
+            auto at = [off](std::vector<uint8_t>& v) { return v.data() + (64 - reinterpret_cast<uintptr_t>(v.data()) % 64) + off; };
+            std::memcpy(at(src), logical.data(), logical.size());
+            ASSERT_TRUE(optimized_impl().pack(c, at(src), logical.size(), at(phys), pb).ok());
+            EXPECT_EQ(0, std::memcmp(at(phys), want.data(), pb)) << isa_name(isa) << " " << layout << " " << dtype << " +" << off;
+            uint8_t* out = at(back);
+            ASSERT_TRUE(optimized_impl().unpack(c, want.data(), pb, out, logical.size()).ok());
+            EXPECT_EQ(0, std::memcmp(out, logical.data(), logical.size())) << isa_name(isa) << " " << layout << " +" << off;
+            size_t outside = 0;
+            for (uint8_t* q = back.data(); q < back.data() + back.size(); ++q) {
+              if (q < out || q >= out + logical.size()) outside += *q != 0xAB;
+            }
+            EXPECT_EQ(outside, 0u) << isa_name(isa) << " " << layout << " " << dtype << " +" << off;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Notation layouts of the fractal formats take the fractal copies.
+TEST(TlaOptimized, notation_fractal_layouts_match_the_reference) {
+  for (Isa isa : available_isas()) {
+    IsaCapScope cap(isa);
+    const std::pair<const char*, const char*> cases[] = {
+        {"((16,4),(16,3)):((16,768),(1,256))", "64,48"},   // zZ fp16
+        {"((16,4),(16,3)):((16,256),(1,1024))", "64,48"},  // zN fp16
+        {"((16,4),(16,3)):((1,768),(16,256))", "64,48"},   // nZ fp16
+        {"((16,4),(16,3)):((1,256),(16,1024))", "64,48"},  // nN fp16
+    };
+    for (const auto& [layout, shape] : cases) {
+      CheckReport r = check(testing::must_case(layout, "fp16", shape), reference_impl(), optimized_impl());
+      EXPECT_EQ(r.verdict, Verdict::kPass) << isa_name(isa) << " " << layout << " " << r.message;
+    }
+  }
 }
 
 }  // namespace
