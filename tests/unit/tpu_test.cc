@@ -117,5 +117,18 @@ TEST(TpuModes, lanes_interleave_at_every_isa_level) {
   }
 }
 
+// Images of 16 MiB and more are written with streaming stores where the
+// written side starts on a line (aligned) or after a first partial line
+// (compact at an odd address); every mode, at every instruction-set level.
+TEST(TpuModes, streamed_images_at_every_isa_level) {
+  for (Isa isa : available_isas()) {
+    IsaCapScope cap(isa);
+    SCOPED_TRACE(isa_name(isa));
+    expect_pass("tpu.aligned(npus=64,lmem=262144,mode=4n)", "int8", "7,67,61,65");
+    expect_pass("tpu.compact(npus=64,lmem=262144,addr=4,mode=2n)", "int16", "3,64,63,65");
+    expect_pass("tpu.compact(npus=64,lmem=262144,addr=4)", "fp32", "2,65,61,67");
+  }
+}
+
 }  // namespace
 }  // namespace layoutcheck
