@@ -53,6 +53,7 @@ namespace {
 
 constexpr uint64_t kStreamBytes = 16u << 20;   // pack and unpack larger tensors with streaming stores
 constexpr uint64_t kStageBytes = 16u << 10;    // the L1 stage of a streamed pack
+constexpr uint64_t kWideStageBytes = 128u << 10;  // the L2 stage of a streamed pack in 16-row tiles
 constexpr uint64_t kUnstageBytes = 16u << 10;  // the L1 stage of a streamed unpack
 constexpr uint64_t kLine = 64;                 // bytes in a cache line
 constexpr uint64_t kDirectRows = 8;            // groups of up to this many rows unpack in place
@@ -122,6 +123,9 @@ constexpr uint64_t kPad = ~uint64_t{0};
 struct Group {
   const uint64_t* rows;
   uint64_t R, L, pixels;
+  // The tiles of 32-bit (8-bit) elements take this many rows (at least 16
+  // (32)) over the whole run of pixels before the next rows.
+  uint64_t group_rows = 64;
 };
 
 // Scalar transpose in tiles of 8 rows x 64 columns, for any whole-byte size.
@@ -518,6 +522,7 @@ LC_MGE_AVX512 uint64_t unpack_4x16_epi32_avx512(const Group& g, uint8_t* logical
     const __m512 b01 = _mm512_permutex2var_ps(z2, ch01, z3), b23 = _mm512_permutex2var_ps(z2, ch23, z3);
     const __m512 out[4] = {_mm512_permutex2var_ps(a01, lows, b01), _mm512_permutex2var_ps(a01, highs, b01),
                            _mm512_permutex2var_ps(a23, lows, b23), _mm512_permutex2var_ps(a23, highs, b23)};
+    LC_MGE_UNROLL
     for (int k = 0; k < 4; ++k) {
       if (!row[k]) continue;
       if (nt) _mm512_stream_ps(row[k] + l, out[k]);
@@ -546,6 +551,7 @@ LC_MGE_AVX512BW uint64_t pack_4x64_epi8_avx512(const Group& g, const uint8_t* lo
   out += head * 4;
   for (uint64_t l = head; l < L64; l += 64, out += 256) {
     __m512i v[4];
+    LC_MGE_UNROLL
     for (int k = 0; k < 4; ++k) {
       if (!row[k]) {
         v[k] = _mm512_setzero_si512();
@@ -562,6 +568,7 @@ LC_MGE_AVX512BW uint64_t pack_4x64_epi8_avx512(const Group& g, const uint8_t* lo
     const __m512i s2 = _mm512_shuffle_i32x4(x0, x1, 0xEE), s3 = _mm512_shuffle_i32x4(x2, x3, 0xEE);
     const __m512i o[4] = {_mm512_shuffle_i32x4(s0, s1, 0x88), _mm512_shuffle_i32x4(s0, s1, 0xDD),
                           _mm512_shuffle_i32x4(s2, s3, 0x88), _mm512_shuffle_i32x4(s2, s3, 0xDD)};
+    LC_MGE_UNROLL
     for (int k = 0; k < 4; ++k) {
       if (nt) _mm512_stream_si512(reinterpret_cast<__m512i*>(out + 64 * k), o[k]);
       else _mm512_storeu_si512(reinterpret_cast<void*>(out + 64 * k), o[k]);
@@ -591,6 +598,7 @@ LC_MGE_AVX512BW uint64_t unpack_4x64_epi8_avx512(const Group& g, uint8_t* logica
   const uint8_t* in = phys + g.pixels + head * 4;
   for (uint64_t l = head; l < L64; l += 64, in += 256) {
     __m512i z[4];
+    LC_MGE_UNROLL
     for (int k = 0; k < 4; ++k) {
       z[k] = _mm512_shuffle_epi8(_mm512_loadu_si512(reinterpret_cast<const void*>(in + 64 * k)), gather);
     }
@@ -598,6 +606,7 @@ LC_MGE_AVX512BW uint64_t unpack_4x64_epi8_avx512(const Group& g, uint8_t* logica
     const __m512i b01 = _mm512_permutex2var_epi32(z[2], ch01, z[3]), b23 = _mm512_permutex2var_epi32(z[2], ch23, z[3]);
     const __m512i out[4] = {_mm512_permutex2var_epi32(a01, lows, b01), _mm512_permutex2var_epi32(a01, highs, b01),
                             _mm512_permutex2var_epi32(a23, lows, b23), _mm512_permutex2var_epi32(a23, highs, b23)};
+    LC_MGE_UNROLL
     for (int k = 0; k < 4; ++k) {
       if (!row[k]) continue;
       if (nt) _mm512_stream_si512(reinterpret_cast<__m512i*>(row[k] + l), out[k]);
@@ -638,10 +647,12 @@ LC_MGE_AVX512 uint64_t pack_4x16_epi32_avx512(const Group& g, const uint8_t* log
     if (stream) {
       // Four rows far apart outrun the hardware prefetchers: fetch each row
       // kPrefetchBytes ahead, into L1.
+      LC_MGE_UNROLL
       for (int k = 0; k < 4; ++k) {
         if (row[k]) _mm_prefetch(reinterpret_cast<const char*>(row[k] + l) + kPrefetchBytes, _MM_HINT_T0);
       }
     }
+    LC_MGE_UNROLL
     for (int k = 0; k < 4; ++k) v[k] = row[k] ? _mm512_loadu_ps(row[k] + l) : _mm512_setzero_ps();
     const __m512 ab0 = _mm512_permutex2var_ps(v[0], pair_lo, v[1]), ab1 = _mm512_permutex2var_ps(v[0], pair_hi, v[1]);
     const __m512 cd0 = _mm512_permutex2var_ps(v[2], pair_lo, v[3]), cd1 = _mm512_permutex2var_ps(v[2], pair_hi, v[3]);
@@ -666,7 +677,8 @@ LC_MGE_AVX512 uint64_t pack_4x16_epi32_avx512(const Group& g, const uint8_t* log
 // 32-bit elements, R a multiple of 16 (NHWC with 16 | C, NCHW32/64): 16 rows x
 // 16 columns per tile, every row's cache line read (or written) whole in one
 // access. The transpose is four rounds: element pairs, pairs of pairs, then two
-// rounds of 128-bit lane shuffles. Rows go in groups of 64 as in the AVX2 tile.
+// rounds of 128-bit lane shuffles. Rows go in groups of g.group_rows: 64 as in
+// the AVX2 tile, 16 into the L2 stage of a streamed pack.
 LC_MGE_AVX512 inline void transpose16x16_ps(__m512 r[16]) {
   __m512 t[16];
   LC_MGE_UNROLL
@@ -698,7 +710,7 @@ LC_MGE_AVX512 inline void transpose16x16_ps(__m512 r[16]) {
 
 template <bool kPack>
 LC_MGE_AVX512 uint64_t tiles_16x16_epi32_avx512(const Group& g, uint8_t* logical, uint8_t* phys) {
-  constexpr uint64_t kGroupRows = 64;
+  const uint64_t kGroupRows = g.group_rows;
   const uint64_t L16 = g.L / 16 * 16;
   const uint64_t pitch = g.R;  // elements per pixel
   float* lg = reinterpret_cast<float*>(logical);
@@ -865,13 +877,17 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     return;
   }
   if (kPack && p.stream && p.bits % 8 == 0 && pixel_bytes * 16 <= kStageBytes) {  // mutate: equivalent (both paths pack the same bytes)
-    alignas(64) static thread_local uint8_t stage[kStageBytes];
-    const uint64_t block = kStageBytes / pixel_bytes / 16 * 16;
+    // 32-bit elements in AVX-512 tiles of 16 rows: a stage in L2, filled 16
+    // rows at a time over its whole run of pixels, reads fewer rows at once
+    // (whose runs then stay long enough for the hardware prefetchers).
+    const bool wide = p.bits == 32 && g.R % 16 == 0 && have_avx512();
+    alignas(64) static thread_local uint8_t stage[kWideStageBytes];
+    const uint64_t block = (wide ? kWideStageBytes : kStageBytes) / pixel_bytes / 16 * 16;
     std::vector<uint64_t> rows(g.R);
     for (uint64_t l0 = 0; l0 < g.L; l0 += block) {
       const uint64_t n = std::min(block, g.L - l0);
       for (uint64_t r = 0; r < g.R; ++r) rows[r] = g.rows[r] == kPad ? kPad : g.rows[r] + l0;
-      run_group_direct<true>(p, Group{rows.data(), g.R, n, 0}, logical, stage);
+      run_group_direct<true>(p, Group{rows.data(), g.R, n, 0, wide ? 16u : 64u}, logical, stage);
       uint8_t* out = phys + (g.pixels + l0 * g.R) * (p.bits / 8);
       if (have_avx512()) stream_copy_avx512(out, stage, n * pixel_bytes);
       else stream_copy(out, stage, n * pixel_bytes);

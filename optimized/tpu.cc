@@ -270,6 +270,7 @@ LC_TPU_AVX512 uint64_t deinterleave4_avx512(uint8_t* const* dst, const uint8_t* 
   for (; i + 64 <= count; i += 64) {
     const uint8_t* in = src + i * 4;
     __m512i z[4];
+    LC_TPU_UNROLL
     for (int k = 0; k < 4; ++k) {
       z[k] = _mm512_shuffle_epi8(_mm512_loadu_si512(reinterpret_cast<const void*>(in + 64 * k)), gather);
     }
@@ -277,6 +278,7 @@ LC_TPU_AVX512 uint64_t deinterleave4_avx512(uint8_t* const* dst, const uint8_t* 
     const __m512i b01 = _mm512_permutex2var_epi32(z[2], l01, z[3]), b23 = _mm512_permutex2var_epi32(z[2], l23, z[3]);
     const __m512i out[4] = {_mm512_permutex2var_epi32(a01, lows, b01), _mm512_permutex2var_epi32(a01, highs, b01),
                             _mm512_permutex2var_epi32(a23, lows, b23), _mm512_permutex2var_epi32(a23, highs, b23)};
+    LC_TPU_UNROLL
     for (int k = 0; k < 4; ++k) {
       if (dst[k]) store512<kNt>(dst[k] + i, out[k]);
     }
