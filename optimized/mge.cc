@@ -126,6 +126,9 @@ struct Group {
   // The tiles of 32-bit (8-bit) elements take this many rows (at least 16
   // (32)) over the whole run of pixels before the next rows.
   uint64_t group_rows = 64;
+  // Rows far apart in memory, streamed: the 8-bit blocks fetch each row's
+  // lines ahead in software.
+  bool fetch_ahead = false;
 };
 
 // Scalar transpose in tiles of 8 rows x 64 columns, for any whole-byte size.
@@ -294,7 +297,7 @@ constexpr uint64_t kStageCols = 256;  // columns per block: four cache lines of 
 constexpr uint64_t kStagePrefetch = 4;  // blocks ahead a row is fetched
 
 LC_MGE_AVX2_INLINE void stage_rows(uint8_t (*stage)[kStageCols], const uint64_t* rows, const uint8_t* logical,
-                                   uint64_t l0, uint64_t cols) {
+                                   uint64_t l0, uint64_t cols, bool fetch_ahead) {
   for (int j = 0; j < 32; ++j) {
     if (rows[j] == kPad) {
       std::memset(stage[j], 0, kStageCols);
@@ -302,9 +305,11 @@ LC_MGE_AVX2_INLINE void stage_rows(uint8_t (*stage)[kStageCols], const uint64_t*
       const uint8_t* src = logical + rows[j] + l0;
       // 32 (or 64) rows far apart outrun the hardware prefetchers: each row's
       // lines kStagePrefetch blocks ahead go into L1 now.
-      LC_MGE_UNROLL
-      for (uint64_t q = 0; q < kStageCols; q += kLine) {
-        _mm_prefetch(reinterpret_cast<const char*>(src + kStagePrefetch * kStageCols + q), _MM_HINT_T0);
+      if (fetch_ahead) {
+        LC_MGE_UNROLL
+        for (uint64_t q = 0; q < kStageCols; q += kLine) {
+          _mm_prefetch(reinterpret_cast<const char*>(src + kStagePrefetch * kStageCols + q), _MM_HINT_T0);
+        }
       }
       LC_MGE_UNROLL
       for (uint64_t k = 0; k < kStageCols; k += 32) {
@@ -373,7 +378,7 @@ LC_MGE_AVX2_INLINE void transpose_16_pixels(uint8_t (*stage)[kStageCols], uint64
 }
 
 template <bool kPack>
-LC_MGE_AVX2 void blocks_32x256_epi8_avx2(const Group& g, uint8_t* logical, uint8_t* phys) {
+LC_MGE_AVX2_INLINE void blocks_32x256_epi8(const Group& g, uint8_t* logical, uint8_t* phys) {
   alignas(64) uint8_t stage[32][kStageCols];
   const uint64_t pitch = g.R;
   for (uint64_t rg = 0; rg < g.R; rg += 64) {
@@ -383,7 +388,7 @@ LC_MGE_AVX2 void blocks_32x256_epi8_avx2(const Group& g, uint8_t* logical, uint8
       for (uint64_t r0 = rg; r0 < re; r0 += 32) {
         const uint64_t* rows = g.rows + r0;
         uint8_t* px = phys + g.pixels + r0 + l0 * pitch;
-        if (kPack) stage_rows(stage, rows, logical, l0, cols);
+        if (kPack) stage_rows(stage, rows, logical, l0, cols, g.fetch_ahead);
         for (uint64_t c = 0; c < cols; c += 16) {
           transpose_16_pixels<kPack>(stage, c, px + c * pitch, pitch, std::min<uint64_t>(16, cols - c));
         }
@@ -391,6 +396,20 @@ LC_MGE_AVX2 void blocks_32x256_epi8_avx2(const Group& g, uint8_t* logical, uint8
       }
     }
   }
+}
+
+template <bool kPack>
+LC_MGE_AVX2 void blocks_32x256_epi8_avx2(const Group& g, uint8_t* logical, uint8_t* phys) {
+  blocks_32x256_epi8<kPack>(g, logical, phys);
+}
+
+// The same instructions with AVX-512VL's 32 vector registers: the 16 rows of
+// a transpose and its temporaries stay in registers.
+template <bool kPack>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) void blocks_32x256_epi8_avx512vl(const Group& g,
+                                                                                               uint8_t* logical,
+                                                                                               uint8_t* phys) {
+  blocks_32x256_epi8<kPack>(g, logical, phys);
 }
 
 // One tile: rows[0..3] at columns l..l+7 <-> 8 pixels of 4 lanes at px.
@@ -758,7 +777,8 @@ void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
   uint64_t done = 0;
 #if LC_MGE_X86
   if (kBytes == 1 && g.R % 32 == 0 && have_avx2()) {
-    blocks_32x256_epi8_avx2<kPack>(g, logical, phys);
+    if (have_avx512()) blocks_32x256_epi8_avx512vl<kPack>(g, logical, phys);
+    else blocks_32x256_epi8_avx2<kPack>(g, logical, phys);
     return;
   }
   if (!kPack && kBytes == 4 && g.R == 4 && have_avx512()) done = unpack_4x16_epi32_avx512(g, logical, phys, false);
@@ -887,7 +907,7 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     for (uint64_t l0 = 0; l0 < g.L; l0 += block) {
       const uint64_t n = std::min(block, g.L - l0);
       for (uint64_t r = 0; r < g.R; ++r) rows[r] = g.rows[r] == kPad ? kPad : g.rows[r] + l0;
-      run_group_direct<true>(p, Group{rows.data(), g.R, n, 0, wide ? 16u : 64u}, logical, stage);
+      run_group_direct<true>(p, Group{rows.data(), g.R, n, 0, wide ? 16u : 64u, true}, logical, stage);
       uint8_t* out = phys + (g.pixels + l0 * g.R) * (p.bits / 8);
       if (have_avx512()) stream_copy_avx512(out, stage, n * pixel_bytes);
       else stream_copy(out, stage, n * pixel_bytes);
