@@ -373,6 +373,7 @@ void copy_run_sse(const Plan& p, uint8_t* phys, uint8_t* const* lanes, uint64_t 
 // stored words when packing, the lanes when unpacking, if they share their
 // offset in a line) go first, so that every 64-byte store writes within one
 // line; a streamed store needs that.
+#if LC_TPU_X86
 template <bool kNt>
 uint64_t copy_run_avx512(bool pack, const Plan& p, uint8_t* phys, uint8_t* const* lanes, uint64_t count) {
   if (p.lanes == 1) {
@@ -384,6 +385,7 @@ uint64_t copy_run_avx512(bool pack, const Plan& p, uint8_t* phys, uint8_t* const
   }
   return pack ? interleave2_avx512<4, kNt>(phys, lanes, count) : deinterleave2_avx512<4, kNt>(lanes, phys, count);
 }
+#endif
 
 template <bool kPack>
 void copy_run(const Plan& p, uint8_t* phys, uint8_t* const* lanes, uint64_t count) {
