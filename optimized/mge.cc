@@ -14,8 +14,11 @@
 // buffer is written front to back. The transposes run in SIMD tiles with
 // scalar edges: AVX2 (chosen at run time) 4x8 32-bit tiles and 32x256 8-bit
 // blocks, SSE2 4x4 32-bit, 16x16 and 4x16 8-bit tiles otherwise, and with
-// AVX-512 (also chosen at run time) 4x16 32-bit tiles for the NCHW4 unpack and
-// 16x16 32-bit tiles (every row's cache line in one access) for 16 | R; 4-bit
+// AVX-512 (also chosen at run time) 4x16 32-bit and 4x64 8-bit tiles for
+// NCHW4 (R == 4: whole lines from registers, streamed straight to memory for
+// large tensors, rows fetched ahead in software since four far-apart streams
+// outrun the hardware prefetchers) and 16x16 32-bit tiles (every row's cache
+// line in one access) for 16 | R; 4-bit
 // elements (two per byte, low nibble first) take a nibble loop. Tensors of
 // kStreamBytes and more are packed block by block through an L1 stage and
 // written with streaming stores; groups of many rows are unpacked the same
@@ -50,9 +53,11 @@ namespace {
 
 constexpr uint64_t kStreamBytes = 16u << 20;   // pack and unpack larger tensors with streaming stores
 constexpr uint64_t kStageBytes = 16u << 10;    // the L1 stage of a streamed pack
+constexpr uint64_t kWideStageBytes = 128u << 10;  // the L2 stage of a streamed pack in 16-row tiles
 constexpr uint64_t kUnstageBytes = 16u << 10;  // the L1 stage of a streamed unpack
 constexpr uint64_t kLine = 64;                 // bytes in a cache line
 constexpr uint64_t kDirectRows = 8;            // groups of up to this many rows unpack in place
+constexpr uint64_t kPrefetchBytes = 3u << 10;  // how far ahead of its loads a streamed transpose fetches a row
 
 enum class Kind { kIdentity, kNhwc, kNchwx, kChwn4, kColMajor };
 
@@ -118,6 +123,12 @@ constexpr uint64_t kPad = ~uint64_t{0};
 struct Group {
   const uint64_t* rows;
   uint64_t R, L, pixels;
+  // The tiles of 32-bit (8-bit) elements take this many rows (at least 16
+  // (32)) over the whole run of pixels before the next rows.
+  uint64_t group_rows = 64;
+  // Rows far apart in memory, streamed: the 8-bit blocks fetch each row's
+  // lines ahead in software.
+  bool fetch_ahead = false;
 };
 
 // Scalar transpose in tiles of 8 rows x 64 columns, for any whole-byte size.
@@ -283,14 +294,23 @@ uint64_t tiles_4x16_epi8(const Group& g, uint8_t* logical, uint8_t* phys) {
 // of a pixel) over the whole run of pixels, so every pass reads and writes
 // whole lines.
 constexpr uint64_t kStageCols = 256;  // columns per block: four cache lines of every row
+constexpr uint64_t kStagePrefetch = 4;  // blocks ahead a row is fetched
 
 LC_MGE_AVX2_INLINE void stage_rows(uint8_t (*stage)[kStageCols], const uint64_t* rows, const uint8_t* logical,
-                                   uint64_t l0, uint64_t cols) {
+                                   uint64_t l0, uint64_t cols, bool fetch_ahead) {
   for (int j = 0; j < 32; ++j) {
     if (rows[j] == kPad) {
       std::memset(stage[j], 0, kStageCols);
     } else if (cols == kStageCols) {
       const uint8_t* src = logical + rows[j] + l0;
+      // 32 (or 64) rows far apart outrun the hardware prefetchers: each row's
+      // lines kStagePrefetch blocks ahead go into L1 now.
+      if (fetch_ahead) {
+        LC_MGE_UNROLL
+        for (uint64_t q = 0; q < kStageCols; q += kLine) {
+          _mm_prefetch(reinterpret_cast<const char*>(src + kStagePrefetch * kStageCols + q), _MM_HINT_T0);
+        }
+      }
       LC_MGE_UNROLL
       for (uint64_t k = 0; k < kStageCols; k += 32) {
         _mm256_store_si256(reinterpret_cast<__m256i*>(stage[j] + k),
@@ -358,7 +378,7 @@ LC_MGE_AVX2_INLINE void transpose_16_pixels(uint8_t (*stage)[kStageCols], uint64
 }
 
 template <bool kPack>
-LC_MGE_AVX2 void blocks_32x256_epi8_avx2(const Group& g, uint8_t* logical, uint8_t* phys) {
+LC_MGE_AVX2_INLINE void blocks_32x256_epi8(const Group& g, uint8_t* logical, uint8_t* phys) {
   alignas(64) uint8_t stage[32][kStageCols];
   const uint64_t pitch = g.R;
   for (uint64_t rg = 0; rg < g.R; rg += 64) {
@@ -368,7 +388,7 @@ LC_MGE_AVX2 void blocks_32x256_epi8_avx2(const Group& g, uint8_t* logical, uint8
       for (uint64_t r0 = rg; r0 < re; r0 += 32) {
         const uint64_t* rows = g.rows + r0;
         uint8_t* px = phys + g.pixels + r0 + l0 * pitch;
-        if (kPack) stage_rows(stage, rows, logical, l0, cols);
+        if (kPack) stage_rows(stage, rows, logical, l0, cols, g.fetch_ahead);
         for (uint64_t c = 0; c < cols; c += 16) {
           transpose_16_pixels<kPack>(stage, c, px + c * pitch, pitch, std::min<uint64_t>(16, cols - c));
         }
@@ -376,6 +396,20 @@ LC_MGE_AVX2 void blocks_32x256_epi8_avx2(const Group& g, uint8_t* logical, uint8
       }
     }
   }
+}
+
+template <bool kPack>
+LC_MGE_AVX2 void blocks_32x256_epi8_avx2(const Group& g, uint8_t* logical, uint8_t* phys) {
+  blocks_32x256_epi8<kPack>(g, logical, phys);
+}
+
+// The same instructions with AVX-512VL's 32 vector registers: the 16 rows of
+// a transpose and its temporaries stay in registers.
+template <bool kPack>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) void blocks_32x256_epi8_avx512vl(const Group& g,
+                                                                                               uint8_t* logical,
+                                                                                               uint8_t* phys) {
+  blocks_32x256_epi8<kPack>(g, logical, phys);
 }
 
 // One tile: rows[0..3] at columns l..l+7 <-> 8 pixels of 4 lanes at px.
@@ -451,6 +485,28 @@ LC_MGE_AVX2 uint64_t tiles_4x8_epi32_avx2(const Group& g, uint8_t* logical, uint
 bool have_avx2() { return isa_at_least(Isa::kAvx2); }
 
 // ---- AVX-512 (chosen at run time likewise) ----------------------------------
+
+// The columns before the first line boundary of rows[0..R) when they all share
+// their offset in a line and it is a whole number of elements (then *aligned),
+// else 0: a 64-byte access across two lines costs about twice one within a
+// line, so these columns go first, one by one.
+inline uint64_t rows_head(const uint64_t* rows, uint64_t R, const uint8_t* logical, uint64_t elem_bytes, uint64_t L,
+                          bool* aligned) {
+  uint64_t head = 0;
+  bool first = true;
+  *aligned = false;
+  for (uint64_t k = 0; k < R; ++k) {
+    if (rows[k] == kPad) continue;
+    const uint64_t m = reinterpret_cast<uintptr_t>(logical + rows[k] * elem_bytes) % kLine;
+    if (m % elem_bytes != 0) return 0;
+    const uint64_t h = (kLine - m) % kLine / elem_bytes;
+    if (!first && h != head) return 0;
+    head = h;
+    first = false;
+  }
+  *aligned = !first && head <= L;
+  return std::min(head, L);
+}
 #define LC_MGE_AVX512 __attribute__((target("avx512f")))
 
 // 32-bit elements, R == 4 (NCHW4), unpack: 16 pixels in four 64-byte loads ->
@@ -458,7 +514,7 @@ bool have_avx2() { return isa_at_least(Isa::kAvx2); }
 // (8 per 128 bytes); two rounds of two-source permutes need 8 per 256 bytes.
 // Round one gathers channels 0,1 and 2,3 of 8 pixels from two loads, round two
 // joins the halves of 16 pixels into rows.
-LC_MGE_AVX512 uint64_t unpack_4x16_epi32_avx512(const Group& g, uint8_t* logical, const uint8_t* phys) {
+LC_MGE_AVX512 uint64_t unpack_4x16_epi32_avx512(const Group& g, uint8_t* logical, const uint8_t* phys, bool stream) {
   // Pixel p, channel c of a pair of loads (8 pixels) is element 4p + c.
   const __m512i ch01 = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29);
   const __m512i ch23 = _mm512_setr_epi32(2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31);
@@ -470,17 +526,11 @@ LC_MGE_AVX512 uint64_t unpack_4x16_epi32_avx512(const Group& g, uint8_t* logical
   // A 64-byte store across two lines costs about twice one within a line, so
   // when the rows share their offset in a line (H*W a multiple of 16), the
   // columns up to the first line boundary go first, one by one.
-  uint64_t head = 0;
-  for (int k = 0; k < 4; ++k) {
-    if (!row[k]) continue;
-    const uint64_t m = reinterpret_cast<uintptr_t>(row[k]) % kLine;
-    const uint64_t h = m % 4 == 0 ? std::min(g.L, (kLine - m) % kLine / 4) : 0;
-    if (k > 0 && h != head) {
-      head = 0;
-      break;
-    }
-    head = h;
-  }
+  // With `stream` (and the rows so aligned) the rows' lines go out with
+  // non-temporal stores.
+  bool aligned = false;
+  const uint64_t head = rows_head(g.rows, 4, logical, 4, g.L, &aligned);
+  const bool nt = stream && aligned;
   if (head > 0) transpose_scalar<false, 4>(Group{g.rows, g.R, head, g.pixels}, logical, const_cast<uint8_t*>(phys), 0, 0);
   const uint64_t L16 = head + (g.L - head) / 16 * 16;
   const float* in = reinterpret_cast<const float*>(phys) + g.pixels + head * 4;
@@ -491,19 +541,163 @@ LC_MGE_AVX512 uint64_t unpack_4x16_epi32_avx512(const Group& g, uint8_t* logical
     const __m512 b01 = _mm512_permutex2var_ps(z2, ch01, z3), b23 = _mm512_permutex2var_ps(z2, ch23, z3);
     const __m512 out[4] = {_mm512_permutex2var_ps(a01, lows, b01), _mm512_permutex2var_ps(a01, highs, b01),
                            _mm512_permutex2var_ps(a23, lows, b23), _mm512_permutex2var_ps(a23, highs, b23)};
+    LC_MGE_UNROLL
     for (int k = 0; k < 4; ++k) {
-      if (row[k]) _mm512_storeu_ps(row[k] + l, out[k]);
+      if (!row[k]) continue;
+      if (nt) _mm512_stream_ps(row[k] + l, out[k]);
+      else _mm512_storeu_ps(row[k] + l, out[k]);
     }
   }
   return L16;
 }
 
+#define LC_MGE_AVX512BW __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+
+// 8-bit elements, R == 4 (NCHW4 int8), pack: 64 columns of each of the 4 rows
+// -> 64 pixels of 4 bytes in four 64-byte stores (whole lines once the output
+// is line-aligned; non-temporal with `stream`). Byte and word unpacks build
+// 16 pixels in every 128-bit lane (lane q of X_k holds pixels 16q + 4k ..
+// 16q + 4k + 3); a 4x4 transpose of 128-bit lanes puts them in order.
+LC_MGE_AVX512BW uint64_t pack_4x64_epi8_avx512(const Group& g, const uint8_t* logical, uint8_t* phys, bool stream) {
+  const uint8_t* row[4];
+  for (int k = 0; k < 4; ++k) row[k] = g.rows[k] == kPad ? nullptr : logical + g.rows[k];
+  uint8_t* out = phys + g.pixels;
+  const uint64_t m = reinterpret_cast<uintptr_t>(out) % kLine;
+  const uint64_t head = m % 4 == 0 ? std::min(g.L, (kLine - m) % kLine / 4) : 0;
+  const bool nt = stream && m % 4 == 0;
+  if (head > 0) transpose_scalar<true, 1>(Group{g.rows, g.R, head, g.pixels}, const_cast<uint8_t*>(logical), phys, 0, 0);
+  const uint64_t L64 = head + (g.L - head) / 64 * 64;
+  out += head * 4;
+  for (uint64_t l = head; l < L64; l += 64, out += 256) {
+    __m512i v[4];
+    LC_MGE_UNROLL
+    for (int k = 0; k < 4; ++k) {
+      if (!row[k]) {
+        v[k] = _mm512_setzero_si512();
+        continue;
+      }
+      if (stream) _mm_prefetch(reinterpret_cast<const char*>(row[k] + l) + kPrefetchBytes, _MM_HINT_T0);
+      v[k] = _mm512_loadu_si512(reinterpret_cast<const void*>(row[k] + l));
+    }
+    const __m512i ab0 = _mm512_unpacklo_epi8(v[0], v[1]), ab1 = _mm512_unpackhi_epi8(v[0], v[1]);
+    const __m512i cd0 = _mm512_unpacklo_epi8(v[2], v[3]), cd1 = _mm512_unpackhi_epi8(v[2], v[3]);
+    const __m512i x0 = _mm512_unpacklo_epi16(ab0, cd0), x1 = _mm512_unpackhi_epi16(ab0, cd0);
+    const __m512i x2 = _mm512_unpacklo_epi16(ab1, cd1), x3 = _mm512_unpackhi_epi16(ab1, cd1);
+    const __m512i s0 = _mm512_shuffle_i32x4(x0, x1, 0x44), s1 = _mm512_shuffle_i32x4(x2, x3, 0x44);
+    const __m512i s2 = _mm512_shuffle_i32x4(x0, x1, 0xEE), s3 = _mm512_shuffle_i32x4(x2, x3, 0xEE);
+    const __m512i o[4] = {_mm512_shuffle_i32x4(s0, s1, 0x88), _mm512_shuffle_i32x4(s0, s1, 0xDD),
+                          _mm512_shuffle_i32x4(s2, s3, 0x88), _mm512_shuffle_i32x4(s2, s3, 0xDD)};
+    LC_MGE_UNROLL
+    for (int k = 0; k < 4; ++k) {
+      if (nt) _mm512_stream_si512(reinterpret_cast<__m512i*>(out + 64 * k), o[k]);
+      else _mm512_storeu_si512(reinterpret_cast<void*>(out + 64 * k), o[k]);
+    }
+  }
+  return L64;
+}
+
+// 8-bit elements, R == 4, unpack: 64 pixels in four 64-byte loads -> 64
+// columns of each row. A byte shuffle per 128-bit lane gathers each channel
+// of 4 pixels into one 32-bit word (word 4q + c: channel c of pixels 4q ..
+// 4q + 3 of a load), which is the 32-bit unpack's arrangement; its two rounds
+// of permutes finish the rows.
+LC_MGE_AVX512BW uint64_t unpack_4x64_epi8_avx512(const Group& g, uint8_t* logical, const uint8_t* phys, bool stream) {
+  const __m512i gather = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+  const __m512i ch01 = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29);
+  const __m512i ch23 = _mm512_setr_epi32(2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31);
+  const __m512i lows = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+  const __m512i highs = _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+  uint8_t* row[4];
+  for (int k = 0; k < 4; ++k) row[k] = g.rows[k] == kPad ? nullptr : logical + g.rows[k];
+  bool aligned = false;
+  const uint64_t head = rows_head(g.rows, 4, logical, 1, g.L, &aligned);
+  const bool nt = stream && aligned;
+  if (head > 0) transpose_scalar<false, 1>(Group{g.rows, g.R, head, g.pixels}, logical, const_cast<uint8_t*>(phys), 0, 0);
+  const uint64_t L64 = head + (g.L - head) / 64 * 64;
+  const uint8_t* in = phys + g.pixels + head * 4;
+  for (uint64_t l = head; l < L64; l += 64, in += 256) {
+    __m512i z[4];
+    LC_MGE_UNROLL
+    for (int k = 0; k < 4; ++k) {
+      z[k] = _mm512_shuffle_epi8(_mm512_loadu_si512(reinterpret_cast<const void*>(in + 64 * k)), gather);
+    }
+    const __m512i a01 = _mm512_permutex2var_epi32(z[0], ch01, z[1]), a23 = _mm512_permutex2var_epi32(z[0], ch23, z[1]);
+    const __m512i b01 = _mm512_permutex2var_epi32(z[2], ch01, z[3]), b23 = _mm512_permutex2var_epi32(z[2], ch23, z[3]);
+    const __m512i out[4] = {_mm512_permutex2var_epi32(a01, lows, b01), _mm512_permutex2var_epi32(a01, highs, b01),
+                            _mm512_permutex2var_epi32(a23, lows, b23), _mm512_permutex2var_epi32(a23, highs, b23)};
+    LC_MGE_UNROLL
+    for (int k = 0; k < 4; ++k) {
+      if (!row[k]) continue;
+      if (nt) _mm512_stream_si512(reinterpret_cast<__m512i*>(row[k] + l), out[k]);
+      else _mm512_storeu_si512(reinterpret_cast<void*>(row[k] + l), out[k]);
+    }
+  }
+  return L64;
+}
+
 bool have_avx512() { return isa_at_least(Isa::kAvx512); }
+
+// 32-bit elements, R == 4 (NCHW4), pack: 16 columns of each of the 4 rows ->
+// 16 pixels in four 64-byte stores, each one whole cache line once the output
+// is line-aligned (the first pixels up to a line boundary go one by one). Two
+// rounds of two-source permutes, the unpack's in reverse: round one pairs
+// rows 0,1 and 2,3 (8 columns each), round two joins the pairs into pixels.
+// With `stream` the lines go out with non-temporal stores.
+LC_MGE_AVX512 uint64_t pack_4x16_epi32_avx512(const Group& g, const uint8_t* logical, uint8_t* phys, bool stream) {
+  // Columns 0..7 (lo) and 8..15 (hi) of rows a, b interleaved: a0 b0 a1 b1 ...
+  const __m512i pair_lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i pair_hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  // Pixels 0..3 (lo) and 4..7 (hi) from a row-0/1 pair (ab) and a row-2/3 pair (cd).
+  const __m512i quad_lo = _mm512_setr_epi32(0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23);
+  const __m512i quad_hi = _mm512_setr_epi32(8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31);
+  const float* row[4];
+  for (int k = 0; k < 4; ++k) row[k] = g.rows[k] == kPad ? nullptr : reinterpret_cast<const float*>(logical) + g.rows[k];
+  float* out = reinterpret_cast<float*>(phys) + g.pixels;
+  const uint64_t m = reinterpret_cast<uintptr_t>(out) % kLine;
+  const uint64_t head = m % 16 == 0 ? std::min(g.L, (kLine - m) % kLine / 16) : 0;
+  const bool nt = stream && m % 16 == 0;
+  if (head > 0) {
+    transpose_scalar<true, 4>(Group{g.rows, g.R, head, g.pixels}, const_cast<uint8_t*>(logical), phys, 0, 0);
+  }
+  const uint64_t L16 = head + (g.L - head) / 16 * 16;
+  out += head * 4;
+  for (uint64_t l = head; l < L16; l += 16, out += 64) {
+    __m512 v[4];
+    if (stream) {
+      // Four rows far apart outrun the hardware prefetchers: fetch each row
+      // kPrefetchBytes ahead, into L1.
+      LC_MGE_UNROLL
+      for (int k = 0; k < 4; ++k) {
+        if (row[k]) _mm_prefetch(reinterpret_cast<const char*>(row[k] + l) + kPrefetchBytes, _MM_HINT_T0);
+      }
+    }
+    LC_MGE_UNROLL
+    for (int k = 0; k < 4; ++k) v[k] = row[k] ? _mm512_loadu_ps(row[k] + l) : _mm512_setzero_ps();
+    const __m512 ab0 = _mm512_permutex2var_ps(v[0], pair_lo, v[1]), ab1 = _mm512_permutex2var_ps(v[0], pair_hi, v[1]);
+    const __m512 cd0 = _mm512_permutex2var_ps(v[2], pair_lo, v[3]), cd1 = _mm512_permutex2var_ps(v[2], pair_hi, v[3]);
+    const __m512 o0 = _mm512_permutex2var_ps(ab0, quad_lo, cd0), o1 = _mm512_permutex2var_ps(ab0, quad_hi, cd0);
+    const __m512 o2 = _mm512_permutex2var_ps(ab1, quad_lo, cd1), o3 = _mm512_permutex2var_ps(ab1, quad_hi, cd1);
+    if (nt) {
+      _mm512_stream_ps(out, o0);
+      _mm512_stream_ps(out + 16, o1);
+      _mm512_stream_ps(out + 32, o2);
+      _mm512_stream_ps(out + 48, o3);
+    } else {
+      _mm512_storeu_ps(out, o0);
+      _mm512_storeu_ps(out + 16, o1);
+      _mm512_storeu_ps(out + 32, o2);
+      _mm512_storeu_ps(out + 48, o3);
+    }
+  }
+  return L16;
+}
+
 
 // 32-bit elements, R a multiple of 16 (NHWC with 16 | C, NCHW32/64): 16 rows x
 // 16 columns per tile, every row's cache line read (or written) whole in one
 // access. The transpose is four rounds: element pairs, pairs of pairs, then two
-// rounds of 128-bit lane shuffles. Rows go in groups of 64 as in the AVX2 tile.
+// rounds of 128-bit lane shuffles. Rows go in groups of g.group_rows: 64 as in
+// the AVX2 tile, 16 into the L2 stage of a streamed pack.
 LC_MGE_AVX512 inline void transpose16x16_ps(__m512 r[16]) {
   __m512 t[16];
   LC_MGE_UNROLL
@@ -535,7 +729,7 @@ LC_MGE_AVX512 inline void transpose16x16_ps(__m512 r[16]) {
 
 template <bool kPack>
 LC_MGE_AVX512 uint64_t tiles_16x16_epi32_avx512(const Group& g, uint8_t* logical, uint8_t* phys) {
-  constexpr uint64_t kGroupRows = 64;
+  const uint64_t kGroupRows = g.group_rows;
   const uint64_t L16 = g.L / 16 * 16;
   const uint64_t pitch = g.R;  // elements per pixel
   float* lg = reinterpret_cast<float*>(logical);
@@ -583,10 +777,11 @@ void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
   uint64_t done = 0;
 #if LC_MGE_X86
   if (kBytes == 1 && g.R % 32 == 0 && have_avx2()) {
-    blocks_32x256_epi8_avx2<kPack>(g, logical, phys);
+    if (have_avx512()) blocks_32x256_epi8_avx512vl<kPack>(g, logical, phys);
+    else blocks_32x256_epi8_avx2<kPack>(g, logical, phys);
     return;
   }
-  if (!kPack && kBytes == 4 && g.R == 4 && have_avx512()) done = unpack_4x16_epi32_avx512(g, logical, phys);
+  if (!kPack && kBytes == 4 && g.R == 4 && have_avx512()) done = unpack_4x16_epi32_avx512(g, logical, phys, false);
   else if (kBytes == 4 && g.R % 16 == 0 && have_avx512()) done = tiles_16x16_epi32_avx512<kPack>(g, logical, phys);
   else if (kBytes == 4 && g.R % 4 == 0 && have_avx2()) done = tiles_4x8_epi32_avx2<kPack>(g, logical, phys);
   else if (kBytes == 4 && g.R % 4 == 0) done = tiles_4x4_epi32<kPack>(g, logical, phys);
@@ -649,6 +844,24 @@ void stream_copy(uint8_t* dst, const uint8_t* src, uint64_t n) {
   std::memcpy(dst + i, src + i, n - i);
 }
 
+// The same, a line per store.
+LC_MGE_AVX512 void stream_copy_avx512(uint8_t* dst, const uint8_t* src, uint64_t n) {
+  const uint64_t head = std::min<uint64_t>(n, (kLine - reinterpret_cast<uintptr_t>(dst) % kLine) % kLine);
+  std::memcpy(dst, src, head);
+  uint64_t i = head;
+  for (; i + 4 * kLine <= n; i += 4 * kLine) {
+    LC_MGE_UNROLL
+    for (uint64_t k = 0; k < 4 * kLine; k += kLine) {
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + i + k),
+                          _mm512_loadu_si512(reinterpret_cast<const void*>(src + i + k)));
+    }
+  }
+  for (; i + kLine <= n; i += kLine) {
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + i), _mm512_loadu_si512(reinterpret_cast<const void*>(src + i)));
+  }
+  std::memcpy(dst + i, src + i, n - i);
+}
+
 // Copies n bytes, the whole lines of dst with non-temporal stores and any
 // partial line at either end with ordinary ones.
 void stream_lines(uint8_t* dst, const uint8_t* src, uint64_t n) {
@@ -670,15 +883,34 @@ template <bool kPack>
 void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
 #if LC_MGE_X86
   const uint64_t pixel_bytes = g.R * p.bits / 8;
+  if (g.R == 4 && (p.bits == 8 || (p.bits == 32 && p.stream)) && have_avx512()) {
+    // Four rows: whole lines straight from registers, no stage.
+    if (p.bits == 8) {
+      const uint64_t done = kPack ? pack_4x64_epi8_avx512(g, logical, phys, p.stream)
+                                  : unpack_4x64_epi8_avx512(g, logical, phys, p.stream);
+      if (done < g.L) transpose_scalar<kPack, 1>(g, logical, phys, 0, done);
+    } else {
+      const uint64_t done = kPack ? pack_4x16_epi32_avx512(g, logical, phys, true)
+                                  : unpack_4x16_epi32_avx512(g, logical, phys, true);
+      if (done < g.L) transpose_scalar<kPack, 4>(g, logical, phys, 0, done);
+    }
+    return;
+  }
   if (kPack && p.stream && p.bits % 8 == 0 && pixel_bytes * 16 <= kStageBytes) {  // mutate: equivalent (both paths pack the same bytes)
-    alignas(64) static thread_local uint8_t stage[kStageBytes];
-    const uint64_t block = kStageBytes / pixel_bytes / 16 * 16;
+    // 32-bit elements in AVX-512 tiles of 16 rows: a stage in L2, filled 16
+    // rows at a time over its whole run of pixels, reads fewer rows at once
+    // (whose runs then stay long enough for the hardware prefetchers).
+    const bool wide = p.bits == 32 && g.R % 16 == 0 && have_avx512();
+    alignas(64) static thread_local uint8_t stage[kWideStageBytes];
+    const uint64_t block = (wide ? kWideStageBytes : kStageBytes) / pixel_bytes / 16 * 16;
     std::vector<uint64_t> rows(g.R);
     for (uint64_t l0 = 0; l0 < g.L; l0 += block) {
       const uint64_t n = std::min(block, g.L - l0);
       for (uint64_t r = 0; r < g.R; ++r) rows[r] = g.rows[r] == kPad ? kPad : g.rows[r] + l0;
-      run_group_direct<true>(p, Group{rows.data(), g.R, n, 0}, logical, stage);
-      stream_copy(phys + (g.pixels + l0 * g.R) * (p.bits / 8), stage, n * pixel_bytes);
+      run_group_direct<true>(p, Group{rows.data(), g.R, n, 0, wide ? 16u : 64u, true}, logical, stage);
+      uint8_t* out = phys + (g.pixels + l0 * g.R) * (p.bits / 8);
+      if (have_avx512()) stream_copy_avx512(out, stage, n * pixel_bytes);
+      else stream_copy(out, stage, n * pixel_bytes);
     }
     return;
   }

@@ -7,15 +7,30 @@
 // run. When the N stride covers all slots, walking NPU p by (n, slot) visits
 // its features in increasing address order, so the image is written once,
 // front to back: gap (zeros), feature, gap, ..., tail. Storage modes interleave
-// the lanes of `lanes` consecutive batches into one stored word. Any other
-// stride order takes the general path: zero the image, copy row by row.
+// the lanes of `lanes` consecutive batches into one stored word (with
+// AVX-512, chosen at run time, 64 bytes of every lane per step; the SSE2 and
+// scalar loops of lane_interleave.h otherwise and for the ends). Images of
+// kStreamBytes and more are written with streaming stores, whole lines. Any
+// other stride order takes the general path: zero the image, copy row by row.
 #include <algorithm>
 #include <cstring>
 
 #include "core/case_cache.h"
 #include "layoutcheck/checked.h"
 #include "optimized/families.h"
+#include "optimized/isa.h"
 #include "optimized/lane_interleave.h"
+
+#if defined(__x86_64__) || defined(_M_X64)
+// gcc 12 warns inside avx512fintrin.h, whose _mm512_undefined_* helpers read an
+// uninitialized variable on purpose (a false positive for every intrinsic using them).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#define LC_TPU_X86 1
+#endif
 
 namespace layoutcheck {
 namespace {
@@ -33,7 +48,10 @@ struct Plan {
   uint64_t slots = 1;
   uint64_t sn = 0, sc = 0, sh = 0, sw = 0;            // byte strides
   uint64_t image = 0;
+  bool stream = false;  // write with streaming stores (image of kStreamBytes and more)
 };
+
+constexpr uint64_t kStreamBytes = 16u << 20;
 
 uint64_t round_up(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }
 
@@ -103,6 +121,7 @@ Result<Plan> make_plan(const Case& c) {
       return Status::invalid("the buffer passes 2^62 bytes").with_rule("tpu.system/size-overflow");
     }
     p.lmem = p.image = end.value();
+    p.stream = p.image >= kStreamBytes;
     return p;
   }
 
@@ -176,13 +195,169 @@ Result<Plan> make_plan(const Case& c) {
   if (!last.ok() || last.value() > p.lmem) {
     return Status::invalid("tensor exceeds the " + str(p.lmem) + "-byte local memory of an NPU");
   }
+  p.stream = p.image >= kStreamBytes;
   return p;
 }
 
+#if LC_TPU_X86
+// The storage modes with AVX-512 (chosen at run time): 64 bytes of every lane
+// per step, whole 64-byte stores and loads of the stored words. The lanes lie
+// a batch apart, more streams than the hardware prefetchers follow, so each
+// lane is fetched kPrefetchBytes ahead. Returns the words done; the caller's
+// lane_interleave.h loop finishes the rest.
+#define LC_TPU_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#define LC_TPU_UNROLL _Pragma("GCC unroll 4")
+constexpr uint64_t kPrefetchBytes = 3u << 10;  // how far ahead of its loads a lane is fetched
+constexpr uint64_t kLine = 64;                 // bytes in a cache line
+
+LC_TPU_AVX512 inline __m512i load_lane512(const uint8_t* lane, uint64_t byte) {
+  if (!lane) return _mm512_setzero_si512();
+  _mm_prefetch(reinterpret_cast<const char*>(lane + byte + kPrefetchBytes), _MM_HINT_T0);
+  return _mm512_loadu_si512(reinterpret_cast<const void*>(lane + byte));
+}
+// kNt: a non-temporal store (p on a line boundary).
+template <bool kNt>
+LC_TPU_AVX512 inline void store512(uint8_t* p, __m512i v) {
+  if (kNt) _mm512_stream_si512(reinterpret_cast<__m512i*>(p), v);
+  else _mm512_storeu_si512(reinterpret_cast<void*>(p), v);
+}
+
+// 1N with streaming: 64 bytes per store.
+template <bool kNt>
+LC_TPU_AVX512 uint64_t copy1_avx512(uint8_t* dst, const uint8_t* src, uint64_t count, uint64_t word) {
+  const uint64_t bytes = count * word / 256 * 256;
+  for (uint64_t i = 0; i < bytes; i += 256) {
+    LC_TPU_UNROLL
+    for (uint64_t k = 0; k < 256; k += 64) {
+      store512<kNt>(dst + i + k, _mm512_loadu_si512(reinterpret_cast<const void*>(src + i + k)));
+    }
+  }
+  return bytes / word;
+}
+
+// 4N (4 lanes of 1 byte): byte and word unpacks build 16 words in every
+// 128-bit lane (lane q of x_k: words 16q + 4k .. 16q + 4k + 3), a 4x4
+// transpose of 128-bit lanes puts them in order.
+template <bool kNt>
+LC_TPU_AVX512 uint64_t interleave4_avx512(uint8_t* dst, const uint8_t* const* src, uint64_t count) {
+  uint64_t i = 0;
+  for (; i + 64 <= count; i += 64) {
+    const __m512i a = load_lane512(src[0], i), b = load_lane512(src[1], i);
+    const __m512i c = load_lane512(src[2], i), d = load_lane512(src[3], i);
+    const __m512i ab0 = _mm512_unpacklo_epi8(a, b), ab1 = _mm512_unpackhi_epi8(a, b);
+    const __m512i cd0 = _mm512_unpacklo_epi8(c, d), cd1 = _mm512_unpackhi_epi8(c, d);
+    const __m512i x0 = _mm512_unpacklo_epi16(ab0, cd0), x1 = _mm512_unpackhi_epi16(ab0, cd0);
+    const __m512i x2 = _mm512_unpacklo_epi16(ab1, cd1), x3 = _mm512_unpackhi_epi16(ab1, cd1);
+    const __m512i s0 = _mm512_shuffle_i32x4(x0, x1, 0x44), s1 = _mm512_shuffle_i32x4(x2, x3, 0x44);
+    const __m512i s2 = _mm512_shuffle_i32x4(x0, x1, 0xEE), s3 = _mm512_shuffle_i32x4(x2, x3, 0xEE);
+    uint8_t* out = dst + i * 4;
+    store512<kNt>(out, _mm512_shuffle_i32x4(s0, s1, 0x88));
+    store512<kNt>(out + 64, _mm512_shuffle_i32x4(s0, s1, 0xDD));
+    store512<kNt>(out + 128, _mm512_shuffle_i32x4(s2, s3, 0x88));
+    store512<kNt>(out + 192, _mm512_shuffle_i32x4(s2, s3, 0xDD));
+  }
+  return i;
+}
+
+// 4N unpack: a byte shuffle per 128-bit lane gathers each lane of 4 words into
+// one 32-bit word (word 4q + l: lane l of words 4q .. 4q + 3 of a load); two
+// rounds of two-source permutes make the lanes.
+template <bool kNt>
+LC_TPU_AVX512 uint64_t deinterleave4_avx512(uint8_t* const* dst, const uint8_t* src, uint64_t count) {
+  const __m512i gather = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+  const __m512i l01 = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29);
+  const __m512i l23 = _mm512_setr_epi32(2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31);
+  const __m512i lows = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+  const __m512i highs = _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+  uint64_t i = 0;
+  for (; i + 64 <= count; i += 64) {
+    const uint8_t* in = src + i * 4;
+    __m512i z[4];
+    LC_TPU_UNROLL
+    for (int k = 0; k < 4; ++k) {
+      z[k] = _mm512_shuffle_epi8(_mm512_loadu_si512(reinterpret_cast<const void*>(in + 64 * k)), gather);
+    }
+    const __m512i a01 = _mm512_permutex2var_epi32(z[0], l01, z[1]), a23 = _mm512_permutex2var_epi32(z[0], l23, z[1]);
+    const __m512i b01 = _mm512_permutex2var_epi32(z[2], l01, z[3]), b23 = _mm512_permutex2var_epi32(z[2], l23, z[3]);
+    const __m512i out[4] = {_mm512_permutex2var_epi32(a01, lows, b01), _mm512_permutex2var_epi32(a01, highs, b01),
+                            _mm512_permutex2var_epi32(a23, lows, b23), _mm512_permutex2var_epi32(a23, highs, b23)};
+    LC_TPU_UNROLL
+    for (int k = 0; k < 4; ++k) {
+      if (dst[k]) store512<kNt>(dst[k] + i, out[k]);
+    }
+  }
+  return i;
+}
+
+// 2N / 2IC (2 lanes of 2 or 4 bytes): one two-source permute per 64 bytes of
+// stored words, each way.
+template <uint64_t kLaneBytes, bool kNt>
+LC_TPU_AVX512 uint64_t interleave2_avx512(uint8_t* dst, const uint8_t* const* src, uint64_t count) {
+  constexpr uint64_t kStep = 64 / kLaneBytes;  // elements of one lane per vector
+  __m512i lo, hi;
+  if (kLaneBytes == 2) {
+    lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35,
+                          3, 34, 2, 33, 1, 32, 0);
+    hi = _mm512_set_epi16(63, 31, 62, 30, 61, 29, 60, 28, 59, 27, 58, 26, 57, 25, 56, 24, 55, 23, 54, 22, 53, 21, 52,
+                          20, 51, 19, 50, 18, 49, 17, 48, 16);
+  } else {
+    lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  }
+  uint64_t i = 0;
+  for (; i + kStep <= count; i += kStep) {
+    const __m512i a = load_lane512(src[0], i * kLaneBytes), b = load_lane512(src[1], i * kLaneBytes);
+    uint8_t* out = dst + i * 2 * kLaneBytes;
+    if (kLaneBytes == 2) {
+      store512<kNt>(out, _mm512_permutex2var_epi16(a, lo, b));
+      store512<kNt>(out + 64, _mm512_permutex2var_epi16(a, hi, b));
+    } else {
+      store512<kNt>(out, _mm512_permutex2var_epi32(a, lo, b));
+      store512<kNt>(out + 64, _mm512_permutex2var_epi32(a, hi, b));
+    }
+  }
+  return i;
+}
+
+template <uint64_t kLaneBytes, bool kNt>
+LC_TPU_AVX512 uint64_t deinterleave2_avx512(uint8_t* const* dst, const uint8_t* src, uint64_t count) {
+  constexpr uint64_t kStep = 64 / kLaneBytes;
+  __m512i even, odd;
+  if (kLaneBytes == 2) {
+    even = _mm512_set_epi16(62, 60, 58, 56, 54, 52, 50, 48, 46, 44, 42, 40, 38, 36, 34, 32, 30, 28, 26, 24, 22, 20, 18,
+                            16, 14, 12, 10, 8, 6, 4, 2, 0);
+    odd = _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33, 31, 29, 27, 25, 23, 21, 19,
+                           17, 15, 13, 11, 9, 7, 5, 3, 1);
+  } else {
+    even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  }
+  uint64_t i = 0;
+  for (; i + kStep <= count; i += kStep) {
+    const uint8_t* in = src + i * 2 * kLaneBytes;
+    const __m512i w0 = _mm512_loadu_si512(reinterpret_cast<const void*>(in));
+    const __m512i w1 = _mm512_loadu_si512(reinterpret_cast<const void*>(in + 64));
+    const __m512i sel[2] = {even, odd};
+    for (int l = 0; l < 2; ++l) {
+      if (!dst[l]) continue;
+      store512<kNt>(dst[l] + i * kLaneBytes, kLaneBytes == 2 ? _mm512_permutex2var_epi16(w0, sel[l], w1)
+                                                        : _mm512_permutex2var_epi32(w0, sel[l], w1));
+    }
+  }
+  return i;
+}
+#endif  // LC_TPU_X86
+
+// The lane sources of the words from `done` on.
+template <typename P>
+void advance_lanes(P* const* lanes, uint64_t n, uint64_t done, uint64_t lane_bytes, P** out) {
+  for (uint64_t l = 0; l < n; ++l) out[l] = lanes[l] ? lanes[l] + done * lane_bytes : nullptr;
+}
+
 // Copies `count` stored words between a physical run and the logical lane
-// sources feeding it (see lane_interleave.h).
+// sources feeding it with the loops of lane_interleave.h.
 template <bool kPack>
-void copy_run(const Plan& p, uint8_t* phys, uint8_t* const* lanes, uint64_t count) {
+void copy_run_sse(const Plan& p, uint8_t* phys, uint8_t* const* lanes, uint64_t count) {
   if (p.lanes == 1) {
     if (kPack) std::memcpy(phys, lanes[0], count * p.word);
     else std::memcpy(lanes[0], phys, count * p.word);
@@ -193,6 +368,71 @@ void copy_run(const Plan& p, uint8_t* phys, uint8_t* const* lanes, uint64_t coun
   } else {
     kPack ? lanes::interleave<2, 4>(phys, lanes, count) : lanes::deinterleave<2, 4>(lanes, phys, count);
   }
+}
+
+// The same; interleaved modes with AVX-512 when the level allows it, and for
+// images of kStreamBytes and more (Plan::stream) every mode with streaming
+// stores. The words up to the first line boundary of the side written (the
+// stored words when packing, the lanes when unpacking, if they share their
+// offset in a line) go first, so that every 64-byte store writes within one
+// line; a streamed store needs that.
+#if LC_TPU_X86
+template <bool kNt>
+uint64_t copy_run_avx512(bool pack, const Plan& p, uint8_t* phys, uint8_t* const* lanes, uint64_t count) {
+  if (p.lanes == 1) {
+    return pack ? copy1_avx512<kNt>(phys, lanes[0], count, p.word) : copy1_avx512<kNt>(lanes[0], phys, count, p.word);
+  }
+  if (p.lanes == 4) return pack ? interleave4_avx512<kNt>(phys, lanes, count) : deinterleave4_avx512<kNt>(lanes, phys, count);
+  if (p.lane_bytes == 2) {
+    return pack ? interleave2_avx512<2, kNt>(phys, lanes, count) : deinterleave2_avx512<2, kNt>(lanes, phys, count);
+  }
+  return pack ? interleave2_avx512<4, kNt>(phys, lanes, count) : deinterleave2_avx512<4, kNt>(lanes, phys, count);
+}
+#endif
+
+template <bool kPack>
+void copy_run(const Plan& p, uint8_t* phys, uint8_t* const* lanes, uint64_t count) {
+#if LC_TPU_X86
+  const bool simd = p.lanes > 1 ? p.lane_bytes == 1 || p.lane_bytes == 2 || p.lane_bytes == 4
+                                : p.stream && kLine % p.word == 0 && lanes[0] != nullptr;
+  if (simd && isa_at_least(Isa::kAvx512)) {
+    uint64_t head = 0;
+    bool aligned = false;
+    if (kPack) {
+      const uint64_t m = reinterpret_cast<uintptr_t>(phys) % kLine;
+      aligned = m % p.word == 0;
+      head = aligned ? (kLine - m) % kLine / p.word : 0;
+    } else {
+      for (uint64_t l = 0; l < p.lanes; ++l) {
+        if (!lanes[l]) continue;
+        const uint64_t m = reinterpret_cast<uintptr_t>(lanes[l]) % kLine;
+        const uint64_t h = (kLine - m) % kLine / p.lane_bytes;
+        if (m % p.lane_bytes != 0 || (aligned && h != head)) {
+          aligned = false;
+          head = 0;
+          break;
+        }
+        head = h;
+        aligned = true;
+      }
+    }
+    head = std::min(head, count);
+    if (head > 0) copy_run_sse<kPack>(p, phys, lanes, head);
+    uint8_t* at[4] = {nullptr, nullptr, nullptr, nullptr};
+    advance_lanes(lanes, p.lanes, head, p.lane_bytes, at);
+    uint8_t* out = phys + head * p.word;
+    const uint64_t n = count - head;
+    const uint64_t done = p.stream && aligned ? copy_run_avx512<true>(kPack, p, out, at, n)
+                                              : copy_run_avx512<false>(kPack, p, out, at, n);
+    if (done < n) {
+      uint8_t* rest[4] = {nullptr, nullptr, nullptr, nullptr};
+      advance_lanes(lanes, p.lanes, head + done, p.lane_bytes, rest);
+      copy_run_sse<kPack>(p, out + done * p.word, rest, n - done);
+    }
+    return;
+  }
+#endif
+  copy_run_sse<kPack>(p, phys, lanes, count);
 }
 
 // Logical sources of stored element (m, c, h, w) for each lane.
@@ -223,7 +463,19 @@ uint64_t feature_words(const Plan& p, uint64_t c) {
 }
 
 template <bool kPack>
+void walk_runs(const Plan& p, uint8_t* logical, uint8_t* phys);
+
+// Every run, then a fence for the streaming stores.
+template <bool kPack>
 void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
+  walk_runs<kPack>(p, logical, phys);
+#if LC_TPU_X86
+  if (p.stream) _mm_sfence();
+#endif
+}
+
+template <bool kPack>
+void walk_runs(const Plan& p, uint8_t* logical, uint8_t* phys) {
   const bool contiguous_feature = p.sw == p.word && (p.rows == 1 || p.sh == p.cols * p.word);
   if (!p.local) {
     if (kPack) std::memcpy(phys, logical, p.image);

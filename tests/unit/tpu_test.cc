@@ -2,6 +2,7 @@
 #include <map>
 
 #include "layoutcheck/okkernel_compat.h"
+#include "optimized/isa.h"
 #include "support.h"
 
 namespace layoutcheck {
@@ -98,6 +99,34 @@ TEST(TpuBuffers, wrong_sizes_are_rejected) {
     Status s = impl->pack(c, logical.data(), logical.size(), phys.data(), phys.size());
     EXPECT_EQ(s.code(), StatusCode::kInvalid);
     EXPECT_NE(s.message().find("physical buffer is 95 bytes"), std::string::npos) << s.message();
+  }
+}
+
+// The storage modes interleave whole vectors of every lane with AVX-512 and
+// finish with the SSE2 and scalar loops: runs longer than a vector, starting
+// off a cache line, with a dummy lane, at every instruction-set level.
+TEST(TpuModes, lanes_interleave_at_every_isa_level) {
+  for (Isa isa : available_isas()) {
+    IsaCapScope cap(isa);
+    SCOPED_TRACE(isa_name(isa));
+    expect_pass("tpu.aligned(npus=4,lmem=65536,mode=4n)", "int8", "7,5,13,21");
+    expect_pass("tpu.compact(npus=4,lmem=65536,addr=4,mode=4n)", "uint8", "5,6,9,31");
+    expect_pass("tpu.compact(npus=4,lmem=65536,mode=2n)", "int16", "3,5,11,23");
+    expect_pass("tpu.aligned(npus=4,lmem=65536,mode=2n)", "uint16", "4,8,16,16");
+    expect_pass("tpu.strided(npus=4,lmem=65536,n=4096,c=1024,h=40,w=1,mode=2ic)", "fp32", "3,5,20,40");
+  }
+}
+
+// Images of 16 MiB and more are written with streaming stores where the
+// written side starts on a line (aligned) or after a first partial line
+// (compact at an odd address); every mode, at every instruction-set level.
+TEST(TpuModes, streamed_images_at_every_isa_level) {
+  for (Isa isa : available_isas()) {
+    IsaCapScope cap(isa);
+    SCOPED_TRACE(isa_name(isa));
+    expect_pass("tpu.aligned(npus=64,lmem=262144,mode=4n)", "int8", "7,67,61,65");
+    expect_pass("tpu.compact(npus=64,lmem=262144,addr=4,mode=2n)", "int16", "3,64,63,65");
+    expect_pass("tpu.compact(npus=64,lmem=262144,addr=4)", "fp32", "2,65,61,67");
   }
 }
 
