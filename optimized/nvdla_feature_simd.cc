@@ -2,13 +2,14 @@
 //
 // Why the feature kernel equals the reference: surface s holds channels
 // s*C'..s*C'+C'-1 (C' = 32 / eb); the atom of (h, w) is those channels'
-// elements at (h, w), in channel order. For a run of n positions (a line, or a
-// whole surface when lines have no gap, since then atom (h, w) is atom h*W + w
-// of the surface), the atoms are the transpose of the C' x n block of logical
-// rows. The kernel moves 64-byte pieces of the C' rows through registers: a
-// 16x16 byte (8x8 word) transpose per 128-bit lane, then two lane exchanges,
-// which leave atoms 2P and 2P+1 in one register. Rows past C are zero; every
-// byte between runs (line and surface gaps) is written 0 by the same
+// elements at (h, w), in channel order, and the logical rows of those channels
+// are H*W contiguous elements each. So the atoms of positions j = h*W + w are
+// the transpose of the C' x (H*W) block of logical rows, laid out line by line
+// (a whole surface is one line when lines have no gap). The kernel moves
+// 64-byte pieces of the C' rows through registers: a 16x16 byte (8x8 word)
+// transpose per 128-bit lane, then two lane exchanges, which leave atoms 2P
+// and 2P+1 in one register. Rows past C are zero; every byte after a line
+// (line gap) and after a surface (surface gap) is written 0 by the same
 // sequential writer. Large outputs go out with streaming stores in whole
 // 64-byte lines; the partial lines at either end with ordinary stores.
 #include "optimized/nvdla_feature_simd.h"
@@ -327,7 +328,10 @@ LC_AVX512 void pack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, boo
   out.finish();
 }
 
-template <int kEb>
+// Unpacking gathers kGroup blocks of each channel row in L1 and writes them
+// row after row: a row's 64-byte lines go to memory together rather than
+// interleaved with 31 other rows a plane apart.
+template <int kEb, int kGroup = 8 / kEb>
 LC_AVX512 void unpack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, bool streaming, uint64_t begin,
                            uint64_t end) {
   constexpr int kRegs = 32 / kEb;
@@ -335,6 +339,7 @@ LC_AVX512 void unpack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, b
   const FeatureGeometry& g = runs.g;
   const uint64_t plane = g.H * g.W * kEb;
   alignas(64) uint8_t staged[kChunkBytes];
+  alignas(64) uint8_t rows[kRegs * kGroup * kLine];  // [channel row][block]
   for (uint64_t i = begin; i < end; ++i) {
     const Run run = runs.at(i);
     const uint64_t c0 = run.surface * kRegs;
@@ -343,6 +348,10 @@ LC_AVX512 void unpack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, b
     const uint64_t block = first_block<kEb>(base);
     uint64_t h = run.j0 / g.W, w = run.j0 % g.W;
     for (uint64_t j = 0; j < run.n;) {
+     const uint64_t group_j = j;
+     uint64_t cnts[kGroup];
+     int blocks = 0;
+     for (; blocks < kGroup && j < run.n; ++blocks) {
       const uint64_t cnt = std::min<uint64_t>(j == 0 ? block : kPos, run.n - j);
       const uint8_t* a = src + run.surface * g.ss + h * g.ls + w * kAtom;
       if (w + cnt <= g.W) {
@@ -375,10 +384,17 @@ LC_AVX512 void unpack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, b
       if constexpr (kEb == 1) atoms_to_rows_u8(v);
       else atoms_to_rows_u16(v);
       LC_UNROLL_ALL
-      for (int r = 0; r < kRegs; ++r) {
-        if (r < real) store_row<kEb>(base + r * plane + j * kEb, v[r], cnt, streaming);
-      }
+      for (int r = 0; r < kRegs; ++r) _mm512_store_si512(rows + (r * kGroup + blocks) * kLine, v[r]);
+      cnts[blocks] = cnt;
       j += cnt;
+     }
+     for (int r = 0; r < real; ++r) {
+       uint8_t* d = base + r * plane + group_j * kEb;
+       for (int b = 0; b < blocks; ++b) {
+         store_row<kEb>(d, _mm512_load_si512(rows + (r * kGroup + b) * kLine), cnts[b], streaming);
+         d += cnts[b] * kEb;
+       }
+     }
     }
   }
   if (streaming) _mm_sfence();
