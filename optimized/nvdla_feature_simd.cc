@@ -331,7 +331,7 @@ LC_AVX512 void pack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, boo
 // Unpacking gathers kGroup blocks of each channel row in L1 and writes them
 // row after row: a row's 64-byte lines go to memory together rather than
 // interleaved with 31 other rows a plane apart.
-template <int kEb, int kGroup = 8 / kEb>
+template <int kEb, int kGroup = 4>
 LC_AVX512 void unpack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, bool streaming, uint64_t begin,
                            uint64_t end) {
   constexpr int kRegs = 32 / kEb;
@@ -353,32 +353,38 @@ LC_AVX512 void unpack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, b
      int blocks = 0;
      for (; blocks < kGroup && j < run.n; ++blocks) {
       const uint64_t cnt = std::min<uint64_t>(j == 0 ? block : kPos, run.n - j);
-      const uint8_t* a = src + run.surface * g.ss + h * g.ls + w * kAtom;
+      // Atoms 0..s1-1 of the block at a1, the rest (past a line end) at a2.
+      const uint8_t* a1 = src + run.surface * g.ss + h * g.ls + w * kAtom;
+      const uint8_t* a2 = a1;
+      uint64_t s1 = cnt;
       if (w + cnt <= g.W) {
         w += cnt;
-      } else {  // the block crosses a line end: gather its atom pairs
-        auto atom = [&]() LC_AVX512_LAMBDA {
-          const uint64_t at = run.surface * g.ss + h * g.ls + w * kAtom;
+      } else if (cnt - (g.W - w) <= g.W) {  // one line end inside the block
+        s1 = g.W - w, w = cnt - s1, ++h;
+        a2 = src + run.surface * g.ss + h * g.ls;
+      } else {  // lines shorter than a block: gather atom by atom
+        for (uint64_t k = 0; k < cnt; ++k) {
+          std::memcpy(staged + k * kAtom, src + run.surface * g.ss + h * g.ls + w * kAtom, kAtom);
           if (++w == g.W) w = 0, ++h;
-          return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + at));
-        };
-        for (uint64_t k = 0; k < cnt; k += 2) {
-          const __m256i lo = atom();
-          const __m256i hi = k + 1 < cnt ? atom() : _mm256_setzero_si256();
-          _mm512_store_si512(reinterpret_cast<__m512i*>(staged + k * kAtom),
-                             _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1));
         }
-        a = staged;
+        a1 = staged;
       }
       if (w == g.W) w = 0, ++h;
-      const int pairs = static_cast<int>(cnt / 2);
       __m512i v[kRegs];
       LC_UNROLL_ALL
       for (int P = 0; P < kRegs; ++P) {
-        __m512i x;
-        if (P < pairs) x = _mm512_loadu_si512(a + P * kLine);
-        else if (P == pairs && cnt % 2) x = _mm512_maskz_loadu_epi64(0x0F, a + P * kLine);
-        else x = _mm512_setzero_si512();
+        const uint64_t k = 2 * static_cast<uint64_t>(P);
+        __m512i x = _mm512_setzero_si512();
+        if (k + 1 < s1) {
+          x = _mm512_loadu_si512(a1 + k * kAtom);
+        } else if (k >= s1 && k < cnt) {
+          x = k + 1 < cnt ? _mm512_loadu_si512(a2 + (k - s1) * kAtom)
+                          : _mm512_maskz_loadu_epi64(0x0F, a2 + (k - s1) * kAtom);
+        } else if (k < cnt) {  // k == s1 - 1: the pair spans the line end
+          const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a1 + k * kAtom));
+          const __m256i hi = k + 1 < cnt ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a2)) : _mm256_setzero_si256();
+          x = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+        }
         v[kEb == 1 ? u8_register(P) : u16_register(P)] = x;
       }
       if constexpr (kEb == 1) atoms_to_rows_u8(v);
