@@ -32,7 +32,6 @@
 #define LC_FEATURE_AVX512 1
 #define LC_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 #define LC_AVX512_INLINE __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"), always_inline)) inline
-#define LC_AVX512_LAMBDA __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 #define LC_UNROLL_ALL _Pragma("GCC unroll 32")
 #endif
 
@@ -57,20 +56,17 @@ constexpr uint64_t kStreamingBytes = uint64_t{4} << 20;
 // there and commit()s what it wrote.
 class SequentialWriter {
  public:
-  SequentialWriter(uint8_t* at, bool streaming) : streaming_(streaming) {
-    if (!streaming_) {
-      line_ = at;
-      return;
-    }
+  SequentialWriter(uint8_t* at, bool streaming) : streaming_(streaming), next_(at) {
+    if (!streaming_) return;
+    // buf_[i] stands for the byte at line_ + i; bytes before lo_ are not ours.
     const uint64_t misalign = reinterpret_cast<uintptr_t>(at) % kLine;
-    line_ = at - misalign;
+    line_ = reinterpret_cast<uintptr_t>(at) - misalign;
     lo_ = fill_ = misalign;
   }
-  uint8_t* position() const { return streaming_ ? line_ + fill_ : line_; }
-  uint8_t* reserve() { return streaming_ ? buf_ + fill_ : line_; }
+  uint8_t* reserve() { return streaming_ ? buf_ + fill_ : next_; }
   LC_AVX512 void commit(uint64_t n) {
     if (!streaming_) {
-      line_ += n;
+      next_ += n;
       return;
     }
     fill_ += n;
@@ -78,11 +74,11 @@ class SequentialWriter {
     if (lines == 0) return;
     uint64_t k = 0;
     if (lo_) {  // the first line is not all ours: its bytes before lo_ are someone else's
-      std::memcpy(line_ + lo_, buf_ + lo_, kLine - lo_);
+      std::memcpy(at(lo_), buf_ + lo_, kLine - lo_);
       lo_ = 0, k = 1;
     }
     for (; k < lines; ++k) {
-      _mm512_stream_si512(reinterpret_cast<__m512i*>(line_ + k * kLine),
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(at(k * kLine)),
                           _mm512_load_si512(reinterpret_cast<const __m512i*>(buf_ + k * kLine)));
     }
     _mm512_store_si512(reinterpret_cast<__m512i*>(buf_),
@@ -92,8 +88,8 @@ class SequentialWriter {
   }
   LC_AVX512 void zeros(uint64_t n) {
     if (!streaming_) {
-      std::memset(line_, 0, n);
-      line_ += n;
+      std::memset(next_, 0, n);
+      next_ += n;
       return;
     }
     while (n) {
@@ -107,14 +103,17 @@ class SequentialWriter {
   // whatever the caller does next (another thread may read the output).
   LC_AVX512 void finish() {
     if (!streaming_) return;
-    if (fill_ > lo_) std::memcpy(line_ + lo_, buf_ + lo_, fill_ - lo_);
+    if (fill_ > lo_) std::memcpy(at(lo_), buf_ + lo_, fill_ - lo_);
     lo_ = fill_ = 0;
     _mm_sfence();
   }
 
  private:
+  uint8_t* at(uint64_t i) const { return reinterpret_cast<uint8_t*>(line_ + i); }
+
   bool streaming_;
-  uint8_t* line_ = nullptr;  // streaming: the address of buf_[0] (64-byte aligned); else the next byte
+  uint8_t* next_;          // not streaming: the next byte
+  uintptr_t line_ = 0;     // streaming: the 64-byte aligned address buf_[0] stands for
   uint64_t lo_ = 0, fill_ = 0;
   alignas(64) uint8_t buf_[kLine + kChunkBytes + kLine];
 };
@@ -429,6 +428,38 @@ bool feature_copy_avx512(const FeatureGeometry& g, const uint8_t* src, uint8_t* 
 // lanes narrowed to 32-bit words. Unpacking widens the words and cuts the
 // fields back out. The same expressions as the portable line kernels.
 
+namespace {
+
+struct FieldShifts {
+  __m128i s[4];
+};
+
+LC_AVX512_INLINE __m512i fields_of(__m512i v, const FieldShifts& f) {
+  const __m512i m16 = _mm512_set1_epi64(0xFFFF);
+  const __m512i c0 = _mm512_sll_epi64(_mm512_and_si512(v, m16), f.s[0]);
+  const __m512i c1 = _mm512_sll_epi64(_mm512_and_si512(_mm512_srli_epi64(v, 16), m16), f.s[1]);
+  const __m512i c2 = _mm512_sll_epi64(_mm512_and_si512(_mm512_srli_epi64(v, 32), m16), f.s[2]);
+  const __m512i c3 = _mm512_sll_epi64(_mm512_srli_epi64(v, 48), f.s[3]);
+  return _mm512_ternarylogic_epi64(c0, c1, _mm512_or_si512(c2, c3), 0xFE);
+}
+
+LC_AVX512_INLINE __m512i components_of(__m256i words, const FieldShifts& f, const __m512i* mask) {
+  const __m512i x = _mm512_cvtepu32_epi64(words);
+  const __m512i c0 = _mm512_and_si512(_mm512_srl_epi64(x, f.s[0]), mask[0]);
+  const __m512i c1 = _mm512_slli_epi64(_mm512_and_si512(_mm512_srl_epi64(x, f.s[1]), mask[1]), 16);
+  const __m512i c2 = _mm512_slli_epi64(_mm512_and_si512(_mm512_srl_epi64(x, f.s[2]), mask[2]), 32);
+  const __m512i c3 = _mm512_slli_epi64(_mm512_and_si512(_mm512_srl_epi64(x, f.s[3]), mask[3]), 48);
+  return _mm512_ternarylogic_epi64(c0, c1, _mm512_or_si512(c2, c3), 0xFE);
+}
+
+LC_AVX512 FieldShifts field_shifts(const uint32_t shift[4]) {
+  FieldShifts f;
+  for (int k = 0; k < 4; ++k) f.s[k] = _mm_cvtsi32_si128(static_cast<int>(shift[k]));
+  return f;
+}
+
+}  // namespace
+
 LC_AVX512 bool pixel_fields_pack_line_avx512(const uint8_t* row, uint8_t* line, uint64_t W, const uint32_t shift[4],
                                              const uint32_t width[4]) {
   uint64_t fits = 0;
@@ -439,45 +470,27 @@ LC_AVX512 bool pixel_fields_pack_line_avx512(const uint8_t* row, uint8_t* line, 
   for (uint64_t w = 0; w < full; w += 8) seen = _mm512_or_si512(seen, _mm512_loadu_si512(row + w * 8));
   seen = _mm512_or_si512(seen, _mm512_maskz_loadu_epi64(tail, row + full * 8));
   if (_mm512_test_epi64_mask(seen, _mm512_set1_epi64(static_cast<int64_t>(~fits)))) return false;
-  const __m512i m16 = _mm512_set1_epi64(0xFFFF);
-  const __m128i s0 = _mm_cvtsi32_si128(static_cast<int>(shift[0])), s1 = _mm_cvtsi32_si128(static_cast<int>(shift[1])),
-                s2 = _mm_cvtsi32_si128(static_cast<int>(shift[2])), s3 = _mm_cvtsi32_si128(static_cast<int>(shift[3]));
-  auto word = [&](__m512i v) LC_AVX512_LAMBDA {
-    const __m512i c0 = _mm512_sll_epi64(_mm512_and_si512(v, m16), s0);
-    const __m512i c1 = _mm512_sll_epi64(_mm512_and_si512(_mm512_srli_epi64(v, 16), m16), s1);
-    const __m512i c2 = _mm512_sll_epi64(_mm512_and_si512(_mm512_srli_epi64(v, 32), m16), s2);
-    const __m512i c3 = _mm512_sll_epi64(_mm512_srli_epi64(v, 48), s3);
-    return _mm512_ternarylogic_epi64(c0, c1, _mm512_or_si512(c2, c3), 0xFE);
-  };
+  const FieldShifts f = field_shifts(shift);
   for (uint64_t w = 0; w < full; w += 8) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(line + w * 4), _mm512_cvtepi64_epi32(word(_mm512_loadu_si512(row + w * 8))));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(line + w * 4),
+                        _mm512_cvtepi64_epi32(fields_of(_mm512_loadu_si512(row + w * 8), f)));
   }
-  if (tail) _mm512_mask_cvtepi64_storeu_epi32(line + full * 4, tail, word(_mm512_maskz_loadu_epi64(tail, row + full * 8)));
+  if (tail) _mm512_mask_cvtepi64_storeu_epi32(line + full * 4, tail, fields_of(_mm512_maskz_loadu_epi64(tail, row + full * 8), f));
   return true;
 }
 
 LC_AVX512 void pixel_fields_unpack_line_avx512(const uint8_t* line, uint8_t* row, uint64_t W, const uint32_t shift[4],
                                                const uint32_t width[4]) {
   __m512i mask[4];
-  __m128i s[4];
-  for (int k = 0; k < 4; ++k) {
-    mask[k] = _mm512_set1_epi64(static_cast<int64_t>((uint64_t{1} << width[k]) - 1));
-    s[k] = _mm_cvtsi32_si128(static_cast<int>(shift[k]));
-  }
-  auto pixels = [&](__m256i words) LC_AVX512_LAMBDA {
-    const __m512i x = _mm512_cvtepu32_epi64(words);
-    const __m512i c0 = _mm512_and_si512(_mm512_srl_epi64(x, s[0]), mask[0]);
-    const __m512i c1 = _mm512_slli_epi64(_mm512_and_si512(_mm512_srl_epi64(x, s[1]), mask[1]), 16);
-    const __m512i c2 = _mm512_slli_epi64(_mm512_and_si512(_mm512_srl_epi64(x, s[2]), mask[2]), 32);
-    const __m512i c3 = _mm512_slli_epi64(_mm512_and_si512(_mm512_srl_epi64(x, s[3]), mask[3]), 48);
-    return _mm512_ternarylogic_epi64(c0, c1, _mm512_or_si512(c2, c3), 0xFE);
-  };
+  for (int k = 0; k < 4; ++k) mask[k] = _mm512_set1_epi64(static_cast<int64_t>((uint64_t{1} << width[k]) - 1));
+  const FieldShifts f = field_shifts(shift);
   const uint64_t full = W / 8 * 8;
   for (uint64_t w = 0; w < full; w += 8) {
-    _mm512_storeu_si512(row + w * 8, pixels(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(line + w * 4))));
+    _mm512_storeu_si512(row + w * 8,
+                        components_of(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(line + w * 4)), f, mask));
   }
   const __mmask8 tail = static_cast<__mmask8>((1u << (W - full)) - 1);
-  if (tail) _mm512_mask_storeu_epi64(row + full * 8, tail, pixels(_mm256_maskz_loadu_epi32(tail, line + full * 4)));
+  if (tail) _mm512_mask_storeu_epi64(row + full * 8, tail, components_of(_mm256_maskz_loadu_epi32(tail, line + full * 4), f, mask));
 }
 
 #else
