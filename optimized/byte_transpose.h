@@ -6,7 +6,8 @@
 // 2^k bytes, each register holds 2^k-byte pieces of 2^(k+1) source rows. Rows
 // in v[0..15], byte j of row i ends in v[j] at byte i. Example: v[i] = {16i,
 // 16i+1, ..., 16i+15} becomes v[j] = {j, 16+j, 32+j, ..., 240+j}.
-// transpose16x16_epi8_x2 does two independent transposes, one per 128-bit lane.
+// transpose16x16_epi8_x2 does two independent transposes, one per 128-bit lane;
+// transpose16x16_epi8_x4 four, for 512-bit rows.
 #pragma once
 
 #if defined(__x86_64__) || defined(_M_X64)
@@ -47,6 +48,14 @@ __attribute__((target("avx2"), always_inline)) inline void transpose16x16_epi8_x
   LC_BYTE_TRANSPOSE_NETWORK(v, t, _mm256_unpacklo_epi8, _mm256_unpackhi_epi8, _mm256_unpacklo_epi16,
                             _mm256_unpackhi_epi16, _mm256_unpacklo_epi32, _mm256_unpackhi_epi32,
                             _mm256_unpacklo_epi64, _mm256_unpackhi_epi64)
+}
+
+// Four independent 16x16 transposes, one per 128-bit lane of 16 512-bit rows.
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline void transpose16x16_epi8_x4(__m512i v[16]) {
+  __m512i t[16];
+  LC_BYTE_TRANSPOSE_NETWORK(v, t, _mm512_unpacklo_epi8, _mm512_unpackhi_epi8, _mm512_unpacklo_epi16,
+                            _mm512_unpackhi_epi16, _mm512_unpacklo_epi32, _mm512_unpackhi_epi32,
+                            _mm512_unpacklo_epi64, _mm512_unpackhi_epi64)
 }
 
 #undef LC_BYTE_TRANSPOSE_NETWORK

@@ -30,6 +30,7 @@
 #include "optimized/byte_transpose.h"
 #include "optimized/families.h"
 #include "optimized/isa.h"
+#include "optimized/nvdla_feature_simd.h"
 #include "optimized/nvdla_weight_simd.h"
 #include "optimized/threads.h"
 
@@ -398,6 +399,7 @@ void feature_pack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
     }
     return;
   }
+  if (nvdla_simd::feature_copy_avx512({p.C, p.H, p.W, p.eb, p.surfaces, p.ls, p.ss}, src, dst, true)) return;
   atom_copy(atom_lines_of(p), src, dst, true);
 }
 
@@ -413,6 +415,7 @@ void feature_unpack(const FeaturePlan& p, const uint8_t* src, uint8_t* dst) {
     }
     return;
   }
+  if (nvdla_simd::feature_copy_avx512({p.C, p.H, p.W, p.eb, p.surfaces, p.ls, p.ss}, src, dst, false)) return;
   atom_copy(atom_lines_of(p), src, dst, false);
 }
 
@@ -1083,6 +1086,13 @@ bool pixel_lines(const PixelPlan& p, const uint8_t* src, uint8_t* dst, bool to_p
       std::memset(dst + h * p.ls + used, 0, p.ls - used);
     }
     if (p.fields) {
+#if defined(LC_NVDLA_AVX2)
+      if (isa_at_least(Isa::kAvx512)) {
+        if (!to_physical) nvdla_simd::pixel_fields_unpack_line_avx512(src + line, dst + h * row, p.W, p.shift, p.width);
+        else if (!nvdla_simd::pixel_fields_pack_line_avx512(src + h * row, dst + line, p.W, p.shift, p.width)) return false;
+        continue;
+      }
+#endif
       if (!to_physical) pixel_fields_unpack_line(p, src + line, dst + h * row);
       else if (!pixel_fields_pack_line(p, src + h * row, dst + line)) return false;
       continue;

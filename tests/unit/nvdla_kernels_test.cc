@@ -1,5 +1,6 @@
 // The NVDLA optimized kernels with and without their AVX2 paths, and with
 // several thread counts (optimized/threads.h): every path equals the reference.
+#include <algorithm>
 #include <atomic>
 #include <vector>
 
@@ -29,6 +30,10 @@ const Shape kCases[] = {
     {"nvdla.feature", "fp16", "40,3,513"},
     {"nvdla.feature", "int16", "17,2,31"},
     {"nvdla.feature(line_stride=9632,surface_stride=28928)", "int8", "65,3,300"},
+    {"nvdla.feature(line_stride=320)", "int8", "40,9,7"},
+    {"nvdla.feature(line_stride=192,surface_stride=2048)", "fp16", "20,9,5"},
+    {"nvdla.feature", "int8", "70,37,1700"},
+    {"nvdla.feature(line_stride=27264)", "fp16", "40,64,850"},
     {"nvdla.sdp.element(use=ew2)", "int16", "20,3,37,2"},
     {"nvdla.sdp.element(use=bias,proc=int8)", "int8", "40,2,33,1"},
     {"nvdla.weight.dc", "int8", "40,70,3,3"},
@@ -112,6 +117,26 @@ TEST(NvdlaKernels, sparse_compression_equals_the_reference_at_every_isa_level) {
       moved.wmb[(bit + 1) / 8] = static_cast<uint8_t>(moved.wmb[(bit + 1) / 8] ^ (1u << ((bit + 1) % 8)));
       ASSERT_TRUE(nvdla::decompress(c, moved, back.data(), back.size()).ok());
       EXPECT_NE(back, phys) << isa_name(isa) << " " << s.shape;
+    }
+  }
+}
+
+TEST(NvdlaKernels, large_outputs_are_right_at_every_buffer_alignment) {
+  for (const char* layout : {"nvdla.feature", "nvdla.feature(line_stride=54464)"}) {
+    const Case c = must_case(layout, "int8", "70,37,1700");
+    std::vector<uint8_t> logical;
+    fill_position_unique(c, 5, &logical);
+    const uint64_t size = *reference_impl().size_bytes(c);
+    std::vector<uint8_t> expected(size, 0xA5);
+    ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), expected.data(), size).ok());
+    for (size_t offset : {0u, 1u, 16u, 32u, 48u}) {
+      std::vector<uint8_t> physical(size + 64, 0x5A), back(logical.size() + 64, 0x5A);
+      ASSERT_TRUE(optimized_pack(c, logical.data(), logical.size(), physical.data() + offset, size, 1).ok());
+      EXPECT_TRUE(std::equal(expected.begin(), expected.end(), physical.begin() + offset)) << layout << " " << offset;
+      EXPECT_EQ(physical[offset + size], 0x5A) << layout << " " << offset;
+      ASSERT_TRUE(optimized_unpack(c, physical.data() + offset, size, back.data() + offset, logical.size(), 1).ok());
+      EXPECT_TRUE(std::equal(logical.begin(), logical.end(), back.begin() + offset)) << layout << " " << offset;
+      EXPECT_EQ(back[offset == 0 ? back.size() - 1 : offset - 1], 0x5A) << layout << " " << offset;
     }
   }
 }

@@ -1,0 +1,502 @@
+// AVX-512 NVDLA feature and bit-field pixel kernels.
+//
+// Why the feature kernel equals the reference: surface s holds channels
+// s*C'..s*C'+C'-1 (C' = 32 / eb); the atom of (h, w) is those channels'
+// elements at (h, w), in channel order, and the logical rows of those channels
+// are H*W contiguous elements each. So the atoms of positions j = h*W + w are
+// the transpose of the C' x (H*W) block of logical rows, laid out line by line
+// (a whole surface is one line when lines have no gap). The kernel moves
+// 64-byte pieces of the C' rows through registers: a 16x16 byte (8x8 word)
+// transpose per 128-bit lane, then two lane exchanges, which leave atoms 2P
+// and 2P+1 in one register. Rows past C are zero; every byte after a line
+// (line gap) and after a surface (surface gap) is written 0 by the same
+// sequential writer. Large outputs go out with streaming stores in whole
+// 64-byte lines; the partial lines at either end with ordinary stores.
+#include "optimized/nvdla_feature_simd.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "optimized/isa.h"
+#include "optimized/threads.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+#include "optimized/byte_transpose.h"
+// GCC 12 reads the _mm512_undefined_epi32() operand of some AVX-512 intrinsics
+// as an uninitialized value.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#define LC_FEATURE_AVX512 1
+#define LC_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#define LC_AVX512_INLINE __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"), always_inline)) inline
+#define LC_UNROLL_ALL _Pragma("GCC unroll 32")
+#endif
+
+namespace layoutcheck::nvdla_simd {
+
+#if defined(LC_FEATURE_AVX512)
+namespace {
+
+constexpr uint64_t kAtom = 32;
+constexpr uint64_t kLine = 64;                // cache line, one 512-bit register
+constexpr uint64_t kChunkBytes = 32 * kLine;  // one transposed block: 64 atoms
+// Runs of a gap-free surface are cut at this many positions, so threads share
+// even a single surface.
+constexpr uint64_t kRunPositions = 4096;
+// Outputs from this size on are written past the caches: they would only
+// evict the input, which the next pass over it may still find there.
+constexpr uint64_t kStreamingBytes = uint64_t{4} << 20;
+
+// Physical bytes written in physical order, either straight to memory or,
+// when streaming, through a buffer that holds them until a whole 64-byte line
+// is complete. A block producer asks reserve() for room (kChunkBytes), writes
+// there and commit()s what it wrote.
+class SequentialWriter {
+ public:
+  SequentialWriter(uint8_t* at, bool streaming) : streaming_(streaming), next_(at) {
+    if (!streaming_) return;
+    // buf_[i] stands for the byte at line_ + i; bytes before lo_ are not ours.
+    const uint64_t misalign = reinterpret_cast<uintptr_t>(at) % kLine;
+    line_ = reinterpret_cast<uintptr_t>(at) - misalign;
+    lo_ = fill_ = misalign;
+  }
+  uint8_t* reserve() { return streaming_ ? buf_ + fill_ : next_; }
+  LC_AVX512 void commit(uint64_t n) {
+    if (!streaming_) {
+      next_ += n;
+      return;
+    }
+    fill_ += n;
+    const uint64_t lines = fill_ / kLine;
+    if (lines == 0) return;
+    uint64_t k = 0;
+    if (lo_) {  // the first line is not all ours: its bytes before lo_ are someone else's
+      std::memcpy(at(lo_), buf_ + lo_, kLine - lo_);
+      lo_ = 0, k = 1;
+    }
+    for (; k < lines; ++k) {
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(at(k * kLine)),
+                          _mm512_load_si512(reinterpret_cast<const __m512i*>(buf_ + k * kLine)));
+    }
+    _mm512_store_si512(reinterpret_cast<__m512i*>(buf_),
+                       _mm512_load_si512(reinterpret_cast<const __m512i*>(buf_ + lines * kLine)));
+    line_ += lines * kLine;
+    fill_ -= lines * kLine;
+  }
+  LC_AVX512 void zeros(uint64_t n) {
+    if (!streaming_) {
+      std::memset(next_, 0, n);
+      next_ += n;
+      return;
+    }
+    while (n) {
+      const uint64_t k = std::min(n, kChunkBytes);
+      std::memset(buf_ + fill_, 0, k);
+      commit(k);
+      n -= k;
+    }
+  }
+  // Writes the last partial line and orders the streaming stores before
+  // whatever the caller does next (another thread may read the output).
+  LC_AVX512 void finish() {
+    if (!streaming_) return;
+    if (fill_ > lo_) std::memcpy(at(lo_), buf_ + lo_, fill_ - lo_);
+    lo_ = fill_ = 0;
+    _mm_sfence();
+  }
+
+ private:
+  uint8_t* at(uint64_t i) const { return reinterpret_cast<uint8_t*>(line_ + i); }
+
+  bool streaming_;
+  uint8_t* next_;          // not streaming: the next byte
+  uintptr_t line_ = 0;     // streaming: the 64-byte aligned address buf_[0] stands for
+  uint64_t lo_ = 0, fill_ = 0;
+  alignas(64) uint8_t buf_[kLine + kChunkBytes + kLine];
+};
+
+// ---- register transposes: rows <-> atoms ----------------------------------------
+//
+// A block is 32 registers (int8: 32 channel rows of 64 positions) or 16
+// (16-bit: 16 rows of 32 positions). Bits of an element's place: register
+// index q and byte (word) index p. Rows: q = channel, p = position. Atoms:
+// register P holds atoms 2P, 2P+1 (the lower one in the low 256 bits). Each
+// step below swaps two bits of the place, so each is its own inverse and the
+// atoms-to-rows direction runs the same steps in reverse order.
+
+// Swaps the low lane bit (p4 for bytes, p3 for words) with the register bit
+// that tells x from y: x = [x0 y0 x2 y2], y = [x1 y1 x3 y3] in 128-bit lanes.
+LC_AVX512_INLINE void swap_lane_bit0(__m512i& x, __m512i& y) {
+  const __m512i lo = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0);
+  const __m512i hi = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
+  const __m512i a = _mm512_permutex2var_epi64(x, lo, y);
+  y = _mm512_permutex2var_epi64(x, hi, y);
+  x = a;
+}
+
+// Swaps the high lane bit with the register bit of x/y: x = [x0 x1 y0 y1], y = [x2 x3 y2 y3].
+LC_AVX512_INLINE void swap_lane_bit1(__m512i& x, __m512i& y) {
+  const __m512i a = _mm512_shuffle_i64x2(x, y, 0x44);
+  y = _mm512_shuffle_i64x2(x, y, 0xEE);
+  x = a;
+}
+
+// 8x8 16-bit words per 128-bit lane of 8 registers (its own inverse).
+LC_AVX512_INLINE void transpose8x8_epi16_x4(__m512i* r) {
+  __m512i a[8], b[8];
+  LC_UNROLL_ALL
+  for (int i = 0; i < 4; ++i) {
+    a[2 * i] = _mm512_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
+    a[2 * i + 1] = _mm512_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
+  }
+  LC_UNROLL_ALL
+  for (int i = 0; i < 2; ++i) {
+    LC_UNROLL_ALL
+    for (int j = 0; j < 2; ++j) {
+      b[4 * i + 2 * j] = _mm512_unpacklo_epi32(a[4 * i + j], a[4 * i + j + 2]);
+      b[4 * i + 2 * j + 1] = _mm512_unpackhi_epi32(a[4 * i + j], a[4 * i + j + 2]);
+    }
+  }
+  LC_UNROLL_ALL
+  for (int j = 0; j < 4; ++j) {
+    r[2 * j] = _mm512_unpacklo_epi64(b[j], b[j + 4]);
+    r[2 * j + 1] = _mm512_unpackhi_epi64(b[j], b[j + 4]);
+  }
+}
+
+// int8: after the per-lane 16x16 transposes, q = (w0..w3, c4), p = (c0..c3, w4, w5);
+// swap_lane_bit0 on (i, i + 16) makes it q = (w0..w4), p = (c0..c4, w5); swap_lane_bit1
+// on (2i, 2i + 1) q = (w5, w1..w4), p = (c0..c4, w0). So atom pair P is in register
+// u8_register(P).
+constexpr int u8_register(int P) { return (P & 15) << 1 | P >> 4; }
+
+LC_AVX512_INLINE void rows_to_atoms_u8(__m512i* v) {
+  byte_transpose::transpose16x16_epi8_x4(v);
+  byte_transpose::transpose16x16_epi8_x4(v + 16);
+  LC_UNROLL_ALL
+  for (int i = 0; i < 16; ++i) swap_lane_bit0(v[i], v[i + 16]);
+  LC_UNROLL_ALL
+  for (int i = 0; i < 16; ++i) swap_lane_bit1(v[2 * i], v[2 * i + 1]);
+}
+
+LC_AVX512_INLINE void atoms_to_rows_u8(__m512i* v) {
+  LC_UNROLL_ALL
+  for (int i = 0; i < 16; ++i) swap_lane_bit1(v[2 * i], v[2 * i + 1]);
+  LC_UNROLL_ALL
+  for (int i = 0; i < 16; ++i) swap_lane_bit0(v[i], v[i + 16]);
+  byte_transpose::transpose16x16_epi8_x4(v);
+  byte_transpose::transpose16x16_epi8_x4(v + 16);
+}
+
+// 16-bit: after the per-lane 8x8 transposes q = (w0..w2, c3), p = (c0..c2, w3, w4);
+// then as above with lane bits p3, p4: q = (w4, w1..w3), p = (c0..c3, w0).
+constexpr int u16_register(int P) { return (P & 7) << 1 | P >> 3; }
+
+LC_AVX512_INLINE void rows_to_atoms_u16(__m512i* v) {
+  transpose8x8_epi16_x4(v);
+  transpose8x8_epi16_x4(v + 8);
+  LC_UNROLL_ALL
+  for (int i = 0; i < 8; ++i) swap_lane_bit0(v[i], v[i + 8]);
+  LC_UNROLL_ALL
+  for (int i = 0; i < 8; ++i) swap_lane_bit1(v[2 * i], v[2 * i + 1]);
+}
+
+LC_AVX512_INLINE void atoms_to_rows_u16(__m512i* v) {
+  LC_UNROLL_ALL
+  for (int i = 0; i < 8; ++i) swap_lane_bit1(v[2 * i], v[2 * i + 1]);
+  LC_UNROLL_ALL
+  for (int i = 0; i < 8; ++i) swap_lane_bit0(v[i], v[i + 8]);
+  transpose8x8_epi16_x4(v);
+  transpose8x8_epi16_x4(v + 8);
+}
+
+// ---- runs ---------------------------------------------------------------------------
+//
+// A run: n positions (in-plane index j = h*W + w) of one surface from j0, cut
+// at multiples of kRunPositions so threads can share a surface. Position j's
+// atom is at s*ss + (j / W)*ls + (j % W)*32; a line's atoms are contiguous, so
+// blocks inside one line move straight between registers and memory, and a
+// block that crosses a line end goes through a buffer.
+
+struct Run {
+  uint64_t surface, j0, n;
+};
+
+struct Runs {
+  FeatureGeometry g;
+  uint64_t per_surface;
+  Run at(uint64_t i) const {
+    const uint64_t s = i / per_surface, j0 = i % per_surface * kRunPositions;
+    return {s, j0, std::min(kRunPositions, g.H * g.W - j0)};
+  }
+  uint64_t phys(uint64_t s, uint64_t j) const { return s * g.ss + j / g.W * g.ls + j % g.W * kAtom; }
+};
+
+// Lines without a gap are one line of H*W atoms per surface.
+Runs runs_of(FeatureGeometry g) {
+  if (g.ls == g.W * kAtom) g.W *= g.H, g.ls *= g.H, g.H = 1;
+  return {g, (g.H * g.W + kRunPositions - 1) / kRunPositions};
+}
+
+// Positions per block, the first of a run cut so that later blocks start on a
+// 64-byte boundary of channel row 0's logical bytes.
+template <int kEb>
+uint64_t first_block(const uint8_t* row0) {
+  constexpr uint64_t kPos = 64 / kEb;
+  const uint64_t misalign = reinterpret_cast<uintptr_t>(row0) % kLine;
+  const uint64_t first = misalign % kEb == 0 ? (kLine - misalign) % kLine / kEb : 0;
+  return first ? first : kPos;
+}
+
+template <int kEb>
+LC_AVX512_INLINE __m512i load_row(const uint8_t* p, uint64_t cnt) {
+  if constexpr (kEb == 1) {
+    const __mmask64 m = cnt >= 64 ? ~__mmask64{0} : (__mmask64{1} << cnt) - 1;
+    return _mm512_maskz_loadu_epi8(m, p);
+  } else {
+    const __mmask32 m = cnt >= 32 ? ~__mmask32{0} : (__mmask32{1} << cnt) - 1;
+    return _mm512_maskz_loadu_epi16(m, p);
+  }
+}
+
+template <int kEb>
+LC_AVX512_INLINE void store_row(uint8_t* p, __m512i v, uint64_t cnt, bool streaming) {
+  if (cnt == 64 / kEb) {
+    if (streaming && reinterpret_cast<uintptr_t>(p) % kLine == 0) _mm512_stream_si512(reinterpret_cast<__m512i*>(p), v);
+    else _mm512_storeu_si512(p, v);
+    return;
+  }
+  if constexpr (kEb == 1) {
+    _mm512_mask_storeu_epi8(p, (__mmask64{1} << cnt) - 1, v);
+  } else {
+    _mm512_mask_storeu_epi16(p, (__mmask32{1} << cnt) - 1, v);
+  }
+}
+
+// How far ahead (bytes) each channel row is prefetched while packing.
+constexpr uint64_t kPrefetchAhead = 512;
+
+// Packing cuts blocks at line ends, so each block's atoms are contiguous.
+template <int kEb>
+LC_AVX512 void pack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, bool streaming, uint64_t begin,
+                         uint64_t end) {
+  constexpr int kRegs = 32 / kEb;
+  constexpr uint64_t kPos = 64 / kEb;
+  const FeatureGeometry& g = runs.g;
+  const uint64_t plane = g.H * g.W * kEb, positions = g.H * g.W, gap = g.ls - g.W * kAtom, tail = g.ss - g.H * g.ls;
+  const Run first = runs.at(begin);
+  SequentialWriter out(dst + runs.phys(first.surface, first.j0), streaming);
+  for (uint64_t i = begin; i < end; ++i) {
+    const Run run = runs.at(i);
+    const uint64_t c0 = run.surface * kRegs;
+    const int real = static_cast<int>(std::min<uint64_t>(kRegs, g.C - c0));
+    const uint8_t* base = src + c0 * plane + run.j0 * kEb;
+    uint64_t w = run.j0 % g.W;
+    for (uint64_t j = 0; j < run.n;) {
+      const uint64_t cnt = std::min({kPos, run.n - j, g.W - w});
+      __m512i v[kRegs];
+      LC_UNROLL_ALL
+      for (int r = 0; r < kRegs; ++r) {
+        const uint8_t* row = base + r * plane + j * kEb;
+        if (r < real && run.j0 + j + kPos + kPrefetchAhead / kEb < positions) {
+          _mm_prefetch(reinterpret_cast<const char*>(row + kPrefetchAhead), _MM_HINT_T0);
+        }
+        v[r] = r < real ? load_row<kEb>(row, cnt) : _mm512_setzero_si512();
+      }
+      if constexpr (kEb == 1) rows_to_atoms_u8(v);
+      else rows_to_atoms_u16(v);
+      uint8_t* o = out.reserve();
+      const int pairs = static_cast<int>(cnt / 2);
+      LC_UNROLL_ALL
+      for (int P = 0; P < kRegs; ++P) {
+        const __m512i a = v[kEb == 1 ? u8_register(P) : u16_register(P)];
+        if (P < pairs) _mm512_storeu_si512(o + P * kLine, a);
+        else if (P == pairs && cnt % 2) _mm512_mask_storeu_epi64(o + P * kLine, 0x0F, a);
+      }
+      out.commit(cnt * kAtom);
+      j += cnt, w += cnt;
+      if (w == g.W) {
+        out.zeros(run.j0 + j == positions ? gap + tail : gap);
+        w = 0;
+      }
+    }
+  }
+  out.finish();
+}
+
+// Unpacking gathers kGroup blocks of each channel row in L1 and writes them
+// row after row: a row's 64-byte lines go to memory together rather than
+// interleaved with 31 other rows a plane apart.
+template <int kEb, int kGroup = 4>
+LC_AVX512 void unpack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, bool streaming, uint64_t begin,
+                           uint64_t end) {
+  constexpr int kRegs = 32 / kEb;
+  constexpr uint64_t kPos = 64 / kEb;
+  const FeatureGeometry& g = runs.g;
+  const uint64_t plane = g.H * g.W * kEb;
+  alignas(64) uint8_t staged[kChunkBytes];
+  alignas(64) uint8_t rows[kRegs * kGroup * kLine];  // [channel row][block]
+  for (uint64_t i = begin; i < end; ++i) {
+    const Run run = runs.at(i);
+    const uint64_t c0 = run.surface * kRegs;
+    const int real = static_cast<int>(std::min<uint64_t>(kRegs, g.C - c0));
+    uint8_t* base = dst + c0 * plane + run.j0 * kEb;
+    const uint64_t block = first_block<kEb>(base);
+    uint64_t h = run.j0 / g.W, w = run.j0 % g.W;
+    for (uint64_t j = 0; j < run.n;) {
+     const uint64_t group_j = j;
+     uint64_t cnts[kGroup];
+     int blocks = 0;
+     for (; blocks < kGroup && j < run.n; ++blocks) {
+      const uint64_t cnt = std::min<uint64_t>(j == 0 ? block : kPos, run.n - j);
+      // Atoms 0..s1-1 of the block at a1, the rest (past a line end) at a2.
+      const uint8_t* a1 = src + run.surface * g.ss + h * g.ls + w * kAtom;
+      const uint8_t* a2 = a1;
+      uint64_t s1 = cnt;
+      if (w + cnt <= g.W) {
+        w += cnt;
+      } else if (cnt - (g.W - w) <= g.W) {  // one line end inside the block
+        s1 = g.W - w, w = cnt - s1, ++h;
+        a2 = src + run.surface * g.ss + h * g.ls;
+      } else {  // lines shorter than a block: gather atom by atom
+        for (uint64_t k = 0; k < cnt; ++k) {
+          std::memcpy(staged + k * kAtom, src + run.surface * g.ss + h * g.ls + w * kAtom, kAtom);
+          if (++w == g.W) w = 0, ++h;
+        }
+        a1 = staged;
+      }
+      if (w == g.W) w = 0, ++h;
+      __m512i v[kRegs];
+      LC_UNROLL_ALL
+      for (int P = 0; P < kRegs; ++P) {
+        const uint64_t k = 2 * static_cast<uint64_t>(P);
+        __m512i x = _mm512_setzero_si512();
+        if (k + 1 < s1) {
+          x = _mm512_loadu_si512(a1 + k * kAtom);
+        } else if (k >= s1 && k < cnt) {
+          x = k + 1 < cnt ? _mm512_loadu_si512(a2 + (k - s1) * kAtom)
+                          : _mm512_maskz_loadu_epi64(0x0F, a2 + (k - s1) * kAtom);
+        } else if (k < cnt) {  // k == s1 - 1: the pair spans the line end
+          const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a1 + k * kAtom));
+          const __m256i hi = k + 1 < cnt ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a2)) : _mm256_setzero_si256();
+          x = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+        }
+        v[kEb == 1 ? u8_register(P) : u16_register(P)] = x;
+      }
+      if constexpr (kEb == 1) atoms_to_rows_u8(v);
+      else atoms_to_rows_u16(v);
+      LC_UNROLL_ALL
+      for (int r = 0; r < kRegs; ++r) _mm512_store_si512(rows + (r * kGroup + blocks) * kLine, v[r]);
+      cnts[blocks] = cnt;
+      j += cnt;
+     }
+     for (int r = 0; r < real; ++r) {
+       uint8_t* d = base + r * plane + group_j * kEb;
+       for (int b = 0; b < blocks; ++b) {
+         store_row<kEb>(d, _mm512_load_si512(rows + (r * kGroup + b) * kLine), cnts[b], streaming);
+         d += cnts[b] * kEb;
+       }
+     }
+    }
+  }
+  if (streaming) _mm_sfence();
+}
+
+}  // namespace
+
+bool feature_copy_avx512(const FeatureGeometry& g, const uint8_t* src, uint8_t* dst, bool pack) {
+  if (!isa_at_least(Isa::kAvx512) || (g.eb != 1 && g.eb != 2) || g.H * g.W == 0 || g.surfaces == 0) return false;
+  const Runs runs = runs_of(g);
+  const uint64_t physical = g.surfaces * g.ss, logical = g.C * g.H * g.W * g.eb;
+  const bool streaming = (pack ? physical : logical) >= kStreamingBytes;
+  parallel_ranges(g.surfaces * runs.per_surface, std::max(physical, logical), [&](uint64_t begin, uint64_t end) {
+    if (pack && g.eb == 1) pack_runs<1>(runs, src, dst, streaming, begin, end);
+    else if (pack) pack_runs<2>(runs, src, dst, streaming, begin, end);
+    else if (g.eb == 1) unpack_runs<1>(runs, src, dst, streaming, begin, end);
+    else unpack_runs<2>(runs, src, dst, streaming, begin, end);
+  });
+  return true;
+}
+
+// ---- bit-field pixels -------------------------------------------------------------
+//
+// Eight pixels per register: a pixel's four 16-bit components are one 64-bit
+// lane; each component is masked out, shifted to its field and ORed, and the
+// lanes narrowed to 32-bit words. Unpacking widens the words and cuts the
+// fields back out. The same expressions as the portable line kernels.
+
+namespace {
+
+struct FieldShifts {
+  __m128i s[4];
+};
+
+LC_AVX512_INLINE __m512i fields_of(__m512i v, const FieldShifts& f) {
+  const __m512i m16 = _mm512_set1_epi64(0xFFFF);
+  const __m512i c0 = _mm512_sll_epi64(_mm512_and_si512(v, m16), f.s[0]);
+  const __m512i c1 = _mm512_sll_epi64(_mm512_and_si512(_mm512_srli_epi64(v, 16), m16), f.s[1]);
+  const __m512i c2 = _mm512_sll_epi64(_mm512_and_si512(_mm512_srli_epi64(v, 32), m16), f.s[2]);
+  const __m512i c3 = _mm512_sll_epi64(_mm512_srli_epi64(v, 48), f.s[3]);
+  return _mm512_ternarylogic_epi64(c0, c1, _mm512_or_si512(c2, c3), 0xFE);
+}
+
+LC_AVX512_INLINE __m512i components_of(__m256i words, const FieldShifts& f, const __m512i* mask) {
+  const __m512i x = _mm512_cvtepu32_epi64(words);
+  const __m512i c0 = _mm512_and_si512(_mm512_srl_epi64(x, f.s[0]), mask[0]);
+  const __m512i c1 = _mm512_slli_epi64(_mm512_and_si512(_mm512_srl_epi64(x, f.s[1]), mask[1]), 16);
+  const __m512i c2 = _mm512_slli_epi64(_mm512_and_si512(_mm512_srl_epi64(x, f.s[2]), mask[2]), 32);
+  const __m512i c3 = _mm512_slli_epi64(_mm512_and_si512(_mm512_srl_epi64(x, f.s[3]), mask[3]), 48);
+  return _mm512_ternarylogic_epi64(c0, c1, _mm512_or_si512(c2, c3), 0xFE);
+}
+
+LC_AVX512 FieldShifts field_shifts(const uint32_t shift[4]) {
+  FieldShifts f;
+  for (int k = 0; k < 4; ++k) f.s[k] = _mm_cvtsi32_si128(static_cast<int>(shift[k]));
+  return f;
+}
+
+}  // namespace
+
+LC_AVX512 bool pixel_fields_pack_line_avx512(const uint8_t* row, uint8_t* line, uint64_t W, const uint32_t shift[4],
+                                             const uint32_t width[4]) {
+  uint64_t fits = 0;
+  for (int k = 0; k < 4; ++k) fits |= ((uint64_t{1} << width[k]) - 1) << (16 * k);
+  const uint64_t full = W / 8 * 8;
+  const __mmask8 tail = static_cast<__mmask8>((1u << (W - full)) - 1);
+  __m512i seen = _mm512_setzero_si512();
+  for (uint64_t w = 0; w < full; w += 8) seen = _mm512_or_si512(seen, _mm512_loadu_si512(row + w * 8));
+  seen = _mm512_or_si512(seen, _mm512_maskz_loadu_epi64(tail, row + full * 8));
+  if (_mm512_test_epi64_mask(seen, _mm512_set1_epi64(static_cast<int64_t>(~fits)))) return false;
+  const FieldShifts f = field_shifts(shift);
+  for (uint64_t w = 0; w < full; w += 8) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(line + w * 4),
+                        _mm512_cvtepi64_epi32(fields_of(_mm512_loadu_si512(row + w * 8), f)));
+  }
+  if (tail) _mm512_mask_cvtepi64_storeu_epi32(line + full * 4, tail, fields_of(_mm512_maskz_loadu_epi64(tail, row + full * 8), f));
+  return true;
+}
+
+LC_AVX512 void pixel_fields_unpack_line_avx512(const uint8_t* line, uint8_t* row, uint64_t W, const uint32_t shift[4],
+                                               const uint32_t width[4]) {
+  __m512i mask[4];
+  for (int k = 0; k < 4; ++k) mask[k] = _mm512_set1_epi64(static_cast<int64_t>((uint64_t{1} << width[k]) - 1));
+  const FieldShifts f = field_shifts(shift);
+  const uint64_t full = W / 8 * 8;
+  for (uint64_t w = 0; w < full; w += 8) {
+    _mm512_storeu_si512(row + w * 8,
+                        components_of(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(line + w * 4)), f, mask));
+  }
+  const __mmask8 tail = static_cast<__mmask8>((1u << (W - full)) - 1);
+  if (tail) _mm512_mask_storeu_epi64(row + full * 8, tail, components_of(_mm256_maskz_loadu_epi32(tail, line + full * 4), f, mask));
+}
+
+#else
+
+bool feature_copy_avx512(const FeatureGeometry&, const uint8_t*, uint8_t*, bool) { return false; }
+
+#endif
+
+}  // namespace layoutcheck::nvdla_simd
