@@ -22,6 +22,7 @@
 #include "layoutcheck/checked.h"
 #include "layoutcheck/int_tuple.h"
 #include "optimized/families.h"
+#include "optimized/byte_transpose.h"
 #include "optimized/isa.h"
 #include "optimized/threads.h"
 #include "optimized/tla_layout.h"
@@ -382,30 +383,6 @@ void table_copy(const Plan& p, uint8_t* logical, uint8_t* phys) {
 #ifdef LC_TLA_X86
 bool has_avx2() { return isa_at_least(Isa::kAvx2); }
 
-// Per lane: 16 rows of 16 bytes -> 16 columns of 16 bytes.
-__attribute__((target("avx2"))) inline void transpose_bytes_per_lane(__m256i* r) {
-  __m256i t[16];
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm256_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
-  }
-  for (int g = 0; g < 4; ++g) {  // 32-bit element j: column 4q+j of rows 4g..4g+3
-    r[4 * g + 0] = _mm256_unpacklo_epi16(t[4 * g + 0], t[4 * g + 2]);
-    r[4 * g + 1] = _mm256_unpackhi_epi16(t[4 * g + 0], t[4 * g + 2]);
-    r[4 * g + 2] = _mm256_unpacklo_epi16(t[4 * g + 1], t[4 * g + 3]);
-    r[4 * g + 3] = _mm256_unpackhi_epi16(t[4 * g + 1], t[4 * g + 3]);
-  }
-  for (int h = 0; h < 2; ++h) {  // 64-bit halves: columns 2m, 2m+1 of rows 8h..8h+7
-    for (int q = 0; q < 4; ++q) {
-      t[8 * h + 2 * q] = _mm256_unpacklo_epi32(r[8 * h + q], r[8 * h + 4 + q]);
-      t[8 * h + 2 * q + 1] = _mm256_unpackhi_epi32(r[8 * h + q], r[8 * h + 4 + q]);
-    }
-  }
-  for (int m = 0; m < 8; ++m) {
-    r[2 * m] = _mm256_unpacklo_epi64(t[m], t[8 + m]);
-    r[2 * m + 1] = _mm256_unpackhi_epi64(t[m], t[8 + m]);
-  }
-}
 
 // int8 nZ/nN: 32 logical rows x 16 columns <-> 16 C0s of 32 bytes.
 __attribute__((target("avx2"))) void pack_n_fractal_u8(const uint8_t* src, size_t src_stride, uint8_t* dst) {
@@ -415,14 +392,14 @@ __attribute__((target("avx2"))) void pack_n_fractal_u8(const uint8_t* src, size_
     const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + (i + 16) * src_stride));
     r[i] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
   }
-  transpose_bytes_per_lane(r);
+  byte_transpose::transpose16x16_epi8_x2(r);
   for (size_t k = 0; k < 16; ++k) _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + k * 32), r[k]);
 }
 
 __attribute__((target("avx2"))) void unpack_n_fractal_u8(const uint8_t* src, uint8_t* dst, size_t dst_stride) {
   __m256i r[16];
   for (size_t k = 0; k < 16; ++k) r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + k * 32));
-  transpose_bytes_per_lane(r);
+  byte_transpose::transpose16x16_epi8_x2(r);
   for (size_t i = 0; i < 16; ++i) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * dst_stride), _mm256_castsi256_si128(r[i]));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (i + 16) * dst_stride), _mm256_extracti128_si256(r[i], 1));
@@ -499,30 +476,6 @@ LC_TLA_AVX512 LC_TLA_INLINE void transpose_lanes(__m512i a, __m512i b, __m512i c
   out[3] = _mm512_shuffle_i64x2(t1, t3, 0xDD);
 }
 
-// Per lane: 16 rows of 16 bytes -> 16 columns (r[k] becomes column k).
-LC_TLA_AVX512 LC_TLA_INLINE void transpose_bytes_per_lane512(__m512i* r) {
-  __m512i t[16];
-  LC_TLA_UNROLL for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
-  }
-  LC_TLA_UNROLL for (int g = 0; g < 4; ++g) {
-    r[4 * g + 0] = _mm512_unpacklo_epi16(t[4 * g + 0], t[4 * g + 2]);
-    r[4 * g + 1] = _mm512_unpackhi_epi16(t[4 * g + 0], t[4 * g + 2]);
-    r[4 * g + 2] = _mm512_unpacklo_epi16(t[4 * g + 1], t[4 * g + 3]);
-    r[4 * g + 3] = _mm512_unpackhi_epi16(t[4 * g + 1], t[4 * g + 3]);
-  }
-  LC_TLA_UNROLL for (int h = 0; h < 2; ++h) {
-    LC_TLA_UNROLL for (int q = 0; q < 4; ++q) {
-      t[8 * h + 2 * q] = _mm512_unpacklo_epi32(r[8 * h + q], r[8 * h + 4 + q]);
-      t[8 * h + 2 * q + 1] = _mm512_unpackhi_epi32(r[8 * h + q], r[8 * h + 4 + q]);
-    }
-  }
-  LC_TLA_UNROLL for (int m = 0; m < 8; ++m) {
-    r[2 * m] = _mm512_unpacklo_epi64(t[m], t[8 + m]);
-    r[2 * m + 1] = _mm512_unpackhi_epi64(t[m], t[8 + m]);
-  }
-}
 
 // Per lane: 8 rows of 8 16-bit elements -> 8 columns (r[k] becomes column k).
 LC_TLA_AVX512 LC_TLA_INLINE void transpose_u16_per_lane512(__m512i* r) {
@@ -627,7 +580,7 @@ LC_TLA_AVX512 void n8_group_avx512(uint8_t* logical, size_t pitch, uint8_t* bloc
       LC_TLA_UNROLL for (int i = 0; i < 16; ++i) {
         d[g][i] = get_row(w, 16 * g + i, logical + static_cast<size_t>(16 * g + i) * pitch);
       }
-      transpose_bytes_per_lane512(d[g]);
+      byte_transpose::transpose16x16_epi8_x4(d[g]);
     }
     LC_TLA_UNROLL for (int m = 0; m < 8; ++m) {
       __m512i out[4];
@@ -644,7 +597,7 @@ LC_TLA_AVX512 void n8_group_avx512(uint8_t* logical, size_t pitch, uint8_t* bloc
     LC_TLA_UNROLL for (int l = 0; l < 4; ++l) d[l % 2][2 * m + l / 2] = out[l];
   }
   LC_TLA_UNROLL for (int g = 0; g < 2; ++g) {
-    transpose_bytes_per_lane512(d[g]);
+    byte_transpose::transpose16x16_epi8_x4(d[g]);
     LC_TLA_UNROLL for (int i = 0; i < 16; ++i) {
       store512(logical + static_cast<size_t>(16 * g + i) * pitch, d[g][i]);
     }
