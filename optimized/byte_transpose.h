@@ -1,6 +1,6 @@
-// 16x16 byte transposes in registers: the interleave network shared by the
-// kernels that turn 16 rows of 16 bytes into 16 columns (NVDLA feature atoms,
-// MegEngine NCHWx groups).
+// 16x16 byte and 8x8 word transposes in registers: the interleave networks
+// shared by the kernels that turn rows into columns (NVDLA feature atoms,
+// MegEngine NCHWx groups, TLA n-fractals).
 //
 // Four rounds of unpacks at 8, 16, 32 and 64 bits: after the round of width
 // 2^k bytes, each register holds 2^k-byte pieces of 2^(k+1) source rows. Rows
@@ -59,6 +59,46 @@ __attribute__((target("avx512f,avx512bw"), always_inline)) inline void transpose
 }
 
 #undef LC_BYTE_TRANSPOSE_NETWORK
+
+// 8x8 transposes of 16-bit words per 128-bit lane: word j of row i ends in
+// out[j] at word i. Three rounds of unpacks at 16, 32 and 64 bits; `out` may
+// be `in`.
+#define LC_WORD_TRANSPOSE_NETWORK(IN, OUT, T, LO16, HI16, LO32, HI32, LO64, HI64) \
+  _Pragma("GCC unroll 8") for (int i = 0; i < 4; ++i) {                          \
+    T[0][2 * i] = LO16(IN[2 * i], IN[2 * i + 1]);                                  \
+    T[0][2 * i + 1] = HI16(IN[2 * i], IN[2 * i + 1]);                              \
+  }                                                                                \
+  _Pragma("GCC unroll 8") for (int i = 0; i < 2; ++i) {                          \
+    _Pragma("GCC unroll 8") for (int j = 0; j < 2; ++j) {                        \
+      T[1][4 * i + 2 * j] = LO32(T[0][4 * i + j], T[0][4 * i + j + 2]);            \
+      T[1][4 * i + 2 * j + 1] = HI32(T[0][4 * i + j], T[0][4 * i + j + 2]);        \
+    }                                                                              \
+  }                                                                                \
+  _Pragma("GCC unroll 8") for (int j = 0; j < 4; ++j) {                          \
+    OUT[2 * j] = LO64(T[1][j], T[1][j + 4]);                                       \
+    OUT[2 * j + 1] = HI64(T[1][j], T[1][j + 4]);                                   \
+  }
+
+__attribute__((always_inline)) inline void transpose8x8_epi16(const __m128i in[8], __m128i out[8]) {
+  __m128i t[2][8];
+  LC_WORD_TRANSPOSE_NETWORK(in, out, t, _mm_unpacklo_epi16, _mm_unpackhi_epi16, _mm_unpacklo_epi32,
+                            _mm_unpackhi_epi32, _mm_unpacklo_epi64, _mm_unpackhi_epi64)
+}
+
+__attribute__((target("avx2"), always_inline)) inline void transpose8x8_epi16_x2(const __m256i in[8], __m256i out[8]) {
+  __m256i t[2][8];
+  LC_WORD_TRANSPOSE_NETWORK(in, out, t, _mm256_unpacklo_epi16, _mm256_unpackhi_epi16, _mm256_unpacklo_epi32,
+                            _mm256_unpackhi_epi32, _mm256_unpacklo_epi64, _mm256_unpackhi_epi64)
+}
+
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline void transpose8x8_epi16_x4(const __m512i in[8],
+                                                                                           __m512i out[8]) {
+  __m512i t[2][8];
+  LC_WORD_TRANSPOSE_NETWORK(in, out, t, _mm512_unpacklo_epi16, _mm512_unpackhi_epi16, _mm512_unpacklo_epi32,
+                            _mm512_unpackhi_epi32, _mm512_unpacklo_epi64, _mm512_unpackhi_epi64)
+}
+
+#undef LC_WORD_TRANSPOSE_NETWORK
 
 }  // namespace layoutcheck::byte_transpose
 

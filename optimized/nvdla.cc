@@ -158,27 +158,9 @@ inline void transpose8x8_u16(const uint8_t* src, uint64_t sp, uint8_t* dst, uint
   __m128i r[8];
   LC_UNROLL
   for (int i = 0; i < 8; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * sp));
-  __m128i a[8], b[8];
+  byte_transpose::transpose8x8_epi16(r, r);
   LC_UNROLL
-  for (int i = 0; i < 4; ++i) {
-    a[2 * i] = _mm_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
-    a[2 * i + 1] = _mm_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
-  }
-  LC_UNROLL
-  for (int i = 0; i < 2; ++i) {
-    LC_UNROLL
-    for (int j = 0; j < 2; ++j) {
-      b[4 * i + 2 * j] = _mm_unpacklo_epi32(a[4 * i + j], a[4 * i + j + 2]);
-      b[4 * i + 2 * j + 1] = _mm_unpackhi_epi32(a[4 * i + j], a[4 * i + j + 2]);
-    }
-  }
-  LC_UNROLL
-  for (int j = 0; j < 4; ++j) {
-    a[2 * j] = _mm_unpacklo_epi64(b[j], b[j + 4]);
-    a[2 * j + 1] = _mm_unpackhi_epi64(b[j], b[j + 4]);
-  }
-  LC_UNROLL
-  for (int j = 0; j < 8; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j * dp), a[j]);
+  for (int j = 0; j < 8; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j * dp), r[j]);
 }
 
 // 4x4 32-bit words.

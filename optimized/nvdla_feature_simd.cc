@@ -144,28 +144,6 @@ LC_AVX512_INLINE void swap_lane_bit1(__m512i& x, __m512i& y) {
   x = a;
 }
 
-// 8x8 16-bit words per 128-bit lane of 8 registers (its own inverse).
-LC_AVX512_INLINE void transpose8x8_epi16_x4(__m512i* r) {
-  __m512i a[8], b[8];
-  LC_UNROLL_ALL
-  for (int i = 0; i < 4; ++i) {
-    a[2 * i] = _mm512_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
-    a[2 * i + 1] = _mm512_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
-  }
-  LC_UNROLL_ALL
-  for (int i = 0; i < 2; ++i) {
-    LC_UNROLL_ALL
-    for (int j = 0; j < 2; ++j) {
-      b[4 * i + 2 * j] = _mm512_unpacklo_epi32(a[4 * i + j], a[4 * i + j + 2]);
-      b[4 * i + 2 * j + 1] = _mm512_unpackhi_epi32(a[4 * i + j], a[4 * i + j + 2]);
-    }
-  }
-  LC_UNROLL_ALL
-  for (int j = 0; j < 4; ++j) {
-    r[2 * j] = _mm512_unpacklo_epi64(b[j], b[j + 4]);
-    r[2 * j + 1] = _mm512_unpackhi_epi64(b[j], b[j + 4]);
-  }
-}
 
 // int8: after the per-lane 16x16 transposes, q = (w0..w3, c4), p = (c0..c3, w4, w5);
 // swap_lane_bit0 on (i, i + 16) makes it q = (w0..w4), p = (c0..c4, w5); swap_lane_bit1
@@ -196,8 +174,8 @@ LC_AVX512_INLINE void atoms_to_rows_u8(__m512i* v) {
 constexpr int u16_register(int P) { return (P & 7) << 1 | P >> 3; }
 
 LC_AVX512_INLINE void rows_to_atoms_u16(__m512i* v) {
-  transpose8x8_epi16_x4(v);
-  transpose8x8_epi16_x4(v + 8);
+  byte_transpose::transpose8x8_epi16_x4(v, v);
+  byte_transpose::transpose8x8_epi16_x4(v + 8, v + 8);
   LC_UNROLL_ALL
   for (int i = 0; i < 8; ++i) swap_lane_bit0(v[i], v[i + 8]);
   LC_UNROLL_ALL
@@ -209,8 +187,8 @@ LC_AVX512_INLINE void atoms_to_rows_u16(__m512i* v) {
   for (int i = 0; i < 8; ++i) swap_lane_bit1(v[2 * i], v[2 * i + 1]);
   LC_UNROLL_ALL
   for (int i = 0; i < 8; ++i) swap_lane_bit0(v[i], v[i + 8]);
-  transpose8x8_epi16_x4(v);
-  transpose8x8_epi16_x4(v + 8);
+  byte_transpose::transpose8x8_epi16_x4(v, v);
+  byte_transpose::transpose8x8_epi16_x4(v + 8, v + 8);
 }
 
 // ---- runs ---------------------------------------------------------------------------

@@ -406,24 +406,6 @@ __attribute__((target("avx2"))) void unpack_n_fractal_u8(const uint8_t* src, uin
   }
 }
 
-// Per lane: 8 rows of 8 16-bit elements -> 8 columns.
-__attribute__((target("avx2"))) inline void transpose_u16_per_lane(const __m256i* a, __m256i* d) {
-  __m256i b[8], c[8];
-  for (int i = 0; i < 4; ++i) {
-    b[2 * i] = _mm256_unpacklo_epi16(a[2 * i], a[2 * i + 1]);
-    b[2 * i + 1] = _mm256_unpackhi_epi16(a[2 * i], a[2 * i + 1]);
-  }
-  for (int g = 0; g < 2; ++g) {  // 64-bit element: columns 2p, 2p+1 of rows 4g..4g+3
-    c[4 * g + 0] = _mm256_unpacklo_epi32(b[4 * g + 0], b[4 * g + 2]);
-    c[4 * g + 1] = _mm256_unpackhi_epi32(b[4 * g + 0], b[4 * g + 2]);
-    c[4 * g + 2] = _mm256_unpacklo_epi32(b[4 * g + 1], b[4 * g + 3]);
-    c[4 * g + 3] = _mm256_unpackhi_epi32(b[4 * g + 1], b[4 * g + 3]);
-  }
-  for (int p = 0; p < 4; ++p) {
-    d[2 * p] = _mm256_unpacklo_epi64(c[p], c[4 + p]);
-    d[2 * p + 1] = _mm256_unpackhi_epi64(c[p], c[4 + p]);
-  }
-}
 
 // fp16/bf16/int16 nZ/nN: a 16 x 16 transpose of 32-byte rows (symmetric, so
 // it serves pack and unpack with the strides swapped).
@@ -431,8 +413,8 @@ __attribute__((target("avx2"))) void transpose_16x16_u16(const uint8_t* src, siz
                                                          size_t dst_stride) {
   __m256i r[16], t[8], u[8];
   for (size_t i = 0; i < 16; ++i) r[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i * src_stride));
-  transpose_u16_per_lane(r, t);
-  transpose_u16_per_lane(r + 8, u);
+  byte_transpose::transpose8x8_epi16_x2(r, t);
+  byte_transpose::transpose8x8_epi16_x2(r + 8, u);
   for (size_t k = 0; k < 8; ++k) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + k * dst_stride), _mm256_permute2x128_si256(t[k], u[k], 0x20));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (k + 8) * dst_stride),
@@ -477,24 +459,6 @@ LC_TLA_AVX512 LC_TLA_INLINE void transpose_lanes(__m512i a, __m512i b, __m512i c
 }
 
 
-// Per lane: 8 rows of 8 16-bit elements -> 8 columns (r[k] becomes column k).
-LC_TLA_AVX512 LC_TLA_INLINE void transpose_u16_per_lane512(__m512i* r) {
-  __m512i b[8], c[8];
-  LC_TLA_UNROLL for (int i = 0; i < 4; ++i) {
-    b[2 * i] = _mm512_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
-    b[2 * i + 1] = _mm512_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
-  }
-  LC_TLA_UNROLL for (int g = 0; g < 2; ++g) {
-    c[4 * g + 0] = _mm512_unpacklo_epi32(b[4 * g + 0], b[4 * g + 2]);
-    c[4 * g + 1] = _mm512_unpackhi_epi32(b[4 * g + 0], b[4 * g + 2]);
-    c[4 * g + 2] = _mm512_unpacklo_epi32(b[4 * g + 1], b[4 * g + 3]);
-    c[4 * g + 3] = _mm512_unpackhi_epi32(b[4 * g + 1], b[4 * g + 3]);
-  }
-  LC_TLA_UNROLL for (int p = 0; p < 4; ++p) {
-    r[2 * p] = _mm512_unpacklo_epi64(c[p], c[4 + p]);
-    r[2 * p + 1] = _mm512_unpackhi_epi64(c[p], c[4 + p]);
-  }
-}
 
 LC_TLA_AVX512 LC_TLA_INLINE __m512i load512(const uint8_t* p) { return _mm512_loadu_si512(p); }
 LC_TLA_AVX512 LC_TLA_INLINE void store512(uint8_t* p, __m512i v) { _mm512_storeu_si512(p, v); }
@@ -546,7 +510,7 @@ LC_TLA_AVX512 void n16_group_avx512(uint8_t* logical, size_t pitch, uint8_t* blo
   if (kPack) {
     LC_TLA_UNROLL for (int g = 0; g < 2; ++g) {
       LC_TLA_UNROLL for (int i = 0; i < 8; ++i) d[g][i] = get_row(w, 8 * g + i, logical + static_cast<size_t>(8 * g + i) * pitch);
-      transpose_u16_per_lane512(d[g]);
+      byte_transpose::transpose8x8_epi16_x4(d[g], d[g]);
     }
     LC_TLA_UNROLL for (int m = 0; m < 4; ++m) {
       __m512i out[4];
@@ -563,7 +527,7 @@ LC_TLA_AVX512 void n16_group_avx512(uint8_t* logical, size_t pitch, uint8_t* blo
     LC_TLA_UNROLL for (int l = 0; l < 4; ++l) d[l % 2][2 * m + l / 2] = out[l];
   }
   LC_TLA_UNROLL for (int g = 0; g < 2; ++g) {
-    transpose_u16_per_lane512(d[g]);
+    byte_transpose::transpose8x8_epi16_x4(d[g], d[g]);
     LC_TLA_UNROLL for (int i = 0; i < 8; ++i) store512(logical + static_cast<size_t>(8 * g + i) * pitch, d[g][i]);
   }
   w->first = false;
