@@ -21,6 +21,9 @@
 // stores, padding included. Outputs of 8 MiB or more use non-temporal stores
 // where every store fills whole 16-byte pieces; reads that the hardware does
 // not see as streams are fetched ahead. The bytes written are the same.
+// Threads (optimized/threads.h) take disjoint ranges of the positions of the
+// loops outside the two innermost ones (rows) or outside the tile's plain
+// loop (tiles); every position writes its own rows or tiles.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
