@@ -57,6 +57,11 @@ const bool registered = [] {
   register_thread_rows("nvdla.pixel/T_A8B8G8R8/4k", "nvdla.pixel(format=T_A8B8G8R8)", "uint8", "2160,3840,4");
   register_thread_rows("tpu.aligned/fp32/16MiB", "tpu.aligned(chip=bm1684x)", "fp32", "4,64,128,128");
   register_thread_rows("htp.crouton/uint8/64MiB", "htp.crouton", "uint8", "1,256,256,1024");
+  register_thread_rows("htp.depth32/fp16/64MiB", "htp.depth32", "fp16", "1,256,256,512");
+  register_thread_rows("htp.crouton/uint8/padded-16MiB", "htp.crouton", "uint8", "1,250,250,250");
+  register_thread_rows("htp.crouton4x1/uint8/64MiB", "htp.crouton4x1", "uint8", "1,256,256,1024");
+  register_thread_rows("htp.crouton2x2/uint8/64MiB", "htp.crouton2x2", "uint8", "1,256,256,1024");
+  register_thread_rows("htp.weights/uint8/16MiB", "htp.weights", "uint8", "3,3,1024,1820");
   register_thread_rows("tla.nZ/int8/2048x4096", "tla.nZ", "int8", "2048,4096");
   register_thread_rows("mge.nchw4/fp32/64MiB", "mge.nchw4", "fp32", "8,64,256,128");
   return true;

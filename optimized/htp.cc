@@ -21,6 +21,9 @@
 // stores, padding included. Outputs of 8 MiB or more use non-temporal stores
 // where every store fills whole 16-byte pieces; reads that the hardware does
 // not see as streams are fetched ahead. The bytes written are the same.
+// Threads (optimized/threads.h) take disjoint ranges of the positions of the
+// loops outside the two innermost ones (rows) or outside the tile's plain
+// loop (tiles); every position writes its own rows or tiles.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -31,6 +34,7 @@
 #include "layoutcheck/checked.h"
 #include "optimized/families.h"
 #include "optimized/isa.h"
+#include "optimized/threads.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 // gcc 12 warns inside avx512fintrin.h, whose _mm512_undefined_* helpers read an
@@ -435,14 +439,38 @@ inline __attribute__((always_inline)) bool advance(const std::vector<Loop>& loop
   return false;
 }
 
+// The number of positions of the odometer of the first `outer` loops.
+inline uint64_t positions(const std::vector<Loop>& loops, size_t outer) {
+  uint64_t n = 1;
+  for (size_t i = 0; i < outer; ++i) n *= loops[i].count;
+  return n;
+}
+
+// Sets the odometer of the first `outer` loops (all at 0) to position `pos`
+// of positions(loops, outer), the last loop moving fastest, with the
+// coordinate (when given) and the element offsets in step.
+inline void seek(const std::vector<Loop>& loops, size_t outer, uint64_t pos, std::vector<uint64_t>* value,
+                 std::vector<uint64_t>* x, uint64_t* lbase, uint64_t* pbase) {
+  for (size_t i = outer; i-- > 0;) {
+    const Loop& l = loops[i];
+    const uint64_t v = pos % l.count;
+    pos /= l.count;
+    (*value)[i] = v;
+    if (x != nullptr) (*x)[l.dim] += v * l.step;
+    *lbase += v * l.ls;
+    *pbase += v * l.ps;
+  }
+}
+
 // Walks `loops` (the innermost a row with logical and physical stride 1):
 // the two innermost loops run as plain loops, the others as an odometer.
 // Without padding every row is whole; otherwise coordinates are tracked where
 // they can fall into padding (clipped dimensions), and a row copies its valid
-// head and, when packing, pads its tail.
+// head and, when packing, pads its tail. Only the odometer's positions
+// [begin, end) run (positions(loops, m - 2) in all): one thread's range.
 template <bool kPack, size_t kRowBytes, class Ops>
 inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
-                                                    uint8_t* phys, const Ops& ops) {
+                                                    uint8_t* phys, uint64_t begin, uint64_t end, const Ops& ops) {
   const size_t m = loops.size();
   const Loop& row = loops[m - 1];
   Loop unit;  // count 1: a stand-in middle loop when there is only the row
@@ -470,7 +498,8 @@ inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::v
 
   std::vector<uint64_t> value(outer_loops, 0), x(p.rank, 0);
   uint64_t lbase = 0, pbase = 0;  // element offsets of the current position
-  while (true) {
+  seek(loops, outer_loops, begin, &value, &x, &lbase, &pbase);
+  for (uint64_t left = end - begin; left != 0; --left) {
     // Dimensions other than a and b are fixed during the two inner loops. The
     // first `full` steps of the middle loop are whole rows (all of them
     // without padding); the others are tested one by one.
@@ -529,15 +558,16 @@ inline __attribute__((always_inline)) void walk_body(const Plan& p, const std::v
         ops.template unpack<kRowBytes>(lg, dst, valid * e);
       }
     }
-    if (!advance(loops, outer_loops, &value, &x, &lbase, &pbase)) break;
+    if (left > 1) advance(loops, outer_loops, &value, &x, &lbase, &pbase);
   }
   ops.finish();
 }
 
 template <bool kPack, size_t kRowBytes, bool kStream>
-void walk_portable(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys) {
+void walk_portable(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys, uint64_t begin,
+                   uint64_t end) {
   const MemRows<kStream> ops(p);
-  walk_body<kPack, kRowBytes>(p, loops, logical, phys, ops);
+  walk_body<kPack, kRowBytes>(p, loops, logical, phys, begin, end, ops);
 }
 
 #ifdef LC_HTP_X86
@@ -545,28 +575,31 @@ void walk_portable(const Plan& p, const std::vector<Loop>& loops, uint8_t* logic
 // 256-bit loads and stores.
 template <bool kPack, size_t kRowBytes, bool kStream>
 __attribute__((target("avx2"))) void walk_avx2(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
-                                               uint8_t* phys) {
+                                               uint8_t* phys, uint64_t begin, uint64_t end) {
   const MemRows<kStream> ops(p);
-  walk_body<kPack, kRowBytes>(p, loops, logical, phys, ops);
+  walk_body<kPack, kRowBytes>(p, loops, logical, phys, begin, end, ops);
 }
 // And for AVX-512: rows partly padding without a buffer.
 template <bool kPack, size_t kRowBytes, bool kStream>
-LC_HTP_AVX512 void walk_avx512(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys) {
+LC_HTP_AVX512 void walk_avx512(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
+                               uint64_t begin, uint64_t end) {
   const Avx512Rows<kStream> ops(p);
-  walk_body<kPack, kRowBytes>(p, loops, logical, phys, ops);
+  walk_body<kPack, kRowBytes>(p, loops, logical, phys, begin, end, ops);
 }
 bool has_avx2() { return isa_at_least(Isa::kAvx2); }
 bool has_avx512() { return isa_at_least(Isa::kAvx512); }
 #endif
 
+// A walk of the odometer positions [begin, end) of its loops (one thread's range).
+using WalkFn = void (*)(const Plan&, const std::vector<Loop>&, uint8_t*, uint8_t*, uint64_t, uint64_t);
+
 template <bool kPack, size_t kRowBytes, bool kStream>
-void walk_rows(const Plan& p, uint8_t* logical, uint8_t* phys) {
-  const std::vector<Loop>& loops = kPack ? p.loops : p.logical_order;
+WalkFn walk_rows() {
 #ifdef LC_HTP_X86
-  if (has_avx512()) return walk_avx512<kPack, kRowBytes, kStream>(p, loops, logical, phys);
-  if (has_avx2()) return walk_avx2<kPack, kRowBytes, kStream>(p, loops, logical, phys);
+  if (has_avx512()) return &walk_avx512<kPack, kRowBytes, kStream>;
+  if (has_avx2()) return &walk_avx2<kPack, kRowBytes, kStream>;
 #endif
-  walk_portable<kPack, kRowBytes, kStream>(p, loops, logical, phys);
+  return &walk_portable<kPack, kRowBytes, kStream>;
 }
 
 // Streaming needs every row written to start 16-byte aligned and be whole
@@ -591,9 +624,9 @@ bool can_stream(const Plan& p, bool pack, const uint8_t* logical, const uint8_t*
 }
 
 template <bool kPack, size_t kRowBytes>
-void walk_sized(const Plan& p, uint8_t* logical, uint8_t* phys) {
-  if (can_stream(p, kPack, logical, phys)) return walk_rows<kPack, kRowBytes, true>(p, logical, phys);
-  walk_rows<kPack, kRowBytes, false>(p, logical, phys);
+WalkFn walk_sized(const Plan& p, const uint8_t* logical, const uint8_t* phys) {
+  if (can_stream(p, kPack, logical, phys)) return walk_rows<kPack, kRowBytes, true>();
+  return walk_rows<kPack, kRowBytes, false>();
 }
 
 // ---- tiles ------------------------------------------------------------------------
@@ -717,9 +750,10 @@ __attribute__((target("avx2"))) inline void tile_32x4_u8_avx2(uint8_t* phys, uin
 
 // 32 x 4 byte tiles of a tensor without padding (no dimension clipped): no
 // coordinates to track, the innermost outer loop a plain loop, the others an
-// odometer of element offsets.
+// odometer of element offsets; its positions [begin, end) run.
 template <bool kPack, bool kStream>
-__attribute__((target("avx2"))) void walk_tiles_32x4_dense(const Plan& p, uint8_t* logical, uint8_t* phys) {
+__attribute__((target("avx2"))) void walk_tiles_32x4_dense(const Plan& p, const std::vector<Loop>&, uint8_t* logical,
+                                                           uint8_t* phys, uint64_t begin, uint64_t end) {
   const size_t outer = p.tile_at;
   const uint64_t off[4] = {p.tile_offset[0], p.tile_offset[1], p.tile_offset[2], p.tile_offset[3]};
   Loop unit;  // count 1: a stand-in when the tile is the whole nest
@@ -735,7 +769,8 @@ __attribute__((target("avx2"))) void walk_tiles_32x4_dense(const Plan& p, uint8_
     for (size_t i = 1; i < outer; ++i) least = p.loops[i].ls < p.loops[least].ls ? i : least;
     if (least >= 1) ahead = p.loops[least - 1].ls;
   }
-  while (true) {
+  seek(p.loops, odometer, begin, &value, nullptr, &lbase, &pbase);
+  for (uint64_t left = end - begin; left != 0; --left) {
     uint64_t lo = lbase, po = pbase;
     for (uint64_t i = 0; i < last.count; ++i, lo += last.ls, po += last.ps) {
       uint8_t* rows[4] = {logical + lo + off[0], logical + lo + off[1], logical + lo + off[2], logical + lo + off[3]};
@@ -746,7 +781,7 @@ __attribute__((target("avx2"))) void walk_tiles_32x4_dense(const Plan& p, uint8_
       }
       tile_32x4_u8_avx2<kPack, kStream>(phys + po, rows);
     }
-    size_t j = odometer;
+    size_t j = left > 1 ? odometer : 0;
     for (; j-- > 0;) {
       const Loop& l = p.loops[j];
       if (++value[j] < l.count) {
@@ -758,7 +793,6 @@ __attribute__((target("avx2"))) void walk_tiles_32x4_dense(const Plan& p, uint8_
       lbase -= l.ls * (l.count - 1);
       pbase -= l.ps * (l.count - 1);
     }
-    if (j == SIZE_MAX) break;
   }
   if (kStream) _mm_sfence();
 }
@@ -770,10 +804,12 @@ __attribute__((target("avx2"))) void walk_tiles_32x4_dense(const Plan& p, uint8_
 // loop it is recomputed only where it can change: never when that loop's
 // dimension has no padding, only the tile's valid length when the loop runs
 // along the tile's stride-1 dimension (and no loop inside the tile does), the
-// whole tile otherwise. kAvx2: 32 x 4 byte tiles with AVX2.
+// whole tile otherwise. kAvx2: 32 x 4 byte tiles with AVX2. The odometer's
+// positions [begin, end) run.
 template <bool kPack, size_t kE, bool kStream, bool kAvx2>
 inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const std::vector<Loop>& loops,
-                                                          uint8_t* logical, uint8_t* phys) {
+                                                          uint8_t* logical, uint8_t* phys, uint64_t begin,
+                                                          uint64_t end) {
   const size_t m = loops.size();
   const Loop& tl = loops[p.tile_at];
   const size_t outer = p.tile_at, inner = m - p.tile_at - 1;
@@ -819,7 +855,8 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
       row[k] = v ? lo + p.tile_offset[k] : 0;
     }
   };
-  while (true) {
+  seek(loops, odometer, begin, &value, &x, &lbase, &pbase);
+  for (uint64_t left = end - begin; left != 0; --left) {
     const uint64_t x_last = x[last.dim];
     bool rows_valid = true;  // every valid_k set (when only valid_t changes along the loop)
     for (uint64_t i = 0; i < last.count; ++i) {
@@ -861,7 +898,7 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
                                     all_valid, p.pad_element);
     }
     x[last.dim] = x_last;
-    if (!advance(loops, odometer, &value, &x, &lbase, &pbase)) break;
+    if (left > 1) advance(loops, odometer, &value, &x, &lbase, &pbase);
   }
 #ifdef LC_HTP_X86
   if (kStream) _mm_sfence();
@@ -869,29 +906,36 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
 }
 
 template <bool kPack, size_t kE, bool kStream>
-void walk_tiles(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys) {
-  walk_tiles_body<kPack, kE, kStream, false>(p, loops, logical, phys);
+void walk_tiles(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys, uint64_t begin,
+                uint64_t end) {
+  walk_tiles_body<kPack, kE, kStream, false>(p, loops, logical, phys, begin, end);
 }
 
 #ifdef LC_HTP_X86
 template <bool kPack, bool kStream>
 __attribute__((target("avx2"))) void walk_tiles_avx2(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
-                                                     uint8_t* phys) {
-  walk_tiles_body<kPack, 1, kStream, true>(p, loops, logical, phys);
+                                                     uint8_t* phys, uint64_t begin, uint64_t end) {
+  walk_tiles_body<kPack, 1, kStream, true>(p, loops, logical, phys, begin, end);
 }
 #endif
 
+// The walk for this plan, its loops and the number of odometer positions
+// they split into (the tiles' loops outside the plain one; the rows' loops
+// outside the middle one).
 template <bool kPack>
-void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
+WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, const std::vector<Loop>** loops,
+                   size_t* outer) {
   if (p.tile) {
-    const std::vector<Loop>& loops = p.tile_order;
+    *loops = &p.tile_order;
+    *outer = p.tile_at >= 1 ? p.tile_at - 1 : 0;
     const bool by_32x4 = p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32;
 #ifdef LC_HTP_X86
     if (by_32x4 && p.padded == p.extent && !p.tile_logical && has_avx2()) {
+      *loops = &p.loops;
       if (kPack && p.elements >= kStreamBytes && (reinterpret_cast<uintptr_t>(phys) & 15) == 0) {
-        return walk_tiles_32x4_dense<kPack, true>(p, logical, phys);
+        return &walk_tiles_32x4_dense<kPack, true>;
       }
-      return walk_tiles_32x4_dense<kPack, false>(p, logical, phys);
+      return &walk_tiles_32x4_dense<kPack, false>;
     }
 #endif
     // Streaming stores need 16-byte aligned 128-byte tiles (byte elements, 32 x 4)
@@ -899,20 +943,17 @@ void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
     const bool stream = kPack && by_32x4 && !p.tile_logical && p.elements >= kStreamBytes &&
                         (reinterpret_cast<uintptr_t>(phys) & 15) == 0;
 #ifdef LC_HTP_X86
-    if (by_32x4 && has_avx2()) {
-      return stream ? walk_tiles_avx2<kPack, true>(p, loops, logical, phys)
-                    : walk_tiles_avx2<kPack, false>(p, loops, logical, phys);
-    }
+    if (by_32x4 && has_avx2()) return stream ? &walk_tiles_avx2<kPack, true> : &walk_tiles_avx2<kPack, false>;
 #endif
     switch (p.elem) {
-      case 1:
-        return stream ? walk_tiles<kPack, 1, true>(p, loops, logical, phys)
-                      : walk_tiles<kPack, 1, false>(p, loops, logical, phys);
-      case 2: return walk_tiles<kPack, 2, false>(p, loops, logical, phys);
-      case 4: return walk_tiles<kPack, 4, false>(p, loops, logical, phys);
-      default: return walk_tiles<kPack, 8, false>(p, loops, logical, phys);
+      case 1: return stream ? &walk_tiles<kPack, 1, true> : &walk_tiles<kPack, 1, false>;
+      case 2: return &walk_tiles<kPack, 2, false>;
+      case 4: return &walk_tiles<kPack, 4, false>;
+      default: return &walk_tiles<kPack, 8, false>;
     }
   }
+  *loops = kPack ? &p.loops : &p.logical_order;
+  *outer = (*loops)->size() >= 2 ? (*loops)->size() - 2 : 0;
   const size_t row_bytes = p.loops.back().count * p.elem;
   switch (row_bytes) {
     case 32: return walk_sized<kPack, 32>(p, logical, phys);
@@ -920,6 +961,21 @@ void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
     case 128: return walk_sized<kPack, 128>(p, logical, phys);
     default: return walk_sized<kPack, 0>(p, logical, phys);
   }
+}
+
+// Threads (optimized/threads.h) take disjoint ranges of the odometer's
+// positions: each position writes its own rows or tiles (physical ones when
+// packing, logical ones when unpacking), so no output byte is written twice,
+// and each walk fences its own non-temporal stores. One thread calls the walk
+// directly.
+template <bool kPack>
+void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
+  const std::vector<Loop>* loops = nullptr;
+  size_t outer = 0;
+  const WalkFn fn = choose_walk<kPack>(p, logical, phys, &loops, &outer);
+  const uint64_t n = positions(*loops, outer), bytes = p.elements * p.elem;
+  if (n <= 1 || resolve_threads(requested_threads(), bytes) <= 1) return fn(p, *loops, logical, phys, 0, n);
+  parallel_ranges(n, bytes, [&](uint64_t begin, uint64_t end) { fn(p, *loops, logical, phys, begin, end); });
 }
 
 // The checker asks one case many questions: each derives the plan once (core/case_cache.h).

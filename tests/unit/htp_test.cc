@@ -4,7 +4,9 @@
 
 #include "core/htp_notation.h"
 #include "layoutcheck/byte_rules.h"
+#include "layoutcheck/checker.h"
 #include "optimized/isa.h"
+#include "optimized/threads.h"
 #include "support.h"
 
 namespace layoutcheck {
@@ -287,6 +289,48 @@ TEST(HtpLarge, streaming_rows_equal_the_reference_at_every_isa_level) {
     expect_pass("htp.crouton(pad=5)", "uint8", "1,63,70,2050");
     expect_pass("htp.crouton4x1", "uint8", "1,64,64,2048");
     expect_pass("htp.crouton4x1(pad=9)", "uint8", "1,63,70,2050");
+  }
+}
+
+// Every thread count (optimized/threads.h) writes the reference's bytes, on
+// every walk: rows dense and padded, streamed (8 MiB and more) or not, 32 x 4
+// tiles dense and padded, tiles in logical order (the weights), wider
+// elements, chunks placed apart, and nests with a single position.
+TEST(HtpLarge, every_thread_count_writes_the_same_bytes_at_every_isa_level) {
+  struct Shape {
+    const char* layout;
+    const char* dtype;
+    const char* shape;
+  };
+  const Shape cases[] = {{"htp.crouton", "uint8", "1,64,64,2048"},
+                         {"htp.crouton(pad=5)", "uint8", "1,63,70,2050"},
+                         {"htp.depth32", "fp16", "1,64,64,1024"},
+                         {"htp.crouton", "fp16", "2,9,13,70"},
+                         {"htp.crouton4x1", "uint8", "1,64,64,2048"},
+                         {"htp.crouton4x1(pad=9)", "uint8", "1,63,70,2050"},
+                         {"htp.crouton2x2", "uint8", "1,64,64,2048"},
+                         {"htp.crouton2x2(pad=3)", "uint8", "2,9,9,65"},
+                         {"htp.weights", "uint8", "3,3,1024,1024"},
+                         {"htp.weights", "fp16", "3,3,70,50"},
+                         {"htp.chunk_table(rank=4,pairs=0:0 1:0 2:0 3:0 1:8 2:8 3:32,pad=7,chunk_stride=4608)", "fp16", "1,9,9,33"},
+                         {"ChunkedMemoryLayout<1, 0,0, 0,3, 0,5>(pad=4)", "uint8", "16"}};
+  for (const Shape& s : cases) {
+    const Case c = must_case(s.layout, s.dtype, s.shape);
+    std::vector<uint8_t> logical;
+    fill_position_unique(c, 7, &logical);
+    const uint64_t size = *reference_impl().size_bytes(c);
+    std::vector<uint8_t> expected(size, 0xA5);
+    ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), expected.data(), size).ok()) << s.layout;
+    for (Isa isa : available_isas()) {
+      IsaCapScope cap(isa);
+      for (unsigned threads : {1u, 2u, 3u, 7u}) {
+        std::vector<uint8_t> physical(size, 0xA5), back(logical.size(), 0x5A);
+        ASSERT_TRUE(optimized_pack(c, logical.data(), logical.size(), physical.data(), size, threads).ok());
+        EXPECT_TRUE(physical == expected) << isa_name(isa) << " " << s.layout << " " << s.shape << " threads " << threads;
+        ASSERT_TRUE(optimized_unpack(c, expected.data(), size, back.data(), back.size(), threads).ok());
+        EXPECT_TRUE(back == logical) << isa_name(isa) << " " << s.layout << " " << s.shape << " threads " << threads;
+      }
+    }
   }
 }
 
