@@ -478,9 +478,9 @@ void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
 #endif
 }
 
-// Runs body(begin, end) over [0, n) on the threads a tensor of `bytes` takes:
-// directly with one thread, else through parallel_ranges, each thread fencing
-// its own streaming stores.
+// Runs body(begin, end) over [0, n) on the threads the image takes: directly
+// with one thread, else through parallel_ranges, each thread fencing its own
+// streaming stores.
 template <typename Body>
 void split(const Plan& p, uint64_t n, Body&& body) {
   if (std::min<uint64_t>(resolve_threads(requested_threads(), p.image), n) <= 1) {
@@ -501,7 +501,7 @@ template <bool kPack>
 void walk_runs(const Plan& p, uint8_t* logical, uint8_t* phys) {
   const bool contiguous_feature = p.sw == p.word && (p.rows == 1 || p.sh == p.cols * p.word);
   if (!p.local) {
-    split(p, (p.image + kChunkBytes - 1) / kChunkBytes, [&](uint64_t begin, uint64_t end) {
+    split(p, ceil_div(p.image, kChunkBytes), [&](uint64_t begin, uint64_t end) {
       const uint64_t from = begin * kChunkBytes, n = std::min(end * kChunkBytes, p.image) - from;
       if (kPack) std::memcpy(phys + from, logical + from, n);
       else std::memcpy(logical + from, phys + from, n);
@@ -533,7 +533,7 @@ void walk_runs(const Plan& p, uint8_t* logical, uint8_t* phys) {
   }
   // General strides: zero everything, then copy row by row.
   if (kPack) {
-    split(p, (p.image + kChunkBytes - 1) / kChunkBytes, [&](uint64_t begin, uint64_t end) {
+    split(p, ceil_div(p.image, kChunkBytes), [&](uint64_t begin, uint64_t end) {
       const uint64_t from = begin * kChunkBytes;
       std::memset(phys + from, 0, std::min(end * kChunkBytes, p.image) - from);
     });
