@@ -64,6 +64,11 @@ const bool registered = [] {
   register_thread_rows("htp.weights/uint8/16MiB", "htp.weights", "uint8", "3,3,1024,1820");
   register_thread_rows("tla.nZ/int8/2048x4096", "tla.nZ", "int8", "2048,4096");
   register_thread_rows("mge.nchw4/fp32/64MiB", "mge.nchw4", "fp32", "8,64,256,128");
+  register_thread_rows("mge.nchw32/int8/64MiB", "mge.nchw32", "int8", "16,128,256,128");
+  register_thread_rows("mge.nhwc/fp32/64MiB", "mge.nhwc", "fp32", "8,64,256,128");
+  register_thread_rows("mge.chwn4/int8/64MiB", "mge.chwn4", "int8", "16,128,256,128");
+  register_thread_rows("tpu.aligned-4n/int8/16MiB", "tpu.aligned(chip=bm1684x,mode=4n)", "int8", "16,64,128,128");
+  register_thread_rows("tpu.matrix/fp32/16MiB", "tpu.matrix(chip=bm1684x,w=16384)", "fp32", "4,1048576");
   return true;
 }();
 

@@ -24,7 +24,10 @@
 // written with streaming stores; groups of many rows are unpacked the same
 // way, a block of pixels into stage rows that stream out to the logical rows.
 // Tiles only move whole elements between the places the table above gives
-// them; padding rows read as zeros.
+// them; padding rows read as zeros. Large tensors split over threads
+// (optimized/threads.h) by groups, or by runs of pixels of every group when
+// the groups are few: each thread writes its own pixels (pack) or its own
+// parts of the rows (unpack) and fences its own streaming stores.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -47,6 +50,7 @@
 #include "optimized/byte_transpose.h"
 #include "optimized/families.h"
 #include "optimized/isa.h"
+#include "optimized/threads.h"
 
 namespace layoutcheck {
 namespace {
@@ -961,62 +965,128 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
   run_group_direct<kPack>(p, g, logical, phys);
 }
 
+// The groups of a plan in physical order: how many, and group `i` with its
+// rows written into `rows` (room for max_group_rows(p)).
+uint64_t group_count(const Plan& p) {
+  switch (p.kind) {
+    case Kind::kNhwc: return p.N;
+    case Kind::kNchwx: return p.N * ceil_div(p.C, p.block);
+    case Kind::kChwn4: return ceil_div(p.C, 4);
+    default: return 1;
+  }
+}
+
+uint64_t max_group_rows(const Plan& p) {
+  switch (p.kind) {
+    case Kind::kNhwc: return p.C;
+    case Kind::kNchwx: return p.block;
+    case Kind::kChwn4: return p.N * 4;
+    default: return p.rows;
+  }
+}
+
+Group group_at(const Plan& p, uint64_t i, uint64_t* rows) {
+  switch (p.kind) {
+    case Kind::kNhwc:
+      for (uint64_t c = 0; c < p.C; ++c) rows[c] = (i * p.C + c) * p.HW;
+      return Group{rows, p.C, p.HW, i * p.C * p.HW};
+    case Kind::kNchwx: {
+      const uint64_t X = p.block, blocks = ceil_div(p.C, X), n = i / blocks, b = i % blocks;
+      for (uint64_t k = 0; k < X; ++k) {
+        const uint64_t c = b * X + k;
+        rows[k] = c < p.C ? (n * p.C + c) * p.HW : kPad;
+      }
+      return Group{rows, X, p.HW, i * p.HW * X};
+    }
+    case Kind::kChwn4:
+      for (uint64_t n = 0; n < p.N; ++n) {
+        for (uint64_t k = 0; k < 4; ++k) {
+          const uint64_t c = i * 4 + k;
+          rows[n * 4 + k] = c < p.C ? (n * p.C + c) * p.HW : kPad;
+        }
+      }
+      return Group{rows, p.N * 4, p.HW, i * p.HW * p.N * 4};
+    default:
+      for (uint64_t r = 0; r < p.rows; ++r) rows[r] = r * p.cols;
+      return Group{rows, p.rows, p.cols, 0};
+  }
+}
+
+// Threads (optimized/threads.h) take units of work: `slices` runs of pixels
+// of every group, in physical order, each a whole number of kSlicePixels
+// pixels (the last one the rest), so that units write disjoint bytes and every
+// unit starts at the same offset in a cache line as its group (the SIMD paths
+// pick their heads and streaming stores from it). 4-bit tensors run on one
+// thread: two neighbouring elements share a byte.
+constexpr uint64_t kSlicePixels = 64;
+
+template <bool kPack>
+void walk_units(const Plan& p, uint8_t* logical, uint8_t* phys, uint64_t slices, uint64_t begin, uint64_t end) {
+  std::vector<uint64_t> rows(max_group_rows(p)), sliced;
+  if (slices == 1) {
+    for (uint64_t i = begin; i < end; ++i) run_group<kPack>(p, group_at(p, i, rows.data()), logical, phys);
+    return;
+  }
+  sliced.resize(rows.size());
+  uint64_t built = ~uint64_t{0};
+  Group g{};
+  for (uint64_t u = begin; u < end; ++u) {
+    const uint64_t i = u / slices, s = u % slices;
+    if (i != built) {
+      g = group_at(p, i, rows.data());
+      built = i;
+    }
+    const uint64_t chunk = ceil_div(ceil_div(g.L, slices), kSlicePixels) * kSlicePixels;
+    const uint64_t l0 = s * chunk;
+    if (l0 >= g.L) continue;
+    const uint64_t n = std::min(chunk, g.L - l0);
+    for (uint64_t r = 0; r < g.R; ++r) sliced[r] = g.rows[r] == kPad ? kPad : g.rows[r] + l0;
+    run_group<kPack>(p, Group{sliced.data(), g.R, n, g.pixels + l0 * g.R}, logical, phys);
+  }
+}
+
+// Copies n bytes on the threads of the plan, in ranges of whole 64 KiB.
+void copy_bytes(const Plan& p, uint8_t* dst, const uint8_t* src, uint64_t n) {
+  constexpr uint64_t kChunk = 64u << 10;
+  if (resolve_threads(requested_threads(), p.phys_bytes) <= 1 || n <= kChunk) {
+    std::memcpy(dst, src, n);
+    return;
+  }
+  parallel_ranges(ceil_div(n, kChunk), p.phys_bytes, [&](uint64_t begin, uint64_t end) {
+    std::memcpy(dst + begin * kChunk, src + begin * kChunk, std::min(end * kChunk, n) - begin * kChunk);
+  });
+}
+
 template <bool kPack>
 void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
   if (p.kind == Kind::kIdentity) {
     const uint64_t bytes = p.phys_bytes;
-    if (kPack) std::memcpy(phys, logical, bytes);
-    else std::memcpy(logical, phys, bytes);
+    if (kPack) copy_bytes(p, phys, logical, bytes);
+    else copy_bytes(p, logical, phys, bytes);
     // The spare nibble of an odd 4-bit tensor is 0 on both sides.
     if (p.bits == 4 && p.elements % 2 == 1) (kPack ? phys : logical)[bytes - 1] &= 0x0F;
     return;
   }
   if (!kPack && p.bits == 4 && p.elements % 2 == 1) logical[p.elements / 2] = 0;
   if (kPack && p.bits == 4 && p.physical_elements % 2 == 1) phys[p.physical_elements / 2] = 0;
-  std::vector<uint64_t> rows;
-  switch (p.kind) {
-    case Kind::kNhwc:
-      rows.resize(p.C);
-      for (uint64_t n = 0; n < p.N; ++n) {
-        for (uint64_t c = 0; c < p.C; ++c) rows[c] = (n * p.C + c) * p.HW;
-        run_group<kPack>(p, Group{rows.data(), p.C, p.HW, n * p.C * p.HW}, logical, phys);
-      }
-      break;
-    case Kind::kNchwx: {
-      const uint64_t X = p.block, blocks = ceil_div(p.C, X);
-      rows.resize(X);
-      for (uint64_t n = 0; n < p.N; ++n) {
-        for (uint64_t b = 0; b < blocks; ++b) {
-          for (uint64_t i = 0; i < X; ++i) {
-            const uint64_t c = b * X + i;
-            rows[i] = c < p.C ? (n * p.C + c) * p.HW : kPad;
-          }
-          run_group<kPack>(p, Group{rows.data(), X, p.HW, (n * blocks + b) * p.HW * X}, logical, phys);
-        }
-      }
-      break;
+  const uint64_t groups = group_count(p);
+  const uint64_t threads = p.bits == 4 ? 1 : resolve_threads(requested_threads(), p.phys_bytes);
+  if (threads <= 1) {
+    walk_units<kPack>(p, logical, phys, 1, 0, groups);
+  } else {
+    // Whole groups when they share out evenly (or are many), else slices of
+    // them: about 8 units a thread.
+    const uint64_t L = p.kind == Kind::kColMajor ? p.cols : p.HW;
+    uint64_t slices = 1;
+    if (groups % threads != 0 && groups < 8 * threads) {
+      slices = std::min(ceil_div(8 * threads, groups), std::max<uint64_t>(1, ceil_div(L, kSlicePixels)));
     }
-    case Kind::kChwn4: {
-      const uint64_t blocks = ceil_div(p.C, 4);
-      rows.resize(p.N * 4);
-      for (uint64_t b = 0; b < blocks; ++b) {
-        for (uint64_t n = 0; n < p.N; ++n) {
-          for (uint64_t i = 0; i < 4; ++i) {
-            const uint64_t c = b * 4 + i;
-            rows[n * 4 + i] = c < p.C ? (n * p.C + c) * p.HW : kPad;
-          }
-        }
-        run_group<kPack>(p, Group{rows.data(), p.N * 4, p.HW, b * p.HW * p.N * 4}, logical, phys);
-      }
-      break;
-    }
-    case Kind::kColMajor:
-      rows.resize(p.rows);
-      for (uint64_t r = 0; r < p.rows; ++r) rows[r] = r * p.cols;
-      run_group<kPack>(p, Group{rows.data(), p.rows, p.cols, 0}, logical, phys);
-      break;
-    case Kind::kIdentity:
-      break;
+    parallel_ranges(groups * slices, p.phys_bytes, [&](uint64_t begin, uint64_t end) {
+      walk_units<kPack>(p, logical, phys, slices, begin, end);
+#if LC_MGE_X86
+      if (p.stream) _mm_sfence();
+#endif
+    });
   }
 #if LC_MGE_X86
   if (p.stream) _mm_sfence();

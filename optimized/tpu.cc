@@ -12,6 +12,9 @@
 // scalar loops of lane_interleave.h otherwise and for the ends). Images of
 // kStreamBytes and more are written with streaming stores, whole lines. Any
 // other stride order takes the general path: zero the image, copy row by row.
+// Large images split over threads (optimized/threads.h) by NPU: NPU p's
+// memory and the features it holds are written by one thread only (the
+// general path: the image by ranges of lines, then the features by (n, c)).
 #include <algorithm>
 #include <cstring>
 
@@ -20,6 +23,7 @@
 #include "optimized/families.h"
 #include "optimized/isa.h"
 #include "optimized/lane_interleave.h"
+#include "optimized/threads.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
 // gcc 12 warns inside avx512fintrin.h, whose _mm512_undefined_* helpers read an
@@ -474,39 +478,69 @@ void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
 #endif
 }
 
+// Runs body(begin, end) over [0, n) on the threads the image takes: directly
+// with one thread, else through parallel_ranges, each thread fencing its own
+// streaming stores.
+template <typename Body>
+void split(const Plan& p, uint64_t n, Body&& body) {
+  if (std::min<uint64_t>(resolve_threads(requested_threads(), p.image), n) <= 1) {
+    body(0, n);
+    return;
+  }
+  parallel_ranges(n, p.image, [&](uint64_t begin, uint64_t end) {
+    body(begin, end);
+#if LC_TPU_X86
+    if (p.stream) _mm_sfence();
+#endif
+  });
+}
+
+constexpr uint64_t kChunkBytes = 64u << 10;  // a unit of a threaded copy or fill of the whole image
+
 template <bool kPack>
 void walk_runs(const Plan& p, uint8_t* logical, uint8_t* phys) {
   const bool contiguous_feature = p.sw == p.word && (p.rows == 1 || p.sh == p.cols * p.word);
   if (!p.local) {
-    if (kPack) std::memcpy(phys, logical, p.image);
-    else std::memcpy(logical, phys, p.image);
+    split(p, ceil_div(p.image, kChunkBytes), [&](uint64_t begin, uint64_t end) {
+      const uint64_t from = begin * kChunkBytes, n = std::min(end * kChunkBytes, p.image) - from;
+      if (kPack) std::memcpy(phys + from, logical + from, n);
+      else std::memcpy(logical + from, phys + from, n);
+    });
     return;
   }
   const bool ordered = p.sn >= p.slots * p.sc || p.outer == 1;
   if (contiguous_feature && (p.slots == 1 || p.sc >= p.rows * p.cols * p.word) && ordered) {
     // One front-to-back pass over each NPU's memory.
-    for (uint64_t npu = 0; npu < p.npus; ++npu) {
-      uint8_t* cursor = phys + npu * p.lmem;
-      uint8_t* npu_base = cursor + p.base;
-      const uint64_t first = (npu + p.npus - p.start_npu % p.npus) % p.npus;
-      for (uint64_t m = 0; m < p.outer; ++m) {
-        for (uint64_t c = first; c < p.channels; c += p.npus) {
-          uint8_t* dst = npu_base + m * p.sn + (p.start_npu + c) / p.npus * p.sc;
-          if (kPack) std::memset(cursor, 0, static_cast<size_t>(dst - cursor));
-          uint64_t words = feature_words(p, c);
-          LaneSources src = lanes_at(p, logical, m, c, 0, 0);
-          copy_run<kPack>(p, dst, src.ptr, words);
-          cursor = dst + words * p.word;
+    split(p, p.npus, [&](uint64_t npu_begin, uint64_t npu_end) {
+      for (uint64_t npu = npu_begin; npu < npu_end; ++npu) {
+        uint8_t* cursor = phys + npu * p.lmem;
+        uint8_t* npu_base = cursor + p.base;
+        const uint64_t first = (npu + p.npus - p.start_npu % p.npus) % p.npus;
+        for (uint64_t m = 0; m < p.outer; ++m) {
+          for (uint64_t c = first; c < p.channels; c += p.npus) {
+            uint8_t* dst = npu_base + m * p.sn + (p.start_npu + c) / p.npus * p.sc;
+            if (kPack) std::memset(cursor, 0, static_cast<size_t>(dst - cursor));
+            uint64_t words = feature_words(p, c);
+            LaneSources src = lanes_at(p, logical, m, c, 0, 0);
+            copy_run<kPack>(p, dst, src.ptr, words);
+            cursor = dst + words * p.word;
+          }
         }
+        if (kPack) std::memset(cursor, 0, static_cast<size_t>(phys + (npu + 1) * p.lmem - cursor));
       }
-      if (kPack) std::memset(cursor, 0, static_cast<size_t>(phys + (npu + 1) * p.lmem - cursor));
-    }
+    });
     return;
   }
   // General strides: zero everything, then copy row by row.
-  if (kPack) std::memset(phys, 0, p.image);
-  for (uint64_t m = 0; m < p.outer; ++m) {
-    for (uint64_t c = 0; c < p.channels; ++c) {
+  if (kPack) {
+    split(p, ceil_div(p.image, kChunkBytes), [&](uint64_t begin, uint64_t end) {
+      const uint64_t from = begin * kChunkBytes;
+      std::memset(phys + from, 0, std::min(end * kChunkBytes, p.image) - from);
+    });
+  }
+  split(p, p.outer * p.channels, [&](uint64_t begin, uint64_t end) {
+    for (uint64_t f = begin; f < end; ++f) {
+      const uint64_t m = f / p.channels, c = f % p.channels;
       const uint64_t chan = p.start_npu + c;
       uint8_t* feature = phys + (chan % p.npus) * p.lmem + p.base + m * p.sn + chan / p.npus * p.sc;
       for (uint64_t h = 0; h < p.rows; ++h) {
@@ -522,7 +556,7 @@ void walk_runs(const Plan& p, uint8_t* logical, uint8_t* phys) {
         }
       }
     }
-  }
+  });
 }
 
 // The checker asks one case many questions: each derives the plan once (core/case_cache.h).

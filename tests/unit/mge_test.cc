@@ -1,7 +1,11 @@
 #include <map>
 #include <numeric>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "optimized/isa.h"
+#include "optimized/threads.h"
 #include "support.h"
 
 namespace layoutcheck {
@@ -231,6 +235,54 @@ TEST(MgeLarge, streamed_nchw4_at_every_isa_level) {
          }) {
       expect_pass("mge.nchw4", dtype, shape);
     }
+  }
+}
+
+// Every thread count (optimized/threads.h) writes the bytes of the reference,
+// packing and unpacking, at every instruction-set level: ranges of groups or
+// of NPUs split at their own boundaries.
+void expect_same_bytes_at_every_thread_count(const char* layout, const char* dtype, const char* shape) {
+  SCOPED_TRACE(std::string(layout) + " " + dtype + " " + shape);
+  const Case c = must_case(layout, dtype, shape);
+  std::vector<uint8_t> logical;
+  fill_position_unique(c, 7, &logical);
+  const uint64_t size = *reference_impl().size_bytes(c);
+  std::vector<uint8_t> expected(size, 0x5A);
+  ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), expected.data(), size).ok());
+  std::vector<uint8_t> physical(size), back(logical.size());
+  for (Isa isa : available_isas()) {
+    IsaCapScope cap(isa);
+    for (unsigned threads : {1u, 2u, 3u, 7u}) {
+      std::fill(physical.begin(), physical.end(), 0x5A);
+      std::fill(back.begin(), back.end(), 0xA5);
+      ASSERT_TRUE(optimized_pack(c, logical.data(), logical.size(), physical.data(), size, threads).ok());
+      EXPECT_TRUE(physical == expected) << isa_name(isa) << " pack, threads " << threads;
+      ASSERT_TRUE(optimized_unpack(c, physical.data(), size, back.data(), back.size(), threads).ok());
+      EXPECT_TRUE(back == logical) << isa_name(isa) << " unpack, threads " << threads;
+    }
+  }
+}
+
+// Large tensors (streamed: 16 MiB and more) with many groups, groups that do
+// not share out evenly (split into runs of pixels), one group (a column-major
+// matrix), rows off a cache line (odd H*W), padding rows, 4-bit elements (one
+// thread) and plain copies; small ones thread too when asked.
+TEST(MgeThreads, every_thread_count_writes_the_same_bytes) {
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"mge.nchw4", "fp32", "2,17,256,257"},
+           {"mge.nchw4", "int8", "5,18,256,240"},
+           {"mge.nchw32", "int8", "3,33,256,257"},
+           {"mge.nchw64", "int8", "1,70,256,257"},
+           {"mge.nhwc", "fp32", "1,64,256,257"},
+           {"mge.chwn4", "int8", "8,9,256,257"},
+           {"mge.matrix(order=col)", "fp32", "37,120001"},
+           {"mge.nchw64", "int4", "1,65,256,257"},
+           {"mge.nchw", "int8", "1,3,2048,2731"},
+           {"mge.nhwc", "fp16", "1,5,7,333"},
+           {"mge.matrix(order=col)", "int8", "3,1001"},
+           {"mge.nchw32", "uint4", "1,33,3,129"},
+       }) {
+    expect_same_bytes_at_every_thread_count(layout, dtype, shape);
   }
 }
 

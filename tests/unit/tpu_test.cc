@@ -1,8 +1,12 @@
 #include <algorithm>
 #include <map>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "layoutcheck/okkernel_compat.h"
 #include "optimized/isa.h"
+#include "optimized/threads.h"
 #include "support.h"
 
 namespace layoutcheck {
@@ -127,6 +131,49 @@ TEST(TpuModes, streamed_images_at_every_isa_level) {
     expect_pass("tpu.aligned(npus=64,lmem=262144,mode=4n)", "int8", "7,67,61,65");
     expect_pass("tpu.compact(npus=64,lmem=262144,addr=4,mode=2n)", "int16", "3,64,63,65");
     expect_pass("tpu.compact(npus=64,lmem=262144,addr=4)", "fp32", "2,65,61,67");
+  }
+}
+
+// Every thread count (optimized/threads.h) writes the bytes of the reference,
+// packing and unpacking, at every instruction-set level: ranges of groups or
+// of NPUs split at their own boundaries.
+void expect_same_bytes_at_every_thread_count(const char* layout, const char* dtype, const char* shape) {
+  SCOPED_TRACE(std::string(layout) + " " + dtype + " " + shape);
+  const Case c = must_case(layout, dtype, shape);
+  std::vector<uint8_t> logical;
+  fill_position_unique(c, 7, &logical);
+  const uint64_t size = *reference_impl().size_bytes(c);
+  std::vector<uint8_t> expected(size, 0x5A);
+  ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), expected.data(), size).ok());
+  std::vector<uint8_t> physical(size), back(logical.size());
+  for (Isa isa : available_isas()) {
+    IsaCapScope cap(isa);
+    for (unsigned threads : {1u, 2u, 3u, 7u}) {
+      std::fill(physical.begin(), physical.end(), 0x5A);
+      std::fill(back.begin(), back.end(), 0xA5);
+      ASSERT_TRUE(optimized_pack(c, logical.data(), logical.size(), physical.data(), size, threads).ok());
+      EXPECT_TRUE(physical == expected) << isa_name(isa) << " pack, threads " << threads;
+      ASSERT_TRUE(optimized_unpack(c, physical.data(), size, back.data(), back.size(), threads).ok());
+      EXPECT_TRUE(back == logical) << isa_name(isa) << " unpack, threads " << threads;
+    }
+  }
+}
+
+// Large images split by NPU (aligned, compact, storage modes, matrix), the
+// general strides (zeroed by ranges, then split by feature) and system
+// memory (split into ranges of the copy).
+TEST(TpuThreads, every_thread_count_writes_the_same_bytes) {
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"tpu.aligned(chip=bm1684x)", "fp32", "4,64,127,129"},
+           {"tpu.compact(npus=64,lmem=262144,addr=4)", "fp32", "2,65,61,67"},
+           {"tpu.aligned(npus=64,lmem=262144,mode=4n)", "int8", "7,67,61,65"},
+           {"tpu.compact(npus=64,lmem=262144,addr=4,mode=2n)", "int16", "3,64,63,65"},
+           {"tpu.matrix(chip=bm1684x,w=16384)", "fp32", "4,1000001"},
+           {"tpu.strided(npus=4,lmem=524288,n=65536,c=1,h=1024,w=16)", "fp16", "4,64,64,64"},
+           {"tpu.aligned(npus=4,lmem=4096)", "fp32", "2,5,1,33"},
+           {"tpu.continuous", "fp32", "1,16,256,257"},
+       }) {
+    expect_same_bytes_at_every_thread_count(layout, dtype, shape);
   }
 }
 
