@@ -87,6 +87,17 @@ std::string where_of(const std::string& file, int line) { return file + ":" + st
 
 }  // namespace
 
+OracleLine split_oracle_line(const std::string& raw) {
+  OracleLine l;
+  l.text = trim(raw.substr(0, raw.find('#')));
+  const size_t colon = l.text.find(':');
+  if (colon != std::string::npos) {
+    l.head = trim(l.text.substr(0, colon));
+    l.rest = trim(l.text.substr(colon + 1));
+  }
+  return l;
+}
+
 Result<std::vector<OracleCase>> parse_oracles(const std::string& text, const std::string& file) {
   std::vector<OracleCase> cases;
   std::string file_source;
@@ -99,36 +110,15 @@ Result<std::vector<OracleCase>> parse_oracles(const std::string& text, const std
   };
   while (std::getline(in, raw)) {
     ++lineno;
-    std::string line = raw;
-    if (size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    line = trim(line);
+    const OracleLine split = split_oracle_line(raw);
+    const std::string& line = split.text;
     if (line.empty()) continue;
-    size_t colon = line.find(':');
-    std::string head = colon == std::string::npos ? "" : trim(line.substr(0, colon));
-    std::string rest = colon == std::string::npos ? "" : trim(line.substr(colon + 1));
-    if (head == "source") {
-      if (rest.find(" § ") == std::string::npos) {
-        return fail("source must be 'DOCUMENT.txt § Section heading', got '" + rest + "'");
-      }
-      if (cases.empty()) {
-        file_source = rest;
-        file_source_line = lineno;
-      } else {
-        cases.back().source = rest;
-        cases.back().source_line = lineno;
-      }
-      continue;
+    const std::string& head = split.head;
+    const std::string& rest = split.rest;
+    if (head == "source" && rest.find(" § ") == std::string::npos) {
+      return fail("source must be 'DOCUMENT.txt § Section heading', got '" + rest + "'");
     }
-    if (head == "case") {
-      OracleCase oc;
-      oc.id = rest;
-      oc.file = file;
-      oc.line = lineno;
-      oc.source = file_source;
-      oc.source_line = file_source_line;
-      cases.push_back(oc);
-      continue;
-    }
+    if (take_case_or_source(split, file, lineno, &file_source, &file_source_line, &cases)) continue;
     if (cases.empty()) {
       if (head == "note") continue;
       return fail("'" + line + "' before the first 'case:'");
@@ -639,37 +629,49 @@ Result<std::vector<PrecisionOracleCase>> parse_precision_oracles(const std::stri
   return cases;
 }
 
-Result<std::vector<PrecisionOracleCase>> load_precision_oracle_dir(const std::string& dir,
-                                                                   const std::string& spec_dir) {
+namespace {
+
+// The cases of every file with `extension` under `dir`, in file-name order, each
+// file parsed by `parse`: every source found in spec_dir, every id once.
+template <typename Case, typename Parse>
+Result<std::vector<Case>> load_cases_dir(const std::string& dir, const std::string& spec_dir, const char* extension,
+                                         Parse parse) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return Status::invalid("oracle directory " + dir + " does not exist");
   std::vector<std::string> files;
   for (const auto& entry : fs::recursive_directory_iterator(dir, ec)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".precision") files.push_back(entry.path().string());
+    if (entry.is_regular_file() && entry.path().extension() == extension) files.push_back(entry.path().string());
   }
   std::sort(files.begin(), files.end());
-  std::vector<PrecisionOracleCase> all;
+  std::vector<Case> all;
   std::map<std::string, std::string> documents;
   for (const auto& f : files) {
     std::string text;
     if (!read_text(f, &text)) return Status::invalid("cannot read oracle file " + f);
-    LC_ASSIGN_OR_RETURN(auto cases, parse_precision_oracles(text, f));
-    for (const auto& pc : cases) {
-      LC_RETURN_IF_ERROR(check_source(where_of(pc.file, pc.source_line) + ": source of case " + pc.id + ": ",
-                                      pc.source, spec_dir, &documents));
+    LC_ASSIGN_OR_RETURN(std::vector<Case> cases, parse(text, f));
+    for (const auto& c : cases) {
+      LC_RETURN_IF_ERROR(check_source(where_of(c.file, c.source_line) + ": source of case " + c.id + ": ", c.source,
+                                      spec_dir, &documents));
     }
     all.insert(all.end(), cases.begin(), cases.end());
   }
-  std::map<std::string, const PrecisionOracleCase*> ids;
-  for (const auto& pc : all) {
-    auto [it, fresh] = ids.emplace(pc.id, &pc);
+  std::map<std::string, const Case*> ids;
+  for (const auto& c : all) {
+    auto [it, fresh] = ids.emplace(c.id, &c);
     if (!fresh) {
-      return Status::invalid("duplicate case id '" + pc.id + "': " + where_of(it->second->file, it->second->line) +
-                             " and " + where_of(pc.file, pc.line));
+      return Status::invalid("duplicate case id '" + c.id + "': " + where_of(it->second->file, it->second->line) +
+                             " and " + where_of(c.file, c.line));
     }
   }
   return all;
+}
+
+}  // namespace
+
+Result<std::vector<PrecisionOracleCase>> load_precision_oracle_dir(const std::string& dir,
+                                                                   const std::string& spec_dir) {
+  return load_cases_dir<PrecisionOracleCase>(dir, spec_dir, ".precision", parse_precision_oracles);
 }
 
 namespace {
@@ -896,35 +898,7 @@ Result<std::vector<ValuesOracleCase>> parse_values_oracles(const std::string& te
 }
 
 Result<std::vector<ValuesOracleCase>> load_values_oracle_dir(const std::string& dir, const std::string& spec_dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return Status::invalid("oracle directory " + dir + " does not exist");
-  std::vector<std::string> files;
-  for (const auto& entry : fs::recursive_directory_iterator(dir, ec)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".values") files.push_back(entry.path().string());
-  }
-  std::sort(files.begin(), files.end());
-  std::vector<ValuesOracleCase> all;
-  std::map<std::string, std::string> documents;
-  for (const auto& f : files) {
-    std::string text;
-    if (!read_text(f, &text)) return Status::invalid("cannot read oracle file " + f);
-    LC_ASSIGN_OR_RETURN(auto cases, parse_values_oracles(text, f));
-    for (const auto& vc : cases) {
-      LC_RETURN_IF_ERROR(check_source(where_of(vc.file, vc.source_line) + ": source of case " + vc.id + ": ",
-                                      vc.source, spec_dir, &documents));
-    }
-    all.insert(all.end(), cases.begin(), cases.end());
-  }
-  std::map<std::string, const ValuesOracleCase*> ids;
-  for (const auto& vc : all) {
-    auto [it, fresh] = ids.emplace(vc.id, &vc);
-    if (!fresh) {
-      return Status::invalid("duplicate case id '" + vc.id + "': " + where_of(it->second->file, it->second->line) +
-                             " and " + where_of(vc.file, vc.line));
-    }
-  }
-  return all;
+  return load_cases_dir<ValuesOracleCase>(dir, spec_dir, ".values", parse_values_oracles);
 }
 
 }  // namespace layoutcheck
