@@ -586,8 +586,16 @@ std::vector<std::string> run_oracle(const OracleCase& oc, const Impl& impl) {
 
 // ---- precision oracles -------------------------------------------------------
 
-Result<std::vector<PrecisionOracleCase>> parse_precision_oracles(const std::string& text, const std::string& file) {
-  std::vector<PrecisionOracleCase> cases;
+namespace {
+
+// The lines of a .precision or .values file: '#' comments, `case: ID` (an id
+// required when `id_required`), then the case's `source:`, `note:` and checks.
+// `unknown_line` says why a line is no check ("" when it is one); every case
+// needs a source and a check.
+template <typename Case, typename UnknownLine>
+Result<std::vector<Case>> parse_check_cases(const std::string& text, const std::string& file, bool id_required,
+                                            UnknownLine unknown_line) {
+  std::vector<Case> cases;
   std::istringstream in(text);
   std::string raw;
   int lineno = 0;
@@ -597,36 +605,44 @@ Result<std::vector<PrecisionOracleCase>> parse_precision_oracles(const std::stri
     const std::string where = where_of(file, lineno) + ": ";
     if (line.empty() || line[0] == '#') continue;
     if (line.rfind("case:", 0) == 0) {
-      PrecisionOracleCase pc;
-      pc.id = trim(line.substr(5));
-      pc.file = file;
-      pc.line = lineno;
-      cases.push_back(pc);
+      Case c;
+      c.id = trim(line.substr(5));
+      c.file = file;
+      c.line = lineno;
+      if (id_required && c.id.empty()) return Status::invalid(where + "a case needs an id");
+      cases.push_back(c);
       continue;
     }
     if (cases.empty()) return Status::invalid(where + "'" + line + "' before the first 'case:'");
-    PrecisionOracleCase& pc = cases.back();
+    Case& c = cases.back();
     if (line.rfind("source:", 0) == 0) {
-      pc.source = trim(line.substr(7));
-      pc.source_line = lineno;
-      const size_t sep = pc.source.find(" § ");
-      if (sep == std::string::npos || trim(pc.source.substr(sep + std::strlen(" § "))).empty()) {
-        return Status::invalid(where + "source must be 'DOCUMENT.txt § Section heading', got '" + pc.source + "'");
+      c.source = trim(line.substr(7));
+      c.source_line = lineno;
+      const size_t sep = c.source.find(" § ");
+      if (sep == std::string::npos || trim(c.source.substr(sep + std::strlen(" § "))).empty()) {
+        return Status::invalid(where + "source must be 'DOCUMENT.txt § Section heading', got '" + c.source + "'");
       }
-    } else if (line.rfind("note:", 0) == 0) {
       continue;
-    } else if (line.rfind("table ", 0) == 0 || line.rfind("convert ", 0) == 0 || line.rfind("layer ", 0) == 0) {
-      pc.checks.emplace_back(lineno, line);
-    } else {
-      return Status::invalid(where + "unknown line '" + line + "' (case:, source:, note:, table, convert or layer)");
     }
+    if (line.rfind("note:", 0) == 0) continue;
+    if (std::string why = unknown_line(line); !why.empty()) return Status::invalid(where + why);
+    c.checks.emplace_back(lineno, line);
   }
-  for (const auto& pc : cases) {
-    const std::string where = where_of(file, pc.line) + ": case " + pc.id;
-    if (pc.source.empty()) return Status::invalid(where + " has no source: (document and section)");
-    if (pc.checks.empty()) return Status::invalid(where + " checks nothing");
+  for (const auto& c : cases) {
+    const std::string where = where_of(file, c.line) + ": case " + c.id;
+    if (c.source.empty()) return Status::invalid(where + " has no source: (document and section)");
+    if (c.checks.empty()) return Status::invalid(where + " checks nothing");
   }
   return cases;
+}
+
+}  // namespace
+
+Result<std::vector<PrecisionOracleCase>> parse_precision_oracles(const std::string& text, const std::string& file) {
+  return parse_check_cases<PrecisionOracleCase>(text, file, false, [](const std::string& line) {
+    if (line.rfind("table ", 0) == 0 || line.rfind("convert ", 0) == 0 || line.rfind("layer ", 0) == 0) return std::string();
+    return "unknown line '" + line + "' (case:, source:, note:, table, convert or layer)";
+  });
 }
 
 namespace {
@@ -849,36 +865,7 @@ std::vector<std::string> run_precision_oracle(const PrecisionOracleCase& pc, con
 // ---- value oracles -----------------------------------------------------------
 
 Result<std::vector<ValuesOracleCase>> parse_values_oracles(const std::string& text, const std::string& file) {
-  std::vector<ValuesOracleCase> cases;
-  std::istringstream in(text);
-  std::string raw;
-  int lineno = 0;
-  while (std::getline(in, raw)) {
-    ++lineno;
-    const std::string line = trim(raw);
-    const std::string where = where_of(file, lineno) + ": ";
-    if (line.empty() || line[0] == '#') continue;
-    if (line.rfind("case:", 0) == 0) {
-      ValuesOracleCase vc;
-      vc.id = trim(line.substr(5));
-      vc.file = file;
-      vc.line = lineno;
-      if (vc.id.empty()) return Status::invalid(where + "a case needs an id");
-      cases.push_back(vc);
-      continue;
-    }
-    if (cases.empty()) return Status::invalid(where + "'" + line + "' before the first 'case:'");
-    ValuesOracleCase& vc = cases.back();
-    if (line.rfind("source:", 0) == 0) {
-      vc.source = trim(line.substr(7));
-      vc.source_line = lineno;
-      const size_t sep = vc.source.find(" § ");
-      if (sep == std::string::npos || trim(vc.source.substr(sep + std::strlen(" § "))).empty()) {
-        return Status::invalid(where + "source must be 'DOCUMENT.txt § Section heading', got '" + vc.source + "'");
-      }
-      continue;
-    }
-    if (line.rfind("note:", 0) == 0) continue;
+  return parse_check_cases<ValuesOracleCase>(text, file, true, [](const std::string& line) {
     const std::string verb = line.substr(0, line.find(' '));
     bool known = false;
     std::string verbs;
@@ -886,15 +873,8 @@ Result<std::vector<ValuesOracleCase>> parse_values_oracles(const std::string& te
       known = known || verb == v;
       verbs += (verbs.empty() ? "" : ", ") + std::string(v);
     }
-    if (!known) return Status::invalid(where + "unknown line '" + line + "' (case:, source:, note: or a check: " + verbs + ")");
-    vc.checks.emplace_back(lineno, line);
-  }
-  for (const auto& vc : cases) {
-    const std::string where = where_of(file, vc.line) + ": case " + vc.id;
-    if (vc.source.empty()) return Status::invalid(where + " has no source: (document and section)");
-    if (vc.checks.empty()) return Status::invalid(where + " checks nothing");
-  }
-  return cases;
+    return known ? std::string() : "unknown line '" + line + "' (case:, source:, note: or a check: " + verbs + ")";
+  });
 }
 
 Result<std::vector<ValuesOracleCase>> load_values_oracle_dir(const std::string& dir, const std::string& spec_dir) {

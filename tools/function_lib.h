@@ -82,6 +82,24 @@ struct FnResult {
   std::string input, expected, actual, note;
 };
 
+// Each function's result: "not provided" when bit f of `provided` is clear,
+// else check(f, result) counts its inputs and failures and returns 0, or the
+// exit status to stop with (the library or the reference failed, said on
+// stderr), which check_functions returns.
+template <typename Check>
+int check_functions(uint64_t provided, std::vector<FnResult>* results, Check check) {
+  for (uint64_t f = 0; f < results->size(); ++f) {
+    FnResult& res = (*results)[f];
+    if (!(provided & (uint64_t{1} << f))) {
+      res.status = "not provided";
+      continue;
+    }
+    if (int status = check(f, res)) return status;
+    res.status = res.failed ? "failed" : "passed";
+  }
+  return 0;
+}
+
 // The report of a library with several optional functions: `j` (the --json
 // header and the command's own fields) gets the status, totals and functions;
 // the text gives `title`, a line per function (names `width` wide) and a
