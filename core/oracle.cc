@@ -87,6 +87,17 @@ std::string where_of(const std::string& file, int line) { return file + ":" + st
 
 }  // namespace
 
+OracleLine split_oracle_line(const std::string& raw) {
+  OracleLine l;
+  l.text = trim(raw.substr(0, raw.find('#')));
+  const size_t colon = l.text.find(':');
+  if (colon != std::string::npos) {
+    l.head = trim(l.text.substr(0, colon));
+    l.rest = trim(l.text.substr(colon + 1));
+  }
+  return l;
+}
+
 Result<std::vector<OracleCase>> parse_oracles(const std::string& text, const std::string& file) {
   std::vector<OracleCase> cases;
   std::string file_source;
@@ -99,36 +110,15 @@ Result<std::vector<OracleCase>> parse_oracles(const std::string& text, const std
   };
   while (std::getline(in, raw)) {
     ++lineno;
-    std::string line = raw;
-    if (size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    line = trim(line);
+    const OracleLine split = split_oracle_line(raw);
+    const std::string& line = split.text;
     if (line.empty()) continue;
-    size_t colon = line.find(':');
-    std::string head = colon == std::string::npos ? "" : trim(line.substr(0, colon));
-    std::string rest = colon == std::string::npos ? "" : trim(line.substr(colon + 1));
-    if (head == "source") {
-      if (rest.find(" § ") == std::string::npos) {
-        return fail("source must be 'DOCUMENT.txt § Section heading', got '" + rest + "'");
-      }
-      if (cases.empty()) {
-        file_source = rest;
-        file_source_line = lineno;
-      } else {
-        cases.back().source = rest;
-        cases.back().source_line = lineno;
-      }
-      continue;
+    const std::string& head = split.head;
+    const std::string& rest = split.rest;
+    if (head == "source" && rest.find(" § ") == std::string::npos) {
+      return fail("source must be 'DOCUMENT.txt § Section heading', got '" + rest + "'");
     }
-    if (head == "case") {
-      OracleCase oc;
-      oc.id = rest;
-      oc.file = file;
-      oc.line = lineno;
-      oc.source = file_source;
-      oc.source_line = file_source_line;
-      cases.push_back(oc);
-      continue;
-    }
+    if (take_case_or_source(split, file, lineno, &file_source, &file_source_line, &cases)) continue;
     if (cases.empty()) {
       if (head == "note") continue;
       return fail("'" + line + "' before the first 'case:'");
@@ -596,8 +586,16 @@ std::vector<std::string> run_oracle(const OracleCase& oc, const Impl& impl) {
 
 // ---- precision oracles -------------------------------------------------------
 
-Result<std::vector<PrecisionOracleCase>> parse_precision_oracles(const std::string& text, const std::string& file) {
-  std::vector<PrecisionOracleCase> cases;
+namespace {
+
+// The lines of a .precision or .values file: '#' comments, `case: ID` (an id
+// required when `id_required`), then the case's `source:`, `note:` and checks.
+// `unknown_line` says why a line is no check ("" when it is one); every case
+// needs a source and a check.
+template <typename Case, typename UnknownLine>
+Result<std::vector<Case>> parse_check_cases(const std::string& text, const std::string& file, bool id_required,
+                                            UnknownLine unknown_line) {
+  std::vector<Case> cases;
   std::istringstream in(text);
   std::string raw;
   int lineno = 0;
@@ -607,69 +605,89 @@ Result<std::vector<PrecisionOracleCase>> parse_precision_oracles(const std::stri
     const std::string where = where_of(file, lineno) + ": ";
     if (line.empty() || line[0] == '#') continue;
     if (line.rfind("case:", 0) == 0) {
-      PrecisionOracleCase pc;
-      pc.id = trim(line.substr(5));
-      pc.file = file;
-      pc.line = lineno;
-      cases.push_back(pc);
+      Case c;
+      c.id = trim(line.substr(5));
+      c.file = file;
+      c.line = lineno;
+      if (id_required && c.id.empty()) return Status::invalid(where + "a case needs an id");
+      cases.push_back(c);
       continue;
     }
     if (cases.empty()) return Status::invalid(where + "'" + line + "' before the first 'case:'");
-    PrecisionOracleCase& pc = cases.back();
+    Case& c = cases.back();
     if (line.rfind("source:", 0) == 0) {
-      pc.source = trim(line.substr(7));
-      pc.source_line = lineno;
-      const size_t sep = pc.source.find(" § ");
-      if (sep == std::string::npos || trim(pc.source.substr(sep + std::strlen(" § "))).empty()) {
-        return Status::invalid(where + "source must be 'DOCUMENT.txt § Section heading', got '" + pc.source + "'");
+      c.source = trim(line.substr(7));
+      c.source_line = lineno;
+      const size_t sep = c.source.find(" § ");
+      if (sep == std::string::npos || trim(c.source.substr(sep + std::strlen(" § "))).empty()) {
+        return Status::invalid(where + "source must be 'DOCUMENT.txt § Section heading', got '" + c.source + "'");
       }
-    } else if (line.rfind("note:", 0) == 0) {
       continue;
-    } else if (line.rfind("table ", 0) == 0 || line.rfind("convert ", 0) == 0 || line.rfind("layer ", 0) == 0) {
-      pc.checks.emplace_back(lineno, line);
-    } else {
-      return Status::invalid(where + "unknown line '" + line + "' (case:, source:, note:, table, convert or layer)");
     }
+    if (line.rfind("note:", 0) == 0) continue;
+    if (std::string why = unknown_line(line); !why.empty()) return Status::invalid(where + why);
+    c.checks.emplace_back(lineno, line);
   }
-  for (const auto& pc : cases) {
-    const std::string where = where_of(file, pc.line) + ": case " + pc.id;
-    if (pc.source.empty()) return Status::invalid(where + " has no source: (document and section)");
-    if (pc.checks.empty()) return Status::invalid(where + " checks nothing");
+  for (const auto& c : cases) {
+    const std::string where = where_of(file, c.line) + ": case " + c.id;
+    if (c.source.empty()) return Status::invalid(where + " has no source: (document and section)");
+    if (c.checks.empty()) return Status::invalid(where + " checks nothing");
   }
   return cases;
 }
 
-Result<std::vector<PrecisionOracleCase>> load_precision_oracle_dir(const std::string& dir,
-                                                                   const std::string& spec_dir) {
+}  // namespace
+
+Result<std::vector<PrecisionOracleCase>> parse_precision_oracles(const std::string& text, const std::string& file) {
+  return parse_check_cases<PrecisionOracleCase>(text, file, false, [](const std::string& line) {
+    if (line.rfind("table ", 0) == 0 || line.rfind("convert ", 0) == 0 || line.rfind("layer ", 0) == 0) return std::string();
+    return "unknown line '" + line + "' (case:, source:, note:, table, convert or layer)";
+  });
+}
+
+namespace {
+
+// The cases of every file with `extension` under `dir`, in file-name order, each
+// file parsed by `parse`: every source found in spec_dir, every id once.
+template <typename Case, typename Parse>
+Result<std::vector<Case>> load_cases_dir(const std::string& dir, const std::string& spec_dir, const char* extension,
+                                         Parse parse) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return Status::invalid("oracle directory " + dir + " does not exist");
   std::vector<std::string> files;
   for (const auto& entry : fs::recursive_directory_iterator(dir, ec)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".precision") files.push_back(entry.path().string());
+    if (entry.is_regular_file() && entry.path().extension() == extension) files.push_back(entry.path().string());
   }
   std::sort(files.begin(), files.end());
-  std::vector<PrecisionOracleCase> all;
+  std::vector<Case> all;
   std::map<std::string, std::string> documents;
   for (const auto& f : files) {
     std::string text;
     if (!read_text(f, &text)) return Status::invalid("cannot read oracle file " + f);
-    LC_ASSIGN_OR_RETURN(auto cases, parse_precision_oracles(text, f));
-    for (const auto& pc : cases) {
-      LC_RETURN_IF_ERROR(check_source(where_of(pc.file, pc.source_line) + ": source of case " + pc.id + ": ",
-                                      pc.source, spec_dir, &documents));
+    LC_ASSIGN_OR_RETURN(std::vector<Case> cases, parse(text, f));
+    for (const auto& c : cases) {
+      LC_RETURN_IF_ERROR(check_source(where_of(c.file, c.source_line) + ": source of case " + c.id + ": ", c.source,
+                                      spec_dir, &documents));
     }
     all.insert(all.end(), cases.begin(), cases.end());
   }
-  std::map<std::string, const PrecisionOracleCase*> ids;
-  for (const auto& pc : all) {
-    auto [it, fresh] = ids.emplace(pc.id, &pc);
+  std::map<std::string, const Case*> ids;
+  for (const auto& c : all) {
+    auto [it, fresh] = ids.emplace(c.id, &c);
     if (!fresh) {
-      return Status::invalid("duplicate case id '" + pc.id + "': " + where_of(it->second->file, it->second->line) +
-                             " and " + where_of(pc.file, pc.line));
+      return Status::invalid("duplicate case id '" + c.id + "': " + where_of(it->second->file, it->second->line) +
+                             " and " + where_of(c.file, c.line));
     }
   }
   return all;
+}
+
+}  // namespace
+
+Result<std::vector<PrecisionOracleCase>> load_precision_oracle_dir(const std::string& dir,
+                                                                   const std::string& spec_dir) {
+  return load_cases_dir<PrecisionOracleCase>(dir, spec_dir, ".precision", parse_precision_oracles);
 }
 
 namespace {
@@ -847,36 +865,7 @@ std::vector<std::string> run_precision_oracle(const PrecisionOracleCase& pc, con
 // ---- value oracles -----------------------------------------------------------
 
 Result<std::vector<ValuesOracleCase>> parse_values_oracles(const std::string& text, const std::string& file) {
-  std::vector<ValuesOracleCase> cases;
-  std::istringstream in(text);
-  std::string raw;
-  int lineno = 0;
-  while (std::getline(in, raw)) {
-    ++lineno;
-    const std::string line = trim(raw);
-    const std::string where = where_of(file, lineno) + ": ";
-    if (line.empty() || line[0] == '#') continue;
-    if (line.rfind("case:", 0) == 0) {
-      ValuesOracleCase vc;
-      vc.id = trim(line.substr(5));
-      vc.file = file;
-      vc.line = lineno;
-      if (vc.id.empty()) return Status::invalid(where + "a case needs an id");
-      cases.push_back(vc);
-      continue;
-    }
-    if (cases.empty()) return Status::invalid(where + "'" + line + "' before the first 'case:'");
-    ValuesOracleCase& vc = cases.back();
-    if (line.rfind("source:", 0) == 0) {
-      vc.source = trim(line.substr(7));
-      vc.source_line = lineno;
-      const size_t sep = vc.source.find(" § ");
-      if (sep == std::string::npos || trim(vc.source.substr(sep + std::strlen(" § "))).empty()) {
-        return Status::invalid(where + "source must be 'DOCUMENT.txt § Section heading', got '" + vc.source + "'");
-      }
-      continue;
-    }
-    if (line.rfind("note:", 0) == 0) continue;
+  return parse_check_cases<ValuesOracleCase>(text, file, true, [](const std::string& line) {
     const std::string verb = line.substr(0, line.find(' '));
     bool known = false;
     std::string verbs;
@@ -884,47 +873,12 @@ Result<std::vector<ValuesOracleCase>> parse_values_oracles(const std::string& te
       known = known || verb == v;
       verbs += (verbs.empty() ? "" : ", ") + std::string(v);
     }
-    if (!known) return Status::invalid(where + "unknown line '" + line + "' (case:, source:, note: or a check: " + verbs + ")");
-    vc.checks.emplace_back(lineno, line);
-  }
-  for (const auto& vc : cases) {
-    const std::string where = where_of(file, vc.line) + ": case " + vc.id;
-    if (vc.source.empty()) return Status::invalid(where + " has no source: (document and section)");
-    if (vc.checks.empty()) return Status::invalid(where + " checks nothing");
-  }
-  return cases;
+    return known ? std::string() : "unknown line '" + line + "' (case:, source:, note: or a check: " + verbs + ")";
+  });
 }
 
 Result<std::vector<ValuesOracleCase>> load_values_oracle_dir(const std::string& dir, const std::string& spec_dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return Status::invalid("oracle directory " + dir + " does not exist");
-  std::vector<std::string> files;
-  for (const auto& entry : fs::recursive_directory_iterator(dir, ec)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".values") files.push_back(entry.path().string());
-  }
-  std::sort(files.begin(), files.end());
-  std::vector<ValuesOracleCase> all;
-  std::map<std::string, std::string> documents;
-  for (const auto& f : files) {
-    std::string text;
-    if (!read_text(f, &text)) return Status::invalid("cannot read oracle file " + f);
-    LC_ASSIGN_OR_RETURN(auto cases, parse_values_oracles(text, f));
-    for (const auto& vc : cases) {
-      LC_RETURN_IF_ERROR(check_source(where_of(vc.file, vc.source_line) + ": source of case " + vc.id + ": ",
-                                      vc.source, spec_dir, &documents));
-    }
-    all.insert(all.end(), cases.begin(), cases.end());
-  }
-  std::map<std::string, const ValuesOracleCase*> ids;
-  for (const auto& vc : all) {
-    auto [it, fresh] = ids.emplace(vc.id, &vc);
-    if (!fresh) {
-      return Status::invalid("duplicate case id '" + vc.id + "': " + where_of(it->second->file, it->second->line) +
-                             " and " + where_of(vc.file, vc.line));
-    }
-  }
-  return all;
+  return load_cases_dir<ValuesOracleCase>(dir, spec_dir, ".values", parse_values_oracles);
 }
 
 }  // namespace layoutcheck

@@ -132,33 +132,14 @@ Result<std::vector<TupleOracleCase>> parse_tuple_oracles(const std::string& text
   auto fail = [&](const std::string& why) { return Status::invalid(where_of(file, lineno) + ": " + why); };
   for (std::string raw; std::getline(in, raw);) {
     ++lineno;
-    std::string line = raw.substr(0, raw.find('#'));
-    line = trim(line);
+    const OracleLine split = split_oracle_line(raw);
+    const std::string& line = split.text;
     if (line.empty()) continue;
     const size_t colon = line.find(':');
-    const std::string head = colon == std::string::npos ? "" : trim(line.substr(0, colon));
-    const std::string rest = colon == std::string::npos ? "" : trim(line.substr(colon + 1));
-    if (head == "source") {
-      if (rest.find(" § ") == std::string::npos) return fail("a source is 'DOCUMENT § SECTION'");
-      if (cases.empty()) {
-        file_source = rest;
-        file_source_line = lineno;
-      } else {
-        cases.back().source = rest;
-        cases.back().source_line = lineno;
-      }
-      continue;
-    }
-    if (head == "case") {
-      TupleOracleCase oc;
-      oc.id = rest;
-      oc.file = file;
-      oc.line = lineno;
-      oc.source = file_source;
-      oc.source_line = file_source_line;
-      cases.push_back(oc);
-      continue;
-    }
+    const std::string& head = split.head;
+    const std::string& rest = split.rest;
+    if (head == "source" && rest.find(" § ") == std::string::npos) return fail("a source is 'DOCUMENT § SECTION'");
+    if (take_case_or_source(split, file, lineno, &file_source, &file_source_line, &cases)) continue;
     if (head == "note") {
       if (!cases.empty()) cases.back().notes.push_back(rest);
       continue;

@@ -1,6 +1,5 @@
 #include "tools/okk_cmd.h"
 
-#include <dlfcn.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -10,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <map>
 #include <set>
 #include <string>
@@ -23,6 +23,7 @@
 // expected values come from the reference, never from this header's functions.
 #include "layoutcheck/okkernel_compat.h"
 #include "tools/cli_json.h"
+#include "tools/function_lib.h"
 
 namespace layoutcheck::cli {
 namespace {
@@ -68,14 +69,6 @@ struct Output {
 using ChannelsFn = int (*)(int, int, const okk_compat_config*);
 using ContinuousFn = void (*)(dim4*, const dim4*);
 using StrideFn = void (*)(dim4*, int, const dim4*, const okk_compat_config*);
-
-template <typename F>
-F as_function(void* sym) {
-  F f;
-  static_assert(sizeof f == sizeof sym, "function and object pointers differ in size");
-  std::memcpy(&f, &sym, sizeof f);
-  return f;
-}
 
 std::string serve(void* sym, const std::string& request) {
   Reader r{request};
@@ -135,37 +128,6 @@ std::string serve(void* sym, const std::string& request) {
   put_str(&reply, "");
   reply += outputs;
   return reply;
-}
-
-void child_main(const std::string& path, int fd) {
-  std::string hello;
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* err = dlerror();
-    put_str(&hello, "cannot load " + path + ": " + (err ? err : "unknown error"));
-    Sandbox::child_send(fd, hello);
-    return;
-  }
-  if (std::string stray = Sandbox::child_stray_processes(); !stray.empty()) {
-    put_str(&hello, "while loading " + path + " it " + stray);
-    Sandbox::child_send(fd, hello);
-    return;
-  }
-  void* syms[kFnCount];
-  uint64_t provided = 0;
-  for (uint64_t f = 0; f < kFnCount; ++f) {
-    syms[f] = dlsym(handle, kFns[f].symbol);
-    if (syms[f]) provided |= uint64_t{1} << f;
-  }
-  put_str(&hello, "");
-  put_u64(&hello, provided);
-  if (!Sandbox::child_send(fd, hello)) return;
-  for (std::string request; Sandbox::child_receive(fd, &request);) {
-    Reader r{request};
-    const uint64_t fn = r.u64();
-    Sandbox::child_allow(request.size() * 2);
-    if (!Sandbox::child_send(fd, serve(fn < kFnCount ? syms[fn] : nullptr, request))) return;
-  }
 }
 
 // ---- the parent: the grid, the expected values, the report --------------------
@@ -306,12 +268,6 @@ std::string input_text(Fn fn, const Input& in, int X, int eu_bytes) {
   return "start_idx " + std::to_string(in.start) + ", " + shape + ", " + cfg;
 }
 
-struct FnResult {
-  std::string status;  // passed, failed, not provided
-  uint64_t inputs = 0, failed = 0;
-  std::string input, expected, actual, message;  // the first difference
-};
-
 int parse_int(const Args& a, const std::string& key, int lo, int hi) {
   const std::string v = a.get(key);
   char* end = nullptr;
@@ -355,40 +311,15 @@ int okk_main(const Args& a) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) throw UsageError{"cannot read " + path + ": " + std::strerror(errno)};
 
-  SandboxLimits limits;
-  if (const char* t = std::getenv("LAYOUTCHECK_PLUGIN_TIMEOUT"); t && std::atof(t) > 0) limits.timeout_seconds = std::atof(t);
-  Sandbox box(limits);
-  Status started = box.start([path](int fd) { child_main(path, fd); });
-  if (!started.ok()) {
-    std::cerr << "layoutcheck okk: " << started.message() << "\n";
-    return 2;
-  }
-  auto bad_library = [&](const std::string& why) {
-    std::cerr << "layoutcheck okk: bad library " << path << ": " << why << "\n";
-    return 2;
-  };
-  auto hello = box.receive(1 << 16, "loading (its constructors)");
-  if (!hello.ok()) return bad_library(hello.status().message());
-  Reader hr{*hello};
-  const std::string load_error = hr.str(1 << 12);
-  if (hr.bad) return bad_library("sent a malformed answer while loading");
-  if (!load_error.empty()) return bad_library(load_error);
-  const uint64_t provided = hr.u64();
-  if (hr.bad) return bad_library("sent a malformed answer while loading");
-  if ((provided & ((uint64_t{1} << kFnCount) - 1)) == 0) {
-    std::string names;
-    for (const FnInfo& f : kFns) names += std::string(names.empty() ? "" : ", ") + f.symbol;
-    return bad_library("exports none of " + names);
-  }
+  LibraryChild lib("okk", path);
+  std::vector<const char*> symbols;
+  for (const FnInfo& f : kFns) symbols.push_back(f.symbol);
+  const std::optional<uint64_t> provided = lib.start_serving(symbols, serve);
+  if (!provided) return 2;
 
   std::vector<FnResult> results(kFnCount);
-  for (uint64_t f = 0; f < kFnCount; ++f) {
+  auto check = [&](uint64_t f, FnResult& res) {
     const Fn fn = static_cast<Fn>(f);
-    FnResult& res = results[f];
-    if (!(provided & (uint64_t{1} << f))) {
-      res.status = "not provided";
-      continue;
-    }
     std::vector<Input> inputs;
     std::vector<Output> want;
     for (const Input& in : grid(fn, X, eu_bytes)) {
@@ -410,20 +341,14 @@ int okk_main(const Args& a) {
     for (const Input& in : inputs) {
       for (int v : {in.start, in.n, in.c, in.h, in.w}) put_u64(&request, static_cast<uint64_t>(v));
     }
-    if (Status s = box.send(request); !s.ok()) return bad_library(s.message() + " before " + kFns[f].symbol);
-    auto reply = box.receive(inputs.size() * 40 + (1 << 14), std::string(kFns[f].symbol) + " (over " +
-                                                                std::to_string(inputs.size()) + " inputs)");
-    if (!reply.ok()) return bad_library(reply.status().message());
-    Reader r{*reply};
-    const std::string error = r.str(1 << 12);
-    if (r.bad) return bad_library(std::string("sent a malformed answer during ") + kFns[f].symbol);
-    if (!error.empty()) return bad_library(error);
+    std::optional<Reader> r = lib.call(request, kFns[f].symbol, inputs.size(), inputs.size() * 40 + (1 << 14));
+    if (!r) return 2;
     res.inputs = inputs.size();
     for (size_t i = 0; i < inputs.size(); ++i) {
       Output got;
-      for (int32_t& v : got.v) v = static_cast<int32_t>(static_cast<uint32_t>(r.u64()));
-      const uint64_t flags = r.u64();
-      if (r.bad) return bad_library(std::string("sent a malformed answer during ") + kFns[f].symbol);
+      for (int32_t& v : got.v) v = static_cast<int32_t>(static_cast<uint32_t>(r->u64()));
+      const uint64_t flags = r->u64();
+      if (r->bad) return lib.bad_library(std::string("sent a malformed answer during ") + kFns[f].symbol);
       got.shape_changed = flags & 1;
       got.cfg_changed = flags & 2;
       const bool differs = std::memcmp(got.v, want[i].v, sizeof got.v) != 0 || got.shape_changed || got.cfg_changed;
@@ -432,57 +357,22 @@ int okk_main(const Args& a) {
         res.input = input_text(fn, inputs[i], X, eu_bytes);
         res.expected = values_text(fn, want[i]);
         res.actual = values_text(fn, got);
-        if (got.shape_changed) res.message = "it modified its const shape argument";
-        else if (got.cfg_changed) res.message = "it modified its const config argument";
+        if (got.shape_changed) res.note = "it modified its const shape argument";
+        else if (got.cfg_changed) res.note = "it modified its const config argument";
       }
     }
-    res.status = res.failed ? "failed" : "passed";
-  }
+    return 0;
+  };
+  if (int status = check_functions(*provided, &results, check)) return status;
 
-  int passed = 0, failed = 0, skipped = 0;
-  for (const FnResult& r : results) {
-    passed += r.status == "passed";
-    failed += r.status == "failed";
-    skipped += r.status == "not provided";
-  }
-  if (a.has("json")) {
-    Json j = report_header("okk");
-    j["lib"] = path;
-    j["npus"] = X;
-    j["eu_bytes"] = eu_bytes;
-    j["status"] = failed ? "failed" : "passed";
-    j["totals"] = {{"functions", kFnCount}, {"passed", passed}, {"failed", failed}, {"not_provided", skipped}};
-    Json fns = Json::array();
-    for (uint64_t f = 0; f < kFnCount; ++f) {
-      const FnResult& r = results[f];
-      Json o = {{"function", kFns[f].symbol}, {"status", r.status}, {"inputs", r.inputs}, {"failed_inputs", r.failed}};
-      if (r.failed) {
-        o["first_failure"] = {{"input", r.input}, {"expected", r.expected}, {"actual", r.actual}, {"note", r.message}};
-      } else {
-        o["first_failure"] = nullptr;
-      }
-      fns.push_back(o);
-    }
-    j["functions"] = fns;
-    std::cout << dump_json(j);
-  } else {
-    std::printf("okk functions of %s against the reference (npu_num %d, eu_bytes %d)\n", path.c_str(), X, eu_bytes);
-    for (uint64_t f = 0; f < kFnCount; ++f) {
-      const FnResult& r = results[f];
-      if (r.status == "not provided") {
-        std::printf("  %-40s not provided (skipped)\n", kFns[f].symbol);
-      } else if (r.status == "passed") {
-        std::printf("  %-40s passed (%llu inputs)\n", kFns[f].symbol, static_cast<unsigned long long>(r.inputs));
-      } else {
-        std::printf("  %-40s FAILED on %llu of %llu inputs\n", kFns[f].symbol, static_cast<unsigned long long>(r.failed),
-                    static_cast<unsigned long long>(r.inputs));
-        std::printf("    first at %s: expected %s, actual %s%s%s\n", r.input.c_str(), r.expected.c_str(),
-                    r.actual.c_str(), r.message.empty() ? "" : "; ", r.message.c_str());
-      }
-    }
-    std::printf("okk: %d passed, %d failed, %d not provided\n", passed, failed, skipped);
-  }
-  return failed ? 1 : 0;
+  Json j = report_header("okk");
+  j["lib"] = path;
+  j["npus"] = X;
+  j["eu_bytes"] = eu_bytes;
+  return report_functions(a, j,
+                          "okk functions of " + path + " against the reference (npu_num " + std::to_string(X) +
+                              ", eu_bytes " + std::to_string(eu_bytes) + ")",
+                          "okk", symbols, results, 40);
 }
 
 }  // namespace layoutcheck::cli

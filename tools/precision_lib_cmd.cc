@@ -5,9 +5,9 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +15,7 @@
 // For the function's type only: the expected answers come from the reference's tables.
 #include "layoutcheck/nvdla_precision_compat.h"
 #include "tools/cli_json.h"
+#include "tools/function_lib.h"
 
 namespace layoutcheck::cli {
 namespace {
@@ -42,14 +43,9 @@ std::vector<Question> questions() {
 // ---- the child: loads the library, asks it every question ---------------------
 
 void child_main(const std::string& path, int fd) {
+  void* handle = child_open_library(path, fd);
+  if (!handle) return;
   std::string hello;
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* err = dlerror();
-    put_str(&hello, "cannot load " + path + ": " + (err ? err : "unknown error"));
-    Sandbox::child_send(fd, hello);
-    return;
-  }
   void* sym = dlsym(handle, NVDLA_PRECISION_SUPPORTED_SYMBOL);
   if (sym == nullptr) {
     put_str(&hello, std::string("exports no ") + NVDLA_PRECISION_SUPPORTED_SYMBOL +
@@ -57,14 +53,8 @@ void child_main(const std::string& path, int fd) {
     Sandbox::child_send(fd, hello);
     return;
   }
-  if (std::string stray = Sandbox::child_stray_processes(); !stray.empty()) {
-    put_str(&hello, "while loading " + path + " it " + stray);
-    Sandbox::child_send(fd, hello);
-    return;
-  }
-  nvdla_precision_supported_fn fn;
-  static_assert(sizeof fn == sizeof sym, "function and object pointers differ in size");
-  std::memcpy(&fn, &sym, sizeof fn);
+  if (child_reported_stray(path, fd)) return;
+  const auto fn = as_function<nvdla_precision_supported_fn>(sym);
   std::string reply;
   put_str(&reply, "");
   for (const Question& q : questions()) {
@@ -124,28 +114,19 @@ int precision_lib_main(const Args& a) {
   const std::string path = a.get("lib");
   struct stat st;
   if (stat(path.c_str(), &st) != 0) throw UsageError{"cannot read " + path + ": " + std::strerror(errno)};
-  SandboxLimits limits;
-  if (const char* t = std::getenv("LAYOUTCHECK_PLUGIN_TIMEOUT"); t && std::atof(t) > 0) limits.timeout_seconds = std::atof(t);
-  Sandbox box(limits);
-  auto bad_library = [&](const std::string& why) {
-    std::cerr << "layoutcheck precision: bad library " << path << ": " << why << "\n";
-    return 2;
-  };
-  if (Status s = box.start([path](int fd) { child_main(path, fd); }); !s.ok()) return bad_library(s.message());
+  LibraryChild lib("precision", path);
+  if (Status s = lib.box().start([path](int fd) { child_main(path, fd); }); !s.ok()) return lib.bad_library(s.message());
   const std::vector<Question> qs = questions();
-  auto reply = box.receive(qs.size() * (16 + kPipelineMax) + (1 << 12),
-                           std::string("loading it and calling ") + NVDLA_PRECISION_SUPPORTED_SYMBOL);
-  if (!reply.ok()) return bad_library(reply.status().message());
-  Reader r{*reply};
-  const std::string error = r.str(1 << 12);
-  if (r.bad) return bad_library("sent a malformed answer");
-  if (!error.empty()) return bad_library(error);
+  std::optional<Reader> r = lib.receive(qs.size() * (16 + kPipelineMax) + (1 << 12),
+                                        std::string("loading it and calling ") + NVDLA_PRECISION_SUPPORTED_SYMBOL,
+                                        "sent a malformed answer");
+  if (!r) return 2;
 
   TableResult tables[4];
   for (const Question& q : qs) {
-    const int64_t answer = static_cast<int64_t>(r.u64());
-    const std::string pipeline = r.str(kPipelineMax);
-    if (r.bad) return bad_library("sent a malformed answer");
+    const int64_t answer = static_cast<int64_t>(r->u64());
+    const std::string pipeline = r->str(kPipelineMax);
+    if (r->bad) return lib.bad_library("sent a malformed answer");
     std::string want_pipeline;
     const int want = expected(q, &want_pipeline);
     TableResult& t = tables[static_cast<size_t>(*parse_precision_layer(q.layer))];

@@ -1,14 +1,14 @@
 #include "tools/tuple_cmd.h"
 
-#include <dlfcn.h>
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <iterator>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -18,6 +18,7 @@
 #include "layoutcheck/tla_api.h"
 #include "layoutcheck/tla_tuple.h"
 #include "tools/cli_json.h"
+#include "tools/function_lib.h"
 
 namespace layoutcheck::cli {
 namespace {
@@ -78,14 +79,6 @@ struct Query {
 };
 
 // ---- the child: loads the library, calls the functions --------------------------
-
-template <typename F>
-F as_function(void* sym) {
-  F f;
-  static_assert(sizeof f == sizeof sym, "function and object pointers differ in size");
-  std::memcpy(&f, &sym, sizeof f);
-  return f;
-}
 
 std::string serve(void* sym, const std::string& request) {
   Reader r{request};
@@ -151,37 +144,6 @@ std::string serve(void* sym, const std::string& request) {
   return reply;
 }
 
-void child_main(const std::string& path, int fd) {
-  std::string hello;
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* err = dlerror();
-    put_str(&hello, "cannot load " + path + ": " + (err ? err : "unknown error"));
-    Sandbox::child_send(fd, hello);
-    return;
-  }
-  if (std::string stray = Sandbox::child_stray_processes(); !stray.empty()) {
-    put_str(&hello, "while loading " + path + " it " + stray);
-    Sandbox::child_send(fd, hello);
-    return;
-  }
-  void* syms[kFnCount];
-  uint64_t provided = 0;
-  for (uint64_t f = 0; f < kFnCount; ++f) {
-    syms[f] = dlsym(handle, kSymbols[f]);
-    if (syms[f]) provided |= uint64_t{1} << f;
-  }
-  put_str(&hello, "");
-  put_u64(&hello, provided);
-  if (!Sandbox::child_send(fd, hello)) return;
-  for (std::string request; Sandbox::child_receive(fd, &request);) {
-    Reader r{request};
-    const uint64_t fn = r.u64();
-    Sandbox::child_allow(request.size() * 2);
-    if (!Sandbox::child_send(fd, serve(fn < kFnCount ? syms[fn] : nullptr, request))) return;
-  }
-}
-
 // ---- the parent: the expected values, the report --------------------------------
 
 // What the reference says: rank or depth; for get<I>, the position of element
@@ -220,12 +182,6 @@ std::string value_text(Fn fn, const IntTuple& t, uint64_t v) {
   return "node " + std::to_string(v) + element;
 }
 
-struct FnResult {
-  std::string status;  // passed, failed, not provided
-  uint64_t inputs = 0, failed = 0;
-  std::string input, expected, actual, note;
-};
-
 }  // namespace
 
 const char* tuple_symbol(const std::string& function) {
@@ -244,38 +200,15 @@ int tuple_main(const Args& a) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) throw UsageError{"cannot read " + path + ": " + std::strerror(errno)};
 
-  SandboxLimits limits;
-  if (const char* t = std::getenv("LAYOUTCHECK_PLUGIN_TIMEOUT"); t && std::atof(t) > 0) limits.timeout_seconds = std::atof(t);
-  Sandbox box(limits);
-  if (Status started = box.start([path](int fd) { child_main(path, fd); }); !started.ok()) {
-    std::cerr << "layoutcheck tuple: " << started.message() << "\n";
-    return 2;
-  }
-  auto bad_library = [&](const std::string& why) {
-    std::cerr << "layoutcheck tuple: bad library " << path << ": " << why << "\n";
-    return 2;
-  };
-  auto hello = box.receive(1 << 16, "loading (its constructors)");
-  if (!hello.ok()) return bad_library(hello.status().message());
-  Reader hr{*hello};
-  const std::string load_error = hr.str(1 << 12);
-  if (hr.bad) return bad_library("sent a malformed answer while loading");
-  if (!load_error.empty()) return bad_library(load_error);
-  const uint64_t provided = hr.u64();
-  if (hr.bad) return bad_library("sent a malformed answer while loading");
-  if ((provided & ((uint64_t{1} << kFnCount) - 1)) == 0) {
-    return bad_library(std::string("exports none of ") + kSymbols[kRank] + ", " + kSymbols[kDepth] + ", " + kSymbols[kGet]);
-  }
+  LibraryChild lib("tuple", path);
+  const std::vector<const char*> symbols(std::begin(kSymbols), std::end(kSymbols));
+  const std::optional<uint64_t> provided = lib.start_serving(symbols, serve);
+  if (!provided) return 2;
 
   const std::vector<IntTuple> tuples = tuple_check_inputs();
   std::vector<FnResult> results(kFnCount);
-  for (uint64_t f = 0; f < kFnCount; ++f) {
+  auto check = [&](uint64_t f, FnResult& res) {
     const Fn fn = static_cast<Fn>(f);
-    FnResult& res = results[f];
-    if (!(provided & (uint64_t{1} << f))) {
-      res.status = "not provided";
-      continue;
-    }
     std::vector<Query> queries;
     std::vector<uint64_t> want;
     for (uint64_t t = 0; t < tuples.size(); ++t) {
@@ -308,19 +241,13 @@ int tuple_main(const Args& a) {
       put_u64(&request, q.tuple);
       put_u64(&request, q.i);
     }
-    if (Status s = box.send(request); !s.ok()) return bad_library(s.message() + " before " + kSymbols[f]);
-    auto reply = box.receive(queries.size() * 16 + (1 << 14),
-                             std::string(kSymbols[f]) + " (over " + std::to_string(queries.size()) + " inputs)");
-    if (!reply.ok()) return bad_library(reply.status().message());
-    Reader r{*reply};
-    const std::string error = r.str(1 << 12);
-    if (r.bad) return bad_library(std::string("sent a malformed answer during ") + kSymbols[f]);
-    if (!error.empty()) return bad_library(error);
+    std::optional<Reader> r = lib.call(request, kSymbols[f], queries.size(), queries.size() * 16 + (1 << 14));
+    if (!r) return 2;
     res.inputs = queries.size();
     for (size_t q = 0; q < queries.size(); ++q) {
-      const uint64_t got = r.u64();
-      const bool changed = r.u64() != 0;
-      if (r.bad) return bad_library(std::string("sent a malformed answer during ") + kSymbols[f]);
+      const uint64_t got = r->u64();
+      const bool changed = r->u64() != 0;
+      if (r->bad) return lib.bad_library(std::string("sent a malformed answer during ") + kSymbols[f]);
       if (got == want[q] && !changed) continue;
       if (res.failed++ == 0) {
         const IntTuple& t = tuples[queries[q].tuple];
@@ -330,51 +257,14 @@ int tuple_main(const Args& a) {
         if (changed) res.note = "it modified the const nodes of its argument";
       }
     }
-    res.status = res.failed ? "failed" : "passed";
-  }
+    return 0;
+  };
+  if (int status = check_functions(*provided, &results, check)) return status;
 
-  int passed = 0, failed = 0, skipped = 0;
-  for (const FnResult& r : results) {
-    passed += r.status == "passed";
-    failed += r.status == "failed";
-    skipped += r.status == "not provided";
-  }
-  if (a.has("json")) {
-    Json j = report_header("tuple");
-    j["lib"] = path;
-    j["status"] = failed ? "failed" : "passed";
-    j["totals"] = {{"functions", kFnCount}, {"passed", passed}, {"failed", failed}, {"not_provided", skipped}};
-    Json fns = Json::array();
-    for (uint64_t f = 0; f < kFnCount; ++f) {
-      const FnResult& r = results[f];
-      Json o = {{"function", kSymbols[f]}, {"status", r.status}, {"inputs", r.inputs}, {"failed_inputs", r.failed}};
-      if (r.failed) {
-        o["first_failure"] = {{"input", r.input}, {"expected", r.expected}, {"actual", r.actual}, {"note", r.note}};
-      } else {
-        o["first_failure"] = nullptr;
-      }
-      fns.push_back(o);
-    }
-    j["functions"] = fns;
-    std::cout << dump_json(j);
-  } else {
-    std::printf("IntTuple functions of %s against the reference (catlass-tla-layouts.txt § IntTuple)\n", path.c_str());
-    for (uint64_t f = 0; f < kFnCount; ++f) {
-      const FnResult& r = results[f];
-      if (r.status == "not provided") {
-        std::printf("  %-10s not provided (skipped)\n", kSymbols[f]);
-      } else if (r.status == "passed") {
-        std::printf("  %-10s passed (%llu inputs)\n", kSymbols[f], static_cast<unsigned long long>(r.inputs));
-      } else {
-        std::printf("  %-10s FAILED on %llu of %llu inputs\n", kSymbols[f], static_cast<unsigned long long>(r.failed),
-                    static_cast<unsigned long long>(r.inputs));
-        std::printf("    first at %s: expected %s, actual %s%s%s\n", r.input.c_str(), r.expected.c_str(),
-                    r.actual.c_str(), r.note.empty() ? "" : "; ", r.note.c_str());
-      }
-    }
-    std::printf("tuple: %d passed, %d failed, %d not provided\n", passed, failed, skipped);
-  }
-  return failed ? 1 : 0;
+  Json j = report_header("tuple");
+  j["lib"] = path;
+  return report_functions(a, j, "IntTuple functions of " + path + " against the reference (catlass-tla-layouts.txt § IntTuple)",
+                          "tuple", symbols, results, 10);
 }
 
 }  // namespace layoutcheck::cli

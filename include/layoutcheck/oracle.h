@@ -72,6 +72,40 @@ bool document_has_heading(const std::string& document_text, const std::string& h
 Status check_oracle_sources(const std::vector<OracleCase>& cases, const std::string& spec_dir);
 // No two cases share an id; the error names both file:line.
 Status check_unique_ids(const std::vector<OracleCase>& cases);
+
+// One line of an oracle file: the text before any '#', trimmed, and its head
+// and rest around the first ':' (both trimmed; empty when there is no ':').
+struct OracleLine {
+  std::string text, head, rest;
+};
+OracleLine split_oracle_line(const std::string& raw);
+
+// The `case: ID` and `source: DOCUMENT § SECTION` lines (the source's form
+// already checked): a source before the first case is every case's default,
+// after it the last case's. Returns whether `l` is one of them.
+template <typename Case>
+bool take_case_or_source(const OracleLine& l, const std::string& file, int lineno, std::string* file_source,
+                         int* file_source_line, std::vector<Case>* cases) {
+  if (l.head == "source") {
+    if (cases->empty()) {
+      *file_source = l.rest;
+      *file_source_line = lineno;
+    } else {
+      cases->back().source = l.rest;
+      cases->back().source_line = lineno;
+    }
+    return true;
+  }
+  if (l.head != "case") return false;
+  Case c;
+  c.id = l.rest;
+  c.file = file;
+  c.line = lineno;
+  c.source = *file_source;
+  c.source_line = *file_source_line;
+  cases->push_back(c);
+  return true;
+}
 // Each `fact KEY` is a key the describer (the reference) reports for the case;
 // the error names file:line and the keys it reports.
 Status check_oracle_facts(const std::vector<OracleCase>& cases, const Impl& describer);

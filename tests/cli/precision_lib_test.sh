@@ -8,20 +8,7 @@ lc="$1"
 json_check="$2"
 libs="$3"
 other="$4"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# expect NAME STATUS TEXT COMMAND...: exit status STATUS and TEXT in stdout+stderr.
-expect() {
-  local name="$1" want="$2" text="$3"
-  shift 3
-  "$@" > "$tmp/out" 2>&1
-  local status=$?
-  [ "$status" = "$want" ] || fail "$name: exit status $status, expected $want: $(head -c 2000 "$tmp/out")"
-  grep -qE -- "$text" "$tmp/out" || fail "$name: no '$text' in: $(head -c 2000 "$tmp/out")"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib_check_common.sh"
 
 expect "example" 0 "precision tables: 4 passed, 0 failed" "$lc" precision nvdla --lib "$libs/libprecision_tables_example.so"
 expect "example asks every row" 0 "Precision conversion for SDP layer \(offline mode\) +passed \(21 questions\)" \

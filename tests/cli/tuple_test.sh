@@ -7,20 +7,7 @@ lc="$1"
 json_check="$2"
 libs="$3"
 no_tuple="$4"  # a library exporting none of the functions
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# expect NAME STATUS TEXT COMMAND...: exit status STATUS and TEXT in stdout+stderr.
-expect() {
-  local name="$1" want="$2" text="$3"
-  shift 3
-  "$@" > "$tmp/out" 2>&1
-  local status=$?
-  [ "$status" = "$want" ] || fail "$name: exit status $status, expected $want: $(head -c 2000 "$tmp/out")"
-  grep -qE -- "$text" "$tmp/out" || fail "$name: no '$text' in: $(head -c 2000 "$tmp/out")"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib_check_common.sh"
 
 expect "example" 0 "tuple: 3 passed, 0 failed, 0 not provided" "$lc" tuple --lib "$libs/libtla_tuple_example.so"
 grep -qE "tla_get +passed \([0-9]+ inputs\)" "$tmp/out" || fail "example: tla_get not passed: $(cat "$tmp/out")"
