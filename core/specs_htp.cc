@@ -520,7 +520,20 @@ std::vector<Case> boundaries_of(const Layout& layout) {
 
 // ---- notation ------------------------------------------------------------------
 
+namespace {
+Status validate_notation_pairs(const HtpNotation& n);
+}  // namespace
+
+// A notation that breaks the document's rules is rejected by rule htp/notation,
+// whether a layout name or a case spells it.
 Status validate_htp_notation(const HtpNotation& n) {
+  Status s = validate_notation_pairs(n);
+  if (s.ok() || !s.rule().empty()) return s;
+  return std::move(s).with_rule("htp/notation");
+}
+
+namespace {
+Status validate_notation_pairs(const HtpNotation& n) {
   const std::string where = "htp notation <" + std::to_string(n.rank) + ", ...>";
   if (n.rank < 1) {
     return Status::invalid(where + ": rank " + std::to_string(n.rank) +
@@ -575,6 +588,7 @@ Status validate_htp_notation(const HtpNotation& n) {
   }
   return Status();
 }
+}  // namespace
 
 Result<HtpNotation> parse_htp_notation_body(std::string_view body) {
   LC_ASSIGN_OR_RETURN(std::string text, strip_comments(body));

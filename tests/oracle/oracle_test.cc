@@ -24,6 +24,16 @@ std::vector<OracleCase> all_cases() {
   return cases.ok() ? *cases : std::vector<OracleCase>{};
 }
 
+// The cases an implementation is handed: not those whose layout text the
+// parser rejects by a rule of the document (tested in OracleLayoutText).
+std::vector<OracleCase> implementation_cases() {
+  std::vector<OracleCase> out;
+  for (auto& oc : all_cases()) {
+    if (parse_case(oc.layout, oc.dtype, oc.shape).ok()) out.push_back(std::move(oc));
+  }
+  return out;
+}
+
 // An implementation without offset_bits (like a plugin that leaves it out):
 // the oracle run finds its offsets through pack.
 class NoOffsets : public testing::ForwardingImpl {
@@ -66,7 +76,7 @@ class NoNested : public testing::ForwardingImpl {
 // Its nested lines are reported as not checked, never failed, when they are right.
 TEST(OracleNested, lines_an_implementation_cannot_answer_are_reported_unchecked) {
   size_t unchecked = 0;
-  for (const auto& oc : all_cases()) {
+  for (const auto& oc : implementation_cases()) {
     OracleResult r = run_oracle_case(oc, NoNested(optimized_impl()), with_reference_facts());
     EXPECT_EQ(r.outcome, OracleResult::kPassed) << oc.id;
     for (const auto& f : r.failures) ADD_FAILURE() << f;
@@ -93,11 +103,11 @@ TEST(OracleNested, a_wrong_nested_line_fails) {
 
 // Offsets found by packing agree with offset_bits on every oracle case.
 TEST(OracleThroughPack, reference) {
-  for (const auto& oc : all_cases()) expect_passes(oc, NoOffsets(reference_impl()));
+  for (const auto& oc : implementation_cases()) expect_passes(oc, NoOffsets(reference_impl()));
 }
 
 TEST(OracleThroughPack, optimized) {
-  for (const auto& oc : all_cases()) expect_passes(oc, NoOffsets(optimized_impl()));
+  for (const auto& oc : implementation_cases()) expect_passes(oc, NoOffsets(optimized_impl()));
 }
 
 std::string case_name(const ::testing::TestParamInfo<OracleCase>& info) {
@@ -196,7 +206,7 @@ bool mutate(OracleCase* oc, size_t i) {
 // the number of mutations per directive.
 std::map<std::string, int> expect_every_mutation_fails(const Impl& impl, bool error_wording) {
   std::map<std::string, int> mutated;
-  for (const auto& original : all_cases()) {
+  for (const auto& original : implementation_cases()) {
     for (size_t i = 0; i < original.expects.size(); ++i) {
       OracleCase oc = original;
       if (!mutate(&oc, i)) continue;
@@ -243,7 +253,7 @@ class Accepts : public testing::ForwardingImpl {
 
 TEST(OracleMutation, an_error_case_accepted_fails) {
   int errors = 0;
-  for (const auto& oc : all_cases()) {
+  for (const auto& oc : implementation_cases()) {
     for (const auto& e : oc.expects) {
       if (e.kind != OracleExpect::kError) continue;
       ++errors;
@@ -537,6 +547,38 @@ TEST_F(OracleDir, precision_sources_and_ids_are_checked) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("a.precision:2: source of case p: no section heading"), std::string::npos)
       << r.status().message();
+}
+
+}  // namespace
+}  // namespace layoutcheck
+
+namespace layoutcheck {
+namespace {
+
+// A case whose layout text breaks a rule of the notation passes only when it
+// expects nothing but rejection, with the parser's words; a plugin is never
+// handed it (skipped); a text error without a rule, or a wrong fragment, fails.
+OracleResult run_text(const std::string& layout, const std::string& expect, const Impl& impl) {
+  auto cases = parse_oracles("source: qualcomm-htp-memory-layout.txt § Crouton Layout\ncase: htp/text\nlayout: " +
+                                 layout + "\ndtype: int8\nshape: 3,10\n" + expect + "\n",
+                             "mem");
+  EXPECT_TRUE(cases.ok()) << cases.status().message();
+  return run_oracle_case(cases->front(), impl, with_reference_facts());
+}
+
+TEST(OracleLayoutText, a_rejected_notation_passes_only_with_the_right_rejection) {
+  const std::string twice = "ChunkedMemoryLayout<2, 0,0, 0,0, 1,0>";
+  EXPECT_EQ(run_text(twice, "error ~ more than one zero-size pair", reference_impl()).outcome, OracleResult::kPassed);
+  EXPECT_EQ(run_text(twice, "error ~ more than one zero-size pair", optimized_impl()).outcome, OracleResult::kPassed);
+  NoOffsets other(reference_impl());
+  const OracleResult skipped = run_text(twice, "error ~ more than one zero-size pair", other);
+  EXPECT_EQ(skipped.outcome, OracleResult::kSkipped);
+  EXPECT_NE(skipped.skip_reason.find("htp/notation"), std::string::npos) << skipped.skip_reason;
+  EXPECT_EQ(run_text(twice, "error ~ no such words", reference_impl()).outcome, OracleResult::kFailed);
+  EXPECT_EQ(run_text(twice, "size = 30", reference_impl()).outcome, OracleResult::kFailed);
+  // Text the parser rejects without a rule of the document (a syntax error) fails.
+  EXPECT_EQ(run_text("ChunkedMemoryLayout<2, 0,0, 1,0", "error ~ missing '>'", reference_impl()).outcome,
+            OracleResult::kFailed);
 }
 
 }  // namespace
