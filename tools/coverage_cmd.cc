@@ -573,9 +573,15 @@ Row derive(const Item& item, const std::vector<OracleRef>& oracles) {
       random |= static_cast<bool>(s->random_case) && v.optimized;
     }
     // A table is checked against the optimized library's own encoding of it, and
-    // on a user's library by `precision nvdla --lib`. An entry is an ABI 1.1 member.
+    // on a user's library by `precision nvdla --lib`. An entry is an ABI 1.1 member;
+    // okk and tuple functions are checked in a user's library. An item with none of
+    // these and no layout (a precision layer rule alone) has nothing a user's code
+    // is asked through.
+    const bool reachable = !layouts.empty() || std::any_of(item.targets.begin(), item.targets.end(), [](const Target& t) {
+      return t.kind == "entry" || t.kind == "table" || t.kind == "okk" || t.kind == "tuple";
+    });
     row.optimized = optimized;
-    row.plugin = plugin && table_plugin_ok;
+    row.plugin = reachable && plugin && table_plugin_ok;
     if (random && std::find(row.fuzzers.begin(), row.fuzzers.end(), "fuzz_differential") == row.fuzzers.end()) {
       row.fuzzers.insert(row.fuzzers.begin(), "fuzz_differential");
     }
