@@ -5,9 +5,12 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "layoutcheck/checker.h"
 #include "layoutcheck/impl.h"
+#include "optimized/isa.h"
+#include "optimized/threads.h"
 
 namespace layoutcheck::testing {
 
@@ -62,5 +65,32 @@ class ForwardingImpl : public Impl {
   const Impl& inner_;
   std::string name_;
 };
+
+// Every thread count (optimized/threads.h) writes the reference's bytes,
+// packing and unpacking, at every instruction-set level the CPU has.
+inline void expect_same_bytes_at_every_thread_count(const std::string& layout, const std::string& dtype,
+                                                    const std::string& shape,
+                                                    const std::vector<unsigned>& counts = {1, 2, 3, 7}) {
+  SCOPED_TRACE(layout + " " + dtype + " " + shape);
+  const Case c = must_case(layout, dtype, shape);
+  std::vector<uint8_t> logical;
+  fill_position_unique(c, 7, &logical);
+  const uint64_t size = *reference_impl().size_bytes(c);
+  // Bytes neither writes (the gaps between placed chunks) keep the same fill on both sides.
+  std::vector<uint8_t> expected(size, 0x5A);
+  ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), expected.data(), size).ok());
+  std::vector<uint8_t> physical(size), back(logical.size());
+  for (Isa isa : available_isas()) {
+    IsaCapScope cap(isa);
+    for (unsigned threads : counts) {
+      std::fill(physical.begin(), physical.end(), 0x5A);
+      std::fill(back.begin(), back.end(), 0xA5);
+      ASSERT_TRUE(optimized_pack(c, logical.data(), logical.size(), physical.data(), size, threads).ok());
+      EXPECT_TRUE(physical == expected) << isa_name(isa) << " pack, threads " << threads;
+      ASSERT_TRUE(optimized_unpack(c, physical.data(), size, back.data(), back.size(), threads).ok());
+      EXPECT_TRUE(back == logical) << isa_name(isa) << " unpack, threads " << threads;
+    }
+  }
+}
 
 }  // namespace layoutcheck::testing

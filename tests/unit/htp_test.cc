@@ -314,24 +314,7 @@ TEST(HtpLarge, every_thread_count_writes_the_same_bytes_at_every_isa_level) {
                          {"htp.weights", "fp16", "3,3,70,50"},
                          {"htp.chunk_table(rank=4,pairs=0:0 1:0 2:0 3:0 1:8 2:8 3:32,pad=7,chunk_stride=4608)", "fp16", "1,9,9,33"},
                          {"ChunkedMemoryLayout<1, 0,0, 0,3, 0,5>(pad=4)", "uint8", "16"}};
-  for (const Shape& s : cases) {
-    const Case c = must_case(s.layout, s.dtype, s.shape);
-    std::vector<uint8_t> logical;
-    fill_position_unique(c, 7, &logical);
-    const uint64_t size = *reference_impl().size_bytes(c);
-    std::vector<uint8_t> expected(size, 0xA5);
-    ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), expected.data(), size).ok()) << s.layout;
-    for (Isa isa : available_isas()) {
-      IsaCapScope cap(isa);
-      for (unsigned threads : {1u, 2u, 3u, 7u}) {
-        std::vector<uint8_t> physical(size, 0xA5), back(logical.size(), 0x5A);
-        ASSERT_TRUE(optimized_pack(c, logical.data(), logical.size(), physical.data(), size, threads).ok());
-        EXPECT_TRUE(physical == expected) << isa_name(isa) << " " << s.layout << " " << s.shape << " threads " << threads;
-        ASSERT_TRUE(optimized_unpack(c, expected.data(), size, back.data(), back.size(), threads).ok());
-        EXPECT_TRUE(back == logical) << isa_name(isa) << " " << s.layout << " " << s.shape << " threads " << threads;
-      }
-    }
-  }
+  for (const Shape& s : cases) testing::expect_same_bytes_at_every_thread_count(s.layout, s.dtype, s.shape);
 }
 
 TEST(HtpChunkTable, invalid_placements_name_the_rule_and_values) {

@@ -13,6 +13,7 @@ namespace {
 
 using testing::facts_of;
 using testing::expect_pass;
+using testing::expect_same_bytes_at_every_thread_count;
 using testing::must_case;
 using testing::must_offset;
 
@@ -238,30 +239,6 @@ TEST(MgeLarge, streamed_nchw4_at_every_isa_level) {
   }
 }
 
-// Every thread count (optimized/threads.h) writes the bytes of the reference,
-// packing and unpacking, at every instruction-set level: ranges of groups or
-// of NPUs split at their own boundaries.
-void expect_same_bytes_at_every_thread_count(const char* layout, const char* dtype, const char* shape) {
-  SCOPED_TRACE(std::string(layout) + " " + dtype + " " + shape);
-  const Case c = must_case(layout, dtype, shape);
-  std::vector<uint8_t> logical;
-  fill_position_unique(c, 7, &logical);
-  const uint64_t size = *reference_impl().size_bytes(c);
-  std::vector<uint8_t> expected(size, 0x5A);
-  ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), expected.data(), size).ok());
-  std::vector<uint8_t> physical(size), back(logical.size());
-  for (Isa isa : available_isas()) {
-    IsaCapScope cap(isa);
-    for (unsigned threads : {1u, 2u, 3u, 7u}) {
-      std::fill(physical.begin(), physical.end(), 0x5A);
-      std::fill(back.begin(), back.end(), 0xA5);
-      ASSERT_TRUE(optimized_pack(c, logical.data(), logical.size(), physical.data(), size, threads).ok());
-      EXPECT_TRUE(physical == expected) << isa_name(isa) << " pack, threads " << threads;
-      ASSERT_TRUE(optimized_unpack(c, physical.data(), size, back.data(), back.size(), threads).ok());
-      EXPECT_TRUE(back == logical) << isa_name(isa) << " unpack, threads " << threads;
-    }
-  }
-}
 
 // Large tensors (streamed: 16 MiB and more) with many groups, groups that do
 // not share out evenly (split into runs of pixels), one group (a column-major

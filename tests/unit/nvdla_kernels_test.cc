@@ -62,21 +62,7 @@ TEST(NvdlaKernels, equal_the_reference_at_every_isa_level) {
 }
 
 TEST(NvdlaKernels, every_thread_count_writes_the_same_bytes) {
-  for (const Shape& s : kCases) {
-    const Case c = must_case(s.layout, s.dtype, s.shape);
-    std::vector<uint8_t> logical;
-    fill_position_unique(c, 3, &logical);
-    const uint64_t size = *reference_impl().size_bytes(c);
-    std::vector<uint8_t> expected(size, 0xA5);
-    ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), expected.data(), size).ok());
-    for (unsigned threads : {1u, 2u, 3u, 7u, 64u}) {
-      std::vector<uint8_t> physical(size, 0x5A), back(logical.size(), 0x5A);
-      ASSERT_TRUE(optimized_pack(c, logical.data(), logical.size(), physical.data(), size, threads).ok());
-      EXPECT_EQ(physical, expected) << s.layout << " " << s.shape << " threads " << threads;
-      ASSERT_TRUE(optimized_unpack(c, physical.data(), size, back.data(), back.size(), threads).ok());
-      EXPECT_EQ(back, logical) << s.layout << " " << s.shape << " threads " << threads;
-    }
-  }
+  for (const Shape& s : kCases) testing::expect_same_bytes_at_every_thread_count(s.layout, s.dtype, s.shape, {1, 2, 3, 7, 64});
 }
 
 // Sparse (de)compression at every level: dense, empty and mixed 64-element
