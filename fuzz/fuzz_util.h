@@ -57,6 +57,7 @@ inline CheckOptions check_options(uint64_t seed) {
   o.seed = seed;
   o.max_physical_bytes = kMaxPhysicalBytes;
   o.max_offset_checks = 64;  // every offset of 127 elements or fewer, a strided sample beyond
+  o.max_nested_checks = 8;   // TLA nested coordinates, three spellings each: a few per input
   o.guard_bytes = 16;
   return o;
 }

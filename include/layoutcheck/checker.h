@@ -40,6 +40,7 @@ struct CheckOptions {
   uint64_t seed = 1;                          // salts the position-unique fill
   uint64_t max_physical_bytes = 256u << 20;   // larger cases are skipped
   uint64_t max_offset_checks = 1u << 18;      // offsets compared per case (strided sample)
+  uint64_t max_nested_checks = 512;           // nested-coordinate offsets compared per TLA case
   size_t guard_bytes = 64;                    // poison zone on each side of every buffer
   // Compare every byte with the expected pack, the free bytes of the
   // document's byte rules (layoutcheck/byte_rules.h) included: for teams that
