@@ -17,7 +17,7 @@ namespace {
 // freed when the next row starts.
 struct RowBuffers {
   std::string row;
-  std::vector<uint8_t> a, b;
+  Buffer a, b;
 };
 
 template <typename Make>
@@ -32,6 +32,12 @@ RowBuffers& row_buffers(const std::string& row, Make make) {
 }
 
 }  // namespace
+
+Buffer position_unique(const Case& c, uint64_t seed) {
+  std::vector<uint8_t> logical;
+  fill_position_unique(c, seed, &logical);
+  return Buffer(logical.begin(), logical.end());
+}
 
 uint64_t moved_bytes(const Case& c, const Impl& impl) {
   return std::max(*logical_bytes(c), *impl.size_bytes(c));
@@ -57,8 +63,8 @@ void register_case(const std::string& group, const Case& c, const std::vector<co
       b->a.assign(bytes, 1);
       b->b.assign(bytes, 0);
     });
-    std::vector<uint8_t>& src = rb.a;
-    std::vector<uint8_t>& dst = rb.b;
+    Buffer& src = rb.a;
+    Buffer& dst = rb.b;
     for (auto _ : state) {
       std::memcpy(dst.data(), src.data(), bytes);
       benchmark::DoNotOptimize(dst.data());
@@ -72,13 +78,13 @@ void register_case(const std::string& group, const Case& c, const std::vector<co
                      Status st;
                      RowBuffers& rb = row_buffers(group + "/" + impl->name() + (pack ? "/pack" : "/unpack"),
                                                   [&](RowBuffers* b) {
-                                                    fill_position_unique(c, 1, &b->a);
+                                                    b->a = position_unique(c, 1);
                                                     b->b.assign(*impl->size_bytes(c), 0);
                                                     st = impl->pack(c, b->a.data(), b->a.size(), b->b.data(),
                                                                     b->b.size());
                                                   });
-                     std::vector<uint8_t>& logical = rb.a;
-                     std::vector<uint8_t>& physical = rb.b;
+                     Buffer& logical = rb.a;
+                     Buffer& physical = rb.b;
                      ThreadCountScope one_thread(1);  // the thread rows: bench/threads_bench.cc
                      for (auto _ : state) {
                        st = pack ? impl->pack(c, logical.data(), logical.size(), physical.data(), physical.size())

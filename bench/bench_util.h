@@ -13,13 +13,38 @@
 
 #include <cstdio>
 
+#include <cstdint>
 #include <functional>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "layoutcheck/impl.h"
 
 namespace layoutcheck::bench {
+
+// Every buffer a row measures starts on a cache line, as a tensor allocator's
+// do (oneDNN, MegEngine and PyTorch align to 64 bytes or more), and as a plain
+// std::vector of more than 128 KiB does not (glibc's mmap chunks start 16 bytes
+// into a page). The memcpy baseline uses the same buffers.
+template <typename T>
+struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlign{64};
+  CacheLineAllocator() = default;
+  template <typename U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
+  void deallocate(T* p, size_t) { ::operator delete(p, kAlign); }
+  template <typename U>
+  bool operator==(const CacheLineAllocator<U>&) const { return true; }
+  template <typename U>
+  bool operator!=(const CacheLineAllocator<U>&) const { return false; }
+};
+using Buffer = std::vector<uint8_t, CacheLineAllocator<uint8_t>>;
+
+// fill_position_unique() into a cache-line-aligned buffer.
+Buffer position_unique(const Case& c, uint64_t seed);
 
 // The bytes a conversion moves: the larger of the logical and physical sizes.
 uint64_t moved_bytes(const Case& c, const Impl& impl);

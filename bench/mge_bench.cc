@@ -95,7 +95,7 @@ void register_onednn(const std::string& group, const Case& c, unsigned threads =
       const OneDnnThreads scope(threads);
       static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
       dnnl::stream stream(engine);
-      std::vector<uint8_t> logical(plain.get_size(), 1), physical(phys.get_size(), 2);
+      bench::Buffer logical(plain.get_size(), 1), physical(phys.get_size(), 2);
       dnnl::memory a(plain, engine, logical.data()), b(phys, engine, physical.data());
       dnnl::reorder r = pack ? dnnl::reorder(a, b) : dnnl::reorder(b, a);
       // One execution outside the timing, as the layoutcheck rows pack once

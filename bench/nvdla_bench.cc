@@ -13,13 +13,12 @@ namespace {
 // Sparse weights: about half the elements zero.
 struct SparseInput {
   Case c;
-  std::vector<uint8_t> packed;
+  bench::Buffer packed;
 };
 
 SparseInput sparse_input(const Case& c) {
   SparseInput s{c, {}};
-  std::vector<uint8_t> logical;
-  fill_position_unique(c, 7, &logical);
+  bench::Buffer logical = bench::position_unique(c, 7);
   const uint64_t eb = dtype_bits(c.dtype) / 8;
   for (uint64_t i = 0; i < logical.size() / eb; ++i) {
     if ((i * 2654435761u >> 7) & 1) std::memset(logical.data() + i * eb, 0, eb);
@@ -33,7 +32,7 @@ void register_sparse(const std::string& group, const Case& c) {
   auto input = std::make_shared<SparseInput>(sparse_input(c));
   const uint64_t bytes = input->packed.size();
   bench::register_row(group, "memcpy", bytes, [input](benchmark::State& state) {
-    std::vector<uint8_t> out(input->packed.size());
+    bench::Buffer out(input->packed.size());
     for (auto _ : state) {
       std::memcpy(out.data(), input->packed.data(), out.size());
       benchmark::DoNotOptimize(out.data());
@@ -53,7 +52,7 @@ void register_sparse(const std::string& group, const Case& c) {
   });
   auto z = std::make_shared<nvdla::CompressedWeights>(*nvdla::compress(c, input->packed.data(), input->packed.size()));
   bench::register_row(group, "decompress/optimized", bytes, [input, z](benchmark::State& state) {
-    std::vector<uint8_t> out(input->packed.size());
+    bench::Buffer out(input->packed.size());
     for (auto _ : state) {
       Status s = nvdla::decompress(input->c, *z, out.data(), out.size());
       benchmark::DoNotOptimize(s.ok());

@@ -45,7 +45,7 @@ const bool registered = [] {
     const std::string group = values == kValues ? "precision.fp32-fp16/16MiB" : "precision.fp32-fp16/64KiB";
     const uint64_t bytes = values * 4;
     bench::register_row(group, "memcpy", bytes, [bytes](benchmark::State& state) {
-      std::vector<uint8_t> src(bytes, 1), dst(bytes, 0);
+      bench::Buffer src(bytes, 1), dst(bytes, 0);
       for (auto _ : state) {
         std::memcpy(dst.data(), src.data(), bytes);
         benchmark::DoNotOptimize(dst.data());

@@ -24,7 +24,7 @@ void register_thread_rows(const std::string& name, const char* layout, const cha
   const std::string group = "threads/" + name;
   const uint64_t bytes = bench::moved_bytes(c, optimized_impl());
   bench::register_row(group, "memcpy", bytes, [bytes](benchmark::State& state) {
-    std::vector<uint8_t> src(bytes, 1), dst(bytes, 0);
+    bench::Buffer src(bytes, 1), dst(bytes, 0);
     for (auto _ : state) {
       std::memcpy(dst.data(), src.data(), bytes);
       benchmark::DoNotOptimize(dst.data());
@@ -37,8 +37,7 @@ void register_thread_rows(const std::string& name, const char* layout, const cha
     for (unsigned n : counts) {
       const std::string row = std::string(pack ? "pack/" : "unpack/") + std::to_string(n) + (n == 1 ? "-thread" : "-threads");
       bench::register_row(group, row, bytes, [c, pack, n](benchmark::State& state) {
-        std::vector<uint8_t> logical, physical(*optimized_impl().size_bytes(c), 0);
-        fill_position_unique(c, 1, &logical);
+        bench::Buffer logical = bench::position_unique(c, 1), physical(*optimized_impl().size_bytes(c), 0);
         Status st = optimized_pack(c, logical.data(), logical.size(), physical.data(), physical.size(), n);
         for (auto _ : state) {
           st = pack ? optimized_pack(c, logical.data(), logical.size(), physical.data(), physical.size(), n)
