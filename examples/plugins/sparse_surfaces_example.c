@@ -13,6 +13,7 @@
  *   SURFACE_MUTANT_WRAPPING_END     end = address + size computed modulo 2^64
  *   SURFACE_MUTANT_EMPTY_OVERLAPS   an empty surface at another's address overlaps it
  *   SURFACE_MUTANT_READ_PAST        reads one struct past its argument
+ *   SURFACE_MUTANT_BAD_RULE         names its rule by a pointer to nowhere
  *   SURFACE_MUTANT_HANG             never returns
  */
 #include <stdint.h>
@@ -46,6 +47,12 @@ EXPORT int nvdla_sparse_surfaces_valid(const struct nvdla_sparse_surfaces* s, co
 #endif
 #ifdef SURFACE_MUTANT_READ_PAST
   if (s[1].wgs_size == 12345) return 0;
+#endif
+#ifdef SURFACE_MUTANT_BAD_RULE
+  if (s->wgs_address % 256 != 0) {
+    *rule = (const char*)16;
+    return 0;
+  }
 #endif
 #ifdef SURFACE_MUTANT_START_128
   const uint64_t start_align = 128;

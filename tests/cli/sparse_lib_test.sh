@@ -41,6 +41,8 @@ tr -d '\n' < "$tmp/out" | grep -qE "expected valid +actual +invalid, nvdla.spars
 
 expect "read past the struct" 2 "bad library .*libsparse_surfaces_read_past.so: .*during nvdla_sparse_surfaces_valid" \
   "$lc" sparse --lib "$libs/libsparse_surfaces_read_past.so"
+expect "a rule pointer to nowhere" 2 "bad library .*libsparse_surfaces_bad_rule.so: .*SIGSEGV.*during nvdla_sparse_surfaces_valid" \
+  "$lc" sparse --lib "$libs/libsparse_surfaces_bad_rule.so"
 LAYOUTCHECK_PLUGIN_TIMEOUT=1 expect "hang" 2 "did not finish within 1 s during nvdla_sparse_surfaces_valid" \
   "$lc" sparse --lib "$libs/libsparse_surfaces_hang.so"
 echo 'not a library' > "$tmp/fake.so"
