@@ -43,15 +43,15 @@ std::string hex(uint64_t v) {
   return buf;
 }
 
-// A random address or size: mostly well formed (a multiple of `unit`, small or
-// near 2^64), else off by a residue, or any 64-bit value.
-uint64_t random_number(std::mt19937_64& rng, uint64_t unit) {
-  switch (rng() % 8) {
+// A random address or size: mostly well formed (a multiple of `unit` below
+// `units` of them, or near 2^64), else off by a residue, 0, or any 64-bit value.
+uint64_t random_number(std::mt19937_64& rng, uint64_t unit, uint64_t units) {
+  switch (rng() % 16) {
     case 0: return 0;
     case 1: return kTop - unit * (rng() % 4) - (unit - 1);  // a multiple of unit near 2^64
-    case 2: return unit * (rng() % (uint64_t{1} << 20)) + 1 + rng() % (unit - 1);
+    case 2: return unit * (rng() % units) + 1 + rng() % (unit - 1);
     case 3: return rng();
-    default: return unit * (rng() % (uint64_t{1} << 20));
+    default: return unit * (rng() % units);
   }
 }
 
@@ -222,8 +222,8 @@ std::vector<SurfacePlacement> sparse_check_inputs(uint64_t seed, uint64_t random
   for (uint64_t i = 0; i < random; ++i) {
     SurfacePlacement p;
     for (int s = 0; s < 3; ++s) {
-      address(p, s) = random_number(rng, 256);
-      size(p, s) = random_number(rng, 128);
+      address(p, s) = random_number(rng, 256, uint64_t{1} << 20);  // 256 MiB
+      size(p, s) = random_number(rng, 128, 64);                    // up to 8 KiB
     }
     out.push_back(p);
   }
