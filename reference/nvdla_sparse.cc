@@ -103,7 +103,7 @@ std::vector<Status> placement_breaks(const SurfacePlacement& p) {
     // The surface's last byte is start + size - 1; it must be an address.
     if (s.size != 0 && s.size - 1 > UINT64_MAX - s.addr) {
       out.push_back(Status::invalid(std::string(s.name) + ": " + num(s.size) + " bytes from address " + num(s.addr) +
-                                    " end past 2^64 (start + size > 2^64)")
+                                    " end past 2^64: a surface lies in the 64-bit address space (Alignment of Start Address and Stride)")
                         .with_rule("nvdla.sparse/address-overflow"));
     }
   }
