@@ -198,6 +198,11 @@ std::vector<Rule> make_rules() {
       {"nvdla.sparse/wmb-size-align-128", "", kNvdla, kAlign, "the WMB data size is a multiple of 128 bytes"},
       {"nvdla.sparse/data-size-align-128", "", kNvdla, kAlign,
        "the compressed weight data size is a multiple of 128 bytes"},
+      // nvdla::check_placement: a placement by addresses and sizes (oracles/ERRATA.md, NVDLA 26).
+      {"nvdla.sparse/address-overflow", "", kNvdla, kAlign,
+       "a WGS, WMB or compressed weight surface ends within the 64-bit address space (start + size <= 2^64)"},
+      {"nvdla.sparse/surfaces-overlap", "", kNvdla, "Sparse Compression option",
+       "WGS, WMB and compressed weight are three separated memory surfaces: no byte lies in two of them"},
 
       // MegEngine.
       // Without padding (nchw, nhwc, matrix) at most 2^56 elements of 32 bits, 2^61 bits.

@@ -1,7 +1,8 @@
 // NVDLA sparse weight compression fuzzer. The input chooses a weight case and
 // its values (with a zero density); compress must agree between the optimized
 // and reference versions, decompress must invert it, and decompressing
-// corrupted surfaces must be rejected or accepted alike by both, never crash.
+// corrupted surfaces must be rejected or accepted alike by both, never crash;
+// the surfaces placed by the alignment table pass nvdla::check_surfaces.
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -64,6 +65,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!nvdla::decompress(c, *z, a.data(), a.size()).ok() || a != phys) finding(c, "decompress does not invert compress");
   if (!nvdla::decompress_reference(c, *z, b.data(), b.size()).ok() || b != phys) {
     finding(c, "decompress_reference does not invert compress");
+  }
+  // Placed one after another at 256-byte boundaries, the surfaces compress
+  // returns are a valid placement; one moved off its boundary breaks its start rule.
+  if (!in.empty()) {
+    const nvdla::SurfaceAddresses at{256 * in.take(6), 0, 0};
+    nvdla::SurfaceAddresses placed = at;
+    placed.wmb = placed.wgs + (z->wgs.size() + 255) / 256 * 256;
+    placed.data = placed.wmb + (z->wmb.size() + 255) / 256 * 256;
+    if (!nvdla::check_surfaces(*z, placed).ok()) finding(c, "compressed surfaces placed by the alignment table rejected");
+    const uint64_t which = in.take(1) % 3, by = in.take(1) % 255 + 1;
+    static const char* const kStartRule[] = {"nvdla.sparse/wgs-start-address-align-256",
+                                             "nvdla.sparse/wmb-start-address-align-256",
+                                             "nvdla.weight/start-address-align-256"};
+    (which == 0 ? placed.wgs : which == 1 ? placed.wmb : placed.data) += by;
+    if (nvdla::check_surfaces(*z, placed).rule() != kStartRule[which]) {
+      finding(c, "a surface off its 256-byte boundary is not rejected by its start rule");
+    }
   }
   // Corrupt one byte of one surface: both versions agree on the verdict and output.
   if (!in.empty()) {

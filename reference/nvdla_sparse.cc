@@ -80,22 +80,58 @@ Status check_size_128(const char* rule, const char* surface, uint64_t size) {
 
 // "Requirements of alignment": WMB, WGS and the (compressed) weight start at
 // 256-byte aligned addresses; their data sizes are multiples of 128 bytes.
-Status check_surfaces(const CompressedWeights& z, const SurfaceAddresses& at) {
+// "Store WGS, WMB and compressed weight into three separated memory surfaces":
+// no byte lies in two of them. A surface ends within the 64-bit address space.
+std::vector<Status> placement_breaks(const SurfacePlacement& p) {
   struct Surface { const char* name; const char* start_rule; const char* size_rule; uint64_t addr, size; };
   const Surface surfaces[] = {
-      {"WGS surface", "nvdla.sparse/wgs-start-address-align-256", "nvdla.sparse/wgs-size-align-128", at.wgs, z.wgs.size()},
-      {"WMB surface", "nvdla.sparse/wmb-start-address-align-256", "nvdla.sparse/wmb-size-align-128", at.wmb, z.wmb.size()},
-      {"compressed weight surface", "nvdla.weight/start-address-align-256", "nvdla.sparse/data-size-align-128", at.data,
-       z.data.size()},
+      {"WGS surface", "nvdla.sparse/wgs-start-address-align-256", "nvdla.sparse/wgs-size-align-128", p.wgs_address,
+       p.wgs_size},
+      {"WMB surface", "nvdla.sparse/wmb-start-address-align-256", "nvdla.sparse/wmb-size-align-128", p.wmb_address,
+       p.wmb_size},
+      {"compressed weight surface", "nvdla.weight/start-address-align-256", "nvdla.sparse/data-size-align-128",
+       p.data_address, p.data_size},
   };
+  std::vector<Status> out;
   for (const Surface& s : surfaces) {
     if (s.addr % 256 != 0) {
-      return Status::invalid(std::string(s.name) + ": start address " + num(s.addr) + " is not aligned to 256 bytes "
-                             "(Alignment of Start Address and Stride, Requirements of alignment)").with_rule(s.start_rule);
+      out.push_back(Status::invalid(std::string(s.name) + ": start address " + num(s.addr) + " is not aligned to 256 "
+                                    "bytes (Alignment of Start Address and Stride, Requirements of alignment)")
+                        .with_rule(s.start_rule));
     }
-    LC_RETURN_IF_ERROR(check_size_128(s.size_rule, s.name, s.size));
+    if (Status size = check_size_128(s.size_rule, s.name, s.size); !size.ok()) out.push_back(size);
+    // The surface's last byte is start + size - 1; it must be an address.
+    if (s.size != 0 && s.size - 1 > UINT64_MAX - s.addr) {
+      out.push_back(Status::invalid(std::string(s.name) + ": " + num(s.size) + " bytes from address " + num(s.addr) +
+                                    " end past 2^64: a surface lies in the 64-bit address space (Alignment of Start Address and Stride)")
+                        .with_rule("nvdla.sparse/address-overflow"));
+    }
   }
-  return Status();
+  for (int a = 0; a < 3; ++a) {
+    for (int b = a + 1; b < 3; ++b) {
+      const Surface &x = surfaces[a], &y = surfaces[b];
+      if (x.size == 0 || y.size == 0) continue;  // an empty surface holds no byte
+      // They share a byte when each starts before the other ends (start + size).
+      const bool x_before_y_end = x.addr <= y.addr || x.addr - y.addr < y.size;
+      const bool y_before_x_end = y.addr <= x.addr || y.addr - x.addr < x.size;
+      if (x_before_y_end && y_before_x_end) {
+        out.push_back(Status::invalid(std::string(x.name) + " (" + num(x.size) + " bytes at " + num(x.addr) + ") and " +
+                                      y.name + " (" + num(y.size) + " bytes at " + num(y.addr) + ") share bytes; they "
+                                      "are three separated memory surfaces (Sparse Compression option)")
+                          .with_rule("nvdla.sparse/surfaces-overlap"));
+      }
+    }
+  }
+  return out;
+}
+
+Status check_placement(const SurfacePlacement& p) {
+  std::vector<Status> breaks = placement_breaks(p);
+  return breaks.empty() ? Status() : breaks.front();
+}
+
+Status check_surfaces(const CompressedWeights& z, const SurfaceAddresses& at) {
+  return check_placement({at.wgs, z.wgs.size(), at.wmb, z.wmb.size(), at.data, z.data.size()});
 }
 
 Result<CompressedWeights> compress_reference(const Case& c, const void* physical, size_t physical_size) {

@@ -22,13 +22,14 @@
 #include "tools/okk_cmd.h"
 #include "tools/precision_lib_cmd.h"
 #include "tools/tuple_cmd.h"
+#include "tools/sparse_cmd.h"
 #include "layoutcheck/tla_api.h"
 
 namespace layoutcheck::cli {
 namespace {
 
 const std::set<std::string> kKinds = {"layout", "mode", "parameter", "rule", "table", "example", "function"};
-const std::set<std::string> kTargetKinds = {"layout", "param", "rule", "entry", "table", "okk", "tuple", "cases"};
+const std::set<std::string> kTargetKinds = {"layout", "param", "rule", "entry", "table", "okk", "tuple", "cases", "surface"};
 
 struct Target {
   std::string kind, name;
@@ -161,7 +162,7 @@ std::vector<Item> parse_items(const std::string& text, const std::string& file, 
     for (const std::string& t : words(f[3])) {
       const size_t colon = t.find(':');
       if (colon == std::string::npos || !kTargetKinds.count(t.substr(0, colon))) {
-        fail("target '" + t + "' is not layout:, param:, rule:, entry:, table:, okk:, tuple: or cases:");
+        fail("target '" + t + "' is not layout:, param:, rule:, entry:, table:, okk:, tuple:, surface: or cases:");
       }
       Target target{t.substr(0, colon), t.substr(colon + 1)};
       if (target.kind == "cases") {
@@ -180,6 +181,9 @@ std::vector<Item> parse_items(const std::string& text, const std::string& file, 
       }
       if (target.kind == "tuple" && tuple_symbol(target.name) == nullptr) {
         fail("no function " + target.name + " that `layoutcheck tuple` checks (rank get depth shape stride)");
+      }
+      if (target.kind == "surface" && !sparse_function(target.name)) {
+        fail("no function " + target.name + " that `layoutcheck sparse` checks (nvdla_sparse_surfaces_valid)");
       }
       item.targets.push_back(target);
     }
@@ -564,6 +568,15 @@ Row derive(const Item& item, const std::vector<OracleRef>& oracles) {
         optimized &= v.optimized;
       }
     }
+    // A surface placement function is checked on a user's library by `sparse
+    // --lib`: it reaches the item when that command asks, for every rule of the
+    // item, a placement breaking only that rule, and a valid one.
+    bool surface_plugin_ok = true;
+    for (const Target& t : item.targets) {
+      if (t.kind != "surface") continue;
+      surface_plugin_ok &= sparse_lib_covers("ok");
+      for (const Target& r : item.targets) surface_plugin_ok &= r.kind != "rule" || sparse_lib_covers(r.name);
+    }
     bool random = false, plugin = true;
     for (const LayoutSpec* s : layouts) {
       const LayoutVerdict& v = layout_verdict(*s);
@@ -578,10 +591,10 @@ Row derive(const Item& item, const std::vector<OracleRef>& oracles) {
     // these and no layout (a precision layer rule alone) has nothing a user's code
     // is asked through.
     const bool reachable = !layouts.empty() || std::any_of(item.targets.begin(), item.targets.end(), [](const Target& t) {
-      return t.kind == "entry" || t.kind == "table" || t.kind == "okk" || t.kind == "tuple";
+      return t.kind == "entry" || t.kind == "table" || t.kind == "okk" || t.kind == "tuple" || t.kind == "surface";
     });
     row.optimized = optimized;
-    row.plugin = reachable && plugin && table_plugin_ok;
+    row.plugin = reachable && plugin && table_plugin_ok && surface_plugin_ok;
     if (random && std::find(row.fuzzers.begin(), row.fuzzers.end(), "fuzz_differential") == row.fuzzers.end()) {
       row.fuzzers.insert(row.fuzzers.begin(), "fuzz_differential");
     }

@@ -16,6 +16,7 @@
 //   layoutcheck precision nvdla ..., layoutcheck convert ... (tools/precision_cli.cc)
 //   layoutcheck okk      --lib PATH.so [--chip bm1684|bm1684x] [--npus X --eu-bytes B] [--json]   (tools/okk_cmd.cc)
 //   layoutcheck tuple    --lib PATH.so [--json]   (tools/tuple_cmd.cc)
+//   layoutcheck sparse   --lib PATH.so [--seed N] [--cases N] [--placement P] [--json]   (tools/sparse_cmd.cc)
 // Every option of every command: kCommands below, and `layoutcheck COMMAND --help`.
 //
 // Exit status: 0 success, 1 a check or oracle failed, 2 bad input or a failed read
@@ -60,6 +61,7 @@
 #include "tools/rules_cmd.h"
 #include "tools/show.h"
 #include "tools/tuple_cmd.h"
+#include "tools/sparse_cmd.h"
 
 using namespace layoutcheck;
 
@@ -115,6 +117,8 @@ const char* kUsage =
     "  okk --lib PATH.so [--chip bm1684|bm1684x] [--npus X --eu-bytes B] [--json]\n"
     "                                                  a library's own okk_* functions vs the reference\n"
     "  tuple --lib PATH.so [--json]                    a library's own IntTuple rank, get<I>, depth vs the reference\n"
+    "  sparse --lib PATH.so [--seed N] [--cases N] [--placement P] [--json]\n"
+    "                                                  a library's own NVDLA compressed-surface placement check vs the reference\n"
     "common: --impl reference|optimized|PATH.so (default optimized; a plugin runs isolated)\n"
     "help: layoutcheck COMMAND --help lists every option of a command; layoutcheck --version\n"
     "files: --in reads at most the size the case needs (one byte more is an error); --out replaces a\n"
@@ -224,6 +228,14 @@ const std::vector<CommandSpec> kCommands = {
       kJsonOpt}},
     {"tuple", "", 0, "a library's own IntTuple functions (tla_tuple.h: tla_rank, tla_get, tla_depth) against the TLA reference",
      {{"lib", "PATH.so", "the library exporting the functions with C linkage; loaded and called in a child process"},
+      kJsonOpt}},
+    {"sparse", "", 0,
+     "a library's own placement check of the NVDLA compressed-weight surfaces (nvdla_surface.h: nvdla_sparse_surfaces_valid) "
+     "against the reference",
+     {{"lib", "PATH.so", "the library exporting the function with C linkage; loaded and called in a child process"},
+      {"seed", "N", "seed of the random placements (default 1)"},
+      {"cases", "N", "random placements after the boundary ones (default 2000, at most 1000000)"},
+      {"placement", "P", "check only this placement: 'wgs=SIZE@ADDR wmb=SIZE@ADDR data=SIZE@ADDR' (repeatable)"},
       kJsonOpt}},
 };
 
@@ -1265,6 +1277,7 @@ int run_command(int argc, char** argv) {
     if (a.command == "show") return cmd_show(a);
     if (a.command == "okk") return cli::okk_main(a);
     if (a.command == "tuple") return cli::tuple_main(a);
+    if (a.command == "sparse") return cli::sparse_main(a);
     if (a.command == "rules") {
       expect_known_options(a, {"json"});
       return cli::rules_main(a.positional.empty() ? "*" : a.positional[0], a.has("json"));

@@ -91,6 +91,25 @@ struct SurfaceAddresses {
 };
 Status check_surfaces(const CompressedWeights& surfaces, const SurfaceAddresses& at);
 
+// A placement by addresses and sizes alone (what a compiler decides before the
+// surfaces exist; `layoutcheck sparse --lib` checks a user's own function on it,
+// include/layoutcheck/nvdla_surface.h). Besides the alignment table, the three
+// surfaces are "three separated memory surfaces": no byte lies in two of them
+// (nvdla.sparse/surfaces-overlap; an empty surface holds no byte), and each ends
+// within the 64-bit address space, start + size <= 2^64
+// (nvdla.sparse/address-overflow) (oracles/ERRATA.md, NVDLA 26).
+// `placement_breaks` lists every rule the placement breaks, in this order: per
+// surface (WGS, WMB, compressed weight) start address, data size, end; then
+// the pairs WGS/WMB, WGS/weight, WMB/weight. `check_placement` is the first of
+// them (check_surfaces is check_placement of the surfaces' sizes).
+struct SurfacePlacement {
+  uint64_t wgs_address = 0, wgs_size = 0;
+  uint64_t wmb_address = 0, wmb_size = 0;
+  uint64_t data_address = 0, data_size = 0;
+};
+std::vector<Status> placement_breaks(const SurfacePlacement& placement);
+Status check_placement(const SurfacePlacement& placement);
+
 // Deconvolution weights (nvdla.weight.deconv) are compressed set by set: each
 // set is the nvdla.weight.dc surface that `describe` reports as set_layout
 // (oracles/ERRATA.md, NVDLA 22); the whole deconvolution buffer is declined.

@@ -106,5 +106,23 @@ grep -E '^nvdla\.winograd\.g-matrix +example +yes +yes +0 ' "$tmp/changed" > /de
 grep -E '^nvdla\.winograd\.g-matrix +example +yes +yes +5 ' "$tmp/text" > /dev/null ||
   fail "the value oracles of the G matrix do not count: $(grep '^nvdla.winograd.g-matrix ' "$tmp/text")"
 
+# The compressed-surface placement is checkable on a library through `sparse --lib`
+# (surface:): only with that target, and only for rules its placements isolate.
+grep -E '^nvdla\.sparse\.alignment +rule +yes +yes +[1-9][0-9]* +yes +yes +yes +complete$' "$tmp/text" > /dev/null ||
+  fail "nvdla.sparse.alignment is not complete: $(grep '^nvdla.sparse.alignment ' "$tmp/text")"
+sed 's/ surface:nvdla_sparse_surfaces_valid | / | /' "$items" > "$tmp/surface.txt"
+cmp -s "$tmp/surface.txt" "$items" && fail "the edit removing surface: changed nothing"
+"$lc" list --coverage --items "$tmp/surface.txt" > "$tmp/surface" || fail "list --coverage without surface: exits $?"
+grep -E '^nvdla\.sparse\.alignment +rule +yes +yes +[1-9][0-9]* +yes +yes +- +partial$' "$tmp/surface" > /dev/null ||
+  fail "nvdla.sparse.alignment without surface: is checkable on a library: $(grep '^nvdla.sparse.alignment ' "$tmp/surface")"
+sed 's#rule:nvdla.sparse/surfaces-overlap surface:#rule:nvdla.sparse/surfaces-overlap rule:nvdla.feature/line-stride-align-32 surface:#' \
+  "$items" > "$tmp/surface.txt"
+cmp -s "$tmp/surface.txt" "$items" && fail "the edit adding a rule to nvdla.sparse.alignment changed nothing"
+"$lc" list --coverage --items "$tmp/surface.txt" > "$tmp/surface" || fail "list --coverage with a feature rule exits $?"
+grep -E '^nvdla\.sparse\.alignment +rule .* +- +partial$' "$tmp/surface" > /dev/null ||
+  fail "a rule sparse --lib never asks about still counts as checkable: $(grep '^nvdla.sparse.alignment ' "$tmp/surface")"
+expect_error "an unknown surface function" "no function nvdla_no_such that \`layoutcheck sparse\` checks" \
+  's/surface:nvdla_sparse_surfaces_valid/surface:nvdla_no_such/'
+
 [ "$failures" = 0 ] && echo "coverage: all checks passed"
 exit $((failures > 0))

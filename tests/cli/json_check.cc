@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
   } else if (command == "describe") {
     expect(j.contains("facts") && j["facts"].is_object(), "no facts");
     if (j.contains("facts")) expect(j["facts"].value("size_bytes", nlohmann::json()).is_number_unsigned(), "size_bytes is not a number");
-  } else if (command == "okk" || command == "tuple") {
+  } else if (command == "okk" || command == "tuple" || command == "sparse") {
     expect(j.contains("lib") && j["lib"].is_string(), "no lib");
     expect(j.value("status", "") == "passed" || j.value("status", "") == "failed", "status is neither passed nor failed");
     check_totals(j, {"functions", "passed", "failed", "not_provided"});

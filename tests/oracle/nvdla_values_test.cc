@@ -47,8 +47,8 @@ std::string hex(const std::vector<uint8_t>& v) {
   return s.str();
 }
 
-// "NAME=SIZE" or "NAME=SIZE@ADDR" words: zero-filled surfaces of those sizes at those addresses.
-bool read_surfaces(std::istringstream& in, nvdla::CompressedWeights* z, nvdla::SurfaceAddresses* at, std::string* rest) {
+// "NAME=SIZE" or "NAME=SIZE@ADDR" words: a placement and, when z is set, zero-filled surfaces of those sizes.
+bool read_surfaces(std::istringstream& in, nvdla::SurfacePlacement* p, nvdla::CompressedWeights* z, std::string* rest) {
   int seen = 0;
   for (std::string w; in >> w;) {
     if (w == "->") {
@@ -61,18 +61,17 @@ bool read_surfaces(std::istringstream& in, nvdla::CompressedWeights* z, nvdla::S
     const std::string name = w.substr(0, eq);
     const uint64_t size = std::stoull(w.substr(eq + 1, atsign == std::string::npos ? std::string::npos : atsign - eq - 1), nullptr, 0);
     const uint64_t addr = atsign == std::string::npos ? 0 : std::stoull(w.substr(atsign + 1), nullptr, 0);
-    std::vector<uint8_t>* surface = name == "wgs" ? &z->wgs : name == "wmb" ? &z->wmb : name == "data" ? &z->data : nullptr;
-    uint64_t* address = name == "wgs" ? &at->wgs : name == "wmb" ? &at->wmb : &at->data;
-    if (surface == nullptr) return false;
-    surface->assign(size, 0);
-    *address = addr;
+    if (name != "wgs" && name != "wmb" && name != "data") return false;
+    (name == "wgs" ? p->wgs_size : name == "wmb" ? p->wmb_size : p->data_size) = size;
+    (name == "wgs" ? p->wgs_address : name == "wmb" ? p->wmb_address : p->data_address) = addr;
+    if (z) (name == "wgs" ? z->wgs : name == "wmb" ? z->wmb : z->data).assign(size, 0);
     ++seen;
   }
   return false;
 }
 
 // surfaces wgs=SIZE@ADDR wmb=SIZE@ADDR data=SIZE@ADDR -> ok|RULE
-//   nvdla::check_surfaces, the placement check of the reference library (there is no second one)
+//   nvdla::check_placement, the placement check of the reference library (there is no second one)
 // decompress LAYOUT DTYPE SHAPE wgs=SIZE wmb=SIZE data=SIZE -> ok|RULE
 //   zero-filled surfaces; the reference names the rule, the optimized decompress rejects them
 std::string run_surface_check(const std::string& check, const std::string& verb, bool reference) {
@@ -81,11 +80,11 @@ std::string run_surface_check(const std::string& check, const std::string& verb,
   in >> word;
   if (verb == "decompress") in >> layout_text >> dtype_text >> shape_text;
   nvdla::CompressedWeights z;
-  nvdla::SurfaceAddresses at;
-  if (!read_surfaces(in, &z, &at, &expected)) return "malformed: " + check;
+  nvdla::SurfacePlacement placement;
+  if (!read_surfaces(in, &placement, verb == "surfaces" ? nullptr : &z, &expected)) return "malformed: " + check;
   Status st;
   if (verb == "surfaces") {
-    st = nvdla::check_surfaces(z, at);
+    st = nvdla::check_placement(placement);
   } else {
     auto c = parse_case(layout_text, dtype_text, shape_text);
     if (!c.ok()) return c.status().message();
@@ -208,7 +207,8 @@ TEST(NvdlaValuesOracle, every_alignment_rule_of_the_surfaces_is_expected_by_a_ca
   }
   for (const char* rule : {"ok", "nvdla.sparse/wgs-start-address-align-256", "nvdla.sparse/wmb-start-address-align-256",
                            "nvdla.weight/start-address-align-256", "nvdla.sparse/wgs-size-align-128",
-                           "nvdla.sparse/wmb-size-align-128", "nvdla.sparse/data-size-align-128"}) {
+                           "nvdla.sparse/wmb-size-align-128", "nvdla.sparse/data-size-align-128",
+                           "nvdla.sparse/address-overflow", "nvdla.sparse/surfaces-overlap"}) {
     EXPECT_TRUE(expected.count(rule)) << rule;
   }
 }

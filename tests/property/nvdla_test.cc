@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <set>
 
 #include "layoutcheck/nvdla.h"
@@ -330,13 +331,13 @@ RC_GTEST_PROP(NvdlaProperty, surface_placement_follows_the_alignment_table, ()) 
   RC_ASSERT(reference_impl().pack(c, logical.data(), logical.size(), phys.data(), phys.size()).ok());
   auto z = nvdla::compress(c, phys.data(), phys.size());
   RC_ASSERT(z.ok());
-  RC_ASSERT(nvdla::check_surfaces(*z, {}).ok());
+  RC_ASSERT(nvdla::check_surfaces(*z, {0, uint64_t{1} << 40, uint64_t{1} << 41}).ok());
   nvdla::CompressedWeights placed = *z;
   std::vector<uint8_t>* surface[3] = {&placed.wgs, &placed.wmb, &placed.data};
   uint64_t addr[3];
   bool size_broken = false;
   for (int i = 0; i < 3; ++i) {
-    addr[i] = 256 * *rc::gen::inRange<uint64_t>(0, 1u << 20);
+    addr[i] = (uint64_t{1} << (40 + i)) + 256 * *rc::gen::inRange<uint64_t>(0, 1u << 20);  // apart: no overlap
     if (*rc::gen::inRange(0, 4) == 0) addr[i] += *rc::gen::inRange<uint64_t>(1, 256);
     if (*rc::gen::inRange(0, 4) == 0) {
       surface[i]->resize(surface[i]->size() + *rc::gen::inRange<uint64_t>(1, 128), 0);
@@ -366,6 +367,51 @@ RC_GTEST_PROP(NvdlaProperty, surface_placement_follows_the_alignment_table, ()) 
   RC_ASSERT(ref.ok() == !size_broken);
   RC_ASSERT(opt.ok() == !size_broken);
   if (size_broken) RC_ASSERT(ref.rule() == expected_size);
+}
+
+__extension__ typedef unsigned __int128 Wide;
+
+uint64_t placement_number(uint64_t unit) {
+  switch (*rc::gen::inRange(0, 6)) {
+    case 0: return *rc::gen::element<uint64_t>(0, 1, 127, 128, 255, 256, 384, 512);
+    case 1: return UINT64_MAX - *rc::gen::element<uint64_t>(0, 127, 255, 383, 511);
+    case 2: return unit * *rc::gen::inRange<uint64_t>(0, 64);
+    case 3: return unit * *rc::gen::inRange<uint64_t>(0, 64) + *rc::gen::inRange<uint64_t>(1, unit);
+    default: return *rc::gen::arbitrary<uint64_t>();
+  }
+}
+
+// Placements by addresses and sizes (oracles/ERRATA.md, NVDLA 26): every rule
+// placement_breaks names, in its order, from 128-bit byte ranges.
+RC_GTEST_PROP(NvdlaProperty, placement_rules_follow_the_byte_ranges_of_the_surfaces, ()) {
+  uint64_t addr[3], size[3];
+  for (int i = 0; i < 3; ++i) {
+    addr[i] = placement_number(256);
+    size[i] = placement_number(128);
+  }
+  const char* start_rule[3] = {"nvdla.sparse/wgs-start-address-align-256", "nvdla.sparse/wmb-start-address-align-256",
+                               "nvdla.weight/start-address-align-256"};
+  const char* size_rule[3] = {"nvdla.sparse/wgs-size-align-128", "nvdla.sparse/wmb-size-align-128",
+                              "nvdla.sparse/data-size-align-128"};
+  std::vector<std::string> expected;
+  for (int i = 0; i < 3; ++i) {
+    if (addr[i] % 256) expected.push_back(start_rule[i]);
+    if (size[i] % 128) expected.push_back(size_rule[i]);
+    if (Wide{addr[i]} + size[i] > (Wide{1} << 64)) expected.push_back("nvdla.sparse/address-overflow");
+  }
+  for (int a = 0; a < 3; ++a) {
+    for (int b = a + 1; b < 3; ++b) {
+      const Wide first_end = std::min(Wide{addr[a]} + size[a], Wide{addr[b]} + size[b]);
+      if (size[a] && size[b] && std::max(addr[a], addr[b]) < first_end) expected.push_back("nvdla.sparse/surfaces-overlap");
+    }
+  }
+  const nvdla::SurfacePlacement p{addr[0], size[0], addr[1], size[1], addr[2], size[2]};
+  std::vector<std::string> got;
+  for (const Status& s : nvdla::placement_breaks(p)) got.push_back(s.rule());
+  RC_ASSERT(got == expected);
+  const Status first = nvdla::check_placement(p);
+  RC_ASSERT(first.ok() == expected.empty());
+  if (!first.ok()) RC_ASSERT(first.rule() == expected.front());
 }
 
 // 10- and 12-bit components in 16-bit containers (oracles/ERRATA.md, NVDLA 25):
