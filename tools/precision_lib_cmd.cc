@@ -96,8 +96,10 @@ std::vector<LayerQuestion> layer_questions() {
       LayerQuestion one = q;
       one.data = {a};
       out.push_back(one);
-      if (q.on_flying) continue;
+    }
+    for (const std::string& a : surfaces) {
       for (const std::string& b : surfaces) {
+        if (q.on_flying) break;
         LayerQuestion two = q;
         two.data = {a, b};
         out.push_back(two);
