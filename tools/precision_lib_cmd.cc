@@ -369,7 +369,9 @@ std::string got_text(int64_t answer, uint64_t rule_state, const std::string& rul
   if (rule_state == 0) return "invalid without a rule (*rule not set)";
   if (rule_state == 2) return "invalid, *rule set to " + rule + ", which cannot be read";
   *same = rule == want;
-  return "invalid by " + (rule.empty() ? std::string("\"\"") : rule);
+  std::string shown;  // the library's bytes, printable
+  for (char ch : rule) shown += ch >= 0x20 && ch < 0x7f ? ch : '?';
+  return "invalid by " + (rule.empty() ? std::string("\"\"") : shown);
 }
 
 // The SDP layer of the --mode, --input, --output, --conv and --data options.
