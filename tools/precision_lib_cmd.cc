@@ -1,6 +1,7 @@
 #include "tools/precision_lib_cmd.h"
 
 #include <dlfcn.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -227,7 +228,31 @@ bool read_rule(const int pipe_fds[2], const char* rule, std::string* out) {
 
 // The reply to the layer questions: per question the answer, whether *rule was
 // set (0 no or not asked, 1 its text follows, 2 it cannot be read: the address follows).
-std::string ask_layers(void* sym, const std::vector<LayerQuestion>& qs, const SurfaceFields& fields) {
+// A word shared with the child: 1 + the index of the layer it is asking, so that
+// the parent can name the layer a crash or a hang happened on.
+class SharedProgress {
+ public:
+  SharedProgress() {
+    void* p = mmap(nullptr, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    word_ = p == MAP_FAILED ? nullptr : static_cast<volatile uint64_t*>(p);
+    if (word_) *word_ = 0;
+  }
+  ~SharedProgress() {
+    if (word_) munmap(const_cast<uint64_t*>(word_), sizeof(uint64_t));
+  }
+  SharedProgress(const SharedProgress&) = delete;
+  SharedProgress& operator=(const SharedProgress&) = delete;
+  void set(uint64_t v) {
+    if (word_) *word_ = v;
+  }
+  uint64_t get() const { return word_ ? *word_ : 0; }
+
+ private:
+  volatile uint64_t* word_ = nullptr;
+};
+
+std::string ask_layers(void* sym, const std::vector<LayerQuestion>& qs, const SurfaceFields& fields,
+                       SharedProgress* progress) {
   std::string reply;
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) {
@@ -237,7 +262,9 @@ std::string ask_layers(void* sym, const std::vector<LayerQuestion>& qs, const Su
   const auto fn = as_function<nvdla_layer_supported_fn>(sym);
   put_str(&reply, "");
   std::vector<nvdla_sdp_surface> surfaces;
-  for (const LayerQuestion& q : qs) {
+  for (size_t i = 0; i < qs.size(); ++i) {
+    const LayerQuestion& q = qs[i];
+    progress->set(i + 1);
     surfaces.clear();
     for (const std::string& d : q.data) {
       const auto& f = fields.at(d);
@@ -299,7 +326,7 @@ void send_checked(int fd, const char* symbol, std::string reply) {
 // Replies: which functions the library exports (bit 0 the tables', bit 1 the
 // layers'), then the tables' answers (when exported and asked), then the layers'.
 void child_main(const std::string& path, int fd, bool ask_table_fn, const std::vector<LayerQuestion>& layers,
-                const SurfaceFields& fields) {
+                const SurfaceFields& fields, SharedProgress* progress) {
   void* handle = child_open_library(path, fd);
   if (!handle) return;
   if (child_reported_stray(path, fd)) return;
@@ -318,7 +345,7 @@ void child_main(const std::string& path, int fd, bool ask_table_fn, const std::v
   if (tables && ask_table_fn) send_checked(fd, NVDLA_PRECISION_SUPPORTED_SYMBOL, ask_tables(tables));
   if (layer && !layers.empty()) {
     Sandbox::child_allow(layers.size() * (32 + kRuleMax));
-    send_checked(fd, NVDLA_LAYER_SUPPORTED_SYMBOL, ask_layers(layer, layers, fields));
+    send_checked(fd, NVDLA_LAYER_SUPPORTED_SYMBOL, ask_layers(layer, layers, fields, progress));
   }
 }
 
@@ -479,7 +506,8 @@ int precision_lib_main(const Args& a) {
   }
 
   LibraryChild lib("precision", path);
-  if (Status s = lib.box().start([&](int fd) { child_main(path, fd, !one, layers, fields); }); !s.ok()) {
+  SharedProgress progress;
+  if (Status s = lib.box().start([&](int fd) { child_main(path, fd, !one, layers, fields, &progress); }); !s.ok()) {
     return lib.bad_library(s.message());
   }
   std::optional<Reader> hello = lib.receive(1 << 12, "loading it (its constructors)", "sent a malformed answer while loading");
@@ -519,9 +547,15 @@ int precision_lib_main(const Args& a) {
   if (has_layer) {
     std::optional<Reader> r = lib.receive(layers.size() * (32 + kRuleMax) + (1 << 12),
                                           std::string(NVDLA_LAYER_SUPPORTED_SYMBOL) + " (over " +
-                                              std::to_string(layers.size()) + " layers)",
+                                              std::to_string(layers.size()) + (layers.size() == 1 ? " layer)" : " layers)"),
                                           std::string("sent a malformed answer during ") + NVDLA_LAYER_SUPPORTED_SYMBOL);
-    if (!r) return 2;
+    if (!r) {
+      if (const uint64_t at = progress.get(); at > 0 && at <= layers.size()) {
+        std::cerr << "layoutcheck precision: it was asking layer " << layer_text(layers[at - 1])
+                  << "\n  repro: " << layer_repro(path, layers[at - 1]) << "\n";
+      }
+      return 2;
+    }
     for (size_t i = 0; i < layers.size(); ++i) {
       const int64_t answer = static_cast<int64_t>(r->u64());
       const uint64_t rule_state = r->u64();

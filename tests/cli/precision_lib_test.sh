@@ -80,8 +80,13 @@ expect "one layer on-flying without conv" 2 "needs --conv" \
 # A library that breaks the function's contract gets a clear verdict, never a crash of layoutcheck.
 expect "crash" 2 "bad library .*crashed with signal 11 \(SIGSEGV.*during nvdla_layer_supported" \
   "$lc" precision nvdla --lib "$libs/libprecision_tables_layer_crash.so"
+grep -q "it was asking layer on-flying int8 int8 conv=winograd/image-uint8/int8$" "$tmp/out" ||
+  fail "crash: the layer it crashed on is not named: $(cat "$tmp/out")"
+repro=$(grep -m1 "repro: layoutcheck " "$tmp/out" | sed 's/^ *repro: layoutcheck //')
+eval "expect 'crash, repro' 2 'crashed with signal 11 .*over 1 layer\\)' \"\$lc\" $repro"
 LAYOUTCHECK_PLUGIN_TIMEOUT=1 expect "hang" 2 "did not finish within 1 s during nvdla_layer_supported" \
   "$lc" precision nvdla --lib "$libs/libprecision_tables_layer_hang.so"
+grep -q "it was asking layer on-flying " "$tmp/out" || fail "hang: the layer it hung on is not named: $(cat "$tmp/out")"
 expect "unreadable rule" 1 "got invalid, \*rule set to 0x10, which cannot be read" \
   "$lc" precision nvdla --lib "$libs/libprecision_tables_layer_bad_rule.so"
 expect "seven" 1 "got an answer of 7 \(1 valid or 0 invalid expected\)" \
