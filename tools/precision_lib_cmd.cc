@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "layoutcheck/isolate.h"
-// For the function's type only: the expected answers come from the reference's tables.
+// For the functions' types only: the expected answers come from the reference's tables and check_sdp_layer.
 #include "layoutcheck/nvdla_precision_compat.h"
 #include "tools/cli_json.h"
 #include "tools/function_lib.h"
