@@ -29,7 +29,8 @@ namespace layoutcheck::cli {
 namespace {
 
 const std::set<std::string> kKinds = {"layout", "mode", "parameter", "rule", "table", "example", "function"};
-const std::set<std::string> kTargetKinds = {"layout", "param", "rule", "entry", "table", "okk", "tuple", "cases", "surface"};
+const std::set<std::string> kTargetKinds = {"layout", "param", "rule", "entry", "table", "okk", "tuple", "cases",
+                                            "surface", "layer"};
 
 struct Target {
   std::string kind, name;
@@ -162,7 +163,7 @@ std::vector<Item> parse_items(const std::string& text, const std::string& file, 
     for (const std::string& t : words(f[3])) {
       const size_t colon = t.find(':');
       if (colon == std::string::npos || !kTargetKinds.count(t.substr(0, colon))) {
-        fail("target '" + t + "' is not layout:, param:, rule:, entry:, table:, okk:, tuple:, surface: or cases:");
+        fail("target '" + t + "' is not layout:, param:, rule:, entry:, table:, okk:, tuple:, surface:, layer: or cases:");
       }
       Target target{t.substr(0, colon), t.substr(colon + 1)};
       if (target.kind == "cases") {
@@ -184,6 +185,9 @@ std::vector<Item> parse_items(const std::string& text, const std::string& file, 
       }
       if (target.kind == "surface" && !sparse_function(target.name)) {
         fail("no function " + target.name + " that `layoutcheck sparse` checks (nvdla_sparse_surfaces_valid)");
+      }
+      if (target.kind == "layer" && (find_rule(target.name) == nullptr || !find_rule(target.name)->layouts.empty())) {
+        fail("no SDP layer rule " + target.name + " (a rule of the rules table that no layout has)");
       }
       item.targets.push_back(target);
     }
@@ -488,7 +492,7 @@ std::string values_entry(const std::string& verb) {
 }
 
 bool exercises(const Item& item, const Target& t, const OracleRef& o) {
-  if (t.kind == "rule") {
+  if (t.kind == "rule" || t.kind == "layer") {
     if (o.rule == t.name) return true;
     // A precision layer line and a value oracle's placement lines name the rule
     // they expect: "layer ... -> RULE", "surfaces ... -> RULE".
@@ -525,7 +529,7 @@ Row derive(const Item& item, const std::vector<OracleRef>& oracles) {
   row.fuzzers = item.fuzzers;
   if (!item.targets.empty()) {
     row.reference = true;
-    bool optimized = true, table_plugin_ok = true;
+    bool optimized = true, table_plugin_ok = true, layer_plugin_ok = true;
     std::set<const LayoutSpec*> layouts;
     for (const Target& t : item.targets) {
       for (const LayoutSpec* s : layouts_of(t)) layouts.insert(s);
@@ -562,6 +566,9 @@ Row derive(const Item& item, const std::vector<OracleRef>& oracles) {
         optimized &= table_optimized(t.name);
         table_plugin_ok &= table_plugin(t.name);
       }
+      // An SDP layer rule a user's nvdla_layer_supported is asked about: some
+      // layer `precision nvdla --lib` asks breaks it first.
+      if (t.kind == "layer") layer_plugin_ok &= precision_lib_layer_reaches(t.name);
       if (t.kind == "tuple") {
         const TupleVerdict v = tuple_verdict(t.name);
         row.reference &= v.reference;
@@ -589,12 +596,14 @@ Row derive(const Item& item, const std::vector<OracleRef>& oracles) {
     // on a user's library by `precision nvdla --lib`. An entry is an ABI 1.1 member;
     // okk and tuple functions are checked in a user's library. An item with none of
     // these and no layout (a precision layer rule alone) has nothing a user's code
-    // is asked through.
+    // is asked through, unless `precision nvdla --lib` asks nvdla_layer_supported
+    // about it (layer:).
     const bool reachable = !layouts.empty() || std::any_of(item.targets.begin(), item.targets.end(), [](const Target& t) {
-      return t.kind == "entry" || t.kind == "table" || t.kind == "okk" || t.kind == "tuple" || t.kind == "surface";
+      return t.kind == "entry" || t.kind == "table" || t.kind == "okk" || t.kind == "tuple" || t.kind == "surface" ||
+             t.kind == "layer";
     });
     row.optimized = optimized;
-    row.plugin = reachable && plugin && table_plugin_ok && surface_plugin_ok;
+    row.plugin = reachable && plugin && table_plugin_ok && surface_plugin_ok && layer_plugin_ok;
     if (random && std::find(row.fuzzers.begin(), row.fuzzers.end(), "fuzz_differential") == row.fuzzers.end()) {
       row.fuzzers.insert(row.fuzzers.begin(), "fuzz_differential");
     }

@@ -110,7 +110,9 @@ const char* kUsage =
     "                                                  the documents' worked examples\n"
     "  rules [GLOB] [--json]                           the documents' rules: id, section, text\n"
     "  precision nvdla --layer conv|sdp|lrn|pdp --input FORMAT --output PRECISION   NVDLA precision tables\n"
-    "  precision nvdla --lib PATH.so [--json]          a library's own precision tables vs the reference\n"
+    "  precision nvdla --lib PATH.so [--json]          a library's own precision tables and SDP layer rules\n"
+    "                                                  vs the reference (--input/--output/--mode/--conv/--data:\n"
+    "                                                  its layer function on that SDP layer alone)\n"
     "  convert --rule ieee|nvdla|nvdla-int --from D --to D [--unit U] [--flush-nan] [--offset X --scale Y]\n"
     "          [--truncate M] [--in F] [--out F]       convert raw little-endian values (NaN counts on stderr)\n"
     "  check --layout 'convert.*'|nvdla.sparse|nvdla.winograd.phase1   a plugin's ABI 1.1 entry points\n"
@@ -206,7 +208,7 @@ const std::vector<CommandSpec> kCommands = {
       {"mode", "M", "SDP layer: offline (default) or on-flying; checks the layer and its SDP data"},
       {"conv", "MODE/IN/OUT", "SDP layer on-flying: the convolution in front, e.g. dc/int16/int16"},
       {"data", "LAYOUT@D@SHAPE", "SDP layer: SDP data it reads (repeatable)"},
-      {"lib", "PATH.so", "a library's own nvdla_precision_supported (nvdla_precision_compat.h) against every row, isolated"},
+      {"lib", "PATH.so", "a library's own nvdla_precision_supported against every row and nvdla_layer_supported against every SDP layer (nvdla_precision_compat.h), isolated; with the SDP layer options, that layer alone"},
       kJsonOpt}},
     {"convert", "", 0, "convert raw little-endian values (at most 256 MiB; NaN counts on standard error)",
      {{"rule", "ieee|nvdla|nvdla-int|nvdla-float", "conversion rule"},

@@ -43,6 +43,16 @@ grep -E '^tla\.inttuple\.api +function +- +- +0 +- +- +- +missing$' "$tmp/bare" 
   fail "an item with no targets is not missing: $(grep '^tla.inttuple.api ' "$tmp/bare")"
 grep -E '^nvdla\.table\.sdp +table +yes +yes +[1-9][0-9]* +yes +yes +yes +complete$' "$tmp/text" > /dev/null ||
   fail "nvdla.table.sdp is not a complete table: $(grep '^nvdla.table.sdp ' "$tmp/text")"
+# An SDP layer rule is checkable on a user's code through nvdla_layer_supported (layer:) only.
+for item in nvdla.on-flying nvdla.sdp.bn-int8 nvdla.sdp.ew-int8; do
+  grep -E "^${item//./\\.} +rule +yes +yes +[1-9][0-9]* +yes +yes +yes +complete$" "$tmp/text" > /dev/null ||
+    fail "$item (layer: targets) is not complete: $(grep "^$item " "$tmp/text")"
+done
+sed 's# layer:nvdla.precision/[a-z0-9-]*##g' "$items" > "$tmp/nolayer.txt"
+cmp -s "$tmp/nolayer.txt" "$items" && fail "removing the layer: targets changed nothing"
+"$lc" list --coverage --items "$tmp/nolayer.txt" > "$tmp/nolayer" || fail "list --coverage without layer: targets exits $?"
+grep -E '^nvdla\.on-flying +rule +yes +yes +[1-9][0-9]* +yes +yes +- +partial$' "$tmp/nolayer" > /dev/null ||
+  fail "without its layer: targets nvdla.on-flying is still checkable on a plugin: $(grep '^nvdla.on-flying ' "$tmp/nolayer")"
 
 # Properties and fuzzers the list names exist in the sources.
 check_names() {  # ITEMS_FILE: prints the names that do not exist
@@ -76,6 +86,10 @@ expect_error "an unknown entry" "no ABI entry nvdla.no_such" 's/entry:nvdla.spar
 expect_error "an unknown table" "no precision table cdp" 's/table:lrn /table:cdp /'
 expect_error "an unknown okk function" "no function okk_no_such that" 's/okk:okk_compact_stride/okk:okk_no_such/'
 expect_error "an unknown tuple function" "no function size that \`layoutcheck tuple\` checks" 's/| tuple:rank tuple:get tuple:depth |/| tuple:size tuple:get tuple:depth |/'
+expect_error "a layer target that is a layout's rule" "no SDP layer rule tpu.compact/address-align-4" \
+  's#layer:nvdla.precision/conv-table #layer:tpu.compact/address-align-4 #'
+expect_error "a layer target that is no rule" "no SDP layer rule nvdla.precision/no-such" \
+  's#layer:nvdla.precision/conv-table #layer:nvdla.precision/no-such #'
 expect_error "an unknown section" "'Continuous Layouts' is not a section heading of" 's/| Continuous Layout | layout:/| Continuous Layouts | layout:/'
 expect_error "a layout without an item" "no item names layout:tpu.continuous" '/^tpu.continuous |/d'
 expect_error "a rule without an item" "no item names rule:tpu.compact/address-align-4" '/^tpu.compact.rules |/d'

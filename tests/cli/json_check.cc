@@ -86,6 +86,21 @@ int main(int argc, char** argv) {
       if (t.value("status", "") != "failed") continue;
       expect(t.value("first_failure", nlohmann::json()).is_string(), "a failed table without its first differing row");
     }
+    const auto layer = j.value("layer", nlohmann::json());
+    expect(layer.is_object() && layer.value("function", "") == "nvdla_layer_supported", "no layer function report");
+    const std::string layer_status = layer.is_object() ? layer.value("status", "") : "";
+    expect(layer_status == "passed" || layer_status == "failed" || layer_status == "not provided",
+           "the layer status is neither passed, failed nor not provided");
+    expect(layer.is_object() && layer.value("asked", nlohmann::json()).is_number_unsigned() &&
+               layer.value("failed", nlohmann::json()).is_number_unsigned(),
+           "the layer report's asked or failed is not a number");
+    if (layer_status == "failed") {
+      const auto failures = layer.value("failures", nlohmann::json::array());
+      expect(failures.is_array() && !failures.empty(), "a failed layer function without its disagreements");
+      for (const auto& f : failures) {
+        expect(f.value("repro", "").rfind("layoutcheck precision nvdla --lib ", 0) == 0, "a layer disagreement without a repro line");
+      }
+    }
   } else {
     expect(j.contains("impl") && j["impl"].is_string(), "no impl");
     expect(j.contains("seed") && (j["seed"].is_number_unsigned() || j["seed"].is_null()), "seed is neither a number nor null");
