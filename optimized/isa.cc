@@ -8,13 +8,16 @@ namespace layoutcheck {
 
 namespace {
 
-constexpr const char* kNames[] = {"portable", "ssse3", "avx2", "avx512"};
+constexpr const char* kNames[] = {"portable", "ssse3", "avx2", "avx512", "avx512vbmi"};
+constexpr uint8_t kLevels = sizeof(kNames) / sizeof(kNames[0]);
+constexpr Isa kBest = Isa::kAvx512Vbmi;
 
 Isa detect() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
+    if (__builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2")) return Isa::kAvx512Vbmi;
     return Isa::kAvx512;
   }
   if (__builtin_cpu_supports("avx2")) return Isa::kAvx2;
@@ -26,14 +29,14 @@ Isa detect() {
 // The cap from LAYOUTCHECK_ISA; an unknown value is reported once and ignored.
 uint8_t env_cap() {
   const char* v = std::getenv("LAYOUTCHECK_ISA");
-  if (v == nullptr || *v == '\0') return static_cast<uint8_t>(Isa::kAvx512);
+  if (v == nullptr || *v == '\0') return static_cast<uint8_t>(kBest);
   Isa isa;
   if (parse_isa(v, &isa)) return static_cast<uint8_t>(isa);
   std::fprintf(stderr,
-               "layoutcheck: LAYOUTCHECK_ISA=%s is not one of portable, ssse3, avx2, avx512; "
+               "layoutcheck: LAYOUTCHECK_ISA=%s is not one of portable, ssse3, avx2, avx512, avx512vbmi; "
                "using the CPU's best level\n",
                v);
-  return static_cast<uint8_t>(Isa::kAvx512);
+  return static_cast<uint8_t>(kBest);
 }
 
 std::atomic<uint8_t>& cap() {
@@ -46,7 +49,7 @@ std::atomic<uint8_t>& cap() {
 const char* isa_name(Isa isa) { return kNames[static_cast<uint8_t>(isa)]; }
 
 bool parse_isa(const std::string& text, Isa* out) {
-  for (uint8_t i = 0; i < 4; ++i) {
+  for (uint8_t i = 0; i < kLevels; ++i) {
     if (text == kNames[i]) {
       *out = static_cast<Isa>(i);
       return true;

@@ -2,7 +2,7 @@
 //
 // Every kernel with a SIMD path asks isa_at_least() per call and keeps its
 // portable path. The level is the best this CPU (and OS) supports, capped by
-// LAYOUTCHECK_ISA (portable, ssse3, avx2 or avx512) in the environment, and by
+// LAYOUTCHECK_ISA (portable, ssse3, avx2, avx512 or avx512vbmi) in the environment, and by
 // the innermost IsaCapScope, so that tests and users on an AVX-512 host can
 // check every narrower path too:
 //
@@ -23,11 +23,15 @@
 
 namespace layoutcheck {
 
-// In order: each level includes the ones before it. kAvx512 is F, BW, VL and DQ.
-enum class Isa : uint8_t { kPortable, kSsse3, kAvx2, kAvx512 };
+// In order: each level includes the ones before it. kAvx512 is F, BW, VL and DQ
+// (Skylake-SP class); kAvx512Vbmi adds VBMI and VBMI2 (byte permutes, byte and
+// word compress and expand: Ice Lake, Zen 4 and later). A kernel that uses VBMI
+// or VBMI2 asks for kAvx512Vbmi, never the CPU directly, so that its kAvx512
+// fallback is reachable, and tested, on a CPU that has both.
+enum class Isa : uint8_t { kPortable, kSsse3, kAvx2, kAvx512, kAvx512Vbmi };
 
 const char* isa_name(Isa isa);
-// "portable", "ssse3", "avx2" or "avx512"; false for anything else.
+// "portable", "ssse3", "avx2", "avx512" or "avx512vbmi"; false for anything else.
 bool parse_isa(const std::string& text, Isa* out);
 
 // The best level this CPU supports (kPortable off x86-64).

@@ -34,10 +34,7 @@ namespace layoutcheck {
 #if defined(LC_WEIGHT_AVX512)
 namespace {
 
-bool has_avx512_vbmi() {
-  static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
-  return vbmi && isa_at_least(Isa::kAvx512);
-}
+bool has_avx512_vbmi() { return isa_at_least(Isa::kAvx512Vbmi); }
 
 #define LC_AVX512_VBMI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"), always_inline)) inline
 

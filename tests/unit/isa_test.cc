@@ -8,13 +8,13 @@ namespace layoutcheck {
 namespace {
 
 TEST(Isa, names_parse_back_and_nothing_else_parses) {
-  for (Isa isa : {Isa::kPortable, Isa::kSsse3, Isa::kAvx2, Isa::kAvx512}) {
+  for (Isa isa : {Isa::kPortable, Isa::kSsse3, Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vbmi}) {
     Isa back = Isa::kAvx512;
     ASSERT_TRUE(parse_isa(isa_name(isa), &back)) << isa_name(isa);
     EXPECT_EQ(back, isa);
   }
   Isa out = Isa::kSsse3;
-  for (const char* bad : {"", "AVX2", "avx-512", "sse2", "avx2 ", "native"}) {
+  for (const char* bad : {"", "AVX2", "avx-512", "sse2", "avx2 ", "native", "avx512vbmi2", "vbmi"}) {
     EXPECT_FALSE(parse_isa(bad, &out)) << bad;
   }
   EXPECT_EQ(out, Isa::kSsse3);
@@ -29,13 +29,32 @@ TEST(Isa, a_cap_lowers_the_level_and_its_end_restores_it) {
     EXPECT_FALSE(isa_at_least(Isa::kSsse3));
     {
       // A cap above the CPU's level gives the CPU's level, never more.
-      IsaCapScope wide(Isa::kAvx512);
+      IsaCapScope wide(Isa::kAvx512Vbmi);
       EXPECT_EQ(optimized_isa(), cpu_isa());
     }
     EXPECT_EQ(optimized_isa(), Isa::kPortable);
   }
   EXPECT_EQ(optimized_isa(), before);
 }
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// The level names what the CPU has: AVX-512 with VBMI and VBMI2 only when all
+// of F, BW, VL, DQ, VBMI and VBMI2 are there, so that a VBMI kernel's fallback
+// is the one a Skylake-SP runs.
+TEST(Isa, the_cpu_level_follows_the_cpu_features) {
+  __builtin_cpu_init();
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  const bool vbmi = avx512 && __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2");
+  EXPECT_EQ(cpu_isa() >= Isa::kAvx512, avx512);
+  EXPECT_EQ(cpu_isa() == Isa::kAvx512Vbmi, vbmi);
+  if (vbmi) {
+    IsaCapScope cap(Isa::kAvx512);
+    EXPECT_TRUE(isa_at_least(Isa::kAvx512));
+    EXPECT_FALSE(isa_at_least(Isa::kAvx512Vbmi));
+  }
+}
+#endif
 
 TEST(Isa, available_levels_run_from_portable_to_the_cpu) {
   const std::vector<Isa> levels = available_isas();
