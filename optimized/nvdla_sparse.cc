@@ -204,6 +204,75 @@ __attribute__((target("ssse3,popcnt"))) uint64_t expand_ssse3(const ExpandTables
   return b;
 }
 
+// ---- SSSE3 compression: byte shuffles from a table indexed by the mask byte ----
+//
+// The inverse of the expansion: for each mask byte, the byte shuffle that
+// gathers its kept elements to the front (8 bytes for int8, the low or high
+// half of a 16-byte register; 16 bytes for 16-bit elements). A step stores
+// the shuffled bytes whole and advances by the popcount, so the next store
+// overwrites what was not kept. The output offset never passes the input one,
+// so no store leaves the group's n elements.
+struct CompressTables {
+  uint8_t lo[256][8];   // int8, elements 0..7 of a 16-byte register
+  uint8_t hi[256][8];   // int8, elements 8..15
+  uint8_t u16[256][16];
+};
+
+const CompressTables& compress_tables() {
+  static const CompressTables tables = [] {
+    CompressTables t{};
+    for (unsigned m = 0; m < 256; ++m) {
+      unsigned k = 0;
+      for (unsigned j = 0; j < 8; ++j) {
+        if (!((m >> j) & 1)) continue;
+        t.lo[m][k] = static_cast<uint8_t>(j);
+        t.hi[m][k] = static_cast<uint8_t>(j + 8);
+        t.u16[m][2 * k] = static_cast<uint8_t>(2 * j);
+        t.u16[m][2 * k + 1] = static_cast<uint8_t>(2 * j + 1);
+        ++k;
+      }
+    }
+    return t;
+  }();
+  return tables;
+}
+
+// Whole 16-element (int8) or 8-element (16-bit) steps of [0, n); returns the
+// elements done, adds the kept ones to *kept_out.
+__attribute__((target("ssse3,popcnt"))) uint64_t compress_ssse3(const CompressTables& t, const uint8_t* src,
+                                                                uint64_t n, uint64_t first, uint8_t* mask,
+                                                                uint8_t* out, uint64_t eb, uint64_t* kept_out) {
+  uint64_t kept = 0, i = 0;  // bytes kept
+  const __m128i zero = _mm_setzero_si128();
+  if (eb == 1) {
+    for (; i + 16 <= n; i += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+      const unsigned m = ~static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero))) & 0xFFFFu;
+      const unsigned m0 = m & 0xFFu, m1 = m >> 8;
+      mask[(first + i) / 8] = static_cast<uint8_t>(m0);
+      mask[(first + i) / 8 + 1] = static_cast<uint8_t>(m1);
+      const __m128i c0 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(t.lo[m0]));
+      const __m128i c1 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(t.hi[m1]));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + kept), _mm_shuffle_epi8(v, c0));
+      kept += static_cast<unsigned>(_mm_popcnt_u32(m0));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + kept), _mm_shuffle_epi8(v, c1));
+      kept += static_cast<unsigned>(_mm_popcnt_u32(m1));
+    }
+  } else {
+    for (; i + 8 <= n; i += 8) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i));
+      const __m128i z = _mm_cmpeq_epi16(v, zero);
+      const unsigned m = ~static_cast<unsigned>(_mm_movemask_epi8(_mm_packs_epi16(z, z))) & 0xFFu;
+      mask[(first + i) / 8] = static_cast<uint8_t>(m);
+      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.u16[m]));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + kept), _mm_shuffle_epi8(v, c));
+      kept += 2 * static_cast<unsigned>(_mm_popcnt_u32(m));
+    }
+  }
+  *kept_out += kept / eb;
+  return i;
+}
+
 // The kept elements of mask bytes [0, whole): popcounts of 8 bytes at a time.
 __attribute__((target("popcnt"))) uint64_t count_popcnt(const uint8_t* mask, uint64_t whole) {
   uint64_t kept = 0, b = 0;
@@ -358,6 +427,9 @@ Result<CompressedWeights> compress(const Case& c, const void* physical, size_t p
   out.data.assign(up128(s.total * s.eb + 64), 0);
   const auto* src = static_cast<const uint8_t*>(physical);
   uint64_t kept = 0;
+#if defined(LC_SPARSE_SSSE3)
+  const CompressTables& ct = compress_tables();
+#endif
   for (uint64_t g = 0; g < s.groups; ++g) {
     const uint64_t first = g * s.per_group, n = std::min(s.per_group, s.total - first);
     uint8_t* dst = out.data.data() + kept * s.eb;
@@ -365,6 +437,7 @@ Result<CompressedWeights> compress(const Case& c, const void* physical, size_t p
 #if defined(LC_SPARSE_SSSE3)
     if (has_vbmi2()) done = compress_vbmi2(src + first * s.eb, n, first, out.wmb.data(), dst, s.eb, &k);
     else if (has_avx512()) done = compress_avx512(src + first * s.eb, n, first, out.wmb.data(), dst, s.eb, &k);
+    else if (has_ssse3()) done = compress_ssse3(ct, src + first * s.eb, n, first, out.wmb.data(), dst, s.eb, &k);
 #endif
     const uint8_t* from = src + (first + done) * s.eb;
     uint8_t* to = dst + k * s.eb;
