@@ -5,9 +5,12 @@
 // mask byte; full kernel groups hold a multiple of 16 elements (16 or 32
 // kernels), so group boundaries fall on mask bytes and a group's WGS is its
 // popcount times the element size. Non-zero elements are appended with a
-// branch-free store-then-advance. Decompression is the inverse, a mask byte
-// at a time: its kept elements, in order, go to its set bits and 0 to the
-// others (a byte shuffle from a table indexed by the mask byte).
+// branch-free store-then-advance: a whole vector of gathered elements is
+// stored and the output advances by the popcount (vpcompressb/w with AVX-512
+// VBMI2, vpcompressd on widened elements with AVX-512 alone, a byte shuffle
+// from a table indexed by the mask byte with SSSE3). Decompression is the
+// inverse: the kept elements, in order, go to the set bits and 0 to the others
+// (vpexpandb/w with VBMI2, else a table byte shuffle per mask byte).
 #include <cstring>
 
 #if defined(__SSE2__)
