@@ -11,7 +11,9 @@
 // and 2P+1 in one register. Rows past C are zero; every byte after a line
 // (line gap) and after a surface (surface gap) is written 0 by the same
 // sequential writer. Large outputs go out with streaming stores in whole
-// 64-byte lines; the partial lines at either end with ordinary stores.
+// 64-byte lines, straight from the registers while the output is at a line
+// boundary (a line-aligned buffer, lines without gaps), else through a line
+// buffer; the partial lines at either end with ordinary stores.
 #include "optimized/nvdla_feature_simd.h"
 
 #include <algorithm>
@@ -64,6 +66,13 @@ class SequentialWriter {
     lo_ = fill_ = misalign;
   }
   uint8_t* reserve() { return streaming_ ? buf_ + fill_ : next_; }
+  // Streaming with no partial line pending: the 64-byte aligned address the
+  // next n bytes (whole lines) go to, for the caller's own streaming stores,
+  // which it then passes with skip(n). Otherwise nullptr (use reserve()).
+  uint8_t* stream_to(uint64_t n) const {
+    return streaming_ && fill_ == 0 && lo_ == 0 && n % kLine == 0 ? at(0) : nullptr;
+  }
+  void skip(uint64_t n) { line_ += n; }
   LC_AVX512 void commit(uint64_t n) {
     if (!streaming_) {
       next_ += n;
@@ -286,15 +295,25 @@ LC_AVX512 void pack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, boo
       }
       if constexpr (kEb == 1) rows_to_atoms_u8(v);
       else rows_to_atoms_u16(v);
-      uint8_t* o = out.reserve();
       const int pairs = static_cast<int>(cnt / 2);
-      LC_UNROLL_ALL
-      for (int P = 0; P < kRegs; ++P) {
-        const __m512i a = v[kEb == 1 ? u8_register(P) : u16_register(P)];
-        if (P < pairs) _mm512_storeu_si512(o + P * kLine, a);
-        else if (P == pairs && cnt % 2) _mm512_mask_storeu_epi64(o + P * kLine, 0x0F, a);
+      if (uint8_t* to = out.stream_to(cnt * kAtom)) {  // whole lines straight from the registers
+        LC_UNROLL_ALL
+        for (int P = 0; P < kRegs; ++P) {
+          if (P < pairs) {
+            _mm512_stream_si512(reinterpret_cast<__m512i*>(to + P * kLine), v[kEb == 1 ? u8_register(P) : u16_register(P)]);
+          }
+        }
+        out.skip(cnt * kAtom);
+      } else {
+        uint8_t* o = out.reserve();
+        LC_UNROLL_ALL
+        for (int P = 0; P < kRegs; ++P) {
+          const __m512i a = v[kEb == 1 ? u8_register(P) : u16_register(P)];
+          if (P < pairs) _mm512_storeu_si512(o + P * kLine, a);
+          else if (P == pairs && cnt % 2) _mm512_mask_storeu_epi64(o + P * kLine, 0x0F, a);
+        }
+        out.commit(cnt * kAtom);
       }
-      out.commit(cnt * kAtom);
       j += cnt, w += cnt;
       if (w == g.W) {
         out.zeros(run.j0 + j == positions ? gap + tail : gap);

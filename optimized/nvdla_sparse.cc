@@ -5,9 +5,12 @@
 // mask byte; full kernel groups hold a multiple of 16 elements (16 or 32
 // kernels), so group boundaries fall on mask bytes and a group's WGS is its
 // popcount times the element size. Non-zero elements are appended with a
-// branch-free store-then-advance. Decompression is the inverse, a mask byte
-// at a time: its kept elements, in order, go to its set bits and 0 to the
-// others (a byte shuffle from a table indexed by the mask byte).
+// branch-free store-then-advance: a whole vector of gathered elements is
+// stored and the output advances by the popcount (vpcompressb/w with AVX-512
+// VBMI2, vpcompressd on widened elements with AVX-512 alone, a byte shuffle
+// from a table indexed by the mask byte with SSSE3). Decompression is the
+// inverse: the kept elements, in order, go to the set bits and 0 to the others
+// (vpexpandb/w with VBMI2, else a table byte shuffle per mask byte).
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -204,6 +207,75 @@ __attribute__((target("ssse3,popcnt"))) uint64_t expand_ssse3(const ExpandTables
   return b;
 }
 
+// ---- SSSE3 compression: byte shuffles from a table indexed by the mask byte ----
+//
+// The inverse of the expansion: for each mask byte, the byte shuffle that
+// gathers its kept elements to the front (8 bytes for int8, the low or high
+// half of a 16-byte register; 16 bytes for 16-bit elements). A step stores
+// the shuffled bytes whole and advances by the popcount, so the next store
+// overwrites what was not kept. The output offset never passes the input one,
+// so no store leaves the group's n elements.
+struct CompressTables {
+  uint8_t lo[256][8];   // int8, elements 0..7 of a 16-byte register
+  uint8_t hi[256][8];   // int8, elements 8..15
+  uint8_t u16[256][16];
+};
+
+const CompressTables& compress_tables() {
+  static const CompressTables tables = [] {
+    CompressTables t{};
+    for (unsigned m = 0; m < 256; ++m) {
+      unsigned k = 0;
+      for (unsigned j = 0; j < 8; ++j) {
+        if (!((m >> j) & 1)) continue;
+        t.lo[m][k] = static_cast<uint8_t>(j);
+        t.hi[m][k] = static_cast<uint8_t>(j + 8);
+        t.u16[m][2 * k] = static_cast<uint8_t>(2 * j);
+        t.u16[m][2 * k + 1] = static_cast<uint8_t>(2 * j + 1);
+        ++k;
+      }
+    }
+    return t;
+  }();
+  return tables;
+}
+
+// Whole 16-element (int8) or 8-element (16-bit) steps of [0, n); returns the
+// elements done, adds the kept ones to *kept_out.
+__attribute__((target("ssse3,popcnt"))) uint64_t compress_ssse3(const CompressTables& t, const uint8_t* src,
+                                                                uint64_t n, uint64_t first, uint8_t* mask,
+                                                                uint8_t* out, uint64_t eb, uint64_t* kept_out) {
+  uint64_t kept = 0, i = 0;  // bytes kept
+  const __m128i zero = _mm_setzero_si128();
+  if (eb == 1) {
+    for (; i + 16 <= n; i += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+      const unsigned m = ~static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero))) & 0xFFFFu;
+      const unsigned m0 = m & 0xFFu, m1 = m >> 8;
+      mask[(first + i) / 8] = static_cast<uint8_t>(m0);
+      mask[(first + i) / 8 + 1] = static_cast<uint8_t>(m1);
+      const __m128i c0 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(t.lo[m0]));
+      const __m128i c1 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(t.hi[m1]));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + kept), _mm_shuffle_epi8(v, c0));
+      kept += static_cast<unsigned>(_mm_popcnt_u32(m0));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + kept), _mm_shuffle_epi8(v, c1));
+      kept += static_cast<unsigned>(_mm_popcnt_u32(m1));
+    }
+  } else {
+    for (; i + 8 <= n; i += 8) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i));
+      const __m128i z = _mm_cmpeq_epi16(v, zero);
+      const unsigned m = ~static_cast<unsigned>(_mm_movemask_epi8(_mm_packs_epi16(z, z))) & 0xFFu;
+      mask[(first + i) / 8] = static_cast<uint8_t>(m);
+      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.u16[m]));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + kept), _mm_shuffle_epi8(v, c));
+      kept += 2 * static_cast<unsigned>(_mm_popcnt_u32(m));
+    }
+  }
+  *kept_out += kept / eb;
+  return i;
+}
+
 // The kept elements of mask bytes [0, whole): popcounts of 8 bytes at a time.
 __attribute__((target("popcnt"))) uint64_t count_popcnt(const uint8_t* mask, uint64_t whole) {
   uint64_t kept = 0, b = 0;
@@ -278,6 +350,73 @@ LC_SPARSE_AVX512 uint64_t compress_avx512(const uint8_t* src, uint64_t n, uint64
   return i;
 }
 
+// ---- AVX-512 VBMI2: byte and word compress/expand in registers ----------------
+//
+// With VBMI2 a whole 64-byte step is one test, one vpcompressb/w (register
+// form: the memory-destination form is slow on AMD) and one 64-byte store;
+// decompression is one 64-byte load of kept elements, one vpexpandb/w and one
+// store of 64 output bytes. The only serial work is the running offset.
+bool has_vbmi2() {
+  static const bool vbmi2 = __builtin_cpu_supports("avx512vbmi2");
+  return vbmi2 && isa_at_least(Isa::kAvx512);
+}
+
+#define LC_SPARSE_VBMI2 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,popcnt")))
+
+// As compress_avx512. Stores stay inside the group's n elements: the output
+// offset never passes the input one.
+LC_SPARSE_VBMI2 uint64_t compress_vbmi2(const uint8_t* src, uint64_t n, uint64_t first, uint8_t* mask, uint8_t* out,
+                                        uint64_t eb, uint64_t* kept_out) {
+  uint64_t kept = 0, i = 0;  // bytes kept
+  if (eb == 1) {
+    for (; i + 64 <= n; i += 64) {
+      const __m512i v = _mm512_loadu_si512(src + i);
+      const __mmask64 m = _mm512_test_epi8_mask(v, v);
+      const uint64_t bits = _cvtmask64_u64(m);
+      std::memcpy(mask + (first + i) / 8, &bits, 8);
+      _mm512_storeu_si512(out + kept, _mm512_maskz_compress_epi8(m, v));
+      kept += static_cast<uint64_t>(_mm_popcnt_u64(bits));
+    }
+  } else {
+    for (; i + 32 <= n; i += 32) {
+      const __m512i v = _mm512_loadu_si512(src + 2 * i);
+      const __mmask32 m = _mm512_test_epi16_mask(v, v);
+      const uint32_t bits = _cvtmask32_u32(m);
+      std::memcpy(mask + (first + i) / 8, &bits, 4);
+      _mm512_storeu_si512(out + kept, _mm512_maskz_compress_epi16(m, v));
+      kept += 2 * static_cast<uint64_t>(_mm_popcnt_u32(bits));
+    }
+  }
+  *kept_out += kept / eb;
+  return i;
+}
+
+// As expand_ssse3: whole 64-output-byte steps while the 64-byte loads stay
+// inside the `size` bytes of data.
+LC_SPARSE_VBMI2 uint64_t expand_vbmi2(const uint8_t* mask, uint64_t whole, const uint8_t* data, uint64_t* read,
+                                      uint64_t size, uint8_t* out, uint64_t eb) {
+  uint64_t b = 0, r = *read;
+  if (eb == 1) {
+    for (; b + 8 <= whole && r + 64 <= size; b += 8) {
+      uint64_t bits;
+      std::memcpy(&bits, mask + b, 8);
+      const __m512i v = _mm512_loadu_si512(data + r);
+      _mm512_storeu_si512(out + b * 8, _mm512_maskz_expand_epi8(_cvtu64_mask64(bits), v));
+      r += static_cast<uint64_t>(_mm_popcnt_u64(bits));
+    }
+  } else {
+    for (; b + 4 <= whole && r + 64 <= size; b += 4) {
+      uint32_t bits;
+      std::memcpy(&bits, mask + b, 4);
+      const __m512i v = _mm512_loadu_si512(data + r);
+      _mm512_storeu_si512(out + b * 16, _mm512_maskz_expand_epi16(_cvtu32_mask32(bits), v));
+      r += 2 * static_cast<uint64_t>(_mm_popcnt_u32(bits));
+    }
+  }
+  *read = r;
+  return b;
+}
+
 #endif
 
 }  // namespace
@@ -291,12 +430,17 @@ Result<CompressedWeights> compress(const Case& c, const void* physical, size_t p
   out.data.assign(up128(s.total * s.eb + 64), 0);
   const auto* src = static_cast<const uint8_t*>(physical);
   uint64_t kept = 0;
+#if defined(LC_SPARSE_SSSE3)
+  const CompressTables& ct = compress_tables();
+#endif
   for (uint64_t g = 0; g < s.groups; ++g) {
     const uint64_t first = g * s.per_group, n = std::min(s.per_group, s.total - first);
     uint8_t* dst = out.data.data() + kept * s.eb;
     uint64_t k = 0, done = 0;
 #if defined(LC_SPARSE_SSSE3)
-    if (has_avx512()) done = compress_avx512(src + first * s.eb, n, first, out.wmb.data(), dst, s.eb, &k);
+    if (has_vbmi2()) done = compress_vbmi2(src + first * s.eb, n, first, out.wmb.data(), dst, s.eb, &k);
+    else if (has_avx512()) done = compress_avx512(src + first * s.eb, n, first, out.wmb.data(), dst, s.eb, &k);
+    else if (has_ssse3()) done = compress_ssse3(ct, src + first * s.eb, n, first, out.wmb.data(), dst, s.eb, &k);
 #endif
     const uint8_t* from = src + (first + done) * s.eb;
     uint8_t* to = dst + k * s.eb;
@@ -351,7 +495,8 @@ Status decompress(const Case& c, const CompressedWeights& in, void* physical, si
     uint8_t* out = dst + first * s.eb;
     uint64_t b = 0;
 #if defined(LC_SPARSE_SSSE3)
-    if (has_ssse3()) b = expand_ssse3(t, mask, whole, data, &read, in.data.size(), out, s.eb);
+    if (has_vbmi2()) b = expand_vbmi2(mask, whole, data, &read, in.data.size(), out, s.eb);
+    if (has_ssse3()) b += expand_ssse3(t, mask + b, whole - b, data, &read, in.data.size(), out + b * 8 * s.eb, s.eb);
 #endif
     // Eight elements per mask byte: zero them, then place the kept ones.
     for (; b < whole; ++b) {

@@ -26,7 +26,7 @@ trap 'rm -f "$info"' EXIT
   # Cache sizes in bytes (lscpu omits them on some virtual machines).
   getconf -a | grep -E '^LEVEL[1-3]_(I|D)?CACHE_SIZE' | tr -s ' ' || true
   # The ISA extensions the kernels choose between at run time.
-  echo "ISA: $(grep -m1 -o -w -E 'sse4_2|avx|avx2|fma|f16c|bmi2|avx512f|avx512bw|avx512vl|avx512dq|avx512vbmi|avx512vbmi2|avx512_bf16|avx512fp16|gfni' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+  echo "ISA: $(grep -m1 -o -w -E 'sse4_2|avx|avx2|fma|f16c|bmi2|avx512f|avx512bw|avx512vl|avx512dq|avx512vbmi|avx512_vbmi2|avx512_bf16|avx512_fp16|gfni' /proc/cpuinfo | sort -u | tr '\n' ' ')"
   echo "Kernel: $(uname -sr)"
   echo "Load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$info"
