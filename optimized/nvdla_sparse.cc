@@ -356,10 +356,7 @@ LC_SPARSE_AVX512 uint64_t compress_avx512(const uint8_t* src, uint64_t n, uint64
 // form: the memory-destination form is slow on AMD) and one 64-byte store;
 // decompression is one 64-byte load of kept elements, one vpexpandb/w and one
 // store of 64 output bytes. The only serial work is the running offset.
-bool has_vbmi2() {
-  static const bool vbmi2 = __builtin_cpu_supports("avx512vbmi2");
-  return vbmi2 && isa_at_least(Isa::kAvx512);
-}
+bool has_vbmi2() { return isa_at_least(Isa::kAvx512Vbmi); }
 
 #define LC_SPARSE_VBMI2 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,popcnt")))
 
