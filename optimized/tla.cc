@@ -50,6 +50,7 @@ constexpr uint64_t kFractalC0s = 16;
 constexpr uint64_t kLineBytes = 64;  // a cache line
 constexpr uint64_t kStageLines = 8;  // lines of each logical row a staged copy moves at once
 constexpr uint64_t kPrefetchGroups = 4;  // how far ahead a pack reading kH rows in turn prefetches them
+constexpr uint64_t kPrefetchAbove = 1u << 20;  // logical bytes: past a typical L2
 constexpr uint64_t kEnumerateLimit = 1u << 20;
 
 struct Leaf {
@@ -765,6 +766,7 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
 #else
   const bool stage_pack = false;
 #endif
+  const bool prefetch = p.rows * pitch > kPrefetchAbove;
   parallel_ranges(p.R, p.cosize * p.eb, [&](uint64_t begin, uint64_t end) {
     // Unpack (and the AVX-512 n-fractal pack): kStageLines groups go through a
     // stage in L1, each row's kStageLines lines copied out (in) in one run
@@ -778,8 +780,10 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
         uint8_t* src = logical + bi * kH * pitch;
         for (uint64_t g = 0; kPack && !stage_pack && g < full_g; ++g) {
           // The line of each row kPrefetchGroups groups on (measured: +5% on
-          // 2048 x 2048 fp16 zN, +8% on nN).
-          for (uint64_t r = 0; r < kH; ++r) __builtin_prefetch(src + (g + kPrefetchGroups) * kLineBytes + r * pitch, 0, 3);
+          // 2048 x 2048 fp16 zN, +8% on nN; -15% on 256 x 256, in L2).
+          if (prefetch) {
+            for (uint64_t r = 0; r < kH; ++r) __builtin_prefetch(src + (g + kPrefetchGroups) * kLineBytes + r * pitch, 0, 3);
+          }
           group(src + g * kLineBytes, pitch, block_at(bi, g * kG), step);
         }
 #ifdef LC_TLA_X86
