@@ -457,20 +457,19 @@ LC_TLA_AVX512 LC_TLA_INLINE void store512(uint8_t* p, __m512i v) { _mm512_storeu
 // of 32-byte halves.
 template <bool kPack>
 LC_TLA_AVX512 void z_group_avx512(uint8_t* logical, size_t pitch, uint8_t* block, size_t step) {
+  // Every load before the first store: the compiler cannot move a load past a
+  // store that may alias it, and the 16 loads in flight at once are what
+  // hides the latency.
+  __m512i a[8], b[8];
   LC_TLA_UNROLL for (size_t k = 0; k < 8; ++k) {
-    uint8_t* r0 = logical + 2 * k * pitch;
-    uint8_t* r1 = r0 + pitch;
-    uint8_t* f0 = block + 64 * k;
-    uint8_t* f1 = f0 + step;
-    const __m512i a = kPack ? load512(r0) : load512(f0);
-    const __m512i b = kPack ? load512(r1) : load512(f1);
-    if (kPack) {
-      store512(f0, _mm512_shuffle_i64x2(a, b, 0x44));
-      store512(f1, _mm512_shuffle_i64x2(a, b, 0xEE));
-    } else {
-      store512(r0, _mm512_shuffle_i64x2(a, b, 0x44));
-      store512(r1, _mm512_shuffle_i64x2(a, b, 0xEE));
-    }
+    a[k] = kPack ? load512(logical + 2 * k * pitch) : load512(block + 64 * k);
+    b[k] = kPack ? load512(logical + (2 * k + 1) * pitch) : load512(block + step + 64 * k);
+  }
+  LC_TLA_UNROLL for (size_t k = 0; k < 8; ++k) {
+    uint8_t* lo = kPack ? block + 64 * k : logical + 2 * k * pitch;
+    uint8_t* hi = kPack ? block + step + 64 * k : logical + (2 * k + 1) * pitch;
+    store512(lo, _mm512_shuffle_i64x2(a[k], b[k], 0x44));
+    store512(hi, _mm512_shuffle_i64x2(a[k], b[k], 0xEE));
   }
 }
 
