@@ -767,7 +767,7 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
 #endif
   const bool prefetch = p.rows * pitch > kPrefetchAbove;
   parallel_ranges(p.R, p.cosize * p.eb, [&](uint64_t begin, uint64_t end) {
-    // Unpack (and the AVX-512 n-fractal pack): kStageLines groups go through a
+    // Unpack (and the AVX-512 int8 n-fractal pack): kStageLines groups go through a
     // stage in L1, each row's kStageLines lines copied out (in) in one run
     // (measured: rows written one line at a time in turn, kH rows a pitch
     // apart, are several times slower than runs of lines).
