@@ -491,10 +491,14 @@ LC_TLA_AVX512 void n16_group_avx512(uint8_t* logical, size_t pitch, uint8_t* blo
     }
     return;
   }
+  // Each fractal's lines front to back.
+  __m512i f[2][8];
+  LC_TLA_UNROLL for (int q = 0; q < 2; ++q) {
+    LC_TLA_UNROLL for (int i = 0; i < 8; ++i) f[q][i] = load512(block + static_cast<size_t>(q) * step + 64 * i);
+  }
   LC_TLA_UNROLL for (int m = 0; m < 4; ++m) {
     __m512i out[4];
-    transpose_lanes(load512(block + 64 * m), load512(block + 64 * (4 + m)), load512(block + step + 64 * m),
-                    load512(block + step + 64 * (4 + m)), out);
+    transpose_lanes(f[0][m], f[0][4 + m], f[1][m], f[1][4 + m], out);
     LC_TLA_UNROLL for (int l = 0; l < 4; ++l) d[l % 2][2 * m + l / 2] = out[l];
   }
   LC_TLA_UNROLL for (int g = 0; g < 2; ++g) {
