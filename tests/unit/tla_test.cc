@@ -497,5 +497,21 @@ TEST(TlaOptimized, notation_fractal_layouts_match_the_reference) {
   }
 }
 
+// Every thread count writes the reference's bytes at every instruction-set
+// level, on matrices past 1 MiB (the packs that prefetch rows ahead): rows on
+// whole lines and rows that start inside them, edge fractals on the right and
+// at the bottom, z and n fractals of int8 and fp16.
+TEST(TlaOptimized, every_thread_count_writes_the_same_bytes_past_a_mebibyte) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"tla.zN", "1024,1088"}, {"tla.zN", "1023,1090"}, {"tla.nN", "1056,1056"},
+      {"tla.nZ", "1025,1030"}, {"tla.zZ", "1040,1040"},
+  };
+  for (const auto& [layout, shape] : cases) {
+    for (const char* dtype : {"fp16", "int8"}) {
+      testing::expect_same_bytes_at_every_thread_count(layout, dtype, shape, {1, 3});
+    }
+  }
+}
+
 }  // namespace
 }  // namespace layoutcheck
