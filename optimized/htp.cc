@@ -257,13 +257,21 @@ Result<Plan> make_plan(const Case& c) {
   // tensor, a few bytes per page, and the loops around the tile run in logical
   // order instead (the tensor read or written front to back, the tiles
   // scattered over the chunks).
+  // Only the loops over chunks are reordered: the loops inside a chunk stay
+  // inside them in physical order, so each chunk is written (or read) whole,
+  // front to back, while the block of the tensor its tiles read stays in the
+  // cache for the next chunk along the least-stride loop.
   p.tile_order = p.loops;
   if (p.tile && p.tile_at >= 2) {
     bool least = true;
     for (size_t i = 1; i < p.tile_at; ++i) least = least && p.loops[0].ls < p.loops[i].ls;
     if (least) {
+      uint64_t chunk_elements = 1;
+      for (uint64_t e : p.chunk) chunk_elements *= e;
+      size_t chunk_loops = p.tile_at;
+      while (chunk_loops > 1 && p.loops[chunk_loops - 1].ps < chunk_elements) --chunk_loops;
       p.tile_logical = true;
-      std::stable_sort(p.tile_order.begin(), p.tile_order.begin() + static_cast<std::ptrdiff_t>(p.tile_at),
+      std::stable_sort(p.tile_order.begin(), p.tile_order.begin() + static_cast<std::ptrdiff_t>(chunk_loops),
                        [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
     }
   }
@@ -859,6 +867,35 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
   for (uint64_t left = end - begin; left != 0; --left) {
     const uint64_t x_last = x[last.dim];
     bool rows_valid = true;  // every valid_k set (when only valid_t changes along the loop)
+#ifdef LC_HTP_X86
+    if (kAvx2 && simd) {
+      // Validity cannot change along an unpadded plain loop: when its first
+      // tile is whole, all are, and the loop runs without coordinates.
+      bool whole = dense;
+      if (!dense && !last.clipped) {
+        compute(lbase);
+        whole = all_valid;
+      }
+      if (whole) {
+        const uint64_t o0 = p.tile_offset[0], o1 = p.tile_offset[1], o2 = p.tile_offset[2], o3 = p.tile_offset[3];
+        uint8_t* lg = logical + lbase;
+        uint8_t* ph = phys + pbase;
+        for (uint64_t i = 0; i < last.count; ++i, lg += last.ls, ph += last.ps) {
+          uint8_t* rows[4] = {lg + o0, lg + o1, lg + o2, lg + o3};
+          if (p.tile_logical) {
+            __builtin_prefetch(ph + next_ps, kPack ? 1 : 0, 3);
+            __builtin_prefetch(ph + next_ps + 64, kPack ? 1 : 0, 3);
+            for (int k = 0; k < 4; ++k) __builtin_prefetch(rows[k] + kPrefetchBytes, kPack ? 0 : 1, 3);
+          } else if (kPack && kStream) {
+            __builtin_prefetch(rows[0] + kPrefetchBytes);
+          }
+          tile_32x4_u8_avx2<kPack, kStream>(ph, rows);
+        }
+        if (left > 1) advance(loops, odometer, &value, &x, &lbase, &pbase);
+        continue;
+      }
+    }
+#endif
     for (uint64_t i = 0; i < last.count; ++i) {
       const uint64_t lo = lbase + i * last.ls, po = pbase + i * last.ps;
       if (dense) {
@@ -879,18 +916,41 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
         __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(logical + row[0] * kE) + kPrefetchBytes));
       }
       if (p.tile_logical) {
-        // The tiles are scattered over the chunks; each chunk is visited front
-        // to back, one tile per step of the loop around `last`: fetch the tile
-        // a few steps ahead (writing it when packing).
+        // The chunks are scattered; each is visited front to back, a step of
+        // the loop around `last` apart: fetch the next chunk's tile (writing
+        // it when packing), and the tile's rows a few tiles on.
         const uintptr_t ahead = reinterpret_cast<uintptr_t>(phys) + (po + kAhead * next_ps) * kE;
         __builtin_prefetch(reinterpret_cast<const void*>(ahead), kPack ? 1 : 0, 3);
         __builtin_prefetch(reinterpret_cast<const void*>(ahead + 64), kPack ? 1 : 0, 3);
         if (tl.count * k_count * kE > 128) __builtin_prefetch(reinterpret_cast<const void*>(ahead + 128), kPack ? 1 : 0, 3);
+        for (uint64_t k = 0; k < k_count && k < 8; ++k) {
+          __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(logical + row[k] * kE) + kPrefetchBytes), kPack ? 0 : 1, 3);
+        }
       }
 #ifdef LC_HTP_X86
       if (kAvx2 && simd && all_valid) {
         uint8_t* rows[4] = {logical + row[0], logical + row[1], logical + row[2], logical + row[3]};
         tile_32x4_u8_avx2<kPack, kStream>(phys + po, rows);
+        continue;
+      }
+      if (kAvx2 && simd) {
+        // A tile partly padding: its valid bytes and the padding gathered in
+        // (or its result scattered from) four rows on the stack.
+        alignas(32) uint8_t buf[4][32];
+        uint8_t* rows[4] = {buf[0], buf[1], buf[2], buf[3]};
+        const size_t v = static_cast<size_t>(valid_t);
+        if (kPack) {
+          for (size_t k = 0; k < 4; ++k) {
+            std::memset(buf[k], p.pad_element[0], 32);
+            if (valid_k[k]) std::memcpy(buf[k], logical + row[k], v);
+          }
+        }
+        tile_32x4_u8_avx2<kPack, kStream>(phys + po, rows);
+        if (!kPack) {
+          for (size_t k = 0; k < 4; ++k) {
+            if (valid_k[k]) std::memcpy(logical + row[k], buf[k], v);
+          }
+        }
         continue;
       }
 #endif
@@ -940,7 +1000,7 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
 #endif
     // Streaming stores need 16-byte aligned 128-byte tiles (byte elements, 32 x 4)
     // written in physical order.
-    const bool stream = kPack && by_32x4 && !p.tile_logical && p.elements >= kStreamBytes &&
+    const bool stream = kPack && by_32x4 && p.elements >= kStreamBytes &&
                         (reinterpret_cast<uintptr_t>(phys) & 15) == 0;
 #ifdef LC_HTP_X86
     if (by_32x4 && has_avx2()) return stream ? &walk_tiles_avx2<kPack, true> : &walk_tiles_avx2<kPack, false>;
