@@ -87,6 +87,14 @@ struct Plan {
   bool placed = false;
   uint64_t chunk_bytes = 0, stride = 0, size = 0;
   std::vector<uint64_t> start;
+  // Unit transposes (see make_plan): rows of 32 or 64 bytes, the middle loop
+  // `pair_m` (physical neighbours) and the loop `pair_x` of logical stride one
+  // row (logical neighbours); the other loops, outer, in physical order (pack)
+  // and by logical stride (unpack). pair_pack: no outer loop lies between x
+  // and m in physical order.
+  bool pair = false, pair_pack = false;
+  size_t pair_x = 0, pair_m = 0;
+  std::vector<Loop> pair_outer_pack, pair_outer_unpack;
 };
 
 // The placement of htp.chunk_table. Two chunks of equal length overlap exactly
@@ -281,6 +289,36 @@ Result<Plan> make_plan(const Case& c) {
   p.logical_order = p.loops;
   std::stable_sort(p.logical_order.begin(), p.logical_order.end() - 1,  // mutate: equivalent (the row loop has the least logical stride and a stable sort keeps it last)
                    [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
+  // Unpadded rows of 32 or 64 bytes whose logical neighbour row is a step of
+  // another loop x: a transpose of rows between x and the middle loop m, in
+  // 2 x 2 blocks of 32-byte rows (one line on each side) or single 64-byte
+  // ones, every line of either side read and written whole.
+  if (!p.tile && p.padded == p.extent && p.loops.size() >= 3) {
+    const size_t mm = p.loops.size();
+    const Loop& row = p.loops[mm - 1];
+    const uint64_t unit = row.count * p.elem;
+    size_t xi = SIZE_MAX;
+    for (size_t i = 0; i + 2 < mm; ++i) xi = p.loops[i].ls == row.count ? i : xi;
+    bool ok = (unit == 32 || unit == 64) && xi != SIZE_MAX;
+    if (ok && unit == 32) ok = p.loops[xi].count % 2 == 0 && p.loops[mm - 2].count % 2 == 0;
+    if (ok) ok = (p.loops[mm - 2].ls * p.elem) % 64 == 0 && (p.loops[xi].ps * p.elem) % 64 == 0;
+    for (size_t i = 0; ok && i + 2 < mm; ++i) {
+      if (i == xi) continue;
+      ok = (p.loops[i].ls * p.elem) % 64 == 0 && (p.loops[i].ps * p.elem) % 64 == 0;
+      p.pair_outer_pack.push_back(p.loops[i]);
+    }
+    if (ok) {
+      p.pair = true;
+      p.pair_pack = xi + 3 == mm;
+      p.pair_x = xi;
+      p.pair_m = mm - 2;
+      p.pair_outer_unpack = p.pair_outer_pack;
+      std::stable_sort(p.pair_outer_unpack.begin(), p.pair_outer_unpack.end(),
+                       [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
+    } else {
+      p.pair_outer_pack.clear();
+    }
+  }
   if (c.layout.name == "htp.chunk_table") {
     LC_RETURN_IF_ERROR(place(c, &p));
   } else {
@@ -636,6 +674,84 @@ WalkFn walk_sized(const Plan& p, const uint8_t* logical, const uint8_t* phys) {
   if (can_stream(p, kPack, logical, phys)) return walk_rows<kPack, kRowBytes, true>();
   return walk_rows<kPack, kRowBytes, false>();
 }
+
+// ---- unit transposes ---------------------------------------------------------------
+
+#ifdef LC_HTP_X86
+template <bool kStream>
+LC_HTP_AVX512 inline void store_line(uint8_t* at, __m512i v) {
+  if (kStream) _mm512_stream_si512(reinterpret_cast<__m512i*>(at), v);
+  else _mm512_store_si512(at, v);
+}
+
+// One position of the outer loops: x rows by m rows of `unit` bytes, physical
+// [x][m] against logical [m][x]. 32-byte rows go by 2 x 2 blocks: two lines
+// in, their 256-bit halves exchanged, two lines out. Pack walks x outside m
+// (the physical rows written front to back), unpack m outside x (the logical
+// ones); the reads of the next lines of each row are fetched ahead.
+template <bool kPack, bool kStream, bool kHalf>
+LC_HTP_AVX512 inline void pair_block(const uint8_t* src, uint8_t* dst, uint64_t x_count, uint64_t m_count,
+                                     uint64_t x_ps, uint64_t m_ls) {
+  constexpr uint64_t unit = kHalf ? 32 : 64, step = kHalf ? 2 : 1;
+  const uint64_t x_ls = unit;
+  // Along the outer loop of the two, the next line of each read row.
+  constexpr uint64_t kAhead = 256;
+  if (kPack) {
+    for (uint64_t x = 0; x < x_count; x += step) {
+      const uint8_t* lg = src + x * x_ls;
+      uint8_t* ph = dst + x * x_ps;
+      for (uint64_t m = 0; m < m_count; m += step, lg += step * m_ls, ph += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(lg + kAhead), _MM_HINT_T0);
+        const __m512i a = _mm512_load_si512(lg);
+        if (kHalf) {
+          _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + kAhead), _MM_HINT_T0);
+          const __m512i b = _mm512_load_si512(lg + m_ls);
+          store_line<kStream>(ph, _mm512_shuffle_i64x2(a, b, 0x44));
+          store_line<kStream>(ph + x_ps, _mm512_shuffle_i64x2(a, b, 0xEE));
+        } else {
+          store_line<kStream>(ph, a);
+        }
+      }
+    }
+  } else {
+    for (uint64_t m = 0; m < m_count; m += step) {
+      const uint8_t* ph = src + m * unit;
+      uint8_t* lg = dst + m * m_ls;
+      for (uint64_t x = 0; x < x_count; x += step, ph += step * x_ps, lg += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
+        const __m512i a = _mm512_load_si512(ph);
+        if (kHalf) {
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
+          const __m512i b = _mm512_load_si512(ph + x_ps);
+          store_line<kStream>(lg, _mm512_shuffle_i64x2(a, b, 0x44));
+          store_line<kStream>(lg + m_ls, _mm512_shuffle_i64x2(a, b, 0xEE));
+        } else {
+          store_line<kStream>(lg, a);
+        }
+      }
+    }
+  }
+}
+
+// The outer loops' positions [begin, end) (`loops`: p.pair_outer_pack or
+// p.pair_outer_unpack), each a pair_block.
+template <bool kPack, bool kStream, bool kHalf>
+LC_HTP_AVX512 void walk_pairs(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
+                              uint64_t begin, uint64_t end) {
+  const Loop& xl = p.loops[p.pair_x];
+  const Loop& ml = p.loops[p.pair_m];
+  const uint64_t e = p.elem, x_ps = xl.ps * e, m_ls = ml.ls * e;
+  std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
+  uint64_t lbase = 0, pbase = 0;
+  seek(loops, loops.size(), begin, &value, nullptr, &lbase, &pbase);
+  for (uint64_t left = end - begin; left != 0; --left) {
+    if (kPack) pair_block<true, kStream, kHalf>(logical + lbase * e, phys + pbase * e, xl.count, ml.count, x_ps, m_ls);
+    else pair_block<false, kStream, kHalf>(phys + pbase * e, logical + lbase * e, xl.count, ml.count, x_ps, m_ls);
+    if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
+  }
+  if (kStream) _mm_sfence();
+}
+#endif
 
 // ---- tiles ------------------------------------------------------------------------
 
@@ -1012,6 +1128,16 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
       default: return &walk_tiles<kPack, 8, false>;
     }
   }
+#ifdef LC_HTP_X86
+  const bool lines = ((reinterpret_cast<uintptr_t>(logical) | reinterpret_cast<uintptr_t>(phys)) & 63) == 0;
+  if (p.pair && (p.pair_pack || !kPack) && lines && has_avx512()) {
+    *loops = kPack ? &p.pair_outer_pack : &p.pair_outer_unpack;
+    *outer = (*loops)->size();
+    const bool stream = p.elements * p.elem >= kStreamBytes, half = p.loops.back().count * p.elem == 32;
+    if (half) return stream ? &walk_pairs<kPack, true, true> : &walk_pairs<kPack, false, true>;
+    return stream ? &walk_pairs<kPack, true, false> : &walk_pairs<kPack, false, false>;
+  }
+#endif
   *loops = kPack ? &p.loops : &p.logical_order;
   *outer = (*loops)->size() >= 2 ? (*loops)->size() - 2 : 0;
   const size_t row_bytes = p.loops.back().count * p.elem;
