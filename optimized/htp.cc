@@ -90,9 +90,8 @@ struct Plan {
   // Unit transposes (see make_plan): rows of 32 or 64 bytes, the middle loop
   // `pair_m` (physical neighbours) and the loop `pair_x` of logical stride one
   // row (logical neighbours); the other loops, outer, in physical order (pack)
-  // and by logical stride (unpack). pair_pack: no outer loop lies between x
-  // and m in physical order.
-  bool pair = false, pair_pack = false;
+  // and by logical stride (unpack).
+  bool pair = false;
   size_t pair_x = 0, pair_m = 0;
   std::vector<Loop> pair_outer_pack, pair_outer_unpack;
 };
@@ -309,7 +308,6 @@ Result<Plan> make_plan(const Case& c) {
     }
     if (ok) {
       p.pair = true;
-      p.pair_pack = xi + 3 == mm;
       p.pair_x = xi;
       p.pair_m = mm - 2;
       p.pair_outer_unpack = p.pair_outer_pack;
@@ -691,20 +689,23 @@ LC_HTP_AVX512 inline void store_line(uint8_t* at, __m512i v) {
 // ones); the reads of the next lines of each row are fetched ahead.
 template <bool kPack, bool kStream, bool kHalf>
 LC_HTP_AVX512 inline void pair_block(const uint8_t* src, uint8_t* dst, uint64_t x_count, uint64_t m_count,
-                                     uint64_t x_ps, uint64_t m_ls) {
+                                     uint64_t x_ps, uint64_t m_ls, uint64_t next) {
   constexpr uint64_t unit = kHalf ? 32 : 64, step = kHalf ? 2 : 1;
   const uint64_t x_ls = unit;
   // Along the outer loop of the two, the next line of each read row.
   constexpr uint64_t kAhead = 256;
+  constexpr bool kNext = true;
   if (kPack) {
     for (uint64_t x = 0; x < x_count; x += step) {
       const uint8_t* lg = src + x * x_ls;
       uint8_t* ph = dst + x * x_ps;
       for (uint64_t m = 0; m < m_count; m += step, lg += step * m_ls, ph += 64) {
         _mm_prefetch(reinterpret_cast<const char*>(lg + kAhead), _MM_HINT_T0);
+        if (kNext) _mm_prefetch(reinterpret_cast<const char*>(lg + next), _MM_HINT_T1);
         const __m512i a = _mm512_load_si512(lg);
         if (kHalf) {
           _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + kAhead), _MM_HINT_T0);
+          if (kNext) _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + next), _MM_HINT_T1);
           const __m512i b = _mm512_load_si512(lg + m_ls);
           store_line<kStream>(ph, _mm512_shuffle_i64x2(a, b, 0x44));
           store_line<kStream>(ph + x_ps, _mm512_shuffle_i64x2(a, b, 0xEE));
@@ -719,9 +720,11 @@ LC_HTP_AVX512 inline void pair_block(const uint8_t* src, uint8_t* dst, uint64_t 
       uint8_t* lg = dst + m * m_ls;
       for (uint64_t x = 0; x < x_count; x += step, ph += step * x_ps, lg += 64) {
         _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
+        if (kNext) _mm_prefetch(reinterpret_cast<const char*>(ph + next), _MM_HINT_T1);
         const __m512i a = _mm512_load_si512(ph);
         if (kHalf) {
           _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
+          if (kNext) _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + next), _MM_HINT_T1);
           const __m512i b = _mm512_load_si512(ph + x_ps);
           store_line<kStream>(lg, _mm512_shuffle_i64x2(a, b, 0x44));
           store_line<kStream>(lg + m_ls, _mm512_shuffle_i64x2(a, b, 0xEE));
@@ -743,10 +746,13 @@ LC_HTP_AVX512 void walk_pairs(const Plan& p, const std::vector<Loop>& loops, uin
   const uint64_t e = p.elem, x_ps = xl.ps * e, m_ls = ml.ls * e;
   std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
   uint64_t lbase = 0, pbase = 0;
+  // The rows the next position reads, one step of the innermost outer loop on
+  // (past the end of a run of it, or the last position, the fetches are wasted).
+  const uint64_t next = loops.empty() ? 0 : (kPack ? loops.back().ls : loops.back().ps) * e;
   seek(loops, loops.size(), begin, &value, nullptr, &lbase, &pbase);
   for (uint64_t left = end - begin; left != 0; --left) {
-    if (kPack) pair_block<true, kStream, kHalf>(logical + lbase * e, phys + pbase * e, xl.count, ml.count, x_ps, m_ls);
-    else pair_block<false, kStream, kHalf>(phys + pbase * e, logical + lbase * e, xl.count, ml.count, x_ps, m_ls);
+    if (kPack) pair_block<true, kStream, kHalf>(logical + lbase * e, phys + pbase * e, xl.count, ml.count, x_ps, m_ls, next);
+    else pair_block<false, kStream, kHalf>(phys + pbase * e, logical + lbase * e, xl.count, ml.count, x_ps, m_ls, next);
     if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
   }
   if (kStream) _mm_sfence();
@@ -1130,7 +1136,7 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
   }
 #ifdef LC_HTP_X86
   const bool lines = ((reinterpret_cast<uintptr_t>(logical) | reinterpret_cast<uintptr_t>(phys)) & 63) == 0;
-  if (p.pair && (p.pair_pack || !kPack) && lines && has_avx512()) {
+  if (p.pair && lines && has_avx512()) {
     *loops = kPack ? &p.pair_outer_pack : &p.pair_outer_unpack;
     *outer = (*loops)->size();
     const bool stream = p.elements * p.elem >= kStreamBytes, half = p.loops.back().count * p.elem == 32;
