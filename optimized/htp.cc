@@ -94,6 +94,13 @@ struct Plan {
   bool pair = false;
   size_t pair_x = 0, pair_m = 0;
   std::vector<Loop> pair_outer_pack, pair_outer_unpack;
+  // 32 x 4 byte tiles without padding whose logical neighbour tile is a step
+  // of the loop `tile_pair_x`: two tiles at a time, four whole logical lines
+  // against two whole physical lines per tile; the other loops around the
+  // tile in physical order (pack) and by logical stride (unpack).
+  bool tile_pair = false;
+  size_t tile_pair_x = 0;
+  std::vector<Loop> tile_pair_pack, tile_pair_unpack;
 };
 
 // The placement of htp.chunk_table. Two chunks of equal length overlap exactly
@@ -315,6 +322,26 @@ Result<Plan> make_plan(const Case& c) {
                        [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
     } else {
       p.pair_outer_pack.clear();
+    }
+  }
+  if (p.tile && p.padded == p.extent && p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32) {
+    size_t xi = SIZE_MAX;
+    for (size_t i = 0; i < p.tile_at; ++i) xi = p.loops[i].ls == 32 ? i : xi;
+    bool ok = xi != SIZE_MAX && p.loops[xi].count % 2 == 0 && p.loops[xi].ps % 64 == 0;
+    for (uint64_t o : p.tile_offset) ok = ok && o % 64 == 0;
+    for (size_t i = 0; ok && i < p.tile_at; ++i) {
+      if (i == xi) continue;
+      ok = p.loops[i].ls % 64 == 0 && p.loops[i].ps % 64 == 0;
+      p.tile_pair_pack.push_back(p.loops[i]);
+    }
+    if (ok) {
+      p.tile_pair = true;
+      p.tile_pair_x = xi;
+      p.tile_pair_unpack = p.tile_pair_pack;
+      std::stable_sort(p.tile_pair_unpack.begin(), p.tile_pair_unpack.end(),
+                       [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
+    } else {
+      p.tile_pair_pack.clear();
     }
   }
   if (c.layout.name == "htp.chunk_table") {
@@ -762,6 +789,85 @@ LC_HTP_AVX512 void walk_pairs(const Plan& p, const std::vector<Loop>& loops, uin
 // ---- tiles ------------------------------------------------------------------------
 
 #ifdef LC_HTP_X86
+// The 4 x 4 transpose of the 128-bit lanes of four registers.
+LC_HTP_AVX512 inline void transpose_lanes(__m512i* v) {
+  const __m512i s0 = _mm512_shuffle_i64x2(v[0], v[1], 0x44), s1 = _mm512_shuffle_i64x2(v[2], v[3], 0x44);
+  const __m512i s2 = _mm512_shuffle_i64x2(v[0], v[1], 0xEE), s3 = _mm512_shuffle_i64x2(v[2], v[3], 0xEE);
+  v[0] = _mm512_shuffle_i64x2(s0, s1, 0x88);
+  v[1] = _mm512_shuffle_i64x2(s0, s1, 0xDD);
+  v[2] = _mm512_shuffle_i64x2(s2, s3, 0x88);
+  v[3] = _mm512_shuffle_i64x2(s2, s3, 0xDD);
+}
+
+// Two 32 x 4 byte tiles a and b (128 bytes each, physical [t][k]) against
+// four logical lines: line k = row k of a, then row k of b. Pack interleaves
+// bytes then words in each lane (lane l: elements 16 l' .. 16 l' + 15 of tile
+// l / 2, l' = l % 2) and transposes the lanes; unpack transposes the lanes
+// back, transposes each lane's 4 x 4 bytes and then its 4 x 4 dwords.
+template <bool kPack, bool kStream>
+LC_HTP_AVX512 inline void tile_pair_32x4(uint8_t* a, uint8_t* b, uint8_t* const* lines) {
+  if (kPack) {
+    const __m512i r0 = _mm512_load_si512(lines[0]), r1 = _mm512_load_si512(lines[1]);
+    const __m512i r2 = _mm512_load_si512(lines[2]), r3 = _mm512_load_si512(lines[3]);
+    const __m512i x0 = _mm512_unpacklo_epi8(r0, r1), x1 = _mm512_unpackhi_epi8(r0, r1);
+    const __m512i y0 = _mm512_unpacklo_epi8(r2, r3), y1 = _mm512_unpackhi_epi8(r2, r3);
+    __m512i o[4] = {_mm512_unpacklo_epi16(x0, y0), _mm512_unpackhi_epi16(x0, y0), _mm512_unpacklo_epi16(x1, y1),
+                    _mm512_unpackhi_epi16(x1, y1)};
+    transpose_lanes(o);
+    store_line<kStream>(a, o[0]);
+    store_line<kStream>(a + 64, o[1]);
+    store_line<kStream>(b, o[2]);
+    store_line<kStream>(b + 64, o[3]);
+  } else {
+    __m512i o[4] = {_mm512_load_si512(a), _mm512_load_si512(a + 64), _mm512_load_si512(b),
+                    _mm512_load_si512(b + 64)};
+    transpose_lanes(o);
+    const __m512i bytes = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+    const __m512i p0 = _mm512_shuffle_epi8(o[0], bytes), p1 = _mm512_shuffle_epi8(o[1], bytes);
+    const __m512i p2 = _mm512_shuffle_epi8(o[2], bytes), p3 = _mm512_shuffle_epi8(o[3], bytes);
+    const __m512i q0 = _mm512_unpacklo_epi32(p0, p1), q1 = _mm512_unpackhi_epi32(p0, p1);
+    const __m512i q2 = _mm512_unpacklo_epi32(p2, p3), q3 = _mm512_unpackhi_epi32(p2, p3);
+    store_line<kStream>(lines[0], _mm512_unpacklo_epi64(q0, q2));
+    store_line<kStream>(lines[1], _mm512_unpackhi_epi64(q0, q2));
+    store_line<kStream>(lines[2], _mm512_unpacklo_epi64(q1, q3));
+    store_line<kStream>(lines[3], _mm512_unpackhi_epi64(q1, q3));
+  }
+}
+
+// The positions [begin, end) of the loops around the tile other than x
+// (`loops`: p.tile_pair_pack or p.tile_pair_unpack), each a run of tile
+// pairs along x; the next position's reads are fetched ahead.
+template <bool kPack, bool kStream>
+LC_HTP_AVX512 void walk_tile_pairs(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
+                                   uint64_t begin, uint64_t end) {
+  const Loop& xl = p.loops[p.tile_pair_x];
+  const uint64_t o0 = p.tile_offset[0], o1 = p.tile_offset[1], o2 = p.tile_offset[2], o3 = p.tile_offset[3];
+  const uint64_t next = loops.empty() ? 0 : kPack ? loops.back().ls : loops.back().ps;
+  std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
+  uint64_t lbase = 0, pbase = 0;
+  seek(loops, loops.size(), begin, &value, nullptr, &lbase, &pbase);
+  for (uint64_t left = end - begin; left != 0; --left) {
+    uint8_t* lg = logical + lbase;
+    uint8_t* ph = phys + pbase;
+    for (uint64_t i = 0; i < xl.count; i += 2, lg += 64, ph += 2 * xl.ps) {
+      uint8_t* lines[4] = {lg + o0, lg + o1, lg + o2, lg + o3};
+      if (kPack) {
+        for (int k = 0; k < 4; ++k) _mm_prefetch(reinterpret_cast<const char*>(lines[k] + next), _MM_HINT_T1);
+      } else {
+        _mm_prefetch(reinterpret_cast<const char*>(ph + next), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(ph + next + 64), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(ph + xl.ps + next), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(ph + xl.ps + next + 64), _MM_HINT_T0);
+      }
+      tile_pair_32x4<kPack, kStream>(ph, ph + xl.ps, lines);
+    }
+    if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
+  }
+  if (kStream) _mm_sfence();
+}
+#endif
+
+#ifdef LC_HTP_X86
 // 32 x 4 bytes: physical [c][k] <-> logical rows k of 32 bytes, with SSE2 byte
 // and word interleaves (pack) and three rounds of byte unpacks (unpack).
 template <bool kStream>
@@ -1112,6 +1218,13 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
     *outer = p.tile_at >= 1 ? p.tile_at - 1 : 0;
     const bool by_32x4 = p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32;
 #ifdef LC_HTP_X86
+    if (p.tile_pair && ((reinterpret_cast<uintptr_t>(logical) | reinterpret_cast<uintptr_t>(phys)) & 63) == 0 &&
+        has_avx512()) {
+      *loops = kPack ? &p.tile_pair_pack : &p.tile_pair_unpack;
+      *outer = (*loops)->size();
+      if (p.elements >= kStreamBytes) return &walk_tile_pairs<kPack, true>;
+      return &walk_tile_pairs<kPack, false>;
+    }
     if (by_32x4 && p.padded == p.extent && !p.tile_logical && has_avx2()) {
       *loops = &p.loops;
       if (kPack && p.elements >= kStreamBytes && (reinterpret_cast<uintptr_t>(phys) & 15) == 0) {
