@@ -659,6 +659,74 @@ LC_HTP_AVX512 void walk_avx512(const Plan& p, const std::vector<Loop>& loops, ui
 }
 bool has_avx2() { return isa_at_least(Isa::kAvx2); }
 bool has_avx512() { return isa_at_least(Isa::kAvx512); }
+
+#define LC_HTP_AVX512_VBMI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")))
+bool has_avx512_vbmi() {
+  static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
+  return vbmi && has_avx512();
+}
+
+// Unpack whose rows land at any byte but one after the other (the walk in
+// logical order writes the tensor front to back): the bytes are gathered in
+// a register, shifted into place with byte permutes, and each line is stored
+// whole, non-temporally, once complete. The first and the last line of a walk
+// (shared with a neighbouring thread's range) are masked ordinary stores. A
+// row that does not continue the last one flushes the line and starts anew.
+struct Avx512SeqRows : Avx512Rows<false> {
+  mutable __m512i acc;
+  mutable uint8_t* line = nullptr;  // the line being gathered
+  mutable uint8_t* cursor = nullptr;  // where the next row must start
+  mutable size_t lo = 0;              // first byte of the line this walk writes
+  __m512i iota;
+  LC_HTP_AVX512_VBMI explicit Avx512SeqRows(const Plan& p) : Avx512Rows<false>(p) {
+    alignas(64) uint8_t b[64];
+    for (int i = 0; i < 64; ++i) b[i] = static_cast<uint8_t>(i);
+    iota = _mm512_load_si512(b);
+    acc = _mm512_setzero_si512();
+  }
+  LC_HTP_AVX512_VBMI void flush() const {
+    const size_t fill = static_cast<size_t>(cursor - line);
+    if (fill > lo) _mm512_mask_storeu_epi8(line, head(fill) & ~head(lo), acc);
+  }
+  template <size_t kRowBytes>
+  LC_HTP_AVX512_VBMI inline void unpack(uint8_t* dst, const uint8_t* src, size_t valid) const {
+    if (dst != cursor) {
+      if (cursor != nullptr) flush();
+      line = reinterpret_cast<uint8_t*>(reinterpret_cast<uintptr_t>(dst) & ~uintptr_t{63});
+      lo = static_cast<size_t>(dst - line);
+    }
+    size_t fill = static_cast<size_t>(dst - line);
+    for (size_t at = 0; at < valid; at += 64) {
+      const size_t n = std::min<size_t>(64, valid - at);
+      const __m512i v = _mm512_maskz_loadu_epi8(head(n), src + at);
+      const __m512i shift = _mm512_set1_epi8(static_cast<char>(fill));
+      // Bytes fill.. of the line: v's bytes from 0; the rest of v: the next line.
+      acc = _mm512_mask_permutexvar_epi8(acc, ~head(fill), _mm512_sub_epi8(iota, shift), v);
+      if (fill + n >= 64) {
+        if (lo == 0) _mm512_stream_si512(reinterpret_cast<__m512i*>(line), acc);
+        else _mm512_mask_storeu_epi8(line, ~head(lo), acc);
+        lo = 0;
+        line += 64;
+        acc = _mm512_permutexvar_epi8(_mm512_add_epi8(iota, _mm512_set1_epi8(static_cast<char>(64 - fill))), v);
+        fill = fill + n - 64;
+      } else {
+        fill += n;
+      }
+    }
+    cursor = dst + valid;
+  }
+  void finish() const {
+    if (cursor != nullptr) flush();
+    _mm_sfence();
+  }
+};
+
+template <size_t kRowBytes>
+LC_HTP_AVX512_VBMI void walk_seq_unpack(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
+                                        uint64_t begin, uint64_t end) {
+  const Avx512SeqRows ops(p);
+  walk_body<false, kRowBytes>(p, loops, logical, phys, begin, end, ops);
+}
 #endif
 
 // A walk of the odometer positions [begin, end) of its loops (one thread's range).
@@ -697,6 +765,9 @@ bool can_stream(const Plan& p, bool pack, const uint8_t* logical, const uint8_t*
 template <bool kPack, size_t kRowBytes>
 WalkFn walk_sized(const Plan& p, const uint8_t* logical, const uint8_t* phys) {
   if (can_stream(p, kPack, logical, phys)) return walk_rows<kPack, kRowBytes, true>();
+#ifdef LC_HTP_X86
+  if (!kPack && p.elements * p.elem >= kStreamBytes && has_avx512_vbmi()) return &walk_seq_unpack<kRowBytes>;
+#endif
   return walk_rows<kPack, kRowBytes, false>();
 }
 
