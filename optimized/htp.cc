@@ -684,12 +684,13 @@ struct Avx512SeqRows : Avx512Rows<false> {
     iota = _mm512_load_si512(b);
     acc = _mm512_setzero_si512();
   }
-  LC_HTP_AVX512_VBMI void flush() const {
+  LC_HTP_AVX512_VBMI inline void flush() const {
     const size_t fill = static_cast<size_t>(cursor - line);
     if (fill > lo) _mm512_mask_storeu_epi8(line, head(fill) & ~head(lo), acc);
   }
   template <size_t kRowBytes>
-  LC_HTP_AVX512_VBMI inline void unpack(uint8_t* dst, const uint8_t* src, size_t valid) const {
+  LC_HTP_AVX512_VBMI inline void unpack(uint8_t* dst, const uint8_t* src,
+                                                                      size_t valid) const {
     if (dst != cursor) {
       if (cursor != nullptr) flush();
       line = reinterpret_cast<uint8_t*>(reinterpret_cast<uintptr_t>(dst) & ~uintptr_t{63});
@@ -715,14 +716,14 @@ struct Avx512SeqRows : Avx512Rows<false> {
     }
     cursor = dst + valid;
   }
-  void finish() const {
+  LC_HTP_AVX512_VBMI inline void finish() const {
     if (cursor != nullptr) flush();
     _mm_sfence();
   }
 };
 
 template <size_t kRowBytes>
-LC_HTP_AVX512_VBMI void walk_seq_unpack(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
+LC_HTP_AVX512_VBMI __attribute__((flatten)) void walk_seq_unpack(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
                                         uint64_t begin, uint64_t end) {
   const Avx512SeqRows ops(p);
   walk_body<false, kRowBytes>(p, loops, logical, phys, begin, end, ops);
@@ -766,7 +767,11 @@ template <bool kPack, size_t kRowBytes>
 WalkFn walk_sized(const Plan& p, const uint8_t* logical, const uint8_t* phys) {
   if (can_stream(p, kPack, logical, phys)) return walk_rows<kPack, kRowBytes, true>();
 #ifdef LC_HTP_X86
-  if (!kPack && p.elements * p.elem >= kStreamBytes && has_avx512_vbmi()) return &walk_seq_unpack<kRowBytes>;
+  // (Rows of 64 bytes or more: shorter ones end lines at irregular places,
+  // and the branch that stores a line mispredicts more than streaming gains.)
+  if (!kPack && p.elements * p.elem >= kStreamBytes && p.loops.back().count * p.elem >= 64 && has_avx512_vbmi()) {
+    return &walk_seq_unpack<kRowBytes>;
+  }
 #endif
   return walk_rows<kPack, kRowBytes, false>();
 }
