@@ -787,27 +787,64 @@ LC_HTP_AVX512 inline void store_line(uint8_t* at, __m512i v) {
 
 // One position of the outer loops: x rows by m rows of `unit` bytes, physical
 // [x][m] against logical [m][x]. 32-byte rows go by 2 x 2 blocks: two lines
-// in, their 256-bit halves exchanged, two lines out. Pack walks x outside m
-// (the physical rows written front to back), unpack m outside x (the logical
-// ones); the reads of the next lines of each row are fetched ahead.
+// in, their 256-bit halves exchanged, two lines out. Unpack walks m outside
+// x (the logical rows written front to back); pack walks x outside m (the
+// physical rows written front to back) or, by_rows, m outside x (the logical
+// rows read front to back). The reads of the next lines of each row are
+// fetched ahead, and those of the next position (`next` bytes on) into L2.
 template <bool kPack, bool kStream, bool kHalf>
 LC_HTP_AVX512 inline void pair_block(const uint8_t* src, uint8_t* dst, uint64_t x_count, uint64_t m_count,
-                                     uint64_t x_ps, uint64_t m_ls, uint64_t next) {
+                                     uint64_t x_ps, uint64_t m_ls, uint64_t next, bool by_rows) {
   constexpr uint64_t unit = kHalf ? 32 : 64, step = kHalf ? 2 : 1;
   const uint64_t x_ls = unit;
   // Along the outer loop of the two, the next line of each read row.
   constexpr uint64_t kAhead = 256;
   constexpr bool kNext = true;
-  if (kPack) {
+  constexpr bool kNear = true;
+  if (by_rows && kPack) {
+    for (uint64_t m = 0; m < m_count; m += step) {
+      const uint8_t* lg = src + m * m_ls;
+      uint8_t* ph = dst + m * unit;
+      for (uint64_t x = 0; x < x_count; x += step, lg += 64, ph += step * x_ps) {
+        _mm_prefetch(reinterpret_cast<const char*>(lg + kAhead), _MM_HINT_T0);
+        const __m512i a = _mm512_load_si512(lg);
+        if (kHalf) {
+          _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + kAhead), _MM_HINT_T0);
+          const __m512i b = _mm512_load_si512(lg + m_ls);
+          store_line<kStream>(ph, _mm512_shuffle_i64x2(a, b, 0x44));
+          store_line<kStream>(ph + x_ps, _mm512_shuffle_i64x2(a, b, 0xEE));
+        } else {
+          store_line<kStream>(ph, a);
+        }
+      }
+    }
+  } else if (by_rows) {
+    for (uint64_t x = 0; x < x_count; x += step) {
+      const uint8_t* ph = src + x * x_ps;
+      uint8_t* lg = dst + x * unit;
+      for (uint64_t m = 0; m < m_count; m += step, ph += 64, lg += step * m_ls) {
+        _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
+        const __m512i a = _mm512_load_si512(ph);
+        if (kHalf) {
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
+          const __m512i b = _mm512_load_si512(ph + x_ps);
+          store_line<kStream>(lg, _mm512_shuffle_i64x2(a, b, 0x44));
+          store_line<kStream>(lg + m_ls, _mm512_shuffle_i64x2(a, b, 0xEE));
+        } else {
+          store_line<kStream>(lg, a);
+        }
+      }
+    }
+  } else if (kPack) {
     for (uint64_t x = 0; x < x_count; x += step) {
       const uint8_t* lg = src + x * x_ls;
       uint8_t* ph = dst + x * x_ps;
       for (uint64_t m = 0; m < m_count; m += step, lg += step * m_ls, ph += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(lg + kAhead), _MM_HINT_T0);
+        if (kNear) _mm_prefetch(reinterpret_cast<const char*>(lg + kAhead), _MM_HINT_T0);
         if (kNext) _mm_prefetch(reinterpret_cast<const char*>(lg + next), _MM_HINT_T1);
         const __m512i a = _mm512_load_si512(lg);
         if (kHalf) {
-          _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + kAhead), _MM_HINT_T0);
+          if (kNear) _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + kAhead), _MM_HINT_T0);
           if (kNext) _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + next), _MM_HINT_T1);
           const __m512i b = _mm512_load_si512(lg + m_ls);
           store_line<kStream>(ph, _mm512_shuffle_i64x2(a, b, 0x44));
@@ -822,11 +859,11 @@ LC_HTP_AVX512 inline void pair_block(const uint8_t* src, uint8_t* dst, uint64_t 
       const uint8_t* ph = src + m * unit;
       uint8_t* lg = dst + m * m_ls;
       for (uint64_t x = 0; x < x_count; x += step, ph += step * x_ps, lg += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
+        if (kNear) _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
         if (kNext) _mm_prefetch(reinterpret_cast<const char*>(ph + next), _MM_HINT_T1);
         const __m512i a = _mm512_load_si512(ph);
         if (kHalf) {
-          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
+          if (kNear) _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
           if (kNext) _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + next), _MM_HINT_T1);
           const __m512i b = _mm512_load_si512(ph + x_ps);
           store_line<kStream>(lg, _mm512_shuffle_i64x2(a, b, 0x44));
@@ -851,11 +888,14 @@ LC_HTP_AVX512 void walk_pairs(const Plan& p, const std::vector<Loop>& loops, uin
   uint64_t lbase = 0, pbase = 0;
   // The rows the next position reads, one step of the innermost outer loop on
   // (past the end of a run of it, or the last position, the fetches are wasted).
+  // Pack reads the logical rows one after the other (the physical lines
+  // written scattered, each whole) when the runs along m are the longer ones.
+  const bool by_rows = kPack && ml.count > xl.count;
   const uint64_t next = loops.empty() ? 0 : (kPack ? loops.back().ls : loops.back().ps) * e;
   seek(loops, loops.size(), begin, &value, nullptr, &lbase, &pbase);
   for (uint64_t left = end - begin; left != 0; --left) {
-    if (kPack) pair_block<true, kStream, kHalf>(logical + lbase * e, phys + pbase * e, xl.count, ml.count, x_ps, m_ls, next);
-    else pair_block<false, kStream, kHalf>(phys + pbase * e, logical + lbase * e, xl.count, ml.count, x_ps, m_ls, next);
+    if (kPack) pair_block<true, kStream, kHalf>(logical + lbase * e, phys + pbase * e, xl.count, ml.count, x_ps, m_ls, next, by_rows);
+    else pair_block<false, kStream, kHalf>(phys + pbase * e, logical + lbase * e, xl.count, ml.count, x_ps, m_ls, next, by_rows);
     if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
   }
   if (kStream) _mm_sfence();
