@@ -21,6 +21,14 @@
 // stores, padding included. Outputs of 8 MiB or more use non-temporal stores
 // where every store fills whole 16-byte pieces; reads that the hardware does
 // not see as streams are fetched ahead. The bytes written are the same.
+// With AVX-512 and both buffers on cache lines, unpadded rows of 32 or 64
+// bytes whose logical neighbour is a step of another loop (croutons, depth32)
+// are a transpose of rows between that loop and the middle one, and unpadded
+// 32 x 4 byte tiles (crouton4x1, crouton2x2) go two logically adjacent tiles
+// at a time: every line of either side is read and written whole (streamed
+// past 8 MiB), which a row or tile at a time cannot do for rows of 32 bytes.
+// Unpack of rows of 64 bytes or more at any byte offset (padded tensors)
+// gathers the tensor's lines in a register (AVX-512 VBMI) and streams them.
 // Threads (optimized/threads.h) take disjoint ranges of the positions of the
 // loops outside the two innermost ones (rows) or outside the tile's plain
 // loop (tiles); every position writes its own rows or tiles.
