@@ -21,6 +21,14 @@
 // stores, padding included. Outputs of 8 MiB or more use non-temporal stores
 // where every store fills whole 16-byte pieces; reads that the hardware does
 // not see as streams are fetched ahead. The bytes written are the same.
+// With AVX-512 and both buffers on cache lines, unpadded rows of 32 or 64
+// bytes whose logical neighbour is a step of another loop (croutons, depth32)
+// are a transpose of rows between that loop and the middle one, and unpadded
+// 32 x 4 byte tiles (crouton4x1, crouton2x2) go two logically adjacent tiles
+// at a time: every line of either side is read and written whole (streamed
+// past 8 MiB), which a row or tile at a time cannot do for rows of 32 bytes.
+// Unpack of rows of 64 bytes or more at any byte offset (padded tensors)
+// gathers the tensor's lines in a register (AVX-512 VBMI) and streams them.
 // Threads (optimized/threads.h) take disjoint ranges of the positions of the
 // loops outside the two innermost ones (rows) or outside the tile's plain
 // loop (tiles); every position writes its own rows or tiles.
@@ -87,6 +95,20 @@ struct Plan {
   bool placed = false;
   uint64_t chunk_bytes = 0, stride = 0, size = 0;
   std::vector<uint64_t> start;
+  // Unit transposes (see make_plan): rows of 32 or 64 bytes, the middle loop
+  // `pair_m` (physical neighbours) and the loop `pair_x` of logical stride one
+  // row (logical neighbours); the other loops, outer, in physical order (pack)
+  // and by logical stride (unpack).
+  bool pair = false;
+  size_t pair_x = 0, pair_m = 0;
+  std::vector<Loop> pair_outer_pack, pair_outer_unpack;
+  // 32 x 4 byte tiles without padding whose logical neighbour tile is a step
+  // of the loop `tile_pair_x`: two tiles at a time, four whole logical lines
+  // against two whole physical lines per tile; the other loops around the
+  // tile in physical order (pack) and by logical stride (unpack).
+  bool tile_pair = false;
+  size_t tile_pair_x = 0;
+  std::vector<Loop> tile_pair_pack, tile_pair_unpack;
 };
 
 // The placement of htp.chunk_table. Two chunks of equal length overlap exactly
@@ -257,13 +279,21 @@ Result<Plan> make_plan(const Case& c) {
   // tensor, a few bytes per page, and the loops around the tile run in logical
   // order instead (the tensor read or written front to back, the tiles
   // scattered over the chunks).
+  // Only the loops over chunks are reordered: the loops inside a chunk stay
+  // inside them in physical order, so each chunk is written (or read) whole,
+  // front to back, while the block of the tensor its tiles read stays in the
+  // cache for the next chunk along the least-stride loop.
   p.tile_order = p.loops;
   if (p.tile && p.tile_at >= 2) {
     bool least = true;
     for (size_t i = 1; i < p.tile_at; ++i) least = least && p.loops[0].ls < p.loops[i].ls;
     if (least) {
+      uint64_t chunk_elements = 1;
+      for (uint64_t e : p.chunk) chunk_elements *= e;
+      size_t chunk_loops = p.tile_at;
+      while (chunk_loops > 1 && p.loops[chunk_loops - 1].ps < chunk_elements) --chunk_loops;
       p.tile_logical = true;
-      std::stable_sort(p.tile_order.begin(), p.tile_order.begin() + static_cast<std::ptrdiff_t>(p.tile_at),
+      std::stable_sort(p.tile_order.begin(), p.tile_order.begin() + static_cast<std::ptrdiff_t>(chunk_loops),
                        [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
     }
   }
@@ -273,6 +303,55 @@ Result<Plan> make_plan(const Case& c) {
   p.logical_order = p.loops;
   std::stable_sort(p.logical_order.begin(), p.logical_order.end() - 1,  // mutate: equivalent (the row loop has the least logical stride and a stable sort keeps it last)
                    [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
+  // Unpadded rows of 32 or 64 bytes whose logical neighbour row is a step of
+  // another loop x: a transpose of rows between x and the middle loop m, in
+  // 2 x 2 blocks of 32-byte rows (one line on each side) or single 64-byte
+  // ones, every line of either side read and written whole.
+  if (!p.tile && p.padded == p.extent && p.loops.size() >= 3) {
+    const size_t mm = p.loops.size();
+    const Loop& row = p.loops[mm - 1];
+    const uint64_t unit = row.count * p.elem;
+    size_t xi = SIZE_MAX;
+    for (size_t i = 0; i + 2 < mm; ++i) xi = p.loops[i].ls == row.count ? i : xi;
+    bool ok = (unit == 32 || unit == 64) && xi != SIZE_MAX;
+    if (ok && unit == 32) ok = p.loops[xi].count % 2 == 0 && p.loops[mm - 2].count % 2 == 0;
+    if (ok) ok = (p.loops[mm - 2].ls * p.elem) % 64 == 0 && (p.loops[xi].ps * p.elem) % 64 == 0;
+    for (size_t i = 0; ok && i + 2 < mm; ++i) {
+      if (i == xi) continue;
+      ok = (p.loops[i].ls * p.elem) % 64 == 0 && (p.loops[i].ps * p.elem) % 64 == 0;
+      p.pair_outer_pack.push_back(p.loops[i]);
+    }
+    if (ok) {
+      p.pair = true;
+      p.pair_x = xi;
+      p.pair_m = mm - 2;
+      p.pair_outer_unpack = p.pair_outer_pack;
+      std::stable_sort(p.pair_outer_unpack.begin(), p.pair_outer_unpack.end(),
+                       [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
+    } else {
+      p.pair_outer_pack.clear();
+    }
+  }
+  if (p.tile && p.padded == p.extent && p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32) {
+    size_t xi = SIZE_MAX;
+    for (size_t i = 0; i < p.tile_at; ++i) xi = p.loops[i].ls == 32 ? i : xi;
+    bool ok = xi != SIZE_MAX && p.loops[xi].count % 2 == 0 && p.loops[xi].ps % 64 == 0;
+    for (uint64_t o : p.tile_offset) ok = ok && o % 64 == 0;
+    for (size_t i = 0; ok && i < p.tile_at; ++i) {
+      if (i == xi) continue;
+      ok = p.loops[i].ls % 64 == 0 && p.loops[i].ps % 64 == 0;
+      p.tile_pair_pack.push_back(p.loops[i]);
+    }
+    if (ok) {
+      p.tile_pair = true;
+      p.tile_pair_x = xi;
+      p.tile_pair_unpack = p.tile_pair_pack;
+      std::stable_sort(p.tile_pair_unpack.begin(), p.tile_pair_unpack.end(),
+                       [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
+    } else {
+      p.tile_pair_pack.clear();
+    }
+  }
   if (c.layout.name == "htp.chunk_table") {
     LC_RETURN_IF_ERROR(place(c, &p));
   } else {
@@ -588,6 +667,75 @@ LC_HTP_AVX512 void walk_avx512(const Plan& p, const std::vector<Loop>& loops, ui
 }
 bool has_avx2() { return isa_at_least(Isa::kAvx2); }
 bool has_avx512() { return isa_at_least(Isa::kAvx512); }
+
+#define LC_HTP_AVX512_VBMI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")))
+bool has_avx512_vbmi() {
+  static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
+  return vbmi && has_avx512();
+}
+
+// Unpack whose rows land at any byte but one after the other (the walk in
+// logical order writes the tensor front to back): the bytes are gathered in
+// a register, shifted into place with byte permutes, and each line is stored
+// whole, non-temporally, once complete. The first and the last line of a walk
+// (shared with a neighbouring thread's range) are masked ordinary stores. A
+// row that does not continue the last one flushes the line and starts anew.
+struct Avx512SeqRows : Avx512Rows<false> {
+  mutable __m512i acc;
+  mutable uint8_t* line = nullptr;  // the line being gathered
+  mutable uint8_t* cursor = nullptr;  // where the next row must start
+  mutable size_t lo = 0;              // first byte of the line this walk writes
+  __m512i iota;
+  LC_HTP_AVX512_VBMI explicit Avx512SeqRows(const Plan& p) : Avx512Rows<false>(p) {
+    alignas(64) uint8_t b[64];
+    for (int i = 0; i < 64; ++i) b[i] = static_cast<uint8_t>(i);
+    iota = _mm512_load_si512(b);
+    acc = _mm512_setzero_si512();
+  }
+  LC_HTP_AVX512_VBMI inline void flush() const {
+    const size_t fill = static_cast<size_t>(cursor - line);
+    if (fill > lo) _mm512_mask_storeu_epi8(line, head(fill) & ~head(lo), acc);
+  }
+  template <size_t kRowBytes>
+  LC_HTP_AVX512_VBMI inline void unpack(uint8_t* dst, const uint8_t* src,
+                                                                      size_t valid) const {
+    if (dst != cursor) {
+      if (cursor != nullptr) flush();
+      line = reinterpret_cast<uint8_t*>(reinterpret_cast<uintptr_t>(dst) & ~uintptr_t{63});
+      lo = static_cast<size_t>(dst - line);
+    }
+    size_t fill = static_cast<size_t>(dst - line);
+    for (size_t at = 0; at < valid; at += 64) {
+      const size_t n = std::min<size_t>(64, valid - at);
+      const __m512i v = _mm512_maskz_loadu_epi8(head(n), src + at);
+      const __m512i shift = _mm512_set1_epi8(static_cast<char>(fill));
+      // Bytes fill.. of the line: v's bytes from 0; the rest of v: the next line.
+      acc = _mm512_mask_permutexvar_epi8(acc, ~head(fill), _mm512_sub_epi8(iota, shift), v);
+      if (fill + n >= 64) {
+        if (lo == 0) _mm512_stream_si512(reinterpret_cast<__m512i*>(line), acc);
+        else _mm512_mask_storeu_epi8(line, ~head(lo), acc);
+        lo = 0;
+        line += 64;
+        acc = _mm512_permutexvar_epi8(_mm512_add_epi8(iota, _mm512_set1_epi8(static_cast<char>(64 - fill))), v);
+        fill = fill + n - 64;
+      } else {
+        fill += n;
+      }
+    }
+    cursor = dst + valid;
+  }
+  LC_HTP_AVX512_VBMI inline void finish() const {
+    if (cursor != nullptr) flush();
+    _mm_sfence();
+  }
+};
+
+template <size_t kRowBytes>
+LC_HTP_AVX512_VBMI __attribute__((flatten)) void walk_seq_unpack(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
+                                        uint64_t begin, uint64_t end) {
+  const Avx512SeqRows ops(p);
+  walk_body<false, kRowBytes>(p, loops, logical, phys, begin, end, ops);
+}
 #endif
 
 // A walk of the odometer positions [begin, end) of its loops (one thread's range).
@@ -626,10 +774,222 @@ bool can_stream(const Plan& p, bool pack, const uint8_t* logical, const uint8_t*
 template <bool kPack, size_t kRowBytes>
 WalkFn walk_sized(const Plan& p, const uint8_t* logical, const uint8_t* phys) {
   if (can_stream(p, kPack, logical, phys)) return walk_rows<kPack, kRowBytes, true>();
+#ifdef LC_HTP_X86
+  // (Rows of 64 bytes or more: shorter ones end lines at irregular places,
+  // and the branch that stores a line mispredicts more than streaming gains.)
+  if (!kPack && p.elements * p.elem >= kStreamBytes && p.loops.back().count * p.elem >= 64 && has_avx512_vbmi()) {
+    return &walk_seq_unpack<kRowBytes>;
+  }
+#endif
   return walk_rows<kPack, kRowBytes, false>();
 }
 
+// ---- unit transposes ---------------------------------------------------------------
+
+#ifdef LC_HTP_X86
+template <bool kStream>
+LC_HTP_AVX512 inline void store_line(uint8_t* at, __m512i v) {
+  if (kStream) _mm512_stream_si512(reinterpret_cast<__m512i*>(at), v);
+  else _mm512_store_si512(at, v);
+}
+
+// One position of the outer loops: x rows by m rows of `unit` bytes, physical
+// [x][m] against logical [m][x]. 32-byte rows go by 2 x 2 blocks: two lines
+// in, their 256-bit halves exchanged, two lines out. Unpack walks m outside
+// x (the logical rows written front to back); pack walks x outside m (the
+// physical rows written front to back) or, by_rows, m outside x (the logical
+// rows read front to back). The reads of the next lines of each row are
+// fetched ahead, and those of the next position (`next` bytes on) into L2.
+template <bool kPack, bool kStream, bool kHalf>
+LC_HTP_AVX512 inline void pair_block(const uint8_t* src, uint8_t* dst, uint64_t x_count, uint64_t m_count,
+                                     uint64_t x_ps, uint64_t m_ls, uint64_t next, bool by_rows) {
+  constexpr uint64_t unit = kHalf ? 32 : 64, step = kHalf ? 2 : 1;
+  const uint64_t x_ls = unit;
+  // Along the outer loop of the two, the next line of each read row.
+  constexpr uint64_t kAhead = 256;
+  constexpr bool kNext = true;
+  constexpr bool kNear = true;
+  if (by_rows && kPack) {
+    for (uint64_t m = 0; m < m_count; m += step) {
+      const uint8_t* lg = src + m * m_ls;
+      uint8_t* ph = dst + m * unit;
+      for (uint64_t x = 0; x < x_count; x += step, lg += 64, ph += step * x_ps) {
+        _mm_prefetch(reinterpret_cast<const char*>(lg + kAhead), _MM_HINT_T0);
+        const __m512i a = _mm512_load_si512(lg);
+        if (kHalf) {
+          _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + kAhead), _MM_HINT_T0);
+          const __m512i b = _mm512_load_si512(lg + m_ls);
+          store_line<kStream>(ph, _mm512_shuffle_i64x2(a, b, 0x44));
+          store_line<kStream>(ph + x_ps, _mm512_shuffle_i64x2(a, b, 0xEE));
+        } else {
+          store_line<kStream>(ph, a);
+        }
+      }
+    }
+  } else if (by_rows) {
+    for (uint64_t x = 0; x < x_count; x += step) {
+      const uint8_t* ph = src + x * x_ps;
+      uint8_t* lg = dst + x * unit;
+      for (uint64_t m = 0; m < m_count; m += step, ph += 64, lg += step * m_ls) {
+        _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
+        const __m512i a = _mm512_load_si512(ph);
+        if (kHalf) {
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
+          const __m512i b = _mm512_load_si512(ph + x_ps);
+          store_line<kStream>(lg, _mm512_shuffle_i64x2(a, b, 0x44));
+          store_line<kStream>(lg + m_ls, _mm512_shuffle_i64x2(a, b, 0xEE));
+        } else {
+          store_line<kStream>(lg, a);
+        }
+      }
+    }
+  } else if (kPack) {
+    for (uint64_t x = 0; x < x_count; x += step) {
+      const uint8_t* lg = src + x * x_ls;
+      uint8_t* ph = dst + x * x_ps;
+      for (uint64_t m = 0; m < m_count; m += step, lg += step * m_ls, ph += 64) {
+        if (kNear) _mm_prefetch(reinterpret_cast<const char*>(lg + kAhead), _MM_HINT_T0);
+        if (kNext) _mm_prefetch(reinterpret_cast<const char*>(lg + next), _MM_HINT_T1);
+        const __m512i a = _mm512_load_si512(lg);
+        if (kHalf) {
+          if (kNear) _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + kAhead), _MM_HINT_T0);
+          if (kNext) _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + next), _MM_HINT_T1);
+          const __m512i b = _mm512_load_si512(lg + m_ls);
+          store_line<kStream>(ph, _mm512_shuffle_i64x2(a, b, 0x44));
+          store_line<kStream>(ph + x_ps, _mm512_shuffle_i64x2(a, b, 0xEE));
+        } else {
+          store_line<kStream>(ph, a);
+        }
+      }
+    }
+  } else {
+    for (uint64_t m = 0; m < m_count; m += step) {
+      const uint8_t* ph = src + m * unit;
+      uint8_t* lg = dst + m * m_ls;
+      for (uint64_t x = 0; x < x_count; x += step, ph += step * x_ps, lg += 64) {
+        if (kNear) _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
+        if (kNext) _mm_prefetch(reinterpret_cast<const char*>(ph + next), _MM_HINT_T1);
+        const __m512i a = _mm512_load_si512(ph);
+        if (kHalf) {
+          if (kNear) _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
+          if (kNext) _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + next), _MM_HINT_T1);
+          const __m512i b = _mm512_load_si512(ph + x_ps);
+          store_line<kStream>(lg, _mm512_shuffle_i64x2(a, b, 0x44));
+          store_line<kStream>(lg + m_ls, _mm512_shuffle_i64x2(a, b, 0xEE));
+        } else {
+          store_line<kStream>(lg, a);
+        }
+      }
+    }
+  }
+}
+
+// The outer loops' positions [begin, end) (`loops`: p.pair_outer_pack or
+// p.pair_outer_unpack), each a pair_block.
+template <bool kPack, bool kStream, bool kHalf>
+LC_HTP_AVX512 void walk_pairs(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
+                              uint64_t begin, uint64_t end) {
+  const Loop& xl = p.loops[p.pair_x];
+  const Loop& ml = p.loops[p.pair_m];
+  const uint64_t e = p.elem, x_ps = xl.ps * e, m_ls = ml.ls * e;
+  std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
+  uint64_t lbase = 0, pbase = 0;
+  // The rows the next position reads, one step of the innermost outer loop on
+  // (past the end of a run of it, or the last position, the fetches are wasted).
+  // Pack reads the logical rows one after the other (the physical lines
+  // written scattered, each whole) when the runs along m are the longer ones.
+  const bool by_rows = kPack && ml.count > xl.count;
+  const uint64_t next = loops.empty() ? 0 : (kPack ? loops.back().ls : loops.back().ps) * e;
+  seek(loops, loops.size(), begin, &value, nullptr, &lbase, &pbase);
+  for (uint64_t left = end - begin; left != 0; --left) {
+    if (kPack) pair_block<true, kStream, kHalf>(logical + lbase * e, phys + pbase * e, xl.count, ml.count, x_ps, m_ls, next, by_rows);
+    else pair_block<false, kStream, kHalf>(phys + pbase * e, logical + lbase * e, xl.count, ml.count, x_ps, m_ls, next, by_rows);
+    if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
+  }
+  if (kStream) _mm_sfence();
+}
+#endif
+
 // ---- tiles ------------------------------------------------------------------------
+
+#ifdef LC_HTP_X86
+// The 4 x 4 transpose of the 128-bit lanes of four registers.
+LC_HTP_AVX512 inline void transpose_lanes(__m512i* v) {
+  const __m512i s0 = _mm512_shuffle_i64x2(v[0], v[1], 0x44), s1 = _mm512_shuffle_i64x2(v[2], v[3], 0x44);
+  const __m512i s2 = _mm512_shuffle_i64x2(v[0], v[1], 0xEE), s3 = _mm512_shuffle_i64x2(v[2], v[3], 0xEE);
+  v[0] = _mm512_shuffle_i64x2(s0, s1, 0x88);
+  v[1] = _mm512_shuffle_i64x2(s0, s1, 0xDD);
+  v[2] = _mm512_shuffle_i64x2(s2, s3, 0x88);
+  v[3] = _mm512_shuffle_i64x2(s2, s3, 0xDD);
+}
+
+// Two 32 x 4 byte tiles a and b (128 bytes each, physical [t][k]) against
+// four logical lines: line k = row k of a, then row k of b. Pack interleaves
+// bytes then words in each lane (lane l: elements 16 l' .. 16 l' + 15 of tile
+// l / 2, l' = l % 2) and transposes the lanes; unpack transposes the lanes
+// back, transposes each lane's 4 x 4 bytes and then its 4 x 4 dwords.
+template <bool kPack, bool kStream>
+LC_HTP_AVX512 inline void tile_pair_32x4(uint8_t* a, uint8_t* b, uint8_t* const* lines) {
+  if (kPack) {
+    const __m512i r0 = _mm512_load_si512(lines[0]), r1 = _mm512_load_si512(lines[1]);
+    const __m512i r2 = _mm512_load_si512(lines[2]), r3 = _mm512_load_si512(lines[3]);
+    const __m512i x0 = _mm512_unpacklo_epi8(r0, r1), x1 = _mm512_unpackhi_epi8(r0, r1);
+    const __m512i y0 = _mm512_unpacklo_epi8(r2, r3), y1 = _mm512_unpackhi_epi8(r2, r3);
+    __m512i o[4] = {_mm512_unpacklo_epi16(x0, y0), _mm512_unpackhi_epi16(x0, y0), _mm512_unpacklo_epi16(x1, y1),
+                    _mm512_unpackhi_epi16(x1, y1)};
+    transpose_lanes(o);
+    store_line<kStream>(a, o[0]);
+    store_line<kStream>(a + 64, o[1]);
+    store_line<kStream>(b, o[2]);
+    store_line<kStream>(b + 64, o[3]);
+  } else {
+    __m512i o[4] = {_mm512_load_si512(a), _mm512_load_si512(a + 64), _mm512_load_si512(b),
+                    _mm512_load_si512(b + 64)};
+    transpose_lanes(o);
+    const __m512i bytes = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+    const __m512i p0 = _mm512_shuffle_epi8(o[0], bytes), p1 = _mm512_shuffle_epi8(o[1], bytes);
+    const __m512i p2 = _mm512_shuffle_epi8(o[2], bytes), p3 = _mm512_shuffle_epi8(o[3], bytes);
+    const __m512i q0 = _mm512_unpacklo_epi32(p0, p1), q1 = _mm512_unpackhi_epi32(p0, p1);
+    const __m512i q2 = _mm512_unpacklo_epi32(p2, p3), q3 = _mm512_unpackhi_epi32(p2, p3);
+    store_line<kStream>(lines[0], _mm512_unpacklo_epi64(q0, q2));
+    store_line<kStream>(lines[1], _mm512_unpackhi_epi64(q0, q2));
+    store_line<kStream>(lines[2], _mm512_unpacklo_epi64(q1, q3));
+    store_line<kStream>(lines[3], _mm512_unpackhi_epi64(q1, q3));
+  }
+}
+
+// The positions [begin, end) of the loops around the tile other than x
+// (`loops`: p.tile_pair_pack or p.tile_pair_unpack), each a run of tile
+// pairs along x; the next position's reads are fetched ahead.
+template <bool kPack, bool kStream>
+LC_HTP_AVX512 void walk_tile_pairs(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
+                                   uint64_t begin, uint64_t end) {
+  const Loop& xl = p.loops[p.tile_pair_x];
+  const uint64_t o0 = p.tile_offset[0], o1 = p.tile_offset[1], o2 = p.tile_offset[2], o3 = p.tile_offset[3];
+  const uint64_t next = loops.empty() ? 0 : kPack ? loops.back().ls : loops.back().ps;
+  std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
+  uint64_t lbase = 0, pbase = 0;
+  seek(loops, loops.size(), begin, &value, nullptr, &lbase, &pbase);
+  for (uint64_t left = end - begin; left != 0; --left) {
+    uint8_t* lg = logical + lbase;
+    uint8_t* ph = phys + pbase;
+    for (uint64_t i = 0; i < xl.count; i += 2, lg += 64, ph += 2 * xl.ps) {
+      uint8_t* lines[4] = {lg + o0, lg + o1, lg + o2, lg + o3};
+      if (kPack) {
+        for (int k = 0; k < 4; ++k) _mm_prefetch(reinterpret_cast<const char*>(lines[k] + next), _MM_HINT_T1);
+      } else {
+        _mm_prefetch(reinterpret_cast<const char*>(ph + next), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(ph + next + 64), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(ph + xl.ps + next), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(ph + xl.ps + next + 64), _MM_HINT_T0);
+      }
+      tile_pair_32x4<kPack, kStream>(ph, ph + xl.ps, lines);
+    }
+    if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
+  }
+  if (kStream) _mm_sfence();
+}
+#endif
 
 #ifdef LC_HTP_X86
 // 32 x 4 bytes: physical [c][k] <-> logical rows k of 32 bytes, with SSE2 byte
@@ -859,6 +1219,35 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
   for (uint64_t left = end - begin; left != 0; --left) {
     const uint64_t x_last = x[last.dim];
     bool rows_valid = true;  // every valid_k set (when only valid_t changes along the loop)
+#ifdef LC_HTP_X86
+    if (kAvx2 && simd) {
+      // Validity cannot change along an unpadded plain loop: when its first
+      // tile is whole, all are, and the loop runs without coordinates.
+      bool whole = dense;
+      if (!dense && !last.clipped) {
+        compute(lbase);
+        whole = all_valid;
+      }
+      if (whole) {
+        const uint64_t o0 = p.tile_offset[0], o1 = p.tile_offset[1], o2 = p.tile_offset[2], o3 = p.tile_offset[3];
+        uint8_t* lg = logical + lbase;
+        uint8_t* ph = phys + pbase;
+        for (uint64_t i = 0; i < last.count; ++i, lg += last.ls, ph += last.ps) {
+          uint8_t* rows[4] = {lg + o0, lg + o1, lg + o2, lg + o3};
+          if (p.tile_logical) {
+            __builtin_prefetch(ph + next_ps, kPack ? 1 : 0, 3);
+            __builtin_prefetch(ph + next_ps + 64, kPack ? 1 : 0, 3);
+            for (int k = 0; k < 4; ++k) __builtin_prefetch(rows[k] + kPrefetchBytes, kPack ? 0 : 1, 3);
+          } else if (kPack && kStream) {
+            __builtin_prefetch(rows[0] + kPrefetchBytes);
+          }
+          tile_32x4_u8_avx2<kPack, kStream>(ph, rows);
+        }
+        if (left > 1) advance(loops, odometer, &value, &x, &lbase, &pbase);
+        continue;
+      }
+    }
+#endif
     for (uint64_t i = 0; i < last.count; ++i) {
       const uint64_t lo = lbase + i * last.ls, po = pbase + i * last.ps;
       if (dense) {
@@ -879,18 +1268,41 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
         __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(logical + row[0] * kE) + kPrefetchBytes));
       }
       if (p.tile_logical) {
-        // The tiles are scattered over the chunks; each chunk is visited front
-        // to back, one tile per step of the loop around `last`: fetch the tile
-        // a few steps ahead (writing it when packing).
+        // The chunks are scattered; each is visited front to back, a step of
+        // the loop around `last` apart: fetch the next chunk's tile (writing
+        // it when packing), and the tile's rows a few tiles on.
         const uintptr_t ahead = reinterpret_cast<uintptr_t>(phys) + (po + kAhead * next_ps) * kE;
         __builtin_prefetch(reinterpret_cast<const void*>(ahead), kPack ? 1 : 0, 3);
         __builtin_prefetch(reinterpret_cast<const void*>(ahead + 64), kPack ? 1 : 0, 3);
         if (tl.count * k_count * kE > 128) __builtin_prefetch(reinterpret_cast<const void*>(ahead + 128), kPack ? 1 : 0, 3);
+        for (uint64_t k = 0; k < k_count && k < 8; ++k) {
+          __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(logical + row[k] * kE) + kPrefetchBytes), kPack ? 0 : 1, 3);
+        }
       }
 #ifdef LC_HTP_X86
       if (kAvx2 && simd && all_valid) {
         uint8_t* rows[4] = {logical + row[0], logical + row[1], logical + row[2], logical + row[3]};
         tile_32x4_u8_avx2<kPack, kStream>(phys + po, rows);
+        continue;
+      }
+      if (kAvx2 && simd) {
+        // A tile partly padding: its valid bytes and the padding gathered in
+        // (or its result scattered from) four rows on the stack.
+        alignas(32) uint8_t buf[4][32];
+        uint8_t* rows[4] = {buf[0], buf[1], buf[2], buf[3]};
+        const size_t v = static_cast<size_t>(valid_t);
+        if (kPack) {
+          for (size_t k = 0; k < 4; ++k) {
+            std::memset(buf[k], p.pad_element[0], 32);
+            if (valid_k[k]) std::memcpy(buf[k], logical + row[k], v);
+          }
+        }
+        tile_32x4_u8_avx2<kPack, kStream>(phys + po, rows);
+        if (!kPack) {
+          for (size_t k = 0; k < 4; ++k) {
+            if (valid_k[k]) std::memcpy(logical + row[k], buf[k], v);
+          }
+        }
         continue;
       }
 #endif
@@ -930,6 +1342,13 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
     *outer = p.tile_at >= 1 ? p.tile_at - 1 : 0;
     const bool by_32x4 = p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32;
 #ifdef LC_HTP_X86
+    if (p.tile_pair && ((reinterpret_cast<uintptr_t>(logical) | reinterpret_cast<uintptr_t>(phys)) & 63) == 0 &&
+        has_avx512()) {
+      *loops = kPack ? &p.tile_pair_pack : &p.tile_pair_unpack;
+      *outer = (*loops)->size();
+      if (p.elements >= kStreamBytes) return &walk_tile_pairs<kPack, true>;
+      return &walk_tile_pairs<kPack, false>;
+    }
     if (by_32x4 && p.padded == p.extent && !p.tile_logical && has_avx2()) {
       *loops = &p.loops;
       if (kPack && p.elements >= kStreamBytes && (reinterpret_cast<uintptr_t>(phys) & 15) == 0) {
@@ -939,7 +1358,8 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
     }
 #endif
     // Streaming stores need 16-byte aligned 128-byte tiles (byte elements, 32 x 4)
-    // written in physical order.
+    // written in physical order (the weights' tiles, in logical chunk order,
+    // measured faster with ordinary stores).
     const bool stream = kPack && by_32x4 && !p.tile_logical && p.elements >= kStreamBytes &&
                         (reinterpret_cast<uintptr_t>(phys) & 15) == 0;
 #ifdef LC_HTP_X86
@@ -952,6 +1372,16 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
       default: return &walk_tiles<kPack, 8, false>;
     }
   }
+#ifdef LC_HTP_X86
+  const bool lines = ((reinterpret_cast<uintptr_t>(logical) | reinterpret_cast<uintptr_t>(phys)) & 63) == 0;
+  if (p.pair && lines && has_avx512()) {
+    *loops = kPack ? &p.pair_outer_pack : &p.pair_outer_unpack;
+    *outer = (*loops)->size();
+    const bool stream = p.elements * p.elem >= kStreamBytes, half = p.loops.back().count * p.elem == 32;
+    if (half) return stream ? &walk_pairs<kPack, true, true> : &walk_pairs<kPack, false, true>;
+    return stream ? &walk_pairs<kPack, true, false> : &walk_pairs<kPack, false, false>;
+  }
+#endif
   *loops = kPack ? &p.loops : &p.logical_order;
   *outer = (*loops)->size() >= 2 ? (*loops)->size() - 2 : 0;
   const size_t row_bytes = p.loops.back().count * p.elem;

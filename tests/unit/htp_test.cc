@@ -317,6 +317,56 @@ TEST(HtpLarge, every_thread_count_writes_the_same_bytes_at_every_isa_level) {
   for (const Shape& s : cases) testing::expect_same_bytes_at_every_thread_count(s.layout, s.dtype, s.shape);
 }
 
+// The kernels choose their walk by the buffers' alignment too (whole-line
+// transposes of rows need both buffers on 64-byte boundaries): buffers on a
+// cache line, on 16 bytes and on an odd byte write the reference's bytes at
+// every instruction-set level, streamed (8 MiB and more) or not.
+TEST(HtpLarge, every_buffer_alignment_writes_the_same_bytes_at_every_isa_level) {
+  struct Shape {
+    const char* layout;
+    const char* dtype;
+    const char* shape;
+  };
+  const Shape cases[] = {{"htp.crouton", "uint8", "1,64,64,2048"},  {"htp.crouton", "uint8", "2,16,8,64"},
+                         {"htp.crouton", "fp16", "1,8,16,64"},      {"htp.depth32", "uint8", "1,32,64,4096"},
+                         {"htp.depth32", "uint8", "2,3,6,128"},     {"htp.depth32", "uint8", "1,3,8,96"},
+                         {"htp.depth32", "fp16", "1,5,12,64"},      {"htp.depth32", "fp16", "1,64,64,1024"},
+                         {"htp.crouton(pad=5)", "uint8", "1,9,8,64"}, {"htp.crouton4x1", "uint8", "1,16,16,64"},
+                         {"htp.crouton2x2", "uint8", "1,16,16,64"}, {"htp.crouton2x2", "uint8", "1,64,64,2048"},
+                         {"htp.weights", "uint8", "3,3,64,100"},    {"htp.depth32(pad=3)", "fp16", "1,63,66,1021"}};
+  for (const Shape& s : cases) {
+    SCOPED_TRACE(std::string(s.layout) + " " + s.dtype + " " + s.shape);
+    const Case c = must_case(s.layout, s.dtype, s.shape);
+    std::vector<uint8_t> logical;
+    fill_position_unique(c, 11, &logical);
+    const uint64_t size = *reference_impl().size_bytes(c);
+    std::vector<uint8_t> expected(size, 0x5A);
+    ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), expected.data(), size).ok());
+    std::vector<uint8_t> lg_store(logical.size() + 128), ph_store(size + 128);
+    for (size_t offset : {size_t{0}, size_t{16}, size_t{1}}) {
+      auto at = [offset](std::vector<uint8_t>& v) {
+        const uintptr_t a = reinterpret_cast<uintptr_t>(v.data());
+        return v.data() + ((64 - a % 64) % 64) + offset;
+      };
+      uint8_t* lg = at(lg_store);
+      uint8_t* ph = at(ph_store);
+      std::memcpy(lg, logical.data(), logical.size());
+      for (Isa isa : available_isas()) {
+        IsaCapScope cap(isa);
+        for (unsigned threads : {1u, 2u}) {
+          std::memset(ph, 0x5A, size);
+          ASSERT_TRUE(optimized_pack(c, lg, logical.size(), ph, size, threads).ok());
+          EXPECT_EQ(std::memcmp(ph, expected.data(), size), 0) << isa_name(isa) << " pack, offset " << offset << ", threads " << threads;
+          std::memset(lg, 0xA5, logical.size());
+          ASSERT_TRUE(optimized_unpack(c, ph, size, lg, logical.size(), threads).ok());
+          EXPECT_EQ(std::memcmp(lg, logical.data(), logical.size()), 0)
+              << isa_name(isa) << " unpack, offset " << offset << ", threads " << threads;
+        }
+      }
+    }
+  }
+}
+
 TEST(HtpChunkTable, invalid_placements_name_the_rule_and_values) {
   struct Bad { const char* layout; const char* rule; std::vector<const char*> needles; };
   const std::string pairs = "htp.chunk_table(rank=2,pairs=0:0 1:0 1:8,";
