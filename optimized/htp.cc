@@ -669,10 +669,7 @@ bool has_avx2() { return isa_at_least(Isa::kAvx2); }
 bool has_avx512() { return isa_at_least(Isa::kAvx512); }
 
 #define LC_HTP_AVX512_VBMI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")))
-bool has_avx512_vbmi() {
-  static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
-  return vbmi && has_avx512();
-}
+bool has_avx512_vbmi() { return isa_at_least(Isa::kAvx512Vbmi); }
 
 // Unpack whose rows land at any byte but one after the other (the walk in
 // logical order writes the tensor front to back): the bytes are gathered in
