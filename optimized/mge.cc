@@ -62,6 +62,7 @@ constexpr uint64_t kUnstageBytes = 16u << 10;  // the L1 stage of a streamed unp
 constexpr uint64_t kLine = 64;                 // bytes in a cache line
 constexpr uint64_t kDirectRows = 8;            // groups of up to this many rows unpack in place
 constexpr uint64_t kPrefetchBytes = 3u << 10;  // how far ahead of its loads a streamed transpose fetches a row
+constexpr uint64_t kRowFetch = 512;            // the same for the 16-row passes of a streamed 32-bit pack
 
 enum class Kind { kIdentity, kNhwc, kNchwx, kChwn4, kColMajor };
 
@@ -641,6 +642,154 @@ LC_MGE_AVX512BW uint64_t unpack_4x64_epi8_avx512(const Group& g, uint8_t* logica
 
 bool have_avx512() { return isa_at_least(Isa::kAvx512); }
 
+// 8-bit elements, R == 32 or R a multiple of 64 (NCHW32, NCHW64, CHWN4 with
+// 16 | N), AVX-512BW: tiles of 64 columns of 32 (or 64) rows. Rows H*W bytes
+// apart share their L1 set, so a row's line must be used the moment it
+// arrives: every row's line of the tile goes into one register, and the
+// pixels leave as whole lines (non-temporal with `stream`), no stage between.
+// The transpose: 16x16 byte transposes in each 128-bit lane of 16 rows
+// (byte_transpose.h) give, in register j, lane q, column 16q + j of those 16
+// rows; two rounds of 128-bit lane shuffles join the 16-row pieces of a pixel
+// (and, for R == 32, two pixels into a line). Unpacking runs the same rounds
+// backwards. Streamed packs fetch each row's line kTileFetch bytes ahead in
+// software: 32 or 64 far-apart rows are more streams than the hardware
+// prefetchers follow.
+constexpr uint64_t kTileFetch = 256;
+#define LC_MGE_AVX512BW_INLINE \
+  inline __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"), always_inline))
+
+// Lanes [a.0 b.0 a.1 b.1] (lo) and [a.2 b.2 a.3 b.3] (hi), and back.
+LC_MGE_AVX512BW_INLINE void zip_lanes(__m512i a, __m512i b, __m512i* lo, __m512i* hi) {
+  *lo = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), b);
+  *hi = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15), b);
+}
+LC_MGE_AVX512BW_INLINE void unzip_lanes(__m512i lo, __m512i hi, __m512i* a, __m512i* b) {
+  *a = _mm512_permutex2var_epi64(lo, _mm512_setr_epi64(0, 1, 4, 5, 8, 9, 12, 13), hi);
+  *b = _mm512_permutex2var_epi64(lo, _mm512_setr_epi64(2, 3, 6, 7, 10, 11, 14, 15), hi);
+}
+
+// Rows row[0..15] (nullptr: padding, zeros) at column l, transposed per lane.
+LC_MGE_AVX512BW_INLINE void load_transpose16(const uint8_t* const* row, uint64_t l, bool fetch, __m512i v[16]) {
+  LC_MGE_UNROLL
+  for (int k = 0; k < 16; ++k) {
+    if (!row[k]) {
+      v[k] = _mm512_setzero_si512();
+      continue;
+    }
+    if (fetch) _mm_prefetch(reinterpret_cast<const char*>(row[k] + l + kTileFetch), _MM_HINT_T1);
+    v[k] = _mm512_loadu_si512(reinterpret_cast<const void*>(row[k] + l));
+  }
+  byte_transpose::transpose16x16_epi8_x4(v);
+}
+
+// The inverse: v (lane-transposed columns) back to rows row[0..15] at column l.
+LC_MGE_AVX512BW_INLINE void transpose_store16(__m512i v[16], uint8_t* const* row, uint64_t l, bool nt) {
+  byte_transpose::transpose16x16_epi8_x4(v);
+  LC_MGE_UNROLL
+  for (int k = 0; k < 16; ++k) {
+    if (!row[k]) continue;
+    if (nt) _mm512_stream_si512(reinterpret_cast<__m512i*>(row[k] + l), v[k]);
+    else _mm512_storeu_si512(reinterpret_cast<void*>(row[k] + l), v[k]);
+  }
+}
+
+LC_MGE_AVX512BW_INLINE void put_line(uint8_t* at, __m512i v, bool nt) {
+  if (nt) _mm512_stream_si512(reinterpret_cast<__m512i*>(at), v);
+  else _mm512_storeu_si512(reinterpret_cast<void*>(at), v);
+}
+
+LC_MGE_AVX512BW_INLINE __m512i get_line(const uint8_t* at) {
+  return _mm512_loadu_si512(reinterpret_cast<const void*>(at));
+}
+
+template <bool kPack>
+LC_MGE_AVX512BW uint64_t tiles_rows_x64_epi8_avx512(const Group& g, uint8_t* logical, uint8_t* phys, bool stream) {
+  const uint64_t R = g.R, L64 = g.L / 64 * 64;
+  std::vector<uint8_t*> rowv(R);
+  bool rows_aligned = true;
+  for (uint64_t k = 0; k < R; ++k) {
+    rowv[k] = g.rows[k] == kPad ? nullptr : logical + g.rows[k];
+    if (rowv[k] && reinterpret_cast<uintptr_t>(rowv[k]) % kLine != 0) rows_aligned = false;
+  }
+  uint8_t* const* row = rowv.data();
+  uint8_t* base = phys + g.pixels;
+  // Whole lines go out with non-temporal stores when they are whole lines.
+  const bool nt = stream && (kPack ? reinterpret_cast<uintptr_t>(base) % kLine == 0 : rows_aligned);
+  const bool fetch = kPack && stream;
+  if (R == 32) {
+    for (uint64_t l = 0; l < L64; l += 64) {
+      uint8_t* o = base + l * 32;
+      __m512i a[16], b[16];
+      if (kPack) {
+        load_transpose16(row, l, fetch, a);
+        load_transpose16(row + 16, l, fetch, b);
+        LC_MGE_UNROLL
+        for (int j = 0; j < 16; j += 2) {
+          __m512i p0, q0, p1, q1;
+          zip_lanes(a[j], b[j], &p0, &q0);          // pixels j | 16 + j, 32 + j | 48 + j
+          zip_lanes(a[j + 1], b[j + 1], &p1, &q1);  // pixels j + 1 | 17 + j, ...
+          put_line(o + j * 32, _mm512_shuffle_i64x2(p0, p1, 0x44), nt);
+          put_line(o + (16 + j) * 32, _mm512_shuffle_i64x2(p0, p1, 0xEE), nt);
+          put_line(o + (32 + j) * 32, _mm512_shuffle_i64x2(q0, q1, 0x44), nt);
+          put_line(o + (48 + j) * 32, _mm512_shuffle_i64x2(q0, q1, 0xEE), nt);
+        }
+      } else {
+        LC_MGE_UNROLL
+        for (int j = 0; j < 16; j += 2) {
+          const __m512i x = get_line(o + j * 32), y = get_line(o + (16 + j) * 32);
+          const __m512i z = get_line(o + (32 + j) * 32), w = get_line(o + (48 + j) * 32);
+          unzip_lanes(_mm512_shuffle_i64x2(x, y, 0x44), _mm512_shuffle_i64x2(z, w, 0x44), &a[j], &b[j]);
+          unzip_lanes(_mm512_shuffle_i64x2(x, y, 0xEE), _mm512_shuffle_i64x2(z, w, 0xEE), &a[j + 1], &b[j + 1]);
+        }
+        transpose_store16(a, row, l, nt);
+        transpose_store16(b, row + 16, l, nt);
+      }
+    }
+    return L64;
+  }
+  for (uint64_t l = 0; l < L64; l += 64) {
+    for (uint64_t rc = 0; rc < R; rc += 64) {
+      uint8_t* o = base + l * R + rc;
+      uint8_t* const* rw = row + rc;
+      __m512i a[16], b[16];
+      alignas(64) __m512i lo[16], hi[16];
+      if (kPack) {
+        load_transpose16(rw, l, fetch, a);
+        load_transpose16(rw + 16, l, fetch, b);
+        LC_MGE_UNROLL
+        for (int j = 0; j < 16; ++j) zip_lanes(a[j], b[j], &lo[j], &hi[j]);
+        load_transpose16(rw + 32, l, fetch, a);
+        load_transpose16(rw + 48, l, fetch, b);
+        LC_MGE_UNROLL
+        for (int j = 0; j < 16; ++j) {
+          __m512i vlo, vhi;
+          zip_lanes(a[j], b[j], &vlo, &vhi);
+          put_line(o + j * R, _mm512_shuffle_i64x2(lo[j], vlo, 0x44), nt);
+          put_line(o + (16 + j) * R, _mm512_shuffle_i64x2(lo[j], vlo, 0xEE), nt);
+          put_line(o + (32 + j) * R, _mm512_shuffle_i64x2(hi[j], vhi, 0x44), nt);
+          put_line(o + (48 + j) * R, _mm512_shuffle_i64x2(hi[j], vhi, 0xEE), nt);
+        }
+      } else {
+        LC_MGE_UNROLL
+        for (int j = 0; j < 16; ++j) {
+          const __m512i p0 = get_line(o + j * R), p1 = get_line(o + (16 + j) * R);
+          const __m512i p2 = get_line(o + (32 + j) * R), p3 = get_line(o + (48 + j) * R);
+          unzip_lanes(_mm512_shuffle_i64x2(p0, p1, 0x44), _mm512_shuffle_i64x2(p2, p3, 0x44), &a[j], &b[j]);
+          lo[j] = _mm512_shuffle_i64x2(p0, p1, 0xEE);
+          hi[j] = _mm512_shuffle_i64x2(p2, p3, 0xEE);
+        }
+        transpose_store16(a, rw, l, nt);
+        transpose_store16(b, rw + 16, l, nt);
+        LC_MGE_UNROLL
+        for (int j = 0; j < 16; ++j) unzip_lanes(lo[j], hi[j], &a[j], &b[j]);
+        transpose_store16(a, rw + 32, l, nt);
+        transpose_store16(b, rw + 48, l, nt);
+      }
+    }
+  }
+  return L64;
+}
+
 // 32-bit elements, R == 4 (NCHW4), pack: 16 columns of each of the 4 rows ->
 // 16 pixels in four 64-byte stores, each one whole cache line once the output
 // is line-aligned (the first pixels up to a line boundary go one by one). Two
@@ -732,7 +881,7 @@ LC_MGE_AVX512 inline void transpose16x16_ps(__m512 r[16]) {
 }
 
 template <bool kPack>
-LC_MGE_AVX512 uint64_t tiles_16x16_epi32_avx512(const Group& g, uint8_t* logical, uint8_t* phys) {
+LC_MGE_AVX512 uint64_t tiles_16x16_epi32_avx512(const Group& g, uint8_t* logical, uint8_t* phys, bool nt = false) {
   const uint64_t kGroupRows = g.group_rows;
   const uint64_t L16 = g.L / 16 * 16;
   const uint64_t pitch = g.R;  // elements per pixel
@@ -753,13 +902,19 @@ LC_MGE_AVX512 uint64_t tiles_16x16_epi32_avx512(const Group& g, uint8_t* logical
             } else {
               // Two 256-byte blocks of the stage ahead, into L2 (fetching into
               // L1 takes line fill buffers the streaming stores need).
-              _mm_prefetch(reinterpret_cast<const char*>(lg + rows[k] + l + 128), _MM_HINT_T1);
+              // Streamed (16 rows a pass): each row kRowFetch bytes ahead, into
+              // L1. Else two 256-byte blocks of the stage ahead, into L2.
+              if (nt) _mm_prefetch(reinterpret_cast<const char*>(lg + rows[k] + l) + kRowFetch, _MM_HINT_T0);
+              else _mm_prefetch(reinterpret_cast<const char*>(lg + rows[k] + l + 128), _MM_HINT_T1);
               v[k] = _mm512_loadu_ps(lg + rows[k] + l);
             }
           }
           transpose16x16_ps(v);
           LC_MGE_UNROLL
-          for (int k = 0; k < 16; ++k) _mm512_storeu_ps(px + k * pitch, v[k]);
+          for (int k = 0; k < 16; ++k) {
+            if (nt) _mm512_stream_ps(px + k * pitch, v[k]);
+            else _mm512_storeu_ps(px + k * pitch, v[k]);
+          }
         } else {
           LC_MGE_UNROLL
           for (int k = 0; k < 16; ++k) v[k] = _mm512_loadu_ps(px + k * pitch);
@@ -887,6 +1042,11 @@ template <bool kPack>
 void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
 #if LC_MGE_X86
   const uint64_t pixel_bytes = g.R * p.bits / 8;
+  if (kPack && p.bits == 8 && (g.R == 32 || (p.stream && g.R % 64 == 0)) && have_avx512()) {
+    const uint64_t done = tiles_rows_x64_epi8_avx512<kPack>(g, logical, phys, p.stream);
+    if (done < g.L) transpose_scalar<kPack, 1>(g, logical, phys, 0, done);
+    return;
+  }
   if (g.R == 4 && (p.bits == 8 || (p.bits == 32 && p.stream)) && have_avx512()) {
     // Four rows: whole lines straight from registers, no stage.
     if (p.bits == 8) {
@@ -898,6 +1058,17 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
                                   : unpack_4x16_epi32_avx512(g, logical, phys, true);
       if (done < g.L) transpose_scalar<kPack, 4>(g, logical, phys, 0, done);
     }
+    return;
+  }
+  if (kPack && p.stream && p.bits == 32 && g.R % 16 == 0 &&
+      reinterpret_cast<uintptr_t>(phys + g.pixels * 4) % kLine == 0 && have_avx512()) {
+    // 32-bit elements, 16 | R: a pass of 16 rows over the whole run of
+    // pixels writes whole lines (16 elements of every pixel), so the lines
+    // stream straight out and only 16 rows are read at once.
+    Group d = g;
+    d.group_rows = 16;
+    const uint64_t done = tiles_16x16_epi32_avx512<true>(d, logical, phys, true);
+    if (done < g.L) transpose_scalar<kPack, 4>(g, logical, phys, 0, done);
     return;
   }
   if (kPack && p.stream && p.bits % 8 == 0 && pixel_bytes * 16 <= kStageBytes) {  // mutate: equivalent (both paths pack the same bytes)
