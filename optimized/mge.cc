@@ -18,10 +18,13 @@
 // NCHW4 (R == 4: whole lines from registers, streamed straight to memory for
 // large tensors, rows fetched ahead in software since four far-apart streams
 // outrun the hardware prefetchers) and 16x16 32-bit tiles (every row's cache
-// line in one access) for 16 | R; 4-bit
+// line in one access) for 16 | R, and packs of 8-bit groups of 32 rows (or
+// streamed, 64k rows) in 64-column tiles transposed in registers; 4-bit
 // elements (two per byte, low nibble first) take a nibble loop. Tensors of
-// kStreamBytes and more are packed block by block through an L1 stage and
-// written with streaming stores; groups of many rows are unpacked the same
+// kStreamBytes and more are packed with streaming stores: straight from the
+// registers where a tile writes whole lines (those 8-bit tiles, 32-bit groups
+// of 16k rows taken 16 rows a pass), else block by block through an L1 stage;
+// groups of many rows are unpacked the same
 // way, a block of pixels into stage rows that stream out to the logical rows.
 // Tiles only move whole elements between the places the table above gives
 // them; padding rows read as zeros. Large tensors split over threads
@@ -650,22 +653,18 @@ bool have_avx512() { return isa_at_least(Isa::kAvx512); }
 // The transpose: 16x16 byte transposes in each 128-bit lane of 16 rows
 // (byte_transpose.h) give, in register j, lane q, column 16q + j of those 16
 // rows; two rounds of 128-bit lane shuffles join the 16-row pieces of a pixel
-// (and, for R == 32, two pixels into a line). Unpacking runs the same rounds
-// backwards. Streamed packs fetch each row's line kTileFetch bytes ahead in
-// software: 32 or 64 far-apart rows are more streams than the hardware
-// prefetchers follow.
+// (and, for R == 32, two pixels into a line). Streamed packs fetch each row's
+// line kTileFetch bytes ahead in software (into L2: 32 or 64 lines of one L1
+// set would evict each other there): 32 or 64 far-apart rows are more streams
+// than the hardware prefetchers follow.
 constexpr uint64_t kTileFetch = 256;
 #define LC_MGE_AVX512BW_INLINE \
   inline __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"), always_inline))
 
-// Lanes [a.0 b.0 a.1 b.1] (lo) and [a.2 b.2 a.3 b.3] (hi), and back.
+// Lanes [a.0 b.0 a.1 b.1] (lo) and [a.2 b.2 a.3 b.3] (hi).
 LC_MGE_AVX512BW_INLINE void zip_lanes(__m512i a, __m512i b, __m512i* lo, __m512i* hi) {
   *lo = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), b);
   *hi = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15), b);
-}
-LC_MGE_AVX512BW_INLINE void unzip_lanes(__m512i lo, __m512i hi, __m512i* a, __m512i* b) {
-  *a = _mm512_permutex2var_epi64(lo, _mm512_setr_epi64(0, 1, 4, 5, 8, 9, 12, 13), hi);
-  *b = _mm512_permutex2var_epi64(lo, _mm512_setr_epi64(2, 3, 6, 7, 10, 11, 14, 15), hi);
 }
 
 // Rows row[0..15] (nullptr: padding, zeros) at column l, transposed per lane.
@@ -682,108 +681,65 @@ LC_MGE_AVX512BW_INLINE void load_transpose16(const uint8_t* const* row, uint64_t
   byte_transpose::transpose16x16_epi8_x4(v);
 }
 
-// The inverse: v (lane-transposed columns) back to rows row[0..15] at column l.
-LC_MGE_AVX512BW_INLINE void transpose_store16(__m512i v[16], uint8_t* const* row, uint64_t l, bool nt) {
-  byte_transpose::transpose16x16_epi8_x4(v);
-  LC_MGE_UNROLL
-  for (int k = 0; k < 16; ++k) {
-    if (!row[k]) continue;
-    if (nt) _mm512_stream_si512(reinterpret_cast<__m512i*>(row[k] + l), v[k]);
-    else _mm512_storeu_si512(reinterpret_cast<void*>(row[k] + l), v[k]);
-  }
-}
-
 LC_MGE_AVX512BW_INLINE void put_line(uint8_t* at, __m512i v, bool nt) {
   if (nt) _mm512_stream_si512(reinterpret_cast<__m512i*>(at), v);
   else _mm512_storeu_si512(reinterpret_cast<void*>(at), v);
 }
 
-LC_MGE_AVX512BW_INLINE __m512i get_line(const uint8_t* at) {
-  return _mm512_loadu_si512(reinterpret_cast<const void*>(at));
-}
-
-template <bool kPack>
-LC_MGE_AVX512BW uint64_t tiles_rows_x64_epi8_avx512(const Group& g, uint8_t* logical, uint8_t* phys, bool stream) {
+LC_MGE_AVX512BW uint64_t pack_rows_x64_epi8_avx512(const Group& g, const uint8_t* logical, uint8_t* phys,
+                                                   bool stream) {
   const uint64_t R = g.R, L64 = g.L / 64 * 64;
-  std::vector<uint8_t*> rowv(R);
-  bool rows_aligned = true;
-  for (uint64_t k = 0; k < R; ++k) {
-    rowv[k] = g.rows[k] == kPad ? nullptr : logical + g.rows[k];
-    if (rowv[k] && reinterpret_cast<uintptr_t>(rowv[k]) % kLine != 0) rows_aligned = false;
-  }
-  uint8_t* const* row = rowv.data();
   uint8_t* base = phys + g.pixels;
-  // Whole lines go out with non-temporal stores when they are whole lines.
-  const bool nt = stream && (kPack ? reinterpret_cast<uintptr_t>(base) % kLine == 0 : rows_aligned);
-  const bool fetch = kPack && stream;
+  const bool nt = stream && reinterpret_cast<uintptr_t>(base) % kLine == 0;
+  // Row pointers of a chunk of (up to) 64 rows, nullptr for padding.
+  const uint8_t* row[64];
+  auto chunk_rows = [&](uint64_t rc) {
+    for (uint64_t k = 0; k < std::min<uint64_t>(64, R - rc); ++k) {
+      row[k] = g.rows[rc + k] == kPad ? nullptr : logical + g.rows[rc + k];
+    }
+  };
   if (R == 32) {
+    chunk_rows(0);
     for (uint64_t l = 0; l < L64; l += 64) {
       uint8_t* o = base + l * 32;
       __m512i a[16], b[16];
-      if (kPack) {
-        load_transpose16(row, l, fetch, a);
-        load_transpose16(row + 16, l, fetch, b);
-        LC_MGE_UNROLL
-        for (int j = 0; j < 16; j += 2) {
-          __m512i p0, q0, p1, q1;
-          zip_lanes(a[j], b[j], &p0, &q0);          // pixels j | 16 + j, 32 + j | 48 + j
-          zip_lanes(a[j + 1], b[j + 1], &p1, &q1);  // pixels j + 1 | 17 + j, ...
-          put_line(o + j * 32, _mm512_shuffle_i64x2(p0, p1, 0x44), nt);
-          put_line(o + (16 + j) * 32, _mm512_shuffle_i64x2(p0, p1, 0xEE), nt);
-          put_line(o + (32 + j) * 32, _mm512_shuffle_i64x2(q0, q1, 0x44), nt);
-          put_line(o + (48 + j) * 32, _mm512_shuffle_i64x2(q0, q1, 0xEE), nt);
-        }
-      } else {
-        LC_MGE_UNROLL
-        for (int j = 0; j < 16; j += 2) {
-          const __m512i x = get_line(o + j * 32), y = get_line(o + (16 + j) * 32);
-          const __m512i z = get_line(o + (32 + j) * 32), w = get_line(o + (48 + j) * 32);
-          unzip_lanes(_mm512_shuffle_i64x2(x, y, 0x44), _mm512_shuffle_i64x2(z, w, 0x44), &a[j], &b[j]);
-          unzip_lanes(_mm512_shuffle_i64x2(x, y, 0xEE), _mm512_shuffle_i64x2(z, w, 0xEE), &a[j + 1], &b[j + 1]);
-        }
-        transpose_store16(a, row, l, nt);
-        transpose_store16(b, row + 16, l, nt);
+      load_transpose16(row, l, stream, a);
+      load_transpose16(row + 16, l, stream, b);
+      LC_MGE_UNROLL
+      for (int j = 0; j < 16; j += 2) {
+        __m512i p0, q0, p1, q1;
+        zip_lanes(a[j], b[j], &p0, &q0);          // pixels j | 16 + j, 32 + j | 48 + j
+        zip_lanes(a[j + 1], b[j + 1], &p1, &q1);  // pixels j + 1 | 17 + j, ...
+        put_line(o + j * 32, _mm512_shuffle_i64x2(p0, p1, 0x44), nt);
+        put_line(o + (16 + j) * 32, _mm512_shuffle_i64x2(p0, p1, 0xEE), nt);
+        put_line(o + (32 + j) * 32, _mm512_shuffle_i64x2(q0, q1, 0x44), nt);
+        put_line(o + (48 + j) * 32, _mm512_shuffle_i64x2(q0, q1, 0xEE), nt);
       }
     }
     return L64;
   }
-  for (uint64_t l = 0; l < L64; l += 64) {
-    for (uint64_t rc = 0; rc < R; rc += 64) {
+  // Chunks of 64 rows one after the other over the whole run of pixels: a
+  // chunk writes whole lines of every pixel, and only 64 rows are read at once.
+  for (uint64_t rc = 0; rc < R; rc += 64) {
+    chunk_rows(rc);
+    for (uint64_t l = 0; l < L64; l += 64) {
       uint8_t* o = base + l * R + rc;
-      uint8_t* const* rw = row + rc;
       __m512i a[16], b[16];
       alignas(64) __m512i lo[16], hi[16];
-      if (kPack) {
-        load_transpose16(rw, l, fetch, a);
-        load_transpose16(rw + 16, l, fetch, b);
-        LC_MGE_UNROLL
-        for (int j = 0; j < 16; ++j) zip_lanes(a[j], b[j], &lo[j], &hi[j]);
-        load_transpose16(rw + 32, l, fetch, a);
-        load_transpose16(rw + 48, l, fetch, b);
-        LC_MGE_UNROLL
-        for (int j = 0; j < 16; ++j) {
-          __m512i vlo, vhi;
-          zip_lanes(a[j], b[j], &vlo, &vhi);
-          put_line(o + j * R, _mm512_shuffle_i64x2(lo[j], vlo, 0x44), nt);
-          put_line(o + (16 + j) * R, _mm512_shuffle_i64x2(lo[j], vlo, 0xEE), nt);
-          put_line(o + (32 + j) * R, _mm512_shuffle_i64x2(hi[j], vhi, 0x44), nt);
-          put_line(o + (48 + j) * R, _mm512_shuffle_i64x2(hi[j], vhi, 0xEE), nt);
-        }
-      } else {
-        LC_MGE_UNROLL
-        for (int j = 0; j < 16; ++j) {
-          const __m512i p0 = get_line(o + j * R), p1 = get_line(o + (16 + j) * R);
-          const __m512i p2 = get_line(o + (32 + j) * R), p3 = get_line(o + (48 + j) * R);
-          unzip_lanes(_mm512_shuffle_i64x2(p0, p1, 0x44), _mm512_shuffle_i64x2(p2, p3, 0x44), &a[j], &b[j]);
-          lo[j] = _mm512_shuffle_i64x2(p0, p1, 0xEE);
-          hi[j] = _mm512_shuffle_i64x2(p2, p3, 0xEE);
-        }
-        transpose_store16(a, rw, l, nt);
-        transpose_store16(b, rw + 16, l, nt);
-        LC_MGE_UNROLL
-        for (int j = 0; j < 16; ++j) unzip_lanes(lo[j], hi[j], &a[j], &b[j]);
-        transpose_store16(a, rw + 32, l, nt);
-        transpose_store16(b, rw + 48, l, nt);
+      load_transpose16(row, l, stream, a);
+      load_transpose16(row + 16, l, stream, b);
+      LC_MGE_UNROLL
+      for (int j = 0; j < 16; ++j) zip_lanes(a[j], b[j], &lo[j], &hi[j]);  // rows 0..31 of pixels j, 16 + j | ...
+      load_transpose16(row + 32, l, stream, a);
+      load_transpose16(row + 48, l, stream, b);
+      LC_MGE_UNROLL
+      for (int j = 0; j < 16; ++j) {
+        __m512i vlo, vhi;
+        zip_lanes(a[j], b[j], &vlo, &vhi);  // rows 32..63
+        put_line(o + j * R, _mm512_shuffle_i64x2(lo[j], vlo, 0x44), nt);
+        put_line(o + (16 + j) * R, _mm512_shuffle_i64x2(lo[j], vlo, 0xEE), nt);
+        put_line(o + (32 + j) * R, _mm512_shuffle_i64x2(hi[j], vhi, 0x44), nt);
+        put_line(o + (48 + j) * R, _mm512_shuffle_i64x2(hi[j], vhi, 0xEE), nt);
       }
     }
   }
@@ -900,10 +856,10 @@ LC_MGE_AVX512 uint64_t tiles_16x16_epi32_avx512(const Group& g, uint8_t* logical
             if (rows[k] == kPad) {
               v[k] = _mm512_setzero_ps();
             } else {
-              // Two 256-byte blocks of the stage ahead, into L2 (fetching into
-              // L1 takes line fill buffers the streaming stores need).
-              // Streamed (16 rows a pass): each row kRowFetch bytes ahead, into
-              // L1. Else two 256-byte blocks of the stage ahead, into L2.
+              // Streamed (16 rows a pass, nt): each row kRowFetch bytes ahead,
+              // into L1. Else two 256-byte blocks of the stage ahead, into L2
+              // (fetching into L1 takes line fill buffers the streaming stores
+              // of the stage need).
               if (nt) _mm_prefetch(reinterpret_cast<const char*>(lg + rows[k] + l) + kRowFetch, _MM_HINT_T0);
               else _mm_prefetch(reinterpret_cast<const char*>(lg + rows[k] + l + 128), _MM_HINT_T1);
               v[k] = _mm512_loadu_ps(lg + rows[k] + l);
@@ -1043,7 +999,12 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
 #if LC_MGE_X86
   const uint64_t pixel_bytes = g.R * p.bits / 8;
   if (kPack && p.bits == 8 && (g.R == 32 || (p.stream && g.R % 64 == 0)) && have_avx512()) {
-    const uint64_t done = tiles_rows_x64_epi8_avx512<kPack>(g, logical, phys, p.stream);
+    // 32 rows, or streamed 64k rows: tiles of 64 columns in registers, whole
+    // lines out. (64 rows in cache pack faster through the stage below, whose
+    // 256-column blocks need no spill of half the transpose; unpacking goes
+    // through stages too: stores into 32 or more lines of one L1 set per
+    // tile, the rows', evict each other before they commit.)
+    const uint64_t done = pack_rows_x64_epi8_avx512(g, logical, phys, p.stream);
     if (done < g.L) transpose_scalar<kPack, 1>(g, logical, phys, 0, done);
     return;
   }
