@@ -137,6 +137,8 @@ struct Group {
   // Rows far apart in memory, streamed: the 8-bit blocks fetch each row's
   // lines ahead in software.
   bool fetch_ahead = false;
+  // An unpack in cache: the 8-bit blocks take long runs of each row.
+  bool long_rows = false;
 };
 
 // Scalar transpose in tiles of 8 rows x 64 columns, for any whole-byte size.
@@ -302,43 +304,46 @@ uint64_t tiles_4x16_epi8(const Group& g, uint8_t* logical, uint8_t* phys) {
 // of a pixel) over the whole run of pixels, so every pass reads and writes
 // whole lines.
 constexpr uint64_t kStageCols = 256;  // columns per block: four cache lines of every row
+constexpr uint64_t kLongStageCols = 1024;  // the same, unpacking in cache
 constexpr uint64_t kStagePrefetch = 4;  // blocks ahead a row is fetched
 
-LC_MGE_AVX2_INLINE void stage_rows(uint8_t (*stage)[kStageCols], const uint64_t* rows, const uint8_t* logical,
+template <uint64_t kCols>
+LC_MGE_AVX2_INLINE void stage_rows(uint8_t (*stage)[kCols], const uint64_t* rows, const uint8_t* logical,
                                    uint64_t l0, uint64_t cols, bool fetch_ahead) {
   for (int j = 0; j < 32; ++j) {
     if (rows[j] == kPad) {
-      std::memset(stage[j], 0, kStageCols);
-    } else if (cols == kStageCols) {
+      std::memset(stage[j], 0, kCols);
+    } else if (cols == kCols) {
       const uint8_t* src = logical + rows[j] + l0;
       // 32 (or 64) rows far apart outrun the hardware prefetchers: each row's
       // lines kStagePrefetch blocks ahead go into L1 now.
       if (fetch_ahead) {
         LC_MGE_UNROLL
-        for (uint64_t q = 0; q < kStageCols; q += kLine) {
-          _mm_prefetch(reinterpret_cast<const char*>(src + kStagePrefetch * kStageCols + q), _MM_HINT_T0);
+        for (uint64_t q = 0; q < kCols; q += kLine) {
+          _mm_prefetch(reinterpret_cast<const char*>(src + kStagePrefetch * kCols + q), _MM_HINT_T0);
         }
       }
       LC_MGE_UNROLL
-      for (uint64_t k = 0; k < kStageCols; k += 32) {
+      for (uint64_t k = 0; k < kCols; k += 32) {
         _mm256_store_si256(reinterpret_cast<__m256i*>(stage[j] + k),
                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + k)));
       }
     } else {
       std::memcpy(stage[j], logical + rows[j] + l0, cols);
-      std::memset(stage[j] + cols, 0, kStageCols - cols);
+      std::memset(stage[j] + cols, 0, kCols - cols);
     }
   }
 }
 
-LC_MGE_AVX2_INLINE void unstage_rows(uint8_t (*stage)[kStageCols], const uint64_t* rows, uint8_t* logical,
+template <uint64_t kCols>
+LC_MGE_AVX2_INLINE void unstage_rows(uint8_t (*stage)[kCols], const uint64_t* rows, uint8_t* logical,
                                      uint64_t l0, uint64_t cols) {
   for (int j = 0; j < 32; ++j) {
     if (rows[j] == kPad) continue;
     uint8_t* dst = logical + rows[j] + l0;
-    if (cols == kStageCols) {
+    if (cols == kCols) {
       LC_MGE_UNROLL
-      for (uint64_t k = 0; k < kStageCols; k += 32) {
+      for (uint64_t k = 0; k < kCols; k += 32) {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + k),
                             _mm256_load_si256(reinterpret_cast<const __m256i*>(stage[j] + k)));
       }
@@ -349,8 +354,8 @@ LC_MGE_AVX2_INLINE void unstage_rows(uint8_t (*stage)[kStageCols], const uint64_
 }
 
 // Stage columns c..c+15 of 32 rows -> 16 pixels of 32 bytes (pack), or back.
-template <bool kPack>
-LC_MGE_AVX2_INLINE void transpose_16_pixels(uint8_t (*stage)[kStageCols], uint64_t c, uint8_t* out, uint64_t pitch,
+template <bool kPack, uint64_t kCols>
+LC_MGE_AVX2_INLINE void transpose_16_pixels(uint8_t (*stage)[kCols], uint64_t c, uint8_t* out, uint64_t pitch,
                                             uint64_t n) {
   __m256i v[16];
   if (kPack) {
@@ -385,25 +390,34 @@ LC_MGE_AVX2_INLINE void transpose_16_pixels(uint8_t (*stage)[kStageCols], uint64
   }
 }
 
-template <bool kPack>
-LC_MGE_AVX2_INLINE void blocks_32x256_epi8(const Group& g, uint8_t* logical, uint8_t* phys) {
-  alignas(64) uint8_t stage[32][kStageCols];
+template <bool kPack, uint64_t kCols>
+LC_MGE_AVX2_INLINE void blocks_32x256_epi8_cols(const Group& g, uint8_t* logical, uint8_t* phys) {
+  alignas(64) uint8_t stage[32][kCols];
   const uint64_t pitch = g.R;
   for (uint64_t rg = 0; rg < g.R; rg += 64) {
     const uint64_t re = std::min<uint64_t>(g.R, rg + 64);
-    for (uint64_t l0 = 0; l0 < g.L; l0 += kStageCols) {
-      const uint64_t cols = std::min<uint64_t>(kStageCols, g.L - l0);
+    for (uint64_t l0 = 0; l0 < g.L; l0 += kCols) {
+      const uint64_t cols = std::min<uint64_t>(kCols, g.L - l0);
       for (uint64_t r0 = rg; r0 < re; r0 += 32) {
         const uint64_t* rows = g.rows + r0;
         uint8_t* px = phys + g.pixels + r0 + l0 * pitch;
         if (kPack) stage_rows(stage, rows, logical, l0, cols, g.fetch_ahead);
         for (uint64_t c = 0; c < cols; c += 16) {
-          transpose_16_pixels<kPack>(stage, c, px + c * pitch, pitch, std::min<uint64_t>(16, cols - c));
+          transpose_16_pixels<kPack, kCols>(stage, c, px + c * pitch, pitch, std::min<uint64_t>(16, cols - c));
         }
         if (!kPack) unstage_rows(stage, rows, logical, l0, cols);
       }
     }
   }
+}
+
+// Unpacking in cache, rows take runs of kLongStageCols columns (16 lines):
+// each row's stores then go to a run of sets of L1, where 256 columns put four
+// lines of 32 rows into each of four sets, more than its ways.
+template <bool kPack>
+LC_MGE_AVX2_INLINE void blocks_32x256_epi8(const Group& g, uint8_t* logical, uint8_t* phys) {
+  if (!kPack && g.long_rows) blocks_32x256_epi8_cols<kPack, kLongStageCols>(g, logical, phys);
+  else blocks_32x256_epi8_cols<kPack, kStageCols>(g, logical, phys);
 }
 
 template <bool kPack>
@@ -1094,6 +1108,12 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     }
   }
 #endif
+  if (!kPack && !p.stream) {
+    Group in_cache = g;
+    in_cache.long_rows = true;
+    run_group_direct<kPack>(p, in_cache, logical, phys);
+    return;
+  }
   run_group_direct<kPack>(p, g, logical, phys);
 }
 

@@ -262,6 +262,25 @@ TEST(MgeLarge, streamed_tiles_at_every_isa_level) {
   }
 }
 
+// 8-bit groups of 32 and 64 rows in cache: packs in 64-column register tiles
+// (32 rows) or 256-column blocks, unpacks in blocks of 1024 columns of every
+// row; runs of pixels of several blocks and a partial one, padding rows, at
+// every instruction-set level.
+TEST(MgeInCache, long_rows_at_every_isa_level) {
+  for (Isa isa : available_isas()) {
+    IsaCapScope cap(isa);
+    SCOPED_TRACE(isa_name(isa));
+    for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+             {"mge.nchw32", "int8", "2,40,33,97"},
+             {"mge.nchw64", "int8", "1,70,40,77"},
+             {"mge.chwn4", "int8", "8,6,33,65"},
+             {"mge.nchw32", "uint8", "1,32,64,64"},
+         }) {
+      expect_pass(layout, dtype, shape);
+    }
+  }
+}
+
 // Large tensors (streamed: 16 MiB and more) with many groups, groups that do
 // not share out evenly (split into runs of pixels), one group (a column-major
 // matrix), rows off a cache line (odd H*W), padding rows, 4-bit elements (one
