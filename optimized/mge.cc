@@ -671,7 +671,7 @@ bool have_avx512() { return isa_at_least(Isa::kAvx512); }
 // line kTileFetch bytes ahead in software (into L2: 32 or 64 lines of one L1
 // set would evict each other there): 32 or 64 far-apart rows are more streams
 // than the hardware prefetchers follow.
-constexpr uint64_t kTileFetch = 256;
+constexpr uint64_t kTileFetch = 256;  // mutate: equivalent (a prefetch distance: the same bytes at any)
 #define LC_MGE_AVX512BW_INLINE \
   inline __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"), always_inline))
 
