@@ -18,10 +18,13 @@
 // NCHW4 (R == 4: whole lines from registers, streamed straight to memory for
 // large tensors, rows fetched ahead in software since four far-apart streams
 // outrun the hardware prefetchers) and 16x16 32-bit tiles (every row's cache
-// line in one access) for 16 | R; 4-bit
+// line in one access) for 16 | R, and packs of 8-bit groups of 32 rows (or
+// streamed, 64k rows) in 64-column tiles transposed in registers; 4-bit
 // elements (two per byte, low nibble first) take a nibble loop. Tensors of
-// kStreamBytes and more are packed block by block through an L1 stage and
-// written with streaming stores; groups of many rows are unpacked the same
+// kStreamBytes and more are packed with streaming stores: straight from the
+// registers where a tile writes whole lines (those 8-bit tiles, 32-bit groups
+// of 16k rows taken 16 rows a pass), else block by block through an L1 stage;
+// groups of many rows are unpacked the same
 // way, a block of pixels into stage rows that stream out to the logical rows.
 // Tiles only move whole elements between the places the table above gives
 // them; padding rows read as zeros. Large tensors split over threads
@@ -62,6 +65,7 @@ constexpr uint64_t kUnstageBytes = 16u << 10;  // the L1 stage of a streamed unp
 constexpr uint64_t kLine = 64;                 // bytes in a cache line
 constexpr uint64_t kDirectRows = 8;            // groups of up to this many rows unpack in place
 constexpr uint64_t kPrefetchBytes = 3u << 10;  // how far ahead of its loads a streamed transpose fetches a row
+constexpr uint64_t kRowFetch = 512;            // the same for the 16-row passes of a streamed 32-bit pack
 
 enum class Kind { kIdentity, kNhwc, kNchwx, kChwn4, kColMajor };
 
@@ -133,6 +137,8 @@ struct Group {
   // Rows far apart in memory, streamed: the 8-bit blocks fetch each row's
   // lines ahead in software.
   bool fetch_ahead = false;
+  // An unpack in cache: the 8-bit blocks take long runs of each row.
+  bool long_rows = false;
 };
 
 // Scalar transpose in tiles of 8 rows x 64 columns, for any whole-byte size.
@@ -298,43 +304,46 @@ uint64_t tiles_4x16_epi8(const Group& g, uint8_t* logical, uint8_t* phys) {
 // of a pixel) over the whole run of pixels, so every pass reads and writes
 // whole lines.
 constexpr uint64_t kStageCols = 256;  // columns per block: four cache lines of every row
+constexpr uint64_t kLongStageCols = 1024;  // the same, unpacking in cache
 constexpr uint64_t kStagePrefetch = 4;  // blocks ahead a row is fetched
 
-LC_MGE_AVX2_INLINE void stage_rows(uint8_t (*stage)[kStageCols], const uint64_t* rows, const uint8_t* logical,
+template <uint64_t kCols>
+LC_MGE_AVX2_INLINE void stage_rows(uint8_t (*stage)[kCols], const uint64_t* rows, const uint8_t* logical,
                                    uint64_t l0, uint64_t cols, bool fetch_ahead) {
   for (int j = 0; j < 32; ++j) {
     if (rows[j] == kPad) {
-      std::memset(stage[j], 0, kStageCols);
-    } else if (cols == kStageCols) {
+      std::memset(stage[j], 0, kCols);
+    } else if (cols == kCols) {
       const uint8_t* src = logical + rows[j] + l0;
       // 32 (or 64) rows far apart outrun the hardware prefetchers: each row's
       // lines kStagePrefetch blocks ahead go into L1 now.
       if (fetch_ahead) {
         LC_MGE_UNROLL
-        for (uint64_t q = 0; q < kStageCols; q += kLine) {
-          _mm_prefetch(reinterpret_cast<const char*>(src + kStagePrefetch * kStageCols + q), _MM_HINT_T0);
+        for (uint64_t q = 0; q < kCols; q += kLine) {
+          _mm_prefetch(reinterpret_cast<const char*>(src + kStagePrefetch * kCols + q), _MM_HINT_T0);
         }
       }
       LC_MGE_UNROLL
-      for (uint64_t k = 0; k < kStageCols; k += 32) {
+      for (uint64_t k = 0; k < kCols; k += 32) {
         _mm256_store_si256(reinterpret_cast<__m256i*>(stage[j] + k),
                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + k)));
       }
     } else {
       std::memcpy(stage[j], logical + rows[j] + l0, cols);
-      std::memset(stage[j] + cols, 0, kStageCols - cols);
+      std::memset(stage[j] + cols, 0, kCols - cols);
     }
   }
 }
 
-LC_MGE_AVX2_INLINE void unstage_rows(uint8_t (*stage)[kStageCols], const uint64_t* rows, uint8_t* logical,
+template <uint64_t kCols>
+LC_MGE_AVX2_INLINE void unstage_rows(uint8_t (*stage)[kCols], const uint64_t* rows, uint8_t* logical,
                                      uint64_t l0, uint64_t cols) {
   for (int j = 0; j < 32; ++j) {
     if (rows[j] == kPad) continue;
     uint8_t* dst = logical + rows[j] + l0;
-    if (cols == kStageCols) {
+    if (cols == kCols) {
       LC_MGE_UNROLL
-      for (uint64_t k = 0; k < kStageCols; k += 32) {
+      for (uint64_t k = 0; k < kCols; k += 32) {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + k),
                             _mm256_load_si256(reinterpret_cast<const __m256i*>(stage[j] + k)));
       }
@@ -345,8 +354,8 @@ LC_MGE_AVX2_INLINE void unstage_rows(uint8_t (*stage)[kStageCols], const uint64_
 }
 
 // Stage columns c..c+15 of 32 rows -> 16 pixels of 32 bytes (pack), or back.
-template <bool kPack>
-LC_MGE_AVX2_INLINE void transpose_16_pixels(uint8_t (*stage)[kStageCols], uint64_t c, uint8_t* out, uint64_t pitch,
+template <bool kPack, uint64_t kCols>
+LC_MGE_AVX2_INLINE void transpose_16_pixels(uint8_t (*stage)[kCols], uint64_t c, uint8_t* out, uint64_t pitch,
                                             uint64_t n) {
   __m256i v[16];
   if (kPack) {
@@ -381,25 +390,34 @@ LC_MGE_AVX2_INLINE void transpose_16_pixels(uint8_t (*stage)[kStageCols], uint64
   }
 }
 
-template <bool kPack>
-LC_MGE_AVX2_INLINE void blocks_32x256_epi8(const Group& g, uint8_t* logical, uint8_t* phys) {
-  alignas(64) uint8_t stage[32][kStageCols];
+template <bool kPack, uint64_t kCols>
+LC_MGE_AVX2_INLINE void blocks_32x256_epi8_cols(const Group& g, uint8_t* logical, uint8_t* phys) {
+  alignas(64) uint8_t stage[32][kCols];
   const uint64_t pitch = g.R;
   for (uint64_t rg = 0; rg < g.R; rg += 64) {
     const uint64_t re = std::min<uint64_t>(g.R, rg + 64);
-    for (uint64_t l0 = 0; l0 < g.L; l0 += kStageCols) {
-      const uint64_t cols = std::min<uint64_t>(kStageCols, g.L - l0);
+    for (uint64_t l0 = 0; l0 < g.L; l0 += kCols) {
+      const uint64_t cols = std::min<uint64_t>(kCols, g.L - l0);
       for (uint64_t r0 = rg; r0 < re; r0 += 32) {
         const uint64_t* rows = g.rows + r0;
         uint8_t* px = phys + g.pixels + r0 + l0 * pitch;
         if (kPack) stage_rows(stage, rows, logical, l0, cols, g.fetch_ahead);
         for (uint64_t c = 0; c < cols; c += 16) {
-          transpose_16_pixels<kPack>(stage, c, px + c * pitch, pitch, std::min<uint64_t>(16, cols - c));
+          transpose_16_pixels<kPack, kCols>(stage, c, px + c * pitch, pitch, std::min<uint64_t>(16, cols - c));
         }
         if (!kPack) unstage_rows(stage, rows, logical, l0, cols);
       }
     }
   }
+}
+
+// Unpacking in cache, rows take runs of kLongStageCols columns (16 lines):
+// each row's stores then go to a run of sets of L1, where 256 columns put four
+// lines of 32 rows into each of four sets, more than its ways.
+template <bool kPack>
+LC_MGE_AVX2_INLINE void blocks_32x256_epi8(const Group& g, uint8_t* logical, uint8_t* phys) {
+  if (!kPack && g.long_rows) blocks_32x256_epi8_cols<kPack, kLongStageCols>(g, logical, phys);
+  else blocks_32x256_epi8_cols<kPack, kStageCols>(g, logical, phys);
 }
 
 template <bool kPack>
@@ -641,6 +659,107 @@ LC_MGE_AVX512BW uint64_t unpack_4x64_epi8_avx512(const Group& g, uint8_t* logica
 
 bool have_avx512() { return isa_at_least(Isa::kAvx512); }
 
+// 8-bit elements, R == 32 or R a multiple of 64 (NCHW32, NCHW64, CHWN4 with
+// 16 | N), AVX-512BW: tiles of 64 columns of 32 (or 64) rows. Rows H*W bytes
+// apart share their L1 set, so a row's line must be used the moment it
+// arrives: every row's line of the tile goes into one register, and the
+// pixels leave as whole lines (non-temporal with `stream`), no stage between.
+// The transpose: 16x16 byte transposes in each 128-bit lane of 16 rows
+// (byte_transpose.h) give, in register j, lane q, column 16q + j of those 16
+// rows; two rounds of 128-bit lane shuffles join the 16-row pieces of a pixel
+// (and, for R == 32, two pixels into a line). Streamed packs fetch each row's
+// line kTileFetch bytes ahead in software (into L2: 32 or 64 lines of one L1
+// set would evict each other there): 32 or 64 far-apart rows are more streams
+// than the hardware prefetchers follow.
+constexpr uint64_t kTileFetch = 256;  // mutate: equivalent (a prefetch distance: the same bytes at any)
+#define LC_MGE_AVX512BW_INLINE \
+  inline __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"), always_inline))
+
+// Lanes [a.0 b.0 a.1 b.1] (lo) and [a.2 b.2 a.3 b.3] (hi).
+LC_MGE_AVX512BW_INLINE void zip_lanes(__m512i a, __m512i b, __m512i* lo, __m512i* hi) {
+  *lo = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), b);
+  *hi = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15), b);
+}
+
+// Rows row[0..15] (nullptr: padding, zeros) at column l, transposed per lane.
+LC_MGE_AVX512BW_INLINE void load_transpose16(const uint8_t* const* row, uint64_t l, bool fetch, __m512i v[16]) {
+  LC_MGE_UNROLL
+  for (int k = 0; k < 16; ++k) {
+    if (!row[k]) {
+      v[k] = _mm512_setzero_si512();
+      continue;
+    }
+    if (fetch) _mm_prefetch(reinterpret_cast<const char*>(row[k] + l + kTileFetch), _MM_HINT_T1);
+    v[k] = _mm512_loadu_si512(reinterpret_cast<const void*>(row[k] + l));
+  }
+  byte_transpose::transpose16x16_epi8_x4(v);
+}
+
+LC_MGE_AVX512BW_INLINE void put_line(uint8_t* at, __m512i v, bool nt) {
+  if (nt) _mm512_stream_si512(reinterpret_cast<__m512i*>(at), v);
+  else _mm512_storeu_si512(reinterpret_cast<void*>(at), v);
+}
+
+LC_MGE_AVX512BW uint64_t pack_rows_x64_epi8_avx512(const Group& g, const uint8_t* logical, uint8_t* phys,
+                                                   bool stream) {
+  const uint64_t R = g.R, L64 = g.L / 64 * 64;
+  uint8_t* base = phys + g.pixels;
+  const bool nt = stream && reinterpret_cast<uintptr_t>(base) % kLine == 0;
+  // Row pointers of a chunk of (up to) 64 rows, nullptr for padding.
+  const uint8_t* row[64];
+  auto chunk_rows = [&](uint64_t rc) {
+    for (uint64_t k = 0; k < std::min<uint64_t>(64, R - rc); ++k) {
+      row[k] = g.rows[rc + k] == kPad ? nullptr : logical + g.rows[rc + k];
+    }
+  };
+  if (R == 32) {
+    chunk_rows(0);
+    for (uint64_t l = 0; l < L64; l += 64) {
+      uint8_t* o = base + l * 32;
+      __m512i a[16], b[16];
+      load_transpose16(row, l, stream, a);
+      load_transpose16(row + 16, l, stream, b);
+      LC_MGE_UNROLL
+      for (int j = 0; j < 16; j += 2) {
+        __m512i p0, q0, p1, q1;
+        zip_lanes(a[j], b[j], &p0, &q0);          // pixels j | 16 + j, 32 + j | 48 + j
+        zip_lanes(a[j + 1], b[j + 1], &p1, &q1);  // pixels j + 1 | 17 + j, ...
+        put_line(o + j * 32, _mm512_shuffle_i64x2(p0, p1, 0x44), nt);
+        put_line(o + (16 + j) * 32, _mm512_shuffle_i64x2(p0, p1, 0xEE), nt);
+        put_line(o + (32 + j) * 32, _mm512_shuffle_i64x2(q0, q1, 0x44), nt);
+        put_line(o + (48 + j) * 32, _mm512_shuffle_i64x2(q0, q1, 0xEE), nt);
+      }
+    }
+    return L64;
+  }
+  // Chunks of 64 rows one after the other over the whole run of pixels: a
+  // chunk writes whole lines of every pixel, and only 64 rows are read at once.
+  for (uint64_t rc = 0; rc < R; rc += 64) {
+    chunk_rows(rc);
+    for (uint64_t l = 0; l < L64; l += 64) {
+      uint8_t* o = base + l * R + rc;
+      __m512i a[16], b[16];
+      alignas(64) __m512i lo[16], hi[16];
+      load_transpose16(row, l, stream, a);
+      load_transpose16(row + 16, l, stream, b);
+      LC_MGE_UNROLL
+      for (int j = 0; j < 16; ++j) zip_lanes(a[j], b[j], &lo[j], &hi[j]);  // rows 0..31 of pixels j, 16 + j | ...
+      load_transpose16(row + 32, l, stream, a);
+      load_transpose16(row + 48, l, stream, b);
+      LC_MGE_UNROLL
+      for (int j = 0; j < 16; ++j) {
+        __m512i vlo, vhi;
+        zip_lanes(a[j], b[j], &vlo, &vhi);  // rows 32..63
+        put_line(o + j * R, _mm512_shuffle_i64x2(lo[j], vlo, 0x44), nt);
+        put_line(o + (16 + j) * R, _mm512_shuffle_i64x2(lo[j], vlo, 0xEE), nt);
+        put_line(o + (32 + j) * R, _mm512_shuffle_i64x2(hi[j], vhi, 0x44), nt);
+        put_line(o + (48 + j) * R, _mm512_shuffle_i64x2(hi[j], vhi, 0xEE), nt);
+      }
+    }
+  }
+  return L64;
+}
+
 // 32-bit elements, R == 4 (NCHW4), pack: 16 columns of each of the 4 rows ->
 // 16 pixels in four 64-byte stores, each one whole cache line once the output
 // is line-aligned (the first pixels up to a line boundary go one by one). Two
@@ -732,7 +851,7 @@ LC_MGE_AVX512 inline void transpose16x16_ps(__m512 r[16]) {
 }
 
 template <bool kPack>
-LC_MGE_AVX512 uint64_t tiles_16x16_epi32_avx512(const Group& g, uint8_t* logical, uint8_t* phys) {
+LC_MGE_AVX512 uint64_t tiles_16x16_epi32_avx512(const Group& g, uint8_t* logical, uint8_t* phys, bool nt = false) {
   const uint64_t kGroupRows = g.group_rows;
   const uint64_t L16 = g.L / 16 * 16;
   const uint64_t pitch = g.R;  // elements per pixel
@@ -751,15 +870,21 @@ LC_MGE_AVX512 uint64_t tiles_16x16_epi32_avx512(const Group& g, uint8_t* logical
             if (rows[k] == kPad) {
               v[k] = _mm512_setzero_ps();
             } else {
-              // Two 256-byte blocks of the stage ahead, into L2 (fetching into
-              // L1 takes line fill buffers the streaming stores need).
-              _mm_prefetch(reinterpret_cast<const char*>(lg + rows[k] + l + 128), _MM_HINT_T1);
+              // Streamed (16 rows a pass, nt): each row kRowFetch bytes ahead,
+              // into L1. Else two 256-byte blocks of the stage ahead, into L2
+              // (fetching into L1 takes line fill buffers the streaming stores
+              // of the stage need).
+              if (nt) _mm_prefetch(reinterpret_cast<const char*>(lg + rows[k] + l) + kRowFetch, _MM_HINT_T0);
+              else _mm_prefetch(reinterpret_cast<const char*>(lg + rows[k] + l + 128), _MM_HINT_T1);
               v[k] = _mm512_loadu_ps(lg + rows[k] + l);
             }
           }
           transpose16x16_ps(v);
           LC_MGE_UNROLL
-          for (int k = 0; k < 16; ++k) _mm512_storeu_ps(px + k * pitch, v[k]);
+          for (int k = 0; k < 16; ++k) {
+            if (nt) _mm512_stream_ps(px + k * pitch, v[k]);
+            else _mm512_storeu_ps(px + k * pitch, v[k]);
+          }
         } else {
           LC_MGE_UNROLL
           for (int k = 0; k < 16; ++k) v[k] = _mm512_loadu_ps(px + k * pitch);
@@ -887,6 +1012,16 @@ template <bool kPack>
 void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
 #if LC_MGE_X86
   const uint64_t pixel_bytes = g.R * p.bits / 8;
+  if (kPack && p.bits == 8 && (g.R == 32 || (p.stream && g.R % 64 == 0)) && have_avx512()) {
+    // 32 rows, or streamed 64k rows: tiles of 64 columns in registers, whole
+    // lines out. (64 rows in cache pack faster through the stage below, whose
+    // 256-column blocks need no spill of half the transpose; unpacking goes
+    // through stages too: stores into 32 or more lines of one L1 set per
+    // tile, the rows', evict each other before they commit.)
+    const uint64_t done = pack_rows_x64_epi8_avx512(g, logical, phys, p.stream);
+    if (done < g.L) transpose_scalar<kPack, 1>(g, logical, phys, 0, done);
+    return;
+  }
   if (g.R == 4 && (p.bits == 8 || (p.bits == 32 && p.stream)) && have_avx512()) {
     // Four rows: whole lines straight from registers, no stage.
     if (p.bits == 8) {
@@ -898,6 +1033,17 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
                                   : unpack_4x16_epi32_avx512(g, logical, phys, true);
       if (done < g.L) transpose_scalar<kPack, 4>(g, logical, phys, 0, done);
     }
+    return;
+  }
+  if (kPack && p.stream && p.bits == 32 && g.R % 16 == 0 &&
+      reinterpret_cast<uintptr_t>(phys + g.pixels * 4) % kLine == 0 && have_avx512()) {
+    // 32-bit elements, 16 | R: a pass of 16 rows over the whole run of
+    // pixels writes whole lines (16 elements of every pixel), so the lines
+    // stream straight out and only 16 rows are read at once.
+    Group d = g;
+    d.group_rows = 16;
+    const uint64_t done = tiles_16x16_epi32_avx512<true>(d, logical, phys, true);
+    if (done < g.L) transpose_scalar<kPack, 4>(g, logical, phys, 0, done);
     return;
   }
   if (kPack && p.stream && p.bits % 8 == 0 && pixel_bytes * 16 <= kStageBytes) {  // mutate: equivalent (both paths pack the same bytes)
@@ -962,6 +1108,12 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     }
   }
 #endif
+  if (!kPack && !p.stream) {
+    Group in_cache = g;
+    in_cache.long_rows = true;
+    run_group_direct<kPack>(p, in_cache, logical, phys);
+    return;
+  }
   run_group_direct<kPack>(p, g, logical, phys);
 }
 

@@ -240,6 +240,47 @@ TEST(MgeLarge, streamed_nchw4_at_every_isa_level) {
 }
 
 
+// Streamed packs of 8-bit groups of 32 rows or a multiple of 64 (NCHW32,
+// NCHW64, CHWN4 with N = 16 and 32) and of 32-bit groups of a multiple of 16
+// rows (NHWC): with AVX-512 whole lines from registers (non-temporal when the
+// group starts on a line), padding rows, a run of pixels that is not a whole
+// number of tiles; at every instruction-set level.
+TEST(MgeLarge, streamed_tiles_at_every_isa_level) {
+  for (Isa isa : available_isas()) {
+    IsaCapScope cap(isa);
+    SCOPED_TRACE(isa_name(isa));
+    for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+             {"mge.nchw32", "int8", "2,40,256,512"},
+             {"mge.nchw64", "int8", "1,100,255,659"},
+             {"mge.chwn4", "int8", "16,10,256,384"},
+             {"mge.chwn4", "int8", "32,5,256,257"},
+             {"mge.nhwc", "fp32", "1,48,256,352"},
+             {"mge.nhwc", "fp32", "2,32,255,259"},
+         }) {
+      expect_pass(layout, dtype, shape);
+    }
+  }
+}
+
+// 8-bit groups of 32 and 64 rows in cache: packs in 64-column register tiles
+// (32 rows) or 256-column blocks, unpacks in blocks of 1024 columns of every
+// row; runs of pixels of several blocks and a partial one, padding rows, at
+// every instruction-set level.
+TEST(MgeInCache, long_rows_at_every_isa_level) {
+  for (Isa isa : available_isas()) {
+    IsaCapScope cap(isa);
+    SCOPED_TRACE(isa_name(isa));
+    for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+             {"mge.nchw32", "int8", "2,40,33,97"},
+             {"mge.nchw64", "int8", "1,70,40,77"},
+             {"mge.chwn4", "int8", "8,6,33,65"},
+             {"mge.nchw32", "uint8", "1,32,64,64"},
+         }) {
+      expect_pass(layout, dtype, shape);
+    }
+  }
+}
+
 // Large tensors (streamed: 16 MiB and more) with many groups, groups that do
 // not share out evenly (split into runs of pixels), one group (a column-major
 // matrix), rows off a cache line (odd H*W), padding rows, 4-bit elements (one
