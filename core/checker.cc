@@ -376,7 +376,10 @@ CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
     // Element and fixed bytes are compared exactly, free bytes against their
     // constraint (all bytes exactly under strict_padding, or without rules).
     // Region by region: a region that compares equal costs one memcmp, and
-    // only a differing one is walked byte by byte.
+    // only a differing one is walked byte by byte. When the two images are
+    // equal as a whole (a passing case), the exact regions are equal too and
+    // only the constrained free bytes are looked at.
+    const bool identical = std::memcmp(pe.data(), pa.data(), phys) == 0;
     uint64_t diff_count = 0, first = 0;
     std::string first_violation;
     auto record = [&](uint64_t b, const ByteRegion* r, std::string why) {
@@ -384,7 +387,7 @@ CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
       if (diff_count++ == 0) first = b, first_violation = std::move(why);
     };
     auto compare_exact = [&](uint64_t from, uint64_t to, const ByteRegion* r) {
-      if (std::memcmp(pe.data() + from, pa.data() + from, to - from) == 0) return;
+      if (identical || std::memcmp(pe.data() + from, pa.data() + from, to - from) == 0) return;
       for (uint64_t b = from; b < to; ++b) {
         if (pe.data()[b] != pa.data()[b]) record(b, r, "");
       }

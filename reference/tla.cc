@@ -181,6 +181,7 @@ const IntTuple& top_mode(const IntTuple& t, size_t i) { return t.is_integer() ? 
 IntTuple coord_tuple(const IntTuple& shape, const Coord& at) {
   if (shape.is_integer()) return I(static_cast<uint64_t>(at[0]));
   std::vector<IntTuple> parts;
+  parts.reserve(at.size());
   for (int64_t v : at) parts.push_back(I(static_cast<uint64_t>(v)));
   return IntTuple(std::move(parts));
 }
