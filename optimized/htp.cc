@@ -109,6 +109,16 @@ struct Plan {
   bool tile_pair = false;
   size_t tile_pair_x = 0;
   std::vector<Loop> tile_pair_pack, tile_pair_unpack;
+  // 32 x 4 byte tiles in logical chunk order (the weights) whose innermost
+  // chunk loop `tile_cols_x` (of p.tile_order) steps one tile row along the
+  // tile's dimension, the only one with padding: two chunk columns per pass,
+  // one 64-byte piece of each logical row for two tiles. The chunk loops
+  // outside x (tile_cols_outer) run as an odometer; at most one loop inside
+  // the chunk, tile_cols_in (count 1 when none), runs inside x.
+  bool tile_cols = false;
+  size_t tile_cols_x = 0;
+  std::vector<Loop> tile_cols_outer;
+  Loop tile_cols_in;
 };
 
 // The placement of htp.chunk_table. Two chunks of equal length overlap exactly
@@ -350,6 +360,23 @@ Result<Plan> make_plan(const Case& c) {
                        [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
     } else {
       p.tile_pair_pack.clear();
+    }
+  }
+  if (p.tile && p.tile_logical && p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32) {
+    const size_t t_dim = p.loops[p.tile_at].dim;
+    size_t xi = SIZE_MAX;
+    for (size_t i = 0; i < p.tile_at; ++i) {
+      const Loop& l = p.tile_order[i];
+      if (l.dim == t_dim) xi = xi == SIZE_MAX && l.ls == 32 && l.step == 32 ? i : SIZE_MAX - 1;
+    }
+    bool ok = xi < p.tile_at && p.tile_at - xi <= 2;
+    for (size_t i = p.tile_at + 1; ok && i < p.loops.size(); ++i) ok = p.loops[i].dim != t_dim;
+    for (size_t d = 0; ok && d < p.rank; ++d) ok = d == t_dim || p.padded[d] == p.extent[d];
+    if (ok) {
+      p.tile_cols = true;
+      p.tile_cols_x = xi;
+      p.tile_cols_outer.assign(p.tile_order.begin(), p.tile_order.begin() + static_cast<std::ptrdiff_t>(xi));
+      if (xi + 1 < p.tile_at) p.tile_cols_in = p.tile_order[xi + 1];
     }
   }
   if (c.layout.name == "htp.chunk_table") {
@@ -925,16 +952,36 @@ LC_HTP_AVX512 inline void transpose_lanes(__m512i* v) {
 // bytes then words in each lane (lane l: elements 16 l' .. 16 l' + 15 of tile
 // l / 2, l' = l % 2) and transposes the lanes; unpack transposes the lanes
 // back, transposes each lane's 4 x 4 bytes and then its 4 x 4 dwords.
+// In registers: pack turns lines r into the tiles' four lines o (a, a + 64,
+// b, b + 64); unpack turns those back into the lines.
+LC_HTP_AVX512 inline void pack_32x4x2(const __m512i* r, __m512i* o) {
+  const __m512i x0 = _mm512_unpacklo_epi8(r[0], r[1]), x1 = _mm512_unpackhi_epi8(r[0], r[1]);
+  const __m512i y0 = _mm512_unpacklo_epi8(r[2], r[3]), y1 = _mm512_unpackhi_epi8(r[2], r[3]);
+  o[0] = _mm512_unpacklo_epi16(x0, y0);
+  o[1] = _mm512_unpackhi_epi16(x0, y0);
+  o[2] = _mm512_unpacklo_epi16(x1, y1);
+  o[3] = _mm512_unpackhi_epi16(x1, y1);
+  transpose_lanes(o);
+}
+LC_HTP_AVX512 inline void unpack_32x4x2(__m512i* o, __m512i* r) {
+  transpose_lanes(o);
+  const __m512i bytes = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+  const __m512i p0 = _mm512_shuffle_epi8(o[0], bytes), p1 = _mm512_shuffle_epi8(o[1], bytes);
+  const __m512i p2 = _mm512_shuffle_epi8(o[2], bytes), p3 = _mm512_shuffle_epi8(o[3], bytes);
+  const __m512i q0 = _mm512_unpacklo_epi32(p0, p1), q1 = _mm512_unpackhi_epi32(p0, p1);
+  const __m512i q2 = _mm512_unpacklo_epi32(p2, p3), q3 = _mm512_unpackhi_epi32(p2, p3);
+  r[0] = _mm512_unpacklo_epi64(q0, q2);
+  r[1] = _mm512_unpackhi_epi64(q0, q2);
+  r[2] = _mm512_unpacklo_epi64(q1, q3);
+  r[3] = _mm512_unpackhi_epi64(q1, q3);
+}
 template <bool kPack, bool kStream>
 LC_HTP_AVX512 inline void tile_pair_32x4(uint8_t* a, uint8_t* b, uint8_t* const* lines) {
   if (kPack) {
-    const __m512i r0 = _mm512_load_si512(lines[0]), r1 = _mm512_load_si512(lines[1]);
-    const __m512i r2 = _mm512_load_si512(lines[2]), r3 = _mm512_load_si512(lines[3]);
-    const __m512i x0 = _mm512_unpacklo_epi8(r0, r1), x1 = _mm512_unpackhi_epi8(r0, r1);
-    const __m512i y0 = _mm512_unpacklo_epi8(r2, r3), y1 = _mm512_unpackhi_epi8(r2, r3);
-    __m512i o[4] = {_mm512_unpacklo_epi16(x0, y0), _mm512_unpackhi_epi16(x0, y0), _mm512_unpacklo_epi16(x1, y1),
-                    _mm512_unpackhi_epi16(x1, y1)};
-    transpose_lanes(o);
+    const __m512i r[4] = {_mm512_load_si512(lines[0]), _mm512_load_si512(lines[1]), _mm512_load_si512(lines[2]),
+                          _mm512_load_si512(lines[3])};
+    __m512i o[4];
+    pack_32x4x2(r, o);
     store_line<kStream>(a, o[0]);
     store_line<kStream>(a + 64, o[1]);
     store_line<kStream>(b, o[2]);
@@ -942,16 +989,9 @@ LC_HTP_AVX512 inline void tile_pair_32x4(uint8_t* a, uint8_t* b, uint8_t* const*
   } else {
     __m512i o[4] = {_mm512_load_si512(a), _mm512_load_si512(a + 64), _mm512_load_si512(b),
                     _mm512_load_si512(b + 64)};
-    transpose_lanes(o);
-    const __m512i bytes = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
-    const __m512i p0 = _mm512_shuffle_epi8(o[0], bytes), p1 = _mm512_shuffle_epi8(o[1], bytes);
-    const __m512i p2 = _mm512_shuffle_epi8(o[2], bytes), p3 = _mm512_shuffle_epi8(o[3], bytes);
-    const __m512i q0 = _mm512_unpacklo_epi32(p0, p1), q1 = _mm512_unpackhi_epi32(p0, p1);
-    const __m512i q2 = _mm512_unpacklo_epi32(p2, p3), q3 = _mm512_unpackhi_epi32(p2, p3);
-    store_line<kStream>(lines[0], _mm512_unpacklo_epi64(q0, q2));
-    store_line<kStream>(lines[1], _mm512_unpackhi_epi64(q0, q2));
-    store_line<kStream>(lines[2], _mm512_unpacklo_epi64(q1, q3));
-    store_line<kStream>(lines[3], _mm512_unpackhi_epi64(q1, q3));
+    __m512i r[4];
+    unpack_32x4x2(o, r);
+    for (int k = 0; k < 4; ++k) store_line<kStream>(lines[k], r[k]);
   }
 }
 
@@ -985,6 +1025,78 @@ LC_HTP_AVX512 void walk_tile_pairs(const Plan& p, const std::vector<Loop>& loops
     if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
   }
   if (kStream) _mm_sfence();
+}
+#endif
+
+#ifdef LC_HTP_X86
+// The weights' tiles (p.tile_cols): per position of the chunk loops outside
+// x, two chunk columns at a time, each step of the loop inside the chunk a
+// pair of tiles against one 64-byte piece of each of four logical rows
+// (unaligned; the rows are a whole chunk row of bytes apart). The last
+// columns, partly or wholly padding, load over the padding pattern (pack)
+// or store only their valid bytes (unpack); an odd last column is a single
+// tile. The rows' next pieces, four column pairs on, are fetched ahead.
+template <bool kPack>
+LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
+                                  uint64_t begin, uint64_t end) {
+  const Loop& xl = p.tile_order[p.tile_cols_x];
+  const Loop& il = p.tile_cols_in;
+  const uint64_t ext = p.extent[xl.dim];
+  const uint64_t o0 = p.tile_offset[0], o1 = p.tile_offset[1], o2 = p.tile_offset[2], o3 = p.tile_offset[3];
+  const __m512i pad = _mm512_set1_epi8(static_cast<char>(p.pad_element[0]));
+  constexpr uint64_t kAhead = 256;
+  std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
+  uint64_t lbase = 0, pbase = 0;
+  seek(loops, loops.size(), begin, &value, nullptr, &lbase, &pbase);
+  for (uint64_t left = end - begin; left != 0; --left) {
+    for (uint64_t i = 0; i < xl.count; i += 2) {
+      const uint64_t c = i * 32, valid = ext > c ? std::min<uint64_t>(64, ext - c) : 0;
+      const bool two = i + 1 < xl.count;
+      const __mmask64 mask = valid == 64 ? ~__mmask64{0} : (__mmask64{1} << valid) - 1;
+      // Columns wholly padding read (or write) no logical byte.
+      uint8_t* lg = valid != 0 ? logical + lbase + c : logical;
+      const uint64_t lstep = valid != 0 ? il.ls : 0;
+      uint8_t* pa = phys + pbase + i * xl.ps;
+      for (uint64_t j = 0; j < il.count; ++j, lg += lstep, pa += il.ps) {
+        uint8_t* rows[4] = {lg + o0, lg + o1, lg + o2, lg + o3};
+        if (valid == 0) rows[0] = rows[1] = rows[2] = rows[3] = logical;
+        __m512i r[4], o[4];
+        if (kPack) {
+          for (int k = 0; k < 4; ++k) {
+            if (valid == 64) {
+              _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
+              r[k] = _mm512_loadu_si512(rows[k]);
+            } else {
+              r[k] = _mm512_mask_loadu_epi8(pad, mask, rows[k]);
+            }
+          }
+          pack_32x4x2(r, o);
+          _mm512_storeu_si512(pa, o[0]);
+          _mm512_storeu_si512(pa + 64, o[1]);
+          if (two) {
+            _mm512_storeu_si512(pa + xl.ps, o[2]);
+            _mm512_storeu_si512(pa + xl.ps + 64, o[3]);
+          }
+        } else {
+          if (valid == 0) continue;
+          o[0] = _mm512_loadu_si512(pa);
+          o[1] = _mm512_loadu_si512(pa + 64);
+          o[2] = two ? _mm512_loadu_si512(pa + xl.ps) : pad;
+          o[3] = two ? _mm512_loadu_si512(pa + xl.ps + 64) : pad;
+          unpack_32x4x2(o, r);
+          for (int k = 0; k < 4; ++k) {
+            if (valid == 64) {
+              _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
+              _mm512_storeu_si512(rows[k], r[k]);
+            } else {
+              _mm512_mask_storeu_epi8(rows[k], mask, r[k]);
+            }
+          }
+        }
+      }
+    }
+    if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
+  }
 }
 #endif
 
@@ -1345,6 +1457,11 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
       *outer = (*loops)->size();
       if (p.elements >= kStreamBytes) return &walk_tile_pairs<kPack, true>;
       return &walk_tile_pairs<kPack, false>;
+    }
+    if (p.tile_cols && has_avx512()) {
+      *loops = &p.tile_cols_outer;
+      *outer = p.tile_cols_outer.size();
+      return &walk_tile_cols<kPack>;
     }
     if (by_32x4 && p.padded == p.extent && !p.tile_logical && has_avx2()) {
       *loops = &p.loops;

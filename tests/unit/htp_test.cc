@@ -333,7 +333,8 @@ TEST(HtpLarge, every_buffer_alignment_writes_the_same_bytes_at_every_isa_level) 
                          {"htp.depth32", "fp16", "1,5,12,64"},      {"htp.depth32", "fp16", "1,64,64,1024"},
                          {"htp.crouton(pad=5)", "uint8", "1,9,8,64"}, {"htp.crouton4x1", "uint8", "1,16,16,64"},
                          {"htp.crouton2x2", "uint8", "1,16,16,64"}, {"htp.crouton2x2", "uint8", "1,64,64,2048"},
-                         {"htp.weights", "uint8", "3,3,64,100"},    {"htp.depth32(pad=3)", "fp16", "1,63,66,1021"}};
+                         {"htp.weights", "uint8", "3,3,64,100"},    {"htp.depth32(pad=3)", "fp16", "1,63,66,1021"},
+                         {"htp.weights(pad=7)", "uint8", "3,1,64,70"}, {"htp.weights", "uint8", "1,2,32,64"}};
   for (const Shape& s : cases) {
     SCOPED_TRACE(std::string(s.layout) + " " + s.dtype + " " + s.shape);
     const Case c = must_case(s.layout, s.dtype, s.shape);
