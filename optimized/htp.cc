@@ -1035,7 +1035,18 @@ LC_HTP_AVX512 void walk_tile_pairs(const Plan& p, const std::vector<Loop>& loops
 // (unaligned; the rows are a whole chunk row of bytes apart). The last
 // columns, partly or wholly padding, load over the padding pattern (pack)
 // or store only their valid bytes (unpack); an odd last column is a single
-// tile. The rows' next pieces, four column pairs on, are fetched ahead.
+// tile. The rows' next pieces, four column pairs on, are fetched ahead, and
+// when unpacking the next column pair's tiles too (chunks far apart: no
+// stream the hardware follows).
+// 64 bytes at any byte as two 32-byte halves (each crosses a line less often
+// than the whole does: measured faster for rows read 64 bytes at a time, a
+// row apart).
+LC_HTP_AVX512 inline __m512i load_halves(const uint8_t* at) {
+  const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
+  const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + 32));
+  return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
 template <bool kPack>
 LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
                                   uint64_t begin, uint64_t end) {
@@ -1065,7 +1076,7 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
           for (int k = 0; k < 4; ++k) {
             if (valid == 64) {
               _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
-              r[k] = _mm512_loadu_si512(rows[k]);
+              r[k] = load_halves(rows[k]);
             } else {
               r[k] = _mm512_mask_loadu_epi8(pad, mask, rows[k]);
             }
@@ -1079,6 +1090,11 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
           }
         } else {
           if (valid == 0) continue;
+          const uint8_t* next = pa + 2 * xl.ps;
+          _mm_prefetch(reinterpret_cast<const char*>(next), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(next + 64), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(next + xl.ps), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(next + xl.ps + 64), _MM_HINT_T0);
           o[0] = _mm512_loadu_si512(pa);
           o[1] = _mm512_loadu_si512(pa + 64);
           o[2] = two ? _mm512_loadu_si512(pa + xl.ps) : pad;
