@@ -102,6 +102,13 @@ struct Plan {
   bool pair = false;
   size_t pair_x = 0, pair_m = 0;
   std::vector<Loop> pair_outer_pack, pair_outer_unpack;
+  // The same transpose for unpack of a padded tensor: x the only loop but the
+  // row along the row's dimension (so a block's valid bytes are those of its
+  // x step), the other loops around it by logical stride (pair_pad_outer) with
+  // coordinates tracked; positions in padding are skipped, the middle loop's
+  // steps in padding and the bytes past the row's extent are not written.
+  bool pair_pad = false;
+  std::vector<Loop> pair_pad_outer;
   // 32 x 4 byte tiles without padding whose logical neighbour tile is a step
   // of the loop `tile_pair_x`: two tiles at a time, four whole logical lines
   // against two whole physical lines per tile; the other loops around the
@@ -340,6 +347,28 @@ Result<Plan> make_plan(const Case& c) {
                        [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
     } else {
       p.pair_outer_pack.clear();
+    }
+  }
+  if (!p.tile && p.padded != p.extent && p.loops.size() >= 3) {
+    const size_t mm = p.loops.size();
+    const Loop& row = p.loops[mm - 1];
+    const uint64_t unit = row.count * p.elem;
+    size_t xi = SIZE_MAX;
+    for (size_t i = 0; i + 2 < mm; ++i) {
+      const Loop& l = p.loops[i];
+      if (l.dim == row.dim) xi = xi == SIZE_MAX && l.ls == row.count && l.step == row.count ? i : SIZE_MAX - 1;
+    }
+    bool ok = (unit == 32 || unit == 64) && xi < mm - 2 && p.loops[mm - 2].dim != row.dim;
+    if (ok && unit == 32) ok = p.loops[xi].count % 2 == 0 && p.loops[mm - 2].count % 2 == 0;
+    if (ok) {
+      p.pair_pad = true;
+      p.pair_x = xi;
+      p.pair_m = mm - 2;
+      for (size_t i = 0; i + 2 < mm; ++i) {
+        if (i != xi) p.pair_pad_outer.push_back(p.loops[i]);
+      }
+      std::stable_sort(p.pair_pad_outer.begin(), p.pair_pad_outer.end(),
+                       [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
     }
   }
   if (p.tile && p.padded == p.extent && p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32) {
@@ -934,6 +963,95 @@ LC_HTP_AVX512 void walk_pairs(const Plan& p, const std::vector<Loop>& loops, uin
 }
 #endif
 
+#ifdef LC_HTP_X86
+// Unpack's stores of walk_pairs_padded without VBMI: each line of a row, at
+// any byte, whole or masked to its valid bytes.
+struct Avx512Lines {
+  explicit Avx512Lines(const Plan&) {}
+  template <size_t kRowBytes>
+  LC_HTP_AVX512 inline void unpack(uint8_t* dst, const uint8_t* src, size_t valid) const {
+    if (valid == 64) _mm512_storeu_si512(dst, _mm512_loadu_si512(src));
+    else _mm512_mask_storeu_epi8(dst, (__mmask64{1} << valid) - 1, _mm512_loadu_si512(src));
+  }
+  void finish() const {}
+};
+
+// Unpack of a padded tensor by the transposes of walk_pairs (p.pair_pad):
+// per position of p.pair_pad_outer outside padding, the middle loop's valid
+// steps outside x's, m outside x. 32-byte rows go by 2 x 2 blocks stored
+// whole or masked at any byte; 64-byte rows are the logical tensor front to
+// back, each line through `Ops` (gathered into whole streamed lines with VBMI).
+template <bool kHalf, class Ops>
+LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
+    const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys, uint64_t begin, uint64_t end,
+    const Ops& ops) {
+  const Loop& xl = p.loops[p.pair_x];
+  const Loop& ml = p.loops[p.pair_m];
+  const Loop& row = p.loops.back();
+  const uint64_t e = p.elem, x_ps = xl.ps * e, m_ls = ml.ls * e;
+  constexpr uint64_t unit = kHalf ? 32 : 64, step = kHalf ? 2 : 1, kAhead = 256;
+  const size_t a = row.dim, b = ml.dim;
+  // An unpadded row dimension (perhaps fused with others: no coordinate) is valid throughout.
+  const bool a_clipped = p.padded[a] != p.extent[a];
+  const uint64_t ext_a = a_clipped ? p.extent[a] : UINT64_MAX, ext_b = p.extent[b];
+  const uint64_t next = loops.empty() ? 0 : loops.back().ps * e;
+  std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
+  uint64_t lbase = 0, pbase = 0;
+  seek(loops, loops.size(), begin, &value, &x, &lbase, &pbase);
+  for (uint64_t left = end - begin; left != 0; --left) {
+    bool ok = true;
+    // (Loops fused over unpadded dimensions keep no coordinate: those never clip.)
+    for (size_t d = 0; d < p.rank; ++d) ok &= d == a || d == b || p.padded[d] == p.extent[d] || x[d] < p.extent[d];
+    uint64_t m_valid = ok ? ml.count : 0;
+    if (ok && p.padded[b] != ext_b) m_valid = x[b] >= ext_b ? 0 : std::min<uint64_t>(ml.count, (ext_b - x[b] - 1) / ml.step + 1);
+    const uint8_t* src = phys + pbase * e;
+    uint8_t* dst = logical + lbase * e;
+    for (uint64_t m = 0; m < m_valid; m += step) {
+      const bool second = m + 1 < m_valid;
+      const uint8_t* ph = src + m * unit;
+      uint8_t* lg = dst + m * m_ls;
+      for (uint64_t i = 0, c = 0; i < xl.count && c < ext_a; i += step, c += step * row.count, ph += step * x_ps, lg += 64) {
+        const uint64_t v = a_clipped ? std::min<uint64_t>(64, (ext_a - c) * e) : 64;
+        _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(ph + next), _MM_HINT_T1);
+        if (kHalf) {
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + next), _MM_HINT_T1);
+          const __m512i lo = _mm512_loadu_si512(ph), hi = _mm512_loadu_si512(ph + x_ps);
+          const __m512i l0 = _mm512_shuffle_i64x2(lo, hi, 0x44), l1 = _mm512_shuffle_i64x2(lo, hi, 0xEE);
+          if (v == 64) {
+            _mm512_storeu_si512(lg, l0);
+            if (second) _mm512_storeu_si512(lg + m_ls, l1);
+          } else {
+            const __mmask64 mask = (__mmask64{1} << v) - 1;
+            _mm512_mask_storeu_epi8(lg, mask, l0);
+            if (second) _mm512_mask_storeu_epi8(lg + m_ls, mask, l1);
+          }
+        } else {
+          ops.template unpack<64>(lg, ph, v);
+        }
+      }
+    }
+    if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
+  }
+  ops.finish();
+}
+
+template <bool kHalf>
+LC_HTP_AVX512 void walk_pairs_padded(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
+                                     uint64_t begin, uint64_t end) {
+  const Avx512Lines ops(p);
+  walk_pairs_padded_body<kHalf>(p, loops, logical, phys, begin, end, ops);
+}
+
+LC_HTP_AVX512_VBMI __attribute__((flatten)) void walk_pairs_padded_seq(const Plan& p, const std::vector<Loop>& loops,
+                                                                      uint8_t* logical, uint8_t* phys, uint64_t begin,
+                                                                      uint64_t end) {
+  const Avx512SeqRows ops(p);
+  walk_pairs_padded_body<false>(p, loops, logical, phys, begin, end, ops);
+}
+#endif
+
 // ---- tiles ------------------------------------------------------------------------
 
 #ifdef LC_HTP_X86
@@ -1510,6 +1628,15 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
     const bool stream = p.elements * p.elem >= kStreamBytes, half = p.loops.back().count * p.elem == 32;
     if (half) return stream ? &walk_pairs<kPack, true, true> : &walk_pairs<kPack, false, true>;
     return stream ? &walk_pairs<kPack, true, false> : &walk_pairs<kPack, false, false>;
+  }
+#endif
+#ifdef LC_HTP_X86
+  if (!kPack && p.pair_pad && has_avx512()) {
+    *loops = &p.pair_pad_outer;
+    *outer = p.pair_pad_outer.size();
+    if (p.loops.back().count * p.elem == 32) return &walk_pairs_padded<true>;
+    if (p.elements * p.elem >= kStreamBytes && has_avx512_vbmi()) return &walk_pairs_padded_seq;
+    return &walk_pairs_padded<false>;
   }
 #endif
   *loops = kPack ? &p.loops : &p.logical_order;
