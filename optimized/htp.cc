@@ -760,7 +760,14 @@ struct Avx512SeqRows : Avx512Rows<false> {
     size_t fill = static_cast<size_t>(dst - line);
     for (size_t at = 0; at < valid; at += 64) {
       const size_t n = std::min<size_t>(64, valid - at);
-      const __m512i v = _mm512_maskz_loadu_epi8(head(n), src + at);
+      gather(_mm512_maskz_loadu_epi8(head(n), src + at), n, &fill);
+    }
+    cursor = dst + valid;
+  }
+  // The next n <= 64 bytes of the row, v's first ones; `fill` bytes of the line are gathered.
+  LC_HTP_AVX512_VBMI inline void gather(__m512i v, size_t n, size_t* fill_at) const {
+    size_t fill = *fill_at;
+    {
       const __m512i shift = _mm512_set1_epi8(static_cast<char>(fill));
       // Bytes fill.. of the line: v's bytes from 0; the rest of v: the next line.
       acc = _mm512_mask_permutexvar_epi8(acc, ~head(fill), _mm512_sub_epi8(iota, shift), v);
@@ -775,6 +782,17 @@ struct Avx512SeqRows : Avx512Rows<false> {
         fill += n;
       }
     }
+    *fill_at = fill;
+  }
+  // A row of 64 bytes or less given in a register.
+  LC_HTP_AVX512_VBMI inline void put(uint8_t* dst, __m512i v, size_t valid) const {
+    if (dst != cursor) {
+      if (cursor != nullptr) flush();
+      line = reinterpret_cast<uint8_t*>(reinterpret_cast<uintptr_t>(dst) & ~uintptr_t{63});
+      lo = static_cast<size_t>(dst - line);
+    }
+    size_t fill = static_cast<size_t>(dst - line);
+    gather(v, valid, &fill);
     cursor = dst + valid;
   }
   LC_HTP_AVX512_VBMI inline void finish() const {
@@ -979,9 +997,11 @@ struct Avx512Lines {
 // Unpack of a padded tensor by the transposes of walk_pairs (p.pair_pad):
 // per position of p.pair_pad_outer outside padding, the middle loop's valid
 // steps outside x's, m outside x. 32-byte rows go by 2 x 2 blocks stored
-// whole or masked at any byte; 64-byte rows are the logical tensor front to
-// back, each line through `Ops` (gathered into whole streamed lines with VBMI).
-template <bool kHalf, class Ops>
+// whole or masked at any byte, or with kGather (VBMI) a logical row at a time,
+// front to back, rows m of two chunks per 64 bytes; 64-byte rows are the
+// logical tensor front to back already. Both gather lines through `Ops`
+// (Avx512SeqRows: whole lines streamed) once the tensor is 8 MiB or more.
+template <bool kHalf, bool kGather, class Ops>
 LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
     const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys, uint64_t begin, uint64_t end,
     const Ops& ops) {
@@ -1006,6 +1026,26 @@ LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
     if (ok && p.padded[b] != ext_b) m_valid = x[b] >= ext_b ? 0 : std::min<uint64_t>(ml.count, (ext_b - x[b] - 1) / ml.step + 1);
     const uint8_t* src = phys + pbase * e;
     uint8_t* dst = logical + lbase * e;
+    if constexpr (kGather) {
+    for (uint64_t m = 0; m < m_valid; ++m) {
+      // One logical row at a time, front to back: the rows m of two chunks x
+      // per 64 bytes (each physical line is read twice, the second time from L1).
+      const uint8_t* ph = src + m * unit;
+      uint8_t* lg = dst + m * m_ls;
+      for (uint64_t i = 0, c = 0; i < xl.count && c < ext_a; i += step, c += step * row.count, ph += step * x_ps, lg += 64) {
+        const uint64_t v = a_clipped ? std::min<uint64_t>(64, (ext_a - c) * e) : 64;
+        if ((m & 1) == 0) {
+          _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + next), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + next), _MM_HINT_T0);
+        }
+        const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ph));
+        const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ph + x_ps));
+        ops.put(lg, _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1), v);
+      }
+    }
+    } else {
     for (uint64_t m = 0; m < m_valid; m += step) {
       const bool second = m + 1 < m_valid;
       const uint8_t* ph = src + m * unit;
@@ -1013,10 +1053,10 @@ LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
       for (uint64_t i = 0, c = 0; i < xl.count && c < ext_a; i += step, c += step * row.count, ph += step * x_ps, lg += 64) {
         const uint64_t v = a_clipped ? std::min<uint64_t>(64, (ext_a - c) * e) : 64;
         _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(ph + next), _MM_HINT_T1);
+        _mm_prefetch(reinterpret_cast<const char*>(ph + next), _MM_HINT_T0);
         if (kHalf) {
           _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
-          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + next), _MM_HINT_T1);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + next), _MM_HINT_T0);
           const __m512i lo = _mm512_loadu_si512(ph), hi = _mm512_loadu_si512(ph + x_ps);
           const __m512i l0 = _mm512_shuffle_i64x2(lo, hi, 0x44), l1 = _mm512_shuffle_i64x2(lo, hi, 0xEE);
           if (v == 64) {
@@ -1032,6 +1072,7 @@ LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
         }
       }
     }
+    }
     if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
   }
   ops.finish();
@@ -1041,14 +1082,15 @@ template <bool kHalf>
 LC_HTP_AVX512 void walk_pairs_padded(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
                                      uint64_t begin, uint64_t end) {
   const Avx512Lines ops(p);
-  walk_pairs_padded_body<kHalf>(p, loops, logical, phys, begin, end, ops);
+  walk_pairs_padded_body<kHalf, false>(p, loops, logical, phys, begin, end, ops);
 }
 
+template <bool kHalf>
 LC_HTP_AVX512_VBMI __attribute__((flatten)) void walk_pairs_padded_seq(const Plan& p, const std::vector<Loop>& loops,
                                                                       uint8_t* logical, uint8_t* phys, uint64_t begin,
                                                                       uint64_t end) {
   const Avx512SeqRows ops(p);
-  walk_pairs_padded_body<false>(p, loops, logical, phys, begin, end, ops);
+  walk_pairs_padded_body<kHalf, kHalf>(p, loops, logical, phys, begin, end, ops);
 }
 #endif
 
@@ -1634,9 +1676,11 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
   if (!kPack && p.pair_pad && has_avx512()) {
     *loops = &p.pair_pad_outer;
     *outer = p.pair_pad_outer.size();
-    if (p.loops.back().count * p.elem == 32) return &walk_pairs_padded<true>;
-    if (p.elements * p.elem >= kStreamBytes && has_avx512_vbmi()) return &walk_pairs_padded_seq;
-    return &walk_pairs_padded<false>;
+    const bool half = p.loops.back().count * p.elem == 32;
+    if (p.elements * p.elem >= kStreamBytes && has_avx512_vbmi()) {
+      return half ? &walk_pairs_padded_seq<true> : &walk_pairs_padded_seq<false>;
+    }
+    return half ? &walk_pairs_padded<true> : &walk_pairs_padded<false>;
   }
 #endif
   *loops = kPack ? &p.loops : &p.logical_order;
