@@ -122,7 +122,9 @@ struct Plan {
   // one 64-byte piece of each logical row for two tiles. The chunk loops
   // outside x (tile_cols_outer) run as an odometer; at most one loop inside
   // the chunk, tile_cols_in (count 1 when none), runs inside x.
-  bool tile_cols = false;
+  // tile_cols_lines: every tile starts on a line when the buffer does (pack
+  // then streams its lines).
+  bool tile_cols = false, tile_cols_lines = false;
   size_t tile_cols_x = 0;
   std::vector<Loop> tile_cols_outer;
   Loop tile_cols_in;
@@ -406,6 +408,9 @@ Result<Plan> make_plan(const Case& c) {
       p.tile_cols_x = xi;
       p.tile_cols_outer.assign(p.tile_order.begin(), p.tile_order.begin() + static_cast<std::ptrdiff_t>(xi));
       if (xi + 1 < p.tile_at) p.tile_cols_in = p.tile_order[xi + 1];
+      bool lines = p.tile_order[xi].ps % 64 == 0 && (p.tile_cols_in.count == 1 || p.tile_cols_in.ps % 64 == 0);
+      for (const Loop& l : p.tile_cols_outer) lines = lines && l.ps % 64 == 0;
+      p.tile_cols_lines = lines;
     }
   }
   if (c.layout.name == "htp.chunk_table") {
@@ -1189,15 +1194,6 @@ LC_HTP_AVX512 void walk_tile_pairs(const Plan& p, const std::vector<Loop>& loops
 #endif
 
 #ifdef LC_HTP_X86
-// The weights' tiles (p.tile_cols): per position of the chunk loops outside
-// x, two chunk columns at a time, each step of the loop inside the chunk a
-// pair of tiles against one 64-byte piece of each of four logical rows
-// (unaligned; the rows are a whole chunk row of bytes apart). The last
-// columns, partly or wholly padding, load over the padding pattern (pack)
-// or store only their valid bytes (unpack); an odd last column is a single
-// tile. The rows' next pieces, four column pairs on, are fetched ahead, and
-// when unpacking the next column pair's tiles too (chunks far apart: no
-// stream the hardware follows).
 // 64 bytes at any byte as two 32-byte halves (each crosses a line less often
 // than the whole does: measured faster for rows read 64 bytes at a time, a
 // row apart).
@@ -1207,7 +1203,17 @@ LC_HTP_AVX512 inline __m512i load_halves(const uint8_t* at) {
   return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
 
-template <bool kPack>
+// The weights' tiles (p.tile_cols): per position of the chunk loops outside
+// x, two chunk columns at a time, each step of the loop inside the chunk a
+// pair of tiles against one 64-byte piece of each of four logical rows
+// (unaligned; the rows are a whole chunk row of bytes apart). The last
+// columns, partly or wholly padding, load over the padding pattern (pack)
+// or store only their valid bytes (unpack); an odd last column is a single
+// tile. Pack of 8 MiB or more on lines streams the tiles (each step writes
+// two whole lines of each tile). The rows' next pieces, four column pairs on,
+// are fetched ahead, and when unpacking the next column pair's tiles too
+// (chunks far apart: no stream the hardware follows).
+template <bool kPack, bool kStream>
 LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
                                   uint64_t begin, uint64_t end) {
   const Loop& xl = p.tile_order[p.tile_cols_x];
@@ -1242,11 +1248,20 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
             }
           }
           pack_32x4x2(r, o);
-          _mm512_storeu_si512(pa, o[0]);
-          _mm512_storeu_si512(pa + 64, o[1]);
-          if (two) {
-            _mm512_storeu_si512(pa + xl.ps, o[2]);
-            _mm512_storeu_si512(pa + xl.ps + 64, o[3]);
+          if (kStream) {
+            _mm512_stream_si512(reinterpret_cast<__m512i*>(pa), o[0]);
+            _mm512_stream_si512(reinterpret_cast<__m512i*>(pa + 64), o[1]);
+            if (two) {
+              _mm512_stream_si512(reinterpret_cast<__m512i*>(pa + xl.ps), o[2]);
+              _mm512_stream_si512(reinterpret_cast<__m512i*>(pa + xl.ps + 64), o[3]);
+            }
+          } else {
+            _mm512_storeu_si512(pa, o[0]);
+            _mm512_storeu_si512(pa + 64, o[1]);
+            if (two) {
+              _mm512_storeu_si512(pa + xl.ps, o[2]);
+              _mm512_storeu_si512(pa + xl.ps + 64, o[3]);
+            }
           }
         } else {
           if (valid == 0) continue;
@@ -1273,6 +1288,7 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
     }
     if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
   }
+  if (kStream) _mm_sfence();
 }
 #endif
 
@@ -1637,7 +1653,11 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
     if (p.tile_cols && has_avx512()) {
       *loops = &p.tile_cols_outer;
       *outer = p.tile_cols_outer.size();
-      return &walk_tile_cols<kPack>;
+      if (kPack && p.elements >= kStreamBytes && p.tile_cols_lines &&
+          (reinterpret_cast<uintptr_t>(phys) & 63) == 0) {
+        return &walk_tile_cols<kPack, true>;
+      }
+      return &walk_tile_cols<kPack, false>;
     }
     if (by_32x4 && p.padded == p.extent && !p.tile_logical && has_avx2()) {
       *loops = &p.loops;
