@@ -1090,11 +1090,82 @@ LC_HTP_AVX512 void walk_pairs_padded(const Plan& p, const std::vector<Loop>& loo
   walk_pairs_padded_body<kHalf, false>(p, loops, logical, phys, begin, end, ops);
 }
 
+// The byte permutes of Avx512Gather, by the number f of bytes gathered: join
+// keeps the f bytes of the line and appends a piece's first 64 - f bytes;
+// rest moves the piece's remaining bytes to the front.
+struct GatherTables {
+  alignas(64) uint8_t join[64][64];
+  alignas(64) uint8_t rest[64][64];
+  GatherTables() {
+    for (int f = 0; f < 64; ++f) {
+      for (int j = 0; j < 64; ++j) {
+        join[f][j] = static_cast<uint8_t>(j < f ? j : 64 + j - f);
+        rest[f][j] = static_cast<uint8_t>((j + 64 - f) & 63);
+      }
+    }
+  }
+};
+const GatherTables& gather_tables() {
+  static const GatherTables tables;
+  return tables;
+}
+
+// Avx512SeqRows for pieces given in registers, with table permutes (one
+// two-source permute per piece, one more per line completed): the rows land
+// at any byte one after the other; each line is streamed whole once
+// complete, the first and the last line of a walk (shared with a
+// neighbouring thread's range) are masked ordinary stores, and a piece that
+// does not continue the last one flushes the line and starts anew.
+struct Avx512Gather {
+  const GatherTables& t = gather_tables();
+  mutable __m512i acc = _mm512_setzero_si512();
+  mutable uint8_t* line = nullptr;
+  mutable uint8_t* cursor = nullptr;
+  mutable size_t lo = 0, fill = 0;
+  LC_HTP_AVX512_VBMI explicit Avx512Gather(const Plan&) {}
+  static LC_HTP_AVX512 inline __mmask64 head(size_t n) { return n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1; }
+  LC_HTP_AVX512_VBMI inline void flush() const {
+    if (fill > lo) _mm512_mask_storeu_epi8(line, head(fill) & ~head(lo), acc);
+  }
+  // n <= 64 bytes, v's first ones, at dst.
+  LC_HTP_AVX512_VBMI inline void put(uint8_t* dst, __m512i v, size_t n) const {
+    if (dst != cursor) {
+      if (cursor != nullptr) flush();
+      line = reinterpret_cast<uint8_t*>(reinterpret_cast<uintptr_t>(dst) & ~uintptr_t{63});
+      lo = fill = static_cast<size_t>(dst - line);
+    }
+    const __m512i out = _mm512_permutex2var_epi8(acc, _mm512_load_si512(t.join[fill]), v);
+    if (fill + n >= 64) {
+      if (lo == 0) {
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(line), out);
+      } else {
+        _mm512_mask_storeu_epi8(line, ~head(lo), out);
+        lo = 0;
+      }
+      line += 64;
+      acc = _mm512_permutexvar_epi8(_mm512_load_si512(t.rest[fill]), v);
+      fill = fill + n - 64;
+    } else {
+      acc = out;
+      fill += n;
+    }
+    cursor = dst + n;
+  }
+  template <size_t kRowBytes>
+  LC_HTP_AVX512_VBMI inline void unpack(uint8_t* dst, const uint8_t* src, size_t valid) const {
+    put(dst, valid == 64 ? _mm512_loadu_si512(src) : _mm512_maskz_loadu_epi8(head(valid), src), valid);
+  }
+  LC_HTP_AVX512_VBMI inline void finish() const {
+    if (cursor != nullptr) flush();
+    _mm_sfence();
+  }
+};
+
 template <bool kHalf>
 LC_HTP_AVX512_VBMI __attribute__((flatten)) void walk_pairs_padded_seq(const Plan& p, const std::vector<Loop>& loops,
                                                                       uint8_t* logical, uint8_t* phys, uint64_t begin,
                                                                       uint64_t end) {
-  const Avx512SeqRows ops(p);
+  const Avx512Gather ops(p);
   walk_pairs_padded_body<kHalf, kHalf>(p, loops, logical, phys, begin, end, ops);
 }
 #endif
