@@ -29,6 +29,11 @@
 // past 8 MiB), which a row or tile at a time cannot do for rows of 32 bytes.
 // Unpack of rows of 64 bytes or more at any byte offset (padded tensors)
 // gathers the tensor's lines in a register (AVX-512 VBMI) and streams them.
+// Padded rows of 32 or 64 bytes unpack by the same transposes of rows, the
+// padding skipped and the rows' last bytes masked, their lines gathered and
+// streamed from 8 MiB on (VBMI). The weights' tiles go two chunk columns at
+// a time (AVX-512): one 64-byte piece of each logical row for two tiles,
+// the padded last column by masked loads and stores, pack streamed.
 // Threads (optimized/threads.h) take disjoint ranges of the positions of the
 // loops outside the two innermost ones (rows) or outside the tile's plain
 // loop (tiles); every position writes its own rows or tiles.
