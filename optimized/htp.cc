@@ -794,17 +794,6 @@ struct Avx512SeqRows : Avx512Rows<false> {
     }
     *fill_at = fill;
   }
-  // A row of 64 bytes or less given in a register.
-  LC_HTP_AVX512_VBMI inline void put(uint8_t* dst, __m512i v, size_t valid) const {
-    if (dst != cursor) {
-      if (cursor != nullptr) flush();
-      line = reinterpret_cast<uint8_t*>(reinterpret_cast<uintptr_t>(dst) & ~uintptr_t{63});
-      lo = static_cast<size_t>(dst - line);
-    }
-    size_t fill = static_cast<size_t>(dst - line);
-    gather(v, valid, &fill);
-    cursor = dst + valid;
-  }
   LC_HTP_AVX512_VBMI inline void finish() const {
     if (cursor != nullptr) flush();
     _mm_sfence();
@@ -1010,7 +999,7 @@ struct Avx512Lines {
 // whole or masked at any byte, or with kGather (VBMI) a logical row at a time,
 // front to back, rows m of two chunks per 64 bytes; 64-byte rows are the
 // logical tensor front to back already. Both gather lines through `Ops`
-// (Avx512SeqRows: whole lines streamed) once the tensor is 8 MiB or more.
+// (Avx512Gather: whole lines streamed) once the tensor is 8 MiB or more.
 template <bool kHalf, bool kGather, class Ops>
 LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
     const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys, uint64_t begin, uint64_t end,
