@@ -29,6 +29,11 @@
 // past 8 MiB), which a row or tile at a time cannot do for rows of 32 bytes.
 // Unpack of rows of 64 bytes or more at any byte offset (padded tensors)
 // gathers the tensor's lines in a register (AVX-512 VBMI) and streams them.
+// Padded rows of 32 or 64 bytes unpack by the same transposes of rows, the
+// padding skipped and the rows' last bytes masked, their lines gathered and
+// streamed from 8 MiB on (VBMI). The weights' tiles go two chunk columns at
+// a time (AVX-512): one 64-byte piece of each logical row for two tiles,
+// the padded last column by masked loads and stores, pack streamed.
 // Threads (optimized/threads.h) take disjoint ranges of the positions of the
 // loops outside the two innermost ones (rows) or outside the tile's plain
 // loop (tiles); every position writes its own rows or tiles.
@@ -102,6 +107,13 @@ struct Plan {
   bool pair = false;
   size_t pair_x = 0, pair_m = 0;
   std::vector<Loop> pair_outer_pack, pair_outer_unpack;
+  // The same transpose for unpack of a padded tensor: x the only loop but the
+  // row along the row's dimension (so a block's valid bytes are those of its
+  // x step), the other loops around it by logical stride (pair_pad_outer) with
+  // coordinates tracked; positions in padding are skipped, the middle loop's
+  // steps in padding and the bytes past the row's extent are not written.
+  bool pair_pad = false;
+  std::vector<Loop> pair_pad_outer;
   // 32 x 4 byte tiles without padding whose logical neighbour tile is a step
   // of the loop `tile_pair_x`: two tiles at a time, four whole logical lines
   // against two whole physical lines per tile; the other loops around the
@@ -109,6 +121,18 @@ struct Plan {
   bool tile_pair = false;
   size_t tile_pair_x = 0;
   std::vector<Loop> tile_pair_pack, tile_pair_unpack;
+  // 32 x 4 byte tiles in logical chunk order (the weights) whose innermost
+  // chunk loop `tile_cols_x` (of p.tile_order) steps one tile row along the
+  // tile's dimension, the only one with padding: two chunk columns per pass,
+  // one 64-byte piece of each logical row for two tiles. The chunk loops
+  // outside x (tile_cols_outer) run as an odometer; at most one loop inside
+  // the chunk, tile_cols_in (count 1 when none), runs inside x.
+  // tile_cols_lines: every tile starts on a line when the buffer does (pack
+  // then streams its lines).
+  bool tile_cols = false, tile_cols_lines = false;
+  size_t tile_cols_x = 0;
+  std::vector<Loop> tile_cols_outer;
+  Loop tile_cols_in;
 };
 
 // The placement of htp.chunk_table. Two chunks of equal length overlap exactly
@@ -332,6 +356,28 @@ Result<Plan> make_plan(const Case& c) {
       p.pair_outer_pack.clear();
     }
   }
+  if (!p.tile && p.padded != p.extent && p.loops.size() >= 3) {
+    const size_t mm = p.loops.size();
+    const Loop& row = p.loops[mm - 1];
+    const uint64_t unit = row.count * p.elem;
+    size_t xi = SIZE_MAX;
+    for (size_t i = 0; i + 2 < mm; ++i) {
+      const Loop& l = p.loops[i];
+      if (l.dim == row.dim) xi = xi == SIZE_MAX && l.ls == row.count && l.step == row.count ? i : SIZE_MAX - 1;
+    }
+    bool ok = (unit == 32 || unit == 64) && xi < mm - 2 && p.loops[mm - 2].dim != row.dim;
+    if (ok && unit == 32) ok = p.loops[xi].count % 2 == 0 && p.loops[mm - 2].count % 2 == 0;
+    if (ok) {
+      p.pair_pad = true;
+      p.pair_x = xi;
+      p.pair_m = mm - 2;
+      for (size_t i = 0; i + 2 < mm; ++i) {
+        if (i != xi) p.pair_pad_outer.push_back(p.loops[i]);
+      }
+      std::stable_sort(p.pair_pad_outer.begin(), p.pair_pad_outer.end(),
+                       [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
+    }
+  }
   if (p.tile && p.padded == p.extent && p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32) {
     size_t xi = SIZE_MAX;
     for (size_t i = 0; i < p.tile_at; ++i) xi = p.loops[i].ls == 32 ? i : xi;
@@ -350,6 +396,26 @@ Result<Plan> make_plan(const Case& c) {
                        [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
     } else {
       p.tile_pair_pack.clear();
+    }
+  }
+  if (p.tile && p.tile_logical && p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32) {
+    const size_t t_dim = p.loops[p.tile_at].dim;
+    size_t xi = SIZE_MAX;
+    for (size_t i = 0; i < p.tile_at; ++i) {
+      const Loop& l = p.tile_order[i];
+      if (l.dim == t_dim) xi = xi == SIZE_MAX && l.ls == 32 && l.step == 32 ? i : SIZE_MAX - 1;
+    }
+    bool ok = xi < p.tile_at && p.tile_at - xi <= 2;
+    for (size_t i = p.tile_at + 1; ok && i < p.loops.size(); ++i) ok = p.loops[i].dim != t_dim;
+    for (size_t d = 0; ok && d < p.rank; ++d) ok = d == t_dim || p.padded[d] == p.extent[d];
+    if (ok) {
+      p.tile_cols = true;
+      p.tile_cols_x = xi;
+      p.tile_cols_outer.assign(p.tile_order.begin(), p.tile_order.begin() + static_cast<std::ptrdiff_t>(xi));
+      if (xi + 1 < p.tile_at) p.tile_cols_in = p.tile_order[xi + 1];
+      bool lines = p.tile_order[xi].ps % 64 == 0 && (p.tile_cols_in.count == 1 || p.tile_cols_in.ps % 64 == 0);
+      for (const Loop& l : p.tile_cols_outer) lines = lines && l.ps % 64 == 0;
+      p.tile_cols_lines = lines;
     }
   }
   if (c.layout.name == "htp.chunk_table") {
@@ -704,7 +770,14 @@ struct Avx512SeqRows : Avx512Rows<false> {
     size_t fill = static_cast<size_t>(dst - line);
     for (size_t at = 0; at < valid; at += 64) {
       const size_t n = std::min<size_t>(64, valid - at);
-      const __m512i v = _mm512_maskz_loadu_epi8(head(n), src + at);
+      gather(_mm512_maskz_loadu_epi8(head(n), src + at), n, &fill);
+    }
+    cursor = dst + valid;
+  }
+  // The next n <= 64 bytes of the row, v's first ones; `fill` bytes of the line are gathered.
+  LC_HTP_AVX512_VBMI inline void gather(__m512i v, size_t n, size_t* fill_at) const {
+    size_t fill = *fill_at;
+    {
       const __m512i shift = _mm512_set1_epi8(static_cast<char>(fill));
       // Bytes fill.. of the line: v's bytes from 0; the rest of v: the next line.
       acc = _mm512_mask_permutexvar_epi8(acc, ~head(fill), _mm512_sub_epi8(iota, shift), v);
@@ -719,7 +792,7 @@ struct Avx512SeqRows : Avx512Rows<false> {
         fill += n;
       }
     }
-    cursor = dst + valid;
+    *fill_at = fill;
   }
   LC_HTP_AVX512_VBMI inline void finish() const {
     if (cursor != nullptr) flush();
@@ -907,6 +980,190 @@ LC_HTP_AVX512 void walk_pairs(const Plan& p, const std::vector<Loop>& loops, uin
 }
 #endif
 
+#ifdef LC_HTP_X86
+// Unpack's stores of walk_pairs_padded without VBMI: each line of a row, at
+// any byte, whole or masked to its valid bytes.
+struct Avx512Lines {
+  explicit Avx512Lines(const Plan&) {}
+  template <size_t kRowBytes>
+  LC_HTP_AVX512 inline void unpack(uint8_t* dst, const uint8_t* src, size_t valid) const {
+    if (valid == 64) _mm512_storeu_si512(dst, _mm512_loadu_si512(src));
+    else _mm512_mask_storeu_epi8(dst, (__mmask64{1} << valid) - 1, _mm512_loadu_si512(src));
+  }
+  void finish() const {}
+};
+
+// Unpack of a padded tensor by the transposes of walk_pairs (p.pair_pad):
+// per position of p.pair_pad_outer outside padding, the middle loop's valid
+// steps outside x's, m outside x. 32-byte rows go by 2 x 2 blocks stored
+// whole or masked at any byte, or with kGather (VBMI) a logical row at a time,
+// front to back, rows m of two chunks per 64 bytes; 64-byte rows are the
+// logical tensor front to back already. Both gather lines through `Ops`
+// (Avx512Gather: whole lines streamed) once the tensor is 8 MiB or more.
+template <bool kHalf, bool kGather, class Ops>
+LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
+    const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys, uint64_t begin, uint64_t end,
+    const Ops& ops) {
+  const Loop& xl = p.loops[p.pair_x];
+  const Loop& ml = p.loops[p.pair_m];
+  const Loop& row = p.loops.back();
+  const uint64_t e = p.elem, x_ps = xl.ps * e, m_ls = ml.ls * e;
+  constexpr uint64_t unit = kHalf ? 32 : 64, step = kHalf ? 2 : 1, kAhead = 256;
+  const size_t a = row.dim, b = ml.dim;
+  // An unpadded row dimension (perhaps fused with others: no coordinate) is valid throughout.
+  const bool a_clipped = p.padded[a] != p.extent[a];
+  const uint64_t ext_a = a_clipped ? p.extent[a] : UINT64_MAX, ext_b = p.extent[b];
+  const uint64_t next = loops.empty() ? 0 : loops.back().ps * e;
+  std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
+  uint64_t lbase = 0, pbase = 0;
+  seek(loops, loops.size(), begin, &value, &x, &lbase, &pbase);
+  for (uint64_t left = end - begin; left != 0; --left) {
+    bool ok = true;
+    // (Loops fused over unpadded dimensions keep no coordinate: those never clip.)
+    for (size_t d = 0; d < p.rank; ++d) ok &= d == a || d == b || p.padded[d] == p.extent[d] || x[d] < p.extent[d];
+    uint64_t m_valid = ok ? ml.count : 0;
+    if (ok && p.padded[b] != ext_b) m_valid = x[b] >= ext_b ? 0 : std::min<uint64_t>(ml.count, (ext_b - x[b] - 1) / ml.step + 1);
+    const uint8_t* src = phys + pbase * e;
+    uint8_t* dst = logical + lbase * e;
+    if constexpr (kGather) {
+    for (uint64_t m = 0; m < m_valid; ++m) {
+      // One logical row at a time, front to back: the rows m of two chunks x
+      // per 64 bytes (each physical line is read twice, the second time from L1).
+      const uint8_t* ph = src + m * unit;
+      uint8_t* lg = dst + m * m_ls;
+      for (uint64_t i = 0, c = 0; i < xl.count && c < ext_a; i += step, c += step * row.count, ph += step * x_ps, lg += 64) {
+        const uint64_t v = a_clipped ? std::min<uint64_t>(64, (ext_a - c) * e) : 64;
+        if ((m & 1) == 0) {
+          _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + next), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + next), _MM_HINT_T0);
+        }
+        const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ph));
+        const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ph + x_ps));
+        ops.put(lg, _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1), v);
+      }
+    }
+    } else {
+    for (uint64_t m = 0; m < m_valid; m += step) {
+      const bool second = m + 1 < m_valid;
+      const uint8_t* ph = src + m * unit;
+      uint8_t* lg = dst + m * m_ls;
+      for (uint64_t i = 0, c = 0; i < xl.count && c < ext_a; i += step, c += step * row.count, ph += step * x_ps, lg += 64) {
+        const uint64_t v = a_clipped ? std::min<uint64_t>(64, (ext_a - c) * e) : 64;
+        _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(ph + next), _MM_HINT_T0);
+        if (kHalf) {
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + next), _MM_HINT_T0);
+          const __m512i lo = _mm512_loadu_si512(ph), hi = _mm512_loadu_si512(ph + x_ps);
+          const __m512i l0 = _mm512_shuffle_i64x2(lo, hi, 0x44), l1 = _mm512_shuffle_i64x2(lo, hi, 0xEE);
+          if (v == 64) {
+            _mm512_storeu_si512(lg, l0);
+            if (second) _mm512_storeu_si512(lg + m_ls, l1);
+          } else {
+            const __mmask64 mask = (__mmask64{1} << v) - 1;
+            _mm512_mask_storeu_epi8(lg, mask, l0);
+            if (second) _mm512_mask_storeu_epi8(lg + m_ls, mask, l1);
+          }
+        } else {
+          ops.template unpack<64>(lg, ph, v);
+        }
+      }
+    }
+    }
+    if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
+  }
+  ops.finish();
+}
+
+template <bool kHalf>
+LC_HTP_AVX512 void walk_pairs_padded(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
+                                     uint64_t begin, uint64_t end) {
+  const Avx512Lines ops(p);
+  walk_pairs_padded_body<kHalf, false>(p, loops, logical, phys, begin, end, ops);
+}
+
+// The byte permutes of Avx512Gather, by the number f of bytes gathered: join
+// keeps the f bytes of the line and appends a piece's first 64 - f bytes;
+// rest moves the piece's remaining bytes to the front.
+struct GatherTables {
+  alignas(64) uint8_t join[64][64];
+  alignas(64) uint8_t rest[64][64];
+  GatherTables() {
+    for (int f = 0; f < 64; ++f) {
+      for (int j = 0; j < 64; ++j) {
+        join[f][j] = static_cast<uint8_t>(j < f ? j : 64 + j - f);
+        rest[f][j] = static_cast<uint8_t>((j + 64 - f) & 63);
+      }
+    }
+  }
+};
+const GatherTables& gather_tables() {
+  static const GatherTables tables;
+  return tables;
+}
+
+// Avx512SeqRows for pieces given in registers, with table permutes (one
+// two-source permute per piece, one more per line completed): the rows land
+// at any byte one after the other; each line is streamed whole once
+// complete, the first and the last line of a walk (shared with a
+// neighbouring thread's range) are masked ordinary stores, and a piece that
+// does not continue the last one flushes the line and starts anew.
+struct Avx512Gather {
+  const GatherTables& t = gather_tables();
+  mutable __m512i acc = _mm512_setzero_si512();
+  mutable uint8_t* line = nullptr;
+  mutable uint8_t* cursor = nullptr;
+  mutable size_t lo = 0, fill = 0;
+  LC_HTP_AVX512_VBMI explicit Avx512Gather(const Plan&) {}
+  static LC_HTP_AVX512 inline __mmask64 head(size_t n) { return n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1; }
+  LC_HTP_AVX512_VBMI inline void flush() const {
+    if (fill > lo) _mm512_mask_storeu_epi8(line, head(fill) & ~head(lo), acc);
+  }
+  // n <= 64 bytes, v's first ones, at dst.
+  LC_HTP_AVX512_VBMI inline void put(uint8_t* dst, __m512i v, size_t n) const {
+    if (dst != cursor) {
+      if (cursor != nullptr) flush();
+      line = reinterpret_cast<uint8_t*>(reinterpret_cast<uintptr_t>(dst) & ~uintptr_t{63});
+      lo = fill = static_cast<size_t>(dst - line);
+    }
+    const __m512i out = _mm512_permutex2var_epi8(acc, _mm512_load_si512(t.join[fill]), v);
+    if (fill + n >= 64) {
+      if (lo == 0) {
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(line), out);
+      } else {
+        _mm512_mask_storeu_epi8(line, ~head(lo), out);
+        lo = 0;
+      }
+      line += 64;
+      acc = _mm512_permutexvar_epi8(_mm512_load_si512(t.rest[fill]), v);
+      fill = fill + n - 64;
+    } else {
+      acc = out;
+      fill += n;
+    }
+    cursor = dst + n;
+  }
+  template <size_t kRowBytes>
+  LC_HTP_AVX512_VBMI inline void unpack(uint8_t* dst, const uint8_t* src, size_t valid) const {
+    put(dst, valid == 64 ? _mm512_loadu_si512(src) : _mm512_maskz_loadu_epi8(head(valid), src), valid);
+  }
+  LC_HTP_AVX512_VBMI inline void finish() const {
+    if (cursor != nullptr) flush();
+    _mm_sfence();
+  }
+};
+
+template <bool kHalf>
+LC_HTP_AVX512_VBMI __attribute__((flatten)) void walk_pairs_padded_seq(const Plan& p, const std::vector<Loop>& loops,
+                                                                      uint8_t* logical, uint8_t* phys, uint64_t begin,
+                                                                      uint64_t end) {
+  const Avx512Gather ops(p);
+  walk_pairs_padded_body<kHalf, kHalf>(p, loops, logical, phys, begin, end, ops);
+}
+#endif
+
 // ---- tiles ------------------------------------------------------------------------
 
 #ifdef LC_HTP_X86
@@ -925,16 +1182,36 @@ LC_HTP_AVX512 inline void transpose_lanes(__m512i* v) {
 // bytes then words in each lane (lane l: elements 16 l' .. 16 l' + 15 of tile
 // l / 2, l' = l % 2) and transposes the lanes; unpack transposes the lanes
 // back, transposes each lane's 4 x 4 bytes and then its 4 x 4 dwords.
+// In registers: pack turns lines r into the tiles' four lines o (a, a + 64,
+// b, b + 64); unpack turns those back into the lines.
+LC_HTP_AVX512 inline void pack_32x4x2(const __m512i* r, __m512i* o) {
+  const __m512i x0 = _mm512_unpacklo_epi8(r[0], r[1]), x1 = _mm512_unpackhi_epi8(r[0], r[1]);
+  const __m512i y0 = _mm512_unpacklo_epi8(r[2], r[3]), y1 = _mm512_unpackhi_epi8(r[2], r[3]);
+  o[0] = _mm512_unpacklo_epi16(x0, y0);
+  o[1] = _mm512_unpackhi_epi16(x0, y0);
+  o[2] = _mm512_unpacklo_epi16(x1, y1);
+  o[3] = _mm512_unpackhi_epi16(x1, y1);
+  transpose_lanes(o);
+}
+LC_HTP_AVX512 inline void unpack_32x4x2(__m512i* o, __m512i* r) {
+  transpose_lanes(o);
+  const __m512i bytes = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+  const __m512i p0 = _mm512_shuffle_epi8(o[0], bytes), p1 = _mm512_shuffle_epi8(o[1], bytes);
+  const __m512i p2 = _mm512_shuffle_epi8(o[2], bytes), p3 = _mm512_shuffle_epi8(o[3], bytes);
+  const __m512i q0 = _mm512_unpacklo_epi32(p0, p1), q1 = _mm512_unpackhi_epi32(p0, p1);
+  const __m512i q2 = _mm512_unpacklo_epi32(p2, p3), q3 = _mm512_unpackhi_epi32(p2, p3);
+  r[0] = _mm512_unpacklo_epi64(q0, q2);
+  r[1] = _mm512_unpackhi_epi64(q0, q2);
+  r[2] = _mm512_unpacklo_epi64(q1, q3);
+  r[3] = _mm512_unpackhi_epi64(q1, q3);
+}
 template <bool kPack, bool kStream>
 LC_HTP_AVX512 inline void tile_pair_32x4(uint8_t* a, uint8_t* b, uint8_t* const* lines) {
   if (kPack) {
-    const __m512i r0 = _mm512_load_si512(lines[0]), r1 = _mm512_load_si512(lines[1]);
-    const __m512i r2 = _mm512_load_si512(lines[2]), r3 = _mm512_load_si512(lines[3]);
-    const __m512i x0 = _mm512_unpacklo_epi8(r0, r1), x1 = _mm512_unpackhi_epi8(r0, r1);
-    const __m512i y0 = _mm512_unpacklo_epi8(r2, r3), y1 = _mm512_unpackhi_epi8(r2, r3);
-    __m512i o[4] = {_mm512_unpacklo_epi16(x0, y0), _mm512_unpackhi_epi16(x0, y0), _mm512_unpacklo_epi16(x1, y1),
-                    _mm512_unpackhi_epi16(x1, y1)};
-    transpose_lanes(o);
+    const __m512i r[4] = {_mm512_load_si512(lines[0]), _mm512_load_si512(lines[1]), _mm512_load_si512(lines[2]),
+                          _mm512_load_si512(lines[3])};
+    __m512i o[4];
+    pack_32x4x2(r, o);
     store_line<kStream>(a, o[0]);
     store_line<kStream>(a + 64, o[1]);
     store_line<kStream>(b, o[2]);
@@ -942,16 +1219,9 @@ LC_HTP_AVX512 inline void tile_pair_32x4(uint8_t* a, uint8_t* b, uint8_t* const*
   } else {
     __m512i o[4] = {_mm512_load_si512(a), _mm512_load_si512(a + 64), _mm512_load_si512(b),
                     _mm512_load_si512(b + 64)};
-    transpose_lanes(o);
-    const __m512i bytes = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
-    const __m512i p0 = _mm512_shuffle_epi8(o[0], bytes), p1 = _mm512_shuffle_epi8(o[1], bytes);
-    const __m512i p2 = _mm512_shuffle_epi8(o[2], bytes), p3 = _mm512_shuffle_epi8(o[3], bytes);
-    const __m512i q0 = _mm512_unpacklo_epi32(p0, p1), q1 = _mm512_unpackhi_epi32(p0, p1);
-    const __m512i q2 = _mm512_unpacklo_epi32(p2, p3), q3 = _mm512_unpackhi_epi32(p2, p3);
-    store_line<kStream>(lines[0], _mm512_unpacklo_epi64(q0, q2));
-    store_line<kStream>(lines[1], _mm512_unpackhi_epi64(q0, q2));
-    store_line<kStream>(lines[2], _mm512_unpacklo_epi64(q1, q3));
-    store_line<kStream>(lines[3], _mm512_unpackhi_epi64(q1, q3));
+    __m512i r[4];
+    unpack_32x4x2(o, r);
+    for (int k = 0; k < 4; ++k) store_line<kStream>(lines[k], r[k]);
   }
 }
 
@@ -981,6 +1251,105 @@ LC_HTP_AVX512 void walk_tile_pairs(const Plan& p, const std::vector<Loop>& loops
         _mm_prefetch(reinterpret_cast<const char*>(ph + xl.ps + next + 64), _MM_HINT_T0);
       }
       tile_pair_32x4<kPack, kStream>(ph, ph + xl.ps, lines);
+    }
+    if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
+  }
+  if (kStream) _mm_sfence();
+}
+#endif
+
+#ifdef LC_HTP_X86
+// 64 bytes at any byte as two 32-byte halves (each crosses a line less often
+// than the whole does: measured faster for rows read 64 bytes at a time, a
+// row apart).
+LC_HTP_AVX512 inline __m512i load_halves(const uint8_t* at) {
+  const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
+  const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + 32));
+  return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
+// The weights' tiles (p.tile_cols): per position of the chunk loops outside
+// x, two chunk columns at a time, each step of the loop inside the chunk a
+// pair of tiles against one 64-byte piece of each of four logical rows
+// (unaligned; the rows are a whole chunk row of bytes apart). The last
+// columns, partly or wholly padding, load over the padding pattern (pack)
+// or store only their valid bytes (unpack); an odd last column is a single
+// tile. Pack of 8 MiB or more on lines streams the tiles (each step writes
+// two whole lines of each tile). The rows' next pieces, four column pairs on,
+// are fetched ahead, and when unpacking the next column pair's tiles too
+// (chunks far apart: no stream the hardware follows).
+template <bool kPack, bool kStream>
+LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
+                                  uint64_t begin, uint64_t end) {
+  const Loop& xl = p.tile_order[p.tile_cols_x];
+  const Loop& il = p.tile_cols_in;
+  const uint64_t ext = p.extent[xl.dim];
+  const uint64_t o0 = p.tile_offset[0], o1 = p.tile_offset[1], o2 = p.tile_offset[2], o3 = p.tile_offset[3];
+  const __m512i pad = _mm512_set1_epi8(static_cast<char>(p.pad_element[0]));
+  constexpr uint64_t kAhead = 256;
+  std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
+  uint64_t lbase = 0, pbase = 0;
+  seek(loops, loops.size(), begin, &value, nullptr, &lbase, &pbase);
+  for (uint64_t left = end - begin; left != 0; --left) {
+    for (uint64_t i = 0; i < xl.count; i += 2) {
+      const uint64_t c = i * 32, valid = ext > c ? std::min<uint64_t>(64, ext - c) : 0;
+      const bool two = i + 1 < xl.count;
+      const __mmask64 mask = valid == 64 ? ~__mmask64{0} : (__mmask64{1} << valid) - 1;
+      // Columns wholly padding read (or write) no logical byte.
+      uint8_t* lg = valid != 0 ? logical + lbase + c : logical;
+      const uint64_t lstep = valid != 0 ? il.ls : 0;
+      uint8_t* pa = phys + pbase + i * xl.ps;
+      for (uint64_t j = 0; j < il.count; ++j, lg += lstep, pa += il.ps) {
+        uint8_t* rows[4] = {lg + o0, lg + o1, lg + o2, lg + o3};
+        if (valid == 0) rows[0] = rows[1] = rows[2] = rows[3] = logical;
+        __m512i r[4], o[4];
+        if (kPack) {
+          for (int k = 0; k < 4; ++k) {
+            if (valid == 64) {
+              _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
+              r[k] = load_halves(rows[k]);
+            } else {
+              r[k] = _mm512_mask_loadu_epi8(pad, mask, rows[k]);
+            }
+          }
+          pack_32x4x2(r, o);
+          if (kStream) {
+            _mm512_stream_si512(reinterpret_cast<__m512i*>(pa), o[0]);
+            _mm512_stream_si512(reinterpret_cast<__m512i*>(pa + 64), o[1]);
+            if (two) {
+              _mm512_stream_si512(reinterpret_cast<__m512i*>(pa + xl.ps), o[2]);
+              _mm512_stream_si512(reinterpret_cast<__m512i*>(pa + xl.ps + 64), o[3]);
+            }
+          } else {
+            _mm512_storeu_si512(pa, o[0]);
+            _mm512_storeu_si512(pa + 64, o[1]);
+            if (two) {
+              _mm512_storeu_si512(pa + xl.ps, o[2]);
+              _mm512_storeu_si512(pa + xl.ps + 64, o[3]);
+            }
+          }
+        } else {
+          if (valid == 0) continue;
+          const uint8_t* next = pa + 2 * xl.ps;
+          _mm_prefetch(reinterpret_cast<const char*>(next), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(next + 64), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(next + xl.ps), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(next + xl.ps + 64), _MM_HINT_T0);
+          o[0] = _mm512_loadu_si512(pa);
+          o[1] = _mm512_loadu_si512(pa + 64);
+          o[2] = two ? _mm512_loadu_si512(pa + xl.ps) : pad;
+          o[3] = two ? _mm512_loadu_si512(pa + xl.ps + 64) : pad;
+          unpack_32x4x2(o, r);
+          for (int k = 0; k < 4; ++k) {
+            if (valid == 64) {
+              _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
+              _mm512_storeu_si512(rows[k], r[k]);
+            } else {
+              _mm512_mask_storeu_epi8(rows[k], mask, r[k]);
+            }
+          }
+        }
+      }
     }
     if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
   }
@@ -1346,6 +1715,15 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
       if (p.elements >= kStreamBytes) return &walk_tile_pairs<kPack, true>;
       return &walk_tile_pairs<kPack, false>;
     }
+    if (p.tile_cols && has_avx512()) {
+      *loops = &p.tile_cols_outer;
+      *outer = p.tile_cols_outer.size();
+      if (kPack && p.elements >= kStreamBytes && p.tile_cols_lines &&
+          (reinterpret_cast<uintptr_t>(phys) & 63) == 0) {
+        return &walk_tile_cols<kPack, true>;
+      }
+      return &walk_tile_cols<kPack, false>;
+    }
     if (by_32x4 && p.padded == p.extent && !p.tile_logical && has_avx2()) {
       *loops = &p.loops;
       if (kPack && p.elements >= kStreamBytes && (reinterpret_cast<uintptr_t>(phys) & 15) == 0) {
@@ -1377,6 +1755,17 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
     const bool stream = p.elements * p.elem >= kStreamBytes, half = p.loops.back().count * p.elem == 32;
     if (half) return stream ? &walk_pairs<kPack, true, true> : &walk_pairs<kPack, false, true>;
     return stream ? &walk_pairs<kPack, true, false> : &walk_pairs<kPack, false, false>;
+  }
+#endif
+#ifdef LC_HTP_X86
+  if (!kPack && p.pair_pad && has_avx512()) {
+    *loops = &p.pair_pad_outer;
+    *outer = p.pair_pad_outer.size();
+    const bool half = p.loops.back().count * p.elem == 32;
+    if (p.elements * p.elem >= kStreamBytes && has_avx512_vbmi()) {
+      return half ? &walk_pairs_padded_seq<true> : &walk_pairs_padded_seq<false>;
+    }
+    return half ? &walk_pairs_padded<true> : &walk_pairs_padded<false>;
   }
 #endif
   *loops = kPack ? &p.loops : &p.logical_order;
