@@ -1,4 +1,4 @@
-// AVX-512 NVDLA feature and bit-field pixel kernels.
+// AVX-512 NVDLA feature, bit-field pixel and 8-bit semi-planar pixel kernels.
 //
 // Why the feature kernel equals the reference: surface s holds channels
 // s*C'..s*C'+C'-1 (C' = 32 / eb); the atom of (h, w) is those channels'

@@ -1,5 +1,5 @@
-// AVX-512 kernels for NVDLA feature data (surfaces of lines of 32-byte atoms)
-// and bit-field pixel lines, chosen at run time by optimized/nvdla.cc, which
+// AVX-512 kernels for NVDLA feature data (surfaces of lines of 32-byte atoms),
+// bit-field pixel lines and 8-bit semi-planar pixel lines, chosen at run time by optimized/nvdla.cc, which
 // keeps its portable path for every other case.
 //
 //   nvdla_simd::FeatureGeometry g{C, H, W, eb, surfaces, line_stride, surface_stride};
