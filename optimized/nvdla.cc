@@ -1094,6 +1094,11 @@ bool pixel_lines(const PixelPlan& p, const uint8_t* src, uint8_t* dst, bool to_p
     }
     uint64_t w = 0;
 #if defined(LC_NVDLA_AVX2)
+    if (p.cb == 1 && isa_at_least(Isa::kAvx512Vbmi)) {
+      if (to_physical) nvdla_simd::semi_planar_pack_line_vbmi(src + h * row, dst + line, dst + uv, p.W);
+      else nvdla_simd::semi_planar_unpack_line_vbmi(src + line, src + uv, dst + h * row, p.W);
+      continue;
+    }
     if (p.cb == 1 && has_ssse3()) {
       w = to_physical ? semi_planar_u8_ssse3(src + h * row, nullptr, dst + line, dst + uv, nullptr, nullptr, p.W, true)
                       : semi_planar_u8_ssse3(nullptr, dst + h * row, nullptr, nullptr, src + line, src + uv, p.W, false);

@@ -1,4 +1,4 @@
-// AVX-512 NVDLA feature and bit-field pixel kernels.
+// AVX-512 NVDLA feature, bit-field pixel and 8-bit semi-planar pixel kernels.
 //
 // Why the feature kernel equals the reference: surface s holds channels
 // s*C'..s*C'+C'-1 (C' = 32 / eb); the atom of (h, w) is those channels'
@@ -488,6 +488,123 @@ LC_AVX512 void pixel_fields_unpack_line_avx512(const uint8_t* line, uint8_t* row
   }
   const __mmask8 tail = static_cast<__mmask8>((1u << (W - full)) - 1);
   if (tail) _mm512_mask_storeu_epi64(row + full * 8, tail, components_of(_mm256_maskz_loadu_epi32(tail, line + full * 4), f, mask));
+}
+
+// ---- 8-bit semi-planar lines ----
+//
+// 64 pixels are 192 logical bytes (three vectors; pixel i at 3i: Y, first,
+// second chroma) and 64 Y bytes plus 128 chroma bytes (pixel i's pair at 2i:
+// second, first). Each output vector draws on at most three inputs: a
+// two-table permute of the two it needs most, and, where a third is needed,
+// a merge-masked one-table permute for the rest.
+namespace {
+
+#define LC_AVX512_VBMI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")))
+
+struct SemiPlanarTables {
+  // [output vector]: index into (first, second) input, index into the third,
+  // and the output bytes that come from the third.
+  alignas(64) uint8_t pack2[3][64], pack1[3][64];
+  alignas(64) uint8_t unpack2[3][64], unpack1[3][64];
+  __mmask64 pack_third[3], unpack_third[3];
+};
+
+// The input vector (0..2) and byte feeding byte e of output vector v.
+struct Source {
+  unsigned vec, byte;
+};
+
+const SemiPlanarTables& semi_planar_tables() {
+  static const SemiPlanarTables t = [] {
+    SemiPlanarTables s{};
+    // Pack: outputs Y, UV 0-63, UV 64-127 from logical vectors 0..2; the
+    // two-table inputs are (0, 1), (0, 1), (1, 2).
+    // Unpack: logical vectors 0..2 from Y, UV 0-63, UV 64-127; the two-table
+    // inputs are (Y, UV0), (Y, UV0), (Y, UV1).
+    const unsigned pack_pair[3][2] = {{0, 1}, {0, 1}, {1, 2}}, unpack_pair[3][2] = {{0, 1}, {0, 1}, {0, 2}};
+    for (unsigned v = 0; v < 3; ++v) {
+      for (unsigned e = 0; e < 64; ++e) {
+        // Pack: output v byte e.
+        unsigned q = 0;  // logical byte
+        if (v == 0) q = 3 * e;
+        else {
+          const unsigned b = 64 * (v - 1) + e, i = b / 2;  // chroma byte b of pixel i
+          q = 3 * i + (b % 2 ? 1 : 2);
+        }
+        Source src{q / 64, q % 64};
+        if (src.vec == pack_pair[v][0]) s.pack2[v][e] = static_cast<uint8_t>(src.byte);
+        else if (src.vec == pack_pair[v][1]) s.pack2[v][e] = static_cast<uint8_t>(64 + src.byte);
+        else s.pack1[v][e] = static_cast<uint8_t>(src.byte), s.pack_third[v] |= __mmask64{1} << e;
+        // Unpack: logical byte 64v + e of pixel i.
+        const unsigned l = 64 * v + e, i = l / 3, r = l % 3;
+        const unsigned b = r == 0 ? i : r == 1 ? 2 * i + 1 : 2 * i;  // byte of Y (r == 0) or of UV
+        src = r == 0 ? Source{0, b} : Source{1 + b / 64, b % 64};
+        if (src.vec == unpack_pair[v][0]) s.unpack2[v][e] = static_cast<uint8_t>(src.byte);
+        else if (src.vec == unpack_pair[v][1]) s.unpack2[v][e] = static_cast<uint8_t>(64 + src.byte);
+        else s.unpack1[v][e] = static_cast<uint8_t>(src.byte), s.unpack_third[v] |= __mmask64{1} << e;
+      }
+    }
+    return s;
+  }();
+  return t;
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"), always_inline)) inline __m512i
+from3(const SemiPlanarTables& t, bool pack, unsigned v, __m512i a, __m512i b, __m512i third) {
+  const uint8_t* two = pack ? t.pack2[v] : t.unpack2[v];
+  const uint8_t* one = pack ? t.pack1[v] : t.unpack1[v];
+  const __mmask64 m = pack ? t.pack_third[v] : t.unpack_third[v];
+  const __m512i r = _mm512_permutex2var_epi8(a, _mm512_load_si512(two), b);
+  return m ? _mm512_mask_permutexvar_epi8(r, m, _mm512_load_si512(one), third) : r;
+}
+
+// The first n (<= 64, or none when n is "negative") bytes.
+inline __mmask64 first_bytes(uint64_t n) { return n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1; }
+inline uint64_t past(uint64_t n, uint64_t start) { return n > start ? n - start : 0; }
+
+}  // namespace
+
+LC_AVX512_VBMI void semi_planar_pack_line_vbmi(const uint8_t* logical, uint8_t* y, uint8_t* uv, uint64_t W) {
+  const SemiPlanarTables& t = semi_planar_tables();
+  uint64_t w = 0;
+  for (; w + 64 <= W; w += 64) {
+    const uint8_t* in = logical + 3 * w;
+    const __m512i l0 = _mm512_loadu_si512(in), l1 = _mm512_loadu_si512(in + 64), l2 = _mm512_loadu_si512(in + 128);
+    _mm512_storeu_si512(y + w, from3(t, true, 0, l0, l1, l2));
+    _mm512_storeu_si512(uv + 2 * w, from3(t, true, 1, l0, l1, l2));
+    _mm512_storeu_si512(uv + 2 * w + 64, from3(t, true, 2, l1, l2, l0));
+  }
+  if (w == W) return;
+  const uint64_t n = W - w, bytes = 3 * n;
+  const uint8_t* in = logical + 3 * w;
+  const __m512i l0 = _mm512_maskz_loadu_epi8(first_bytes(bytes), in);
+  const __m512i l1 = _mm512_maskz_loadu_epi8(first_bytes(past(bytes, 64)), in + 64);
+  const __m512i l2 = _mm512_maskz_loadu_epi8(first_bytes(past(bytes, 128)), in + 128);
+  _mm512_mask_storeu_epi8(y + w, first_bytes(n), from3(t, true, 0, l0, l1, l2));
+  _mm512_mask_storeu_epi8(uv + 2 * w, first_bytes(2 * n), from3(t, true, 1, l0, l1, l2));
+  _mm512_mask_storeu_epi8(uv + 2 * w + 64, first_bytes(past(2 * n, 64)), from3(t, true, 2, l1, l2, l0));
+}
+
+LC_AVX512_VBMI void semi_planar_unpack_line_vbmi(const uint8_t* y, const uint8_t* uv, uint8_t* logical, uint64_t W) {
+  const SemiPlanarTables& t = semi_planar_tables();
+  uint64_t w = 0;
+  for (; w + 64 <= W; w += 64) {
+    const __m512i y0 = _mm512_loadu_si512(y + w), c0 = _mm512_loadu_si512(uv + 2 * w),
+                  c1 = _mm512_loadu_si512(uv + 2 * w + 64);
+    uint8_t* out = logical + 3 * w;
+    _mm512_storeu_si512(out, from3(t, false, 0, y0, c0, c1));
+    _mm512_storeu_si512(out + 64, from3(t, false, 1, y0, c0, c1));
+    _mm512_storeu_si512(out + 128, from3(t, false, 2, y0, c1, c0));
+  }
+  if (w == W) return;
+  const uint64_t n = W - w, bytes = 3 * n;
+  const __m512i y0 = _mm512_maskz_loadu_epi8(first_bytes(n), y + w);
+  const __m512i c0 = _mm512_maskz_loadu_epi8(first_bytes(2 * n), uv + 2 * w);
+  const __m512i c1 = _mm512_maskz_loadu_epi8(first_bytes(past(2 * n, 64)), uv + 2 * w + 64);
+  uint8_t* out = logical + 3 * w;
+  _mm512_mask_storeu_epi8(out, first_bytes(bytes), from3(t, false, 0, y0, c0, c1));
+  _mm512_mask_storeu_epi8(out + 64, first_bytes(past(bytes, 64)), from3(t, false, 1, y0, c0, c1));
+  _mm512_mask_storeu_epi8(out + 128, first_bytes(past(bytes, 128)), from3(t, false, 2, y0, c1, c0));
 }
 
 #else

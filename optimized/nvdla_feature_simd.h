@@ -1,5 +1,5 @@
-// AVX-512 kernels for NVDLA feature data (surfaces of lines of 32-byte atoms)
-// and bit-field pixel lines, chosen at run time by optimized/nvdla.cc, which
+// AVX-512 kernels for NVDLA feature data (surfaces of lines of 32-byte atoms),
+// bit-field pixel lines and 8-bit semi-planar pixel lines, chosen at run time by optimized/nvdla.cc, which
 // keeps its portable path for every other case.
 //
 //   nvdla_simd::FeatureGeometry g{C, H, W, eb, surfaces, line_stride, surface_stride};
@@ -32,6 +32,14 @@ bool pixel_fields_pack_line_avx512(const uint8_t* row, uint8_t* line, uint64_t W
                                    const uint32_t width[4]);
 void pixel_fields_unpack_line_avx512(const uint8_t* line, uint8_t* row, uint64_t W, const uint32_t shift[4],
                                      const uint32_t width[4]);
+
+// One line of an 8-bit semi-planar image, for callers that checked
+// isa_at_least(Isa::kAvx512Vbmi): `logical` holds W (Y, first chroma, second
+// chroma) triples, `y` W bytes, `uv` W chroma pairs (second chroma first).
+// 64 pixels per 4 byte permutes; the last, partial block by masked loads and
+// stores that touch no byte past the W pixels.
+void semi_planar_pack_line_vbmi(const uint8_t* logical, uint8_t* y, uint8_t* uv, uint64_t W);
+void semi_planar_unpack_line_vbmi(const uint8_t* y, const uint8_t* uv, uint8_t* logical, uint64_t W);
 #endif
 
 }  // namespace layoutcheck::nvdla_simd

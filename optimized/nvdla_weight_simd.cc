@@ -206,7 +206,19 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"), always_i
   constexpr uint64_t eb = sizeof(T), lane = 16 / eb;
   const __m512i zero = _mm512_setzero_si512();
   const uint8_t* at = k.first;
-  for (uint64_t h = 0; h < k.H; h += 2, at += 2 * k.ls) {
+  uint64_t h = 0;
+  if (k.whole_in) {
+    // Pairs of two lines whose lanes are whole stores: no branch.
+    for (; h + 1 < k.H && h * W + lane <= hw; h += 2, at += 2 * k.ls) {
+      const __m512i v = _mm512_permutex2var_epi8(_mm512_loadu_si512(at), idx, _mm512_loadu_si512(at + k.ls));
+      uint8_t* to = out + h * W * eb;
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(to), _mm512_castsi512_si128(v));
+      if (kC > 1) _mm_storeu_si128(reinterpret_cast<__m128i*>(to + hw * eb), _mm512_extracti32x4_epi32(v, 1));
+      if (kC > 2) _mm_storeu_si128(reinterpret_cast<__m128i*>(to + 2 * hw * eb), _mm512_extracti32x4_epi32(v, 2));
+      if (kC > 3) _mm_storeu_si128(reinterpret_cast<__m128i*>(to + 3 * hw * eb), _mm512_extracti32x4_epi32(v, 3));
+    }
+  }
+  for (; h < k.H; h += 2, at += 2 * k.ls) {
     const bool odd = h + 1 < k.H;
     const __m512i a = k.whole_in ? _mm512_loadu_si512(at) : O::load(k.line_mask, at);
     const __m512i b = !odd ? zero : k.whole_in ? _mm512_loadu_si512(at + k.ls) : O::load(k.line_mask, at + k.ls);

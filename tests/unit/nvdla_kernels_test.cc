@@ -48,6 +48,12 @@ const Shape kCases[] = {
     {"nvdla.weight.winograd", "fp16", "20,37,4,4"},
     {"nvdla.weight.winograd", "int8", "40,70,4,4"},
     {"nvdla.pixel(format=T_Y8___U8V8_N444,x_offset=3)", "uint8", "5,77,3"},
+    // 8-bit semi-planar lines: whole 64-pixel blocks only, a tail only, and
+    // tails whose logical bytes end in each of the three vectors of a block.
+    {"nvdla.pixel(format=T_Y8___U8V8_N444)", "uint8", "3,64,3"},
+    {"nvdla.pixel(format=T_Y8___U8V8_N444)", "uint8", "4,5,3"},
+    {"nvdla.pixel(format=T_Y8___U8V8_N444,x_offset=1)", "uint8", "3,150,3"},
+    {"nvdla.pixel(format=T_Y8___U8V8_N444,x_offset=31)", "uint8", "2,190,3"},
     {"nvdla.pixel(format=T_A2B10G10R10,x_offset=1)", "uint16", "5,77,4"},
 };
 
