@@ -216,4 +216,14 @@ std::string bash_completion(const std::vector<CommandSpec>& commands) {
   return o.str();
 }
 
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./,=+:@%") ==
+                        std::string::npos) {
+    return s;
+  }
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
 }  // namespace layoutcheck::cli

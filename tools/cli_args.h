@@ -76,6 +76,9 @@ std::string nearest(const std::string& word, const std::vector<std::string>& can
 // Every command's --help, one after another (the man page is made from it).
 std::string help_all(const std::vector<CommandSpec>& commands, const std::string& overview);
 
+// S quoted for a POSIX shell where it needs quoting (a repro line's words).
+std::string shell_quote(const std::string& s);
+
 // A bash completion script for the commands and their options.
 std::string bash_completion(const std::vector<CommandSpec>& commands);
 

@@ -241,17 +241,6 @@ const std::vector<CommandSpec> kCommands = {
       kJsonOpt}},
 };
 
-// S quoted for a POSIX shell where it needs quoting.
-std::string shell_quote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./,=+:@%") ==
-                        std::string::npos) {
-    return s;
-  }
-  std::string out = "'";
-  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return out + "'";
-}
-
 void expect_known_options(const Args& a, std::initializer_list<const char*> known) {
   for (const auto& [k, v] : a.options) {
     bool ok = false;
@@ -1078,9 +1067,10 @@ int cmd_oracle(const Args& a) {
   std::vector<cli::JunitCase> junit_cases;
   // The command line that runs one case again.
   auto repro_of = [&](const std::string& id) {
-    std::string line = "layoutcheck oracle --id " + shell_quote(id) + " --impl " + shell_quote(impl.name());
-    if (a.has("dir")) line += " --dir " + shell_quote(dir);
-    if (a.has("spec-dir")) line += " --spec-dir " + shell_quote(spec_dir);
+    std::string line =
+        "layoutcheck oracle --id " + cli::shell_quote(id) + " --impl " + cli::shell_quote(impl.name());
+    if (a.has("dir")) line += " --dir " + cli::shell_quote(dir);
+    if (a.has("spec-dir")) line += " --spec-dir " + cli::shell_quote(spec_dir);
     return line;
   };
   for (const auto& oc : cases) {

@@ -19,6 +19,7 @@
 #include "layoutcheck/isolate.h"
 // For the functions' types only: the expected answers come from the reference's tables and check_sdp_layer.
 #include "layoutcheck/nvdla_precision_compat.h"
+#include "tools/cli_args.h"
 #include "tools/cli_json.h"
 #include "tools/function_lib.h"
 
@@ -137,23 +138,13 @@ std::string layer_text(const LayerQuestion& q) {
   return s;
 }
 
-std::string shell_word(const std::string& w) {
-  if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./,=+:@%") ==
-                        std::string::npos) {
-    return w;
-  }
-  std::string out = "'";
-  for (char ch : w) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return out + "'";
-}
-
 // The command that asks the library this layer alone.
 std::string layer_repro(const std::string& path, const LayerQuestion& q) {
-  std::string s = "layoutcheck precision nvdla --lib " + shell_word(path) + " --mode " +
-                  (q.on_flying ? "on-flying" : "offline") + " --input " + shell_word(q.input) + " --output " +
-                  shell_word(q.output);
-  if (q.on_flying) s += " --conv " + shell_word(q.conv_mode + "/" + q.conv_input + "/" + q.conv_output);
-  for (const std::string& d : q.data) s += " --data " + shell_word(d);
+  std::string s = "layoutcheck precision nvdla --lib " + shell_quote(path) + " --mode " +
+                  (q.on_flying ? "on-flying" : "offline") + " --input " + shell_quote(q.input) + " --output " +
+                  shell_quote(q.output);
+  if (q.on_flying) s += " --conv " + shell_quote(q.conv_mode + "/" + q.conv_input + "/" + q.conv_output);
+  for (const std::string& d : q.data) s += " --data " + shell_quote(d);
   return s;
 }
 

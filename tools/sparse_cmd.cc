@@ -16,6 +16,7 @@
 #include "layoutcheck/isolate.h"
 // For the function's type only: the expected answers come from nvdla::placement_breaks.
 #include "layoutcheck/nvdla_surface.h"
+#include "tools/cli_args.h"
 #include "tools/cli_json.h"
 #include "tools/function_lib.h"
 
@@ -157,17 +158,6 @@ struct Disagreement {
   std::string placement, expected, got, repro;
 };
 
-// S quoted for a POSIX shell where it needs quoting.
-std::string shell_word(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./,=+:@%") ==
-                        std::string::npos) {
-    return s;
-  }
-  std::string out = "'";
-  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return out + "'";
-}
-
 std::string expected_text(const std::vector<Status>& breaks) {
   if (breaks.empty()) return "valid";
   std::string rules;
@@ -289,7 +279,7 @@ int sparse_main(const Args& a) {
     if (got.empty() && changed) got = "the right answer, but it modified its const struct";
     if (got.empty()) continue;
     found.push_back({placement_text(p), expected_text(breaks), got,
-                     "layoutcheck sparse --lib " + shell_word(path) + " --placement '" + placement_text(p) + "'"});
+                     "layoutcheck sparse --lib " + shell_quote(path) + " --placement '" + placement_text(p) + "'"});
   }
 
   const std::string title = std::string(kSymbol) + " of " + path +
