@@ -21,6 +21,15 @@ fi
 "$lc" list --coverage --markdown --items "$items" | cmp -s - "$tmp/coverage.md" ||
   fail "the built-in item list differs from docs/coverage_items.txt (rebuild)"
 
+# expect_row NAME SED_SCRIPT ID ROW_REGEX: the item list edited by SED_SCRIPT
+# gives item ID a row matching ROW_REGEX (after the id).
+expect_row() {
+  sed "$2" "$items" > "$tmp/edited.txt"
+  cmp -s "$tmp/edited.txt" "$items" && { fail "$1: the edit changed nothing"; return; }
+  "$lc" list --coverage --items "$tmp/edited.txt" > "$tmp/edited" || { fail "$1: list --coverage exits $?"; return; }
+  grep -E "^${3//./\\.} +$4" "$tmp/edited" > /dev/null || fail "$1: $(grep "^$3 " "$tmp/edited")"
+}
+
 # Text and JSON: the same totals, one row per item.
 count=$(grep -v '^#' "$items" | grep -c '|')
 "$lc" list --coverage > "$tmp/text" || fail "list --coverage exits $?"
@@ -36,11 +45,9 @@ grep -E '^tpu\.aligned +layout +yes +yes +[1-9][0-9]* +yes +yes +yes +complete$'
   fail "tpu.aligned is not complete: $(grep '^tpu.aligned ' "$tmp/text")"
 grep -E '^tla\.inttuple\.api +function +yes +yes +[1-9][0-9]* +yes +yes +yes +complete$' "$tmp/text" > /dev/null ||
   fail "tla.inttuple.api (tuple: targets) is not complete: $(grep '^tla.inttuple.api ' "$tmp/text")"
-sed 's/^\(tla.inttuple.api | function | IntTuple\) | .* | \(rank(IntTuple)\)/\1 | - | - | - | \2/' "$items" > "$tmp/bare.txt"
-cmp -s "$tmp/bare.txt" "$items" && fail "the edit to a bare item changed nothing"
-"$lc" list --coverage --items "$tmp/bare.txt" > "$tmp/bare" || fail "list --coverage --items (a bare item) exits $?"
-grep -E '^tla\.inttuple\.api +function +- +- +0 +- +- +- +missing$' "$tmp/bare" > /dev/null ||
-  fail "an item with no targets is not missing: $(grep '^tla.inttuple.api ' "$tmp/bare")"
+expect_row "an item with no targets is not missing" \
+  's/^\(tla.inttuple.api | function | IntTuple\) | .* | \(rank(IntTuple)\)/\1 | - | - | - | \2/' \
+  tla.inttuple.api 'function +- +- +0 +- +- +- +missing$'
 grep -E '^nvdla\.table\.sdp +table +yes +yes +[1-9][0-9]* +yes +yes +yes +complete$' "$tmp/text" > /dev/null ||
   fail "nvdla.table.sdp is not a complete table: $(grep '^nvdla.table.sdp ' "$tmp/text")"
 # An SDP layer rule is checkable on a user's code through nvdla_layer_supported (layer:) only.
@@ -48,11 +55,8 @@ for item in nvdla.on-flying nvdla.sdp.bn-int8 nvdla.sdp.ew-int8; do
   grep -E "^${item//./\\.} +rule +yes +yes +[1-9][0-9]* +yes +yes +yes +complete$" "$tmp/text" > /dev/null ||
     fail "$item (layer: targets) is not complete: $(grep "^$item " "$tmp/text")"
 done
-sed 's# layer:nvdla.precision/[a-z0-9-]*##g' "$items" > "$tmp/nolayer.txt"
-cmp -s "$tmp/nolayer.txt" "$items" && fail "removing the layer: targets changed nothing"
-"$lc" list --coverage --items "$tmp/nolayer.txt" > "$tmp/nolayer" || fail "list --coverage without layer: targets exits $?"
-grep -E '^nvdla\.on-flying +rule +yes +yes +[1-9][0-9]* +yes +yes +- +partial$' "$tmp/nolayer" > /dev/null ||
-  fail "without its layer: targets nvdla.on-flying is still checkable on a plugin: $(grep '^nvdla.on-flying ' "$tmp/nolayer")"
+expect_row "without its layer: targets nvdla.on-flying is still checkable on a plugin" \
+  's# layer:nvdla.precision/[a-z0-9-]*##g' nvdla.on-flying 'rule +yes +yes +[1-9][0-9]* +yes +yes +- +partial$'
 
 # Properties and fuzzers the list names exist in the sources.
 check_names() {  # ITEMS_FILE: prints the names that do not exist
@@ -124,17 +128,11 @@ grep -E '^nvdla\.winograd\.g-matrix +example +yes +yes +5 ' "$tmp/text" > /dev/n
 # (surface:): only with that target, and only for rules its placements isolate.
 grep -E '^nvdla\.sparse\.alignment +rule +yes +yes +[1-9][0-9]* +yes +yes +yes +complete$' "$tmp/text" > /dev/null ||
   fail "nvdla.sparse.alignment is not complete: $(grep '^nvdla.sparse.alignment ' "$tmp/text")"
-sed 's/ surface:nvdla_sparse_surfaces_valid | / | /' "$items" > "$tmp/surface.txt"
-cmp -s "$tmp/surface.txt" "$items" && fail "the edit removing surface: changed nothing"
-"$lc" list --coverage --items "$tmp/surface.txt" > "$tmp/surface" || fail "list --coverage without surface: exits $?"
-grep -E '^nvdla\.sparse\.alignment +rule +yes +yes +[1-9][0-9]* +yes +yes +- +partial$' "$tmp/surface" > /dev/null ||
-  fail "nvdla.sparse.alignment without surface: is checkable on a library: $(grep '^nvdla.sparse.alignment ' "$tmp/surface")"
-sed 's#rule:nvdla.sparse/surfaces-overlap surface:#rule:nvdla.sparse/surfaces-overlap rule:nvdla.feature/line-stride-align-32 surface:#' \
-  "$items" > "$tmp/surface.txt"
-cmp -s "$tmp/surface.txt" "$items" && fail "the edit adding a rule to nvdla.sparse.alignment changed nothing"
-"$lc" list --coverage --items "$tmp/surface.txt" > "$tmp/surface" || fail "list --coverage with a feature rule exits $?"
-grep -E '^nvdla\.sparse\.alignment +rule .* +- +partial$' "$tmp/surface" > /dev/null ||
-  fail "a rule sparse --lib never asks about still counts as checkable: $(grep '^nvdla.sparse.alignment ' "$tmp/surface")"
+expect_row "nvdla.sparse.alignment without surface: is checkable on a library" \
+  's/ surface:nvdla_sparse_surfaces_valid | / | /' nvdla.sparse.alignment 'rule +yes +yes +[1-9][0-9]* +yes +yes +- +partial$'
+expect_row "a rule sparse --lib never asks about still counts as checkable" \
+  's#rule:nvdla.sparse/surfaces-overlap surface:#rule:nvdla.sparse/surfaces-overlap rule:nvdla.feature/line-stride-align-32 surface:#' \
+  nvdla.sparse.alignment 'rule .* +- +partial$'
 expect_error "an unknown surface function" "no function nvdla_no_such that \`layoutcheck sparse\` checks" \
   's/surface:nvdla_sparse_surfaces_valid/surface:nvdla_no_such/'
 

@@ -32,11 +32,8 @@ expect "read past the tuple" 2 "bad library .*libtla_tuple_read_past.so: .*durin
 
 LAYOUTCHECK_PLUGIN_TIMEOUT=1 expect "hang" 2 "did not finish within 1 s during tla_rank" \
   "$lc" tuple --lib "$libs/libtla_tuple_hang.so"
-echo 'not a library' > "$tmp/fake.so"
-expect "not a library" 2 "bad library .*fake.so: cannot load" "$lc" tuple --lib "$tmp/fake.so"
+expect_unloadable tuple
 expect "no tuple symbol" 2 "exports none of tla_rank, tla_depth, tla_get" "$lc" tuple --lib "$no_tuple"
-expect "missing file" 2 "cannot read $tmp/none.so" "$lc" tuple --lib "$tmp/none.so"
-expect "no --lib" 2 "tuple needs --lib" "$lc" tuple
 expect "unknown option" 2 "" "$lc" tuple --lib "$libs/libtla_tuple_example.so" --chip bm1684
 
 "$lc" tuple --lib "$libs/libtla_tuple_get_skips_one_node.so" --json > "$tmp/report.json"
