@@ -42,6 +42,15 @@ inline void expect_pass(const std::string& layout, const std::string& dtype, con
   EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
 }
 
+// expect_pass() with the kernels capped at each instruction-set level the CPU has.
+inline void expect_pass_at_every_isa(const std::string& layout, const std::string& dtype, const std::string& shape) {
+  for (Isa isa : available_isas()) {
+    IsaCapScope cap(isa);
+    SCOPED_TRACE(isa_name(isa));
+    expect_pass(layout, dtype, shape);
+  }
+}
+
 // An Impl that forwards to another; tests override one method to plant a bug
 // and check that the checker reports it.
 class ForwardingImpl : public Impl {

@@ -14,6 +14,7 @@ namespace {
 
 using testing::facts_of;
 using testing::expect_pass;
+using testing::expect_pass_at_every_isa;
 using testing::must_case;
 using testing::must_offset;
 
@@ -282,14 +283,10 @@ TEST(HtpChecker, tells_the_nchw_readings_apart) {
 
 // Outputs of 8 MiB and more take the non-temporal store path.
 TEST(HtpLarge, streaming_rows_equal_the_reference_at_every_isa_level) {
-  for (Isa isa : available_isas()) {
-    SCOPED_TRACE(isa_name(isa));
-    IsaCapScope cap(isa);
-    expect_pass("htp.depth32", "fp16", "1,64,64,1024");
-    expect_pass("htp.crouton(pad=5)", "uint8", "1,63,70,2050");
-    expect_pass("htp.crouton4x1", "uint8", "1,64,64,2048");
-    expect_pass("htp.crouton4x1(pad=9)", "uint8", "1,63,70,2050");
-  }
+  expect_pass_at_every_isa("htp.depth32", "fp16", "1,64,64,1024");
+  expect_pass_at_every_isa("htp.crouton(pad=5)", "uint8", "1,63,70,2050");
+  expect_pass_at_every_isa("htp.crouton4x1", "uint8", "1,64,64,2048");
+  expect_pass_at_every_isa("htp.crouton4x1(pad=9)", "uint8", "1,63,70,2050");
 }
 
 // Every thread count (optimized/threads.h) writes the reference's bytes, on

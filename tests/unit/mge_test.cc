@@ -13,6 +13,7 @@ namespace {
 
 using testing::facts_of;
 using testing::expect_pass;
+using testing::expect_pass_at_every_isa;
 using testing::expect_same_bytes_at_every_thread_count;
 using testing::must_case;
 using testing::must_offset;
@@ -225,17 +226,13 @@ TEST(MgeLarge, streamed_pack) {
 }
 
 TEST(MgeLarge, streamed_nchw4_at_every_isa_level) {
-  for (Isa isa : available_isas()) {
-    IsaCapScope cap(isa);
-    SCOPED_TRACE(isa_name(isa));
-    for (const auto& [dtype, shape] : std::vector<std::pair<const char*, const char*>>{
-             {"fp32", "4,17,256,240"},
-             {"fp32", "4,17,256,257"},
-             {"int8", "16,18,256,240"},
-             {"int8", "16,18,256,257"},
-         }) {
-      expect_pass("mge.nchw4", dtype, shape);
-    }
+  for (const auto& [dtype, shape] : std::vector<std::pair<const char*, const char*>>{
+           {"fp32", "4,17,256,240"},
+           {"fp32", "4,17,256,257"},
+           {"int8", "16,18,256,240"},
+           {"int8", "16,18,256,257"},
+       }) {
+    expect_pass_at_every_isa("mge.nchw4", dtype, shape);
   }
 }
 
@@ -246,19 +243,15 @@ TEST(MgeLarge, streamed_nchw4_at_every_isa_level) {
 // group starts on a line), padding rows, a run of pixels that is not a whole
 // number of tiles; at every instruction-set level.
 TEST(MgeLarge, streamed_tiles_at_every_isa_level) {
-  for (Isa isa : available_isas()) {
-    IsaCapScope cap(isa);
-    SCOPED_TRACE(isa_name(isa));
-    for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
-             {"mge.nchw32", "int8", "2,40,256,512"},
-             {"mge.nchw64", "int8", "1,100,255,659"},
-             {"mge.chwn4", "int8", "16,10,256,384"},
-             {"mge.chwn4", "int8", "32,5,256,257"},
-             {"mge.nhwc", "fp32", "1,48,256,352"},
-             {"mge.nhwc", "fp32", "2,32,255,259"},
-         }) {
-      expect_pass(layout, dtype, shape);
-    }
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"mge.nchw32", "int8", "2,40,256,512"},
+           {"mge.nchw64", "int8", "1,100,255,659"},
+           {"mge.chwn4", "int8", "16,10,256,384"},
+           {"mge.chwn4", "int8", "32,5,256,257"},
+           {"mge.nhwc", "fp32", "1,48,256,352"},
+           {"mge.nhwc", "fp32", "2,32,255,259"},
+       }) {
+    expect_pass_at_every_isa(layout, dtype, shape);
   }
 }
 
@@ -267,17 +260,13 @@ TEST(MgeLarge, streamed_tiles_at_every_isa_level) {
 // row; runs of pixels of several blocks and a partial one, padding rows, at
 // every instruction-set level.
 TEST(MgeInCache, long_rows_at_every_isa_level) {
-  for (Isa isa : available_isas()) {
-    IsaCapScope cap(isa);
-    SCOPED_TRACE(isa_name(isa));
-    for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
-             {"mge.nchw32", "int8", "2,40,33,97"},
-             {"mge.nchw64", "int8", "1,70,40,77"},
-             {"mge.chwn4", "int8", "8,6,33,65"},
-             {"mge.nchw32", "uint8", "1,32,64,64"},
-         }) {
-      expect_pass(layout, dtype, shape);
-    }
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"mge.nchw32", "int8", "2,40,33,97"},
+           {"mge.nchw64", "int8", "1,70,40,77"},
+           {"mge.chwn4", "int8", "8,6,33,65"},
+           {"mge.nchw32", "uint8", "1,32,64,64"},
+       }) {
+    expect_pass_at_every_isa(layout, dtype, shape);
   }
 }
 

@@ -14,6 +14,7 @@ namespace {
 
 using testing::facts_of;
 using testing::expect_pass;
+using testing::expect_pass_at_every_isa;
 using testing::expect_same_bytes_at_every_thread_count;
 using testing::must_case;
 using testing::must_offset;
@@ -111,28 +112,20 @@ TEST(TpuBuffers, wrong_sizes_are_rejected) {
 // finish with the SSE2 and scalar loops: runs longer than a vector, starting
 // off a cache line, with a dummy lane, at every instruction-set level.
 TEST(TpuModes, lanes_interleave_at_every_isa_level) {
-  for (Isa isa : available_isas()) {
-    IsaCapScope cap(isa);
-    SCOPED_TRACE(isa_name(isa));
-    expect_pass("tpu.aligned(npus=4,lmem=65536,mode=4n)", "int8", "7,5,13,21");
-    expect_pass("tpu.compact(npus=4,lmem=65536,addr=4,mode=4n)", "uint8", "5,6,9,31");
-    expect_pass("tpu.compact(npus=4,lmem=65536,mode=2n)", "int16", "3,5,11,23");
-    expect_pass("tpu.aligned(npus=4,lmem=65536,mode=2n)", "uint16", "4,8,16,16");
-    expect_pass("tpu.strided(npus=4,lmem=65536,n=4096,c=1024,h=40,w=1,mode=2ic)", "fp32", "3,5,20,40");
-  }
+  expect_pass_at_every_isa("tpu.aligned(npus=4,lmem=65536,mode=4n)", "int8", "7,5,13,21");
+  expect_pass_at_every_isa("tpu.compact(npus=4,lmem=65536,addr=4,mode=4n)", "uint8", "5,6,9,31");
+  expect_pass_at_every_isa("tpu.compact(npus=4,lmem=65536,mode=2n)", "int16", "3,5,11,23");
+  expect_pass_at_every_isa("tpu.aligned(npus=4,lmem=65536,mode=2n)", "uint16", "4,8,16,16");
+  expect_pass_at_every_isa("tpu.strided(npus=4,lmem=65536,n=4096,c=1024,h=40,w=1,mode=2ic)", "fp32", "3,5,20,40");
 }
 
 // Images of 16 MiB and more are written with streaming stores where the
 // written side starts on a line (aligned) or after a first partial line
 // (compact at an odd address); every mode, at every instruction-set level.
 TEST(TpuModes, streamed_images_at_every_isa_level) {
-  for (Isa isa : available_isas()) {
-    IsaCapScope cap(isa);
-    SCOPED_TRACE(isa_name(isa));
-    expect_pass("tpu.aligned(npus=64,lmem=262144,mode=4n)", "int8", "7,67,61,65");
-    expect_pass("tpu.compact(npus=64,lmem=262144,addr=4,mode=2n)", "int16", "3,64,63,65");
-    expect_pass("tpu.compact(npus=64,lmem=262144,addr=4)", "fp32", "2,65,61,67");
-  }
+  expect_pass_at_every_isa("tpu.aligned(npus=64,lmem=262144,mode=4n)", "int8", "7,67,61,65");
+  expect_pass_at_every_isa("tpu.compact(npus=64,lmem=262144,addr=4,mode=2n)", "int16", "3,64,63,65");
+  expect_pass_at_every_isa("tpu.compact(npus=64,lmem=262144,addr=4)", "fp32", "2,65,61,67");
 }
 
 
