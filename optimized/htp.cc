@@ -877,8 +877,6 @@ LC_HTP_AVX512 inline void pair_block(const uint8_t* src, uint8_t* dst, uint64_t 
   const uint64_t x_ls = unit;
   // Along the outer loop of the two, the next line of each read row.
   constexpr uint64_t kAhead = 256;
-  constexpr bool kNext = true;
-  constexpr bool kNear = true;
   if (by_rows && kPack) {
     for (uint64_t m = 0; m < m_count; m += step) {
       const uint8_t* lg = src + m * m_ls;
@@ -918,12 +916,12 @@ LC_HTP_AVX512 inline void pair_block(const uint8_t* src, uint8_t* dst, uint64_t 
       const uint8_t* lg = src + x * x_ls;
       uint8_t* ph = dst + x * x_ps;
       for (uint64_t m = 0; m < m_count; m += step, lg += step * m_ls, ph += 64) {
-        if (kNear) _mm_prefetch(reinterpret_cast<const char*>(lg + kAhead), _MM_HINT_T0);
-        if (kNext) _mm_prefetch(reinterpret_cast<const char*>(lg + next), _MM_HINT_T1);
+        _mm_prefetch(reinterpret_cast<const char*>(lg + kAhead), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(lg + next), _MM_HINT_T1);
         const __m512i a = _mm512_load_si512(lg);
         if (kHalf) {
-          if (kNear) _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + kAhead), _MM_HINT_T0);
-          if (kNext) _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + next), _MM_HINT_T1);
+          _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + kAhead), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + next), _MM_HINT_T1);
           const __m512i b = _mm512_load_si512(lg + m_ls);
           store_line<kStream>(ph, _mm512_shuffle_i64x2(a, b, 0x44));
           store_line<kStream>(ph + x_ps, _mm512_shuffle_i64x2(a, b, 0xEE));
@@ -937,12 +935,12 @@ LC_HTP_AVX512 inline void pair_block(const uint8_t* src, uint8_t* dst, uint64_t 
       const uint8_t* ph = src + m * unit;
       uint8_t* lg = dst + m * m_ls;
       for (uint64_t x = 0; x < x_count; x += step, ph += step * x_ps, lg += 64) {
-        if (kNear) _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
-        if (kNext) _mm_prefetch(reinterpret_cast<const char*>(ph + next), _MM_HINT_T1);
+        _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(ph + next), _MM_HINT_T1);
         const __m512i a = _mm512_load_si512(ph);
         if (kHalf) {
-          if (kNear) _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
-          if (kNext) _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + next), _MM_HINT_T1);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + next), _MM_HINT_T1);
           const __m512i b = _mm512_load_si512(ph + x_ps);
           store_line<kStream>(lg, _mm512_shuffle_i64x2(a, b, 0x44));
           store_line<kStream>(lg + m_ls, _mm512_shuffle_i64x2(a, b, 0xEE));
