@@ -1,6 +1,9 @@
 #include "bench_util.h"
 
+#include <time.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -17,7 +20,8 @@ namespace {
 // freed when the next row starts.
 struct RowBuffers {
   std::string row;
-  Buffer a, b;
+  Buffer a, b;  // each at least the row's bytes long, for its paired memcpy
+  uint64_t a_size = 0, b_size = 0;  // the sizes the row passes
 };
 
 template <typename Make>
@@ -31,7 +35,28 @@ RowBuffers& row_buffers(const std::string& row, Make make) {
   return buffers;
 }
 
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 }  // namespace
+
+void pair_memcpy(benchmark::State& state, void* dst, const void* src, uint64_t bytes) {
+  const int64_t n = std::max<int64_t>(static_cast<int64_t>(state.iterations()), 1);
+  const double cpu0 = thread_cpu_seconds();
+  const auto real0 = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(dst, src, bytes);
+    benchmark::DoNotOptimize(dst);
+    benchmark::ClobberMemory();
+  }
+  const std::chrono::duration<double> real = std::chrono::steady_clock::now() - real0;
+  const double cpu = thread_cpu_seconds() - cpu0;
+  state.counters["memcpy_real"] = benchmark::Counter(real.count() / static_cast<double>(n));
+  state.counters["memcpy_cpu"] = benchmark::Counter(cpu / static_cast<double>(n));
+}
 
 Buffer position_unique(const Case& c, uint64_t seed) {
   std::vector<uint8_t> logical;
@@ -74,23 +99,28 @@ void register_case(const std::string& group, const Case& c, const std::vector<co
   for (const Impl* impl : impls) {
     for (bool pack : {true, false}) {
       register_row(group, std::string(pack ? "pack/" : "unpack/") + impl->name(), bytes,
-                   [group, c, impl, pack](benchmark::State& state) {
+                   [group, c, impl, pack, bytes](benchmark::State& state) {
                      Status st;
                      RowBuffers& rb = row_buffers(group + "/" + impl->name() + (pack ? "/pack" : "/unpack"),
                                                   [&](RowBuffers* b) {
                                                     b->a = position_unique(c, 1);
-                                                    b->b.assign(*impl->size_bytes(c), 0);
-                                                    st = impl->pack(c, b->a.data(), b->a.size(), b->b.data(),
-                                                                    b->b.size());
+                                                    b->a_size = b->a.size();
+                                                    b->b_size = *impl->size_bytes(c);
+                                                    b->a.resize(std::max(b->a_size, bytes));
+                                                    b->b.assign(std::max(b->b_size, bytes), 0);
+                                                    st = impl->pack(c, b->a.data(), b->a_size, b->b.data(),
+                                                                    b->b_size);
                                                   });
-                     Buffer& logical = rb.a;
-                     Buffer& physical = rb.b;
+                     uint8_t* logical = rb.a.data();
+                     uint8_t* physical = rb.b.data();
                      ThreadCountScope one_thread(1);  // the thread rows: bench/threads_bench.cc
                      for (auto _ : state) {
-                       st = pack ? impl->pack(c, logical.data(), logical.size(), physical.data(), physical.size())
-                                 : impl->unpack(c, physical.data(), physical.size(), logical.data(), logical.size());
+                       st = pack ? impl->pack(c, logical, rb.a_size, physical, rb.b_size)
+                                 : impl->unpack(c, physical, rb.b_size, logical, rb.a_size);
                        benchmark::ClobberMemory();
                      }
+                     if (pack) pair_memcpy(state, physical, logical, bytes);
+                     else pair_memcpy(state, logical, physical, bytes);
                      if (!st.ok()) state.SkipWithError(st.message().c_str());
                    });
     }
@@ -119,7 +149,8 @@ std::vector<std::pair<std::string, Case>> register_rows(const std::vector<Row>& 
 
 namespace {
 
-// Prints the usual console rows, then each row's speed as a ratio to its group's memcpy.
+// Prints the usual console rows, then each row's speed as a ratio to the memcpy
+// paired with it (its group's memcpy row if it has none).
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
@@ -129,6 +160,10 @@ class RatioReporter : public benchmark::ConsoleReporter {
       std::string name = r.benchmark_name();
       if (size_t slash = name.find("/real_time"); slash != std::string::npos) name.resize(slash);
       seconds_[name] = r.GetAdjustedRealTime();
+      if (auto it = r.counters.find("memcpy_real"); it != r.counters.end()) {
+        // pair_memcpy's seconds, in the unit of GetAdjustedRealTime().
+        paired_[name] = it->second.value * benchmark::GetTimeUnitMultiplier(r.time_unit);
+      }
       order_.push_back(name);
     }
   }
@@ -150,12 +185,15 @@ class RatioReporter : public benchmark::ConsoleReporter {
         }
       }
       if (base.empty()) continue;
-      std::printf("%-64s %10.3g\n", name.c_str(), seconds_[base] / seconds_[name]);
+      const auto paired = paired_.find(name);
+      std::printf("%-64s %10.3g\n", name.c_str(),
+                  (paired != paired_.end() ? paired->second : seconds_[base]) / seconds_[name]);
     }
   }
 
  private:
   std::map<std::string, double> seconds_;
+  std::map<std::string, double> paired_;  // the memcpy paired with the row, if any
   std::vector<std::string> order_;
 };
 

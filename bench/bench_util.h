@@ -61,6 +61,14 @@ struct Row {
   bool with_reference = false;
 };
 
+// The memcpy baseline of a row, measured on the row's own buffers right after
+// its timed loop: `bytes` from src to dst, as many times as the row ran. The
+// same pages and the same minute as the row, so neither the placement of the
+// buffers in memory nor the load of a shared host changes the ratio. Reported as
+// the counters memcpy_real and memcpy_cpu (seconds per iteration), which
+// bench_report prefers to the memcpy row of the group.
+void pair_memcpy(benchmark::State& state, void* dst, const void* src, uint64_t bytes);
+
 // register_case() for every row; a row whose case does not parse or validate is
 // reported on stderr. Returns the (group, case) pairs registered, for peer rows.
 std::vector<std::pair<std::string, Case>> register_rows(const std::vector<Row>& rows);

@@ -4,6 +4,8 @@
 // compare single-threaded code with single-threaded code). The threads group
 // puts oneDNN with 1 thread and with every core beside layoutcheck's rows of
 // the same counts (bench/threads_bench.cc).
+#include <algorithm>
+
 #include "bench_util.h"
 #include "optimized/threads.h"
 
@@ -95,7 +97,8 @@ void register_onednn(const std::string& group, const Case& c, unsigned threads =
       const OneDnnThreads scope(threads);
       static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
       dnnl::stream stream(engine);
-      bench::Buffer logical(plain.get_size(), 1), physical(phys.get_size(), 2);
+      bench::Buffer logical(std::max<uint64_t>(plain.get_size(), bytes), 1),
+          physical(std::max<uint64_t>(phys.get_size(), bytes), 2);
       dnnl::memory a(plain, engine, logical.data()), b(phys, engine, physical.data());
       dnnl::reorder r = pack ? dnnl::reorder(a, b) : dnnl::reorder(b, a);
       // One execution outside the timing, as the layoutcheck rows pack once
@@ -109,6 +112,8 @@ void register_onednn(const std::string& group, const Case& c, unsigned threads =
         stream.wait();
         benchmark::ClobberMemory();
       }
+      if (pack) bench::pair_memcpy(state, physical.data(), logical.data(), bytes);
+      else bench::pair_memcpy(state, logical.data(), physical.data(), bytes);
     });
   }
 }

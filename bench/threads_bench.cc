@@ -2,6 +2,7 @@
 // with every core, beside a one-thread memcpy of the same bytes. Rows are
 // named threads/GROUP/pack/1-thread and threads/GROUP/pack/N-threads; their
 // wall-clock ratio is the one to read (the CPU time is the calling thread's).
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -36,14 +37,19 @@ void register_thread_rows(const std::string& name, const char* layout, const cha
   for (bool pack : {true, false}) {
     for (unsigned n : counts) {
       const std::string row = std::string(pack ? "pack/" : "unpack/") + std::to_string(n) + (n == 1 ? "-thread" : "-threads");
-      bench::register_row(group, row, bytes, [c, pack, n](benchmark::State& state) {
-        bench::Buffer logical = bench::position_unique(c, 1), physical(*optimized_impl().size_bytes(c), 0);
-        Status st = optimized_pack(c, logical.data(), logical.size(), physical.data(), physical.size(), n);
+      bench::register_row(group, row, bytes, [c, pack, n, bytes](benchmark::State& state) {
+        bench::Buffer logical = bench::position_unique(c, 1);
+        const uint64_t logical_size = logical.size(), physical_size = *optimized_impl().size_bytes(c);
+        logical.resize(std::max(logical_size, bytes));
+        bench::Buffer physical(std::max(physical_size, bytes), 0);
+        Status st = optimized_pack(c, logical.data(), logical_size, physical.data(), physical_size, n);
         for (auto _ : state) {
-          st = pack ? optimized_pack(c, logical.data(), logical.size(), physical.data(), physical.size(), n)
-                    : optimized_unpack(c, physical.data(), physical.size(), logical.data(), logical.size(), n);
+          st = pack ? optimized_pack(c, logical.data(), logical_size, physical.data(), physical_size, n)
+                    : optimized_unpack(c, physical.data(), physical_size, logical.data(), logical_size, n);
           benchmark::ClobberMemory();
         }
+        if (pack) bench::pair_memcpy(state, physical.data(), logical.data(), bytes);
+        else bench::pair_memcpy(state, logical.data(), physical.data(), bytes);
         if (!st.ok()) state.SkipWithError(st.message().c_str());
       });
     }

@@ -25,6 +25,9 @@ namespace {
 struct Sample {
   std::map<int, double> real, cpu;  // repetition -> seconds per iteration
   std::map<int, double> bandwidth;  // repetition -> bytes per second (real time)
+  // repetition -> seconds per iteration of the memcpy paired with the row (same
+  // buffers, measured right after it: bench::pair_memcpy); empty if none.
+  std::map<int, double> memcpy_real, memcpy_cpu;
 };
 
 double median(std::vector<double> v) {
@@ -103,16 +106,40 @@ int main(int argc, char** argv) {
     s.real[rep] = b.value("real_time", 0.0) * scale;
     s.cpu[rep] = b.value("cpu_time", 0.0) * scale;
     s.bandwidth[rep] = b.value("bytes_per_second", 0.0);
+    if (b.contains("memcpy_real") && b.contains("memcpy_cpu")) {
+      s.memcpy_real[rep] = b.value("memcpy_real", 0.0);
+      s.memcpy_cpu[rep] = b.value("memcpy_cpu", 0.0);
+    }
   }
 
-  // ratio of the medians over repetitions: base time / row time, per repetition.
-  auto ratio = [&](const Sample& base, const Sample& row, bool cpu) {
-    std::vector<double> r;
-    const auto& bt = cpu ? base.cpu : base.real;
-    const auto& rt = cpu ? row.cpu : row.real;
-    for (const auto& [rep, t] : rt) {
+  // A row's speed against memcpy in one repetition: the time of the memcpy
+  // paired with the row if it has one, else of its group's memcpy row, over the
+  // time of the row.
+  auto memcpy_ratios = [&](const Sample& group_memcpy, const Sample& row, bool cpu) {
+    std::map<int, double> r;
+    const auto& paired = cpu ? row.memcpy_cpu : row.memcpy_real;
+    const auto& bt = paired.empty() ? (cpu ? group_memcpy.cpu : group_memcpy.real) : paired;
+    for (const auto& [rep, t] : cpu ? row.cpu : row.real) {
       auto it = bt.find(rep);
-      if (it != bt.end() && t > 0) r.push_back(it->second / t);
+      if (it != bt.end() && t > 0) r[rep] = it->second / t;
+    }
+    return r;
+  };
+  // The median over repetitions of a row's ratio to memcpy.
+  auto ratio = [&](const Sample& group_memcpy, const Sample& row, bool cpu) {
+    std::vector<double> r;
+    for (const auto& [rep, v] : memcpy_ratios(group_memcpy, row, cpu)) r.push_back(v);
+    return median(r);
+  };
+  // The median over repetitions of how much faster `row` is than `peer`: the
+  // quotient of their ratios to memcpy in the same repetition, so that a host
+  // slower during one of the two measurements does not decide it.
+  auto speedup_over = [&](const Sample& group_memcpy, const Sample& peer, const Sample& row, bool cpu) {
+    const auto mine = memcpy_ratios(group_memcpy, row, cpu), theirs = memcpy_ratios(group_memcpy, peer, cpu);
+    std::vector<double> r;
+    for (const auto& [rep, v] : mine) {
+      auto it = theirs.find(rep);
+      if (it != theirs.end() && it->second > 0) r.push_back(v / it->second);
     }
     return median(r);
   };
@@ -123,11 +150,13 @@ int main(int argc, char** argv) {
   md << "Written by `scripts/bench.sh` (" << ctx.value("date", "") << "): `layoutcheck_bench` with "
      << repetitions << " repetitions, OMP_NUM_THREADS=1, one thread per conversion except in the `threads/` groups "
      << "(1 thread and every core, oneDNN with the same count beside; read their wall ratios). Each ratio is the median over the "
-     << "repetitions of (time of the memcpy of the same bytes in the same repetition) / (time of the row): "
-     << "1.0 is memcpy speed. Every buffer, the memcpy's included, starts on a 64-byte cache line, as a tensor "
-     << "allocator's do. `cpu` ratios use the process CPU time, `wall` ratios the real time; on a loaded "
+     << "repetitions of (time of a memcpy of the same bytes between the row's own buffers, run as many times right after "
+     << "the row) / (time of the row): 1.0 is memcpy speed, and neither where the buffers landed in memory nor a "
+     << "shared host's load in another minute moves it. Every buffer starts on a 64-byte cache line, as a tensor "
+     << "allocator's do. `cpu` ratios use the measuring thread's CPU time, `wall` ratios the real time; on a loaded "
      << "host (load average below) the CPU-time ratio is the fairer one. The goal column is the ratio the row "
-     << "must reach; **MISS** marks a row below it.\n\n";
+     << "must reach; **MISS** marks a row below it. A speed-up over oneDNN is the quotient of the two rows' "
+     << "ratios to memcpy in the same repetition.\n\n";
   md << "## Host\n\n```\n" << info.str() << "```\n\n";
   if (ctx.contains("load_avg")) {
     md << "Load average during the run: " << ctx["load_avg"].dump() << " on " << ctx.value("num_cpus", 0)
@@ -135,7 +164,7 @@ int main(int argc, char** argv) {
   }
 
   // memcpy bandwidth per group size.
-  md << "## memcpy bandwidth (median over repetitions)\n\n| group | GB/s |\n|---|---|\n";
+  md << "## memcpy bandwidth (each group's memcpy row, median over repetitions)\n\n| group | GB/s |\n|---|---|\n";
   for (const auto& name : order) {
     if (name.size() < 7 || name.compare(name.size() - 7, 7, "/memcpy") != 0) continue;
     std::vector<double> bw;
@@ -195,7 +224,7 @@ int main(int argc, char** argv) {
         group + "/" + rest.substr(0, rest.rfind('/')) + (threaded ? "/onednn-" + impl : "/onednn");
     if ((impl == "optimized" || threaded) && rows.count(peer)) {
       dnn = fixed(ratio(rows[base], rows[peer], !threaded));
-      const double speedup = ratio(rows[peer], rows[name], !threaded);
+      const double speedup = speedup_over(rows[base], rows[peer], rows[name], !threaded);
       onednn_speedups.push_back(speedup);
       vs = fixed(speedup, 2) + "x" + (speedup >= 1.2 ? "" : " **MISS**");
       if (speedup < 1.2) ++dnn_missed;

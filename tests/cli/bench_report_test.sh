@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# bench_report: each row's ratio uses the memcpy paired with the row when the
+# row has one (the group's memcpy row otherwise), a row below its goal is
+# marked MISS, a speed-up over oneDNN is the quotient of the two rows' ratios
+# to memcpy, and a file that is not JSON is an error naming it.
+#   bench_report_test.sh BENCH_REPORT
+set -u
+report="$1"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# One iteration run per repetition (times in ms; memcpy_* counters in seconds).
+row() {  # NAME REP REAL_MS [PAIRED_MEMCPY_MS]
+  local paired=""
+  [ -n "${4:-}" ] && paired=", \"memcpy_real\": $(awk "BEGIN{print $4/1000}"), \"memcpy_cpu\": $(awk "BEGIN{print $4/1000}")"
+  printf '{"name": "%s/real_time", "run_name": "%s/real_time", "run_type": "iteration", "repetition_index": %d, "time_unit": "ms", "real_time": %s, "cpu_time": %s, "bytes_per_second": 1e9%s},\n' \
+    "$1" "$1" "$2" "$3" "$3" "$paired"
+}
+{
+  echo '{"context": {"date": "today", "num_cpus": 2, "load_avg": [0.1, 0.1, 0.1]}, "benchmarks": ['
+  for rep in 0 1 2; do
+    # The group's memcpy ran slow; the memcpy paired with the pack says the pack is below 0.9.
+    row tpu.aligned/fp32/16MiB/memcpy $rep 2.0
+    row tpu.aligned/fp32/16MiB/pack/optimized $rep 1.0 0.8
+    # No paired memcpy: the group's is used.
+    row tpu.aligned/fp32/16MiB/unpack/optimized $rep 1.0
+    # Same time as oneDNN, but oneDNN ran while memcpy was twice as fast: 2x.
+    row mge.nchw4/fp32/64MiB/memcpy $rep 1.0
+    row mge.nchw4/fp32/64MiB/pack/optimized $rep 2.0 2.0
+    row mge.nchw4/fp32/64MiB/pack/onednn $rep 2.0 1.0
+    # 1.1x oneDNN: below the 1.2x goal.
+    row mge.nchw4/fp32/64MiB/unpack/optimized $rep 1.0 1.0
+    row mge.nchw4/fp32/64MiB/unpack/onednn $rep 1.1 1.0
+  done
+  echo '{"name": "end", "run_type": "aggregate"}]}'
+} > "$tmp/run.json"
+echo "Model name: test CPU" > "$tmp/info"
+"$report" "$tmp/run.json" "$tmp/info" testhost > "$tmp/out.md" || fail "bench_report exits $?"
+expect_row() {  # PATTERN WHAT
+  grep -qE "$1" "$tmp/out.md" || fail "$2: no row matching '$1' in: $(grep -F '| ' "$tmp/out.md")"
+}
+expect_row '^\| tpu.aligned/fp32/16MiB/pack/optimized \| 0\.800 \| 0\.800 \| 0\.9 \| \*\*MISS\*\* \|' \
+  "the paired memcpy decides, and 0.8 is below the 0.9 goal"
+expect_row '^\| tpu.aligned/fp32/16MiB/unpack/optimized \| 2\.000 \| 2\.000 \| 0\.9 \| yes \|' \
+  "without a paired memcpy the group's is used"
+expect_row '^\| mge.nchw4/fp32/64MiB/pack/optimized \| 1\.000 \| 1\.000 \| 0\.6 \| yes \| 0\.500 \| 2\.00x \|$' \
+  "the speed-up over oneDNN is the quotient of the ratios to memcpy"
+expect_row '^\| mge.nchw4/fp32/64MiB/unpack/optimized \| 1\.000 \| 1\.000 \| 0\.6 \| yes \| 0\.909 \| 1\.10x \*\*MISS\*\* \|$' \
+  "1.1x oneDNN is marked as below 1.2x"
+expect_row '^2 goal\(s\) missed: 1 of 4 rows below their memcpy goal, 1 of 2 rows below 1\.2x oneDNN' \
+  "the count of missed goals"
+
+echo 'not json' > "$tmp/bad.json"
+if "$report" "$tmp/bad.json" "$tmp/info" testhost > /dev/null 2> "$tmp/err"; then
+  fail "bench_report accepts a file that is not JSON"
+fi
+grep -qF "bad.json is not JSON" "$tmp/err" || fail "no error naming the file in: $(cat "$tmp/err")"
+
+[ "$failures" -eq 0 ] && echo "bench_report test: all passed"
+exit $((failures > 0))
