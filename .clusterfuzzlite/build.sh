@@ -2,7 +2,8 @@
 # Builds every layoutcheck fuzzer the way ClusterFuzzLite and OSS-Fuzz expect:
 # with the engine's compilers and flags ($CC, $CXX, $CFLAGS, $CXXFLAGS), linked
 # with $LIB_FUZZING_ENGINE, and put into $OUT as NAME_fuzzer with
-# NAME_fuzzer_seed_corpus.zip, NAME_fuzzer.dict and NAME_fuzzer.options beside it.
+# NAME_fuzzer_seed_corpus.zip, NAME_fuzzer.dict and NAME_fuzzer.options beside it
+# (the options add the flags of corpus/NAME.options where there is one).
 # fuzz/fuzz_differential.cc becomes $OUT/differential_fuzzer, and so on.
 #
 # Run locally (the fuzz-smoke test `clusterfuzzlite.build` does this):
@@ -47,6 +48,8 @@ for name in "${fuzzers[@]}"; do
     echo "timeout = 10"
     echo "rss_limit_mb = 4096"
     if [ -f "$src/corpus/$name.dict" ]; then echo "dict = $(basename "$out").dict"; fi
+    # The fuzzer's own flags (corpus/NAME.options, the same format).
+    if [ -f "$src/corpus/$name.options" ]; then grep -E '^[a-z_]+ *= *[^ ]+ *$' "$src/corpus/$name.options"; fi
   } >"$out.options"
 done
 echo "layoutcheck: ${#fuzzers[@]} fuzzers in $OUT"

@@ -26,6 +26,11 @@ for src in "$root"/fuzz/fuzz_*.cc; do
     cmp -s "$root/corpus/$name.dict" "$out.dict" || fail "$out.dict differs from corpus/$name.dict"
     grep -q "^dict = $(basename "$out").dict$" "$out.options" || fail "$out.options does not name its dictionary"
   fi
+  if [ -f "$root/corpus/$name.options" ]; then
+    while read -r flag; do
+      grep -qxF "$flag" "$out.options" || fail "$out.options lacks '$flag' of corpus/$name.options"
+    done < <(grep -E '^[a-z_]+ *= *[^ ]+ *$' "$root/corpus/$name.options")
+  fi
   seeds=$(find "$root/corpus/$name" "$root/corpus/regressions/$name" -type f 2>/dev/null | wc -l)
   if [ "$seeds" -gt 0 ]; then
     [ -f "${out}_seed_corpus.zip" ] || { fail "${out}_seed_corpus.zip is missing"; continue; }
