@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 // gcc 12 warns inside avx512fintrin.h, whose _mm512_undefined_* functions read an
@@ -342,6 +343,212 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void im
   }
 }
 
+// ---- image weights without post-extension: runs of P = N / (W*C) kernels ----
+//
+// A run is P kernels of a group, kk0..kk0+P-1: logically P*C*H*W elements in
+// a row; physically, in each line h of the group, the P*W*C elements at
+// h*gk*W*C + kk0*W*C (lines h of the P kernels back to back). With H <= 8
+// the smaller side of a run is at most 8 vectors, read once into registers;
+// each vector of the other side is then a fixed pattern of them, the same for
+// every run and group of the shape, so its tables are built once per shape:
+//   packing: line h's vector takes element (p, w, c) from run element
+//     p*C*H*W + c*H*W + h*W + w (registers: the run's logical vectors);
+//   unpacking: logical vector v's element (p, c, h, w) comes from element
+//     p*W*C + w*C + c of line h (registers: the lines of the run).
+// Registers pair up (2q, 2q+1) for two-table permutes. A vector starts as its
+// index table (element i: its place in its pair) and each pair's permute
+// rewrites, merge-masked, the elements of that pair (mask: the pair table
+// equals q), so the vector is one permute per pair and no OR; the masks come
+// from a compare, not from memory. A whole-vector store covers elements past
+// the run (next run, written after it); where those were written before (the
+// group's last run when packing, whose overflow is the next line) or lie past
+// the data, the store is masked.
+constexpr uint64_t kRunMax = 8;
+
+template <typename T>
+struct RunTables {
+  static constexpr uint64_t N = Ops<T>::N;
+  uint64_t C = 0, H = 0, W = 0;  // the shape they were built for (K and the group do not matter)
+  uint64_t P = 0;                // kernels per run
+  uint64_t in_vectors = 0;       // packing: logical vectors of a run (registers)
+  uint64_t out_vectors = 0;      // unpacking: logical vectors of a run (stores)
+  // [h] when packing, [v] when unpacking: index in the pair, pair of each element (0xff..: none).
+  alignas(64) T pack_idx[kRunMax][N];
+  alignas(64) T pack_pair[kRunMax][N];
+  alignas(64) T unpack_idx[kRunMax][N];
+  alignas(64) T unpack_pair[kRunMax][N];
+};
+
+template <typename T>
+void build_run_tables(RunTables<T>* t, uint64_t C, uint64_t H, uint64_t W) {
+  constexpr uint64_t N = Ops<T>::N;
+  const uint64_t hw = H * W, wc = W * C, chw = C * hw;
+  t->C = C, t->H = H, t->W = W;
+  t->P = N / wc;
+  t->in_vectors = (t->P * chw + N - 1) / N;
+  t->out_vectors = t->in_vectors;
+  std::memset(t->pack_idx, 0, sizeof(t->pack_idx));
+  std::memset(t->unpack_idx, 0, sizeof(t->unpack_idx));
+  std::memset(t->pack_pair, 0xff, sizeof(t->pack_pair));
+  std::memset(t->unpack_pair, 0xff, sizeof(t->unpack_pair));
+  for (uint64_t h = 0; h < H; ++h) {
+    for (uint64_t i = 0; i < t->P * wc; ++i) {
+      const uint64_t p = i / wc, w = i % wc / C, c = i % C, e = p * chw + c * hw + h * W + w;
+      t->pack_idx[h][i] = static_cast<T>(e % (2 * N));
+      t->pack_pair[h][i] = static_cast<T>(e / (2 * N));
+    }
+  }
+  for (uint64_t e = 0; e < t->P * chw; ++e) {
+    const uint64_t p = e / chw, r = e % chw, c = r / hw, h = r % hw / W, w = r % W;
+    t->unpack_idx[e / N][e % N] = static_cast<T>(h % 2 * N + p * wc + w * C + c);
+    t->unpack_pair[e / N][e % N] = static_cast<T>(h / 2);
+  }
+}
+
+// Built once per shape and thread (the checker and the benchmarks repeat a shape).
+template <typename T>
+const RunTables<T>& run_tables(uint64_t C, uint64_t H, uint64_t W) {
+  thread_local std::unique_ptr<RunTables<T>> t;
+  if (!t) {
+    t = std::make_unique<RunTables<T>>();
+    build_run_tables(t.get(), C, H, W);
+  } else if (t->C != C || t->H != H || t->W != W) {
+    build_run_tables(t.get(), C, H, W);
+  }
+  return *t;
+}
+
+// One vector from the registers reg[0..2Q): its index table idx, pair table pair.
+template <typename T, uint64_t kQ>
+LC_AVX512_VBMI __m512i gather_pairs(const __m512i* reg, const T* idx, const T* pair, const __m512i* q_of) {
+  __m512i v = _mm512_load_si512(idx);
+  const __m512i pairs = _mm512_load_si512(pair);
+  _Pragma("GCC unroll 4") for (uint64_t q = 0; q < kQ; ++q) {
+    if (sizeof(T) == 1) {
+      v = _mm512_mask2_permutex2var_epi8(reg[2 * q], v, _mm512_cmpeq_epi8_mask(pairs, q_of[q]), reg[2 * q + 1]);
+    } else {
+      v = _mm512_mask2_permutex2var_epi16(reg[2 * q], v, _mm512_cmpeq_epi16_mask(pairs, q_of[q]), reg[2 * q + 1]);
+    }
+  }
+  return v;
+}
+
+template <typename T>
+LC_AVX512_VBMI __m512i pair_number(uint64_t q) {
+  return sizeof(T) == 1 ? _mm512_set1_epi8(static_cast<char>(q)) : _mm512_set1_epi16(static_cast<short>(q));
+}
+
+// Vector j (of N elements) of the n elements at p, reading none past them.
+template <typename T>
+LC_AVX512_VBMI __m512i load_part(const uint8_t* p, uint64_t n, uint64_t j) {
+  constexpr uint64_t N = Ops<T>::N;
+  if (j * N >= n) return _mm512_setzero_si512();
+  const uint8_t* at = p + j * 64;
+  return n - j * N >= N ? _mm512_loadu_si512(at) : Ops<T>::load(Ops<T>::first(n - j * N), at);
+}
+
+// kV: the run's logical vectors (registers).
+template <typename T, uint64_t kV>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void image_pack_runs(const ImageWeightShape& s,
+                                                                                             const RunTables<T>& t,
+                                                                                             const uint8_t* src,
+                                                                                             uint8_t* dst) {
+  using O = Ops<T>;
+  constexpr uint64_t eb = sizeof(T), kQ = (kV + 1) / 2, N = O::N;
+  const uint64_t H = s.H, W = s.W, chw = s.C * H * W, wc = W * s.C, P = t.P, total = s.K * chw;
+  __m512i q_of[kQ];
+  _Pragma("GCC unroll 4") for (uint64_t q = 0; q < kQ; ++q) q_of[q] = pair_number<T>(q);
+  for (uint64_t k0 = 0; k0 < s.K; k0 += s.group) {
+    const uint64_t gk = std::min(s.group, s.K - k0), ls = gk * wc * eb;
+    for (uint64_t kk0 = 0; kk0 < gk; kk0 += P) {
+      const uint64_t first = (k0 + kk0) * chw;
+      __m512i reg[2 * kQ];
+      const uint8_t* in = src + first * eb;
+      if (first + kV * N <= total) {
+        _Pragma("GCC unroll 8") for (uint64_t j = 0; j < kV; ++j) reg[j] = _mm512_loadu_si512(in + j * 64);
+      } else {
+        _Pragma("GCC unroll 8") for (uint64_t j = 0; j < kV; ++j) reg[j] = load_part<T>(in, total - first, j);
+      }
+      if (kV % 2) reg[kV] = _mm512_setzero_si512();
+      uint8_t* out = dst + (k0 * chw + kk0 * wc) * eb;
+      if (kk0 + P < gk) {
+        for (uint64_t h = 0; h < H; ++h, out += ls) {
+          _mm512_storeu_si512(out, gather_pairs<T, kQ>(reg, t.pack_idx[h], t.pack_pair[h], q_of));
+        }
+      } else {
+        const typename O::Mask m = O::first((gk - kk0) * wc);
+        for (uint64_t h = 0; h < H; ++h, out += ls) O::store(out, m, gather_pairs<T, kQ>(reg, t.pack_idx[h], t.pack_pair[h], q_of));
+      }
+    }
+  }
+}
+
+template <typename T, uint64_t kH>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void image_unpack_runs(
+    const ImageWeightShape& s, const RunTables<T>& t, const uint8_t* src, uint8_t* dst) {
+  using O = Ops<T>;
+  constexpr uint64_t N = O::N, eb = sizeof(T), kQ = (kH + 1) / 2;
+  const uint64_t chw = s.C * kH * s.W, wc = s.W * s.C, P = t.P, total = s.K * chw;
+  uint8_t* const dst_end = dst + total * eb;
+  __m512i q_of[kQ];
+  _Pragma("GCC unroll 4") for (uint64_t q = 0; q < kQ; ++q) q_of[q] = pair_number<T>(q);
+  for (uint64_t k0 = 0; k0 < s.K; k0 += s.group) {
+    const uint64_t gk = std::min(s.group, s.K - k0), base = k0 * chw, lw = gk * wc;
+    for (uint64_t kk0 = 0; kk0 < gk; kk0 += P) {
+      const uint64_t pk = std::min(P, gk - kk0), vectors = (pk * chw + N - 1) / N;
+      __m512i reg[2 * kQ];
+      const uint64_t first = base + kk0 * wc;
+      const uint8_t* at = src + first * eb;
+      if (first + (kH - 1) * lw + N <= total) {
+        _Pragma("GCC unroll 8") for (uint64_t h = 0; h < kH; ++h) reg[h] = _mm512_loadu_si512(at + h * lw * eb);
+      } else {
+        _Pragma("GCC unroll 8") for (uint64_t h = 0; h < kH; ++h) {
+          reg[h] = load_part<T>(at + h * lw * eb, total - first - h * lw, 0);
+        }
+      }
+      if (kH % 2) reg[kH] = _mm512_setzero_si512();
+      uint8_t* out = dst + (k0 + kk0) * chw * eb;
+      for (uint64_t v = 0; v < vectors; ++v, out += 64) {
+        const __m512i r = gather_pairs<T, kQ>(reg, t.unpack_idx[v], t.unpack_pair[v], q_of);
+        if (out + 64 <= dst_end) _mm512_storeu_si512(out, r);
+        else O::store(out, O::first((dst_end - out) / eb), r);
+      }
+    }
+  }
+}
+
+// True when it copied: no post-extension, a line in one vector, at most
+// kRunMax lines.
+template <typename T>
+bool image_runs_copy(const ImageWeightShape& s, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  if (s.ext != 1 || s.H == 0 || s.H > kRunMax || s.W * s.C > Ops<T>::N) return false;
+  const RunTables<T>& t = run_tables<T>(s.C, s.H, s.W);
+  if (to_physical) {
+    switch (t.in_vectors) {
+      case 1: image_pack_runs<T, 1>(s, t, src, dst); break;
+      case 2: image_pack_runs<T, 2>(s, t, src, dst); break;
+      case 3: image_pack_runs<T, 3>(s, t, src, dst); break;
+      case 4: image_pack_runs<T, 4>(s, t, src, dst); break;
+      case 5: image_pack_runs<T, 5>(s, t, src, dst); break;
+      case 6: image_pack_runs<T, 6>(s, t, src, dst); break;
+      case 7: image_pack_runs<T, 7>(s, t, src, dst); break;
+      default: image_pack_runs<T, 8>(s, t, src, dst); break;
+    }
+    return true;
+  }
+  switch (s.H) {
+    case 1: image_unpack_runs<T, 1>(s, t, src, dst); break;
+    case 2: image_unpack_runs<T, 2>(s, t, src, dst); break;
+    case 3: image_unpack_runs<T, 3>(s, t, src, dst); break;
+    case 4: image_unpack_runs<T, 4>(s, t, src, dst); break;
+    case 5: image_unpack_runs<T, 5>(s, t, src, dst); break;
+    case 6: image_unpack_runs<T, 6>(s, t, src, dst); break;
+    case 7: image_unpack_runs<T, 7>(s, t, src, dst); break;
+    default: image_unpack_runs<T, 8>(s, t, src, dst); break;
+  }
+  return true;
+}
+
 // ---- direct-convolution weights: full 64-channel blocks of 3x3 int8 kernels ----
 //
 // A block of one kernel is 64 channels x 9 positions, channel-major: 9 whole
@@ -428,6 +635,9 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void dc
 bool image_weight_copy_avx512(const ImageWeightShape& s, const uint8_t* src, uint8_t* dst, bool to_physical) {
   if ((s.eb != 1 && s.eb != 2) || (s.ext != 1 && s.ext != 2 && s.ext != 4) || s.C == 0 || s.W == 0) return false;
   if (s.W * s.C > 64 / s.eb || !has_avx512_vbmi()) return false;
+  if (s.eb == 1 ? image_runs_copy<uint8_t>(s, src, dst, to_physical) : image_runs_copy<uint16_t>(s, src, dst, to_physical)) {
+    return true;
+  }
   if (s.eb == 1) {
     if (to_physical) image_pack<uint8_t>(s, src, dst);
     else image_unpack<uint8_t>(s, src, dst);
