@@ -418,11 +418,10 @@ const RunTables<T>& run_tables(uint64_t C, uint64_t H, uint64_t W) {
   return *t;
 }
 
-// One vector from the registers reg[0..2Q): its index table idx, pair table pair.
+// One vector from the registers reg[0..2Q): its index table idx, pair table pairs.
 template <typename T, uint64_t kQ>
-LC_AVX512_VBMI __m512i gather_pairs(const __m512i* reg, const T* idx, const T* pair, const __m512i* q_of) {
-  __m512i v = _mm512_load_si512(idx);
-  const __m512i pairs = _mm512_load_si512(pair);
+LC_AVX512_VBMI __m512i gather_pairs(const __m512i* reg, __m512i idx, __m512i pairs, const __m512i* q_of) {
+  __m512i v = idx;
   _Pragma("GCC unroll 4") for (uint64_t q = 0; q < kQ; ++q) {
     if (sizeof(T) == 1) {
       v = _mm512_mask2_permutex2var_epi8(reg[2 * q], v, _mm512_cmpeq_epi8_mask(pairs, q_of[q]), reg[2 * q + 1]);
@@ -447,37 +446,46 @@ LC_AVX512_VBMI __m512i load_part(const uint8_t* p, uint64_t n, uint64_t j) {
   return n - j * N >= N ? _mm512_loadu_si512(at) : Ops<T>::load(Ops<T>::first(n - j * N), at);
 }
 
-// kV: the run's logical vectors (registers).
-template <typename T, uint64_t kV>
+// kH lines; the run's logical vectors (at most kH) and the tables of the lines
+// stay in registers.
+template <typename T, uint64_t kH>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void image_pack_runs(const ImageWeightShape& s,
                                                                                              const RunTables<T>& t,
                                                                                              const uint8_t* src,
                                                                                              uint8_t* dst) {
   using O = Ops<T>;
-  constexpr uint64_t eb = sizeof(T), kQ = (kV + 1) / 2, N = O::N;
-  const uint64_t H = s.H, W = s.W, chw = s.C * H * W, wc = W * s.C, P = t.P, total = s.K * chw;
-  __m512i q_of[kQ];
+  constexpr uint64_t eb = sizeof(T), kQ = (kH + 1) / 2, N = O::N;
+  const uint64_t W = s.W, chw = s.C * kH * W, wc = W * s.C, P = t.P, total = s.K * chw, nv = t.in_vectors;
+  __m512i q_of[kQ], idx[kH], pairs[kH];
   _Pragma("GCC unroll 4") for (uint64_t q = 0; q < kQ; ++q) q_of[q] = pair_number<T>(q);
+  _Pragma("GCC unroll 8") for (uint64_t h = 0; h < kH; ++h) {
+    idx[h] = _mm512_load_si512(t.pack_idx[h]);
+    pairs[h] = _mm512_load_si512(t.pack_pair[h]);
+  }
   for (uint64_t k0 = 0; k0 < s.K; k0 += s.group) {
     const uint64_t gk = std::min(s.group, s.K - k0), ls = gk * wc * eb;
     for (uint64_t kk0 = 0; kk0 < gk; kk0 += P) {
       const uint64_t first = (k0 + kk0) * chw;
       __m512i reg[2 * kQ];
       const uint8_t* in = src + first * eb;
-      if (first + kV * N <= total) {
-        _Pragma("GCC unroll 8") for (uint64_t j = 0; j < kV; ++j) reg[j] = _mm512_loadu_si512(in + j * 64);
+      if (first + nv * N <= total) {
+        _Pragma("GCC unroll 8") for (uint64_t j = 0; j < kH; ++j) {
+          reg[j] = j < nv ? _mm512_loadu_si512(in + j * 64) : _mm512_setzero_si512();
+        }
       } else {
-        _Pragma("GCC unroll 8") for (uint64_t j = 0; j < kV; ++j) reg[j] = load_part<T>(in, total - first, j);
+        _Pragma("GCC unroll 8") for (uint64_t j = 0; j < kH; ++j) reg[j] = load_part<T>(in, total - first, j);
       }
-      if (kV % 2) reg[kV] = _mm512_setzero_si512();
+      if (kH % 2) reg[kH] = _mm512_setzero_si512();
       uint8_t* out = dst + (k0 * chw + kk0 * wc) * eb;
       if (kk0 + P < gk) {
-        for (uint64_t h = 0; h < H; ++h, out += ls) {
-          _mm512_storeu_si512(out, gather_pairs<T, kQ>(reg, t.pack_idx[h], t.pack_pair[h], q_of));
+        _Pragma("GCC unroll 8") for (uint64_t h = 0; h < kH; ++h) {
+          _mm512_storeu_si512(out + h * ls, gather_pairs<T, kQ>(reg, idx[h], pairs[h], q_of));
         }
       } else {
         const typename O::Mask m = O::first((gk - kk0) * wc);
-        for (uint64_t h = 0; h < H; ++h, out += ls) O::store(out, m, gather_pairs<T, kQ>(reg, t.pack_idx[h], t.pack_pair[h], q_of));
+        _Pragma("GCC unroll 8") for (uint64_t h = 0; h < kH; ++h) {
+          O::store(out + h * ls, m, gather_pairs<T, kQ>(reg, idx[h], pairs[h], q_of));
+        }
       }
     }
   }
@@ -490,8 +498,12 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void im
   constexpr uint64_t N = O::N, eb = sizeof(T), kQ = (kH + 1) / 2;
   const uint64_t chw = s.C * kH * s.W, wc = s.W * s.C, P = t.P, total = s.K * chw;
   uint8_t* const dst_end = dst + total * eb;
-  __m512i q_of[kQ];
+  __m512i q_of[kQ], idx[kH], pairs[kH];
   _Pragma("GCC unroll 4") for (uint64_t q = 0; q < kQ; ++q) q_of[q] = pair_number<T>(q);
+  _Pragma("GCC unroll 8") for (uint64_t v = 0; v < kH; ++v) {
+    idx[v] = _mm512_load_si512(t.unpack_idx[v]);
+    pairs[v] = _mm512_load_si512(t.unpack_pair[v]);
+  }
   for (uint64_t k0 = 0; k0 < s.K; k0 += s.group) {
     const uint64_t gk = std::min(s.group, s.K - k0), base = k0 * chw, lw = gk * wc;
     for (uint64_t kk0 = 0; kk0 < gk; kk0 += P) {
@@ -508,8 +520,14 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void im
       }
       if (kH % 2) reg[kH] = _mm512_setzero_si512();
       uint8_t* out = dst + (k0 + kk0) * chw * eb;
+      if (out + vectors * 64 <= dst_end) {
+        _Pragma("GCC unroll 8") for (uint64_t v = 0; v < kH; ++v) {
+          if (v < vectors) _mm512_storeu_si512(out + v * 64, gather_pairs<T, kQ>(reg, idx[v], pairs[v], q_of));
+        }
+        continue;
+      }
       for (uint64_t v = 0; v < vectors; ++v, out += 64) {
-        const __m512i r = gather_pairs<T, kQ>(reg, t.unpack_idx[v], t.unpack_pair[v], q_of);
+        const __m512i r = gather_pairs<T, kQ>(reg, idx[v], pairs[v], q_of);
         if (out + 64 <= dst_end) _mm512_storeu_si512(out, r);
         else O::store(out, O::first((dst_end - out) / eb), r);
       }
@@ -524,7 +542,7 @@ bool image_runs_copy(const ImageWeightShape& s, const uint8_t* src, uint8_t* dst
   if (s.ext != 1 || s.H == 0 || s.H > kRunMax || s.W * s.C > Ops<T>::N) return false;
   const RunTables<T>& t = run_tables<T>(s.C, s.H, s.W);
   if (to_physical) {
-    switch (t.in_vectors) {
+    switch (s.H) {
       case 1: image_pack_runs<T, 1>(s, t, src, dst); break;
       case 2: image_pack_runs<T, 2>(s, t, src, dst); break;
       case 3: image_pack_runs<T, 3>(s, t, src, dst); break;
