@@ -11,6 +11,8 @@
 // c of a kernel is built R = vector / W logical rows at a time, two physical
 // lines per permute (row r's element w is element w*C + c of line r).
 // Masked loads and stores touch no byte outside the rows and lines named.
+// Image weights without post-extension and with at most 8 lines take the
+// runs of kernels further down instead (fewer permutes and stores per byte).
 #include "optimized/nvdla_weight_simd.h"
 
 #include <algorithm>
@@ -347,10 +349,11 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void im
 //
 // A run is P kernels of a group, kk0..kk0+P-1: logically P*C*H*W elements in
 // a row; physically, in each line h of the group, the P*W*C elements at
-// h*gk*W*C + kk0*W*C (lines h of the P kernels back to back). With H <= 8
-// the smaller side of a run is at most 8 vectors, read once into registers;
-// each vector of the other side is then a fixed pattern of them, the same for
-// every run and group of the shape, so its tables are built once per shape:
+// h*gk*W*C + kk0*W*C (lines h of the P kernels back to back). Both sides are
+// at most H vectors (P*C*H*W <= N*H); with H <= 8 the side read is read once
+// into registers, and each vector of the side written is a fixed pattern of
+// them, the same for every run and group of the shape: its tables are built
+// once per shape and held in registers for the whole call:
 //   packing: line h's vector takes element (p, w, c) from run element
 //     p*C*H*W + c*H*W + h*W + w (registers: the run's logical vectors);
 //   unpacking: logical vector v's element (p, c, h, w) comes from element
@@ -359,7 +362,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void im
 // index table (element i: its place in its pair) and each pair's permute
 // rewrites, merge-masked, the elements of that pair (mask: the pair table
 // equals q), so the vector is one permute per pair and no OR; the masks come
-// from a compare, not from memory. A whole-vector store covers elements past
+// from a compare of registers (28 masks loaded from memory per run of the
+// 7x7x3 int8 row cost half its speed). A whole-vector store covers elements past
 // the run (next run, written after it); where those were written before (the
 // group's last run when packing, whose overflow is the next line) or lie past
 // the data, the store is masked.
@@ -370,8 +374,7 @@ struct RunTables {
   static constexpr uint64_t N = Ops<T>::N;
   uint64_t C = 0, H = 0, W = 0;  // the shape they were built for (K and the group do not matter)
   uint64_t P = 0;                // kernels per run
-  uint64_t in_vectors = 0;       // packing: logical vectors of a run (registers)
-  uint64_t out_vectors = 0;      // unpacking: logical vectors of a run (stores)
+  uint64_t in_vectors = 0;       // logical vectors of a run (at most H)
   // [h] when packing, [v] when unpacking: index in the pair, pair of each element (0xff..: none).
   alignas(64) T pack_idx[kRunMax][N];
   alignas(64) T pack_pair[kRunMax][N];
@@ -386,7 +389,6 @@ void build_run_tables(RunTables<T>* t, uint64_t C, uint64_t H, uint64_t W) {
   t->C = C, t->H = H, t->W = W;
   t->P = N / wc;
   t->in_vectors = (t->P * chw + N - 1) / N;
-  t->out_vectors = t->in_vectors;
   std::memset(t->pack_idx, 0, sizeof(t->pack_idx));
   std::memset(t->unpack_idx, 0, sizeof(t->unpack_idx));
   std::memset(t->pack_pair, 0xff, sizeof(t->pack_pair));
