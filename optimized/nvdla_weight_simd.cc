@@ -362,8 +362,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void im
 // index table (element i: its place in its pair) and each pair's permute
 // rewrites, merge-masked, the elements of that pair (mask: the pair table
 // equals q), so the vector is one permute per pair and no OR; the masks come
-// from a compare of registers (28 masks loaded from memory per run of the
-// 7x7x3 int8 row cost half its speed). A whole-vector store covers elements past
+// from a compare of registers (loading them from memory, 28 per run of the
+// 7x7x3 int8 row, doubled its time). A whole-vector store covers elements past
 // the run (next run, written after it); where those were written before (the
 // group's last run when packing, whose overflow is the next line) or lie past
 // the data, the store is masked.
