@@ -576,33 +576,33 @@ bool image_runs_copy(const ImageWeightShape& s, const uint8_t* src, uint8_t* dst
 // row pos (64 bytes, channel c at c) draws on every window, two per permute;
 // window j draws on every position row (element 64j + i is channel
 // (64j + i) / 9 of row (64j + i) % 9), two rows per permute. The 9 windows (or
-// rows) of a kernel stay in registers; the 45 index vectors depend on nothing
-// but the shape and are built once per call.
+// rows) of a kernel stay in registers; each output vector is gather_pairs of
+// them (five merge-masked permutes, masks by compare) with an index and a
+// pair table that depend on nothing but the shape, built once per call.
 constexpr int kDcHw = 9, kDcPairs = (kDcHw + 1) / 2;
 
 template <typename T>
 struct DcTables {
-  alignas(64) T idx[kDcHw][kDcPairs][Ops<T>::N];
-  typename Ops<T>::Mask merge[kDcHw][kDcPairs];
+  alignas(64) T idx[kDcHw][Ops<T>::N];   // element i's place in its pair
+  alignas(64) T pair[kDcHw][Ops<T>::N];  // element i's pair (gather_pairs)
 };
 
-// pack: row pos, pair p (windows 2p, 2p+1). unpack: window j, pair p (rows
-// 2p, 2p+1). With 16-bit elements (32 per vector) a block is two halves of
+// pack: row pos, pairs of windows (2p, 2p+1). unpack: window j, pairs of rows
+// (2p, 2p+1). With 16-bit elements (32 per vector) a block is two halves of
 // 32 channels, 9 windows each, and the same tables serve both.
 template <typename T>
 void dc_tables(DcTables<T>* t, bool to_physical) {
   constexpr int N = static_cast<int>(Ops<T>::N);
-  std::memset(t, 0, sizeof(*t));
   for (int a = 0; a < kDcHw; ++a) {
     for (int i = 0; i < N; ++i) {
       if (to_physical) {  // row a, channel i: element 9i + a
         const int e = 9 * i + a, j = e / N;
-        t->idx[a][j / 2][i] = static_cast<T>(j % 2 * N + e % N);
-        t->merge[a][j / 2] |= typename Ops<T>::Mask{1} << i;
+        t->idx[a][i] = static_cast<T>(j % 2 * N + e % N);
+        t->pair[a][i] = static_cast<T>(j / 2);
       } else {  // window a, element i: channel e / 9 of row e % 9
         const int e = N * a + i, pos = e % 9;
-        t->idx[a][pos / 2][i] = static_cast<T>(pos % 2 * N + e / 9);
-        t->merge[a][pos / 2] |= typename Ops<T>::Mask{1} << i;
+        t->idx[a][i] = static_cast<T>(pos % 2 * N + e / 9);
+        t->pair[a][i] = static_cast<T>(pos / 2);
       }
     }
   }
@@ -613,12 +613,13 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void dc
                                                                                         const uint8_t* src,
                                                                                         uint8_t* dst,
                                                                                         bool to_physical) {
-  using O = Ops<T>;
   constexpr uint64_t eb = sizeof(T), halves = eb;
   DcTables<T> t;
   dc_tables(&t, to_physical);
   const uint64_t khw = s.C * kDcHw;
   const __m512i zero = _mm512_setzero_si512();
+  __m512i q_of[kDcPairs];
+  _Pragma("GCC unroll 5") for (int q = 0; q < kDcPairs; ++q) q_of[q] = pair_number<T>(q);
   for (uint64_t k0 = 0; k0 < s.K; k0 += s.group) {
     const uint64_t gk = std::min(s.group, s.K - k0), group_base = k0 * khw, row_step = gk * 64 * eb;
     for (uint64_t c0 = 0; c0 + 64 <= s.C; c0 += 64) {
@@ -638,10 +639,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void dc
           _Pragma("GCC unroll 9") for (int j = 0; j < kDcHw; ++j) v[j] = _mm512_loadu_si512(in + j * in_step);
           v[kDcHw] = zero;
           _Pragma("GCC unroll 9") for (int a = 0; a < kDcHw; ++a) {
-            __m512i r = O::permute2(t.merge[a][0], v[0], _mm512_load_si512(t.idx[a][0]), v[1]);
-            _Pragma("GCC unroll 4") for (int p = 1; p < kDcPairs; ++p) {
-              r = _mm512_or_si512(r, O::permute2(t.merge[a][p], v[2 * p], _mm512_load_si512(t.idx[a][p]), v[2 * p + 1]));
-            }
+            const __m512i r = gather_pairs<T, kDcPairs>(v, _mm512_load_si512(t.idx[a]), _mm512_load_si512(t.pair[a]), q_of);
             _mm512_storeu_si512(out + a * out_step, r);
           }
         }
