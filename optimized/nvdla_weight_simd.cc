@@ -11,10 +11,13 @@
 // c of a kernel is built R = vector / W logical rows at a time, two physical
 // lines per permute (row r's element w is element w*C + c of line r).
 // Masked loads and stores touch no byte outside the rows and lines named.
+// Image weights without post-extension and with at most 8 lines take the
+// runs of kernels further down instead (fewer permutes and stores per byte).
 #include "optimized/nvdla_weight_simd.h"
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 // gcc 12 warns inside avx512fintrin.h, whose _mm512_undefined_* functions read an
@@ -342,6 +345,230 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void im
   }
 }
 
+// ---- image weights without post-extension: runs of P = N / (W*C) kernels ----
+//
+// A run is P kernels of a group, kk0..kk0+P-1: logically P*C*H*W elements in
+// a row; physically, in each line h of the group, the P*W*C elements at
+// h*gk*W*C + kk0*W*C (lines h of the P kernels back to back). Both sides are
+// at most H vectors (P*C*H*W <= N*H); with H <= 8 the side read is read once
+// into registers, and each vector of the side written is a fixed pattern of
+// them, the same for every run and group of the shape: its tables are built
+// once per shape and held in registers for the whole call:
+//   packing: line h's vector takes element (p, w, c) from run element
+//     p*C*H*W + c*H*W + h*W + w (registers: the run's logical vectors);
+//   unpacking: logical vector v's element (p, c, h, w) comes from element
+//     p*W*C + w*C + c of line h (registers: the lines of the run).
+// Registers pair up (2q, 2q+1) for two-table permutes. A vector starts as its
+// index table (element i: its place in its pair) and each pair's permute
+// rewrites, merge-masked, the elements of that pair (mask: the pair table
+// equals q), so the vector is one permute per pair and no OR; the masks come
+// from a compare of registers (loading them from memory, 28 per run of the
+// 7x7x3 int8 row, doubled its time). A whole-vector store covers elements past
+// the run (next run, written after it); where those were written before (the
+// group's last run when packing, whose overflow is the next line) or lie past
+// the data, the store is masked.
+constexpr uint64_t kRunMax = 8;
+
+template <typename T>
+struct RunTables {
+  static constexpr uint64_t N = Ops<T>::N;
+  uint64_t C = 0, H = 0, W = 0;  // the shape they were built for (K and the group do not matter)
+  uint64_t P = 0;                // kernels per run
+  uint64_t in_vectors = 0;       // logical vectors of a run (at most H)
+  // [h] when packing, [v] when unpacking: index in the pair, pair of each element (0xff..: none).
+  alignas(64) T pack_idx[kRunMax][N];
+  alignas(64) T pack_pair[kRunMax][N];
+  alignas(64) T unpack_idx[kRunMax][N];
+  alignas(64) T unpack_pair[kRunMax][N];
+};
+
+template <typename T>
+void build_run_tables(RunTables<T>* t, uint64_t C, uint64_t H, uint64_t W) {
+  constexpr uint64_t N = Ops<T>::N;
+  const uint64_t hw = H * W, wc = W * C, chw = C * hw;
+  t->C = C, t->H = H, t->W = W;
+  t->P = N / wc;
+  t->in_vectors = (t->P * chw + N - 1) / N;
+  std::memset(t->pack_idx, 0, sizeof(t->pack_idx));
+  std::memset(t->unpack_idx, 0, sizeof(t->unpack_idx));
+  std::memset(t->pack_pair, 0xff, sizeof(t->pack_pair));
+  std::memset(t->unpack_pair, 0xff, sizeof(t->unpack_pair));
+  for (uint64_t h = 0; h < H; ++h) {
+    for (uint64_t i = 0; i < t->P * wc; ++i) {
+      const uint64_t p = i / wc, w = i % wc / C, c = i % C, e = p * chw + c * hw + h * W + w;
+      t->pack_idx[h][i] = static_cast<T>(e % (2 * N));
+      t->pack_pair[h][i] = static_cast<T>(e / (2 * N));
+    }
+  }
+  for (uint64_t e = 0; e < t->P * chw; ++e) {
+    const uint64_t p = e / chw, r = e % chw, c = r / hw, h = r % hw / W, w = r % W;
+    t->unpack_idx[e / N][e % N] = static_cast<T>(h % 2 * N + p * wc + w * C + c);
+    t->unpack_pair[e / N][e % N] = static_cast<T>(h / 2);
+  }
+}
+
+// Built once per shape and thread (the checker and the benchmarks repeat a shape).
+template <typename T>
+const RunTables<T>& run_tables(uint64_t C, uint64_t H, uint64_t W) {
+  thread_local std::unique_ptr<RunTables<T>> t;
+  if (!t) {
+    t = std::make_unique<RunTables<T>>();
+    build_run_tables(t.get(), C, H, W);
+  } else if (t->C != C || t->H != H || t->W != W) {
+    build_run_tables(t.get(), C, H, W);
+  }
+  return *t;
+}
+
+// One vector from the registers reg[0..2Q): its index table idx, pair table pairs.
+template <typename T, uint64_t kQ>
+LC_AVX512_VBMI __m512i gather_pairs(const __m512i* reg, __m512i idx, __m512i pairs, const __m512i* q_of) {
+  __m512i v = idx;
+  _Pragma("GCC unroll 4") for (uint64_t q = 0; q < kQ; ++q) {
+    if (sizeof(T) == 1) {
+      v = _mm512_mask2_permutex2var_epi8(reg[2 * q], v, _mm512_cmpeq_epi8_mask(pairs, q_of[q]), reg[2 * q + 1]);
+    } else {
+      v = _mm512_mask2_permutex2var_epi16(reg[2 * q], v, _mm512_cmpeq_epi16_mask(pairs, q_of[q]), reg[2 * q + 1]);
+    }
+  }
+  return v;
+}
+
+template <typename T>
+LC_AVX512_VBMI __m512i pair_number(uint64_t q) {
+  return sizeof(T) == 1 ? _mm512_set1_epi8(static_cast<char>(q)) : _mm512_set1_epi16(static_cast<short>(q));
+}
+
+// Vector j (of N elements) of the n elements at p, reading none past them.
+template <typename T>
+LC_AVX512_VBMI __m512i load_part(const uint8_t* p, uint64_t n, uint64_t j) {
+  constexpr uint64_t N = Ops<T>::N;
+  if (j * N >= n) return _mm512_setzero_si512();
+  const uint8_t* at = p + j * 64;
+  return n - j * N >= N ? _mm512_loadu_si512(at) : Ops<T>::load(Ops<T>::first(n - j * N), at);
+}
+
+// kH lines; the run's logical vectors (at most kH) and the tables of the lines
+// stay in registers.
+template <typename T, uint64_t kH>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void image_pack_runs(const ImageWeightShape& s,
+                                                                                             const RunTables<T>& t,
+                                                                                             const uint8_t* src,
+                                                                                             uint8_t* dst) {
+  using O = Ops<T>;
+  constexpr uint64_t eb = sizeof(T), kQ = (kH + 1) / 2, N = O::N;
+  const uint64_t W = s.W, chw = s.C * kH * W, wc = W * s.C, P = t.P, total = s.K * chw, nv = t.in_vectors;
+  __m512i q_of[kQ], idx[kH], pairs[kH];
+  _Pragma("GCC unroll 4") for (uint64_t q = 0; q < kQ; ++q) q_of[q] = pair_number<T>(q);
+  _Pragma("GCC unroll 8") for (uint64_t h = 0; h < kH; ++h) {
+    idx[h] = _mm512_load_si512(t.pack_idx[h]);
+    pairs[h] = _mm512_load_si512(t.pack_pair[h]);
+  }
+  for (uint64_t k0 = 0; k0 < s.K; k0 += s.group) {
+    const uint64_t gk = std::min(s.group, s.K - k0), ls = gk * wc * eb;
+    for (uint64_t kk0 = 0; kk0 < gk; kk0 += P) {
+      const uint64_t first = (k0 + kk0) * chw;
+      __m512i reg[2 * kQ];
+      const uint8_t* in = src + first * eb;
+      if (first + nv * N <= total) {
+        _Pragma("GCC unroll 8") for (uint64_t j = 0; j < kH; ++j) {
+          reg[j] = j < nv ? _mm512_loadu_si512(in + j * 64) : _mm512_setzero_si512();
+        }
+      } else {
+        _Pragma("GCC unroll 8") for (uint64_t j = 0; j < kH; ++j) reg[j] = load_part<T>(in, total - first, j);
+      }
+      if (kH % 2) reg[kH] = _mm512_setzero_si512();
+      uint8_t* out = dst + (k0 * chw + kk0 * wc) * eb;
+      if (kk0 + P < gk) {
+        _Pragma("GCC unroll 8") for (uint64_t h = 0; h < kH; ++h) {
+          _mm512_storeu_si512(out + h * ls, gather_pairs<T, kQ>(reg, idx[h], pairs[h], q_of));
+        }
+      } else {
+        const typename O::Mask m = O::first((gk - kk0) * wc);
+        _Pragma("GCC unroll 8") for (uint64_t h = 0; h < kH; ++h) {
+          O::store(out + h * ls, m, gather_pairs<T, kQ>(reg, idx[h], pairs[h], q_of));
+        }
+      }
+    }
+  }
+}
+
+template <typename T, uint64_t kH>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void image_unpack_runs(
+    const ImageWeightShape& s, const RunTables<T>& t, const uint8_t* src, uint8_t* dst) {
+  using O = Ops<T>;
+  constexpr uint64_t N = O::N, eb = sizeof(T), kQ = (kH + 1) / 2;
+  const uint64_t chw = s.C * kH * s.W, wc = s.W * s.C, P = t.P, total = s.K * chw;
+  uint8_t* const dst_end = dst + total * eb;
+  __m512i q_of[kQ], idx[kH], pairs[kH];
+  _Pragma("GCC unroll 4") for (uint64_t q = 0; q < kQ; ++q) q_of[q] = pair_number<T>(q);
+  _Pragma("GCC unroll 8") for (uint64_t v = 0; v < kH; ++v) {
+    idx[v] = _mm512_load_si512(t.unpack_idx[v]);
+    pairs[v] = _mm512_load_si512(t.unpack_pair[v]);
+  }
+  for (uint64_t k0 = 0; k0 < s.K; k0 += s.group) {
+    const uint64_t gk = std::min(s.group, s.K - k0), base = k0 * chw, lw = gk * wc;
+    for (uint64_t kk0 = 0; kk0 < gk; kk0 += P) {
+      const uint64_t pk = std::min(P, gk - kk0), vectors = (pk * chw + N - 1) / N;
+      __m512i reg[2 * kQ];
+      const uint64_t first = base + kk0 * wc;
+      const uint8_t* at = src + first * eb;
+      if (first + (kH - 1) * lw + N <= total) {
+        _Pragma("GCC unroll 8") for (uint64_t h = 0; h < kH; ++h) reg[h] = _mm512_loadu_si512(at + h * lw * eb);
+      } else {
+        _Pragma("GCC unroll 8") for (uint64_t h = 0; h < kH; ++h) {
+          reg[h] = load_part<T>(at + h * lw * eb, total - first - h * lw, 0);
+        }
+      }
+      if (kH % 2) reg[kH] = _mm512_setzero_si512();
+      uint8_t* out = dst + (k0 + kk0) * chw * eb;
+      if (out + vectors * 64 <= dst_end) {
+        _Pragma("GCC unroll 8") for (uint64_t v = 0; v < kH; ++v) {
+          if (v < vectors) _mm512_storeu_si512(out + v * 64, gather_pairs<T, kQ>(reg, idx[v], pairs[v], q_of));
+        }
+        continue;
+      }
+      for (uint64_t v = 0; v < vectors; ++v, out += 64) {
+        const __m512i r = gather_pairs<T, kQ>(reg, idx[v], pairs[v], q_of);
+        if (out + 64 <= dst_end) _mm512_storeu_si512(out, r);
+        else O::store(out, O::first((dst_end - out) / eb), r);
+      }
+    }
+  }
+}
+
+// True when it copied: no post-extension, a line in one vector, at most
+// kRunMax lines.
+template <typename T>
+bool image_runs_copy(const ImageWeightShape& s, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  if (s.ext != 1 || s.H == 0 || s.H > kRunMax || s.W * s.C > Ops<T>::N) return false;
+  const RunTables<T>& t = run_tables<T>(s.C, s.H, s.W);
+  if (to_physical) {
+    switch (s.H) {
+      case 1: image_pack_runs<T, 1>(s, t, src, dst); break;
+      case 2: image_pack_runs<T, 2>(s, t, src, dst); break;
+      case 3: image_pack_runs<T, 3>(s, t, src, dst); break;
+      case 4: image_pack_runs<T, 4>(s, t, src, dst); break;
+      case 5: image_pack_runs<T, 5>(s, t, src, dst); break;
+      case 6: image_pack_runs<T, 6>(s, t, src, dst); break;
+      case 7: image_pack_runs<T, 7>(s, t, src, dst); break;
+      default: image_pack_runs<T, 8>(s, t, src, dst); break;
+    }
+    return true;
+  }
+  switch (s.H) {
+    case 1: image_unpack_runs<T, 1>(s, t, src, dst); break;
+    case 2: image_unpack_runs<T, 2>(s, t, src, dst); break;
+    case 3: image_unpack_runs<T, 3>(s, t, src, dst); break;
+    case 4: image_unpack_runs<T, 4>(s, t, src, dst); break;
+    case 5: image_unpack_runs<T, 5>(s, t, src, dst); break;
+    case 6: image_unpack_runs<T, 6>(s, t, src, dst); break;
+    case 7: image_unpack_runs<T, 7>(s, t, src, dst); break;
+    default: image_unpack_runs<T, 8>(s, t, src, dst); break;
+  }
+  return true;
+}
+
 // ---- direct-convolution weights: full 64-channel blocks of 3x3 int8 kernels ----
 //
 // A block of one kernel is 64 channels x 9 positions, channel-major: 9 whole
@@ -349,33 +576,33 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void im
 // row pos (64 bytes, channel c at c) draws on every window, two per permute;
 // window j draws on every position row (element 64j + i is channel
 // (64j + i) / 9 of row (64j + i) % 9), two rows per permute. The 9 windows (or
-// rows) of a kernel stay in registers; the 45 index vectors depend on nothing
-// but the shape and are built once per call.
+// rows) of a kernel stay in registers; each output vector is gather_pairs of
+// them (five merge-masked permutes, masks by compare) with an index and a
+// pair table that depend on nothing but the shape, built once per call.
 constexpr int kDcHw = 9, kDcPairs = (kDcHw + 1) / 2;
 
 template <typename T>
 struct DcTables {
-  alignas(64) T idx[kDcHw][kDcPairs][Ops<T>::N];
-  typename Ops<T>::Mask merge[kDcHw][kDcPairs];
+  alignas(64) T idx[kDcHw][Ops<T>::N];   // element i's place in its pair
+  alignas(64) T pair[kDcHw][Ops<T>::N];  // element i's pair (gather_pairs)
 };
 
-// pack: row pos, pair p (windows 2p, 2p+1). unpack: window j, pair p (rows
-// 2p, 2p+1). With 16-bit elements (32 per vector) a block is two halves of
+// pack: row pos, pairs of windows (2p, 2p+1). unpack: window j, pairs of rows
+// (2p, 2p+1). With 16-bit elements (32 per vector) a block is two halves of
 // 32 channels, 9 windows each, and the same tables serve both.
 template <typename T>
 void dc_tables(DcTables<T>* t, bool to_physical) {
   constexpr int N = static_cast<int>(Ops<T>::N);
-  std::memset(t, 0, sizeof(*t));
   for (int a = 0; a < kDcHw; ++a) {
     for (int i = 0; i < N; ++i) {
       if (to_physical) {  // row a, channel i: element 9i + a
         const int e = 9 * i + a, j = e / N;
-        t->idx[a][j / 2][i] = static_cast<T>(j % 2 * N + e % N);
-        t->merge[a][j / 2] |= typename Ops<T>::Mask{1} << i;
+        t->idx[a][i] = static_cast<T>(j % 2 * N + e % N);
+        t->pair[a][i] = static_cast<T>(j / 2);
       } else {  // window a, element i: channel e / 9 of row e % 9
         const int e = N * a + i, pos = e % 9;
-        t->idx[a][pos / 2][i] = static_cast<T>(pos % 2 * N + e / 9);
-        t->merge[a][pos / 2] |= typename Ops<T>::Mask{1} << i;
+        t->idx[a][i] = static_cast<T>(pos % 2 * N + e / 9);
+        t->pair[a][i] = static_cast<T>(pos / 2);
       }
     }
   }
@@ -386,12 +613,13 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void dc
                                                                                         const uint8_t* src,
                                                                                         uint8_t* dst,
                                                                                         bool to_physical) {
-  using O = Ops<T>;
   constexpr uint64_t eb = sizeof(T), halves = eb;
   DcTables<T> t;
   dc_tables(&t, to_physical);
   const uint64_t khw = s.C * kDcHw;
   const __m512i zero = _mm512_setzero_si512();
+  __m512i q_of[kDcPairs];
+  _Pragma("GCC unroll 5") for (int q = 0; q < kDcPairs; ++q) q_of[q] = pair_number<T>(q);
   for (uint64_t k0 = 0; k0 < s.K; k0 += s.group) {
     const uint64_t gk = std::min(s.group, s.K - k0), group_base = k0 * khw, row_step = gk * 64 * eb;
     for (uint64_t c0 = 0; c0 + 64 <= s.C; c0 += 64) {
@@ -411,10 +639,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void dc
           _Pragma("GCC unroll 9") for (int j = 0; j < kDcHw; ++j) v[j] = _mm512_loadu_si512(in + j * in_step);
           v[kDcHw] = zero;
           _Pragma("GCC unroll 9") for (int a = 0; a < kDcHw; ++a) {
-            __m512i r = O::permute2(t.merge[a][0], v[0], _mm512_load_si512(t.idx[a][0]), v[1]);
-            _Pragma("GCC unroll 4") for (int p = 1; p < kDcPairs; ++p) {
-              r = _mm512_or_si512(r, O::permute2(t.merge[a][p], v[2 * p], _mm512_load_si512(t.idx[a][p]), v[2 * p + 1]));
-            }
+            const __m512i r = gather_pairs<T, kDcPairs>(v, _mm512_load_si512(t.idx[a]), _mm512_load_si512(t.pair[a]), q_of);
             _mm512_storeu_si512(out + a * out_step, r);
           }
         }
@@ -428,6 +653,9 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void dc
 bool image_weight_copy_avx512(const ImageWeightShape& s, const uint8_t* src, uint8_t* dst, bool to_physical) {
   if ((s.eb != 1 && s.eb != 2) || (s.ext != 1 && s.ext != 2 && s.ext != 4) || s.C == 0 || s.W == 0) return false;
   if (s.W * s.C > 64 / s.eb || !has_avx512_vbmi()) return false;
+  if (s.eb == 1 ? image_runs_copy<uint8_t>(s, src, dst, to_physical) : image_runs_copy<uint16_t>(s, src, dst, to_physical)) {
+    return true;
+  }
   if (s.eb == 1) {
     if (to_physical) image_pack<uint8_t>(s, src, dst);
     else image_unpack<uint8_t>(s, src, dst);

@@ -45,6 +45,17 @@ const Shape kCases[] = {
     {"nvdla.weight.dc", "int8", "33,128,1,9"},
     {"nvdla.weight.image", "int8", "40,3,7,7"},
     {"nvdla.weight.image(post_extension=2)", "fp16", "20,2,7,8"},
+    // Image weights in runs of kernels: runs of 1, 2, 7 and 32 kernels, 1 to 8
+    // vectors and lines, partial last runs, one kernel, and 9 lines (other path).
+    {"nvdla.weight.image", "int8", "1,3,7,7"},
+    {"nvdla.weight.image", "int8", "70,4,8,16"},
+    {"nvdla.weight.image", "int8", "45,64,2,1"},
+    {"nvdla.weight.image", "int8", "75,2,1,1"},
+    {"nvdla.weight.image", "int8", "38,1,5,9"},
+    {"nvdla.weight.image", "int8", "35,1,9,5"},
+    {"nvdla.weight.image", "fp16", "20,3,5,5"},
+    {"nvdla.weight.image", "int16", "17,5,6,6"},
+    {"nvdla.weight.image", "fp16", "37,2,8,2"},
     {"nvdla.weight.winograd", "fp16", "20,37,4,4"},
     {"nvdla.weight.winograd", "int8", "40,70,4,4"},
     {"nvdla.pixel(format=T_Y8___U8V8_N444,x_offset=3)", "uint8", "5,77,3"},
