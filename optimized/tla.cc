@@ -738,10 +738,10 @@ void group_by_fractal(uint8_t* logical, size_t pitch, uint8_t* block, size_t ste
 // each fractal in turn, so the unpack writes each row's bytes in order
 // straight from the fractals, kZRunFractals fractals (kZRunFractals / 2
 // lines of each row) at a time: the run's fractals (8 KiB) stay in L1 while
-// its 16 rows are written. Measured on 2048 x 2048 fp16: +30-60% over moving
-// each group of two fractals through a stage (one more store and load of
-// every line); runs of 8 or 32 fractals were slower, and software prefetch
-// of the next run did not help.
+// its 16 rows are written. Measured on 2048 x 2048 fp16 (zN and zZ): +10-60%
+// over moving each group of two fractals through a stage (one more store and
+// load of every line); runs of 8 or 32 fractals were slower, and software
+// prefetch of the next run did not help.
 constexpr uint64_t kZRunFractals = 16;
 
 // Row r of the block row from the `n` fractals `step` bytes apart at `block`.
@@ -837,6 +837,9 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
   const bool stage_pack = false;
 #endif
   const bool prefetch = p.rows * pitch > kPrefetchAbove;
+  // A z unpack past L2 writes each row front to back; in L2 (measured on
+  // 256 x 256 fp16: -13%) it goes through the stage as the n fractals do.
+  const bool z_rows = !kPack && kZInside && p.rows * pitch > kPrefetchAbove;
   parallel_ranges(p.R, p.cosize * p.eb, [&](uint64_t begin, uint64_t end) {
     // Unpack (and the AVX-512 int8 n-fractal pack): kStageLines groups go through a
     // stage in L1, each row's kStageLines lines copied out (in) in one run
@@ -864,8 +867,8 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
           for (uint64_t g = 0; g < n; ++g) group(stage + g * kLineBytes, kStagePitch, block_at(bi, (g0 + g) * kG), step);
         }
 #endif
-        if (!kPack && kZInside) z_unpack_rows(src, pitch, block_at(bi, 0), step, full_g * kG);
-        for (uint64_t g0 = 0; !kPack && !kZInside && g0 < full_g; g0 += kStageLines) {
+        if (!kPack && z_rows) z_unpack_rows(src, pitch, block_at(bi, 0), step, full_g * kG);
+        for (uint64_t g0 = 0; !kPack && !z_rows && g0 < full_g; g0 += kStageLines) {
           const uint64_t n = std::min<uint64_t>(kStageLines, full_g - g0);
           for (uint64_t g = 0; g < n; ++g) group(stage + g * kLineBytes, kStagePitch, block_at(bi, (g0 + g) * kG), step);
           stage_out(src + g0 * kLineBytes, pitch, stage, kStagePitch, kH, n);
