@@ -12,7 +12,9 @@
 // one 32-byte C0 copied whole, an n-fractal is a C0 x 16 transpose. They go
 // by groups of the fractals that share a cache line of each logical row (see
 // "fractal groups"), with AVX-512 in-register transposes where the CPU has
-// them; notation layouts that are such a format copy the same way.
+// them; notation layouts that are such a format copy the same way. A z
+// unpack past L2 writes each logical row front to back straight from the
+// fractals (see "z-fractal unpack").
 #include <algorithm>
 #include <atomic>
 #include <cstring>
