@@ -814,6 +814,22 @@ void z_unpack_rows(uint8_t* logical, size_t pitch, const uint8_t* block, size_t 
   z_unpack_rows_portable(logical, pitch, block, step, n);
 }
 
+#ifdef LC_TLA_X86
+// z inside with AVX2: row r of the group is C0 r of the two fractals, one
+// 32-byte move each (the portable memcpy of 32 bytes is two 16-byte moves).
+template <bool kPack>
+__attribute__((target("avx2"))) void z_group_avx2(uint8_t* logical, size_t pitch, uint8_t* block, size_t step) {
+  for (uint64_t r = 0; r < kFractalC0s; ++r) {
+    for (uint64_t q = 0; q < kLineBytes / kC0Bytes; ++q) {
+      __m256i* c0 = reinterpret_cast<__m256i*>(block + q * step + r * kC0Bytes);
+      __m256i* row = reinterpret_cast<__m256i*>(logical + r * pitch + q * kC0Bytes);
+      if (kPack) _mm256_storeu_si256(c0, _mm256_loadu_si256(row));
+      else _mm256_storeu_si256(row, _mm256_loadu_si256(c0));
+    }
+  }
+}
+#endif
+
 template <bool kPack, size_t EB, bool kZInside>
 GroupFn group_kernel() {
 #ifdef LC_TLA_X86
@@ -821,6 +837,9 @@ GroupFn group_kernel() {
     if constexpr (kZInside) return z_group_avx512<kPack>;
     else if constexpr (EB == 2) return n16_group_avx512<kPack>;
     else if constexpr (EB == 1) return n8_group_avx512<kPack>;
+  }
+  if constexpr (kZInside) {
+    if (isa_at_least(Isa::kAvx2)) return z_group_avx2<kPack>;
   }
 #endif
   return group_by_fractal<kPack, EB, kZInside>;
