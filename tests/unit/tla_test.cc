@@ -314,12 +314,20 @@ TEST(TlaImpl, describe_reports_the_layout) {
 namespace layoutcheck {
 namespace {
 
+// Past L2 (1 MiB) a z unpack writes each logical row from runs of 16
+// fractals: block rows of several runs and a partial one, a partial last
+// block row and fractal column.
+TEST(TlaOptimized, large_z_unpacks_match_the_reference_at_every_isa_level) {
+  testing::expect_pass_at_every_isa("tla.zN", "fp16", "520,1010");
+  testing::expect_pass_at_every_isa("tla.zZ", "fp16", "520,1010");
+}
+
 TEST(TlaOptimized, fractal_transposes_match_the_reference_at_every_isa_level) {
   for (Isa isa : available_isas()) {
     IsaCapScope cap(isa);
     for (const char* layout : {"tla.nZ", "tla.nN", "tla.zN", "tla.zZ"}) {
       for (const char* dtype : {"int8", "fp16", "bf16", "fp32"}) {
-        for (const char* shape : {"64,64", "96,48", "33,47", "32,16", "100,200"}) {
+                for (const char* shape : {"64,64", "96,48", "33,47", "32,16", "100,200"}) {
           CheckReport r = check(testing::must_case(layout, dtype, shape), reference_impl(), optimized_impl());
           EXPECT_EQ(r.verdict, Verdict::kPass) << isa_name(isa) << " " << r.message;
         }
