@@ -1,4 +1,5 @@
-// CATLASS TLA: zN/nZ (and zZ/nN) pack and unpack of fp16 and int8 matrices,
+// CATLASS TLA: zN/nZ (and zZ/nN) pack and unpack of fp16 and int8 matrices
+// (8 MiB, inside the last-level cache, and 32 MiB, past it),
 // beside memcpy of the same bytes; one general nested layout for the
 // table-driven path.
 #include "bench_util.h"
@@ -14,6 +15,10 @@ const bool registered = [] {
       bench::Row{"tla.nZ/int8/2048x4096", "tla.nZ", "int8", "2048,4096", false},
       bench::Row{"tla.zZ/fp16/2048x2048", "tla.zZ", "fp16", "2048,2048", false},
       bench::Row{"tla.nN/fp16/2048x2048", "tla.nN", "fp16", "2048,2048", false},
+      bench::Row{"tla.zN/fp16/32MiB", "tla.zN", "fp16", "4096,4096", false},
+      bench::Row{"tla.nZ/fp16/32MiB", "tla.nZ", "fp16", "4096,4096", false},
+      bench::Row{"tla.zN/int8/32MiB", "tla.zN", "int8", "4096,8192", false},
+      bench::Row{"tla.nZ/int8/32MiB", "tla.nZ", "int8", "4096,8192", false},
       bench::Row{"tla.zN/fp16/256x256", "tla.zN", "fp16", "256,256", true},
       bench::Row{"tla.nZ/int8/256x512", "tla.nZ", "int8", "256,512", false},
       bench::Row{"tla.zN/fp16/2047x2047-padded", "tla.zN", "fp16", "2047,2047", false},
