@@ -30,8 +30,9 @@
 // Tiles only move whole elements between the places the table above gives
 // them; padding rows read as zeros. Large tensors split over threads
 // (optimized/threads.h) by groups, or by runs of pixels of every group when
-// the groups are few: each thread writes its own pixels (pack) or its own
-// parts of the rows (unpack) and fences its own streaming stores.
+// the groups are few, handed out to the threads as they get free: each thread
+// writes its own pixels (pack) or its own parts of the rows (unpack) and
+// fences its own streaming stores.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -1259,6 +1260,7 @@ Group group_at(const Plan& p, uint64_t i, uint64_t* rows) {
 // pick their heads and streaming stores from it). 4-bit tensors run on one
 // thread: two neighbouring elements share a byte.
 constexpr uint64_t kSlicePixels = 64;
+constexpr uint64_t kThreadChunkBytes = 512u << 10;  // physical bytes a thread takes at once, about
 
 template <bool kPack>
 void walk_units(const Plan& p, uint8_t* logical, uint8_t* phys, uint64_t slices, uint64_t begin, uint64_t end) {
@@ -1314,14 +1316,17 @@ void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
   if (threads <= 1) {
     walk_units<kPack>(p, logical, phys, 1, 0, groups);
   } else {
-    // Whole groups when they share out evenly (or are many), else slices of
-    // them: about 8 units a thread.
+    // Whole groups when they are many, else slices of them: 8 units a thread
+    // or more, handed out as the threads get free (a thread whose core is busy
+    // with other work takes fewer), in runs of kThreadChunkBytes or so.
     const uint64_t L = p.kind == Kind::kColMajor ? p.cols : p.HW;
     uint64_t slices = 1;
-    if (groups % threads != 0 && groups < 8 * threads) {
+    if (groups < 8 * threads) {
       slices = std::min(ceil_div(8 * threads, groups), std::max<uint64_t>(1, ceil_div(L, kSlicePixels)));
     }
-    parallel_ranges(groups * slices, p.phys_bytes, [&](uint64_t begin, uint64_t end) {
+    const uint64_t units = groups * slices;
+    const uint64_t chunk = std::max<uint64_t>(1, kThreadChunkBytes / std::max<uint64_t>(1, p.phys_bytes / units));
+    parallel_chunks(units, chunk, p.phys_bytes, [&](uint64_t begin, uint64_t end) {
       walk_units<kPack>(p, logical, phys, slices, begin, end);
 #if LC_MGE_X86
       if (p.stream) _mm_sfence();
