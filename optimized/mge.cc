@@ -19,7 +19,8 @@
 // large tensors, rows fetched ahead in software since four far-apart streams
 // outrun the hardware prefetchers) and 16x16 32-bit tiles (every row's cache
 // line in one access) for 16 | R, and packs of 8-bit groups of 32 rows (or
-// streamed, 64k rows) in 64-column tiles transposed in registers; 4-bit
+// streamed, 64k rows) in 64-column tiles transposed in registers (64k rows in
+// cache through a stage refilled while it is transposed); 4-bit
 // elements (two per byte, low nibble first) take a nibble loop. Tensors of
 // kStreamBytes and more are packed with streaming stores: straight from the
 // registers where a tile writes whole lines (those 8-bit tiles, 32-bit groups
@@ -29,8 +30,9 @@
 // Tiles only move whole elements between the places the table above gives
 // them; padding rows read as zeros. Large tensors split over threads
 // (optimized/threads.h) by groups, or by runs of pixels of every group when
-// the groups are few: each thread writes its own pixels (pack) or its own
-// parts of the rows (unpack) and fences its own streaming stores.
+// the groups are few, handed out to the threads as they get free: each thread
+// writes its own pixels (pack) or its own parts of the rows (unpack) and
+// fences its own streaming stores.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -760,6 +762,85 @@ LC_MGE_AVX512BW uint64_t pack_rows_x64_epi8_avx512(const Group& g, const uint8_t
   return L64;
 }
 
+// 8-bit elements, R a multiple of 64, in cache (NCHW64, NHWC with 64 | C):
+// chunks of 64 rows, 64 columns of them into 64 pixel lines at a time. The
+// rows are H*W bytes apart and share their L1 sets, so each row's lines pass
+// through a stage (64 rows x kRowsStageCols, contiguous) before the transpose
+// reads them; the stage has two halves, and the lines of the next block of
+// columns are loaded into one while the other is transposed, a share of them
+// between every two transposes, so the loads from L2 overlap the shuffles.
+// The transpose takes 16 columns: register i holds them for rows i, 16 + i,
+// 32 + i and 48 + i, one per 128-bit lane (lanes 1..3 from memory by masked
+// broadcasts, which need no shuffle), so the 16x16 byte transposes per lane
+// (byte_transpose.h) leave in register j exactly pixel j's 64 rows: a whole
+// line.
+constexpr uint64_t kRowsStageCols = 256;    // columns of a half of the pack stage
+
+// Rows i, 16 + i, 32 + i, 48 + i of a 64-row block at byte offset c (row
+// `stride` bytes apart), one per lane, for i = 0..15; then transposed per lane.
+LC_MGE_AVX512BW_INLINE void load_lanes_transpose(const uint8_t* block, uint64_t stride, uint64_t c, __m512i v[16]) {
+  LC_MGE_UNROLL
+  for (int i = 0; i < 16; ++i) {
+    const uint8_t* at = block + i * stride + c;
+    __m512i x = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at)));
+    x = _mm512_mask_broadcast_i32x4(x, 0x00F0, _mm_loadu_si128(reinterpret_cast<const __m128i*>(at + 16 * stride)));
+    x = _mm512_mask_broadcast_i32x4(x, 0x0F00, _mm_loadu_si128(reinterpret_cast<const __m128i*>(at + 32 * stride)));
+    x = _mm512_mask_broadcast_i32x4(x, 0xF000, _mm_loadu_si128(reinterpret_cast<const __m128i*>(at + 48 * stride)));
+    v[i] = x;
+  }
+  byte_transpose::transpose16x16_epi8_x4(v);
+}
+
+// Rows [begin, end) of the block of columns l0.. (`lines` lines a row) into a
+// half of the pack stage; padding rows are zeros.
+LC_MGE_AVX512BW_INLINE void fill_stage(uint8_t (*half)[kRowsStageCols], const uint8_t* const* row, uint64_t l0,
+                                       uint64_t lines, uint64_t begin, uint64_t end) {
+  for (uint64_t k = begin; k < end; ++k) {
+    if (!row[k]) {
+      for (uint64_t q = 0; q < lines * kLine; q += kLine) {
+        _mm512_store_si512(reinterpret_cast<void*>(half[k] + q), _mm512_setzero_si512());
+      }
+      continue;
+    }
+    const uint8_t* src = row[k] + l0;
+    if (lines == kRowsStageCols / kLine) {
+      LC_MGE_UNROLL
+      for (uint64_t q = 0; q < kRowsStageCols; q += kLine) {
+        _mm512_store_si512(reinterpret_cast<void*>(half[k] + q), _mm512_loadu_si512(reinterpret_cast<const void*>(src + q)));
+      }
+    } else {
+      for (uint64_t q = 0; q < lines * kLine; q += kLine) {
+        _mm512_store_si512(reinterpret_cast<void*>(half[k] + q), _mm512_loadu_si512(reinterpret_cast<const void*>(src + q)));
+      }
+    }
+  }
+}
+
+LC_MGE_AVX512BW uint64_t pack_rows_staged_epi8_avx512(const Group& g, const uint8_t* logical, uint8_t* phys) {
+  constexpr uint64_t kC = kRowsStageCols;
+  alignas(64) uint8_t stage[2][64][kC];
+  const uint64_t R = g.R, L64 = g.L / 64 * 64, blocks = ceil_div(L64, kC);
+  const uint8_t* row[64];
+  for (uint64_t rc = 0; rc < R; rc += 64) {
+    for (uint64_t k = 0; k < 64; ++k) row[k] = g.rows[rc + k] == kPad ? nullptr : logical + g.rows[rc + k];
+    if (blocks > 0) fill_stage(stage[0], row, 0, std::min(kC, L64) / kLine, 0, 64);
+    for (uint64_t b = 0; b < blocks; ++b) {
+      const uint64_t l0 = b * kC, cols = std::min(kC, L64 - l0), steps = cols / 16;
+      const uint64_t next_lines = b + 1 < blocks ? std::min(kC, L64 - l0 - kC) / kLine : 0;
+      const uint8_t* half = stage[b & 1][0];
+      uint8_t* out = phys + g.pixels + l0 * R + rc;
+      for (uint64_t s = 0; s < steps; ++s) {
+        if (next_lines) fill_stage(stage[(b + 1) & 1], row, l0 + kC, next_lines, s * 64 / steps, (s + 1) * 64 / steps);
+        __m512i v[16];
+        load_lanes_transpose(half, kC, s * 16, v);
+        LC_MGE_UNROLL
+        for (int j = 0; j < 16; ++j) _mm512_storeu_si512(reinterpret_cast<void*>(out + (s * 16 + j) * R), v[j]);
+      }
+    }
+  }
+  return L64;
+}
+
 // 32-bit elements, R == 4 (NCHW4), pack: 16 columns of each of the 4 rows ->
 // 16 pixels in four 64-byte stores, each one whole cache line once the output
 // is line-aligned (the first pixels up to a line boundary go one by one). Two
@@ -1012,12 +1093,20 @@ template <bool kPack>
 void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
 #if LC_MGE_X86
   const uint64_t pixel_bytes = g.R * p.bits / 8;
+  if (kPack && p.bits == 8 && g.R % 64 == 0 && g.L >= 64 && !p.stream && have_avx512()) {
+    // 64k rows in cache: through a two-part stage of whole lines, transposed
+    // in registers. (Unpacking the same way is no faster than the 32-row
+    // blocks below: its stores into 64 rows H*W bytes apart bound it.)
+    const uint64_t done = pack_rows_staged_epi8_avx512(g, logical, phys);
+    if (done < g.L) transpose_scalar<kPack, 1>(g, logical, phys, 0, done);
+    return;
+  }
   if (kPack && p.bits == 8 && (g.R == 32 || (p.stream && g.R % 64 == 0)) && have_avx512()) {
     // 32 rows, or streamed 64k rows: tiles of 64 columns in registers, whole
-    // lines out. (64 rows in cache pack faster through the stage below, whose
-    // 256-column blocks need no spill of half the transpose; unpacking goes
-    // through stages too: stores into 32 or more lines of one L1 set per
-    // tile, the rows', evict each other before they commit.)
+    // lines out. (64k rows in cache: the stage above, whose loads overlap the
+    // shuffles; unpacking goes through stages too: stores into 32 or more
+    // lines of one L1 set per tile, the rows', evict each other before they
+    // commit.)
     const uint64_t done = pack_rows_x64_epi8_avx512(g, logical, phys, p.stream);
     if (done < g.L) transpose_scalar<kPack, 1>(g, logical, phys, 0, done);
     return;
@@ -1171,6 +1260,7 @@ Group group_at(const Plan& p, uint64_t i, uint64_t* rows) {
 // pick their heads and streaming stores from it). 4-bit tensors run on one
 // thread: two neighbouring elements share a byte.
 constexpr uint64_t kSlicePixels = 64;
+constexpr uint64_t kThreadChunkBytes = 512u << 10;  // physical bytes a thread takes at once, about
 
 template <bool kPack>
 void walk_units(const Plan& p, uint8_t* logical, uint8_t* phys, uint64_t slices, uint64_t begin, uint64_t end) {
@@ -1226,14 +1316,17 @@ void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
   if (threads <= 1) {
     walk_units<kPack>(p, logical, phys, 1, 0, groups);
   } else {
-    // Whole groups when they share out evenly (or are many), else slices of
-    // them: about 8 units a thread.
+    // Whole groups when they are many, else slices of them: 8 units a thread
+    // or more, handed out as the threads get free (a thread whose core is busy
+    // with other work takes fewer), in runs of kThreadChunkBytes or so.
     const uint64_t L = p.kind == Kind::kColMajor ? p.cols : p.HW;
     uint64_t slices = 1;
-    if (groups % threads != 0 && groups < 8 * threads) {
+    if (groups < 8 * threads) {
       slices = std::min(ceil_div(8 * threads, groups), std::max<uint64_t>(1, ceil_div(L, kSlicePixels)));
     }
-    parallel_ranges(groups * slices, p.phys_bytes, [&](uint64_t begin, uint64_t end) {
+    const uint64_t units = groups * slices;
+    const uint64_t chunk = std::max<uint64_t>(1, kThreadChunkBytes / std::max<uint64_t>(1, p.phys_bytes / units));
+    parallel_chunks(units, chunk, p.phys_bytes, [&](uint64_t begin, uint64_t end) {
       walk_units<kPack>(p, logical, phys, slices, begin, end);
 #if LC_MGE_X86
       if (p.stream) _mm_sfence();

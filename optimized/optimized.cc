@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <atomic>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -87,6 +88,34 @@ void parallel_ranges(uint64_t n, uint64_t bytes, const std::function<void(uint64
   }
   body(bound(0), bound(1));
   for (uint64_t i = inline_from; i < t; ++i) body(bound(i), bound(i + 1));
+  for (std::thread& w : workers) w.join();
+}
+
+void parallel_chunks(uint64_t n, uint64_t chunk, uint64_t bytes, const std::function<void(uint64_t, uint64_t)>& body) {
+  chunk = std::max<uint64_t>(chunk, 1);
+  const uint64_t chunks = n / chunk + (n % chunk != 0);
+  const uint64_t t = std::min<uint64_t>(resolve_threads(requested_threads(), bytes), chunks);
+  if (t <= 1) {  // mutate: equivalent (one thread runs the same ranges in order)
+    if (n) body(0, n);
+    return;
+  }
+  std::atomic<uint64_t> next{0};
+  auto run = [&] {
+    for (uint64_t i = next.fetch_add(1, std::memory_order_relaxed); i < chunks;
+         i = next.fetch_add(1, std::memory_order_relaxed)) {
+      body(i * chunk, std::min(n, (i + 1) * chunk));
+    }
+  };
+  std::vector<std::thread> workers;
+  workers.reserve(t - 1);  // mutate: equivalent (capacity only)
+  for (uint64_t i = 1; i < t; ++i) {
+    try {
+      workers.emplace_back(run);
+    } catch (const std::system_error&) {
+      break;  // the threads there are take every range
+    }
+  }
+  run();
   for (std::thread& w : workers) w.join();
 }
 

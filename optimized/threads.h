@@ -66,4 +66,12 @@ Status optimized_unpack(const Case& c, const void* physical, size_t physical_siz
 // range runs on the calling thread. `body` must not throw.
 void parallel_ranges(uint64_t n, uint64_t bytes, const std::function<void(uint64_t, uint64_t)>& body);
 
+// The same threads, the ranges handed out as they go: body(begin, end) on
+// consecutive ranges of `chunk` (the last one the rest) that cover [0, n), each
+// to the first thread that is free, so a thread whose core is busy with other
+// work takes fewer and the last one ends with the others. `body` runs several
+// times on a thread, must not throw, and may not assume which thread runs
+// which range.
+void parallel_chunks(uint64_t n, uint64_t chunk, uint64_t bytes, const std::function<void(uint64_t, uint64_t)>& body);
+
 }  // namespace layoutcheck

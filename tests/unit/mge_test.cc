@@ -256,15 +256,20 @@ TEST(MgeLarge, streamed_tiles_at_every_isa_level) {
 }
 
 // 8-bit groups of 32 and 64 rows in cache: packs in 64-column register tiles
-// (32 rows) or 256-column blocks, unpacks in blocks of 1024 columns of every
-// row; runs of pixels of several blocks and a partial one, padding rows, at
-// every instruction-set level.
+// (32 rows) or, 64k rows, through a two-part stage of 256 columns (AVX-512)
+// or 256-column blocks, unpacks in blocks of 1024 columns of every row; runs
+// of pixels of several blocks and a partial one (of 1 to 3 lines of a row, and
+// fewer than 64 pixels), 128 rows, padding rows, at every instruction-set level.
 TEST(MgeInCache, long_rows_at_every_isa_level) {
   for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
            {"mge.nchw32", "int8", "2,40,33,97"},
            {"mge.nchw64", "int8", "1,70,40,77"},
            {"mge.chwn4", "int8", "8,6,33,65"},
            {"mge.nchw32", "uint8", "1,32,64,64"},
+           {"mge.nchw64", "int8", "2,64,17,19"},
+           {"mge.nchw64", "uint8", "1,3,13,37"},
+           {"mge.nhwc", "int8", "1,128,9,37"},
+           {"mge.nchw64", "int8", "1,64,7,9"},
        }) {
     expect_pass_at_every_isa(layout, dtype, shape);
   }

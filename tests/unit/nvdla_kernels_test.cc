@@ -182,5 +182,31 @@ TEST(Threads, ranges_are_disjoint_and_cover_everything) {
   }
 }
 
+// parallel_chunks: every index once, in ranges that start on a multiple of the
+// chunk and are one chunk long but the last (or [0, n) on one thread); a chunk
+// of 0 counts as 1.
+TEST(Threads, chunks_are_disjoint_whole_and_cover_everything) {
+  for (unsigned threads : {1u, 2u, 3u, 16u}) {
+    for (uint64_t n : {0u, 1u, 7u, 100u}) {
+      for (uint64_t chunk : {0u, 1u, 3u, 64u, 200u}) {
+        ThreadCountScope scope(threads);
+        std::vector<std::atomic<int>> seen(n);
+        std::atomic<unsigned> calls{0}, bad{0};
+        const uint64_t c = std::max<uint64_t>(chunk, 1);
+        const bool one_range = threads == 1 || n <= c;
+        parallel_chunks(n, chunk, 0, [&](uint64_t begin, uint64_t end) {
+          ++calls;
+          const bool whole = one_range ? begin == 0 && end == n : begin % c == 0 && (end - begin == c || end == n);
+          if (!whole || begin >= end) ++bad;
+          for (uint64_t i = begin; i < end; ++i) ++seen[i];
+        });
+        for (uint64_t i = 0; i < n; ++i) EXPECT_EQ(seen[i].load(), 1) << "n " << n << " threads " << threads;
+        EXPECT_EQ(bad.load(), 0u) << "n " << n << " chunk " << chunk << " threads " << threads;
+        EXPECT_EQ(calls.load(), n == 0 ? 0u : one_range ? 1u : static_cast<unsigned>((n + c - 1) / c));
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace layoutcheck
