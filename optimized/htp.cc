@@ -863,92 +863,67 @@ LC_HTP_AVX512 inline void store_line(uint8_t* at, __m512i v) {
   else _mm512_store_si512(at, v);
 }
 
+// One strided pass of 2 x 2 blocks (32-byte rows: two lines in, their 256-bit
+// halves exchanged, two lines out) or of single lines (64-byte rows): `outer`
+// steps of (so, dso) bytes, each `inner` steps of (si, di); a block reads the
+// lines at s and s + sb and writes those at d and d + db. The next lines of
+// the read rows are fetched `ahead` bytes on (into L1) and, when `next` is
+// not 0, those of the next position `next` bytes on (into L2).
+template <bool kStream, bool kHalf>
+LC_HTP_AVX512 inline void pair_lines(const uint8_t* s, uint8_t* d, uint64_t outer, uint64_t so, uint64_t dso,
+                                     uint64_t inner, uint64_t si, uint64_t di, uint64_t sb, uint64_t db,
+                                     uint64_t ahead, uint64_t next) {
+  for (uint64_t o = 0; o < outer; ++o, s += so, d += dso) {
+    const uint8_t* sp = s;
+    uint8_t* dp = d;
+    for (uint64_t i = 0; i < inner; ++i, sp += si, dp += di) {
+      _mm_prefetch(reinterpret_cast<const char*>(sp + ahead), _MM_HINT_T0);
+      if (next != 0) _mm_prefetch(reinterpret_cast<const char*>(sp + next), _MM_HINT_T1);
+      const __m512i a = _mm512_load_si512(sp);
+      if (kHalf) {
+        _mm_prefetch(reinterpret_cast<const char*>(sp + sb + ahead), _MM_HINT_T0);
+        if (next != 0) _mm_prefetch(reinterpret_cast<const char*>(sp + sb + next), _MM_HINT_T1);
+        const __m512i b = _mm512_load_si512(sp + sb);
+        store_line<kStream>(dp, _mm512_shuffle_i64x2(a, b, 0x44));
+        store_line<kStream>(dp + db, _mm512_shuffle_i64x2(a, b, 0xEE));
+      } else {
+        store_line<kStream>(dp, a);
+      }
+    }
+  }
+}
+
 // One position of the outer loops: x rows by m rows of `unit` bytes, physical
-// [x][m] against logical [m][x]. 32-byte rows go by 2 x 2 blocks: two lines
-// in, their 256-bit halves exchanged, two lines out. Unpack walks m outside
-// x (the logical rows written front to back); pack walks x outside m (the
+// [x][m] against logical [m][x], by pair_lines. Pack walks x outside m (the
 // physical rows written front to back) or, by_rows, m outside x (the logical
-// rows read front to back). The reads of the next lines of each row are
-// fetched ahead, and those of the next position (`next` bytes on) into L2.
+// rows read front to back). Unpack walks the middle loop in blocks of
+// kPairBlock bytes of each row of x and, per block, x outside m: a block
+// reads a run of whole lines of every x row and writes whole logical rows,
+// with few read streams live at a time (one row of x for a block's length),
+// and each run's next block fetched ahead; a single block fetches the next
+// position instead.
+constexpr uint64_t kPairBlock = 1024;
+
 template <bool kPack, bool kStream, bool kHalf>
 LC_HTP_AVX512 inline void pair_block(const uint8_t* src, uint8_t* dst, uint64_t x_count, uint64_t m_count,
                                      uint64_t x_ps, uint64_t m_ls, uint64_t next, bool by_rows) {
-  constexpr uint64_t unit = kHalf ? 32 : 64, step = kHalf ? 2 : 1;
-  const uint64_t x_ls = unit;
+  constexpr uint64_t step = kHalf ? 2 : 1;
   // Along the outer loop of the two, the next line of each read row.
   constexpr uint64_t kAhead = 256;
-  if (by_rows && kPack) {
-    for (uint64_t m = 0; m < m_count; m += step) {
-      const uint8_t* lg = src + m * m_ls;
-      uint8_t* ph = dst + m * unit;
-      for (uint64_t x = 0; x < x_count; x += step, lg += 64, ph += step * x_ps) {
-        _mm_prefetch(reinterpret_cast<const char*>(lg + kAhead), _MM_HINT_T0);
-        const __m512i a = _mm512_load_si512(lg);
-        if (kHalf) {
-          _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + kAhead), _MM_HINT_T0);
-          const __m512i b = _mm512_load_si512(lg + m_ls);
-          store_line<kStream>(ph, _mm512_shuffle_i64x2(a, b, 0x44));
-          store_line<kStream>(ph + x_ps, _mm512_shuffle_i64x2(a, b, 0xEE));
-        } else {
-          store_line<kStream>(ph, a);
-        }
-      }
+  const uint64_t xs = x_count / step, ms = m_count / step;
+  if (kPack) {
+    if (by_rows) {
+      pair_lines<kStream, kHalf>(src, dst, ms, step * m_ls, 64, xs, 64, step * x_ps, m_ls, x_ps, kAhead, 0);
+    } else {
+      pair_lines<kStream, kHalf>(src, dst, xs, 64, step * x_ps, ms, step * m_ls, 64, m_ls, x_ps, kAhead, next);
     }
-  } else if (by_rows) {
-    for (uint64_t x = 0; x < x_count; x += step) {
-      const uint8_t* ph = src + x * x_ps;
-      uint8_t* lg = dst + x * unit;
-      for (uint64_t m = 0; m < m_count; m += step, ph += 64, lg += step * m_ls) {
-        _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
-        const __m512i a = _mm512_load_si512(ph);
-        if (kHalf) {
-          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
-          const __m512i b = _mm512_load_si512(ph + x_ps);
-          store_line<kStream>(lg, _mm512_shuffle_i64x2(a, b, 0x44));
-          store_line<kStream>(lg + m_ls, _mm512_shuffle_i64x2(a, b, 0xEE));
-        } else {
-          store_line<kStream>(lg, a);
-        }
-      }
-    }
-  } else if (kPack) {
-    for (uint64_t x = 0; x < x_count; x += step) {
-      const uint8_t* lg = src + x * x_ls;
-      uint8_t* ph = dst + x * x_ps;
-      for (uint64_t m = 0; m < m_count; m += step, lg += step * m_ls, ph += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(lg + kAhead), _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(lg + next), _MM_HINT_T1);
-        const __m512i a = _mm512_load_si512(lg);
-        if (kHalf) {
-          _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + kAhead), _MM_HINT_T0);
-          _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + next), _MM_HINT_T1);
-          const __m512i b = _mm512_load_si512(lg + m_ls);
-          store_line<kStream>(ph, _mm512_shuffle_i64x2(a, b, 0x44));
-          store_line<kStream>(ph + x_ps, _mm512_shuffle_i64x2(a, b, 0xEE));
-        } else {
-          store_line<kStream>(ph, a);
-        }
-      }
-    }
-  } else {
-    for (uint64_t m = 0; m < m_count; m += step) {
-      const uint8_t* ph = src + m * unit;
-      uint8_t* lg = dst + m * m_ls;
-      for (uint64_t x = 0; x < x_count; x += step, ph += step * x_ps, lg += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(ph + next), _MM_HINT_T1);
-        const __m512i a = _mm512_load_si512(ph);
-        if (kHalf) {
-          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
-          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + next), _MM_HINT_T1);
-          const __m512i b = _mm512_load_si512(ph + x_ps);
-          store_line<kStream>(lg, _mm512_shuffle_i64x2(a, b, 0x44));
-          store_line<kStream>(lg + m_ls, _mm512_shuffle_i64x2(a, b, 0xEE));
-        } else {
-          store_line<kStream>(lg, a);
-        }
-      }
-    }
+    return;
+  }
+  const uint64_t block = std::min<uint64_t>(ms, kPairBlock / 64);
+  for (uint64_t m = 0; m < ms; m += block) {
+    const uint64_t n = std::min<uint64_t>(block, ms - m);
+    pair_lines<kStream, kHalf>(src + m * 64, dst + m * step * m_ls, xs, step * x_ps, 64, n, 64, step * m_ls, x_ps,
+                               m_ls, block == ms ? kAhead : kPairBlock, block == ms ? next : 0);
   }
 }
 
