@@ -102,11 +102,12 @@ struct Plan {
   std::vector<uint64_t> start;
   // Unit transposes (see make_plan): rows of 32 or 64 bytes, the middle loop
   // `pair_m` (physical neighbours) and the loop `pair_x` of logical stride one
-  // row (logical neighbours); the other loops, outer, in physical order (pack)
-  // and by logical stride (unpack).
+  // row (logical neighbours); the other loops, outer, in physical order (both
+  // ways: unpack then reads the chunks front to back, its lines written whole
+  // wherever they are).
   bool pair = false;
   size_t pair_x = 0, pair_m = 0;
-  std::vector<Loop> pair_outer_pack, pair_outer_unpack;
+  std::vector<Loop> pair_outer;
   // The same transpose for unpack of a padded tensor: x the only loop but the
   // row along the row's dimension (so a block's valid bytes are those of its
   // x step), the other loops around it by logical stride (pair_pad_outer) with
@@ -114,6 +115,11 @@ struct Plan {
   // steps in padding and the bytes past the row's extent are not written.
   bool pair_pad = false;
   std::vector<Loop> pair_pad_outer;
+  // Pack by the same transposes: the loops around x in physical order; only
+  // when every physical line of the walk is a whole one (x, the middle loop
+  // and the outer loops step whole lines).
+  bool pair_pad_lines = false;
+  std::vector<Loop> pair_pad_pack;
   // 32 x 4 byte tiles without padding whose logical neighbour tile is a step
   // of the loop `tile_pair_x`: two tiles at a time, four whole logical lines
   // against two whole physical lines per tile; the other loops around the
@@ -343,17 +349,14 @@ Result<Plan> make_plan(const Case& c) {
     for (size_t i = 0; ok && i + 2 < mm; ++i) {
       if (i == xi) continue;
       ok = (p.loops[i].ls * p.elem) % 64 == 0 && (p.loops[i].ps * p.elem) % 64 == 0;
-      p.pair_outer_pack.push_back(p.loops[i]);
+      p.pair_outer.push_back(p.loops[i]);
     }
     if (ok) {
       p.pair = true;
       p.pair_x = xi;
       p.pair_m = mm - 2;
-      p.pair_outer_unpack = p.pair_outer_pack;
-      std::stable_sort(p.pair_outer_unpack.begin(), p.pair_outer_unpack.end(),
-                       [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
     } else {
-      p.pair_outer_pack.clear();
+      p.pair_outer.clear();
     }
   }
   if (!p.tile && p.padded != p.extent && p.loops.size() >= 3) {
@@ -374,6 +377,10 @@ Result<Plan> make_plan(const Case& c) {
       for (size_t i = 0; i + 2 < mm; ++i) {
         if (i != xi) p.pair_pad_outer.push_back(p.loops[i]);
       }
+      p.pair_pad_pack = p.pair_pad_outer;
+      bool lines = (p.loops[xi].ps * p.elem) % 64 == 0 && (unit == 32 || unit == 64);
+      for (const Loop& l : p.pair_pad_pack) lines = lines && (l.ps * p.elem) % 64 == 0;
+      p.pair_pad_lines = lines;
       std::stable_sort(p.pair_pad_outer.begin(), p.pair_pad_outer.end(),
                        [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
     }
@@ -923,12 +930,12 @@ LC_HTP_AVX512 inline void pair_block(const uint8_t* src, uint8_t* dst, uint64_t 
   for (uint64_t m = 0; m < ms; m += block) {
     const uint64_t n = std::min<uint64_t>(block, ms - m);
     pair_lines<kStream, kHalf>(src + m * 64, dst + m * step * m_ls, xs, step * x_ps, 64, n, 64, step * m_ls, x_ps,
-                               m_ls, block == ms ? kAhead : kPairBlock, block == ms ? next : 0);
+                               m_ls, block * 64, block == ms ? next : 0);
   }
 }
 
-// The outer loops' positions [begin, end) (`loops`: p.pair_outer_pack or
-// p.pair_outer_unpack), each a pair_block.
+// The outer loops' positions [begin, end) (`loops`: p.pair_outer), each a
+// pair_block.
 template <bool kPack, bool kStream, bool kHalf>
 LC_HTP_AVX512 void walk_pairs(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
                               uint64_t begin, uint64_t end) {
@@ -942,7 +949,15 @@ LC_HTP_AVX512 void walk_pairs(const Plan& p, const std::vector<Loop>& loops, uin
   // Pack reads the logical rows one after the other (the physical lines
   // written scattered, each whole) when the runs along m are the longer ones.
   const bool by_rows = kPack && ml.count > xl.count;
-  const uint64_t next = loops.empty() ? 0 : (kPack ? loops.back().ls : loops.back().ps) * e;
+  // Unpack: the innermost outer loop whose step moves past the chunks a
+  // position reads (the inner ones read the rest of those chunks).
+  uint64_t next = loops.empty() ? 0 : (kPack ? loops.back().ls : loops.back().ps) * e;
+  if (!kPack) {
+    next = 0;
+    for (size_t i = loops.size(); i-- > 0 && next == 0;) {
+      if (loops[i].ps * e >= xl.count * x_ps) next = loops[i].ps * e;
+    }
+  }
   seek(loops, loops.size(), begin, &value, nullptr, &lbase, &pbase);
   for (uint64_t left = end - begin; left != 0; --left) {
     if (kPack) pair_block<true, kStream, kHalf>(logical + lbase * e, phys + pbase * e, xl.count, ml.count, x_ps, m_ls, next, by_rows);
@@ -1134,6 +1149,65 @@ LC_HTP_AVX512_VBMI __attribute__((flatten)) void walk_pairs_padded_seq(const Pla
                                                                       uint64_t end) {
   const Avx512Gather ops(p);
   walk_pairs_padded_body<kHalf, kHalf>(p, loops, logical, phys, begin, end, ops);
+}
+
+// Pack of a padded tensor by the transposes of walk_pairs (p.pair_pad, every
+// physical line whole: p.pair_pad_lines): per position of p.pair_pad_pack (the
+// outer loops in physical order), the rows of x outside the middle loop's, so
+// the physical lines are written front to back, each by one whole store. A
+// line's logical pieces are masked loads over the padding pattern: bytes past
+// the row's extent, rows of the middle loop in padding and positions in
+// padding read nothing. 32-byte rows go by 2 x 2 blocks (the 64 bytes of two
+// chunks of logical rows m and m + 1, their 256-bit halves exchanged).
+template <bool kHalf, bool kStream>
+LC_HTP_AVX512 void walk_pairs_padded_pack(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
+                                          uint8_t* phys, uint64_t begin, uint64_t end) {
+  const Loop& xl = p.loops[p.pair_x];
+  const Loop& ml = p.loops[p.pair_m];
+  const Loop& row = p.loops.back();
+  const uint64_t e = p.elem, x_ps = xl.ps * e, m_ls = ml.ls * e;
+  constexpr uint64_t unit = kHalf ? 32 : 64, step = kHalf ? 2 : 1;
+  const size_t a = row.dim, b = ml.dim;
+  const bool a_clipped = p.padded[a] != p.extent[a];
+  const uint64_t ext_a = a_clipped ? p.extent[a] : UINT64_MAX, ext_b = p.extent[b];
+  alignas(64) uint8_t pad_bytes[64];
+  pad_pattern(p, pad_bytes);
+  const __m512i pad = _mm512_load_si512(pad_bytes);
+  // The logical lines the next position reads (a step of the innermost outer loop on).
+  const uint64_t next = loops.empty() ? 0 : loops.back().ls * e;
+  std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
+  uint64_t lbase = 0, pbase = 0;
+  seek(loops, loops.size(), begin, &value, &x, &lbase, &pbase);
+  for (uint64_t left = end - begin; left != 0; --left) {
+    bool ok = true;
+    for (size_t d = 0; d < p.rank; ++d) ok &= d == a || d == b || p.padded[d] == p.extent[d] || x[d] < p.extent[d];
+    uint64_t m_valid = ok ? ml.count : 0;
+    if (ok && p.padded[b] != ext_b) m_valid = x[b] >= ext_b ? 0 : std::min<uint64_t>(ml.count, (ext_b - x[b] - 1) / ml.step + 1);
+    uint8_t* dst = phys + pbase * e;
+    const uint8_t* src = logical + lbase * e;  // dereferenced only at valid rows
+    for (uint64_t i = 0, c = 0; i < xl.count; i += step, c += step * row.count) {
+      const uint64_t v = c >= ext_a ? 0 : a_clipped ? std::min<uint64_t>(64, (ext_a - c) * e) : 64;
+      const __mmask64 mask = v >= 64 ? ~__mmask64{0} : (__mmask64{1} << v) - 1;
+      uint8_t* ph = dst + i * x_ps;
+      for (uint64_t m = 0; m < ml.count; m += step, ph += 64) {
+        const bool r0 = v != 0 && m < m_valid;
+        const uint8_t* lg = r0 ? src + m * m_ls + i * unit : nullptr;
+        if (r0 && next != 0) _mm_prefetch(reinterpret_cast<const char*>(lg + next), _MM_HINT_T0);
+        const __m512i l0 = r0 ? _mm512_mask_loadu_epi8(pad, mask, lg) : pad;
+        if (kHalf) {
+          const bool r1 = v != 0 && m + 1 < m_valid;
+          if (r1 && next != 0) _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + next), _MM_HINT_T0);
+          const __m512i l1 = r1 ? _mm512_mask_loadu_epi8(pad, mask, lg + m_ls) : pad;
+          store_line<kStream>(ph, _mm512_shuffle_i64x2(l0, l1, 0x44));
+          store_line<kStream>(ph + x_ps, _mm512_shuffle_i64x2(l0, l1, 0xEE));
+        } else {
+          store_line<kStream>(ph, l0);
+        }
+      }
+    }
+    if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
+  }
+  if (kStream) _mm_sfence();
 }
 #endif
 
@@ -1723,7 +1797,7 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
 #ifdef LC_HTP_X86
   const bool lines = ((reinterpret_cast<uintptr_t>(logical) | reinterpret_cast<uintptr_t>(phys)) & 63) == 0;
   if (p.pair && lines && has_avx512()) {
-    *loops = kPack ? &p.pair_outer_pack : &p.pair_outer_unpack;
+    *loops = &p.pair_outer;
     *outer = (*loops)->size();
     const bool stream = p.elements * p.elem >= kStreamBytes, half = p.loops.back().count * p.elem == 32;
     if (half) return stream ? &walk_pairs<kPack, true, true> : &walk_pairs<kPack, false, true>;
@@ -1731,6 +1805,13 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
   }
 #endif
 #ifdef LC_HTP_X86
+  if (kPack && p.pair_pad && p.pair_pad_lines && (reinterpret_cast<uintptr_t>(phys) & 63) == 0 && has_avx512()) {
+    *loops = &p.pair_pad_pack;
+    *outer = p.pair_pad_pack.size();
+    const bool stream = p.elements * p.elem >= kStreamBytes, half = p.loops.back().count * p.elem == 32;
+    if (half) return stream ? &walk_pairs_padded_pack<true, true> : &walk_pairs_padded_pack<true, false>;
+    return stream ? &walk_pairs_padded_pack<false, true> : &walk_pairs_padded_pack<false, false>;
+  }
   if (!kPack && p.pair_pad && has_avx512()) {
     *loops = &p.pair_pad_outer;
     *outer = p.pair_pad_outer.size();
