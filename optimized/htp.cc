@@ -123,10 +123,10 @@ struct Plan {
   // 32 x 4 byte tiles without padding whose logical neighbour tile is a step
   // of the loop `tile_pair_x`: two tiles at a time, four whole logical lines
   // against two whole physical lines per tile; the other loops around the
-  // tile in physical order (pack) and by logical stride (unpack).
+  // tile in physical order (both ways, as for the unit transposes).
   bool tile_pair = false;
   size_t tile_pair_x = 0;
-  std::vector<Loop> tile_pair_pack, tile_pair_unpack;
+  std::vector<Loop> tile_pair_outer;
   // 32 x 4 byte tiles in logical chunk order (the weights) whose innermost
   // chunk loop `tile_cols_x` (of p.tile_order) steps one tile row along the
   // tile's dimension, the only one with padding: two chunk columns per pass,
@@ -393,16 +393,13 @@ Result<Plan> make_plan(const Case& c) {
     for (size_t i = 0; ok && i < p.tile_at; ++i) {
       if (i == xi) continue;
       ok = p.loops[i].ls % 64 == 0 && p.loops[i].ps % 64 == 0;
-      p.tile_pair_pack.push_back(p.loops[i]);
+      p.tile_pair_outer.push_back(p.loops[i]);
     }
     if (ok) {
       p.tile_pair = true;
       p.tile_pair_x = xi;
-      p.tile_pair_unpack = p.tile_pair_pack;
-      std::stable_sort(p.tile_pair_unpack.begin(), p.tile_pair_unpack.end(),
-                       [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
     } else {
-      p.tile_pair_pack.clear();
+      p.tile_pair_outer.clear();
     }
   }
   if (p.tile && p.tile_logical && p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32) {
@@ -1273,14 +1270,21 @@ LC_HTP_AVX512 inline void tile_pair_32x4(uint8_t* a, uint8_t* b, uint8_t* const*
 }
 
 // The positions [begin, end) of the loops around the tile other than x
-// (`loops`: p.tile_pair_pack or p.tile_pair_unpack), each a run of tile
+// (`loops`: p.tile_pair_outer), each a run of tile
 // pairs along x; the next position's reads are fetched ahead.
 template <bool kPack, bool kStream>
 LC_HTP_AVX512 void walk_tile_pairs(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
                                    uint64_t begin, uint64_t end) {
   const Loop& xl = p.loops[p.tile_pair_x];
   const uint64_t o0 = p.tile_offset[0], o1 = p.tile_offset[1], o2 = p.tile_offset[2], o3 = p.tile_offset[3];
+  // Unpack: the next position's tiles (into L1) and, into L2, the tiles of
+  // the innermost outer loop whose step moves past the chunks a position
+  // reads (the inner ones read the rest of those chunks).
   const uint64_t next = loops.empty() ? 0 : kPack ? loops.back().ls : loops.back().ps;
+  uint64_t far = 0;
+  for (size_t i = loops.size(); !kPack && i-- > 0 && far == 0;) {
+    if (loops[i].ps >= xl.count * xl.ps) far = loops[i].ps;
+  }
   std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
   uint64_t lbase = 0, pbase = 0;
   seek(loops, loops.size(), begin, &value, nullptr, &lbase, &pbase);
@@ -1296,6 +1300,12 @@ LC_HTP_AVX512 void walk_tile_pairs(const Plan& p, const std::vector<Loop>& loops
         _mm_prefetch(reinterpret_cast<const char*>(ph + next + 64), _MM_HINT_T0);
         _mm_prefetch(reinterpret_cast<const char*>(ph + xl.ps + next), _MM_HINT_T0);
         _mm_prefetch(reinterpret_cast<const char*>(ph + xl.ps + next + 64), _MM_HINT_T0);
+        if (far != 0) {
+          _mm_prefetch(reinterpret_cast<const char*>(ph + far), _MM_HINT_T1);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + far + 64), _MM_HINT_T1);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + xl.ps + far), _MM_HINT_T1);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + xl.ps + far + 64), _MM_HINT_T1);
+        }
       }
       tile_pair_32x4<kPack, kStream>(ph, ph + xl.ps, lines);
     }
@@ -1757,7 +1767,7 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
 #ifdef LC_HTP_X86
     if (p.tile_pair && ((reinterpret_cast<uintptr_t>(logical) | reinterpret_cast<uintptr_t>(phys)) & 63) == 0 &&
         has_avx512()) {
-      *loops = kPack ? &p.tile_pair_pack : &p.tile_pair_unpack;
+      *loops = &p.tile_pair_outer;
       *outer = (*loops)->size();
       if (p.elements >= kStreamBytes) return &walk_tile_pairs<kPack, true>;
       return &walk_tile_pairs<kPack, false>;
