@@ -1344,10 +1344,28 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
   const uint64_t o0 = p.tile_offset[0], o1 = p.tile_offset[1], o2 = p.tile_offset[2], o3 = p.tile_offset[3];
   const __m512i pad = _mm512_set1_epi8(static_cast<char>(p.pad_element[0]));
   constexpr uint64_t kAhead = 256;
+  // Unpack: when a position's logical rows fill one block of the tensor (the
+  // weights: a chunk's rows are consecutive), that block of the next
+  // position is fetched for writing, front to back, a few lines per step,
+  // instead of the rows' next pieces.
+  const uint64_t o_max = std::max(std::max(o0, o1), std::max(o2, o3));
+  const uint64_t span = o_max + (il.count - 1) * il.ls + ext, written = 4 * il.count * ext;
+  const bool block = !kPack && std::min(std::min(o0, o1), std::min(o2, o3)) == 0 && span <= written + written / 8;
+  const uint64_t steps = (xl.count + 1) / 2 * il.count;
+  const uint64_t block_lines = (span + 63) / 64, per_step = (block_lines + steps - 1) / steps;
   std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
   uint64_t lbase = 0, pbase = 0;
   seek(loops, loops.size(), begin, &value, nullptr, &lbase, &pbase);
+  std::vector<uint64_t> value_next = value, x_next = x;
+  uint64_t lnext = lbase, pnext = pbase;
   for (uint64_t left = end - begin; left != 0; --left) {
+    // The next position's block: [ahead, ahead_end), none after the last.
+    uintptr_t ahead = 0, ahead_end = 0;
+    if (block && left > 1) {
+      advance(loops, loops.size(), &value_next, &x_next, &lnext, &pnext);
+      ahead = reinterpret_cast<uintptr_t>(logical + lnext) & ~uintptr_t{63};
+      ahead_end = reinterpret_cast<uintptr_t>(logical + lnext) + span;
+    }
     for (uint64_t i = 0; i < xl.count; i += 2) {
       const uint64_t c = i * 32, valid = ext > c ? std::min<uint64_t>(64, ext - c) : 0;
       const bool two = i + 1 < xl.count;
@@ -1387,6 +1405,9 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
           }
         } else {
           if (valid == 0) continue;
+          for (uint64_t n = 0; n < per_step && ahead < ahead_end; ++n, ahead += 64) {
+            __builtin_prefetch(reinterpret_cast<const void*>(ahead), 1, 3);
+          }
           const uint8_t* next = pa + 2 * xl.ps;
           _mm_prefetch(reinterpret_cast<const char*>(next), _MM_HINT_T0);
           _mm_prefetch(reinterpret_cast<const char*>(next + 64), _MM_HINT_T0);
@@ -1399,7 +1420,7 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
           unpack_32x4x2(o, r);
           for (int k = 0; k < 4; ++k) {
             if (valid == 64) {
-              _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
+              if (!block) _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
               _mm512_storeu_si512(rows[k], r[k]);
             } else {
               _mm512_mask_storeu_epi8(rows[k], mask, r[k]);
