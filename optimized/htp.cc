@@ -27,6 +27,11 @@
 // 32 x 4 byte tiles (crouton4x1, crouton2x2) go two logically adjacent tiles
 // at a time: every line of either side is read and written whole (streamed
 // past 8 MiB), which a row or tile at a time cannot do for rows of 32 bytes.
+// Both walk the loops around the transpose in physical order, unpack too:
+// the chunks are then read front to back, with the next block of chunks
+// fetched into L2, and long chunk rows (depth32) go in blocks of 1 KiB so
+// few read streams are live at a time. Padded rows of 32 or 64 bytes pack by
+// the same transposes, masked loads over the padding pattern.
 // Unpack of rows of 64 bytes or more at any byte offset (padded tensors)
 // gathers the tensor's lines in a register (AVX-512 VBMI) and streams them.
 // Padded rows of 32 or 64 bytes unpack by the same transposes of rows, the
