@@ -1338,7 +1338,7 @@ LC_HTP_AVX512 inline __m512i load_halves(const uint8_t* at) {
 // or store only their valid bytes (unpack); an odd last column is a single
 // tile. Pack of 8 MiB or more on lines streams the tiles (each step writes
 // two whole lines of each tile). The rows' next pieces, four column pairs on,
-// are fetched ahead, and when unpacking the next column pair's tiles too
+// are fetched ahead, and when unpacking the tiles two column pairs on too
 // (chunks far apart: no stream the hardware follows).
 template <bool kPack, bool kStream>
 LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
@@ -1413,7 +1413,7 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
           for (uint64_t n = 0; n < per_step && ahead < ahead_end; ++n, ahead += 64) {
             __builtin_prefetch(reinterpret_cast<const void*>(ahead), 1, 3);
           }
-          const uint8_t* next = pa + 2 * xl.ps;
+          const uint8_t* next = pa + 4 * xl.ps;
           _mm_prefetch(reinterpret_cast<const char*>(next), _MM_HINT_T0);
           _mm_prefetch(reinterpret_cast<const char*>(next + 64), _MM_HINT_T0);
           _mm_prefetch(reinterpret_cast<const char*>(next + xl.ps), _MM_HINT_T0);
