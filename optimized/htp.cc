@@ -987,7 +987,9 @@ struct Avx512Lines {
 // per position of p.pair_pad_outer outside padding, the middle loop's valid
 // steps outside x's, m outside x. 32-byte rows go by 2 x 2 blocks stored
 // whole or masked at any byte, or with kGather (VBMI) a logical row at a time,
-// front to back, rows m of two chunks per 64 bytes; 64-byte rows are the
+// front to back, rows m of two chunks per 64 bytes (rows m and m + 1 from one
+// read of their lines, the second's pieces held until the first is done,
+// when a row has at most kLater pieces); 64-byte rows are the
 // logical tensor front to back already. Both gather lines through `Ops`
 // (Avx512Gather: whole lines streamed) once the tensor is 8 MiB or more.
 template <bool kHalf, bool kGather, class Ops>
@@ -1004,6 +1006,12 @@ LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
   const bool a_clipped = p.padded[a] != p.extent[a];
   const uint64_t ext_a = a_clipped ? p.extent[a] : UINT64_MAX, ext_b = p.extent[b];
   const uint64_t next = loops.empty() ? 0 : loops.back().ps * e;
+  // kGather with 32-byte rows: rows m and m + 1 of a line together when the
+  // pieces of a row fit `later`.
+  constexpr uint64_t kLater = 32;
+  __m512i later[kLater];
+  uint64_t later_v[kLater];
+  const bool two_rows = kGather && kHalf && xl.count / 2 <= kLater;
   std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
   uint64_t lbase = 0, pbase = 0;
   seek(loops, loops.size(), begin, &value, &x, &lbase, &pbase);
@@ -1016,6 +1024,30 @@ LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
     const uint8_t* src = phys + pbase * e;
     uint8_t* dst = logical + lbase * e;
     if constexpr (kGather) {
+    if (two_rows) {
+      // Rows m and m + 1 from the same lines: row m's pieces go to the
+      // gatherer as they come, row m + 1's wait in `later` (front to back).
+      for (uint64_t m = 0; m < m_valid; m += 2) {
+        const bool second = m + 1 < m_valid;
+        const uint8_t* ph = src + m * unit;
+        uint8_t* lg = dst + m * m_ls;
+        uint64_t n = 0;
+        for (uint64_t i = 0, c = 0; i < xl.count && c < ext_a; i += 2, c += 2 * row.count, ph += 2 * x_ps, lg += 64) {
+          const uint64_t v = a_clipped ? std::min<uint64_t>(64, (ext_a - c) * e) : 64;
+          _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + next), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + next), _MM_HINT_T0);
+          const __m512i lo = _mm512_loadu_si512(ph), hi = _mm512_loadu_si512(ph + x_ps);
+          ops.put(lg, _mm512_shuffle_i64x2(lo, hi, 0x44), v);
+          later[n] = _mm512_shuffle_i64x2(lo, hi, 0xEE);
+          later_v[n++] = v;
+        }
+        if (!second) break;
+        lg = dst + (m + 1) * m_ls;
+        for (uint64_t k = 0; k < n; ++k, lg += 64) ops.put(lg, later[k], later_v[k]);
+      }
+    } else {
     for (uint64_t m = 0; m < m_valid; ++m) {
       // One logical row at a time, front to back: the rows m of two chunks x
       // per 64 bytes (each physical line is read twice, the second time from L1).
@@ -1033,6 +1065,7 @@ LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
         const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ph + x_ps));
         ops.put(lg, _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1), v);
       }
+    }
     }
     } else {
     for (uint64_t m = 0; m < m_valid; m += step) {
@@ -1638,7 +1671,7 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
   for (size_t i = p.tile_at + 1; i < m; ++i) tile_clipped = tile_clipped || loops[i].clipped;
   const bool dense = p.padded == p.extent;
   const bool along_t = last.clipped && last.dim == tl.dim && !last_inside;
-  const bool simd = kE == 1 && k_count == 4 && tl.count == 32;
+  [[maybe_unused]] const bool simd = kE == 1 && k_count == 4 && tl.count == 32;
   std::vector<uint64_t> value(odometer, 0), x(p.rank, 0), row(k_count);
   std::vector<uint8_t> valid_k(k_count, 1);
   uint64_t lbase = 0, pbase = 0;
