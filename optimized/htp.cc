@@ -27,6 +27,11 @@
 // 32 x 4 byte tiles (crouton4x1, crouton2x2) go two logically adjacent tiles
 // at a time: every line of either side is read and written whole (streamed
 // past 8 MiB), which a row or tile at a time cannot do for rows of 32 bytes.
+// Both walk the loops around the transpose in physical order, unpack too:
+// the chunks are then read front to back, with the next block of chunks
+// fetched into L2, and long chunk rows (depth32) go in blocks of 1 KiB so
+// few read streams are live at a time. Padded rows of 32 or 64 bytes pack by
+// the same transposes, masked loads over the padding pattern.
 // Unpack of rows of 64 bytes or more at any byte offset (padded tensors)
 // gathers the tensor's lines in a register (AVX-512 VBMI) and streams them.
 // Padded rows of 32 or 64 bytes unpack by the same transposes of rows, the
@@ -102,11 +107,12 @@ struct Plan {
   std::vector<uint64_t> start;
   // Unit transposes (see make_plan): rows of 32 or 64 bytes, the middle loop
   // `pair_m` (physical neighbours) and the loop `pair_x` of logical stride one
-  // row (logical neighbours); the other loops, outer, in physical order (pack)
-  // and by logical stride (unpack).
+  // row (logical neighbours); the other loops, outer, in physical order (both
+  // ways: unpack then reads the chunks front to back, its lines written whole
+  // wherever they are).
   bool pair = false;
   size_t pair_x = 0, pair_m = 0;
-  std::vector<Loop> pair_outer_pack, pair_outer_unpack;
+  std::vector<Loop> pair_outer;
   // The same transpose for unpack of a padded tensor: x the only loop but the
   // row along the row's dimension (so a block's valid bytes are those of its
   // x step), the other loops around it by logical stride (pair_pad_outer) with
@@ -114,13 +120,18 @@ struct Plan {
   // steps in padding and the bytes past the row's extent are not written.
   bool pair_pad = false;
   std::vector<Loop> pair_pad_outer;
+  // Pack by the same transposes: the loops around x in physical order; only
+  // when every physical line of the walk is a whole one (x, the middle loop
+  // and the outer loops step whole lines).
+  bool pair_pad_lines = false;
+  std::vector<Loop> pair_pad_pack;
   // 32 x 4 byte tiles without padding whose logical neighbour tile is a step
   // of the loop `tile_pair_x`: two tiles at a time, four whole logical lines
   // against two whole physical lines per tile; the other loops around the
-  // tile in physical order (pack) and by logical stride (unpack).
+  // tile in physical order (both ways, as for the unit transposes).
   bool tile_pair = false;
   size_t tile_pair_x = 0;
-  std::vector<Loop> tile_pair_pack, tile_pair_unpack;
+  std::vector<Loop> tile_pair_outer;
   // 32 x 4 byte tiles in logical chunk order (the weights) whose innermost
   // chunk loop `tile_cols_x` (of p.tile_order) steps one tile row along the
   // tile's dimension, the only one with padding: two chunk columns per pass,
@@ -343,17 +354,14 @@ Result<Plan> make_plan(const Case& c) {
     for (size_t i = 0; ok && i + 2 < mm; ++i) {
       if (i == xi) continue;
       ok = (p.loops[i].ls * p.elem) % 64 == 0 && (p.loops[i].ps * p.elem) % 64 == 0;
-      p.pair_outer_pack.push_back(p.loops[i]);
+      p.pair_outer.push_back(p.loops[i]);
     }
     if (ok) {
       p.pair = true;
       p.pair_x = xi;
       p.pair_m = mm - 2;
-      p.pair_outer_unpack = p.pair_outer_pack;
-      std::stable_sort(p.pair_outer_unpack.begin(), p.pair_outer_unpack.end(),
-                       [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
     } else {
-      p.pair_outer_pack.clear();
+      p.pair_outer.clear();
     }
   }
   if (!p.tile && p.padded != p.extent && p.loops.size() >= 3) {
@@ -374,6 +382,10 @@ Result<Plan> make_plan(const Case& c) {
       for (size_t i = 0; i + 2 < mm; ++i) {
         if (i != xi) p.pair_pad_outer.push_back(p.loops[i]);
       }
+      p.pair_pad_pack = p.pair_pad_outer;
+      bool lines = (p.loops[xi].ps * p.elem) % 64 == 0 && (unit == 32 || unit == 64);
+      for (const Loop& l : p.pair_pad_pack) lines = lines && (l.ps * p.elem) % 64 == 0;
+      p.pair_pad_lines = lines;
       std::stable_sort(p.pair_pad_outer.begin(), p.pair_pad_outer.end(),
                        [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
     }
@@ -386,16 +398,13 @@ Result<Plan> make_plan(const Case& c) {
     for (size_t i = 0; ok && i < p.tile_at; ++i) {
       if (i == xi) continue;
       ok = p.loops[i].ls % 64 == 0 && p.loops[i].ps % 64 == 0;
-      p.tile_pair_pack.push_back(p.loops[i]);
+      p.tile_pair_outer.push_back(p.loops[i]);
     }
     if (ok) {
       p.tile_pair = true;
       p.tile_pair_x = xi;
-      p.tile_pair_unpack = p.tile_pair_pack;
-      std::stable_sort(p.tile_pair_unpack.begin(), p.tile_pair_unpack.end(),
-                       [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
     } else {
-      p.tile_pair_pack.clear();
+      p.tile_pair_outer.clear();
     }
   }
   if (p.tile && p.tile_logical && p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32) {
@@ -863,97 +872,72 @@ LC_HTP_AVX512 inline void store_line(uint8_t* at, __m512i v) {
   else _mm512_store_si512(at, v);
 }
 
-// One position of the outer loops: x rows by m rows of `unit` bytes, physical
-// [x][m] against logical [m][x]. 32-byte rows go by 2 x 2 blocks: two lines
-// in, their 256-bit halves exchanged, two lines out. Unpack walks m outside
-// x (the logical rows written front to back); pack walks x outside m (the
-// physical rows written front to back) or, by_rows, m outside x (the logical
-// rows read front to back). The reads of the next lines of each row are
-// fetched ahead, and those of the next position (`next` bytes on) into L2.
-template <bool kPack, bool kStream, bool kHalf>
-LC_HTP_AVX512 inline void pair_block(const uint8_t* src, uint8_t* dst, uint64_t x_count, uint64_t m_count,
-                                     uint64_t x_ps, uint64_t m_ls, uint64_t next, bool by_rows) {
-  constexpr uint64_t unit = kHalf ? 32 : 64, step = kHalf ? 2 : 1;
-  const uint64_t x_ls = unit;
-  // Along the outer loop of the two, the next line of each read row.
-  constexpr uint64_t kAhead = 256;
-  if (by_rows && kPack) {
-    for (uint64_t m = 0; m < m_count; m += step) {
-      const uint8_t* lg = src + m * m_ls;
-      uint8_t* ph = dst + m * unit;
-      for (uint64_t x = 0; x < x_count; x += step, lg += 64, ph += step * x_ps) {
-        _mm_prefetch(reinterpret_cast<const char*>(lg + kAhead), _MM_HINT_T0);
-        const __m512i a = _mm512_load_si512(lg);
-        if (kHalf) {
-          _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + kAhead), _MM_HINT_T0);
-          const __m512i b = _mm512_load_si512(lg + m_ls);
-          store_line<kStream>(ph, _mm512_shuffle_i64x2(a, b, 0x44));
-          store_line<kStream>(ph + x_ps, _mm512_shuffle_i64x2(a, b, 0xEE));
-        } else {
-          store_line<kStream>(ph, a);
-        }
-      }
-    }
-  } else if (by_rows) {
-    for (uint64_t x = 0; x < x_count; x += step) {
-      const uint8_t* ph = src + x * x_ps;
-      uint8_t* lg = dst + x * unit;
-      for (uint64_t m = 0; m < m_count; m += step, ph += 64, lg += step * m_ls) {
-        _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
-        const __m512i a = _mm512_load_si512(ph);
-        if (kHalf) {
-          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
-          const __m512i b = _mm512_load_si512(ph + x_ps);
-          store_line<kStream>(lg, _mm512_shuffle_i64x2(a, b, 0x44));
-          store_line<kStream>(lg + m_ls, _mm512_shuffle_i64x2(a, b, 0xEE));
-        } else {
-          store_line<kStream>(lg, a);
-        }
-      }
-    }
-  } else if (kPack) {
-    for (uint64_t x = 0; x < x_count; x += step) {
-      const uint8_t* lg = src + x * x_ls;
-      uint8_t* ph = dst + x * x_ps;
-      for (uint64_t m = 0; m < m_count; m += step, lg += step * m_ls, ph += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(lg + kAhead), _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(lg + next), _MM_HINT_T1);
-        const __m512i a = _mm512_load_si512(lg);
-        if (kHalf) {
-          _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + kAhead), _MM_HINT_T0);
-          _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + next), _MM_HINT_T1);
-          const __m512i b = _mm512_load_si512(lg + m_ls);
-          store_line<kStream>(ph, _mm512_shuffle_i64x2(a, b, 0x44));
-          store_line<kStream>(ph + x_ps, _mm512_shuffle_i64x2(a, b, 0xEE));
-        } else {
-          store_line<kStream>(ph, a);
-        }
-      }
-    }
-  } else {
-    for (uint64_t m = 0; m < m_count; m += step) {
-      const uint8_t* ph = src + m * unit;
-      uint8_t* lg = dst + m * m_ls;
-      for (uint64_t x = 0; x < x_count; x += step, ph += step * x_ps, lg += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(ph + next), _MM_HINT_T1);
-        const __m512i a = _mm512_load_si512(ph);
-        if (kHalf) {
-          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
-          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + next), _MM_HINT_T1);
-          const __m512i b = _mm512_load_si512(ph + x_ps);
-          store_line<kStream>(lg, _mm512_shuffle_i64x2(a, b, 0x44));
-          store_line<kStream>(lg + m_ls, _mm512_shuffle_i64x2(a, b, 0xEE));
-        } else {
-          store_line<kStream>(lg, a);
-        }
+// One strided pass of 2 x 2 blocks (32-byte rows: two lines in, their 256-bit
+// halves exchanged, two lines out) or of single lines (64-byte rows): `outer`
+// steps of (so, dso) bytes, each `inner` steps of (si, di); a block reads the
+// lines at s and s + sb and writes those at d and d + db. The next lines of
+// the read rows are fetched `ahead` bytes on (into L1) and, when `next` is
+// not 0, those of the next position `next` bytes on (into L2).
+template <bool kStream, bool kHalf>
+LC_HTP_AVX512 inline void pair_lines(const uint8_t* s, uint8_t* d, uint64_t outer, uint64_t so, uint64_t dso,
+                                     uint64_t inner, uint64_t si, uint64_t di, uint64_t sb, uint64_t db,
+                                     uint64_t ahead, uint64_t next) {
+  for (uint64_t o = 0; o < outer; ++o, s += so, d += dso) {
+    const uint8_t* sp = s;
+    uint8_t* dp = d;
+    for (uint64_t i = 0; i < inner; ++i, sp += si, dp += di) {
+      _mm_prefetch(reinterpret_cast<const char*>(sp + ahead), _MM_HINT_T0);
+      if (next != 0) _mm_prefetch(reinterpret_cast<const char*>(sp + next), _MM_HINT_T1);
+      const __m512i a = _mm512_load_si512(sp);
+      if (kHalf) {
+        _mm_prefetch(reinterpret_cast<const char*>(sp + sb + ahead), _MM_HINT_T0);
+        if (next != 0) _mm_prefetch(reinterpret_cast<const char*>(sp + sb + next), _MM_HINT_T1);
+        const __m512i b = _mm512_load_si512(sp + sb);
+        store_line<kStream>(dp, _mm512_shuffle_i64x2(a, b, 0x44));
+        store_line<kStream>(dp + db, _mm512_shuffle_i64x2(a, b, 0xEE));
+      } else {
+        store_line<kStream>(dp, a);
       }
     }
   }
 }
 
-// The outer loops' positions [begin, end) (`loops`: p.pair_outer_pack or
-// p.pair_outer_unpack), each a pair_block.
+// One position of the outer loops: x rows by m rows of `unit` bytes, physical
+// [x][m] against logical [m][x], by pair_lines. Pack walks x outside m (the
+// physical rows written front to back) or, by_rows, m outside x (the logical
+// rows read front to back). Unpack walks the middle loop in blocks of
+// kPairBlock bytes of each row of x and, per block, x outside m: a block
+// reads a run of whole lines of every x row and writes whole logical rows,
+// with few read streams live at a time (one row of x for a block's length),
+// and each run's next block fetched ahead; a single block fetches the next
+// position instead.
+constexpr uint64_t kPairBlock = 1024;
+
+template <bool kPack, bool kStream, bool kHalf>
+LC_HTP_AVX512 inline void pair_block(const uint8_t* src, uint8_t* dst, uint64_t x_count, uint64_t m_count,
+                                     uint64_t x_ps, uint64_t m_ls, uint64_t next, bool by_rows) {
+  constexpr uint64_t step = kHalf ? 2 : 1;
+  // Along the outer loop of the two, the next line of each read row.
+  constexpr uint64_t kAhead = 256;
+  const uint64_t xs = x_count / step, ms = m_count / step;
+  if (kPack) {
+    if (by_rows) {
+      pair_lines<kStream, kHalf>(src, dst, ms, step * m_ls, 64, xs, 64, step * x_ps, m_ls, x_ps, kAhead, 0);
+    } else {
+      pair_lines<kStream, kHalf>(src, dst, xs, 64, step * x_ps, ms, step * m_ls, 64, m_ls, x_ps, kAhead, next);
+    }
+    return;
+  }
+  const uint64_t block = std::min<uint64_t>(ms, kPairBlock / 64);
+  for (uint64_t m = 0; m < ms; m += block) {
+    const uint64_t n = std::min<uint64_t>(block, ms - m);
+    pair_lines<kStream, kHalf>(src + m * 64, dst + m * step * m_ls, xs, step * x_ps, 64, n, 64, step * m_ls, x_ps,
+                               m_ls, block * 64, block == ms ? next : 0);
+  }
+}
+
+// The outer loops' positions [begin, end) (`loops`: p.pair_outer), each a
+// pair_block.
 template <bool kPack, bool kStream, bool kHalf>
 LC_HTP_AVX512 void walk_pairs(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
                               uint64_t begin, uint64_t end) {
@@ -967,7 +951,15 @@ LC_HTP_AVX512 void walk_pairs(const Plan& p, const std::vector<Loop>& loops, uin
   // Pack reads the logical rows one after the other (the physical lines
   // written scattered, each whole) when the runs along m are the longer ones.
   const bool by_rows = kPack && ml.count > xl.count;
-  const uint64_t next = loops.empty() ? 0 : (kPack ? loops.back().ls : loops.back().ps) * e;
+  // Unpack: the innermost outer loop whose step moves past the chunks a
+  // position reads (the inner ones read the rest of those chunks).
+  uint64_t next = loops.empty() ? 0 : (kPack ? loops.back().ls : loops.back().ps) * e;
+  if (!kPack) {
+    next = 0;
+    for (size_t i = loops.size(); i-- > 0 && next == 0;) {
+      if (loops[i].ps * e >= xl.count * x_ps) next = loops[i].ps * e;
+    }
+  }
   seek(loops, loops.size(), begin, &value, nullptr, &lbase, &pbase);
   for (uint64_t left = end - begin; left != 0; --left) {
     if (kPack) pair_block<true, kStream, kHalf>(logical + lbase * e, phys + pbase * e, xl.count, ml.count, x_ps, m_ls, next, by_rows);
@@ -995,7 +987,9 @@ struct Avx512Lines {
 // per position of p.pair_pad_outer outside padding, the middle loop's valid
 // steps outside x's, m outside x. 32-byte rows go by 2 x 2 blocks stored
 // whole or masked at any byte, or with kGather (VBMI) a logical row at a time,
-// front to back, rows m of two chunks per 64 bytes; 64-byte rows are the
+// front to back, rows m of two chunks per 64 bytes (rows m and m + 1 from one
+// read of their lines, the second's pieces held until the first is done,
+// when a row has at most kLater pieces); 64-byte rows are the
 // logical tensor front to back already. Both gather lines through `Ops`
 // (Avx512Gather: whole lines streamed) once the tensor is 8 MiB or more.
 template <bool kHalf, bool kGather, class Ops>
@@ -1012,6 +1006,12 @@ LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
   const bool a_clipped = p.padded[a] != p.extent[a];
   const uint64_t ext_a = a_clipped ? p.extent[a] : UINT64_MAX, ext_b = p.extent[b];
   const uint64_t next = loops.empty() ? 0 : loops.back().ps * e;
+  // kGather with 32-byte rows: rows m and m + 1 of a line together when the
+  // pieces of a row fit `later`.
+  constexpr uint64_t kLater = 32;
+  __m512i later[kLater];
+  uint64_t later_v[kLater];
+  const bool two_rows = kGather && kHalf && xl.count / 2 <= kLater;
   std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
   uint64_t lbase = 0, pbase = 0;
   seek(loops, loops.size(), begin, &value, &x, &lbase, &pbase);
@@ -1024,6 +1024,30 @@ LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
     const uint8_t* src = phys + pbase * e;
     uint8_t* dst = logical + lbase * e;
     if constexpr (kGather) {
+    if (two_rows) {
+      // Rows m and m + 1 from the same lines: row m's pieces go to the
+      // gatherer as they come, row m + 1's wait in `later` (front to back).
+      for (uint64_t m = 0; m < m_valid; m += 2) {
+        const bool second = m + 1 < m_valid;
+        const uint8_t* ph = src + m * unit;
+        uint8_t* lg = dst + m * m_ls;
+        uint64_t n = 0;
+        for (uint64_t i = 0, c = 0; i < xl.count && c < ext_a; i += 2, c += 2 * row.count, ph += 2 * x_ps, lg += 64) {
+          const uint64_t v = a_clipped ? std::min<uint64_t>(64, (ext_a - c) * e) : 64;
+          _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + next), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + next), _MM_HINT_T0);
+          const __m512i lo = _mm512_loadu_si512(ph), hi = _mm512_loadu_si512(ph + x_ps);
+          ops.put(lg, _mm512_shuffle_i64x2(lo, hi, 0x44), v);
+          later[n] = _mm512_shuffle_i64x2(lo, hi, 0xEE);
+          later_v[n++] = v;
+        }
+        if (!second) break;
+        lg = dst + (m + 1) * m_ls;
+        for (uint64_t k = 0; k < n; ++k, lg += 64) ops.put(lg, later[k], later_v[k]);
+      }
+    } else {
     for (uint64_t m = 0; m < m_valid; ++m) {
       // One logical row at a time, front to back: the rows m of two chunks x
       // per 64 bytes (each physical line is read twice, the second time from L1).
@@ -1041,6 +1065,7 @@ LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
         const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ph + x_ps));
         ops.put(lg, _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1), v);
       }
+    }
     }
     } else {
     for (uint64_t m = 0; m < m_valid; m += step) {
@@ -1160,6 +1185,65 @@ LC_HTP_AVX512_VBMI __attribute__((flatten)) void walk_pairs_padded_seq(const Pla
   const Avx512Gather ops(p);
   walk_pairs_padded_body<kHalf, kHalf>(p, loops, logical, phys, begin, end, ops);
 }
+
+// Pack of a padded tensor by the transposes of walk_pairs (p.pair_pad, every
+// physical line whole: p.pair_pad_lines): per position of p.pair_pad_pack (the
+// outer loops in physical order), the rows of x outside the middle loop's, so
+// the physical lines are written front to back, each by one whole store. A
+// line's logical pieces are masked loads over the padding pattern: bytes past
+// the row's extent, rows of the middle loop in padding and positions in
+// padding read nothing. 32-byte rows go by 2 x 2 blocks (the 64 bytes of two
+// chunks of logical rows m and m + 1, their 256-bit halves exchanged).
+template <bool kHalf, bool kStream>
+LC_HTP_AVX512 void walk_pairs_padded_pack(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
+                                          uint8_t* phys, uint64_t begin, uint64_t end) {
+  const Loop& xl = p.loops[p.pair_x];
+  const Loop& ml = p.loops[p.pair_m];
+  const Loop& row = p.loops.back();
+  const uint64_t e = p.elem, x_ps = xl.ps * e, m_ls = ml.ls * e;
+  constexpr uint64_t unit = kHalf ? 32 : 64, step = kHalf ? 2 : 1;
+  const size_t a = row.dim, b = ml.dim;
+  const bool a_clipped = p.padded[a] != p.extent[a];
+  const uint64_t ext_a = a_clipped ? p.extent[a] : UINT64_MAX, ext_b = p.extent[b];
+  alignas(64) uint8_t pad_bytes[64];
+  pad_pattern(p, pad_bytes);
+  const __m512i pad = _mm512_load_si512(pad_bytes);
+  // The logical lines the next position reads (a step of the innermost outer loop on).
+  const uint64_t next = loops.empty() ? 0 : loops.back().ls * e;
+  std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
+  uint64_t lbase = 0, pbase = 0;
+  seek(loops, loops.size(), begin, &value, &x, &lbase, &pbase);
+  for (uint64_t left = end - begin; left != 0; --left) {
+    bool ok = true;
+    for (size_t d = 0; d < p.rank; ++d) ok &= d == a || d == b || p.padded[d] == p.extent[d] || x[d] < p.extent[d];
+    uint64_t m_valid = ok ? ml.count : 0;
+    if (ok && p.padded[b] != ext_b) m_valid = x[b] >= ext_b ? 0 : std::min<uint64_t>(ml.count, (ext_b - x[b] - 1) / ml.step + 1);
+    uint8_t* dst = phys + pbase * e;
+    const uint8_t* src = logical + lbase * e;  // dereferenced only at valid rows
+    for (uint64_t i = 0, c = 0; i < xl.count; i += step, c += step * row.count) {
+      const uint64_t v = c >= ext_a ? 0 : a_clipped ? std::min<uint64_t>(64, (ext_a - c) * e) : 64;
+      const __mmask64 mask = v >= 64 ? ~__mmask64{0} : (__mmask64{1} << v) - 1;
+      uint8_t* ph = dst + i * x_ps;
+      for (uint64_t m = 0; m < ml.count; m += step, ph += 64) {
+        const bool r0 = v != 0 && m < m_valid;
+        const uint8_t* lg = r0 ? src + m * m_ls + i * unit : nullptr;
+        if (r0 && next != 0) _mm_prefetch(reinterpret_cast<const char*>(lg + next), _MM_HINT_T0);
+        const __m512i l0 = r0 ? _mm512_mask_loadu_epi8(pad, mask, lg) : pad;
+        if (kHalf) {
+          const bool r1 = v != 0 && m + 1 < m_valid;
+          if (r1 && next != 0) _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + next), _MM_HINT_T0);
+          const __m512i l1 = r1 ? _mm512_mask_loadu_epi8(pad, mask, lg + m_ls) : pad;
+          store_line<kStream>(ph, _mm512_shuffle_i64x2(l0, l1, 0x44));
+          store_line<kStream>(ph + x_ps, _mm512_shuffle_i64x2(l0, l1, 0xEE));
+        } else {
+          store_line<kStream>(ph, l0);
+        }
+      }
+    }
+    if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
+  }
+  if (kStream) _mm_sfence();
+}
 #endif
 
 // ---- tiles ------------------------------------------------------------------------
@@ -1224,14 +1308,21 @@ LC_HTP_AVX512 inline void tile_pair_32x4(uint8_t* a, uint8_t* b, uint8_t* const*
 }
 
 // The positions [begin, end) of the loops around the tile other than x
-// (`loops`: p.tile_pair_pack or p.tile_pair_unpack), each a run of tile
+// (`loops`: p.tile_pair_outer), each a run of tile
 // pairs along x; the next position's reads are fetched ahead.
 template <bool kPack, bool kStream>
 LC_HTP_AVX512 void walk_tile_pairs(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
                                    uint64_t begin, uint64_t end) {
   const Loop& xl = p.loops[p.tile_pair_x];
   const uint64_t o0 = p.tile_offset[0], o1 = p.tile_offset[1], o2 = p.tile_offset[2], o3 = p.tile_offset[3];
+  // Unpack: the next position's tiles (into L1) and, into L2, the tiles of
+  // the innermost outer loop whose step moves past the chunks a position
+  // reads (the inner ones read the rest of those chunks).
   const uint64_t next = loops.empty() ? 0 : kPack ? loops.back().ls : loops.back().ps;
+  uint64_t far = 0;
+  for (size_t i = loops.size(); !kPack && i-- > 0 && far == 0;) {
+    if (loops[i].ps >= xl.count * xl.ps) far = loops[i].ps;
+  }
   std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
   uint64_t lbase = 0, pbase = 0;
   seek(loops, loops.size(), begin, &value, nullptr, &lbase, &pbase);
@@ -1247,6 +1338,12 @@ LC_HTP_AVX512 void walk_tile_pairs(const Plan& p, const std::vector<Loop>& loops
         _mm_prefetch(reinterpret_cast<const char*>(ph + next + 64), _MM_HINT_T0);
         _mm_prefetch(reinterpret_cast<const char*>(ph + xl.ps + next), _MM_HINT_T0);
         _mm_prefetch(reinterpret_cast<const char*>(ph + xl.ps + next + 64), _MM_HINT_T0);
+        if (far != 0) {
+          _mm_prefetch(reinterpret_cast<const char*>(ph + far), _MM_HINT_T1);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + far + 64), _MM_HINT_T1);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + xl.ps + far), _MM_HINT_T1);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + xl.ps + far + 64), _MM_HINT_T1);
+        }
       }
       tile_pair_32x4<kPack, kStream>(ph, ph + xl.ps, lines);
     }
@@ -1274,7 +1371,7 @@ LC_HTP_AVX512 inline __m512i load_halves(const uint8_t* at) {
 // or store only their valid bytes (unpack); an odd last column is a single
 // tile. Pack of 8 MiB or more on lines streams the tiles (each step writes
 // two whole lines of each tile). The rows' next pieces, four column pairs on,
-// are fetched ahead, and when unpacking the next column pair's tiles too
+// are fetched ahead, and when unpacking the tiles two column pairs on too
 // (chunks far apart: no stream the hardware follows).
 template <bool kPack, bool kStream>
 LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
@@ -1285,10 +1382,28 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
   const uint64_t o0 = p.tile_offset[0], o1 = p.tile_offset[1], o2 = p.tile_offset[2], o3 = p.tile_offset[3];
   const __m512i pad = _mm512_set1_epi8(static_cast<char>(p.pad_element[0]));
   constexpr uint64_t kAhead = 256;
+  // Unpack: when a position's logical rows fill one block of the tensor (the
+  // weights: a chunk's rows are consecutive), that block of the next
+  // position is fetched for writing, front to back, a few lines per step,
+  // instead of the rows' next pieces.
+  const uint64_t o_max = std::max(std::max(o0, o1), std::max(o2, o3));
+  const uint64_t span = o_max + (il.count - 1) * il.ls + ext, written = 4 * il.count * ext;
+  const bool block = !kPack && std::min(std::min(o0, o1), std::min(o2, o3)) == 0 && span <= written + written / 8;
+  const uint64_t steps = (xl.count + 1) / 2 * il.count;
+  const uint64_t block_lines = (span + 63) / 64, per_step = (block_lines + steps - 1) / steps;
   std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
   uint64_t lbase = 0, pbase = 0;
   seek(loops, loops.size(), begin, &value, nullptr, &lbase, &pbase);
+  std::vector<uint64_t> value_next = value, x_next = x;
+  uint64_t lnext = lbase, pnext = pbase;
   for (uint64_t left = end - begin; left != 0; --left) {
+    // The next position's block: [ahead, ahead_end), none after the last.
+    uintptr_t ahead = 0, ahead_end = 0;
+    if (block && left > 1) {
+      advance(loops, loops.size(), &value_next, &x_next, &lnext, &pnext);
+      ahead = reinterpret_cast<uintptr_t>(logical + lnext) & ~uintptr_t{63};
+      ahead_end = reinterpret_cast<uintptr_t>(logical + lnext) + span;
+    }
     for (uint64_t i = 0; i < xl.count; i += 2) {
       const uint64_t c = i * 32, valid = ext > c ? std::min<uint64_t>(64, ext - c) : 0;
       const bool two = i + 1 < xl.count;
@@ -1328,7 +1443,10 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
           }
         } else {
           if (valid == 0) continue;
-          const uint8_t* next = pa + 2 * xl.ps;
+          for (uint64_t n = 0; n < per_step && ahead < ahead_end; ++n, ahead += 64) {
+            __builtin_prefetch(reinterpret_cast<const void*>(ahead), 1, 3);
+          }
+          const uint8_t* next = pa + 4 * xl.ps;
           _mm_prefetch(reinterpret_cast<const char*>(next), _MM_HINT_T0);
           _mm_prefetch(reinterpret_cast<const char*>(next + 64), _MM_HINT_T0);
           _mm_prefetch(reinterpret_cast<const char*>(next + xl.ps), _MM_HINT_T0);
@@ -1340,7 +1458,7 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
           unpack_32x4x2(o, r);
           for (int k = 0; k < 4; ++k) {
             if (valid == 64) {
-              _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
+              if (!block) _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
               _mm512_storeu_si512(rows[k], r[k]);
             } else {
               _mm512_mask_storeu_epi8(rows[k], mask, r[k]);
@@ -1553,7 +1671,7 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
   for (size_t i = p.tile_at + 1; i < m; ++i) tile_clipped = tile_clipped || loops[i].clipped;
   const bool dense = p.padded == p.extent;
   const bool along_t = last.clipped && last.dim == tl.dim && !last_inside;
-  const bool simd = kE == 1 && k_count == 4 && tl.count == 32;
+  [[maybe_unused]] const bool simd = kE == 1 && k_count == 4 && tl.count == 32;
   std::vector<uint64_t> value(odometer, 0), x(p.rank, 0), row(k_count);
   std::vector<uint8_t> valid_k(k_count, 1);
   uint64_t lbase = 0, pbase = 0;
@@ -1708,7 +1826,7 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
 #ifdef LC_HTP_X86
     if (p.tile_pair && ((reinterpret_cast<uintptr_t>(logical) | reinterpret_cast<uintptr_t>(phys)) & 63) == 0 &&
         has_avx512()) {
-      *loops = kPack ? &p.tile_pair_pack : &p.tile_pair_unpack;
+      *loops = &p.tile_pair_outer;
       *outer = (*loops)->size();
       if (p.elements >= kStreamBytes) return &walk_tile_pairs<kPack, true>;
       return &walk_tile_pairs<kPack, false>;
@@ -1748,7 +1866,7 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
 #ifdef LC_HTP_X86
   const bool lines = ((reinterpret_cast<uintptr_t>(logical) | reinterpret_cast<uintptr_t>(phys)) & 63) == 0;
   if (p.pair && lines && has_avx512()) {
-    *loops = kPack ? &p.pair_outer_pack : &p.pair_outer_unpack;
+    *loops = &p.pair_outer;
     *outer = (*loops)->size();
     const bool stream = p.elements * p.elem >= kStreamBytes, half = p.loops.back().count * p.elem == 32;
     if (half) return stream ? &walk_pairs<kPack, true, true> : &walk_pairs<kPack, false, true>;
@@ -1756,6 +1874,13 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
   }
 #endif
 #ifdef LC_HTP_X86
+  if (kPack && p.pair_pad && p.pair_pad_lines && (reinterpret_cast<uintptr_t>(phys) & 63) == 0 && has_avx512()) {
+    *loops = &p.pair_pad_pack;
+    *outer = p.pair_pad_pack.size();
+    const bool stream = p.elements * p.elem >= kStreamBytes, half = p.loops.back().count * p.elem == 32;
+    if (half) return stream ? &walk_pairs_padded_pack<true, true> : &walk_pairs_padded_pack<true, false>;
+    return stream ? &walk_pairs_padded_pack<false, true> : &walk_pairs_padded_pack<false, false>;
+  }
   if (!kPack && p.pair_pad && has_avx512()) {
     *loops = &p.pair_pad_outer;
     *outer = p.pair_pad_outer.size();

@@ -334,7 +334,10 @@ TEST(HtpLarge, every_buffer_alignment_writes_the_same_bytes_at_every_isa_level) 
                          {"htp.weights(pad=7)", "uint8", "3,1,64,70"}, {"htp.weights", "uint8", "1,2,32,64"},
                          {"htp.crouton", "uint8", "1,10,11,70"},      {"htp.depth32", "fp16", "1,5,7,61"},
                          {"htp.crouton(pad=9)", "uint8", "2,9,17,250"},  {"htp.crouton", "uint8", "1,63,62,2040"},
-                         {"htp.weights", "uint8", "3,3,1024,920"}};
+                         {"htp.weights", "uint8", "3,3,1024,920"},
+                         // Padded 32-byte rows, an even number of chunks along them: the
+                         // padded transposes, both ways, streamed.
+                         {"htp.crouton(pad=5)", "uint8", "1,63,70,2040"}};
   for (const Shape& s : cases) {
     SCOPED_TRACE(std::string(s.layout) + " " + s.dtype + " " + s.shape);
     const Case c = must_case(s.layout, s.dtype, s.shape);
