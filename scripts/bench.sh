@@ -22,7 +22,9 @@ mkdir -p "$out"
 info=$(mktemp)
 trap 'rm -f "$info"' EXIT
 {
-  lscpu | grep -E '^(Model name|Vendor ID|CPU\(s\)|Thread\(s\) per core|L1d|L1i|L2|L3)' || true
+  # CPU family and model tell the core generation apart where the model name
+  # does not (a virtual machine's "AMD EPYC": family 25 is Zen 3/4, 26 Zen 5).
+  lscpu | grep -E '^(Model name|Vendor ID|CPU family|Model|CPU\(s\)|Thread\(s\) per core|L1d|L1i|L2|L3)' || true
   # Cache sizes in bytes (lscpu omits them on some virtual machines).
   getconf -a | grep -E '^LEVEL[1-3]_(I|D)?CACHE_SIZE' | tr -s ' ' || true
   # The ISA extensions the kernels choose between at run time.
@@ -38,13 +40,25 @@ trap 'rm -f "$info"' EXIT
 "$build/bin/bench_report" "$out/$host.json" "$info" "$host" > "$out/$host.md"
 echo "wrote $out/$host.md and $out/$host.json"
 if [ -n "${BENCH_README:-}" ]; then
+  # Every host measured so far (bench/results/*.md), this one first: goals
+  # must hold on each.
   summary=$(mktemp)
   {
     echo "<!-- bench-summary:begin (scripts/bench.sh with BENCH_README=1 writes this block) -->"
-    echo "Host \`$host\`: $(sed -n 's/^Model name: *//p' "$info" | head -1), $(grep -c ^processor /proc/cpuinfo) CPUs," \
-      "$(sed -n 's/^ISA: //p' "$info" | tr ' ' '\n' | grep -E '^avx' | tr '\n' ' ' | sed 's/ $//')." \
-      "Ratios to the memcpy of the same run, single thread; every row in [\`bench/results/$host.md\`](bench/results/$host.md)."
-    sed -n '/^## Summary by family/,$p' "$out/$host.md" | tail -n +2
+    echo "Ratios to the memcpy of the same run, single thread, on each host measured; every row in its"
+    echo "\`bench/results/HOST.md\`."
+    for md in "$out/$host.md" $(ls "$out"/*.md | grep -v -x -F "$out/$host.md"); do
+      name=$(basename "$md" .md)
+      model=$(sed -n 's/^Model name: *//p' "$md" | head -1)
+      family=$(sed -n 's/^CPU family: *//p' "$md" | head -1)
+      cpus=$(sed -n 's/^CPU(s): *//p' "$md" | head -1)
+      when=$(sed -n 's/^Written by `scripts\/bench.sh` (\([0-9-]*\)T.*/\1/p' "$md" | head -1)
+      echo
+      echo "Host [\`$name\`]($md) ($when): $model${family:+, CPU family $family}, $cpus CPUs," \
+        "$(sed -n 's/^ISA: //p' "$md" | tr ' ' '\n' | grep -E '^avx' | tr '\n' ' ' | sed 's/ $//')."
+      echo
+      sed -n '/^## Summary by family/,$p' "$md" | tail -n +3
+    done
     echo "<!-- bench-summary:end -->"
   } > "$summary"
   awk -v file="$summary" '
