@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -517,6 +518,44 @@ TEST(TlaOptimized, every_thread_count_writes_the_same_bytes_past_a_mebibyte) {
   for (const auto& [layout, shape] : cases) {
     for (const char* dtype : {"fp16", "int8"}) {
       testing::expect_same_bytes_at_every_thread_count(layout, dtype, shape, {1, 3});
+    }
+  }
+}
+
+// Past 16 MiB written, an AVX-512 pack streams the fractals and an unpack the
+// logical rows when they start on lines: the reference's bytes at both
+// levels, for every thread count, buffers on a line and 16 bytes into one (not
+// streamed), edge fractals at the bottom and on the right (pack streamed only).
+TEST(TlaOptimized, streamed_copies_past_sixteen_mebibytes) {
+  if (cpu_isa() < Isa::kAvx512) GTEST_SKIP() << "no AVX-512 on this CPU: the copies are not streamed";
+  const std::tuple<const char*, const char*, const char*> cases[] = {
+      {"tla.zN", "fp16", "2048,4096"}, {"tla.nZ", "fp16", "2064,4064"},
+      {"tla.nZ", "int8", "4096,4096"}, {"tla.zZ", "fp16", "2050,4097"}};
+  for (const auto& [layout, dtype, shape] : cases) {
+    SCOPED_TRACE(std::string(layout) + " " + dtype + " " + shape);
+    const Case c = testing::must_case(layout, dtype, shape);
+    std::vector<uint8_t> logical;
+    fill_position_unique(c, 5, &logical);
+    const size_t pb = *reference_impl().size_bytes(c);
+    std::vector<uint8_t> want(pb);
+    ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), want.data(), pb).ok());
+    std::vector<uint8_t> src(logical.size() + 128), phys(pb + 128), back(logical.size() + 128);
+    for (size_t off : {0, 16}) {
+      auto at = [off](std::vector<uint8_t>& v) { return v.data() + (64 - reinterpret_cast<uintptr_t>(v.data()) % 64) % 64 + off; };
+      std::memcpy(at(src), logical.data(), logical.size());
+      for (Isa isa : available_isas()) {
+        if (isa < Isa::kAvx512) continue;
+        IsaCapScope cap(isa);
+        for (unsigned threads : {1u, 3u}) {
+          std::memset(at(phys), 0x5A, pb);
+          std::memset(at(back), 0xA5, logical.size());
+          ASSERT_TRUE(optimized_pack(c, at(src), logical.size(), at(phys), pb, threads).ok());
+          EXPECT_EQ(0, std::memcmp(at(phys), want.data(), pb)) << isa_name(isa) << " pack +" << off << " threads " << threads;
+          ASSERT_TRUE(optimized_unpack(c, at(phys), pb, at(back), logical.size(), threads).ok());
+          EXPECT_EQ(0, std::memcmp(at(back), logical.data(), logical.size()))
+              << isa_name(isa) << " unpack +" << off << " threads " << threads;
+        }
+      }
     }
   }
 }
