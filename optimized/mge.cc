@@ -1012,6 +1012,7 @@ void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
     return;
   }
   if (!kPack && kBytes == 4 && g.R == 4 && have_avx512()) done = unpack_4x16_epi32_avx512(g, logical, phys, false);
+  else if (kPack && kBytes == 4 && g.R == 4 && have_avx512()) done = pack_4x16_epi32_avx512(g, logical, phys, false);
   else if (kBytes == 4 && g.R % 16 == 0 && have_avx512()) done = tiles_16x16_epi32_avx512<kPack>(g, logical, phys);
   else if (kBytes == 4 && g.R % 4 == 0 && have_avx2()) done = tiles_4x8_epi32_avx2<kPack>(g, logical, phys);
   else if (kBytes == 4 && g.R % 4 == 0) done = tiles_4x4_epi32<kPack>(g, logical, phys);
