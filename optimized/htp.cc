@@ -983,6 +983,19 @@ struct Avx512Lines {
   void finish() const {}
 };
 
+// The steps of the middle loop `ml` (over dimension b) that hold logical rows
+// at the position `x` of the loops outside: none when a dimension other than
+// a and b is past its extent there (loops fused over unpadded dimensions keep
+// no coordinate: those never clip), else those before b's extent.
+inline uint64_t valid_middle_steps(const Plan& p, const std::vector<uint64_t>& x, size_t a, size_t b, const Loop& ml) {
+  for (size_t d = 0; d < p.rank; ++d) {
+    if (d != a && d != b && p.padded[d] != p.extent[d] && x[d] >= p.extent[d]) return 0;
+  }
+  const uint64_t ext_b = p.extent[b];
+  if (p.padded[b] == ext_b) return ml.count;
+  return x[b] >= ext_b ? 0 : std::min<uint64_t>(ml.count, (ext_b - x[b] - 1) / ml.step + 1);
+}
+
 // Unpack of a padded tensor by the transposes of walk_pairs (p.pair_pad):
 // per position of p.pair_pad_outer outside padding, the middle loop's valid
 // steps outside x's, m outside x. 32-byte rows go by 2 x 2 blocks stored
@@ -1004,7 +1017,7 @@ LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
   const size_t a = row.dim, b = ml.dim;
   // An unpadded row dimension (perhaps fused with others: no coordinate) is valid throughout.
   const bool a_clipped = p.padded[a] != p.extent[a];
-  const uint64_t ext_a = a_clipped ? p.extent[a] : UINT64_MAX, ext_b = p.extent[b];
+  const uint64_t ext_a = a_clipped ? p.extent[a] : UINT64_MAX;
   const uint64_t next = loops.empty() ? 0 : loops.back().ps * e;
   // kGather with 32-byte rows: rows m and m + 1 of a line together when the
   // pieces of a row fit `later`.
@@ -1016,11 +1029,7 @@ LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
   uint64_t lbase = 0, pbase = 0;
   seek(loops, loops.size(), begin, &value, &x, &lbase, &pbase);
   for (uint64_t left = end - begin; left != 0; --left) {
-    bool ok = true;
-    // (Loops fused over unpadded dimensions keep no coordinate: those never clip.)
-    for (size_t d = 0; d < p.rank; ++d) ok &= d == a || d == b || p.padded[d] == p.extent[d] || x[d] < p.extent[d];
-    uint64_t m_valid = ok ? ml.count : 0;
-    if (ok && p.padded[b] != ext_b) m_valid = x[b] >= ext_b ? 0 : std::min<uint64_t>(ml.count, (ext_b - x[b] - 1) / ml.step + 1);
+    const uint64_t m_valid = valid_middle_steps(p, x, a, b, ml);
     const uint8_t* src = phys + pbase * e;
     uint8_t* dst = logical + lbase * e;
     if constexpr (kGather) {
@@ -1204,7 +1213,7 @@ LC_HTP_AVX512 void walk_pairs_padded_pack(const Plan& p, const std::vector<Loop>
   constexpr uint64_t unit = kHalf ? 32 : 64, step = kHalf ? 2 : 1;
   const size_t a = row.dim, b = ml.dim;
   const bool a_clipped = p.padded[a] != p.extent[a];
-  const uint64_t ext_a = a_clipped ? p.extent[a] : UINT64_MAX, ext_b = p.extent[b];
+  const uint64_t ext_a = a_clipped ? p.extent[a] : UINT64_MAX;
   alignas(64) uint8_t pad_bytes[64];
   pad_pattern(p, pad_bytes);
   const __m512i pad = _mm512_load_si512(pad_bytes);
@@ -1214,10 +1223,7 @@ LC_HTP_AVX512 void walk_pairs_padded_pack(const Plan& p, const std::vector<Loop>
   uint64_t lbase = 0, pbase = 0;
   seek(loops, loops.size(), begin, &value, &x, &lbase, &pbase);
   for (uint64_t left = end - begin; left != 0; --left) {
-    bool ok = true;
-    for (size_t d = 0; d < p.rank; ++d) ok &= d == a || d == b || p.padded[d] == p.extent[d] || x[d] < p.extent[d];
-    uint64_t m_valid = ok ? ml.count : 0;
-    if (ok && p.padded[b] != ext_b) m_valid = x[b] >= ext_b ? 0 : std::min<uint64_t>(ml.count, (ext_b - x[b] - 1) / ml.step + 1);
+    const uint64_t m_valid = valid_middle_steps(p, x, a, b, ml);
     uint8_t* dst = phys + pbase * e;
     const uint8_t* src = logical + lbase * e;  // dereferenced only at valid rows
     for (uint64_t i = 0, c = 0; i < xl.count; i += step, c += step * row.count) {
