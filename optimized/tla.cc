@@ -14,7 +14,9 @@
 // "fractal groups"), with AVX-512 in-register transposes where the CPU has
 // them; notation layouts that are such a format copy the same way. A z
 // unpack past L2 writes each logical row front to back straight from the
-// fractals (see "z-fractal unpack").
+// fractals (see "z-fractal unpack"). Past 16 MiB written, whole lines on line
+// boundaries go out with non-temporal stores; in N order the fractals of the
+// next block row are fetched ahead. Neither changes a byte written.
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -951,8 +953,6 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
       uint64_t bj = 0;
       if (bi < full_r) {
         uint8_t* src = logical + bi * kH * pitch;
-        // The line of each row kPrefetchGroups groups on (measured: +5% on
-        // 2048 x 2048 fp16 zN, +8% on nN; -15% on 256 x 256, in L2).
         // N order (fractals of a block row a column of blocks apart): each
         // fractal a group moves is one of many streams too far apart for the
         // hardware to follow, so the same fractal of the next block row, the
@@ -963,6 +963,8 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
         // 1.01-1.16 after; the packs +5-25%).
         const size_t ahead = p.out_col > p.out_row && bi + 1 < full_r && prefetch ? p.out_row * EB : 0;  // mutate: equivalent (a prefetch: the same bytes)
         const size_t wahead = kPack && !stream ? ahead : 0;  // mutate: equivalent (a prefetch: the same bytes)
+        // The line of each row kPrefetchGroups groups on (measured: +5% on
+        // 2048 x 2048 fp16 zN, +8% on nN; -15% on 256 x 256, in L2).
         for (uint64_t g = 0; kPack && !stage_pack && prefetch && g < full_g; ++g) {
           for (uint64_t r = 0; r < kH; ++r) __builtin_prefetch(src + (g + kPrefetchGroups) * kLineBytes + r * pitch, 0, 3);
           uint8_t* b = block_at(bi, g * kG);
