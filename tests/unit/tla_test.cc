@@ -453,6 +453,11 @@ TEST(TlaImpl, nested_coordinates_match_their_flat_ones) {
   EXPECT_EQ(*optimized_impl().offset_bits_nested(one, tup("5")), 80u);
 }
 
+// `off` bytes past the first cache line boundary of `v` (which has room for it).
+uint8_t* at_line_offset(std::vector<uint8_t>& v, size_t off) {
+  return v.data() + (64 - reinterpret_cast<uintptr_t>(v.data()) % 64) % 64 + off;
+}
+
 // The copies read and write whole cache lines: buffers starting anywhere in a
 // line give the reference's bytes, and unpack writes nothing outside the
 // logical tensor.
@@ -470,7 +475,7 @@ TEST(TlaOptimized, fractal_copies_at_every_buffer_offset) {
           ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), want.data(), pb).ok());
           for (size_t off : {0, 8, 16, 40, 3}) {
             std::vector<uint8_t> src(logical.size() + 192), phys(pb + 192), back(logical.size() + 192, 0xAB);
-            auto at = [off](std::vector<uint8_t>& v) { return v.data() + (64 - reinterpret_cast<uintptr_t>(v.data()) % 64) + off; };
+            auto at = [off](std::vector<uint8_t>& v) { return at_line_offset(v, off); };
             std::memcpy(at(src), logical.data(), logical.size());
             ASSERT_TRUE(optimized_impl().pack(c, at(src), logical.size(), at(phys), pb).ok());
             EXPECT_EQ(0, std::memcmp(at(phys), want.data(), pb)) << isa_name(isa) << " " << layout << " " << dtype << " +" << off;
@@ -541,7 +546,7 @@ TEST(TlaOptimized, streamed_copies_past_sixteen_mebibytes) {
     ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), want.data(), pb).ok());
     std::vector<uint8_t> src(logical.size() + 128), phys(pb + 128), back(logical.size() + 128);
     for (size_t off : {0, 16}) {
-      auto at = [off](std::vector<uint8_t>& v) { return v.data() + (64 - reinterpret_cast<uintptr_t>(v.data()) % 64) % 64 + off; };
+      auto at = [off](std::vector<uint8_t>& v) { return at_line_offset(v, off); };
       std::memcpy(at(src), logical.data(), logical.size());
       for (Isa isa : available_isas()) {
         if (isa < Isa::kAvx512) continue;
