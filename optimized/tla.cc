@@ -723,17 +723,6 @@ __attribute__((target("avx512f"))) void stage_out_avx512(uint8_t* dst, size_t pi
   }
 }
 
-// Pack: `rows` runs of `lines` lines of the logical rows into the stage, with
-// unaligned loads where a row starts inside a line (each run read front to
-// back, so the line a load shares with the next one is still in L1).
-__attribute__((target("avx512f"))) void stage_in_avx512(uint8_t* stage, size_t stage_pitch, const uint8_t* src,
-                                                       size_t pitch, uint64_t rows, uint64_t lines) {
-  for (uint64_t r = 0; r < rows; ++r) {
-    const uint8_t* d = src + r * pitch;
-    uint8_t* s = stage + r * stage_pitch;
-    for (uint64_t k = 0; k < lines; ++k) _mm512_store_si512(s + k * kLineBytes, _mm512_loadu_si512(d + k * kLineBytes));
-  }
-}
 #endif
 
 #ifdef LC_TLA_X86
@@ -911,16 +900,6 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
   };
   const uint64_t pitch = p.cols * EB, step = p.out_col * EB;
   const uint64_t full_r = p.rows / kH, full_g = p.cols / (kW * kG);
-#ifdef LC_TLA_X86
-  // The AVX-512 pack stages its rows (kStageLines lines of each row in one
-  // run) when a group has more than 16 rows (int8 n fractals: 32 rows a pitch
-  // apart share one L1 set). Otherwise it reads the kH rows a line at a time
-  // with a prefetch ahead (measured on 2048 x 2048 fp16: +8% for nN over
-  // staging, par for zN; on 2047 x 2047, rows that start inside lines, +5%).
-  const bool stage_pack = kPack && kH > 16 && isa_at_least(Isa::kAvx512);
-#else
-  const bool stage_pack = false;
-#endif
   const bool prefetch = p.rows * pitch > kPrefetchAbove;
   // Past the last-level cache the whole lines the groups write (pack: the
   // fractals; unpack: the logical rows) are non-temporal, so that their old
@@ -943,8 +922,8 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
   // 256 x 256 fp16: -13%) it goes through the stage as the n fractals do.
   const bool z_rows = !kPack && kZInside && p.rows * pitch > kPrefetchAbove;
   parallel_ranges(p.R, p.cosize * p.eb, [&](uint64_t begin, uint64_t end) {
-    // Unpack (and the AVX-512 int8 n-fractal pack): kStageLines groups go through a
-    // stage in L1, each row's kStageLines lines copied out (in) in one run
+    // Unpack: kStageLines groups go through a stage in L1, each row's
+    // kStageLines lines copied out in one run
     // (measured: rows written one line at a time in turn, kH rows a pitch
     // apart, are several times slower than runs of lines).
     alignas(64) uint8_t stage[kH * kStageLines * kLineBytes];
@@ -963,28 +942,23 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
         // 1.01-1.16 after; the packs +5-25%).
         const size_t ahead = p.out_col > p.out_row && bi + 1 < full_r && prefetch ? p.out_row * EB : 0;  // mutate: equivalent (a prefetch: the same bytes)
         const size_t wahead = kPack && !stream ? ahead : 0;  // mutate: equivalent (a prefetch: the same bytes)
-        // The line of each row kPrefetchGroups groups on (measured: +5% on
-        // 2048 x 2048 fp16 zN, +8% on nN; -15% on 256 x 256, in L2).
-        for (uint64_t g = 0; kPack && !stage_pack && prefetch && g < full_g; ++g) {
-          for (uint64_t r = 0; r < kH; ++r) __builtin_prefetch(src + (g + kPrefetchGroups) * kLineBytes + r * pitch, 0, 3);
+        // The line of each row kPrefetchGroups groups on, into L2 (measured:
+        // +5% on 2048 x 2048 fp16 zN, +8% on nN; -15% on 256 x 256, in L2;
+        // into L2 rather than L1, on a 32 KiB L1d Zen 4: int8 nZ 32 MiB 0.65
+        // of memcpy before, 1.05-1.3 after, fp16 32 MiB +15%, the rest par).
+        // The kH rows are read straight, even int8's 32 rows a pitch apart in
+        // one L1 set: each line is read whole once (measured against copying
+        // runs of 8 lines of each row to a stage first: par on 8 and 32 MiB,
+        // 0.45 -> 0.65 of memcpy in cache).
+        for (uint64_t g = 0; kPack && prefetch && g < full_g; ++g) {
+          for (uint64_t r = 0; r < kH; ++r) __builtin_prefetch(src + (g + kPrefetchGroups) * kLineBytes + r * pitch, 0, 1);
           uint8_t* b = block_at(bi, g * kG);
           fetch_fractals<true>(b, step, wahead, kG);
           group(src + g * kLineBytes, pitch, b, step);
         }
-        for (uint64_t g = 0; kPack && !stage_pack && !prefetch && g < full_g; ++g) {
+        for (uint64_t g = 0; kPack && !prefetch && g < full_g; ++g) {
           group(src + g * kLineBytes, pitch, block_at(bi, g * kG), step);
         }
-#ifdef LC_TLA_X86
-        for (uint64_t g0 = 0; kPack && stage_pack && g0 < full_g; g0 += kStageLines) {
-          const uint64_t n = std::min<uint64_t>(kStageLines, full_g - g0);
-          stage_in_avx512(stage, kStagePitch, src + g0 * kLineBytes, pitch, kH, n);
-          for (uint64_t g = 0; g < n; ++g) {
-            uint8_t* b = block_at(bi, (g0 + g) * kG);
-            fetch_fractals<true>(b, step, wahead, kG);
-            group(stage + g * kLineBytes, kStagePitch, b, step);
-          }
-        }
-#endif
         if (!kPack && z_rows) z_unpack_rows(src, pitch, block_at(bi, 0), step, full_g * kG, stream, ahead);
         for (uint64_t g0 = 0; !kPack && !z_rows && g0 < full_g; g0 += kStageLines) {
           const uint64_t n = std::min<uint64_t>(kStageLines, full_g - g0);
