@@ -14,7 +14,7 @@
 // "fractal groups"), with AVX-512 in-register transposes where the CPU has
 // them; notation layouts that are such a format copy the same way. A z
 // unpack past L2 writes each logical row front to back straight from the
-// fractals (see "z-fractal unpack"). Past 16 MiB written, whole lines on line
+// fractals (see "z-fractal unpack"). From 4 MiB written, whole lines on line
 // boundaries go out with non-temporal stores; in N order the fractals of the
 // next block row are fetched ahead. Neither changes a byte written.
 #include <algorithm>
@@ -55,7 +55,7 @@ constexpr uint64_t kLineBytes = 64;  // a cache line
 constexpr uint64_t kStageLines = 8;  // lines of each logical row a staged copy moves at once
 constexpr uint64_t kPrefetchGroups = 4;  // how far ahead a pack reading kH rows in turn prefetches them
 constexpr uint64_t kPrefetchAbove = 1u << 20;  // logical bytes: past a typical L2
-constexpr uint64_t kStreamAbove = 16u << 20;   // bytes written: past a typical last-level cache share
+constexpr uint64_t kStreamAbove = 4u << 20;    // bytes written: past L2, a large share of a shared L3
 constexpr uint64_t kEnumerateLimit = 1u << 20;
 
 #define LC_TLA_INLINE_ANY inline __attribute__((always_inline))
@@ -951,14 +951,14 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
   const uint64_t pitch = p.cols * EB, step = p.out_col * EB;
   const uint64_t full_r = p.rows / kH, full_g = p.cols / (kW * kG);
   const bool prefetch = p.rows * pitch > kPrefetchAbove;
-  // Past the last-level cache the whole lines the groups write (pack: the
-  // fractals; unpack: the logical rows) are non-temporal, so that their old
-  // contents are not read first (measured on a 32 KiB L1d Zen 4, 4096 x 4096
-  // fp16 and 4096 x 8192 int8, zN and nZ: 0.30-0.59 of memcpy before, 0.52-1.33
-  // after; on 8 MiB matrices, inside a 32 MiB last-level cache, it varied with
-  // the host's load, and stays off there). Needs AVX-512 and every written
-  // line whole: the fractals on lines (pack), or every logical row on a line
-  // (unpack).
+  // From kStreamAbove the whole lines the groups write (pack: the fractals;
+  // unpack: the logical rows) are non-temporal, so that their old contents
+  // are not read first (measured on a 32 KiB L1d Zen 4 with a 32 MiB L3 shared
+  // with other guests: 4096 x 4096 fp16 and 4096 x 8192 int8, zN and nZ, 0.30-0.59
+  // of memcpy before, 0.52-1.33 after; 8 MiB matrices, four runs each, nN and
+  // nZ fp16 unpacks 0.46-0.53 before, 0.67-0.81 after, nZ int8 0.52 -> 0.64,
+  // the packs par or better). Needs AVX-512 and every written line whole:
+  // the fractals on lines (pack), or every logical row on a line (unpack).
 #ifdef LC_TLA_X86
   const bool line_phys = reinterpret_cast<uintptr_t>(phys) % kLineBytes == 0;
   const bool line_rows = reinterpret_cast<uintptr_t>(logical) % kLineBytes == 0 && pitch % kLineBytes == 0;
@@ -1040,6 +1040,11 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
             fetch_fractals<false>(b, step, ahead, kG);
             group(stage + g * kLineBytes, kStagePitch, b, step);
           }
+          // Z order: the next run's fractals, fetched into L2 while this
+          // run goes out (measured on a 32 KiB L1d Zen 4, nZ 32 MiB: int8
+          // 0.53 -> 0.74 of memcpy, fp16 0.75 -> 0.93; the 8 MiB rows par).
+          const uint64_t next = g0 + kStageLines < full_g ? std::min(kStageLines, full_g - g0 - kStageLines) : 0;
+          if (prefetch && ahead == 0) fetch_fractals<false>(block_at(bi, g0 * kG), step, kStageLines * kG * step, next * kG);  // mutate: equivalent (a prefetch: the same bytes)
           stage_out(src + g0 * kLineBytes, pitch, stage, kStagePitch, kH, n, stream);
         }
         bj = full_g * kG;
