@@ -1388,13 +1388,15 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
   const uint64_t o0 = p.tile_offset[0], o1 = p.tile_offset[1], o2 = p.tile_offset[2], o3 = p.tile_offset[3];
   const __m512i pad = _mm512_set1_epi8(static_cast<char>(p.pad_element[0]));
   constexpr uint64_t kAhead = 256;
-  // Unpack: when a position's logical rows fill one block of the tensor (the
+  // When a position's logical rows fill one block of the tensor (the
   // weights: a chunk's rows are consecutive), that block of the next
-  // position is fetched for writing, front to back, a few lines per step,
-  // instead of the rows' next pieces.
+  // position is fetched, front to back, a few lines per step: into L2 to
+  // read (pack; measured on a Zen 4 with 3 x 3 x 1024 x 1820: 0.57-0.66 of
+  // memcpy before, 0.81-0.86 after), or to write instead of the rows' next
+  // pieces (unpack).
   const uint64_t o_max = std::max(std::max(o0, o1), std::max(o2, o3));
   const uint64_t span = o_max + (il.count - 1) * il.ls + ext, written = 4 * il.count * ext;
-  const bool block = !kPack && std::min(std::min(o0, o1), std::min(o2, o3)) == 0 && span <= written + written / 8;
+  const bool block = std::min(std::min(o0, o1), std::min(o2, o3)) == 0 && span <= written + written / 8;
   const uint64_t steps = (xl.count + 1) / 2 * il.count;
   const uint64_t block_lines = (span + 63) / 64, per_step = (block_lines + steps - 1) / steps;
   std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
@@ -1430,6 +1432,9 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
             } else {
               r[k] = _mm512_mask_loadu_epi8(pad, mask, rows[k]);
             }
+          }
+          for (uint64_t n = 0; n < per_step && ahead < ahead_end; ++n, ahead += 64) {
+            _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T2);  // mutate: equivalent (a prefetch: the same bytes)
           }
           pack_32x4x2(r, o);
           if (kStream) {
