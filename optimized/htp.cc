@@ -38,7 +38,8 @@
 // padding skipped and the rows' last bytes masked, their lines gathered and
 // streamed from 8 MiB on (VBMI). The weights' tiles go two chunk columns at
 // a time (AVX-512): one 64-byte piece of each logical row for two tiles,
-// the padded last column by masked loads and stores, pack streamed.
+// the padded last column by masked loads and stores, pack streamed; an
+// unpack's run of rows goes through a stage in L2 and out streamed.
 // Threads (optimized/threads.h) take disjoint ranges of the positions of the
 // loops outside the two innermost ones (rows) or outside the tile's plain
 // loop (tiles); every position writes its own rows or tiles.
@@ -1380,9 +1381,25 @@ LC_HTP_AVX512 inline __m512i load_halves(const uint8_t* at) {
 // columns, partly or wholly padding, load over the padding pattern (pack)
 // or store only their valid bytes (unpack); an odd last column is a single
 // tile. Pack of 8 MiB or more on lines streams the tiles (each step writes
-// two whole lines of each tile). The rows' next pieces, four column pairs on,
+// two whole lines of each tile); unpack of 8 MiB or more stages a position's
+// rows when they are one run of the tensor and streams the run out
+// (measured on a Zen 4 with 3 x 3 x 1024 x 1820: 0.73 of memcpy before,
+// 0.89 after, medians of six). The rows' next pieces, four column pairs on,
 // are fetched ahead, and when unpacking the tiles two column pairs on too
 // (chunks far apart: no stream the hardware follows).
+// `n` bytes from `src` to `dst`, the whole lines of `dst` non-temporal.
+LC_HTP_AVX512 void stream_run(uint8_t* dst, const uint8_t* src, uint64_t n) {
+  const uint64_t head = std::min<uint64_t>(n, (64 - reinterpret_cast<uintptr_t>(dst) % 64) % 64);
+  std::memcpy(dst, src, head);
+  uint64_t k = head;
+  for (; k + 64 <= n; k += 64) _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + k), _mm512_loadu_si512(src + k));
+  std::memcpy(dst + k, src + k, n - k);
+}
+
+// Unpack: a position's rows that are one run of the tensor, up to this many
+// bytes, go through a stage (see walk_tile_cols).
+constexpr uint64_t kTileStageBytes = 256 << 10;
+
 template <bool kPack, bool kStream>
 LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
                                   uint64_t begin, uint64_t end) {
@@ -1403,6 +1420,13 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
   const bool block = std::min(std::min(o0, o1), std::min(o2, o3)) == 0 && span <= written + written / 8;
   const uint64_t steps = (xl.count + 1) / 2 * il.count;
   const uint64_t block_lines = (span + 63) / 64, per_step = (block_lines + steps - 1) / steps;
+  // Unpack of 8 MiB or more (kStream): when the position's rows are exactly
+  // one run of the tensor (the weights), they are written to a stage that
+  // stays in L2, then copied out with non-temporal stores, so that the
+  // tensor's lines are not read before they are written (the rows' 64-byte
+  // pieces start anywhere in a line).
+  const bool staged = !kPack && kStream && block && span == written && span <= kTileStageBytes;
+  std::vector<uint8_t> stage(staged ? span : 0);
   std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
   uint64_t lbase = 0, pbase = 0;
   seek(loops, loops.size(), begin, &value, nullptr, &lbase, &pbase);
@@ -1411,7 +1435,7 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
   for (uint64_t left = end - begin; left != 0; --left) {
     // The next position's block: [ahead, ahead_end), none after the last.
     uintptr_t ahead = 0, ahead_end = 0;
-    if (block && left > 1) {
+    if (block && !staged && left > 1) {
       advance(loops, loops.size(), &value_next, &x_next, &lnext, &pnext);
       ahead = reinterpret_cast<uintptr_t>(logical + lnext) & ~uintptr_t{63};
       ahead_end = reinterpret_cast<uintptr_t>(logical + lnext) + span;
@@ -1421,7 +1445,7 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
       const bool two = i + 1 < xl.count;
       const __mmask64 mask = valid == 64 ? ~__mmask64{0} : (__mmask64{1} << valid) - 1;
       // Columns wholly padding read (or write) no logical byte.
-      uint8_t* lg = valid != 0 ? logical + lbase + c : logical;
+      uint8_t* lg = valid == 0 ? logical : (staged ? stage.data() : logical + lbase) + c;
       const uint64_t lstep = valid != 0 ? il.ls : 0;
       uint8_t* pa = phys + pbase + i * xl.ps;
       for (uint64_t j = 0; j < il.count; ++j, lg += lstep, pa += il.ps) {
@@ -1482,6 +1506,7 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
         }
       }
     }
+    if (staged) stream_run(logical + lbase, stage.data(), span);
     if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
   }
   if (kStream) _mm_sfence();
