@@ -53,6 +53,7 @@
 #include "layoutcheck/checked.h"
 #include "optimized/families.h"
 #include "optimized/isa.h"
+#include "optimized/stream_run.h"
 #include "optimized/threads.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -1387,15 +1388,6 @@ LC_HTP_AVX512 inline __m512i load_halves(const uint8_t* at) {
 // 0.89 after, medians of six). The rows' next pieces, four column pairs on,
 // are fetched ahead, and when unpacking the tiles two column pairs on too
 // (chunks far apart: no stream the hardware follows).
-// `n` bytes from `src` to `dst`, the whole lines of `dst` non-temporal.
-LC_HTP_AVX512 void stream_run(uint8_t* dst, const uint8_t* src, uint64_t n) {
-  const uint64_t head = std::min<uint64_t>(n, (64 - reinterpret_cast<uintptr_t>(dst) % 64) % 64);
-  std::memcpy(dst, src, head);
-  uint64_t k = head;
-  for (; k + 64 <= n; k += 64) _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + k), _mm512_loadu_si512(src + k));
-  std::memcpy(dst + k, src + k, n - k);
-}
-
 // Unpack: a position's rows that are one run of the tensor, up to this many
 // bytes, go through a stage (see walk_tile_cols).
 constexpr uint64_t kTileStageBytes = 256 << 10;
