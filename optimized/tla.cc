@@ -869,17 +869,23 @@ struct ShiftedRows {
   __m512i carry[kFractalC0s];        // the line the next group starts in
 };
 
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void shifted_rows_start(
-    ShiftedRows* st, const uint8_t* logical, size_t pitch) {
+// from, from + 1, ..., from + 63 (from <= 64): the vpermt2b index of 64
+// bytes starting `from` bytes into a pair of lines.
+__attribute__((target("avx512f,avx512bw"))) __m512i byte_ramp(uint64_t from) {
   const __m512i iota = _mm512_set_epi8(63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44,
                                        43, 42, 41, 40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24,
                                        23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1,
                                        0);
+  return _mm512_add_epi8(iota, _mm512_set1_epi8(static_cast<char>(from)));
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void shifted_rows_start(
+    ShiftedRows* st, const uint8_t* logical, size_t pitch) {
   for (uint64_t r = 0; r < kFractalC0s; ++r) {
     const uint8_t* row = logical + r * pitch;
     st->shift[r] = reinterpret_cast<uintptr_t>(row) % kLineBytes;
     st->line[r] = row - st->shift[r];
-    st->idx[r] = _mm512_add_epi8(iota, _mm512_set1_epi8(static_cast<char>(st->shift[r])));
+    st->idx[r] = byte_ramp(st->shift[r]);
     st->carry[r] = _mm512_maskz_loadu_epi8(~__mmask64{0} << st->shift[r], st->line[r]);
   }
 }
@@ -898,6 +904,62 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void z_
   _Pragma("GCC unroll 16") for (uint64_t k = 0; k < kFractalC0s / 2; ++k) {
     put512<kStream>(block + k * kLineBytes, _mm512_shuffle_i64x2(cur[2 * k], cur[2 * k + 1], 0x44));
     put512<kStream>(block + step + k * kLineBytes, _mm512_shuffle_i64x2(cur[2 * k], cur[2 * k + 1], 0xEE));
+  }
+}
+#endif
+
+#ifdef LC_TLA_X86
+// ---- z-fractal unpack of rows that start inside lines, streamed ------------------
+// As z_unpack_rows_avx512, each row's 64-byte pieces in order, but shifted
+// into whole aligned lines (the last bytes of one piece and the first of the
+// next, VBMI vpermt2b; the piece before carried over) that go out
+// non-temporal. A row's first and last lines, shared with the rows around it
+// or the edge fractals, are masked ordinary stores. Unaligned stores of the
+// pieces would write each line in two halves at two times, with a pitch
+// near 4 KiB the 16 rows' lines in one or two L1 sets (measured on a 32 KiB
+// L1d Zen 4 with 2047 x 2047 fp16: 0.65-1.10 ms before, 0.42-0.52 after,
+// 2048 x 2048 streamed 0.35-0.44). `n` >= 2 fractals, an even number.
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void z_unpack_rows_shifted(
+    uint8_t* logical, size_t pitch, const uint8_t* block, size_t step, uint64_t n, size_t ahead) {
+  alignas(64) __m512i carry[kFractalC0s];
+  for (uint64_t r = 0; r < kFractalC0s; ++r) carry[r] = _mm512_setzero_si512();
+  const uint64_t s0 = reinterpret_cast<uintptr_t>(logical) % kLineBytes;
+  for (uint64_t q0 = 0; q0 < n; q0 += kZRunFractals) {
+    const uint64_t pairs = (std::min<uint64_t>(n, q0 + kZRunFractals) - q0) / 2;
+    const uint8_t* f = block + q0 * step;
+    for (uint64_t k = 0; k < kFractalC0s / 2; ++k) {
+      const uint64_t sa = (s0 + 2 * k * pitch) % kLineBytes, sb = (s0 + (2 * k + 1) * pitch) % kLineBytes;
+      uint8_t* la = logical + 2 * k * pitch - sa + q0 / 2 * kLineBytes;
+      uint8_t* lb = logical + (2 * k + 1) * pitch - sb + q0 / 2 * kLineBytes;
+      const __m512i ia = byte_ramp(kLineBytes - sa), ib = byte_ramp(kLineBytes - sb);
+      __m512i ca = carry[2 * k], cb = carry[2 * k + 1];
+      uint64_t l = 0;
+      if (q0 == 0) {  // the rows' first lines, shared with the rows before: masked, ordinary
+        const __m512i a = _mm512_loadu_si512(f + k * kLineBytes), b = _mm512_loadu_si512(f + step + k * kLineBytes);
+        const __m512i even = _mm512_shuffle_i64x2(a, b, 0x44), odd = _mm512_shuffle_i64x2(a, b, 0xEE);
+        _mm512_mask_storeu_epi8(la, ~__mmask64{0} << sa, _mm512_permutex2var_epi8(ca, ia, even));
+        _mm512_mask_storeu_epi8(lb, ~__mmask64{0} << sb, _mm512_permutex2var_epi8(cb, ib, odd));
+        ca = even, cb = odd, l = 1;
+      }
+      for (; l < pairs; ++l) {
+        if (ahead != 0) {  // the next block row's lines (see fetch_fractals)
+          _mm_prefetch(reinterpret_cast<const char*>(f + 2 * l * step + k * kLineBytes + ahead), _MM_HINT_T1);  // mutate: equivalent (a prefetch: the same bytes)
+          _mm_prefetch(reinterpret_cast<const char*>(f + (2 * l + 1) * step + k * kLineBytes + ahead), _MM_HINT_T1);  // mutate: equivalent (a prefetch: the same bytes)
+        }
+        const __m512i a = _mm512_loadu_si512(f + 2 * l * step + k * kLineBytes);
+        const __m512i b = _mm512_loadu_si512(f + (2 * l + 1) * step + k * kLineBytes);
+        const __m512i even = _mm512_shuffle_i64x2(a, b, 0x44), odd = _mm512_shuffle_i64x2(a, b, 0xEE);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(la + l * kLineBytes), _mm512_permutex2var_epi8(ca, ia, even));
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(lb + l * kLineBytes), _mm512_permutex2var_epi8(cb, ib, odd));
+        ca = even, cb = odd;
+      }
+      carry[2 * k] = ca, carry[2 * k + 1] = cb;
+    }
+  }
+  for (uint64_t r = 0; r < kFractalC0s; ++r) {
+    const uint64_t sr = (s0 + r * pitch) % kLineBytes;
+    const __m512i v = _mm512_permutex2var_epi8(carry[r], byte_ramp(kLineBytes - sr), _mm512_setzero_si512());
+    _mm512_mask_storeu_epi8(logical + r * pitch - sr + n / 2 * kLineBytes, (__mmask64{1} << sr) - 1, v);
   }
 }
 #endif
@@ -974,9 +1036,13 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
   // A z pack of rows that start inside lines reads whole lines (see
   // z_group_shifted; measured on 2048 x 2048: -10% for rows on lines).
 #ifdef LC_TLA_X86
-  const bool z_shifted = kPack && kZInside && !line_rows && isa_at_least(Isa::kAvx512Vbmi);
+  const bool z_shifted = kPack && kZInside && !line_rows && full_g != 0 && isa_at_least(Isa::kAvx512Vbmi);
+  // And a z unpack of such rows from kStreamAbove streams whole lines too
+  // (see z_unpack_rows_shifted).
+  const bool stream_shifted = !kPack && z_rows && !line_rows && full_g != 0 && p.rows * pitch >= kStreamAbove &&
+                              isa_at_least(Isa::kAvx512Vbmi);
 #else
-  const bool z_shifted = false;
+  const bool z_shifted = false, stream_shifted = false;
 #endif
   parallel_ranges(p.R, p.cosize * p.eb, [&](uint64_t begin, uint64_t end) {
     // Unpack: kStageLines groups go through a stage in L1, each row's
@@ -1032,7 +1098,10 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
           }
         }
 #endif
-        if (!kPack && z_rows) z_unpack_rows(src, pitch, block_at(bi, 0), step, full_g * kG, stream, ahead);
+#ifdef LC_TLA_X86
+        if (!kPack && z_rows && stream_shifted) z_unpack_rows_shifted(src, pitch, block_at(bi, 0), step, full_g * kG, ahead);
+#endif
+        if (!kPack && z_rows && !stream_shifted) z_unpack_rows(src, pitch, block_at(bi, 0), step, full_g * kG, stream, ahead);
         for (uint64_t g0 = 0; !kPack && !z_rows && g0 < full_g; g0 += kStageLines) {
           const uint64_t n = std::min<uint64_t>(kStageLines, full_g - g0);
           for (uint64_t g = 0; g < n; ++g) {
@@ -1052,7 +1121,7 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
       for (; bj < p.C; ++bj) one_fractal<kPack, EB, kZInside>(p, logical, block_at(bi, bj), bi, bj);
     }
 #ifdef LC_TLA_X86
-    if (stream) _mm_sfence();  // this thread's non-temporal stores, before it reports its range done
+    if (stream || stream_shifted) _mm_sfence();  // this thread's non-temporal stores, before it reports its range done
 #endif
   });
 }

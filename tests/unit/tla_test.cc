@@ -528,14 +528,16 @@ TEST(TlaOptimized, every_thread_count_writes_the_same_bytes_past_a_mebibyte) {
 }
 
 // From 4 MiB written, an AVX-512 pack streams the fractals and an unpack the
-// logical rows when they start on lines: the reference's bytes at both
-// levels, for every thread count, buffers on a line and 16 bytes into one (not
-// streamed), edge fractals at the bottom and on the right (pack streamed only).
+// logical rows (z fractals: rows that start inside lines too, shifted into
+// whole lines with VBMI): the reference's bytes at every level, for every
+// thread count, buffers on a line and 16 bytes into one, edge fractals at the
+// bottom and on the right, rows shorter than a line; nothing written outside
+// the logical tensor.
 TEST(TlaOptimized, streamed_copies_from_four_mebibytes) {
   if (cpu_isa() < Isa::kAvx512) GTEST_SKIP() << "no AVX-512 on this CPU: the copies are not streamed";
   const std::tuple<const char*, const char*, const char*> cases[] = {
       {"tla.zN", "fp16", "1024,2048"}, {"tla.nZ", "fp16", "1040,2032"},
-      {"tla.nZ", "int8", "2048,2048"}, {"tla.zZ", "fp16", "1026,2049"}};
+      {"tla.nZ", "int8", "2048,2048"}, {"tla.zZ", "fp16", "1026,2049"}, {"tla.zN", "fp16", "67664,31"}};
   for (const auto& [layout, dtype, shape] : cases) {
     SCOPED_TRACE(std::string(layout) + " " + dtype + " " + shape);
     const Case c = testing::must_case(layout, dtype, shape);
@@ -553,12 +555,16 @@ TEST(TlaOptimized, streamed_copies_from_four_mebibytes) {
         IsaCapScope cap(isa);
         for (unsigned threads : {1u, 3u}) {
           std::memset(at(phys), 0x5A, pb);
-          std::memset(at(back), 0xA5, logical.size());
+          std::memset(back.data(), 0xA5, back.size());
           ASSERT_TRUE(optimized_pack(c, at(src), logical.size(), at(phys), pb, threads).ok());
           EXPECT_EQ(0, std::memcmp(at(phys), want.data(), pb)) << isa_name(isa) << " pack +" << off << " threads " << threads;
           ASSERT_TRUE(optimized_unpack(c, at(phys), pb, at(back), logical.size(), threads).ok());
           EXPECT_EQ(0, std::memcmp(at(back), logical.data(), logical.size()))
               << isa_name(isa) << " unpack +" << off << " threads " << threads;
+          const size_t before = static_cast<size_t>(at(back) - back.data());
+          EXPECT_EQ(before, static_cast<size_t>(std::count(back.begin(), back.begin() + before, 0xA5)));
+          EXPECT_TRUE(std::all_of(at(back) + logical.size(), back.data() + back.size(), [](uint8_t b) { return b == 0xA5; }))
+              << isa_name(isa) << " unpack +" << off << " threads " << threads << ": bytes after the tensor";
         }
       }
     }
