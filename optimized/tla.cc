@@ -805,6 +805,22 @@ __attribute__((target("avx2"))) void z_unpack_rows_avx2(uint8_t* logical, size_t
   z_unpack_rows_body(logical, pitch, block, step, n);
 }
 
+// Piece l of rows 2k and 2k+1 of a block row: line k of fractals 2l and
+// 2l + 1 (`step` bytes apart from `f`), their 32-byte halves exchanged; the
+// same lines of the next block row, `ahead` bytes on (0: none), fetched.
+__attribute__((target("avx512f"))) LC_TLA_INLINE_ANY void z_row_pair_piece(const uint8_t* f, size_t step, uint64_t l,
+                                                                           uint64_t k, size_t ahead, __m512i* even,
+                                                                           __m512i* odd) {
+  if (ahead != 0) {  // see fetch_fractals
+    _mm_prefetch(reinterpret_cast<const char*>(f + 2 * l * step + k * kLineBytes + ahead), _MM_HINT_T1);  // mutate: equivalent (a prefetch: the same bytes)
+    _mm_prefetch(reinterpret_cast<const char*>(f + (2 * l + 1) * step + k * kLineBytes + ahead), _MM_HINT_T1);  // mutate: equivalent (a prefetch: the same bytes)
+  }
+  const __m512i a = _mm512_loadu_si512(f + 2 * l * step + k * kLineBytes);
+  const __m512i b = _mm512_loadu_si512(f + (2 * l + 1) * step + k * kLineBytes);
+  *even = _mm512_shuffle_i64x2(a, b, 0x44);
+  *odd = _mm512_shuffle_i64x2(a, b, 0xEE);
+}
+
 // Two fractals make one line of each row: a line of each holds rows 2k and
 // 2k+1, so rows 2k and 2k+1 of the block row are written side by side
 // (non-temporal with kStream: the caller checked that the rows start on lines).
@@ -818,13 +834,8 @@ __attribute__((target("avx512f"))) void z_unpack_rows_avx512(uint8_t* logical, s
       uint8_t* lo = logical + 2 * k * pitch + q0 * kC0Bytes;
       uint8_t* hi = lo + pitch;
       for (uint64_t l = 0; l < pairs; ++l) {
-        if (ahead != 0) {  // the next block row's lines (see fetch_fractals)
-          _mm_prefetch(reinterpret_cast<const char*>(f + 2 * l * step + k * kLineBytes + ahead), _MM_HINT_T1);  // mutate: equivalent (a prefetch: the same bytes)
-          _mm_prefetch(reinterpret_cast<const char*>(f + (2 * l + 1) * step + k * kLineBytes + ahead), _MM_HINT_T1);  // mutate: equivalent (a prefetch: the same bytes)
-        }
-        const __m512i a = _mm512_loadu_si512(f + 2 * l * step + k * kLineBytes);
-        const __m512i b = _mm512_loadu_si512(f + (2 * l + 1) * step + k * kLineBytes);
-        const __m512i even = _mm512_shuffle_i64x2(a, b, 0x44), odd = _mm512_shuffle_i64x2(a, b, 0xEE);
+        __m512i even, odd;
+        z_row_pair_piece(f, step, l, k, ahead, &even, &odd);
         if constexpr (kStream) {
           _mm512_stream_si512(reinterpret_cast<__m512i*>(lo + l * kLineBytes), even);
           _mm512_stream_si512(reinterpret_cast<__m512i*>(hi + l * kLineBytes), odd);
@@ -935,20 +946,15 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void z_
       __m512i ca = carry[2 * k], cb = carry[2 * k + 1];
       uint64_t l = 0;
       if (q0 == 0) {  // the rows' first lines, shared with the rows before: masked, ordinary
-        const __m512i a = _mm512_loadu_si512(f + k * kLineBytes), b = _mm512_loadu_si512(f + step + k * kLineBytes);
-        const __m512i even = _mm512_shuffle_i64x2(a, b, 0x44), odd = _mm512_shuffle_i64x2(a, b, 0xEE);
+        __m512i even, odd;
+        z_row_pair_piece(f, step, 0, k, ahead, &even, &odd);
         _mm512_mask_storeu_epi8(la, ~__mmask64{0} << sa, _mm512_permutex2var_epi8(ca, ia, even));
         _mm512_mask_storeu_epi8(lb, ~__mmask64{0} << sb, _mm512_permutex2var_epi8(cb, ib, odd));
         ca = even, cb = odd, l = 1;
       }
       for (; l < pairs; ++l) {
-        if (ahead != 0) {  // the next block row's lines (see fetch_fractals)
-          _mm_prefetch(reinterpret_cast<const char*>(f + 2 * l * step + k * kLineBytes + ahead), _MM_HINT_T1);  // mutate: equivalent (a prefetch: the same bytes)
-          _mm_prefetch(reinterpret_cast<const char*>(f + (2 * l + 1) * step + k * kLineBytes + ahead), _MM_HINT_T1);  // mutate: equivalent (a prefetch: the same bytes)
-        }
-        const __m512i a = _mm512_loadu_si512(f + 2 * l * step + k * kLineBytes);
-        const __m512i b = _mm512_loadu_si512(f + (2 * l + 1) * step + k * kLineBytes);
-        const __m512i even = _mm512_shuffle_i64x2(a, b, 0x44), odd = _mm512_shuffle_i64x2(a, b, 0xEE);
+        __m512i even, odd;
+        z_row_pair_piece(f, step, l, k, ahead, &even, &odd);
         _mm512_stream_si512(reinterpret_cast<__m512i*>(la + l * kLineBytes), _mm512_permutex2var_epi8(ca, ia, even));
         _mm512_stream_si512(reinterpret_cast<__m512i*>(lb + l * kLineBytes), _mm512_permutex2var_epi8(cb, ib, odd));
         ca = even, cb = odd;
