@@ -7,7 +7,9 @@
 // in v[0..15], byte j of row i ends in v[j] at byte i. Example: v[i] = {16i,
 // 16i+1, ..., 16i+15} becomes v[j] = {j, 16+j, 32+j, ..., 240+j}.
 // transpose16x16_epi8_x2 does two independent transposes, one per 128-bit lane;
-// transpose16x16_epi8_x4 four, for 512-bit rows.
+// transpose16x16_epi8_x4 four, for 512-bit rows. Below them: 8x8 word
+// transposes per lane, the 4 x 4 transpose of 128-bit lanes, and 16 x 16
+// 32-bit elements.
 #pragma once
 
 #if defined(__x86_64__) || defined(_M_X64)
@@ -99,6 +101,41 @@ __attribute__((target("avx512f,avx512bw"), always_inline)) inline void transpose
 }
 
 #undef LC_WORD_TRANSPOSE_NETWORK
+
+// The 4 x 4 transpose of the 128-bit lanes of four registers: lane l of v[i]
+// ends in v[l] at lane i.
+__attribute__((target("avx512f"), always_inline)) inline void transpose_lanes4x4(__m512i v[4]) {
+  const __m512i s0 = _mm512_shuffle_i64x2(v[0], v[1], 0x44), s1 = _mm512_shuffle_i64x2(v[2], v[3], 0x44);
+  const __m512i s2 = _mm512_shuffle_i64x2(v[0], v[1], 0xEE), s3 = _mm512_shuffle_i64x2(v[2], v[3], 0xEE);
+  v[0] = _mm512_shuffle_i64x2(s0, s1, 0x88);
+  v[1] = _mm512_shuffle_i64x2(s0, s1, 0xDD);
+  v[2] = _mm512_shuffle_i64x2(s2, s3, 0x88);
+  v[3] = _mm512_shuffle_i64x2(s2, s3, 0xDD);
+}
+
+// 16 x 16 32-bit elements, one 64-byte row per register: element j of v[i]
+// ends in v[j] at element i. Unpacks at 32 and 64 bits make 4 x 4 transposes
+// per lane, then the lanes of every fourth register are transposed.
+__attribute__((target("avx512f"), always_inline)) inline void transpose16x16_epi32(__m512i v[16]) {
+  __m512i t[16];
+  _Pragma("GCC unroll 16") for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_epi32(v[2 * i], v[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_epi32(v[2 * i], v[2 * i + 1]);
+  }
+  // u[4g + m], lane L: element 4L + m of rows 4g..4g+3.
+  __m512i u[16];
+  _Pragma("GCC unroll 16") for (int g = 0; g < 4; ++g) {
+    u[4 * g] = _mm512_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
+    u[4 * g + 1] = _mm512_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
+    u[4 * g + 2] = _mm512_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
+    u[4 * g + 3] = _mm512_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
+  }
+  _Pragma("GCC unroll 16") for (int m = 0; m < 4; ++m) {
+    __m512i w[4] = {u[m], u[4 + m], u[8 + m], u[12 + m]};
+    transpose_lanes4x4(w);
+    _Pragma("GCC unroll 16") for (int l = 0; l < 4; ++l) v[4 * l + m] = w[l];
+  }
+}
 
 }  // namespace layoutcheck::byte_transpose
 

@@ -51,6 +51,7 @@
 #include "core/case_cache.h"
 #include "core/htp_notation.h"
 #include "layoutcheck/checked.h"
+#include "optimized/byte_transpose.h"
 #include "optimized/families.h"
 #include "optimized/isa.h"
 #include "optimized/stream_run.h"
@@ -1261,16 +1262,6 @@ LC_HTP_AVX512 void walk_pairs_padded_pack(const Plan& p, const std::vector<Loop>
 // ---- tiles ------------------------------------------------------------------------
 
 #ifdef LC_HTP_X86
-// The 4 x 4 transpose of the 128-bit lanes of four registers.
-LC_HTP_AVX512 inline void transpose_lanes(__m512i* v) {
-  const __m512i s0 = _mm512_shuffle_i64x2(v[0], v[1], 0x44), s1 = _mm512_shuffle_i64x2(v[2], v[3], 0x44);
-  const __m512i s2 = _mm512_shuffle_i64x2(v[0], v[1], 0xEE), s3 = _mm512_shuffle_i64x2(v[2], v[3], 0xEE);
-  v[0] = _mm512_shuffle_i64x2(s0, s1, 0x88);
-  v[1] = _mm512_shuffle_i64x2(s0, s1, 0xDD);
-  v[2] = _mm512_shuffle_i64x2(s2, s3, 0x88);
-  v[3] = _mm512_shuffle_i64x2(s2, s3, 0xDD);
-}
-
 // Two 32 x 4 byte tiles a and b (128 bytes each, physical [t][k]) against
 // four logical lines: line k = row k of a, then row k of b. Pack interleaves
 // bytes then words in each lane (lane l: elements 16 l' .. 16 l' + 15 of tile
@@ -1285,10 +1276,10 @@ LC_HTP_AVX512 inline void pack_32x4x2(const __m512i* r, __m512i* o) {
   o[1] = _mm512_unpackhi_epi16(x0, y0);
   o[2] = _mm512_unpacklo_epi16(x1, y1);
   o[3] = _mm512_unpackhi_epi16(x1, y1);
-  transpose_lanes(o);
+  byte_transpose::transpose_lanes4x4(o);
 }
 LC_HTP_AVX512 inline void unpack_32x4x2(__m512i* o, __m512i* r) {
-  transpose_lanes(o);
+  byte_transpose::transpose_lanes4x4(o);
   const __m512i bytes = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
   const __m512i p0 = _mm512_shuffle_epi8(o[0], bytes), p1 = _mm512_shuffle_epi8(o[1], bytes);
   const __m512i p2 = _mm512_shuffle_epi8(o[2], bytes), p3 = _mm512_shuffle_epi8(o[3], bytes);

@@ -34,6 +34,13 @@
 #include "optimized/nvdla_weight_simd.h"
 #include "optimized/threads.h"
 
+// gcc 12 warns inside avx512fintrin.h, whose _mm512_undefined_* helpers read an
+// uninitialized variable on purpose (a false positive for every intrinsic using them).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 // The tile transposes below keep their rows in registers only when their
 // loops are unrolled, which -O2 does not do by itself.
 #define LC_UNROLL _Pragma("GCC unroll 16")
@@ -290,17 +297,35 @@ __attribute__((target("avx2"))) void transpose16x16_u16_avx2(const uint8_t* src,
 }
 #endif
 
+#if defined(LC_NVDLA_AVX2)
+// 16 x 16 32-bit elements (64-byte rows): its own inverse.
+__attribute__((target("avx512f"))) void transpose16x16_u32_avx512(const uint8_t* src, uint64_t sp, uint8_t* dst,
+                                                                 uint64_t dp) {
+  __m512i r[16];
+  LC_UNROLL
+  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(src + i * sp);
+  byte_transpose::transpose16x16_epi32(r);
+  LC_UNROLL
+  for (int j = 0; j < 16; ++j) _mm512_storeu_si512(dst + j * dp, r[j]);
+}
+#endif
+
 // Transposes a rows x cols block of eb-byte elements where one side is a
-// whole atom (rows or cols == 32 / eb): dst row j = element j of every src
-// row. Whole 32 x 32-byte squares go through AVX2 when the CPU has it.
+// whole atom (rows or cols == atom / eb): dst row j = element j of every src
+// row. Whole squares go through registers when the CPU has them: 32 x 32
+// bytes and 16 x 16 words of 32-byte atoms (AVX2), 16 x 16 32-bit elements
+// of 64-byte atoms (AVX-512: SDP data of two 16-bit components).
 void transpose_atoms(const uint8_t* src, uint64_t sp, uint8_t* dst, uint64_t dp, uint64_t rows, uint64_t cols,
                      uint64_t eb) {
 #if defined(LC_NVDLA_AVX2)
-  const uint64_t square = kAtom / eb;  // elements per side
-  if (has_avx2() && (eb == 1 || eb == 2) && (sp == kAtom || dp == kAtom)) {
+  const bool words = has_avx2() && (eb == 1 || eb == 2) && (sp == kAtom || dp == kAtom);
+  const bool dwords = eb == 4 && isa_at_least(Isa::kAvx512) && (sp == 2 * kAtom || dp == 2 * kAtom);
+  if (words || dwords) {
+    const uint64_t square = (dwords ? 2 * kAtom : kAtom) / eb;  // elements per side
     auto square_at = [&](const uint8_t* s, uint8_t* d) {
       if (eb == 1) transpose32x32_u8_avx2(s, sp, d, dp);
-      else transpose16x16_u16_avx2(s, sp, d, dp);
+      else if (eb == 2) transpose16x16_u16_avx2(s, sp, d, dp);
+      else transpose16x16_u32_avx512(s, sp, d, dp);
     };
     uint64_t done = 0;
     if (rows == square) {  // channel rows -> atoms

@@ -446,12 +446,8 @@ __attribute__((target("avx2"))) void transpose_16x16_u16(const uint8_t* src, siz
 
 // out[l] = (a.l, b.l, c.l, d.l): a 4 x 4 transpose of 128-bit lanes.
 LC_TLA_AVX512 LC_TLA_INLINE void transpose_lanes(__m512i a, __m512i b, __m512i c, __m512i d, __m512i* out) {
-  const __m512i t0 = _mm512_shuffle_i64x2(a, b, 0x44), t1 = _mm512_shuffle_i64x2(a, b, 0xEE);
-  const __m512i t2 = _mm512_shuffle_i64x2(c, d, 0x44), t3 = _mm512_shuffle_i64x2(c, d, 0xEE);
-  out[0] = _mm512_shuffle_i64x2(t0, t2, 0x88);
-  out[1] = _mm512_shuffle_i64x2(t0, t2, 0xDD);
-  out[2] = _mm512_shuffle_i64x2(t1, t3, 0x88);
-  out[3] = _mm512_shuffle_i64x2(t1, t3, 0xDD);
+  out[0] = a, out[1] = b, out[2] = c, out[3] = d;
+  byte_transpose::transpose_lanes4x4(out);
 }
 
 

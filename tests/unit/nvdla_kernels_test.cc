@@ -35,6 +35,7 @@ const Shape kCases[] = {
     {"nvdla.feature", "int8", "70,37,1700"},
     {"nvdla.feature(line_stride=27264)", "fp16", "40,64,850"},
     {"nvdla.sdp.element(use=ew2)", "int16", "20,3,37,2"},
+    {"nvdla.sdp.element(use=ew2)", "int16", "33,2,300,2"},
     {"nvdla.sdp.element(use=bias,proc=int8)", "int8", "40,2,33,1"},
     {"nvdla.weight.dc", "int8", "40,70,3,3"},
     {"nvdla.weight.dc", "int8", "33,96,1,3"},
