@@ -1366,6 +1366,10 @@ LC_HTP_AVX512 inline __m512i load_halves(const uint8_t* at) {
   return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
 
+// Unpack: a position's rows that are one run of the tensor, up to this many
+// bytes, go through a stage (see walk_tile_cols).
+constexpr uint64_t kTileStageBytes = 256 << 10;
+
 // The weights' tiles (p.tile_cols): per position of the chunk loops outside
 // x, two chunk columns at a time, each step of the loop inside the chunk a
 // pair of tiles against one 64-byte piece of each of four logical rows
@@ -1379,10 +1383,6 @@ LC_HTP_AVX512 inline __m512i load_halves(const uint8_t* at) {
 // 0.89 after, medians of six). The rows' next pieces, four column pairs on,
 // are fetched ahead, and when unpacking the tiles two column pairs on too
 // (chunks far apart: no stream the hardware follows).
-// Unpack: a position's rows that are one run of the tensor, up to this many
-// bytes, go through a stage (see walk_tile_cols).
-constexpr uint64_t kTileStageBytes = 256 << 10;
-
 template <bool kPack, bool kStream>
 LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
                                   uint64_t begin, uint64_t end) {
