@@ -1075,31 +1075,23 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
         // one L1 set: each line is read whole once (measured against copying
         // runs of 8 lines of each row to a stage first: par on 8 and 32 MiB,
         // 0.45 -> 0.65 of memcpy in cache).
-        auto fetch_rows = [&](uint64_t g) {
-          for (uint64_t r = 0; r < kH; ++r) __builtin_prefetch(src + (g + kPrefetchGroups) * kLineBytes + r * pitch, 0, 1);
-        };
-        for (uint64_t g = 0; kPack && !z_shifted && prefetch && g < full_g; ++g) {
-          fetch_rows(g);
-          uint8_t* b = block_at(bi, g * kG);
-          fetch_fractals<true>(b, step, wahead, kG);
-          group(src + g * kLineBytes, pitch, b, step);
-        }
-        for (uint64_t g = 0; kPack && !z_shifted && !prefetch && g < full_g; ++g) {
-          group(src + g * kLineBytes, pitch, block_at(bi, g * kG), step);
-        }
 #ifdef LC_TLA_X86
-        if (kPack && z_shifted) {
-          ShiftedRows st;
-          shifted_rows_start(&st, src, pitch);
-          for (uint64_t g = 0; g < full_g; ++g) {
-            if (prefetch) fetch_rows(g);
-            uint8_t* b = block_at(bi, g * kG);
-            fetch_fractals<true>(b, step, wahead, kG);
+        ShiftedRows st;
+        if (kPack && z_shifted) shifted_rows_start(&st, src, pitch);
+#endif
+        for (uint64_t g = 0; kPack && g < full_g; ++g) {
+          for (uint64_t r = 0; prefetch && r < kH; ++r) __builtin_prefetch(src + (g + kPrefetchGroups) * kLineBytes + r * pitch, 0, 1);
+          uint8_t* b = block_at(bi, g * kG);
+          fetch_fractals<true>(b, step, wahead, kG);  // nothing without prefetch: wahead is 0
+#ifdef LC_TLA_X86
+          if (z_shifted) {
             if (stream) z_group_shifted<true>(&st, g, g + 1 == full_g, b, step);
             else z_group_shifted<false>(&st, g, g + 1 == full_g, b, step);
+            continue;
           }
-        }
 #endif
+          group(src + g * kLineBytes, pitch, b, step);
+        }
 #ifdef LC_TLA_X86
         if (!kPack && z_rows && stream_shifted) z_unpack_rows_shifted(src, pitch, block_at(bi, 0), step, full_g * kG, ahead);
 #endif
