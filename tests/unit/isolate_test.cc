@@ -54,6 +54,24 @@ TEST(Sandbox, a_write_into_the_slack_is_found_after_the_call) {
   EXPECT_NE(s.message().find("wrote 3 bytes before the physical buffer"), std::string::npos) << s.message();
 }
 
+// The slack is read a word at a time: every distance is found, the farthest
+// named, whatever the slack's length modulo 8.
+TEST(Sandbox, the_farthest_write_into_the_slack_is_named) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (size_t size : {size_t{1}, size_t{21}, size_t{24}, page - 7, page - 1}) {
+    const size_t slack = page - size;
+    for (size_t far : {size_t{1}, size_t{7}, size_t{8}, size_t{9}, slack / 2, slack}) {
+      if (far == 0 || far > slack) continue;
+      GuardedPages b(size, "physical buffer");
+      b.data()[-static_cast<ptrdiff_t>(far)] = 0;
+      if (far > 1) b.data()[-1] = 0;
+      Status s = b.check_slack("pack");
+      EXPECT_NE(s.message().find("wrote " + std::to_string(far) + " bytes before"), std::string::npos)
+          << "size " << size << ", " << far << " bytes before: " << s.message();
+    }
+  }
+}
+
 TEST(Sandbox, a_hang_is_a_timeout_and_output_is_capped) {
   std::string m = failure_of(
       [] {
