@@ -5,7 +5,8 @@
 
 #include <algorithm>
 #include <map>
-#include <memory>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -79,11 +80,8 @@ class RecordedImpl : public ForwardingImpl {
   Result<std::vector<Fact>> describe(const Case& c) const override { return inner_.describe(c); }
   Result<ByteRules> byte_rules(const Case& c) const override {
     const std::string key = to_string(c);
-    if (rules_key_ != key || !rules_) {
-      rules_ = std::make_unique<Result<ByteRules>>(inner_.byte_rules(c));
-      rules_key_ = key;
-    }
-    return *rules_;
+    if (!rules_ || rules_->first != key) rules_.emplace(key, inner_.byte_rules(c));
+    return rules_->second;
   }
   Status pack(const Case& c, const void* l, size_t ls, void* p, size_t ps) const override {
     return replay(&packed_, c, l, ls, p, ps, [&] { return inner_.pack(c, l, ls, p, ps); });
@@ -107,7 +105,6 @@ class RecordedImpl : public ForwardingImpl {
       std::copy(last->out.begin(), last->out.end(), static_cast<uint8_t*>(out));
       return last->status;
     }
-    last->key.clear();
     last->in.assign(bytes, bytes + in_size);
     last->status = run();
     const auto* written = static_cast<const uint8_t*>(out);
@@ -115,8 +112,7 @@ class RecordedImpl : public ForwardingImpl {
     last->key = key;
     return last->status;
   }
-  mutable std::string rules_key_;
-  mutable std::unique_ptr<Result<ByteRules>> rules_;
+  mutable std::optional<std::pair<std::string, Result<ByteRules>>> rules_;
   mutable Call packed_, unpacked_;
 };
 
