@@ -23,13 +23,6 @@ function(layoutcheck_library name)
   if(LAYOUTCHECK_BUILD_FUZZERS)
     # Coverage feedback from the libraries, not only from the harnesses.
     target_compile_options(layoutcheck_${name} PRIVATE -fsanitize=fuzzer-no-link)
-    # The references walk every element of a case, and tracing their
-    # comparisons (loop bounds and odometer carries, mostly) took a quarter to
-    # half of every differential fuzzer's time. The references keep their edge counters; the optimized
-    # implementations, which must agree with them, keep comparison tracing.
-    if(name STREQUAL "reference")
-      target_compile_options(layoutcheck_${name} PRIVATE -fno-sanitize-coverage=trace-cmp)
-    endif()
   endif()
   if(ARG_DEPS)
     target_link_libraries(layoutcheck_${name} PUBLIC ${ARG_DEPS})
