@@ -257,7 +257,8 @@ TEST(MgeLarge, streamed_tiles_at_every_isa_level) {
 
 // 8-bit groups of 32 and 64 rows in cache: packs in 64-column register tiles
 // (32 rows) or, 64k rows, through a two-part stage of 256 columns (AVX-512)
-// or 256-column blocks, unpacks in blocks of 1024 columns of every row; runs
+// or 256-column blocks, unpacks in blocks of 1024 columns of every row (64k
+// rows with AVX-512: 64 x 64 transposes, runs of 256 columns); runs
 // of pixels of several blocks and a partial one (of 1 to 3 lines of a row, and
 // fewer than 64 pixels), 128 rows, padding rows, at every instruction-set level.
 TEST(MgeInCache, long_rows_at_every_isa_level) {
@@ -270,6 +271,9 @@ TEST(MgeInCache, long_rows_at_every_isa_level) {
            {"mge.nchw64", "uint8", "1,3,13,37"},
            {"mge.nhwc", "int8", "1,128,9,37"},
            {"mge.nchw64", "int8", "1,64,7,9"},
+           // 64k rows in 64 x 64 transposes: a run of 256 columns and a partial one.
+           {"mge.nchw64", "int8", "1,64,16,20"},
+           {"mge.chwn4", "int8", "16,6,33,65"},
        }) {
     expect_pass_at_every_isa(layout, dtype, shape);
   }
