@@ -743,11 +743,60 @@ void interleave4(const uint8_t* src, uint8_t* dst, uint64_t eb) {
 #endif
 }
 
+#if defined(__x86_64__) || defined(_M_X64)
+// A whole cube in one step with AVX-512: the interleave (pack: element 16j + i
+// to 4i + j) or its inverse (unpack: 4i + j to 16j + i) is one permute of the
+// cube's 64 elements: of bytes with VBMI (int8), of words across two
+// registers with BW (fp16), every load and store a whole 64-byte piece
+// (measured on a Zen 4, 256 x 256 fp16 kernels: unpack 0.31-0.39 of memcpy
+// by two SSE interleaves, 0.56-0.74 by the permute; pack 0.54-0.70 -> 0.69-0.74).
+// Index o of the result takes element pick(o) of the source.
+template <bool kPack>
+constexpr uint8_t cube_pick(int o) {
+  return static_cast<uint8_t>(kPack ? 16 * (o % 4) + o / 4 : 4 * (o % 16) + o / 16);
+}
+
+template <bool kPack>
+__attribute__((target("avx512f,avx512bw"))) void cube_words_avx512(const uint8_t* src, uint8_t* dst) {
+  alignas(64) static constexpr uint16_t kIdx[64] = {
+#define LC_PICK4(o) cube_pick<kPack>(o), cube_pick<kPack>(o + 1), cube_pick<kPack>(o + 2), cube_pick<kPack>(o + 3)
+      LC_PICK4(0),  LC_PICK4(4),  LC_PICK4(8),  LC_PICK4(12), LC_PICK4(16), LC_PICK4(20), LC_PICK4(24), LC_PICK4(28),
+      LC_PICK4(32), LC_PICK4(36), LC_PICK4(40), LC_PICK4(44), LC_PICK4(48), LC_PICK4(52), LC_PICK4(56), LC_PICK4(60)};
+#undef LC_PICK4
+  const __m512i a = _mm512_loadu_si512(src), b = _mm512_loadu_si512(src + 64);
+  _mm512_storeu_si512(dst, _mm512_permutex2var_epi16(a, _mm512_load_si512(kIdx), b));
+  _mm512_storeu_si512(dst + 64, _mm512_permutex2var_epi16(a, _mm512_load_si512(kIdx + 32), b));
+}
+
+template <bool kPack>
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) void cube_bytes_avx512(const uint8_t* src, uint8_t* dst) {
+  alignas(64) static constexpr uint8_t kIdx[64] = {
+#define LC_PICK4(o) cube_pick<kPack>(o), cube_pick<kPack>(o + 1), cube_pick<kPack>(o + 2), cube_pick<kPack>(o + 3)
+      LC_PICK4(0),  LC_PICK4(4),  LC_PICK4(8),  LC_PICK4(12), LC_PICK4(16), LC_PICK4(20), LC_PICK4(24), LC_PICK4(28),
+      LC_PICK4(32), LC_PICK4(36), LC_PICK4(40), LC_PICK4(44), LC_PICK4(48), LC_PICK4(52), LC_PICK4(56), LC_PICK4(60)};
+#undef LC_PICK4
+  _mm512_storeu_si512(dst, _mm512_permutexvar_epi8(_mm512_load_si512(kIdx), _mm512_loadu_si512(src)));
+}
+#endif
+
+// One whole cube, pack (interleave4) or unpack (interleave4 twice).
+using CubeFn = void (*)(const uint8_t* src, uint8_t* dst);
+template <bool kPack>
+CubeFn cube_kernel(uint64_t eb) {
+#if defined(__x86_64__) || defined(_M_X64)
+  if (eb == 2 && isa_at_least(Isa::kAvx512)) return &cube_words_avx512<kPack>;
+  if (eb == 1 && isa_at_least(Isa::kAvx512Vbmi)) return &cube_bytes_avx512<kPack>;
+#endif
+  (void)eb;
+  return nullptr;
+}
+
 // Packing walks the logical order (reads in sequence), unpacking the physical
 // order (cube after cube): the strided side is the written one.
 void winograd_copy(const WinogradPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
   const uint64_t eb = p.eb, cube = 64 * eb, cubes = p.Cp / 4, channel = 16 * eb;
   alignas(16) uint8_t part[128], tmp[128];
+  const CubeFn whole = to_physical ? cube_kernel<true>(eb) : cube_kernel<false>(eb);
   for (uint64_t g = 0; g * p.group < p.K; ++g) {
     const uint64_t k0 = g * p.group, gk = std::min(p.group, p.K - k0);
     const uint64_t group_base = k0 * p.Cp * channel;
@@ -757,7 +806,9 @@ void winograd_copy(const WinogradPlan& p, const uint8_t* src, uint8_t* dst, bool
         for (uint64_t q = 0; q < cubes; ++q) {
           uint8_t* phys = dst + group_base + (q * gk + kk) * cube;
           const uint64_t c0 = 4 * q, nc = c0 < p.C ? std::min<uint64_t>(4, p.C - c0) : 0;
-          if (nc == 4) {
+          if (nc == 4 && whole) {
+            whole(in + c0 * channel, phys);
+          } else if (nc == 4) {
             interleave4(in + c0 * channel, phys, eb);
           } else if (nc) {  // channels past C are 0
             std::memset(part, 0, cube);
@@ -775,6 +826,10 @@ void winograd_copy(const WinogradPlan& p, const uint8_t* src, uint8_t* dst, bool
       for (uint64_t kk = 0; kk < gk; ++kk) {
         const uint8_t* phys = src + group_base + (q * gk + kk) * cube;
         uint8_t* out = dst + ((k0 + kk) * p.C + c0) * channel;
+        if (nc == 4 && whole) {
+          whole(phys, out);
+          continue;
+        }
         interleave4(phys, tmp, eb);
         if (nc == 4) {
           interleave4(tmp, out, eb);
