@@ -756,26 +756,27 @@ constexpr uint8_t cube_pick(int o) {
   return static_cast<uint8_t>(kPack ? 16 * (o % 4) + o / 4 : 4 * (o % 16) + o / 16);
 }
 
+// The 64 indices of a permute of elements of type T.
+template <bool kPack, typename T>
+struct CubeIndex {
+  alignas(64) T v[64];
+  constexpr CubeIndex() : v() {
+    for (int o = 0; o < 64; ++o) v[o] = cube_pick<kPack>(o);
+  }
+};
+
 template <bool kPack>
 __attribute__((target("avx512f,avx512bw"))) void cube_words_avx512(const uint8_t* src, uint8_t* dst) {
-  alignas(64) static constexpr uint16_t kIdx[64] = {
-#define LC_PICK4(o) cube_pick<kPack>(o), cube_pick<kPack>(o + 1), cube_pick<kPack>(o + 2), cube_pick<kPack>(o + 3)
-      LC_PICK4(0),  LC_PICK4(4),  LC_PICK4(8),  LC_PICK4(12), LC_PICK4(16), LC_PICK4(20), LC_PICK4(24), LC_PICK4(28),
-      LC_PICK4(32), LC_PICK4(36), LC_PICK4(40), LC_PICK4(44), LC_PICK4(48), LC_PICK4(52), LC_PICK4(56), LC_PICK4(60)};
-#undef LC_PICK4
+  static constexpr CubeIndex<kPack, uint16_t> kIdx;
   const __m512i a = _mm512_loadu_si512(src), b = _mm512_loadu_si512(src + 64);
-  _mm512_storeu_si512(dst, _mm512_permutex2var_epi16(a, _mm512_load_si512(kIdx), b));
-  _mm512_storeu_si512(dst + 64, _mm512_permutex2var_epi16(a, _mm512_load_si512(kIdx + 32), b));
+  _mm512_storeu_si512(dst, _mm512_permutex2var_epi16(a, _mm512_load_si512(kIdx.v), b));
+  _mm512_storeu_si512(dst + 64, _mm512_permutex2var_epi16(a, _mm512_load_si512(kIdx.v + 32), b));
 }
 
 template <bool kPack>
 __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void cube_bytes_avx512(const uint8_t* src, uint8_t* dst) {
-  alignas(64) static constexpr uint8_t kIdx[64] = {
-#define LC_PICK4(o) cube_pick<kPack>(o), cube_pick<kPack>(o + 1), cube_pick<kPack>(o + 2), cube_pick<kPack>(o + 3)
-      LC_PICK4(0),  LC_PICK4(4),  LC_PICK4(8),  LC_PICK4(12), LC_PICK4(16), LC_PICK4(20), LC_PICK4(24), LC_PICK4(28),
-      LC_PICK4(32), LC_PICK4(36), LC_PICK4(40), LC_PICK4(44), LC_PICK4(48), LC_PICK4(52), LC_PICK4(56), LC_PICK4(60)};
-#undef LC_PICK4
-  _mm512_storeu_si512(dst, _mm512_permutexvar_epi8(_mm512_load_si512(kIdx), _mm512_loadu_si512(src)));
+  static constexpr CubeIndex<kPack, uint8_t> kIdx;
+  _mm512_storeu_si512(dst, _mm512_permutexvar_epi8(_mm512_load_si512(kIdx.v), _mm512_loadu_si512(src)));
 }
 #endif
 
