@@ -20,7 +20,8 @@
 // outrun the hardware prefetchers) and 16x16 32-bit tiles (every row's cache
 // line in one access) for 16 | R, and packs of 8-bit groups of 32 rows (or
 // streamed, 64k rows) in 64-column tiles transposed in registers (64k rows in
-// cache through a stage refilled while it is transposed); 4-bit
+// cache through a stage refilled while it is transposed), and unpacks of
+// 8-bit groups of 64k rows in cache in 64 x 64 byte transposes; 4-bit
 // elements (two per byte, low nibble first) take a nibble loop. Tensors of
 // kStreamBytes and more are packed with streaming stores: straight from the
 // registers where a tile writes whole lines (those 8-bit tiles, 32-bit groups
