@@ -1058,15 +1058,11 @@ void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
 #if LC_MGE_X86
   if (!kPack && kBytes == 1 && g.R % 64 == 0 && g.long_rows && have_avx512()) {
     done = unpack_64x64_epi8_avx512(g, logical, phys);
-    if (done < g.L) transpose_scalar<false, 1>(g, logical, phys, 0, done);
-    return;
-  }
-  if (kBytes == 1 && g.R % 32 == 0 && have_avx2()) {
+  } else if (kBytes == 1 && g.R % 32 == 0 && have_avx2()) {
     if (have_avx512()) blocks_32x256_epi8_avx512vl<kPack>(g, logical, phys);
     else blocks_32x256_epi8_avx2<kPack>(g, logical, phys);
     return;
-  }
-  if (!kPack && kBytes == 4 && g.R == 4 && have_avx512()) done = unpack_4x16_epi32_avx512(g, logical, phys, false);
+  } else if (!kPack && kBytes == 4 && g.R == 4 && have_avx512()) done = unpack_4x16_epi32_avx512(g, logical, phys, false);
   else if (kPack && kBytes == 4 && g.R == 4 && have_avx512()) done = pack_4x16_epi32_avx512(g, logical, phys, false);
   else if (kBytes == 4 && g.R % 16 == 0 && have_avx512()) done = tiles_16x16_epi32_avx512<kPack>(g, logical, phys);
   else if (kBytes == 4 && g.R % 4 == 0 && have_avx2()) done = tiles_4x8_epi32_avx2<kPack>(g, logical, phys);
