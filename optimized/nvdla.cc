@@ -525,6 +525,29 @@ void small_kernel_block(const uint8_t* logical_in, uint8_t* logical_out, uint8_t
   }
 }
 
+// 1x1 kernels: kernel k's channels c0..c0+cw-1 are one run both logically (at
+// k*C + c0) and physically (at block_base + kk*cw), so a (group, channel block)
+// is gk runs read (written) at a kernel's pitch and written (read) back to back.
+// A whole block's run is kRun bytes, a copy of constant size that the compiler
+// turns into vector moves; a channel tail's run is shorter.
+template <uint64_t kRun>
+void dc1x1_copy(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  const uint64_t eb = p.eb, pitch = p.C * eb;
+  for (uint64_t g = 0; g < p.groups; ++g) {
+    const uint64_t k0 = g * p.group, gk = std::min(p.group, p.K - k0);
+    for (uint64_t c0 = 0; c0 < p.C; c0 += 64) {
+      const uint64_t run = std::min<uint64_t>(64, p.C - c0) * eb;
+      uint64_t logical = k0 * pitch + c0 * eb, physical = (k0 * p.C + c0 * gk) * eb;
+      for (uint64_t kk = 0; kk < gk; ++kk, logical += pitch, physical += run) {
+        uint8_t* d = dst + (to_physical ? physical : logical);
+        const uint8_t* s = src + (to_physical ? logical : physical);
+        if (run == kRun) std::memcpy(d, s, kRun);
+        else std::memcpy(d, s, run);
+      }
+    }
+  }
+}
+
 // Kernel k's channels c0..c0+cw-1 are one contiguous logical block of cw rows
 // of H*W elements; physically, position pos of it is the cube at
 // block_base + (pos * gk + kk) * cw. So each (kernel, channel block) is a
@@ -533,6 +556,13 @@ void small_kernel_block(const uint8_t* logical_in, uint8_t* logical_out, uint8_t
 void weight_copy(const WeightPlan& p, const uint8_t* logical_in, uint8_t* logical_out, uint8_t* phys_out,
                  const uint8_t* phys_in, bool to_physical) {
   const uint64_t hw = p.H * p.W, khw = p.C * hw, eb = p.eb;
+  if (hw == 1 && (eb == 1 || eb == 2)) {
+    const uint8_t* src = to_physical ? logical_in : phys_in;
+    uint8_t* dst = to_physical ? phys_out : logical_out;
+    if (eb == 1) dc1x1_copy<64>(p, src, dst, to_physical);
+    else dc1x1_copy<128>(p, src, dst, to_physical);
+    return;
+  }
   // Full 64-channel blocks of 3x3 kernels through AVX-512 when it can.
   const bool full_blocks_done = dc_weight_full_blocks_avx512(
       {p.K, p.C, p.H, p.W, p.eb, p.group}, to_physical ? logical_in : phys_in, to_physical ? phys_out : logical_out,
