@@ -556,11 +556,12 @@ void dc1x1_copy(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_p
 void weight_copy(const WeightPlan& p, const uint8_t* logical_in, uint8_t* logical_out, uint8_t* phys_out,
                  const uint8_t* phys_in, bool to_physical) {
   const uint64_t hw = p.H * p.W, khw = p.C * hw, eb = p.eb;
-  if (hw == 1 && (eb == 1 || eb == 2)) {
+  if (hw == 1) {
     const uint8_t* src = to_physical ? logical_in : phys_in;
     uint8_t* dst = to_physical ? phys_out : logical_out;
     if (eb == 1) dc1x1_copy<64>(p, src, dst, to_physical);
-    else dc1x1_copy<128>(p, src, dst, to_physical);
+    else if (eb == 2) dc1x1_copy<128>(p, src, dst, to_physical);
+    else dc1x1_copy<0>(p, src, dst, to_physical);
     return;
   }
   // Full 64-channel blocks of 3x3 kernels through AVX-512 when it can.
@@ -576,10 +577,7 @@ void weight_copy(const WeightPlan& p, const uint8_t* logical_in, uint8_t* logica
       const uint64_t block_base = group_base + c0 * hw * gk;
       for (uint64_t kk = 0; kk < gk; ++kk) {
         const uint64_t logical = (k0 + kk) * khw + c0 * hw, physical = block_base + kk * cw;
-        if (hw == 1) {  // 1x1 kernels: the block is one run
-          if (to_physical) std::memcpy(phys_out + physical * eb, logical_in + logical * eb, cw * eb);
-          else std::memcpy(logical_out + logical * eb, phys_in + physical * eb, cw * eb);
-        } else if (eb == 1 && hw < 16) {
+        if (eb == 1 && hw < 16) {
           small_kernel_block(logical_in, logical_out, phys_out, phys_in, logical, physical, gk * cw, cw, hw,
                              to_physical, p.data);
         } else if (to_physical) {
