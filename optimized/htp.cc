@@ -1892,8 +1892,7 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
     switch (p.elem) {
       case 1: return stream ? &walk_tiles<kPack, 1, true> : &walk_tiles<kPack, 1, false>;
       case 2: return &walk_tiles<kPack, 2, false>;
-      case 4: return &walk_tiles<kPack, 4, false>;
-      default: return &walk_tiles<kPack, 8, false>;
+      default: return &walk_tiles<kPack, 4, false>;  // no dtype is wider than 32 bits
     }
   }
 #ifdef LC_HTP_X86

@@ -1105,8 +1105,7 @@ void run_group_direct(const Plan& p, const Group& g, uint8_t* logical, uint8_t* 
     case 4: transpose_nibbles<kPack>(g, logical, phys); break;
     case 8: transpose_bytes<kPack, 1>(g, logical, phys); break;
     case 16: transpose_bytes<kPack, 2>(g, logical, phys); break;
-    case 32: transpose_bytes<kPack, 4>(g, logical, phys); break;
-    default: transpose_bytes<kPack, 8>(g, logical, phys); break;
+    default: transpose_bytes<kPack, 4>(g, logical, phys); break;  // 32 bits: no dtype is wider
   }
 }
 

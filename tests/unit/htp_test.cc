@@ -287,6 +287,10 @@ TEST(HtpLarge, streaming_rows_equal_the_reference_at_every_isa_level) {
   expect_pass_at_every_isa("htp.crouton(pad=5)", "uint8", "1,63,70,2050");
   expect_pass_at_every_isa("htp.crouton4x1", "uint8", "1,64,64,2048");
   expect_pass_at_every_isa("htp.crouton4x1(pad=9)", "uint8", "1,63,70,2050");
+  // Rows of a length no kernel is specialized for: 48 bytes, streamed both
+  // ways; 96 bytes cut by padding (not streamed: unpacked front to back).
+  expect_pass_at_every_isa("ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 1,8, 2,8, 3,48>", "uint8", "1,64,64,2064");
+  expect_pass_at_every_isa("ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 1,8, 2,8, 3,96>", "uint8", "1,64,64,2050");
 }
 
 // Every thread count (optimized/threads.h) writes the reference's bytes, on

@@ -126,6 +126,7 @@ TEST(TpuModes, streamed_images_at_every_isa_level) {
   expect_pass_at_every_isa("tpu.aligned(npus=64,lmem=262144,mode=4n)", "int8", "7,67,61,65");
   expect_pass_at_every_isa("tpu.compact(npus=64,lmem=262144,addr=4,mode=2n)", "int16", "3,64,63,65");
   expect_pass_at_every_isa("tpu.compact(npus=64,lmem=262144,addr=4)", "fp32", "2,65,61,67");
+  expect_pass_at_every_isa("tpu.aligned(npus=64,lmem=262144,mode=2ic)", "fp32", "3,65,61,67");
 }
 
 
