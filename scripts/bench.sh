@@ -30,6 +30,11 @@ trap 'rm -f "$info"' EXIT
   # The ISA extensions the kernels choose between at run time.
   echo "ISA: $(grep -m1 -o -w -E 'sse4_2|avx|avx2|fma|f16c|bmi2|avx512f|avx512bw|avx512vl|avx512dq|avx512vbmi|avx512_vbmi2|avx512_bf16|avx512_fp16|gfni' /proc/cpuinfo | sort -u | tr '\n' ' ')"
   echo "Kernel: $(uname -sr)"
+  # The code measured: a result read later is about this commit's kernels.
+  if commit=$(git rev-parse --short=12 HEAD 2>/dev/null); then
+    git diff --quiet HEAD -- . ':!bench/results' ':!README.md' 2>/dev/null || commit="$commit with uncommitted changes"
+    echo "Commit: $commit"
+  fi
   echo "Load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$info"
 [ -n "${BENCH_REPORT_ONLY:-}" ] || OMP_NUM_THREADS=1 "$build/bin/layoutcheck_bench" \
@@ -53,8 +58,9 @@ if [ -n "${BENCH_README:-}" ]; then
       family=$(sed -n 's/^CPU family: *//p' "$md" | head -1)
       cpus=$(sed -n 's/^CPU(s): *//p' "$md" | head -1)
       when=$(sed -n 's/^Written by `scripts\/bench.sh` (\([0-9-]*\)T.*/\1/p' "$md" | head -1)
+      commit=$(sed -n 's/^Commit: //p' "$md" | head -1)
       echo
-      echo "Host [\`$name\`]($md) ($when): $model${family:+, CPU family $family}, $cpus CPUs," \
+      echo "Host [\`$name\`]($md) ($when${commit:+, commit $commit}): $model${family:+, CPU family $family}, $cpus CPUs," \
         "$(sed -n 's/^ISA: //p' "$md" | tr ' ' '\n' | grep -E '^avx' | tr '\n' ' ' | sed 's/ $//')."
       echo
       sed -n '/^## Summary by family/,$p' "$md" | tail -n +3
