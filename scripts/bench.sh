@@ -21,7 +21,11 @@ out=bench/results
 mkdir -p "$out"
 info=$(mktemp)
 trap 'rm -f "$info"' EXIT
-{
+if [ -n "${BENCH_REPORT_ONLY:-}" ] && [ -f "$out/$host.md" ]; then
+  # The host of the earlier run (the block under "## Host"), not this machine.
+  awk '/^## Host$/ { host = 1; next } host && /^```$/ { if (block) exit; block = 1; next } block' \
+    "$out/$host.md" > "$info"
+else {
   # CPU family and model tell the core generation apart where the model name
   # does not (a virtual machine's "AMD EPYC": family 25 is Zen 3/4, 26 Zen 5).
   lscpu | grep -E '^(Model name|Vendor ID|CPU family|Model|CPU\(s\)|Thread\(s\) per core|L1d|L1i|L2|L3)' || true
@@ -37,6 +41,7 @@ trap 'rm -f "$info"' EXIT
   fi
   echo "Load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$info"
+fi
 [ -n "${BENCH_REPORT_ONLY:-}" ] || OMP_NUM_THREADS=1 "$build/bin/layoutcheck_bench" \
   --benchmark_filter="${BENCH_FILTER:--/reference}" \
   --benchmark_repetitions="${BENCH_REPETITIONS:-3}" \
