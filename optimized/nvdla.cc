@@ -528,11 +528,12 @@ void small_kernel_block(const uint8_t* logical_in, uint8_t* logical_out, uint8_t
 // 1x1 kernels: kernel k's channels c0..c0+cw-1 are one run both logically (at
 // k*C + c0) and physically (at block_base + kk*cw), so a (group, channel block)
 // is gk runs read (written) at a kernel's pitch and written (read) back to back.
-// A whole block's run is kRun bytes, a copy of constant size that the compiler
-// turns into vector moves; a channel tail's run is shorter.
-template <uint64_t kRun>
+// A whole block's run is 64 elements of kEb bytes, a copy of constant size that
+// the compiler turns into vector moves; a channel tail's run is shorter.
+template <uint64_t kEb>
 void dc1x1_copy(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
-  const uint64_t eb = p.eb, pitch = p.C * eb;
+  constexpr uint64_t eb = kEb, kRun = 64 * kEb;
+  const uint64_t pitch = p.C * eb;
   for (uint64_t g = 0; g < p.groups; ++g) {
     const uint64_t k0 = g * p.group, gk = std::min(p.group, p.K - k0);
     for (uint64_t c0 = 0; c0 < p.C; c0 += 64) {
@@ -559,9 +560,8 @@ void weight_copy(const WeightPlan& p, const uint8_t* logical_in, uint8_t* logica
   if (hw == 1) {
     const uint8_t* src = to_physical ? logical_in : phys_in;
     uint8_t* dst = to_physical ? phys_out : logical_out;
-    if (eb == 1) dc1x1_copy<64>(p, src, dst, to_physical);
-    else if (eb == 2) dc1x1_copy<128>(p, src, dst, to_physical);
-    else dc1x1_copy<0>(p, src, dst, to_physical);
+    if (eb == 1) dc1x1_copy<1>(p, src, dst, to_physical);
+    else dc1x1_copy<2>(p, src, dst, to_physical);  // int16, fp16: no weight type is wider
     return;
   }
   // Full 64-channel blocks of 3x3 kernels through AVX-512 when it can.
