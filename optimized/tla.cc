@@ -902,7 +902,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"), always_i
 //
 // The block row's `n` whole groups go in one call, so that the carried lines
 // stay in registers (measured on a 32 KiB L1d Zen 4 with 2047 x 2047 fp16:
-// 0.74 -> 0.80 of memcpy, medians of 7 runs, against one call per group
+// 0.65 -> 0.80 of memcpy, medians of 9 runs, against one call per group
 // with the carry stored to the stack and loaded back). `prefetch` and
 // `wahead` as for the other packs of fractal_groups().
 template <bool kStream>
