@@ -1004,19 +1004,61 @@ __attribute__((target("ssse3"))) uint64_t reverse_words_ssse3(const uint8_t* src
   }
   return i;
 }
+
+// The same reversal, 64 bytes per shuffle, every store one whole aligned line
+// of `dst` (a line shifted by an x offset of 3 words of 4 bytes would split
+// every fourth 16-byte store across two lines). The source is read at the
+// same offsets, unaligned; a word never straddles a 16-byte lane (words are
+// 2, 4 or 8 bytes and the offsets multiples of them), so one in-lane shuffle
+// reverses every word. `kStream`: the whole lines go out non-temporal.
+// Measured on a 32 KiB L1d Zen 4 with a 32 MiB L3, T_A8B8G8R8 1080p with
+// x_offset 3, medians of 7 runs, pack / unpack: SSSE3 0.48 / 0.49 of memcpy,
+// this with ordinary stores 0.48 / 0.70, streamed 0.69 / 1.00.
+template <bool kStream>
+__attribute__((target("avx512f,avx512bw"))) void reverse_words_avx512(const uint8_t* src, uint8_t* dst, uint64_t n,
+                                                                      uint64_t comps, uint64_t cb) {
+  const uint64_t word = comps * cb, total = n * word;
+  alignas(16) uint8_t m[16];
+  for (uint64_t b = 0; b < 16; ++b) {
+    const uint64_t w = b / word, comp = b % word / cb, byte = b % cb;  // dst comp <- src comp (comps - 1 - comp)
+    m[b] = static_cast<uint8_t>(w * word + (comps - 1 - comp) * cb + byte);
+  }
+  const __m512i mask = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(m)));
+  const uint64_t head = std::min<uint64_t>(total, (64 - reinterpret_cast<uintptr_t>(dst) % 64) % 64);
+  if (head != 0) {
+    const __mmask64 k = (__mmask64{1} << head) - 1;
+    _mm512_mask_storeu_epi8(dst, k, _mm512_shuffle_epi8(_mm512_maskz_loadu_epi8(k, src), mask));
+  }
+  uint64_t i = head;
+  for (; i + 64 <= total; i += 64) {
+    const __m512i v = _mm512_shuffle_epi8(_mm512_loadu_si512(src + i), mask);
+    if constexpr (kStream) _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + i), v);
+    else _mm512_store_si512(dst + i, v);
+  }
+  if (i < total) {
+    const __mmask64 k = (__mmask64{1} << (total - i)) - 1;
+    _mm512_mask_storeu_epi8(dst + i, k, _mm512_shuffle_epi8(_mm512_maskz_loadu_epi8(k, src + i), mask));
+  }
+}
 #endif
 
-void reverse_components(const uint8_t* src, uint8_t* dst, uint64_t n, uint64_t comps, uint64_t cb) {
+// `stream`: see reverse_words_avx512 (AVX-512 only; the caller fences).
+void reverse_components(const uint8_t* src, uint8_t* dst, uint64_t n, uint64_t comps, uint64_t cb, bool stream) {
   if (comps == 1) {
     std::memcpy(dst, src, n * cb);
     return;
   }
 #if defined(LC_NVDLA_AVX2)
+  if (isa_at_least(Isa::kAvx512)) {
+    if (stream) return reverse_words_avx512<true>(src, dst, n, comps, cb);
+    return reverse_words_avx512<false>(src, dst, n, comps, cb);
+  }
   if (has_ssse3()) {
     const uint64_t done = reverse_words_ssse3(src, dst, n, comps, cb), word = comps * cb;
     src += done * word, dst += done * word, n -= done;
   }
 #endif
+  (void)stream;
   if (comps == 4 && cb == 1) reverse_words<4, 1>(src, dst, n);
   else if (comps == 4) reverse_words<4, 2>(src, dst, n);
   else if (cb == 1) reverse_words<2, 1>(src, dst, n);
@@ -1164,11 +1206,16 @@ void pixel_fields_unpack_line(const PixelPlan& p, const uint8_t* line, uint8_t* 
   }
 }
 
+// Pixel outputs from this size on are written past the caches (word-reversed
+// formats with AVX-512; see reverse_words_avx512), as the feature copies do.
+constexpr uint64_t kPixelStreamBytes = uint64_t{4} << 20;
+
 // Lines [begin, end) of a pixel image; packing zeroes each line's x offset and
 // tail. Returns false if a bit-field line does not fit (packing only).
 bool pixel_lines(const PixelPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical, uint64_t begin,
                  uint64_t end) {
   const uint64_t row = p.W * p.C * p.cb;
+  const bool stream = (to_physical ? p.size : p.H * row) >= kPixelStreamBytes;
   for (uint64_t h = begin; h < end; ++h) {
     const uint64_t line = h * p.ls + p.x * p.ypix;
     if (to_physical) {
@@ -1191,8 +1238,8 @@ bool pixel_lines(const PixelPlan& p, const uint8_t* src, uint8_t* dst, bool to_p
     if (!p.planar) {
       // A pixel line is the logical row, shifted by the x offset, each word's
       // components reversed.
-      if (to_physical) reverse_components(src + h * row, dst + line, p.W, p.C, p.cb);
-      else reverse_components(src + line, dst + h * row, p.W, p.C, p.cb);
+      if (to_physical) reverse_components(src + h * row, dst + line, p.W, p.C, p.cb, stream);
+      else reverse_components(src + line, dst + h * row, p.W, p.C, p.cb, stream);
       continue;
     }
     const uint64_t uv = p.uvo + h * p.uls + p.x * p.uvpix;
@@ -1219,6 +1266,9 @@ bool pixel_lines(const PixelPlan& p, const uint8_t* src, uint8_t* dst, bool to_p
     else if (p.cb == 1) semi_planar_unpack_line<uint8_t>(src + line + w, src + uv + 2 * w, dst + h * row + w * pix, rest);
     else semi_planar_unpack_line<uint16_t>(src + line + 2 * w, src + uv + 4 * w, dst + h * row + w * pix, rest);
   }
+#if defined(LC_NVDLA_AVX2)
+  if (stream) _mm_sfence();  // this thread's non-temporal stores, before it reports its lines done
+#endif
   return true;
 }
 

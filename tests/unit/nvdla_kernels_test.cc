@@ -67,6 +67,11 @@ const Shape kCases[] = {
     {"nvdla.pixel(format=T_Y8___U8V8_N444,x_offset=1)", "uint8", "3,150,3"},
     {"nvdla.pixel(format=T_Y8___U8V8_N444,x_offset=31)", "uint8", "2,190,3"},
     {"nvdla.pixel(format=T_A2B10G10R10,x_offset=1)", "uint16", "5,77,4"},
+    // Word-reversed lines: a first line cut by the x offset and a cut last
+    // line (4- and 8-byte words), and an image past 4 MiB, streamed.
+    {"nvdla.pixel(format=T_A8B8G8R8,x_offset=5)", "uint8", "3,37,4"},
+    {"nvdla.pixel(format=T_A16Y16U16V16_F,x_offset=3)", "fp16", "3,21,4"},
+    {"nvdla.pixel(format=T_A8B8G8R8,x_offset=3)", "uint8", "257,4096,4"},
 };
 
 TEST(NvdlaKernels, equal_the_reference_at_every_isa_level) {
