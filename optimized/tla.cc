@@ -860,6 +860,7 @@ void z_unpack_rows(uint8_t* logical, size_t pitch, const uint8_t* block, size_t 
 }
 
 #ifdef LC_TLA_X86
+// ---- z-fractal pack of rows that start inside lines ----------------------------
 // from, from + 1, ..., from + 63 (from <= 64): the vpermt2b index of 64
 // bytes starting `from` bytes into a pair of lines.
 __attribute__((target("avx512f,avx512bw"))) __m512i byte_ramp(uint64_t from) {
@@ -890,7 +891,6 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"), always_i
   }
 }
 
-// ---- z-fractal pack of rows that start inside lines ----------------------------
 // A row starting s bytes into a line is read as whole aligned lines, each 64
 // bytes of it the bytes s.. of one line and the first s of the next (VBMI
 // vpermt2b), so that no load splits across two lines. The line a group
