@@ -986,23 +986,37 @@ void reverse_words(const uint8_t* src, uint8_t* dst, uint64_t n) {
 #if defined(LC_NVDLA_AVX2)
 bool has_ssse3() { return isa_at_least(Isa::kSsse3); }
 
-// The same reversal, 16 bytes (whole words) per byte shuffle; returns the
-// words it did.
-__attribute__((target("ssse3"))) uint64_t reverse_words_ssse3(const uint8_t* src, uint8_t* dst, uint64_t n,
-                                                              uint64_t comps, uint64_t cb) {
-  const uint64_t word = comps * cb, per = 16 / word;
+// The byte shuffle of 16 bytes of whole words of `comps` components of `cb`
+// bytes that reverses each word's components.
+__attribute__((target("ssse3"))) __m128i reverse_shuffle(uint64_t comps, uint64_t cb) {
+  const uint64_t word = comps * cb;
   uint8_t m[16];
   for (uint64_t b = 0; b < 16; ++b) {
     const uint64_t w = b / word, comp = b % word / cb, byte = b % cb;  // dst comp <- src comp (comps - 1 - comp)
     m[b] = static_cast<uint8_t>(w * word + (comps - 1 - comp) * cb + byte);
   }
-  const __m128i mask = _mm_loadu_si128(reinterpret_cast<const __m128i*>(m));
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(m));
+}
+
+// The same reversal, 16 bytes (whole words) per byte shuffle; returns the
+// words it did.
+__attribute__((target("ssse3"))) uint64_t reverse_words_ssse3(const uint8_t* src, uint8_t* dst, uint64_t n,
+                                                              uint64_t comps, uint64_t cb) {
+  const uint64_t word = comps * cb, per = 16 / word;
+  const __m128i mask = reverse_shuffle(comps, cb);
   uint64_t i = 0;
   for (; i + per <= n; i += per) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * word));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * word), _mm_shuffle_epi8(v, mask));
   }
   return i;
+}
+
+// The first `len` (< 64) bytes of reverse_words_avx512 below: masked loads and stores.
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline void reverse_part(const uint8_t* src, uint8_t* dst,
+                                                                                   uint64_t len, __m512i mask) {
+  const __mmask64 k = (__mmask64{1} << len) - 1;
+  _mm512_mask_storeu_epi8(dst, k, _mm512_shuffle_epi8(_mm512_maskz_loadu_epi8(k, src), mask));
 }
 
 // The same reversal, 64 bytes per shuffle, every store one whole aligned line
@@ -1018,28 +1032,17 @@ __attribute__((target("ssse3"))) uint64_t reverse_words_ssse3(const uint8_t* src
 template <bool kStream>
 __attribute__((target("avx512f,avx512bw"))) void reverse_words_avx512(const uint8_t* src, uint8_t* dst, uint64_t n,
                                                                       uint64_t comps, uint64_t cb) {
-  const uint64_t word = comps * cb, total = n * word;
-  alignas(16) uint8_t m[16];
-  for (uint64_t b = 0; b < 16; ++b) {
-    const uint64_t w = b / word, comp = b % word / cb, byte = b % cb;  // dst comp <- src comp (comps - 1 - comp)
-    m[b] = static_cast<uint8_t>(w * word + (comps - 1 - comp) * cb + byte);
-  }
-  const __m512i mask = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(m)));
+  const uint64_t total = n * comps * cb;
+  const __m512i mask = _mm512_broadcast_i32x4(reverse_shuffle(comps, cb));
   const uint64_t head = std::min<uint64_t>(total, (64 - reinterpret_cast<uintptr_t>(dst) % 64) % 64);
-  if (head != 0) {
-    const __mmask64 k = (__mmask64{1} << head) - 1;
-    _mm512_mask_storeu_epi8(dst, k, _mm512_shuffle_epi8(_mm512_maskz_loadu_epi8(k, src), mask));
-  }
+  reverse_part(src, dst, head, mask);
   uint64_t i = head;
   for (; i + 64 <= total; i += 64) {
     const __m512i v = _mm512_shuffle_epi8(_mm512_loadu_si512(src + i), mask);
     if constexpr (kStream) _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + i), v);
     else _mm512_store_si512(dst + i, v);
   }
-  if (i < total) {
-    const __mmask64 k = (__mmask64{1} << (total - i)) - 1;
-    _mm512_mask_storeu_epi8(dst + i, k, _mm512_shuffle_epi8(_mm512_maskz_loadu_epi8(k, src + i), mask));
-  }
+  reverse_part(src + i, dst + i, total - i, mask);
 }
 #endif
 
@@ -1207,16 +1210,12 @@ void pixel_fields_unpack_line(const PixelPlan& p, const uint8_t* line, uint8_t* 
   }
 }
 
-// Pixel outputs from this size on are written past the caches (word-reversed
-// formats with AVX-512; see reverse_words_avx512), as the feature copies do.
-constexpr uint64_t kPixelStreamBytes = uint64_t{4} << 20;
-
 // Lines [begin, end) of a pixel image; packing zeroes each line's x offset and
 // tail. Returns false if a bit-field line does not fit (packing only).
 bool pixel_lines(const PixelPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical, uint64_t begin,
                  uint64_t end) {
   const uint64_t row = p.W * p.C * p.cb;
-  const bool stream = (to_physical ? p.size : p.H * row) >= kPixelStreamBytes;
+  const bool stream = (to_physical ? p.size : p.H * row) >= nvdla_simd::kStreamingBytes;
   for (uint64_t h = begin; h < end; ++h) {
     const uint64_t line = h * p.ls + p.x * p.ypix;
     if (to_physical) {

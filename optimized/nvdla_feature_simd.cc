@@ -48,9 +48,6 @@ constexpr uint64_t kChunkBytes = 32 * kLine;  // one transposed block: 64 atoms
 // Runs of a gap-free surface are cut at this many positions, so threads share
 // even a single surface.
 constexpr uint64_t kRunPositions = 4096;
-// Outputs from this size on are written past the caches: they would only
-// evict the input, which the next pass over it may still find there.
-constexpr uint64_t kStreamingBytes = uint64_t{4} << 20;
 
 // Physical bytes written in physical order, either straight to memory or,
 // when streaming, through a buffer that holds them until a whole 64-byte line

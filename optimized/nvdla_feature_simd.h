@@ -12,6 +12,11 @@
 
 namespace layoutcheck::nvdla_simd {
 
+// Outputs from this size on are written past the caches (feature data here,
+// word-reversed pixel lines in optimized/nvdla.cc): they would only evict the
+// input, which the next pass over it may still find there.
+constexpr uint64_t kStreamingBytes = uint64_t{4} << 20;
+
 // Element (c, h, w) of eb bytes (1 or 2) sits at
 // c / (32 / eb) * ss + h * ls + w * 32 + c % (32 / eb) * eb; the logical tensor is (C, H, W).
 struct FeatureGeometry {

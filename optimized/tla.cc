@@ -912,6 +912,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void z_
   uint64_t shift[kFractalC0s];       // where in it
   __m512i idx[kFractalC0s];          // s, s+1, ..., s+63: the permute that shifts
   __m512i carry[kFractalC0s];        // the line the next group starts in
+  constexpr uint64_t kG = kLineBytes / kC0Bytes;  // the two fractals a group fills
   for (uint64_t r = 0; r < kFractalC0s; ++r) {
     shift[r] = reinterpret_cast<uintptr_t>(logical + r * pitch) % kLineBytes;
     line[r] = logical + r * pitch - shift[r];
@@ -922,8 +923,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void z_
     for (uint64_t r = 0; prefetch && r < kFractalC0s; ++r) {
       __builtin_prefetch(logical + (g + kPrefetchGroups) * kLineBytes + r * pitch, 0, 1);
     }
-    uint8_t* b = block + 2 * g * step;
-    fetch_fractals<true>(b, step, wahead, 2);
+    uint8_t* b = block + kG * g * step;
+    fetch_fractals<true>(b, step, wahead, kG);
     if (g + 1 < n) z_shifted_group<kStream, false>(line, shift, idx, carry, g, b, step);
     else z_shifted_group<kStream, true>(line, shift, idx, carry, g, b, step);
   }
