@@ -61,13 +61,20 @@ struct Row {
   bool with_reference = false;
 };
 
-// The memcpy baseline of a row, measured on the row's own buffers right after
-// its timed loop: `bytes` from src to dst, as many times as the row ran. The
-// same pages and the same minute as the row, so neither the placement of the
-// buffers in memory nor the load of a shared host changes the ratio. Reported as
-// the counters memcpy_real and memcpy_cpu (seconds per iteration), which
-// bench_report prefers to the memcpy row of the group.
-void pair_memcpy(benchmark::State& state, void* dst, const void* src, uint64_t bytes);
+// Runs `work` once per iteration of the state loop, with the memcpy baseline
+// of the row interleaved: `bytes` from src to dst (the row's own buffers), as
+// many times as the row ran, in slices of a few milliseconds between the
+// row's iterations (the row's timer paused). The same pages and the same
+// milliseconds as the row, so neither the placement of the buffers in memory
+// nor the load of a shared host, which comes and goes, changes the ratio.
+// Each slice starts with one untimed memcpy and ends with one untimed `work`,
+// so that each is timed in the cache state it leaves itself, as when it runs
+// alone (a streaming pack leaves its output out of the cache; a memcpy after
+// it would pay for that). Reported as the counters memcpy_real and memcpy_cpu
+// (seconds per iteration), which bench_report prefers to the memcpy row of
+// the group.
+void run_paired(benchmark::State& state, void* dst, const void* src, uint64_t bytes,
+                const std::function<void()>& work);
 
 // register_case() for every row; a row whose case does not parse or validate is
 // reported on stderr. Returns the (group, case) pairs registered, for peer rows.

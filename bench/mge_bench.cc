@@ -106,14 +106,12 @@ void register_onednn(const std::string& group, const Case& c, unsigned threads =
       if (pack) r.execute(stream, a, b);
       else r.execute(stream, b, a);
       stream.wait();
-      for (auto _ : state) {
-        if (pack) r.execute(stream, a, b);
-        else r.execute(stream, b, a);
-        stream.wait();
-        benchmark::ClobberMemory();
-      }
-      if (pack) bench::pair_memcpy(state, physical.data(), logical.data(), bytes);
-      else bench::pair_memcpy(state, logical.data(), physical.data(), bytes);
+      bench::run_paired(state, pack ? physical.data() : logical.data(), pack ? logical.data() : physical.data(),
+                        bytes, [&] {
+                          if (pack) r.execute(stream, a, b);
+                          else r.execute(stream, b, a);
+                          stream.wait();
+                        });
     });
   }
 }

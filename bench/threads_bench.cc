@@ -43,13 +43,13 @@ void register_thread_rows(const std::string& name, const char* layout, const cha
         logical.resize(std::max(logical_size, bytes));
         bench::Buffer physical(std::max(physical_size, bytes), 0);
         Status st = optimized_pack(c, logical.data(), logical_size, physical.data(), physical_size, n);
-        for (auto _ : state) {
-          st = pack ? optimized_pack(c, logical.data(), logical_size, physical.data(), physical_size, n)
-                    : optimized_unpack(c, physical.data(), physical_size, logical.data(), logical_size, n);
-          benchmark::ClobberMemory();
-        }
-        if (pack) bench::pair_memcpy(state, physical.data(), logical.data(), bytes);
-        else bench::pair_memcpy(state, logical.data(), physical.data(), bytes);
+        bench::run_paired(state, pack ? physical.data() : logical.data(), pack ? logical.data() : physical.data(),
+                          bytes, [&] {
+                            st = pack ? optimized_pack(c, logical.data(), logical_size, physical.data(),
+                                                       physical_size, n)
+                                      : optimized_unpack(c, physical.data(), physical_size, logical.data(),
+                                                         logical_size, n);
+                          });
         if (!st.ok()) state.SkipWithError(st.message().c_str());
       });
     }

@@ -26,7 +26,7 @@ struct Sample {
   std::map<int, double> real, cpu;  // repetition -> seconds per iteration
   std::map<int, double> bandwidth;  // repetition -> bytes per second (real time)
   // repetition -> seconds per iteration of the memcpy paired with the row (same
-  // buffers, measured right after it: bench::pair_memcpy); empty if none.
+  // buffers, interleaved with it: bench::run_paired); empty if none.
   std::map<int, double> memcpy_real, memcpy_cpu;
 };
 
@@ -150,9 +150,10 @@ int main(int argc, char** argv) {
   md << "Written by `scripts/bench.sh` (" << ctx.value("date", "") << "): `layoutcheck_bench` with "
      << repetitions << " repetitions, OMP_NUM_THREADS=1, one thread per conversion except in the `threads/` groups "
      << "(1 thread and every core, oneDNN with the same count beside; read their wall ratios). Each ratio is the median over the "
-     << "repetitions of (time of a memcpy of the same bytes between the row's own buffers, run as many times right after "
-     << "the row) / (time of the row): 1.0 is memcpy speed, and neither where the buffers landed in memory nor a "
-     << "shared host's load in another minute moves it. Every buffer starts on a 64-byte cache line, as a tensor "
+     << "repetitions of (time of a memcpy of the same bytes between the row's own buffers, run as many times, "
+     << "interleaved with the row in slices of a few milliseconds, each slice of either started by one untimed run so "
+     << "that each is timed in the cache state it leaves itself) / (time of the row): 1.0 is memcpy speed, and neither where the buffers landed in memory nor a "
+     << "shared host's load, which comes and goes, moves it. Every buffer starts on a 64-byte cache line, as a tensor "
      << "allocator's do. `cpu` ratios use the measuring thread's CPU time, `wall` ratios the real time; on a loaded "
      << "host (load average below) the CPU-time ratio is the fairer one. The goal column is the ratio the row "
      << "must reach; **MISS** marks a row below it. A speed-up over oneDNN is the quotient of the two rows' "
