@@ -28,10 +28,10 @@
 // at a time: every line of either side is read and written whole (streamed
 // past 8 MiB), which a row or tile at a time cannot do for rows of 32 bytes.
 // Both walk the loops around the transpose in physical order, unpack too:
-// the chunks are then read front to back, with the next block of chunks
-// fetched into L2, and long chunk rows (depth32) go in blocks of 1 KiB so
-// few read streams are live at a time. Padded rows of 32 or 64 bytes pack by
-// the same transposes, masked loads over the padding pattern.
+// short chunk rows (croutons) are then read front to back, with the next
+// block of chunks fetched into L2; with long chunk rows (depth32) the
+// logical rows are written front to back instead. Padded rows of 32 or 64
+// bytes pack by the same transposes, masked loads over the padding pattern.
 // Unpack of rows of 64 bytes or more at any byte offset (padded tensors)
 // gathers the tensor's lines in a register (AVX-512 VBMI) and streams them.
 // Padded rows of 32 or 64 bytes unpack by the same transposes of rows, the
@@ -914,13 +914,16 @@ LC_HTP_AVX512 inline void pair_lines(const uint8_t* s, uint8_t* d, uint64_t oute
 // One position of the outer loops: x rows by m rows of `unit` bytes, physical
 // [x][m] against logical [m][x], by pair_lines. Pack walks x outside m (the
 // physical rows written front to back) or, by_rows, m outside x (the logical
-// rows read front to back). Unpack walks the middle loop in blocks of
-// kPairBlock bytes of each row of x and, per block, x outside m: a block
-// reads a run of whole lines of every x row and writes whole logical rows,
-// with few read streams live at a time (one row of x for a block's length),
-// and each run's next block fetched ahead; a single block fetches the next
-// position instead.
-constexpr uint64_t kPairBlock = 1024;
+// rows read front to back). Unpack of short rows of x (at most kShortRow
+// bytes: croutons) walks x outside m, each row of x read whole, and fetches
+// the next position; longer rows (depth32) m outside x: the logical rows
+// written front to back, a line of each row of x at a time, each row of x
+// fetched a few lines ahead. Measured on a Zen 4 with 1 x 256 x 256 x C
+// (medians of 7 runs): depth32 fp16 1.52 of memcpy and uint8 (pairs of
+// 32-byte rows) 1.19, against 1.01 and 0.98 with the rows of x read in
+// blocks of 1 KiB, x outside m per block; croutons by logical rows: 0.74
+// against 1.21.
+constexpr uint64_t kShortRow = 1024;
 
 template <bool kPack, bool kStream, bool kHalf>
 LC_HTP_AVX512 inline void pair_block(const uint8_t* src, uint8_t* dst, uint64_t x_count, uint64_t m_count,
@@ -937,11 +940,10 @@ LC_HTP_AVX512 inline void pair_block(const uint8_t* src, uint8_t* dst, uint64_t 
     }
     return;
   }
-  const uint64_t block = std::min<uint64_t>(ms, kPairBlock / 64);
-  for (uint64_t m = 0; m < ms; m += block) {
-    const uint64_t n = std::min<uint64_t>(block, ms - m);
-    pair_lines<kStream, kHalf>(src + m * 64, dst + m * step * m_ls, xs, step * x_ps, 64, n, 64, step * m_ls, x_ps,
-                               m_ls, block * 64, block == ms ? next : 0);
+  if (ms * 64 <= kShortRow) {
+    pair_lines<kStream, kHalf>(src, dst, xs, step * x_ps, 64, ms, 64, step * m_ls, x_ps, m_ls, ms * 64, next);
+  } else {
+    pair_lines<kStream, kHalf>(src, dst, ms, 64, step * m_ls, xs, step * x_ps, 64, x_ps, m_ls, kAhead, 0);
   }
 }
 
