@@ -220,6 +220,20 @@ TEST(Checker, position_unique_fill) {
   }
 }
 
+// With 8-bit elements the values repeat every 256 elements; each period is
+// offset on its own, so that a kernel putting element i + 256 where i belongs
+// (a block of columns read from one block too far) writes other bytes.
+TEST(Checker, position_unique_fill_differs_a_period_apart) {
+  Case c = must_case("mge.nchw", "int8", "1,64,64,64");
+  std::vector<uint8_t> buf;
+  fill_position_unique(c, 1, &buf);
+  for (size_t apart : {256, 512, 256 * 255}) {
+    for (size_t i = 0; i + apart < buf.size(); ++i) {
+      ASSERT_NE(buf[i], buf[i + apart]) << "elements " << i << " and " << i + apart;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace layoutcheck
 
