@@ -151,13 +151,13 @@ int main(int argc, char** argv) {
      << repetitions << " repetitions, OMP_NUM_THREADS=1, one thread per conversion except in the `threads/` groups "
      << "(1 thread and every core, oneDNN with the same count beside; read their wall ratios). Each ratio is the median over the "
      << "repetitions of (time of a memcpy of the same bytes between the row's own buffers, run as many times, "
-     << "interleaved with the row in slices of a few milliseconds, each slice of either started by one untimed run so "
-     << "that each is timed in the cache state it leaves itself) / (time of the row): 1.0 is memcpy speed, and neither where the buffers landed in memory nor a "
-     << "shared host's load, which comes and goes, moves it. Every buffer starts on a 64-byte cache line, as a tensor "
-     << "allocator's do. `cpu` ratios use the measuring thread's CPU time, `wall` ratios the real time; on a loaded "
-     << "host (load average below) the CPU-time ratio is the fairer one. The goal column is the ratio the row "
-     << "must reach; **MISS** marks a row below it. A speed-up over oneDNN is the quotient of the two rows' "
-     << "ratios to memcpy in the same repetition.\n\n";
+     << "interleaved with the row in slices of a few milliseconds, each slice of either started by one untimed run "
+     << "so that each is timed in the cache state it leaves itself) / (time of the row): 1.0 is memcpy speed, and "
+     << "neither where the buffers landed in memory nor a shared host's load, which comes and goes, moves it. Every "
+     << "buffer starts on a 64-byte cache line, as a tensor allocator's do. `cpu` ratios use the measuring thread's "
+     << "CPU time, `wall` ratios the real time; on a loaded host (load average below) the CPU-time ratio is the "
+     << "fairer one. The goal column is the ratio the row must reach; **MISS** marks a row below it. A speed-up "
+     << "over oneDNN is the quotient of the two rows' ratios to memcpy in the same repetition.\n\n";
   md << "## Host\n\n```\n" << info.str() << "```\n\n";
   if (ctx.contains("load_avg")) {
     md << "Load average during the run: " << ctx["load_avg"].dump() << " on " << ctx.value("num_cpus", 0)
