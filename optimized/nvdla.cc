@@ -361,28 +361,22 @@ struct AtomLines {
 void atom_lines(const AtomLines& p, const uint8_t* src, uint8_t* dst, bool pack, uint64_t begin, uint64_t end) {
   const uint64_t row = p.W * p.eb, plane = p.H * row, line = p.W * p.atom, eb = p.eb, rows = p.rows;
   alignas(64) uint8_t staged[kMaxAtom * kChunk];
-  // A pack of 16 whole channel rows of 32-bit elements (SDP data of two
-  // 16-bit components) reads each row's 64-byte pieces straight into the
-  // 16 x 16 transpose: each is read once, so the stage would only add a copy
+  // A pack of whole channel rows of 32-bit elements (SDP data of two 16-bit
+  // components) with the 16 x 16 transposes of AVX-512 reads the rows straight:
+  // each 64-byte piece is read once, so the stage would only add a copy
   // (measured on a Zen 4 with ew2 int16 64 x 128 x 128, medians of 7 runs:
   // 0.41 -> 0.58 of memcpy). The unpack keeps the stage: 16 rows a plane
   // apart written 64 bytes at a time were slower (0.48 against 0.55).
-#if defined(LC_NVDLA_AVX2)
-  const bool direct_dwords = pack && eb == 4 && rows == 16 && p.atom == 64 && isa_at_least(Isa::kAvx512);
-#endif
+  const bool direct_dwords = pack && eb == 4 && isa_at_least(Isa::kAvx512);
   for (uint64_t i = begin; i < end; ++i) {
     const uint64_t s = i / p.H, h = i - s * p.H;
     const uint64_t c0 = s * rows, nc = std::min(rows, p.C - c0);
     const uint64_t phys_line = s * p.ss + h * p.ls, logical_line = c0 * plane + h * row;
-    uint64_t w_done = 0;  // columns packed straight from the channel rows
-#if defined(LC_NVDLA_AVX2)
-    for (; direct_dwords && nc == rows && w_done + 16 <= p.W; w_done += 16) {
-      transpose16x16_u32_avx512(src + logical_line + w_done * eb, plane, dst + phys_line + w_done * p.atom, p.atom);
-    }
-#endif
-    for (uint64_t w0 = w_done; w0 < p.W; w0 += kChunk) {
+    for (uint64_t w0 = 0; w0 < p.W; w0 += kChunk) {
       const uint64_t cw = std::min(kChunk, p.W - w0), pitch = cw * eb;
-      if (pack) {
+      if (direct_dwords && nc == rows) {
+        transpose_atoms(src + logical_line + w0 * eb, plane, dst + phys_line + w0 * p.atom, p.atom, rows, cw, eb);
+      } else if (pack) {
         for (uint64_t r = 0; r < nc; ++r) std::memcpy(staged + r * pitch, src + logical_line + r * plane + w0 * eb, pitch);
         if (nc < rows) std::memset(staged + nc * pitch, 0, (rows - nc) * pitch);  // the atom's channel padding
         transpose_atoms(staged, pitch, dst + phys_line + w0 * p.atom, p.atom, rows, cw, eb);
