@@ -279,6 +279,29 @@ TEST(MgeInCache, long_rows_at_every_isa_level) {
   }
 }
 
+// Groups of few pixels (late convolution layers: 7 x 7, 1 x 1) and the last
+// pixels past the whole tiles take masked AVX-512 tiles of 16 rows: 8-bit
+// groups of 32, 64 and 16k rows (padding rows among them), 32-bit NHWC of 16k
+// channels with tails of 4 to 15 pixels, unpacks of fewer than 64 and of more
+// pixels past the whole blocks; at every instruction-set level.
+TEST(MgeInCache, masked_tiles_at_every_isa_level) {
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"mge.nchw64", "int8", "1,2048,7,7"},
+           {"mge.nchw64", "int8", "2,100,1,1"},
+           {"mge.nchw32", "int8", "1,70,7,7"},
+           {"mge.nchw32", "int8", "1,64,14,14"},
+           {"mge.nhwc", "int8", "1,2048,7,7"},
+           {"mge.nhwc", "int8", "2,48,3,5"},
+           {"mge.chwn4", "int8", "16,10,3,3"},
+           {"mge.nchw64", "uint8", "1,64,5,61"},
+           {"mge.nhwc", "fp32", "1,32,7,7"},
+           {"mge.nhwc", "fp32", "2,48,3,9"},
+           {"mge.nhwc", "fp32", "1,2048,1,1"},
+       }) {
+    expect_pass_at_every_isa(layout, dtype, shape);
+  }
+}
+
 // Large tensors (streamed: 16 MiB and more) with many groups, groups that do
 // not share out evenly (split into runs of pixels), one group (a column-major
 // matrix), rows off a cache line (odd H*W), padding rows, 4-bit elements (one
