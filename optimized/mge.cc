@@ -21,8 +21,9 @@
 // line in one access) for 16 | R, and packs of 8-bit groups of 32 rows (or
 // streamed, 64k rows) in 64-column tiles transposed in registers (64k rows in
 // cache through a stage refilled while it is transposed), and unpacks of
-// 8-bit groups of 64k rows in cache in 64 x 64 byte transposes; 4-bit
-// elements (two per byte, low nibble first) take a nibble loop. Tensors of
+// 8-bit groups of 64k rows in cache in 64 x 64 byte transposes; with AVX-512
+// the pixels past the whole tiles (and groups of fewer pixels than a tile) go
+// in masked 16-row tiles; 4-bit elements (two per byte, low nibble first) take a nibble loop. Tensors of
 // kStreamBytes and more are packed with streaming stores: straight from the
 // registers where a tile writes whole lines (those 8-bit tiles, 32-bit groups
 // of 16k rows taken 16 rows a pass), else block by block through an L1 stage;
@@ -155,9 +156,11 @@ bool have_avx512();
 // convolution layers have (7 x 7, 1 x 1: measured on a Zen 4, 1 x 2048 x 7 x 7
 // int8 NCHW64 0.03 of memcpy element by element). A tile loads its rows'
 // columns masked (zeros past the last column, and for padding rows), is
-// transposed in registers (16x16 per 128-bit lane for bytes, 16x16 words for
-// 32 bits), and each of its pixels takes its 16 rows in one masked store
-// (unpack: the other way round, masked stores into the rows).
+// transposed in registers (16x16 per 128-bit lane for bytes, 16x16 for 32-bit
+// elements), and each of its pixels takes its 16 rows in one masked store
+// (unpack: the other way round, masked stores into the rows). Groups of 16k
+// rows only, and 16 (8-bit) or 4 (32-bit) columns or more: fewer go element by
+// element, cheaper than a whole tile.
 template <bool kPack>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) void masked_tiles_epi8(const Group& g, uint8_t* logical,
                                                                                      uint8_t* phys, uint64_t l0) {
@@ -553,7 +556,7 @@ template <bool kPack>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) uint64_t blocks_32x256_epi8_avx512vl(const Group& g,
                                                                                                    uint8_t* logical,
                                                                                                    uint8_t* phys) {
-  return blocks_32x256_epi8<kPack>(g, logical, phys, kPack ? kLongStageCols : 64);
+  return blocks_32x256_epi8<kPack>(g, logical, phys, kPack ? kStageCols : 64);
 }
 
 // One tile: rows[0..3] at columns l..l+7 <-> 8 pixels of 4 lanes at px.
