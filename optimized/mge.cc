@@ -806,10 +806,8 @@ LC_MGE_AVX512BW_INLINE void zip_lanes(__m512i a, __m512i b, __m512i* lo, __m512i
   *hi = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15), b);
 }
 
-// Rows row[0..15] (nullptr: padding, zeros) at column l, transposed per lane;
-// only the columns in `cols` are read (zeros past them).
-LC_MGE_AVX512BW_INLINE void load_transpose16(const uint8_t* const* row, uint64_t l, bool fetch, __m512i v[16],
-                                             __mmask64 cols = ~__mmask64{0}) {
+// Rows row[0..15] (nullptr: padding, zeros) at column l, transposed per lane.
+LC_MGE_AVX512BW_INLINE void load_transpose16(const uint8_t* const* row, uint64_t l, bool fetch, __m512i v[16]) {
   LC_MGE_UNROLL
   for (int k = 0; k < 16; ++k) {
     if (!row[k]) {
@@ -817,7 +815,7 @@ LC_MGE_AVX512BW_INLINE void load_transpose16(const uint8_t* const* row, uint64_t
       continue;
     }
     if (fetch) _mm_prefetch(reinterpret_cast<const char*>(row[k] + l + kTileFetch), _MM_HINT_T1);
-    v[k] = _mm512_maskz_loadu_epi8(cols, row[k] + l);
+    v[k] = _mm512_loadu_si512(reinterpret_cast<const void*>(row[k] + l));
   }
   byte_transpose::transpose16x16_epi8_x4(v);
 }
@@ -827,19 +825,11 @@ LC_MGE_AVX512BW_INLINE void put_line(uint8_t* at, __m512i v, bool nt) {
   else _mm512_storeu_si512(reinterpret_cast<void*>(at), v);
 }
 
-// The line of pixels px and px + 1 of 32 bytes at o, the second only if px + 1 < n.
-LC_MGE_AVX512BW_INLINE void put_pixels32(uint8_t* o, uint64_t px, uint64_t n, bool nt, __m512i v) {
-  if (px + 1 < n) put_line(o + px * 32, v, nt);
-  else if (px < n) _mm512_mask_storeu_epi8(o + px * 32, __mmask64{0xFFFFFFFF}, v);
-}
-
-// Columns l0.. (all of them: the last tile of fewer than 64 pixels is read
-// and written masked, with ordinary stores).
 LC_MGE_AVX512BW uint64_t pack_rows_x64_epi8_avx512(const Group& g, const uint8_t* logical, uint8_t* phys,
-                                                   bool stream, uint64_t l0 = 0) {
-  const uint64_t R = g.R;
+                                                   bool stream) {
+  const uint64_t R = g.R, L64 = g.L / 64 * 64;
   uint8_t* base = phys + g.pixels;
-  const bool nt_rows = stream && reinterpret_cast<uintptr_t>(base) % kLine == 0;
+  const bool nt = stream && reinterpret_cast<uintptr_t>(base) % kLine == 0;
   // Row pointers of a chunk of (up to) 64 rows, nullptr for padding.
   const uint8_t* row[64];
   auto chunk_rows = [&](uint64_t rc) {
@@ -849,56 +839,50 @@ LC_MGE_AVX512BW uint64_t pack_rows_x64_epi8_avx512(const Group& g, const uint8_t
   };
   if (R == 32) {
     chunk_rows(0);
-    for (uint64_t l = l0; l < g.L; l += 64) {
-      const uint64_t n = std::min<uint64_t>(64, g.L - l);
-      const __mmask64 cols = n == 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
-      const bool nt = nt_rows && n == 64;
+    for (uint64_t l = 0; l < L64; l += 64) {
       uint8_t* o = base + l * 32;
       __m512i a[16], b[16];
-      load_transpose16(row, l, stream, a, cols);
-      load_transpose16(row + 16, l, stream, b, cols);
+      load_transpose16(row, l, stream, a);
+      load_transpose16(row + 16, l, stream, b);
       LC_MGE_UNROLL
       for (int j = 0; j < 16; j += 2) {
         __m512i p0, q0, p1, q1;
         zip_lanes(a[j], b[j], &p0, &q0);          // pixels j | 16 + j, 32 + j | 48 + j
         zip_lanes(a[j + 1], b[j + 1], &p1, &q1);  // pixels j + 1 | 17 + j, ...
-        put_pixels32(o, j, n, nt, _mm512_shuffle_i64x2(p0, p1, 0x44));
-        put_pixels32(o, 16 + j, n, nt, _mm512_shuffle_i64x2(p0, p1, 0xEE));
-        put_pixels32(o, 32 + j, n, nt, _mm512_shuffle_i64x2(q0, q1, 0x44));
-        put_pixels32(o, 48 + j, n, nt, _mm512_shuffle_i64x2(q0, q1, 0xEE));
+        put_line(o + j * 32, _mm512_shuffle_i64x2(p0, p1, 0x44), nt);
+        put_line(o + (16 + j) * 32, _mm512_shuffle_i64x2(p0, p1, 0xEE), nt);
+        put_line(o + (32 + j) * 32, _mm512_shuffle_i64x2(q0, q1, 0x44), nt);
+        put_line(o + (48 + j) * 32, _mm512_shuffle_i64x2(q0, q1, 0xEE), nt);
       }
     }
-    return g.L;
+    return L64;
   }
   // Chunks of 64 rows one after the other over the whole run of pixels: a
   // chunk writes whole lines of every pixel, and only 64 rows are read at once.
   for (uint64_t rc = 0; rc < R; rc += 64) {
     chunk_rows(rc);
-    for (uint64_t l = l0; l < g.L; l += 64) {
-      const uint64_t n = std::min<uint64_t>(64, g.L - l);
-      const __mmask64 cols = n == 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
-      const bool nt = nt_rows && n == 64;
+    for (uint64_t l = 0; l < L64; l += 64) {
       uint8_t* o = base + l * R + rc;
       __m512i a[16], b[16];
       alignas(64) __m512i lo[16], hi[16];
-      load_transpose16(row, l, stream, a, cols);
-      load_transpose16(row + 16, l, stream, b, cols);
+      load_transpose16(row, l, stream, a);
+      load_transpose16(row + 16, l, stream, b);
       LC_MGE_UNROLL
       for (int j = 0; j < 16; ++j) zip_lanes(a[j], b[j], &lo[j], &hi[j]);  // rows 0..31 of pixels j, 16 + j | ...
-      load_transpose16(row + 32, l, stream, a, cols);
-      load_transpose16(row + 48, l, stream, b, cols);
+      load_transpose16(row + 32, l, stream, a);
+      load_transpose16(row + 48, l, stream, b);
       LC_MGE_UNROLL
-      for (uint64_t j = 0; j < 16; ++j) {
+      for (int j = 0; j < 16; ++j) {
         __m512i vlo, vhi;
         zip_lanes(a[j], b[j], &vlo, &vhi);  // rows 32..63
-        if (j < n) put_line(o + j * R, _mm512_shuffle_i64x2(lo[j], vlo, 0x44), nt);
-        if (16 + j < n) put_line(o + (16 + j) * R, _mm512_shuffle_i64x2(lo[j], vlo, 0xEE), nt);
-        if (32 + j < n) put_line(o + (32 + j) * R, _mm512_shuffle_i64x2(hi[j], vhi, 0x44), nt);
-        if (48 + j < n) put_line(o + (48 + j) * R, _mm512_shuffle_i64x2(hi[j], vhi, 0xEE), nt);
+        put_line(o + j * R, _mm512_shuffle_i64x2(lo[j], vlo, 0x44), nt);
+        put_line(o + (16 + j) * R, _mm512_shuffle_i64x2(lo[j], vlo, 0xEE), nt);
+        put_line(o + (32 + j) * R, _mm512_shuffle_i64x2(hi[j], vhi, 0x44), nt);
+        put_line(o + (48 + j) * R, _mm512_shuffle_i64x2(hi[j], vhi, 0xEE), nt);
       }
     }
   }
-  return g.L;
+  return L64;
 }
 
 // 8-bit elements, R a multiple of 64, in cache (NCHW64, NHWC with 64 | C):
@@ -1045,7 +1029,7 @@ LC_MGE_AVX512 uint64_t pack_4x16_epi32_avx512(const Group& g, const uint8_t* log
 // access. The transpose is four rounds: element pairs, pairs of pairs, then two
 // rounds of 128-bit lane shuffles. Rows go in groups of g.group_rows: 64 as in
 // the AVX2 tile, 16 into the L2 stage of a streamed pack.
-LC_MGE_AVX512 inline void transpose16x16_ps(__m512 r[16]) {
+LC_MGE_AVX512 inline __attribute__((always_inline)) void transpose16x16_ps(__m512 r[16]) {
   __m512 t[16];
   LC_MGE_UNROLL
   for (int k = 0; k < 8; ++k) {
@@ -1295,18 +1279,18 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     // 64k rows in cache: through a two-part stage of whole lines, transposed
     // in registers. (Unpacking the same way is no faster than the 32-row
     // blocks below: its stores into 64 rows H*W bytes apart bound it.)
-    // The pixels past its whole tiles: masked register tiles.
     const uint64_t done = pack_rows_staged_epi8_avx512(g, logical, phys);
-    if (done < g.L) pack_rows_x64_epi8_avx512(g, logical, phys, false, done);
+    if (done < g.L) transpose_scalar<kPack, 1>(g, logical, phys, 0, done);
     return;
   }
-  if (kPack && p.bits == 8 && (g.R == 32 || (g.R % 64 == 0 && (p.stream || g.L < 64))) && have_avx512()) {
-    // 32 rows, streamed 64k rows, or 64k rows of fewer pixels than a tile:
-    // tiles of 64 columns in registers, whole lines out. (64k rows in cache:
-    // the stage above, whose loads overlap the shuffles; unpacking goes
-    // through stages too: stores into 32 or more lines of one L1 set per
-    // tile, the rows', evict each other before they commit.)
-    pack_rows_x64_epi8_avx512(g, logical, phys, p.stream);
+  if (kPack && p.bits == 8 && (g.R == 32 || (p.stream && g.R % 64 == 0)) && have_avx512()) {
+    // 32 rows, or streamed 64k rows: tiles of 64 columns in registers, whole
+    // lines out. (64k rows in cache: the stage above, whose loads overlap the
+    // shuffles; unpacking goes through stages too: stores into 32 or more
+    // lines of one L1 set per tile, the rows', evict each other before they
+    // commit.)
+    const uint64_t done = pack_rows_x64_epi8_avx512(g, logical, phys, p.stream);
+    if (done < g.L) transpose_scalar<kPack, 1>(g, logical, phys, 0, done);
     return;
   }
   if (g.R == 4 && (p.bits == 8 || (p.bits == 32 && p.stream)) && have_avx512()) {
