@@ -699,24 +699,56 @@ LC_MGE_AVX512 uint64_t unpack_4x16_epi32_avx512(const Group& g, uint8_t* logical
 }
 
 #define LC_MGE_AVX512BW __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#define LC_MGE_AVX512BW_INLINE \
+  inline __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"), always_inline))
 
 // 8-bit elements, R == 4 (NCHW4 int8), pack: 64 columns of each of the 4 rows
 // -> 64 pixels of 4 bytes in four 64-byte stores (whole lines once the output
 // is line-aligned; non-temporal with `stream`). Byte and word unpacks build
 // 16 pixels in every 128-bit lane (lane q of X_k holds pixels 16q + 4k ..
-// 16q + 4k + 3); a 4x4 transpose of 128-bit lanes puts them in order.
+// 16q + 4k + 3); a 4x4 transpose of 128-bit lanes puts them in order. The
+// pixels before the first line and after the last whole tile take one masked
+// tile each (rows read, pixels written only up to their end).
+LC_MGE_AVX512BW_INLINE void pixels_4x64_epi8(const __m512i v[4], __m512i o[4]) {
+  const __m512i ab0 = _mm512_unpacklo_epi8(v[0], v[1]), ab1 = _mm512_unpackhi_epi8(v[0], v[1]);
+  const __m512i cd0 = _mm512_unpacklo_epi8(v[2], v[3]), cd1 = _mm512_unpackhi_epi8(v[2], v[3]);
+  const __m512i x0 = _mm512_unpacklo_epi16(ab0, cd0), x1 = _mm512_unpackhi_epi16(ab0, cd0);
+  const __m512i x2 = _mm512_unpacklo_epi16(ab1, cd1), x3 = _mm512_unpackhi_epi16(ab1, cd1);
+  const __m512i s0 = _mm512_shuffle_i32x4(x0, x1, 0x44), s1 = _mm512_shuffle_i32x4(x2, x3, 0x44);
+  const __m512i s2 = _mm512_shuffle_i32x4(x0, x1, 0xEE), s3 = _mm512_shuffle_i32x4(x2, x3, 0xEE);
+  o[0] = _mm512_shuffle_i32x4(s0, s1, 0x88), o[1] = _mm512_shuffle_i32x4(s0, s1, 0xDD);
+  o[2] = _mm512_shuffle_i32x4(s2, s3, 0x88), o[3] = _mm512_shuffle_i32x4(s2, s3, 0xDD);
+}
+
+// Bytes [64k, 64k + 64) of a run of `bytes`, as a mask of the kth 64-byte piece.
+inline __attribute__((always_inline)) __mmask64 piece_mask(uint64_t bytes, uint64_t k) {
+  if (bytes <= 64 * k) return 0;
+  return bytes - 64 * k >= 64 ? ~__mmask64{0} : (__mmask64{1} << (bytes - 64 * k)) - 1;
+}
+
+// Pixels l .. l + n - 1 (n < 64) of four rows, masked.
+LC_MGE_AVX512BW void pack_4x64_epi8_masked(const uint8_t* const* row, uint64_t l, uint64_t n, uint8_t* out) {
+  const __mmask64 cols = (__mmask64{1} << n) - 1;
+  __m512i v[4], o[4];
+  LC_MGE_UNROLL
+  for (int k = 0; k < 4; ++k) v[k] = row[k] ? _mm512_maskz_loadu_epi8(cols, row[k] + l) : _mm512_setzero_si512();
+  pixels_4x64_epi8(v, o);
+  LC_MGE_UNROLL
+  for (uint64_t k = 0; k < 4; ++k) _mm512_mask_storeu_epi8(out + 64 * k, piece_mask(4 * n, k), o[k]);
+}
+
 LC_MGE_AVX512BW uint64_t pack_4x64_epi8_avx512(const Group& g, const uint8_t* logical, uint8_t* phys, bool stream) {
   const uint8_t* row[4];
   for (int k = 0; k < 4; ++k) row[k] = g.rows[k] == kPad ? nullptr : logical + g.rows[k];
   uint8_t* out = phys + g.pixels;
   const uint64_t m = reinterpret_cast<uintptr_t>(out) % kLine;
-  const uint64_t head = m % 4 == 0 ? std::min(g.L, (kLine - m) % kLine / 4) : 0;
+  const uint64_t head = stream && m % 4 == 0 ? std::min(g.L, (kLine - m) % kLine / 4) : 0;
   const bool nt = stream && m % 4 == 0;
-  if (head > 0) transpose_scalar<true, 1>(Group{g.rows, g.R, head, g.pixels}, const_cast<uint8_t*>(logical), phys, 0, 0);
+  if (head > 0) pack_4x64_epi8_masked(row, 0, head, out);
   const uint64_t L64 = head + (g.L - head) / 64 * 64;
   out += head * 4;
   for (uint64_t l = head; l < L64; l += 64, out += 256) {
-    __m512i v[4];
+    __m512i v[4], o[4];
     LC_MGE_UNROLL
     for (int k = 0; k < 4; ++k) {
       if (!row[k]) {
@@ -726,52 +758,66 @@ LC_MGE_AVX512BW uint64_t pack_4x64_epi8_avx512(const Group& g, const uint8_t* lo
       if (stream) _mm_prefetch(reinterpret_cast<const char*>(row[k] + l) + kPrefetchBytes, _MM_HINT_T0);
       v[k] = _mm512_loadu_si512(reinterpret_cast<const void*>(row[k] + l));
     }
-    const __m512i ab0 = _mm512_unpacklo_epi8(v[0], v[1]), ab1 = _mm512_unpackhi_epi8(v[0], v[1]);
-    const __m512i cd0 = _mm512_unpacklo_epi8(v[2], v[3]), cd1 = _mm512_unpackhi_epi8(v[2], v[3]);
-    const __m512i x0 = _mm512_unpacklo_epi16(ab0, cd0), x1 = _mm512_unpackhi_epi16(ab0, cd0);
-    const __m512i x2 = _mm512_unpacklo_epi16(ab1, cd1), x3 = _mm512_unpackhi_epi16(ab1, cd1);
-    const __m512i s0 = _mm512_shuffle_i32x4(x0, x1, 0x44), s1 = _mm512_shuffle_i32x4(x2, x3, 0x44);
-    const __m512i s2 = _mm512_shuffle_i32x4(x0, x1, 0xEE), s3 = _mm512_shuffle_i32x4(x2, x3, 0xEE);
-    const __m512i o[4] = {_mm512_shuffle_i32x4(s0, s1, 0x88), _mm512_shuffle_i32x4(s0, s1, 0xDD),
-                          _mm512_shuffle_i32x4(s2, s3, 0x88), _mm512_shuffle_i32x4(s2, s3, 0xDD)};
+    pixels_4x64_epi8(v, o);
     LC_MGE_UNROLL
     for (int k = 0; k < 4; ++k) {
       if (nt) _mm512_stream_si512(reinterpret_cast<__m512i*>(out + 64 * k), o[k]);
       else _mm512_storeu_si512(reinterpret_cast<void*>(out + 64 * k), o[k]);
     }
   }
-  return L64;
+  if (L64 < g.L) pack_4x64_epi8_masked(row, L64, g.L - L64, out);
+  return g.L;
 }
 
 // 8-bit elements, R == 4, unpack: 64 pixels in four 64-byte loads -> 64
 // columns of each row. A byte shuffle per 128-bit lane gathers each channel
 // of 4 pixels into one 32-bit word (word 4q + c: channel c of pixels 4q ..
 // 4q + 3 of a load), which is the 32-bit unpack's arrangement; its two rounds
-// of permutes finish the rows.
-LC_MGE_AVX512BW uint64_t unpack_4x64_epi8_avx512(const Group& g, uint8_t* logical, const uint8_t* phys, bool stream) {
+// of permutes finish the rows. The pixels before the rows' first line and
+// after the last whole tile take one masked tile each.
+LC_MGE_AVX512BW_INLINE void rows_4x64_epi8(const __m512i in[4], __m512i out[4]) {
   const __m512i gather = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
   const __m512i ch01 = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29);
   const __m512i ch23 = _mm512_setr_epi32(2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31);
   const __m512i lows = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
   const __m512i highs = _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+  __m512i z[4];
+  LC_MGE_UNROLL
+  for (int k = 0; k < 4; ++k) z[k] = _mm512_shuffle_epi8(in[k], gather);
+  const __m512i a01 = _mm512_permutex2var_epi32(z[0], ch01, z[1]), a23 = _mm512_permutex2var_epi32(z[0], ch23, z[1]);
+  const __m512i b01 = _mm512_permutex2var_epi32(z[2], ch01, z[3]), b23 = _mm512_permutex2var_epi32(z[2], ch23, z[3]);
+  out[0] = _mm512_permutex2var_epi32(a01, lows, b01), out[1] = _mm512_permutex2var_epi32(a01, highs, b01);
+  out[2] = _mm512_permutex2var_epi32(a23, lows, b23), out[3] = _mm512_permutex2var_epi32(a23, highs, b23);
+}
+
+// Pixels l .. l + n - 1 (n < 64) of four rows, masked.
+LC_MGE_AVX512BW void unpack_4x64_epi8_masked(uint8_t* const* row, uint64_t l, uint64_t n, const uint8_t* in) {
+  __m512i v[4], o[4];
+  LC_MGE_UNROLL
+  for (uint64_t k = 0; k < 4; ++k) v[k] = _mm512_maskz_loadu_epi8(piece_mask(4 * n, k), in + 64 * k);
+  rows_4x64_epi8(v, o);
+  const __mmask64 cols = (__mmask64{1} << n) - 1;
+  LC_MGE_UNROLL
+  for (int k = 0; k < 4; ++k) {
+    if (row[k]) _mm512_mask_storeu_epi8(row[k] + l, cols, o[k]);
+  }
+}
+
+LC_MGE_AVX512BW uint64_t unpack_4x64_epi8_avx512(const Group& g, uint8_t* logical, const uint8_t* phys, bool stream) {
   uint8_t* row[4];
   for (int k = 0; k < 4; ++k) row[k] = g.rows[k] == kPad ? nullptr : logical + g.rows[k];
   bool aligned = false;
-  const uint64_t head = rows_head(g.rows, 4, logical, 1, g.L, &aligned);
+  const uint64_t head = stream ? rows_head(g.rows, 4, logical, 1, g.L, &aligned) : 0;
   const bool nt = stream && aligned;
-  if (head > 0) transpose_scalar<false, 1>(Group{g.rows, g.R, head, g.pixels}, logical, const_cast<uint8_t*>(phys), 0, 0);
+  const uint8_t* in = phys + g.pixels;
+  if (head > 0) unpack_4x64_epi8_masked(row, 0, head, in);
   const uint64_t L64 = head + (g.L - head) / 64 * 64;
-  const uint8_t* in = phys + g.pixels + head * 4;
+  in += head * 4;
   for (uint64_t l = head; l < L64; l += 64, in += 256) {
-    __m512i z[4];
+    __m512i v[4], out[4];
     LC_MGE_UNROLL
-    for (int k = 0; k < 4; ++k) {
-      z[k] = _mm512_shuffle_epi8(_mm512_loadu_si512(reinterpret_cast<const void*>(in + 64 * k)), gather);
-    }
-    const __m512i a01 = _mm512_permutex2var_epi32(z[0], ch01, z[1]), a23 = _mm512_permutex2var_epi32(z[0], ch23, z[1]);
-    const __m512i b01 = _mm512_permutex2var_epi32(z[2], ch01, z[3]), b23 = _mm512_permutex2var_epi32(z[2], ch23, z[3]);
-    const __m512i out[4] = {_mm512_permutex2var_epi32(a01, lows, b01), _mm512_permutex2var_epi32(a01, highs, b01),
-                            _mm512_permutex2var_epi32(a23, lows, b23), _mm512_permutex2var_epi32(a23, highs, b23)};
+    for (int k = 0; k < 4; ++k) v[k] = _mm512_loadu_si512(reinterpret_cast<const void*>(in + 64 * k));
+    rows_4x64_epi8(v, out);
     LC_MGE_UNROLL
     for (int k = 0; k < 4; ++k) {
       if (!row[k]) continue;
@@ -779,7 +825,8 @@ LC_MGE_AVX512BW uint64_t unpack_4x64_epi8_avx512(const Group& g, uint8_t* logica
       else _mm512_storeu_si512(reinterpret_cast<void*>(row[k] + l), out[k]);
     }
   }
-  return L64;
+  if (L64 < g.L) unpack_4x64_epi8_masked(row, L64, g.L - L64, in);
+  return g.L;
 }
 
 bool have_avx512() { return isa_at_least(Isa::kAvx512); }
@@ -797,8 +844,6 @@ bool have_avx512() { return isa_at_least(Isa::kAvx512); }
 // set would evict each other there): 32 or 64 far-apart rows are more streams
 // than the hardware prefetchers follow.
 constexpr uint64_t kTileFetch = 256;  // mutate: equivalent (a prefetch distance: the same bytes at any)
-#define LC_MGE_AVX512BW_INLINE \
-  inline __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"), always_inline))
 
 // Lanes [a.0 b.0 a.1 b.1] (lo) and [a.2 b.2 a.3 b.3] (hi).
 LC_MGE_AVX512BW_INLINE void zip_lanes(__m512i a, __m512i b, __m512i* lo, __m512i* hi) {

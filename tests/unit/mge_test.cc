@@ -281,10 +281,11 @@ TEST(MgeInCache, long_rows_at_every_isa_level) {
 
 // Groups of few pixels (late convolution layers: 7 x 7, 1 x 1) and the last
 // pixels past the whole tiles take masked AVX-512 tiles: the 64 x 64 unpack
-// ends in a partial tile, other groups of 16k rows go in 16-row tiles; 8-bit
-// groups of 32, 64 and 16k rows (padding rows among them), 32-bit NHWC of 16k
-// channels with tails of 4 to 15 pixels, unpacks of fewer than 64 and of more
-// pixels past the whole blocks; at every instruction-set level.
+// and the four-row tiles end in a partial tile, other groups of 16k rows go in
+// 16-row tiles; 8-bit groups of 4, 32, 64 and 16k rows (padding rows among
+// them), 32-bit NHWC of 16k channels with tails of 4 to 15 pixels, unpacks of
+// fewer than 64 and of more pixels past the whole blocks; at every
+// instruction-set level.
 TEST(MgeInCache, masked_tiles_at_every_isa_level) {
   for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
            {"mge.nchw64", "int8", "1,2048,7,7"},
@@ -298,6 +299,10 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nhwc", "fp32", "1,32,7,7"},
            {"mge.nhwc", "fp32", "2,48,3,9"},
            {"mge.nhwc", "fp32", "1,2048,1,1"},
+           // Four rows (NCHW4, CHWN4 of one image): a masked tile after the whole ones.
+           {"mge.nchw4", "int8", "1,20,7,7"},
+           {"mge.nchw4", "int8", "2,9,9,15"},
+           {"mge.chwn4", "int8", "1,10,3,5"},
        }) {
     expect_pass_at_every_isa(layout, dtype, shape);
   }
