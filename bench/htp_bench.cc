@@ -17,6 +17,8 @@ const bool registered = [] {
       bench::Row{"htp.depth32/fp16/padded-16MiB", "htp.depth32", "fp16", "1,255,255,125", false},
       bench::Row{"htp.crouton4x1/uint8/64MiB", "htp.crouton4x1", "uint8", "1,256,256,1024", false},
       bench::Row{"htp.crouton2x2/uint8/64MiB", "htp.crouton2x2", "uint8", "1,256,256,1024", false},
+      bench::Row{"htp.crouton4x1/uint8/padded-16MiB", "htp.crouton4x1", "uint8", "1,255,255,256", false},
+      bench::Row{"htp.crouton2x2/uint8/padded-16MiB", "htp.crouton2x2", "uint8", "1,255,255,256", false},
       bench::Row{"htp.weights/uint8/16MiB", "htp.weights", "uint8", "3,3,1024,1820", false},
       bench::Row{"htp.crouton/uint8/1MiB", "htp.crouton", "uint8", "1,32,32,1024", true},
   });

@@ -1730,6 +1730,28 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
       row[k] = v ? lo + p.tile_offset[k] : 0;
     }
   };
+  alignas(32) uint8_t pad_row[32];
+  std::memset(pad_row, p.pad_element[0], sizeof pad_row);
+  // The padded dimensions, each with the farthest a tile reaches along it
+  // from its coordinate: a tile is whole when every one stays inside.
+  std::vector<std::pair<size_t, uint64_t>> reach;
+  for (size_t d = 0; d < p.rank; ++d) {
+    if (p.padded[d] == p.extent[d]) continue;
+    uint64_t far = d == tl.dim && tl.clipped ? tl.count - 1 : 0;
+    for (uint64_t k = 0; k < k_count; ++k) {
+      for (size_t i = 0; i < inner; ++i) {
+        const Loop& l = loops[p.tile_at + 1 + i];
+        if (l.dim == d && l.clipped) far = std::max(far, p.tile_delta[k * inner + i]);
+      }
+    }
+    reach.emplace_back(d, far);
+  }
+  [[maybe_unused]] auto whole_at = [&] {
+    for (const auto& [d, far] : reach) {
+      if (x[d] + far >= p.extent[d]) return false;
+    }
+    return true;
+  };
   seek(loops, odometer, begin, &value, &x, &lbase, &pbase);
   for (uint64_t left = end - begin; left != 0; --left) {
     const uint64_t x_last = x[last.dim];
@@ -1742,6 +1764,11 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
       if (!dense && !last.clipped) {
         compute(lbase);
         whole = all_valid;
+      } else if (!dense && !along_t) {
+        // Coordinates only grow along the loop: whole if its last tile is.
+        x[last.dim] = x_last + (last.count - 1) * last.step;
+        whole = whole_at();
+        x[last.dim] = x_last;
       }
       if (whole) {
         const uint64_t o0 = p.tile_offset[0], o1 = p.tile_offset[1], o2 = p.tile_offset[2], o3 = p.tile_offset[3];
@@ -1769,6 +1796,16 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
         for (uint64_t k = 0; k < k_count; ++k) row[k] = lo + p.tile_offset[k];
       } else if (i == 0 || (last.clipped && !along_t)) {
         x[last.dim] = x_last + i * last.step;
+#ifdef LC_HTP_X86
+        if (kAvx2 && simd && last.clipped && !along_t && whole_at()) {
+          // Every tile of the loop is checked anew: a whole one needs no
+          // more than its reach (the rows of a tile at the padded edge do).
+          uint8_t* rows[4] = {logical + lo + p.tile_offset[0], logical + lo + p.tile_offset[1],
+                              logical + lo + p.tile_offset[2], logical + lo + p.tile_offset[3]};
+          tile_32x4_u8_avx2<kPack, kStream>(phys + po, rows);
+          continue;
+        }
+#endif
         compute(lo);
         rows_valid = valid_t != 0 && std::all_of(valid_k.begin(), valid_k.end(), [](uint8_t v) { return v != 0; });
       } else {
@@ -1797,6 +1834,14 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
 #ifdef LC_HTP_X86
       if (kAvx2 && simd && all_valid) {
         uint8_t* rows[4] = {logical + row[0], logical + row[1], logical + row[2], logical + row[3]};
+        tile_32x4_u8_avx2<kPack, kStream>(phys + po, rows);
+        continue;
+      }
+      if (kAvx2 && simd && (valid_t == tl.count || valid_t == 0)) {
+        // Whole rows, some or all of them padding: those read a row of the
+        // pad element (pack) or are written to a scratch row (unpack).
+        uint8_t* rows[4];
+        for (int k = 0; k < 4; ++k) rows[k] = valid_k[k] ? logical + row[k] : pad_row;
         tile_32x4_u8_avx2<kPack, kStream>(phys + po, rows);
         continue;
       }
