@@ -233,12 +233,14 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) void masked_tiles_
 }
 #endif
 
-// Scalar transpose in tiles of 8 rows x 64 columns, for any whole-byte size
-// (8- and 32-bit elements take the masked AVX-512 tiles where the CPU has them).
+// Columns l0.. of every row (what the tiles of a group leave, or a whole
+// group): the masked AVX-512 tiles above for 8- and 32-bit elements where the
+// CPU has them, else element by element in tiles of 8 rows x 64 columns, for
+// any whole-byte size.
 template <bool kPack, size_t kBytes>
-void transpose_scalar(const Group& g, uint8_t* logical, uint8_t* phys, uint64_t r0, uint64_t l0) {
+void transpose_rest(const Group& g, uint8_t* logical, uint8_t* phys, uint64_t l0) {
 #if LC_MGE_X86
-  if (r0 == 0 && (kBytes == 1 || kBytes == 4) && g.R % 16 == 0 && g.L - l0 >= 64 / kBytes / 4 && have_avx512()) {
+  if ((kBytes == 1 || kBytes == 4) && g.R % 16 == 0 && g.L - l0 >= 64 / kBytes / 4 && have_avx512()) {
     if (kBytes == 1) masked_tiles_epi8<kPack>(g, logical, phys, l0);
     else masked_tiles_epi32<kPack>(g, logical, phys, l0);
     return;
@@ -247,7 +249,7 @@ void transpose_scalar(const Group& g, uint8_t* logical, uint8_t* phys, uint64_t 
   constexpr uint64_t kTileL = 64, kTileR = 8;
   for (uint64_t lt = l0; lt < g.L; lt += kTileL) {
     const uint64_t le = std::min(g.L, lt + kTileL);
-    for (uint64_t rt = r0; rt < g.R; rt += kTileR) {
+    for (uint64_t rt = 0; rt < g.R; rt += kTileR) {
       const uint64_t re = std::min(g.R, rt + kTileR);
       for (uint64_t r = rt; r < re; ++r) {
         uint8_t* px = phys + (g.pixels + lt * g.R + r) * kBytes;
@@ -678,7 +680,7 @@ LC_MGE_AVX512 uint64_t unpack_4x16_epi32_avx512(const Group& g, uint8_t* logical
   bool aligned = false;
   const uint64_t head = rows_head(g.rows, 4, logical, 4, g.L, &aligned);
   const bool nt = stream && aligned;
-  if (head > 0) transpose_scalar<false, 4>(Group{g.rows, g.R, head, g.pixels}, logical, const_cast<uint8_t*>(phys), 0, 0);
+  if (head > 0) transpose_rest<false, 4>(Group{g.rows, g.R, head, g.pixels}, logical, const_cast<uint8_t*>(phys), 0);
   const uint64_t L16 = head + (g.L - head) / 16 * 16;
   const float* in = reinterpret_cast<const float*>(phys) + g.pixels + head * 4;
   for (uint64_t l = head; l < L16; l += 16, in += 64) {
@@ -737,7 +739,7 @@ LC_MGE_AVX512BW void pack_4x64_epi8_masked(const uint8_t* const* row, uint64_t l
   for (uint64_t k = 0; k < 4; ++k) _mm512_mask_storeu_epi8(out + 64 * k, piece_mask(4 * n, k), o[k]);
 }
 
-LC_MGE_AVX512BW uint64_t pack_4x64_epi8_avx512(const Group& g, const uint8_t* logical, uint8_t* phys, bool stream) {
+LC_MGE_AVX512BW void pack_4x64_epi8_avx512(const Group& g, const uint8_t* logical, uint8_t* phys, bool stream) {
   const uint8_t* row[4];
   for (int k = 0; k < 4; ++k) row[k] = g.rows[k] == kPad ? nullptr : logical + g.rows[k];
   uint8_t* out = phys + g.pixels;
@@ -766,7 +768,6 @@ LC_MGE_AVX512BW uint64_t pack_4x64_epi8_avx512(const Group& g, const uint8_t* lo
     }
   }
   if (L64 < g.L) pack_4x64_epi8_masked(row, L64, g.L - L64, out);
-  return g.L;
 }
 
 // 8-bit elements, R == 4, unpack: 64 pixels in four 64-byte loads -> 64
@@ -803,7 +804,7 @@ LC_MGE_AVX512BW void unpack_4x64_epi8_masked(uint8_t* const* row, uint64_t l, ui
   }
 }
 
-LC_MGE_AVX512BW uint64_t unpack_4x64_epi8_avx512(const Group& g, uint8_t* logical, const uint8_t* phys, bool stream) {
+LC_MGE_AVX512BW void unpack_4x64_epi8_avx512(const Group& g, uint8_t* logical, const uint8_t* phys, bool stream) {
   uint8_t* row[4];
   for (int k = 0; k < 4; ++k) row[k] = g.rows[k] == kPad ? nullptr : logical + g.rows[k];
   bool aligned = false;
@@ -826,7 +827,6 @@ LC_MGE_AVX512BW uint64_t unpack_4x64_epi8_avx512(const Group& g, uint8_t* logica
     }
   }
   if (L64 < g.L) unpack_4x64_epi8_masked(row, L64, g.L - L64, in);
-  return g.L;
 }
 
 bool have_avx512() { return isa_at_least(Isa::kAvx512); }
@@ -1033,7 +1033,7 @@ LC_MGE_AVX512 uint64_t pack_4x16_epi32_avx512(const Group& g, const uint8_t* log
   const uint64_t head = m % 16 == 0 ? std::min(g.L, (kLine - m) % kLine / 16) : 0;
   const bool nt = stream && m % 16 == 0;
   if (head > 0) {
-    transpose_scalar<true, 4>(Group{g.rows, g.R, head, g.pixels}, const_cast<uint8_t*>(logical), phys, 0, 0);
+    transpose_rest<true, 4>(Group{g.rows, g.R, head, g.pixels}, const_cast<uint8_t*>(logical), phys, 0);
   }
   const uint64_t L16 = head + (g.L - head) / 16 * 16;
   out += head * 4;
@@ -1226,7 +1226,7 @@ void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
   else if (kBytes == 1 && g.R % 16 == 0) done = tiles_16x16_epi8<kPack>(g, logical, phys);
   else if (kBytes == 1 && g.R == 4) done = tiles_4x16_epi8<kPack>(g, logical, phys);
 #endif
-  if (done < g.L) transpose_scalar<kPack, kBytes>(g, logical, phys, 0, done);
+  if (done < g.L) transpose_rest<kPack, kBytes>(g, logical, phys, done);
 }
 
 // 4-bit elements: element e lives in byte e/2, low nibble when e is even.
@@ -1325,7 +1325,7 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     // in registers. (Unpacking the same way is no faster than the 32-row
     // blocks below: its stores into 64 rows H*W bytes apart bound it.)
     const uint64_t done = pack_rows_staged_epi8_avx512(g, logical, phys);
-    if (done < g.L) transpose_scalar<kPack, 1>(g, logical, phys, 0, done);
+    if (done < g.L) transpose_rest<kPack, 1>(g, logical, phys, done);
     return;
   }
   if (kPack && p.bits == 8 && (g.R == 32 || (p.stream && g.R % 64 == 0)) && have_avx512()) {
@@ -1335,19 +1335,18 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     // lines of one L1 set per tile, the rows', evict each other before they
     // commit.)
     const uint64_t done = pack_rows_x64_epi8_avx512(g, logical, phys, p.stream);
-    if (done < g.L) transpose_scalar<kPack, 1>(g, logical, phys, 0, done);
+    if (done < g.L) transpose_rest<kPack, 1>(g, logical, phys, done);
     return;
   }
   if (g.R == 4 && (p.bits == 8 || (p.bits == 32 && p.stream)) && have_avx512()) {
     // Four rows: whole lines straight from registers, no stage.
     if (p.bits == 8) {
-      const uint64_t done = kPack ? pack_4x64_epi8_avx512(g, logical, phys, p.stream)
-                                  : unpack_4x64_epi8_avx512(g, logical, phys, p.stream);
-      if (done < g.L) transpose_scalar<kPack, 1>(g, logical, phys, 0, done);
+      if (kPack) pack_4x64_epi8_avx512(g, logical, phys, p.stream);
+      else unpack_4x64_epi8_avx512(g, logical, phys, p.stream);
     } else {
       const uint64_t done = kPack ? pack_4x16_epi32_avx512(g, logical, phys, true)
                                   : unpack_4x16_epi32_avx512(g, logical, phys, true);
-      if (done < g.L) transpose_scalar<kPack, 4>(g, logical, phys, 0, done);
+      if (done < g.L) transpose_rest<kPack, 4>(g, logical, phys, done);
     }
     return;
   }
@@ -1359,7 +1358,7 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     Group d = g;
     d.group_rows = 16;
     const uint64_t done = tiles_16x16_epi32_avx512<true>(d, logical, phys, true);
-    if (done < g.L) transpose_scalar<kPack, 4>(g, logical, phys, 0, done);
+    if (done < g.L) transpose_rest<kPack, 4>(g, logical, phys, done);
     return;
   }
   if (kPack && p.stream && p.bits % 8 == 0 && pixel_bytes * 16 <= kStageBytes) {  // mutate: equivalent (both paths pack the same bytes)
