@@ -23,10 +23,12 @@
 // not see as streams are fetched ahead. The bytes written are the same.
 // With AVX-512 and both buffers on cache lines, unpadded rows of 32 or 64
 // bytes whose logical neighbour is a step of another loop (croutons, depth32)
-// are a transpose of rows between that loop and the middle one, and unpadded
-// 32 x 4 byte tiles (crouton4x1, crouton2x2) go two logically adjacent tiles
-// at a time: every line of either side is read and written whole (streamed
-// past 8 MiB), which a row or tile at a time cannot do for rows of 32 bytes.
+// are a transpose of rows between that loop and the middle one, and 32 x 4
+// byte tiles (crouton4x1, crouton2x2) without padding along the depth go two
+// logically adjacent tiles at a time: every line of either side is read and
+// written whole (streamed past 8 MiB), which a row or tile at a time cannot
+// do for rows of 32 bytes; a tile's rows in padding (height, width) read a
+// line of the pad element or are written to a scratch line.
 // Both walk the loops around the transpose in physical order, unpack too:
 // short chunk rows (croutons) are then read front to back, with the next
 // block of chunks fetched into L2; with long chunk rows (depth32) the
@@ -128,10 +130,12 @@ struct Plan {
   // and the outer loops step whole lines).
   bool pair_pad_lines = false;
   std::vector<Loop> pair_pad_pack;
-  // 32 x 4 byte tiles without padding whose logical neighbour tile is a step
-  // of the loop `tile_pair_x`: two tiles at a time, four whole logical lines
-  // against two whole physical lines per tile; the other loops around the
-  // tile in physical order (both ways, as for the unit transposes).
+  // 32 x 4 byte tiles whose logical neighbour tile is a step of the loop
+  // `tile_pair_x`: two tiles at a time, four whole logical lines against two
+  // whole physical lines per tile; the other loops around the tile in
+  // physical order (both ways, as for the unit transposes). Padding only
+  // along other dimensions than the tile's and x's: a row of the tile is
+  // then wholly valid or wholly padding at every step of x.
   bool tile_pair = false;
   size_t tile_pair_x = 0;
   std::vector<Loop> tile_pair_outer;
@@ -396,10 +400,12 @@ Result<Plan> make_plan(const Case& c) {
                        [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
     }
   }
-  if (p.tile && p.padded == p.extent && p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32) {
+  if (p.tile && p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32) {
+    const size_t t_dim = p.loops[p.tile_at].dim;
     size_t xi = SIZE_MAX;
     for (size_t i = 0; i < p.tile_at; ++i) xi = p.loops[i].ls == 32 ? i : xi;
-    bool ok = xi != SIZE_MAX && p.loops[xi].count % 2 == 0 && p.loops[xi].ps % 64 == 0;
+    bool ok = xi != SIZE_MAX && p.loops[xi].count % 2 == 0 && p.loops[xi].ps % 64 == 0 &&
+              p.padded[t_dim] == p.extent[t_dim] && p.padded[p.loops[xi].dim] == p.extent[p.loops[xi].dim];
     for (uint64_t o : p.tile_offset) ok = ok && o % 64 == 0;
     for (size_t i = 0; ok && i < p.tile_at; ++i) {
       if (i == xi) continue;
@@ -1320,12 +1326,37 @@ LC_HTP_AVX512 inline void tile_pair_32x4(uint8_t* a, uint8_t* b, uint8_t* const*
 
 // The positions [begin, end) of the loops around the tile other than x
 // (`loops`: p.tile_pair_outer), each a run of tile
-// pairs along x; the next position's reads are fetched ahead.
+// pairs along x; the next position's reads are fetched ahead. In a padded
+// tensor a position whose tile reaches past the extent along a padded
+// dimension takes its rows in padding from a line of the pad element (pack)
+// or writes them to a scratch line (unpack), and an unpack position wholly
+// in padding is skipped.
 template <bool kPack, bool kStream>
 LC_HTP_AVX512 void walk_tile_pairs(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
                                    uint64_t begin, uint64_t end) {
   const Loop& xl = p.loops[p.tile_pair_x];
-  const uint64_t o0 = p.tile_offset[0], o1 = p.tile_offset[1], o2 = p.tile_offset[2], o3 = p.tile_offset[3];
+  const uint64_t o[4] = {p.tile_offset[0], p.tile_offset[1], p.tile_offset[2], p.tile_offset[3]};
+  // Each padded dimension: how far along it each row of the tile lies from
+  // the tile's coordinate, and the farthest.
+  struct Edge {
+    size_t dim;
+    uint64_t delta[4], reach;
+  };
+  std::vector<Edge> edges;
+  const size_t inner = p.loops.size() - p.tile_at - 1;
+  for (size_t d = 0; d < p.rank; ++d) {
+    if (p.padded[d] == p.extent[d]) continue;
+    Edge e{d, {0, 0, 0, 0}, 0};
+    for (size_t k = 0; k < 4; ++k) {
+      for (size_t i = 0; i < inner; ++i) {
+        if (p.loops[p.tile_at + 1 + i].dim == d) e.delta[k] = p.tile_delta[k * inner + i];
+      }
+      e.reach = std::max(e.reach, e.delta[k]);
+    }
+    edges.push_back(e);
+  }
+  alignas(64) uint8_t pad_line[64], scratch[64];
+  std::memset(pad_line, p.pad_element[0], sizeof pad_line);
   // Unpack: the next position's tiles (into L1) and, into L2, the tiles of
   // the innermost outer loop whose step moves past the chunks a position
   // reads (the inner ones read the rest of those chunks).
@@ -1336,14 +1367,33 @@ LC_HTP_AVX512 void walk_tile_pairs(const Plan& p, const std::vector<Loop>& loops
   }
   std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
   uint64_t lbase = 0, pbase = 0;
-  seek(loops, loops.size(), begin, &value, nullptr, &lbase, &pbase);
+  seek(loops, loops.size(), begin, &value, &x, &lbase, &pbase);
   for (uint64_t left = end - begin; left != 0; --left) {
-    uint8_t* lg = logical + lbase;
+    // Each row's first line, and whether it moves along x (not a row in padding).
+    uint8_t* start[4];
+    uint64_t moves[4];
+    bool any = false;
+    for (size_t k = 0; k < 4; ++k) {
+      bool valid = true;
+      for (const Edge& e : edges) valid = valid && x[e.dim] + e.delta[k] < p.extent[e.dim];
+      start[k] = valid ? logical + lbase + o[k] : kPack ? pad_line : scratch;
+      moves[k] = valid ? ~uint64_t{0} : 0;
+      any = any || valid;
+    }
+    if (!kPack && !any) {
+      if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
+      continue;
+    }
     uint8_t* ph = phys + pbase;
-    for (uint64_t i = 0; i < xl.count; i += 2, lg += 64, ph += 2 * xl.ps) {
-      uint8_t* lines[4] = {lg + o0, lg + o1, lg + o2, lg + o3};
+    for (uint64_t i = 0; i < xl.count; i += 2, ph += 2 * xl.ps) {
+      const uint64_t at = i * 32;
+      uint8_t* lines[4] = {start[0] + (at & moves[0]), start[1] + (at & moves[1]), start[2] + (at & moves[2]),
+                           start[3] + (at & moves[3])};
       if (kPack) {
-        for (int k = 0; k < 4; ++k) _mm_prefetch(reinterpret_cast<const char*>(lines[k] + next), _MM_HINT_T1);
+        for (int k = 0; k < 4; ++k) {
+          // A prefetch never faults: the pad line's address past it is harmless.
+          _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(lines[k]) + next), _MM_HINT_T1);
+        }
       } else {
         _mm_prefetch(reinterpret_cast<const char*>(ph + next), _MM_HINT_T0);
         _mm_prefetch(reinterpret_cast<const char*>(ph + next + 64), _MM_HINT_T0);
