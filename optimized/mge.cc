@@ -851,8 +851,11 @@ LC_MGE_AVX512BW_INLINE void zip_lanes(__m512i a, __m512i b, __m512i* lo, __m512i
   *hi = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15), b);
 }
 
-// Rows row[0..15] (nullptr: padding, zeros) at column l, transposed per lane.
-LC_MGE_AVX512BW_INLINE void load_transpose16(const uint8_t* const* row, uint64_t l, bool fetch, __m512i v[16]) {
+// Rows row[0..15] (nullptr: padding, zeros) at column l, transposed per
+// lane; with kPartial only the columns in `cols` are read (zeros past them).
+template <bool kPartial = false>
+LC_MGE_AVX512BW_INLINE void load_transpose16(const uint8_t* const* row, uint64_t l, bool fetch, __m512i v[16],
+                                             __mmask64 cols = ~__mmask64{0}) {
   LC_MGE_UNROLL
   for (int k = 0; k < 16; ++k) {
     if (!row[k]) {
@@ -860,7 +863,7 @@ LC_MGE_AVX512BW_INLINE void load_transpose16(const uint8_t* const* row, uint64_t
       continue;
     }
     if (fetch) _mm_prefetch(reinterpret_cast<const char*>(row[k] + l + kTileFetch), _MM_HINT_T1);
-    v[k] = _mm512_loadu_si512(reinterpret_cast<const void*>(row[k] + l));
+    v[k] = kPartial ? _mm512_maskz_loadu_epi8(cols, row[k] + l) : _mm512_loadu_si512(reinterpret_cast<const void*>(row[k] + l));
   }
   byte_transpose::transpose16x16_epi8_x4(v);
 }
@@ -870,64 +873,79 @@ LC_MGE_AVX512BW_INLINE void put_line(uint8_t* at, __m512i v, bool nt) {
   else _mm512_storeu_si512(reinterpret_cast<void*>(at), v);
 }
 
-LC_MGE_AVX512BW uint64_t pack_rows_x64_epi8_avx512(const Group& g, const uint8_t* logical, uint8_t* phys,
-                                                   bool stream) {
-  const uint64_t R = g.R, L64 = g.L / 64 * 64;
+// Pixel j's line, R bytes apart from o (not past n with kPartial).
+template <bool kPartial>
+LC_MGE_AVX512BW_INLINE void put_pixel(uint8_t* o, uint64_t j, uint64_t n, uint64_t R, __m512i v, bool nt) {
+  if (!kPartial || j < n) put_line(o + j * R, v, nt);
+}
+
+// Pixels j and j + 1 of 32 rows, a line at o + 32 j; a last pixel alone takes
+// the line's first half.
+template <bool kPartial>
+LC_MGE_AVX512BW_INLINE void put_pair(uint8_t* o, uint64_t j, uint64_t n, __m512i v, bool nt) {
+  if (!kPartial || j + 1 < n) put_line(o + j * 32, v, nt);
+  else if (j < n) _mm512_mask_storeu_epi8(o + j * 32, 0xFFFFFFFFull, v);
+}
+
+// One tile of pack_rows_x64_epi8_avx512: columns l .. l + n - 1 of 32
+// rows (two pixels a line) or of a chunk of 64 rows (a pixel a line, R bytes
+// apart) into the pixels' lines at o. kPartial: n < 64, the rows read masked
+// and only the n pixels' lines (or halves of lines) written.
+template <bool kPartial>
+LC_MGE_AVX512BW_INLINE void pack_tile_x64(const uint8_t* const* row, uint64_t R, uint64_t l, uint64_t n, uint8_t* o,
+                                          bool fetch, bool nt) {
+  const __mmask64 cols = kPartial ? (__mmask64{1} << n) - 1 : ~__mmask64{0};
+  __m512i a[16], b[16];
+  if (R == 32) {
+    load_transpose16<kPartial>(row, l, fetch, a, cols);
+    load_transpose16<kPartial>(row + 16, l, fetch, b, cols);
+    LC_MGE_UNROLL
+    for (int j = 0; j < 16; j += 2) {
+      __m512i p0, q0, p1, q1;
+      zip_lanes(a[j], b[j], &p0, &q0);          // pixels j | 16 + j, 32 + j | 48 + j
+      zip_lanes(a[j + 1], b[j + 1], &p1, &q1);  // pixels j + 1 | 17 + j, ...
+      put_pair<kPartial>(o, j, n, _mm512_shuffle_i64x2(p0, p1, 0x44), nt);
+      put_pair<kPartial>(o, 16 + j, n, _mm512_shuffle_i64x2(p0, p1, 0xEE), nt);
+      put_pair<kPartial>(o, 32 + j, n, _mm512_shuffle_i64x2(q0, q1, 0x44), nt);
+      put_pair<kPartial>(o, 48 + j, n, _mm512_shuffle_i64x2(q0, q1, 0xEE), nt);
+    }
+    return;
+  }
+  alignas(64) __m512i lo[16], hi[16];
+  load_transpose16<kPartial>(row, l, fetch, a, cols);
+  load_transpose16<kPartial>(row + 16, l, fetch, b, cols);
+  LC_MGE_UNROLL
+  for (int j = 0; j < 16; ++j) zip_lanes(a[j], b[j], &lo[j], &hi[j]);  // rows 0..31 of pixels j, 16 + j | ...
+  load_transpose16<kPartial>(row + 32, l, fetch, a, cols);
+  load_transpose16<kPartial>(row + 48, l, fetch, b, cols);
+  LC_MGE_UNROLL
+  for (int j = 0; j < 16; ++j) {
+    __m512i vlo, vhi;
+    zip_lanes(a[j], b[j], &vlo, &vhi);  // rows 32..63
+    put_pixel<kPartial>(o, j, n, R, _mm512_shuffle_i64x2(lo[j], vlo, 0x44), nt);
+    put_pixel<kPartial>(o, 16 + j, n, R, _mm512_shuffle_i64x2(lo[j], vlo, 0xEE), nt);
+    put_pixel<kPartial>(o, 32 + j, n, R, _mm512_shuffle_i64x2(hi[j], vhi, 0x44), nt);
+    put_pixel<kPartial>(o, 48 + j, n, R, _mm512_shuffle_i64x2(hi[j], vhi, 0xEE), nt);
+  }
+}
+
+// Columns l0.. of every row, the last tile partial: every pixel is done here.
+LC_MGE_AVX512BW void pack_rows_x64_epi8_avx512(const Group& g, const uint8_t* logical, uint8_t* phys, bool stream,
+                                               uint64_t l0) {
+  const uint64_t R = g.R, whole = l0 + (g.L - l0) / 64 * 64;
   uint8_t* base = phys + g.pixels;
   const bool nt = stream && reinterpret_cast<uintptr_t>(base) % kLine == 0;
-  // Row pointers of a chunk of (up to) 64 rows, nullptr for padding.
+  // Row pointers of a chunk of (up to) 64 rows, nullptr for padding; chunks
+  // of 64 rows one after the other over the whole run of pixels: a chunk
+  // writes whole lines of every pixel, and only 64 rows are read at once.
   const uint8_t* row[64];
-  auto chunk_rows = [&](uint64_t rc) {
+  for (uint64_t rc = 0; rc < R; rc += 64) {
     for (uint64_t k = 0; k < std::min<uint64_t>(64, R - rc); ++k) {
       row[k] = g.rows[rc + k] == kPad ? nullptr : logical + g.rows[rc + k];
     }
-  };
-  if (R == 32) {
-    chunk_rows(0);
-    for (uint64_t l = 0; l < L64; l += 64) {
-      uint8_t* o = base + l * 32;
-      __m512i a[16], b[16];
-      load_transpose16(row, l, stream, a);
-      load_transpose16(row + 16, l, stream, b);
-      LC_MGE_UNROLL
-      for (int j = 0; j < 16; j += 2) {
-        __m512i p0, q0, p1, q1;
-        zip_lanes(a[j], b[j], &p0, &q0);          // pixels j | 16 + j, 32 + j | 48 + j
-        zip_lanes(a[j + 1], b[j + 1], &p1, &q1);  // pixels j + 1 | 17 + j, ...
-        put_line(o + j * 32, _mm512_shuffle_i64x2(p0, p1, 0x44), nt);
-        put_line(o + (16 + j) * 32, _mm512_shuffle_i64x2(p0, p1, 0xEE), nt);
-        put_line(o + (32 + j) * 32, _mm512_shuffle_i64x2(q0, q1, 0x44), nt);
-        put_line(o + (48 + j) * 32, _mm512_shuffle_i64x2(q0, q1, 0xEE), nt);
-      }
-    }
-    return L64;
+    for (uint64_t l = l0; l < whole; l += 64) pack_tile_x64<false>(row, R, l, 64, base + l * R + rc, stream, nt);
+    if (whole < g.L) pack_tile_x64<true>(row, R, whole, g.L - whole, base + whole * R + rc, false, nt);
   }
-  // Chunks of 64 rows one after the other over the whole run of pixels: a
-  // chunk writes whole lines of every pixel, and only 64 rows are read at once.
-  for (uint64_t rc = 0; rc < R; rc += 64) {
-    chunk_rows(rc);
-    for (uint64_t l = 0; l < L64; l += 64) {
-      uint8_t* o = base + l * R + rc;
-      __m512i a[16], b[16];
-      alignas(64) __m512i lo[16], hi[16];
-      load_transpose16(row, l, stream, a);
-      load_transpose16(row + 16, l, stream, b);
-      LC_MGE_UNROLL
-      for (int j = 0; j < 16; ++j) zip_lanes(a[j], b[j], &lo[j], &hi[j]);  // rows 0..31 of pixels j, 16 + j | ...
-      load_transpose16(row + 32, l, stream, a);
-      load_transpose16(row + 48, l, stream, b);
-      LC_MGE_UNROLL
-      for (int j = 0; j < 16; ++j) {
-        __m512i vlo, vhi;
-        zip_lanes(a[j], b[j], &vlo, &vhi);  // rows 32..63
-        put_line(o + j * R, _mm512_shuffle_i64x2(lo[j], vlo, 0x44), nt);
-        put_line(o + (16 + j) * R, _mm512_shuffle_i64x2(lo[j], vlo, 0xEE), nt);
-        put_line(o + (32 + j) * R, _mm512_shuffle_i64x2(hi[j], vhi, 0x44), nt);
-        put_line(o + (48 + j) * R, _mm512_shuffle_i64x2(hi[j], vhi, 0xEE), nt);
-      }
-    }
-  }
-  return L64;
 }
 
 // 8-bit elements, R a multiple of 64, in cache (NCHW64, NHWC with 64 | C):
@@ -1207,7 +1225,72 @@ LC_MGE_AVX512BW uint64_t unpack_64x64_epi8_avx512(const Group& g, uint8_t* logic
   }
   return g.L;
 }
+
+// Whole groups of 64 8-bit rows (32 when packing) of at most 64 pixels each
+// (NCHW64 and NCHW32 of late layers: 7 x 7, 1 x 1), in cache: a group is one
+// block of the tensor, its rows L bytes apart, and one tile in registers; no
+// row table, no stage. Pack: the rows read whole (masked at the block's end),
+// transposed per lane and of lanes, the pixels' lines written whole (32 rows:
+// pack_tile_x64). Unpack: the same transposes the other way, each row written
+// by one masked store (measured on
+// a Zen 5, 1 x 2048 x 7 x 7 NCHW64, in-cache memcpy about 120 GB/s: pack
+// 0.12 of memcpy in 16-row masked tiles, 0.16 in pack_rows_x64_epi8_avx512's
+// tiles through the row table, 0.29 here; unpack 0.17 through the stage,
+// 0.44 here). Groups [begin, end) of the plan's; ones with padding channels
+// are left to `rest`.
+template <bool kPack, class Rest>
+LC_MGE_AVX512BW void small_groups_epi8(uint64_t C, uint64_t X, uint64_t L, uint8_t* logical, uint8_t* phys,
+                                       uint64_t begin, uint64_t end, const Rest& rest) {
+  const uint64_t blocks = ceil_div(C, X);
+  const __mmask64 cols = L == 64 ? ~__mmask64{0} : (__mmask64{1} << L) - 1;
+  for (uint64_t g = begin; g < end; ++g) {
+    const uint64_t n = g / blocks, cb = g % blocks;  // image, channel block
+    if ((cb + 1) * X > C) {
+      rest(g);
+      continue;
+    }
+    uint8_t* block = logical + (n * C + cb * X) * L;
+    uint8_t* px = phys + g * L * X;
+    if (kPack && X == 32) {
+      const uint8_t* row[32];
+      for (uint64_t k = 0; k < 32; ++k) row[k] = block + k * L;
+      if (L == 64) pack_tile_x64<false>(row, 32, 0, 64, px, false, false);
+      else pack_tile_x64<true>(row, 32, 0, L, px, false, false);
+      continue;
+    }
+    // t[q][k]: row 16q + k (pack; the rows' 64-byte loads run into the next
+    // row but at the block's end, and what they read past L goes to no
+    // pixel) or pixel 16q + k (unpack; zeros past L). The transposes per lane
+    // and of lanes make the one the other.
+    __m512i t[4][16];
+    LC_MGE_UNROLL
+    for (int q = 0; q < 4; ++q) {
+      LC_MGE_UNROLL
+      for (uint64_t k = 0; k < 16; ++k) {
+        const uint64_t r = 16 * q + k;
+        if (kPack) {
+          t[q][k] = _mm512_maskz_loadu_epi8(r * L + 64 <= 64 * L ? ~__mmask64{0} : cols, block + r * L);
+        } else {
+          t[q][k] = r < L ? _mm512_loadu_si512(px + r * 64) : _mm512_setzero_si512();
+        }
+      }
+      byte_transpose::transpose16x16_epi8_x4(t[q]);
+    }
+    LC_MGE_UNROLL
+    for (int j = 0; j < 16; ++j) {
+      __m512i o[4] = {t[0][j], t[1][j], t[2][j], t[3][j]};
+      byte_transpose::transpose_lanes4x4(o);
+      LC_MGE_UNROLL
+      for (int q = 0; q < 4; ++q) {
+        const uint64_t r = 16 * q + j;
+        if (!kPack) _mm512_mask_storeu_epi8(block + r * L, cols, o[q]);
+        else if (r < L) _mm512_storeu_si512(px + r * 64, o[q]);
+      }
+    }
+  }
+}
 #endif
+
 
 template <bool kPack, size_t kBytes>
 void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
@@ -1320,12 +1403,13 @@ template <bool kPack>
 void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
 #if LC_MGE_X86
   const uint64_t pixel_bytes = g.R * p.bits / 8;
-  if (kPack && p.bits == 8 && g.R % 64 == 0 && g.L >= 64 && !p.stream && have_avx512()) {
+  if (kPack && p.bits == 8 && g.R % 64 == 0 && !p.stream && have_avx512()) {
     // 64k rows in cache: through a two-part stage of whole lines, transposed
-    // in registers. (Unpacking the same way is no faster than the 32-row
+    // in registers; the last columns (fewer than 64) in one tile straight
+    // from the rows. (Unpacking the same way is no faster than the 32-row
     // blocks below: its stores into 64 rows H*W bytes apart bound it.)
-    const uint64_t done = pack_rows_staged_epi8_avx512(g, logical, phys);
-    if (done < g.L) transpose_rest<kPack, 1>(g, logical, phys, done);
+    const uint64_t done = g.L >= 64 ? pack_rows_staged_epi8_avx512(g, logical, phys) : 0;
+    if (done < g.L) pack_rows_x64_epi8_avx512(g, logical, phys, false, done);
     return;
   }
   if (kPack && p.bits == 8 && (g.R == 32 || (p.stream && g.R % 64 == 0)) && have_avx512()) {
@@ -1334,8 +1418,7 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     // shuffles; unpacking goes through stages too: stores into 32 or more
     // lines of one L1 set per tile, the rows', evict each other before they
     // commit.)
-    const uint64_t done = pack_rows_x64_epi8_avx512(g, logical, phys, p.stream);
-    if (done < g.L) transpose_rest<kPack, 1>(g, logical, phys, done);
+    pack_rows_x64_epi8_avx512(g, logical, phys, p.stream, 0);
     return;
   }
   if (g.R == 4 && (p.bits == 8 || (p.bits == 32 && p.stream)) && have_avx512()) {
@@ -1493,6 +1576,15 @@ constexpr uint64_t kThreadChunkBytes = 512u << 10;  // physical bytes a thread t
 template <bool kPack>
 void walk_units(const Plan& p, uint8_t* logical, uint8_t* phys, uint64_t slices, uint64_t begin, uint64_t end) {
   std::vector<uint64_t> rows(max_group_rows(p)), sliced;
+#if LC_MGE_X86
+  if (slices == 1 && p.kind == Kind::kNchwx && p.bits == 8 && (p.block == 64 || (kPack && p.block == 32)) &&
+      p.HW <= 64 && !p.stream && have_avx512()) {
+    small_groups_epi8<kPack>(p.C, p.block, p.HW, logical, phys, begin, end, [&](uint64_t i) {
+      run_group<kPack>(p, group_at(p, i, rows.data()), logical, phys);
+    });
+    return;
+  }
+#endif
   if (slices == 1) {
     for (uint64_t i = begin; i < end; ++i) run_group<kPack>(p, group_at(p, i, rows.data()), logical, phys);
     return;

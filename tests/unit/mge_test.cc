@@ -303,6 +303,19 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nchw4", "int8", "1,20,7,7"},
            {"mge.nchw4", "int8", "2,9,9,15"},
            {"mge.chwn4", "int8", "1,10,3,5"},
+           // Whole groups of at most 64 pixels, each one tile (small_groups_epi8):
+           // 64 pixels, 15 (the last rows read masked), one; 32 rows with an odd
+           // count (a last pixel in half a line) and a padding group.
+           {"mge.nchw64", "int8", "1,128,8,8"},
+           {"mge.nchw64", "int8", "2,64,3,5"},
+           {"mge.nchw64", "uint8", "3,192,1,1"},
+           {"mge.nchw32", "int8", "1,96,3,3"},
+           {"mge.nchw32", "int8", "2,40,7,9"},
+           // A last tile of fewer than 64 pixels after whole ones: 32 rows (81
+           // pixels, an odd tail), and streamed (16 MiB and more) for 64 and 32 rows.
+           {"mge.nchw32", "int8", "1,32,9,9"},
+           {"mge.nchw64", "int8", "1,128,363,363"},
+           {"mge.nchw32", "int8", "1,512,183,183"},
        }) {
     expect_pass_at_every_isa(layout, dtype, shape);
   }
