@@ -273,6 +273,9 @@ TEST(MgeInCache, long_rows_at_every_isa_level) {
            {"mge.nchw64", "int8", "1,64,7,9"},
            // 64k rows in 64 x 64 transposes: a run of 256 columns and a partial one.
            {"mge.nchw64", "int8", "1,64,16,20"},
+           // Rows 4 KiB apart: runs of 512 columns.
+           {"mge.nchw64", "int8", "1,128,64,64"},
+           {"mge.nhwc", "uint8", "1,64,64,64"},
            {"mge.chwn4", "int8", "16,6,33,65"},
        }) {
     expect_pass_at_every_isa(layout, dtype, shape);
