@@ -1337,21 +1337,20 @@ LC_HTP_AVX512 void walk_tile_pairs(const Plan& p, const std::vector<Loop>& loops
   const Loop& xl = p.loops[p.tile_pair_x];
   const uint64_t o[4] = {p.tile_offset[0], p.tile_offset[1], p.tile_offset[2], p.tile_offset[3]};
   // Each padded dimension: how far along it each row of the tile lies from
-  // the tile's coordinate, and the farthest.
+  // the tile's coordinate.
   struct Edge {
     size_t dim;
-    uint64_t delta[4], reach;
+    uint64_t delta[4];
   };
   std::vector<Edge> edges;
   const size_t inner = p.loops.size() - p.tile_at - 1;
   for (size_t d = 0; d < p.rank; ++d) {
     if (p.padded[d] == p.extent[d]) continue;
-    Edge e{d, {0, 0, 0, 0}, 0};
+    Edge e{d, {0, 0, 0, 0}};
     for (size_t k = 0; k < 4; ++k) {
       for (size_t i = 0; i < inner; ++i) {
         if (p.loops[p.tile_at + 1 + i].dim == d) e.delta[k] = p.tile_delta[k * inner + i];
       }
-      e.reach = std::max(e.reach, e.delta[k]);
     }
     edges.push_back(e);
   }

@@ -21,14 +21,18 @@
 // line in one access) for 16 | R, and packs of 8-bit groups of 32 rows (or
 // streamed, 64k rows) in 64-column tiles transposed in registers (64k rows in
 // cache through a stage refilled while it is transposed), and unpacks of
-// 8-bit groups of 64k rows in cache in 64 x 64 byte transposes; with AVX-512
-// the pixels past the whole tiles (and groups of fewer pixels than a tile) go
-// in masked 16-row tiles; 4-bit elements (two per byte, low nibble first) take a nibble loop. Tensors of
-// kStreamBytes and more are packed with streaming stores: straight from the
-// registers where a tile writes whole lines (those 8-bit tiles, 32-bit groups
-// of 16k rows taken 16 rows a pass), else block by block through an L1 stage;
-// groups of many rows are unpacked the same
-// way, a block of pixels into stage rows that stream out to the logical rows.
+// 8-bit groups of 64k rows in cache in 64 x 64 byte transposes (the packs'
+// last tile partial, its rows read masked). Groups of at most 64 pixels in
+// cache (late layers: 7 x 7, 1 x 1) of whole 64 (NCHW64) or 32 (NCHW32 pack)
+// 8-bit rows are one block of the tensor each and go as one tile in
+// registers straight from it, NHWC images of 32-bit elements in 16-row tiles
+// through a stage; with AVX-512 the other pixels past the whole tiles go in
+// masked 16-row tiles; 4-bit elements (two per byte, low nibble first) take
+// a nibble loop. Tensors of kStreamBytes and more are packed with streaming
+// stores: straight from the registers where a tile writes whole lines (those
+// 8-bit tiles, 32-bit groups of 16k rows taken 16 rows a pass), else block by
+// block through an L1 stage; groups of many rows are unpacked the same way, a
+// block of pixels into stage rows that stream out to the logical rows.
 // Tiles only move whole elements between the places the table above gives
 // them; padding rows read as zeros. Large tensors split over threads
 // (optimized/threads.h) by groups, or by runs of pixels of every group when
@@ -1314,12 +1318,11 @@ LC_MGE_AVX512BW uint64_t unpack_64x64_epi8_avx512(const Group& g, uint8_t* logic
 // row table, no stage. Pack: the rows read whole (masked at the block's end),
 // transposed per lane and of lanes, the pixels' lines written whole (32 rows:
 // pack_tile_x64). Unpack: the same transposes the other way, each row written
-// by one masked store (measured on
-// a Zen 5, 1 x 2048 x 7 x 7 NCHW64, in-cache memcpy about 120 GB/s: pack
-// 0.12 of memcpy in 16-row masked tiles, 0.16 in pack_rows_x64_epi8_avx512's
-// tiles through the row table, 0.29 here; unpack 0.17 through the stage,
-// 0.44 here). Groups [begin, end) of the plan's; ones with padding channels
-// are left to `rest`.
+// by one masked store (measured on a Zen 5, 1 x 2048 x 7 x 7 NCHW64, in-cache
+// memcpy about 120 GB/s: pack 0.12 of memcpy in 16-row masked tiles, 0.16 in
+// pack_rows_x64_epi8_avx512's tiles through the row table, 0.29 here; unpack
+// 0.17 through the stage, 0.44 here). Groups [begin, end) of the plan's; ones
+// with padding channels are left to `rest`.
 template <bool kPack, class Rest>
 LC_MGE_AVX512BW void small_groups_epi8(uint64_t C, uint64_t X, uint64_t L, uint8_t* logical, uint8_t* phys,
                                        uint64_t begin, uint64_t end, const Rest& rest) {
@@ -1372,7 +1375,6 @@ LC_MGE_AVX512BW void small_groups_epi8(uint64_t C, uint64_t X, uint64_t L, uint8
   }
 }
 #endif
-
 
 template <bool kPack, size_t kBytes>
 void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
