@@ -1158,11 +1158,13 @@ LC_MGE_AVX512 inline __attribute__((always_inline)) void transpose16x16_ps(__m51
 // (in-cache memcpy about 120 GB/s): through the row table 0.16 of memcpy
 // (pack) and 0.18 (unpack); from the block, 16 rows at a time into the pixels'
 // lines, 0.10 and 0.15; staged in runs of 256 rows 0.21 and 0.28, of 512 rows
-// 0.27 and 0.25, with gathers for the last pixel 0.27 and 0.27.
+// 0.27 and 0.25 (so: 512 for packs, 256 for unpacks), with gathers for the
+// last pixel 0.27 and 0.27.
 template <bool kPack>
 LC_MGE_AVX512 void small_images_epi32(uint64_t C, uint64_t L, uint8_t* logical, uint8_t* phys, uint64_t begin,
                                       uint64_t end) {
-  constexpr uint64_t kRun = 512, kPitch = kRun + 16;  // a stage row: a pixel's run of rows, and a line to spread sets
+  // A stage row: a pixel's run of rows, and a line to spread the L1 sets.
+  constexpr uint64_t kRun = kPack ? 512 : 256, kPitch = kRun + 16;
   constexpr uint64_t kGatherPixels = 4;  // fewer last pixels go by gathers (scatters)
   alignas(64) float stage[16][kPitch];
   const uint64_t end_at = C * L;
