@@ -302,8 +302,8 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nhwc", "fp32", "1,32,7,7"},
            {"mge.nhwc", "fp32", "2,48,3,9"},
            {"mge.nhwc", "fp32", "1,2048,1,1"},
-           // NHWC images of at most 64 pixels, 16 | C (small_images_epi32): two
-           // runs of the stage, the second short; 64 pixels; a last pixel by gathers.
+           // NHWC images of at most 64 pixels, 16 | C (small_images_epi32): runs of
+           // the stage, the last one short; 64 pixels; a last pixel by gathers.
            {"mge.nhwc", "fp32", "2,528,5,5"},
            {"mge.nhwc", "int32", "1,1024,8,8"},
            {"mge.nhwc", "fp32", "1,2048,7,7"},
