@@ -1153,13 +1153,17 @@ LC_MGE_AVX512 inline __attribute__((always_inline)) void transpose16x16_ps(__m51
 // for 2048 channels: one L1 set), so a block of 16 pixels goes through a
 // stage of kRun rows each and out in runs of whole lines; the last few
 // pixels (kGatherPixels or fewer) take 16 rows a gather, straight into their
-// lines. Unpack: the same the other way (scatters), the rows' last columns
-// masked. Measured on a Zen 5, 1 x 2048 x 7 x 7 fp32, medians of 15 runs
-// (in-cache memcpy about 120 GB/s): through the row table 0.16 of memcpy
-// (pack) and 0.18 (unpack); from the block, 16 rows at a time into the pixels'
-// lines, 0.10 and 0.15; staged in runs of 256 rows 0.21 and 0.28, of 512 rows
-// 0.27 and 0.25 (so: 512 for packs, 256 for unpacks), with gathers for the
-// last pixel 0.27 and 0.27.
+// lines, in the pass of the block of 16 before them (their elements are in
+// the lines its loads just read). Unpack: the same the other way (scatters),
+// the rows' last columns masked. Measured on a Zen 5, 1 x 2048 x 7 x 7 fp32,
+// medians of 15 runs (in-cache memcpy about 120 GB/s): through the row table
+// 0.16 of memcpy (pack) and 0.18 (unpack); from the block, 16 rows at a time
+// into the pixels' lines, 0.10 and 0.15; staged in runs of 256 rows 0.21 and
+// 0.28, of 512 rows 0.27 and 0.25 (so: 512 for packs, 256 for unpacks), with
+// gathers for the last pixel in a pass of their own 0.27 and 0.27, in the
+// block's pass 0.28-0.30 and 0.30. (Not better: all pixels of 16 rows at a
+// time, the block read once, through a stage of 24 KiB, 0.19; two stages, a
+// run going out while the next is transposed, 0.21.)
 template <bool kPack>
 LC_MGE_AVX512 void small_images_epi32(uint64_t C, uint64_t L, uint8_t* logical, uint8_t* phys, uint64_t begin,
                                       uint64_t end) {
@@ -1168,17 +1172,20 @@ LC_MGE_AVX512 void small_images_epi32(uint64_t C, uint64_t L, uint8_t* logical, 
   constexpr uint64_t kGatherPixels = 4;  // fewer last pixels go by gathers (scatters)
   alignas(64) float stage[16][kPitch];
   const uint64_t end_at = C * L;
+  const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                          _mm512_set1_epi32(static_cast<int>(L)));
   for (uint64_t i = begin; i < end; ++i) {
     float* block = reinterpret_cast<float*>(logical) + i * C * L;
     float* px = reinterpret_cast<float*>(phys) + i * C * L;
     for (uint64_t c = 0; c < L; c += 16) {
       const __mmask16 cols = static_cast<__mmask16>(c + 16 <= L ? 0xFFFFu : (1u << (L - c)) - 1);
       const uint64_t pixels = std::min<uint64_t>(16, L - c);
+      // The last pixels past a whole block of 16, kGatherPixels or fewer, go
+      // with it: their elements share lines with the block's last columns.
+      const uint64_t tail = pixels == 16 && L - c - 16 <= kGatherPixels ? L - c - 16 : 0;
       if (pixels <= kGatherPixels) {
-        // A few last pixels: each pixel's 16 elements of 16 rows in one gather
-        // (or scatter), straight from (into) its line.
-        const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                                _mm512_set1_epi32(static_cast<int>(L)));
+        // An image of kGatherPixels pixels or fewer: each pixel's 16 elements
+        // of 16 rows in one gather (or scatter), straight from (into) its line.
         for (uint64_t r0 = 0; r0 < C; r0 += 16) {
           for (uint64_t j = 0; j < pixels; ++j) {
             float* at = block + r0 * L + c + j;
@@ -1209,6 +1216,12 @@ LC_MGE_AVX512 void small_images_epi32(uint64_t C, uint64_t L, uint8_t* logical, 
             if (kPack) _mm512_store_ps(stage[k] + r0, v[k]);
             else _mm512_mask_storeu_ps(block + (rb + r0 + k) * L + c, cols, v[k]);
           }
+          for (uint64_t j = 16; j < 16 + tail; ++j) {
+            float* at = block + (rb + r0) * L + c + j;
+            float* line = px + (c + j) * C + rb + r0;
+            if (kPack) _mm512_storeu_ps(line, _mm512_i32gather_ps(rows, at, 4));
+            else _mm512_i32scatter_ps(at, rows, _mm512_loadu_ps(line), 4);
+          }
         }
         if (kPack) {
           for (uint64_t j = 0; j < pixels; ++j) {
@@ -1216,6 +1229,7 @@ LC_MGE_AVX512 void small_images_epi32(uint64_t C, uint64_t L, uint8_t* logical, 
           }
         }
       }
+      if (tail != 0) break;
     }
   }
 }

@@ -303,10 +303,16 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nhwc", "fp32", "2,48,3,9"},
            {"mge.nhwc", "fp32", "1,2048,1,1"},
            // NHWC images of at most 64 pixels, 16 | C (small_images_epi32): runs of
-           // the stage, the last one short; 64 pixels; a last pixel by gathers.
+           // the stage, the last one short; 64 pixels; a last pixel by gathers
+           // in the pass of the block before it, four last pixels so after the
+           // first block and after the third (runs, the last short); an image
+           // of three pixels, all by gathers.
            {"mge.nhwc", "fp32", "2,528,5,5"},
            {"mge.nhwc", "int32", "1,1024,8,8"},
            {"mge.nhwc", "fp32", "1,2048,7,7"},
+           {"mge.nhwc", "fp32", "2,32,4,5"},
+           {"mge.nhwc", "int32", "2,528,4,13"},
+           {"mge.nhwc", "fp32", "3,16,1,3"},
            // Four rows (NCHW4, CHWN4 of one image): a masked tile after the whole ones.
            {"mge.nchw4", "int8", "1,20,7,7"},
            {"mge.nchw4", "int8", "2,9,9,15"},
