@@ -1154,21 +1154,25 @@ LC_MGE_AVX512 inline __attribute__((always_inline)) void transpose16x16_ps(__m51
 // stage of kRun rows each and out in runs of whole lines; the last few
 // pixels (kGatherPixels or fewer) take 16 rows a gather, straight into their
 // lines, in the pass of the block of 16 before them (their elements are in
-// the lines its loads just read). Unpack: the same the other way (scatters),
-// the rows' last columns masked. Measured on a Zen 5, 1 x 2048 x 7 x 7 fp32,
-// medians of 15 runs (in-cache memcpy about 120 GB/s): through the row table
-// 0.16 of memcpy (pack) and 0.18 (unpack); from the block, 16 rows at a time
-// into the pixels' lines, 0.10 and 0.15; staged in runs of 256 rows 0.21 and
-// 0.28, of 512 rows 0.27 and 0.25 (so: 512 for packs, 256 for unpacks), with
-// gathers for the last pixel in a pass of their own 0.27 and 0.27, in the
-// block's pass 0.28-0.30 and 0.30. (Not better: all pixels of 16 rows at a
-// time, the block read once, through a stage of 24 KiB, 0.19; two stages, a
-// run going out while the next is transposed, 0.21.)
+// the lines its loads just read). Runs of rows outside the blocks of pixels:
+// a run's rows of the block (128 x 49 x 4 bytes, 25 KiB) are read from L2
+// once, then from L1. Unpack: the same the other way (scatters), the rows'
+// last columns masked. Measured on a Zen 5, 1 x 2048 x 7 x 7 fp32, medians
+// of 15 runs (in-cache memcpy about 120 GB/s): through the row table 0.16 of
+// memcpy (pack) and 0.18 (unpack); from the block, 16 rows at a time into
+// the pixels' lines, 0.10 and 0.15; blocks of pixels outside runs of 512
+// rows 0.27 and 0.25, of 256 0.21 and 0.28, with gathers for the last pixel
+// in a pass of their own 0.27 and 0.27, in the block's pass 0.28-0.30 and
+// 0.30; runs outside blocks, of 128 rows (pack) and 256 (unpack), with the
+// stage's copy loops kept as written (optimized/CMakeLists.txt), 0.31 and
+// 0.32 (256 rows: pack 0.27; 128: unpack 0.30). Not better: all pixels of 16
+// rows at a time through a stage of 24 KiB, 0.19; two stages, a run going
+// out while the next is transposed, 0.21.
 template <bool kPack>
 LC_MGE_AVX512 void small_images_epi32(uint64_t C, uint64_t L, uint8_t* logical, uint8_t* phys, uint64_t begin,
                                       uint64_t end) {
   // A stage row: a pixel's run of rows, and a line to spread the L1 sets.
-  constexpr uint64_t kRun = kPack ? 512 : 256, kPitch = kRun + 16;
+  constexpr uint64_t kRun = kPack ? 128 : 256, kPitch = kRun + 16;
   constexpr uint64_t kGatherPixels = 4;  // fewer last pixels go by gathers (scatters)
   alignas(64) float stage[16][kPitch];
   const uint64_t end_at = C * L;
@@ -1177,26 +1181,26 @@ LC_MGE_AVX512 void small_images_epi32(uint64_t C, uint64_t L, uint8_t* logical, 
   for (uint64_t i = begin; i < end; ++i) {
     float* block = reinterpret_cast<float*>(logical) + i * C * L;
     float* px = reinterpret_cast<float*>(phys) + i * C * L;
-    for (uint64_t c = 0; c < L; c += 16) {
-      const __mmask16 cols = static_cast<__mmask16>(c + 16 <= L ? 0xFFFFu : (1u << (L - c)) - 1);
-      const uint64_t pixels = std::min<uint64_t>(16, L - c);
-      // The last pixels past a whole block of 16, kGatherPixels or fewer, go
-      // with it: their elements share lines with the block's last columns.
-      const uint64_t tail = pixels == 16 && L - c - 16 <= kGatherPixels ? L - c - 16 : 0;
-      if (pixels <= kGatherPixels) {
-        // An image of kGatherPixels pixels or fewer: each pixel's 16 elements
-        // of 16 rows in one gather (or scatter), straight from (into) its line.
-        for (uint64_t r0 = 0; r0 < C; r0 += 16) {
-          for (uint64_t j = 0; j < pixels; ++j) {
-            float* at = block + r0 * L + c + j;
-            if (kPack) _mm512_storeu_ps(px + (c + j) * C + r0, _mm512_i32gather_ps(rows, at, 4));
-            else _mm512_i32scatter_ps(at, rows, _mm512_loadu_ps(px + (c + j) * C + r0), 4);
+    for (uint64_t rb = 0; rb < C; rb += kRun) {
+      const uint64_t run = std::min(kRun, C - rb);
+      for (uint64_t c = 0; c < L; c += 16) {
+        const __mmask16 cols = static_cast<__mmask16>(c + 16 <= L ? 0xFFFFu : (1u << (L - c)) - 1);
+        const uint64_t pixels = std::min<uint64_t>(16, L - c);
+        // The last pixels past a whole block of 16, kGatherPixels or fewer, go
+        // with it: their elements share lines with the block's last columns.
+        const uint64_t tail = pixels == 16 && L - c - 16 <= kGatherPixels ? L - c - 16 : 0;
+        if (pixels <= kGatherPixels) {
+          // An image of kGatherPixels pixels or fewer: each pixel's 16 elements
+          // of 16 rows in one gather (or scatter), straight from (into) its line.
+          for (uint64_t r0 = rb; r0 < rb + run; r0 += 16) {
+            for (uint64_t j = 0; j < pixels; ++j) {
+              float* at = block + r0 * L + c + j;
+              if (kPack) _mm512_storeu_ps(px + (c + j) * C + r0, _mm512_i32gather_ps(rows, at, 4));
+              else _mm512_i32scatter_ps(at, rows, _mm512_loadu_ps(px + (c + j) * C + r0), 4);
+            }
           }
+          break;
         }
-        continue;
-      }
-      for (uint64_t rb = 0; rb < C; rb += kRun) {
-        const uint64_t run = std::min(kRun, C - rb);
         if (!kPack) {
           for (uint64_t j = 0; j < pixels; ++j) {
             for (uint64_t e = 0; e < run; e += 16) _mm512_store_ps(stage[j] + e, _mm512_loadu_ps(px + (c + j) * C + rb + e));
@@ -1228,8 +1232,8 @@ LC_MGE_AVX512 void small_images_epi32(uint64_t C, uint64_t L, uint8_t* logical, 
             for (uint64_t e = 0; e < run; e += 16) _mm512_storeu_ps(px + (c + j) * C + rb + e, _mm512_load_ps(stage[j] + e));
           }
         }
+        if (tail != 0) break;
       }
-      if (tail != 0) break;
     }
   }
 }
