@@ -32,8 +32,11 @@
 // Both walk the loops around the transpose in physical order, unpack too:
 // short chunk rows (croutons) are then read front to back, with the next
 // block of chunks fetched into L2; with long chunk rows (depth32) the
-// logical rows are written front to back instead. Padded rows of 32 or 64
-// bytes pack by the same transposes, masked loads over the padding pattern.
+// logical rows are written front to back instead. A position that reads one
+// block of at most 256 KiB fetches the next position's block front to back
+// meanwhile (kSeqBlock), whatever order it reads its own. Padded rows of 32
+// or 64 bytes pack by the same transposes, masked loads over the padding
+// pattern.
 // Unpack of rows of 64 bytes or more at any byte offset (padded tensors)
 // gathers the tensor's lines in a register (AVX-512 VBMI) and streams them.
 // Padded rows of 32 or 64 bytes unpack by the same transposes of rows, the
