@@ -128,6 +128,9 @@ const bool registered = [] {
       // A late convolution layer: groups of 49 pixels, fewer than a tile.
       bench::Row{"mge.nchw64/int8/98KiB-7x7", "mge.nchw64", "int8", "1,2048,7,7"},
       bench::Row{"mge.nhwc/fp32/392KiB-7x7", "mge.nhwc", "fp32", "1,2048,7,7"},
+      // Images of one pixel (after a global pooling), a batch of eight.
+      bench::Row{"mge.nchw64/int8/16KiB-1x1", "mge.nchw64", "int8", "8,2048,1,1"},
+      bench::Row{"mge.nhwc/fp32/64KiB-1x1", "mge.nhwc", "fp32", "8,2048,1,1"},
       bench::Row{"mge.nchw4/int8/64MiB", "mge.nchw4", "int8", "16,128,256,128"},
       bench::Row{"mge.nhwc/fp32/64MiB", "mge.nhwc", "fp32", "8,64,256,128"},
       bench::Row{"mge.chwn4/int8/64MiB", "mge.chwn4", "int8", "16,128,256,128"},

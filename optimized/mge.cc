@@ -121,6 +121,13 @@ Result<Plan> make_plan(const Case& c) {
       return Status::invalid("unknown MegEngine format " + c.layout.name);
     }
     phys = Checked(p.N) * ceil_div(p.C, p.block) * p.block * p.HW;
+    // Images of one pixel (1 x 1: after a global pooling, a fully connected
+    // layer's input): NHWC, NCHWx of whole blocks and CHWN4 of one image of
+    // whole blocks are the logical order itself.
+    if (p.HW == 1 && (p.kind == Kind::kNhwc || (p.kind == Kind::kNchwx && p.C % p.block == 0) ||
+                      (p.kind == Kind::kChwn4 && p.N == 1 && p.C % 4 == 0))) {
+      p.kind = Kind::kIdentity;
+    }
   }
   Checked bits = phys * p.bits;
   if (!bits.ok() || bits.value() > (uint64_t{1} << 62)) {
@@ -1351,14 +1358,17 @@ LC_MGE_AVX512BW uint64_t unpack_64x64_epi8_avx512(const Group& g, uint8_t* logic
 // pack_tile_x64). Unpack: the same transposes the other way, each row written
 // by one masked store (measured on a Zen 5, 1 x 2048 x 7 x 7 NCHW64, in-cache
 // memcpy about 120 GB/s: pack 0.12 of memcpy in 16-row masked tiles, 0.16 in
-// pack_rows_x64_epi8_avx512's tiles through the row table, 0.29 here; unpack
-// 0.17 through the stage, 0.44 here). Groups [begin, end) of the plan's; ones
-// with padding channels are left to `rest`.
+// pack_rows_x64_epi8_avx512's tiles through the row table, 0.29 here with
+// each row's load mask worked out per group, 0.36 with the masks of a call
+// worked out once; unpack 0.17 through the stage, 0.44 here). Groups
+// [begin, end) of the plan's; ones with padding channels are left to `rest`.
 template <bool kPack, class Rest>
 LC_MGE_AVX512BW void small_groups_epi8(uint64_t C, uint64_t X, uint64_t L, uint8_t* logical, uint8_t* phys,
                                        uint64_t begin, uint64_t end, const Rest& rest) {
   const uint64_t blocks = ceil_div(C, X);
   const __mmask64 cols = L == 64 ? ~__mmask64{0} : (__mmask64{1} << L) - 1;
+  __mmask64 row_cols[64];
+  for (uint64_t r = 0; r < 64; ++r) row_cols[r] = r * L + 64 <= 64 * L ? ~__mmask64{0} : cols;
   for (uint64_t g = begin; g < end; ++g) {
     const uint64_t n = g / blocks, cb = g % blocks;  // image, channel block
     if ((cb + 1) * X > C) {
@@ -1385,7 +1395,7 @@ LC_MGE_AVX512BW void small_groups_epi8(uint64_t C, uint64_t X, uint64_t L, uint8
       for (uint64_t k = 0; k < 16; ++k) {
         const uint64_t r = 16 * q + k;
         if (kPack) {
-          t[q][k] = _mm512_maskz_loadu_epi8(r * L + 64 <= 64 * L ? ~__mmask64{0} : cols, block + r * L);
+          t[q][k] = _mm512_maskz_loadu_epi8(row_cols[r], block + r * L);
         } else {
           t[q][k] = r < L ? _mm512_loadu_si512(px + r * 64) : _mm512_setzero_si512();
         }
@@ -1739,6 +1749,22 @@ void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
     else copy_bytes(p, logical, phys, bytes);
     // The spare nibble of an odd 4-bit tensor is 0 on both sides.
     if (p.bits == 4 && p.elements % 2 == 1) (kPack ? phys : logical)[bytes - 1] &= 0x0F;
+    return;
+  }
+  if (p.kind == Kind::kNchwx && p.HW == 1 && p.bits % 8 == 0) {
+    // Images of one pixel, the last block of channels part padding: each
+    // image's channels in order, the padding zeros.
+    const uint64_t e = p.bits / 8, row = p.C * e, pitch = ceil_div(p.C, p.block) * p.block * e;
+    parallel_ranges(p.N, p.phys_bytes, [&](uint64_t begin, uint64_t end) {
+      for (uint64_t n = begin; n < end; ++n) {
+        if (kPack) {
+          std::memcpy(phys + n * pitch, logical + n * row, row);
+          std::memset(phys + n * pitch + row, 0, pitch - row);
+        } else {
+          std::memcpy(logical + n * row, phys + n * pitch, row);
+        }
+      }
+    });
     return;
   }
   if (!kPack && p.bits == 4 && p.elements % 2 == 1) logical[p.elements / 2] = 0;

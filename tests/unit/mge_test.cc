@@ -261,6 +261,28 @@ TEST(MgeLarge, streamed_tiles_at_every_isa_level) {
 // rows with AVX-512: 64 x 64 transposes, runs of 256 columns); runs
 // of pixels of several blocks and a partial one (of 1 to 3 lines of a row, and
 // fewer than 64 pixels), 128 rows, padding rows, at every instruction-set level.
+// Images of one pixel (1 x 1) are copies: NHWC, NCHWx of whole blocks and
+// CHWN4 of one image of whole blocks byte for byte (4-bit odd counts
+// included), NCHWx with a part-padding last block image by image, the padding
+// zeros; CHWN4 of several images is still a transpose.
+TEST(MgeOnePixel, copies_at_every_isa_level) {
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"mge.nhwc", "fp32", "3,2048,1,1"},
+           {"mge.nhwc", "int4", "1,5,1,1"},
+           {"mge.nchw64", "int8", "2,192,1,1"},
+           {"mge.nchw4", "int4", "3,12,1,1"},
+           {"mge.chwn4", "int8", "1,12,1,1"},
+           {"mge.nchw64", "int8", "3,100,1,1"},
+           {"mge.nchw4", "fp32", "4,10,1,1"},
+           {"mge.nchw32", "int8", "1,33,1,1"},
+           {"mge.nchw64", "int4", "3,65,1,1"},
+           {"mge.chwn4", "int8", "3,12,1,1"},
+           {"mge.chwn4", "fp32", "1,10,1,1"},
+       }) {
+    expect_pass_at_every_isa(layout, dtype, shape);
+  }
+}
+
 TEST(MgeInCache, long_rows_at_every_isa_level) {
   for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
            {"mge.nchw32", "int8", "2,40,33,97"},
