@@ -900,7 +900,7 @@ LC_HTP_AVX512 inline void store_line(uint8_t* at, __m512i v) {
 template <bool kStream, bool kHalf>
 LC_HTP_AVX512 inline void pair_lines(const uint8_t* s, uint8_t* d, uint64_t outer, uint64_t so, uint64_t dso,
                                      uint64_t inner, uint64_t si, uint64_t di, uint64_t sb, uint64_t db,
-                                     uint64_t ahead, uint64_t next, const uint8_t* seq = nullptr) {
+                                     uint64_t ahead, uint64_t next, const uint8_t* seq) {
   for (uint64_t o = 0; o < outer; ++o, s += so, d += dso) {
     const uint8_t* sp = s;
     uint8_t* dp = d;

@@ -23,10 +23,11 @@
 // cache through a stage refilled while it is transposed), and unpacks of
 // 8-bit groups of 64k rows in cache in 64 x 64 byte transposes (the packs'
 // last tile partial, its rows read masked). Groups of at most 64 pixels in
-// cache (late layers: 7 x 7, 1 x 1) of whole 64 (NCHW64) or 32 (NCHW32 pack)
+// cache (late layers: 7 x 7, 3 x 3) of whole 64 (NCHW64) or 32 (NCHW32 pack)
 // 8-bit rows are one block of the tensor each and go as one tile in
 // registers straight from it, NHWC images of 32-bit elements in 16-row tiles
-// through a stage; with AVX-512 the other pixels past the whole tiles go in
+// through a stage; images of one pixel (1 x 1) are copies (the padding of
+// a part block zeros); with AVX-512 the other pixels past the whole tiles go in
 // masked 16-row tiles; 4-bit elements (two per byte, low nibble first) take
 // a nibble loop. Tensors of kStreamBytes and more are packed with streaming
 // stores: straight from the registers where a tile writes whole lines (those
@@ -1153,7 +1154,7 @@ LC_MGE_AVX512 inline __attribute__((always_inline)) void transpose16x16_ps(__m51
 }
 
 // NHWC images of at most 64 pixels, 32-bit, 16 | C, in cache (late layers:
-// 7 x 7, 1 x 1): the image is one block of the tensor, its C rows L elements
+// 7 x 7, 3 x 3): the image is one block of the tensor, its C rows L elements
 // apart, read 16 rows at a time straight from the block (masked at its end;
 // what the loads read past L goes to no pixel) and transposed 16 columns at
 // a time, with no row table. The pixels' lines are C elements apart (8 KiB
@@ -1351,7 +1352,7 @@ LC_MGE_AVX512BW uint64_t unpack_64x64_epi8_avx512(const Group& g, uint8_t* logic
 }
 
 // Whole groups of 64 8-bit rows (32 when packing) of at most 64 pixels each
-// (NCHW64 and NCHW32 of late layers: 7 x 7, 1 x 1), in cache: a group is one
+// (NCHW64 and NCHW32 of late layers: 7 x 7, 3 x 3), in cache: a group is one
 // block of the tensor, its rows L bytes apart, and one tile in registers; no
 // row table, no stage. Pack: the rows read whole (masked at the block's end),
 // transposed per lane and of lanes, the pixels' lines written whole (32 rows:
