@@ -27,9 +27,9 @@
 // 8-bit rows are one block of the tensor each and go as one tile in
 // registers straight from it, NHWC images of 32-bit elements in 16-row tiles
 // through a stage; images of one pixel (1 x 1) are copies (the padding of
-// a part block zeros); with AVX-512 the other pixels past the whole tiles go in
-// masked 16-row tiles; 4-bit elements (two per byte, low nibble first) take
-// a nibble loop. Tensors of kStreamBytes and more are packed with streaming
+// a part block zeros); with AVX-512 the other pixels past the whole tiles go
+// in masked 16-row tiles; 4-bit elements (two per byte, low nibble first)
+// take a nibble loop. Tensors of kStreamBytes and more are packed with streaming
 // stores: straight from the registers where a tile writes whole lines (those
 // 8-bit tiles, 32-bit groups of 16k rows taken 16 rows a pass), else block by
 // block through an L1 stage; groups of many rows are unpacked the same way, a
