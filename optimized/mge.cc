@@ -742,9 +742,9 @@ inline __attribute__((always_inline)) __mmask64 piece_mask(uint64_t bytes, uint6
   return bytes - 64 * k >= 64 ? ~__mmask64{0} : (__mmask64{1} << (bytes - 64 * k)) - 1;
 }
 
-// Pixels l .. l + n - 1 (n < 64) of four rows, masked.
+// Pixels l .. l + n - 1 (n <= 64) of four rows, masked.
 LC_MGE_AVX512BW void pack_4x64_epi8_masked(const uint8_t* const* row, uint64_t l, uint64_t n, uint8_t* out) {
-  const __mmask64 cols = (__mmask64{1} << n) - 1;
+  const __mmask64 cols = n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
   __m512i v[4], o[4];
   LC_MGE_UNROLL
   for (int k = 0; k < 4; ++k) v[k] = row[k] ? _mm512_maskz_loadu_epi8(cols, row[k] + l) : _mm512_setzero_si512();
@@ -805,13 +805,13 @@ LC_MGE_AVX512BW_INLINE void rows_4x64_epi8(const __m512i in[4], __m512i out[4]) 
   out[2] = _mm512_permutex2var_epi32(a23, lows, b23), out[3] = _mm512_permutex2var_epi32(a23, highs, b23);
 }
 
-// Pixels l .. l + n - 1 (n < 64) of four rows, masked.
+// Pixels l .. l + n - 1 (n <= 64) of four rows, masked.
 LC_MGE_AVX512BW void unpack_4x64_epi8_masked(uint8_t* const* row, uint64_t l, uint64_t n, const uint8_t* in) {
   __m512i v[4], o[4];
   LC_MGE_UNROLL
   for (uint64_t k = 0; k < 4; ++k) v[k] = _mm512_maskz_loadu_epi8(piece_mask(4 * n, k), in + 64 * k);
   rows_4x64_epi8(v, o);
-  const __mmask64 cols = (__mmask64{1} << n) - 1;
+  const __mmask64 cols = n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
   LC_MGE_UNROLL
   for (int k = 0; k < 4; ++k) {
     if (row[k]) _mm512_mask_storeu_epi8(row[k] + l, cols, o[k]);
@@ -1475,6 +1475,36 @@ LC_MGE_AVX512BW void small_groups_epi8(uint64_t C, uint64_t X, uint64_t L, uint8
   }
 }
 
+// NCHW4 8-bit blocks of small images in cache (late layers: 14 x 14, 7 x 7,
+// 3 x 3): a block is 4 rows L bytes apart, tiles of 64 pixels by
+// pack_4x64_epi8_masked (unpack: unpack_4x64_epi8_masked), with no row table
+// and no line heads. Measured on a Zen 5, medians of 15 runs, pack / unpack,
+// through the row table -> here: 1 x 2048 x 7 x 7 0.08 / 0.12 -> 0.29-0.31
+// / 0.30-0.32 of memcpy; 1 x 512 x 8 x 8 0.09 / 0.17 -> 0.31 / 0.41;
+// 1 x 512 x 14 x 14 0.23 / 0.30 -> 0.36 / 0.33; 1 x 256 x 20 x 20 0.36 /
+// 0.43 -> 0.43 / 0.38; 1 x 256 x 28 x 28 0.46 / 0.53 -> 0.47 / 0.44, so
+// packs of up to 1024 pixels come here and unpacks of up to 256. Groups
+// [begin, end) of the plan's; ones with padding channels are left to `rest`.
+template <bool kPack, class Rest>
+LC_MGE_AVX512BW void small_blocks4_epi8(uint64_t C, uint64_t L, uint8_t* logical, uint8_t* phys, uint64_t begin,
+                                        uint64_t end, const Rest& rest) {
+  const uint64_t blocks = ceil_div(C, 4);
+  for (uint64_t g = begin; g < end; ++g) {
+    const uint64_t n = g / blocks, cb = g % blocks;  // image, channel block
+    if ((cb + 1) * 4 > C) {
+      rest(g);
+      continue;
+    }
+    uint8_t* block = logical + (n * C + cb * 4) * L;
+    uint8_t* row[4] = {block, block + L, block + 2 * L, block + 3 * L};
+    uint8_t* px = phys + g * L * 4;
+    for (uint64_t l = 0; l < L; l += 64) {
+      if (kPack) pack_4x64_epi8_masked(row, l, std::min<uint64_t>(64, L - l), px + 4 * l);
+      else unpack_4x64_epi8_masked(row, l, std::min<uint64_t>(64, L - l), px + 4 * l);
+    }
+  }
+}
+
 // NHWC images of at most 64 pixels, 8-bit, 64 | C, in cache (late layers:
 // 7 x 7, 3 x 3): 64 channels of an image are 64 rows L bytes apart, one
 // block, transposed in registers as small_groups_epi8's groups are; their
@@ -1832,6 +1862,14 @@ void walk_units(const Plan& p, uint8_t* logical, uint8_t* phys, uint64_t slices,
   if (slices == 1 && p.kind == Kind::kNhwc && p.bits == 8 && p.C % 64 == 0 && !p.stream &&
       (kPack ? p.HW < 64 && p.C >= 256 : p.HW <= 64) && have_avx512()) {
     small_images_epi8<kPack>(p.C, p.HW, logical, phys, begin, end);
+    return;
+  }
+  if (slices == 1 && p.kind == Kind::kNchwx && p.bits == 8 && p.block == 4 && p.HW <= (kPack ? 1024u : 256u) &&
+      !p.stream && have_avx512()) {
+    small_blocks4_epi8<kPack>(p.C, p.HW, logical, phys, begin, end, [&](uint64_t i) {
+      rows.resize(max_group_rows(p));
+      run_group<kPack>(p, group_at(p, i, rows.data()), logical, phys);
+    });
     return;
   }
   if (slices == 1 && p.kind == Kind::kNchwx && p.bits == 8 && (p.block == 64 || p.block == 32) &&
