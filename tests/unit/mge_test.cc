@@ -347,6 +347,22 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nchw64", "uint8", "3,192,1,2"},
            {"mge.nchw32", "int8", "1,96,3,3"},
            {"mge.nchw32", "int8", "2,40,7,9"},
+           // NCHW32 unpacks of two blocks at once: three whole blocks (a pair
+           // and one alone).
+           {"mge.nchw32", "int8", "1,96,7,7"},
+           // NHWC 8-bit images of at most 64 pixels, 64 | C (small_images_epi8):
+           // a run of 256 channels and a short one, two images; 64 pixels.
+           {"mge.nhwc", "int8", "2,320,7,7"},
+           {"mge.nhwc", "uint8", "1,256,8,8"},
+           // NCHW4 8-bit blocks of small images (small_blocks4_epi8): tiles of
+           // 64 pixels and a partial one, a padding group; packs up to 1024 pixels.
+           {"mge.nchw4", "int8", "2,10,14,14"},
+           {"mge.nchw4", "uint8", "1,8,30,30"},
+           // CHWN4 of 8 and 16 images (small_chwn4_epi8): groups of 8 images
+           // in pairs and one alone, a padding group; 64 pixels; 16 images.
+           {"mge.chwn4", "int8", "8,22,7,7"},
+           {"mge.chwn4", "int8", "8,8,8,8"},
+           {"mge.chwn4", "uint8", "16,12,5,5"},
            // A last tile of fewer than 64 pixels after whole ones: 32 rows (81
            // pixels, an odd tail), and streamed (16 MiB and more) for 64 and 32 rows.
            {"mge.nchw32", "int8", "1,32,9,9"},
