@@ -1391,6 +1391,24 @@ LC_MGE_AVX512BW uint64_t unpack_64x64_epi8_avx512(const Group& g, uint8_t* logic
   return g.L;
 }
 
+// Pixels 0..63 of a block of 32 8-bit rows at px (L pixels of 32 bytes) and,
+// with `two`, of the block after it: t[q][k] holds pixel 16q + k, its 32
+// bytes of the first block then those of the second (zeros past L, and for
+// the second without `two`), 64 rows for transpose64x64_epi8.
+LC_MGE_AVX512BW_INLINE void load_pixel_halves(const uint8_t* px, uint64_t L, bool two, __m512i t[4][16]) {
+  LC_MGE_UNROLL
+  for (int q = 0; q < 4; ++q) {
+    LC_MGE_UNROLL
+    for (uint64_t k = 0; k < 16; ++k) {
+      const uint64_t j = 16 * q + k;
+      const __m256i lo = j < L ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(px + j * 32)) : _mm256_setzero_si256();
+      const __m256i hi = j < L && two ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(px + (L + j) * 32))
+                                      : _mm256_setzero_si256();
+      t[q][k] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    }
+  }
+}
+
 // Whole groups of 64 or 32 8-bit rows of at most 64 pixels each
 // (NCHW64 and NCHW32 of late layers: 7 x 7, 3 x 3), in cache: a group is one
 // block of the tensor, its rows L bytes apart, and one tile in registers; no
@@ -1437,18 +1455,7 @@ LC_MGE_AVX512BW void small_groups_epi8(uint64_t C, uint64_t X, uint64_t L, uint8
       // whole and in the range (their rows are one run of 64), a pixel's
       // line from its 32 bytes in each; a block alone leaves rows 32..63 out.
       const bool two = cb + 1 < blocks && (cb + 2) * X <= C && g + 1 < end;
-      const uint8_t* px2 = px + L * 32;
-      LC_MGE_UNROLL
-      for (int q = 0; q < 4; ++q) {
-        LC_MGE_UNROLL
-        for (uint64_t k = 0; k < 16; ++k) {
-          const uint64_t j = 16 * q + k;
-          const __m256i lo = j < L ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(px + j * 32)) : _mm256_setzero_si256();
-          const __m256i hi = j < L && two ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(px2 + j * 32))
-                                          : _mm256_setzero_si256();
-          t[q][k] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-        }
-      }
+      load_pixel_halves(px, L, two, t);
       const uint64_t rows = two ? 64 : 32;
       transpose64x64_epi8(t, [&](uint64_t r, __m512i v) LC_MGE_AVX512BW_LAMBDA {
         if (r < rows) _mm512_mask_storeu_epi8(block + r * L, cols, v);
@@ -1546,19 +1553,16 @@ LC_MGE_AVX512BW void small_chwn4_epi8(uint64_t N, uint64_t C, uint64_t L, uint8_
       continue;
     }
     __m512i t[4][16];
-    LC_MGE_UNROLL
-    for (int q = 0; q < 4; ++q) {
+    if (R == 32) {
+      load_pixel_halves(px, L, two, t);
+    } else {
       LC_MGE_UNROLL
-      for (uint64_t k = 0; k < 16; ++k) {
-        const uint64_t j = 16 * q + k;
-        if (R == 64) {
+      for (int q = 0; q < 4; ++q) {
+        LC_MGE_UNROLL
+        for (uint64_t k = 0; k < 16; ++k) {
+          const uint64_t j = 16 * q + k;
           t[q][k] = j < L ? _mm512_loadu_si512(px + j * 64) : _mm512_setzero_si512();
-          continue;
         }
-        const __m256i lo = j < L ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(px + j * 32)) : _mm256_setzero_si256();
-        const __m256i hi = j < L && two ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(px + (L + j) * 32))
-                                        : _mm256_setzero_si256();
-        t[q][k] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
       }
     }
     transpose64x64_epi8(t, [&](uint64_t r, __m512i v) LC_MGE_AVX512BW_LAMBDA {
@@ -1917,6 +1921,11 @@ void walk_units(const Plan& p, uint8_t* logical, uint8_t* phys, uint64_t slices,
   // call is otherwise spent zeroing it: 16 KiB for 2048 channels).
   std::vector<uint64_t> rows, sliced;
 #if LC_MGE_X86
+  // A group the small-tensor paths below leave (padding channels): through the row table.
+  const auto rest = [&](uint64_t i) {
+    rows.resize(max_group_rows(p));
+    run_group<kPack>(p, group_at(p, i, rows.data()), logical, phys);
+  };
   if (slices == 1 && p.kind == Kind::kNhwc && p.bits == 32 && p.C % 16 == 0 && p.HW <= 64 && !p.stream &&
       have_avx512()) {
     small_images_epi32<kPack>(p.C, p.HW, logical, phys, begin, end);
@@ -1929,26 +1938,17 @@ void walk_units(const Plan& p, uint8_t* logical, uint8_t* phys, uint64_t slices,
   }
   if (slices == 1 && p.kind == Kind::kChwn4 && p.bits == 8 && (p.N == 8 || p.N == 16) && p.HW <= 64 && !p.stream &&
       have_avx512()) {
-    small_chwn4_epi8<kPack>(p.N, p.C, p.HW, logical, phys, begin, end, [&](uint64_t i) {
-      rows.resize(max_group_rows(p));
-      run_group<kPack>(p, group_at(p, i, rows.data()), logical, phys);
-    });
+    small_chwn4_epi8<kPack>(p.N, p.C, p.HW, logical, phys, begin, end, rest);
     return;
   }
   if (slices == 1 && p.kind == Kind::kNchwx && p.bits == 8 && p.block == 4 && p.HW <= (kPack ? 1024u : 256u) &&
       !p.stream && have_avx512()) {
-    small_blocks4_epi8<kPack>(p.C, p.HW, logical, phys, begin, end, [&](uint64_t i) {
-      rows.resize(max_group_rows(p));
-      run_group<kPack>(p, group_at(p, i, rows.data()), logical, phys);
-    });
+    small_blocks4_epi8<kPack>(p.C, p.HW, logical, phys, begin, end, rest);
     return;
   }
   if (slices == 1 && p.kind == Kind::kNchwx && p.bits == 8 && (p.block == 64 || p.block == 32) &&
       p.HW <= 64 && !p.stream && have_avx512()) {
-    small_groups_epi8<kPack>(p.C, p.block, p.HW, logical, phys, begin, end, [&](uint64_t i) {
-      rows.resize(max_group_rows(p));
-      run_group<kPack>(p, group_at(p, i, rows.data()), logical, phys);
-    });
+    small_groups_epi8<kPack>(p.C, p.block, p.HW, logical, phys, begin, end, rest);
     return;
   }
 #endif
