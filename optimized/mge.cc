@@ -1391,6 +1391,16 @@ LC_MGE_AVX512BW uint64_t unpack_64x64_epi8_avx512(const Group& g, uint8_t* logic
   return g.L;
 }
 
+// The 64 lines of a tile: t[q][k] = line(16q + k).
+template <class Line>
+LC_MGE_AVX512BW_INLINE void load_tile64(__m512i t[4][16], const Line& line) {
+  LC_MGE_UNROLL
+  for (int q = 0; q < 4; ++q) {
+    LC_MGE_UNROLL
+    for (uint64_t k = 0; k < 16; ++k) t[q][k] = line(16 * q + k);
+  }
+}
+
 // Pixels 0..63 of a block of 32 8-bit rows at px (L pixels of 32 bytes) and,
 // with `two`, of the block after it: t[q][k] holds pixel 16q + k, its 32
 // bytes of the first block then those of the second (zeros past L, and for
@@ -1463,18 +1473,10 @@ LC_MGE_AVX512BW void small_groups_epi8(uint64_t C, uint64_t X, uint64_t L, uint8
       g += two ? 1 : 0;
       continue;
     }
-    LC_MGE_UNROLL
-    for (int q = 0; q < 4; ++q) {
-      LC_MGE_UNROLL
-      for (uint64_t k = 0; k < 16; ++k) {
-        const uint64_t r = 16 * q + k;
-        if (kPack) {
-          t[q][k] = _mm512_maskz_loadu_epi8(row_cols[r], block + r * L);
-        } else {
-          t[q][k] = r < L ? _mm512_loadu_si512(px + r * 64) : _mm512_setzero_si512();
-        }
-      }
-    }
+    load_tile64(t, [&](uint64_t r) LC_MGE_AVX512BW_LAMBDA {
+      return kPack ? _mm512_maskz_loadu_epi8(row_cols[r], block + r * L)
+                   : r < L ? _mm512_loadu_si512(px + r * 64) : _mm512_setzero_si512();
+    });
     transpose64x64_epi8(t, [&](uint64_t r, __m512i v) LC_MGE_AVX512BW_LAMBDA {
       if (!kPack) _mm512_mask_storeu_epi8(block + r * L, cols, v);
       else if (r < L) _mm512_storeu_si512(px + r * 64, v);
@@ -1556,14 +1558,9 @@ LC_MGE_AVX512BW void small_chwn4_epi8(uint64_t N, uint64_t C, uint64_t L, uint8_
     if (R == 32) {
       load_pixel_halves(px, L, two, t);
     } else {
-      LC_MGE_UNROLL
-      for (int q = 0; q < 4; ++q) {
-        LC_MGE_UNROLL
-        for (uint64_t k = 0; k < 16; ++k) {
-          const uint64_t j = 16 * q + k;
-          t[q][k] = j < L ? _mm512_loadu_si512(px + j * 64) : _mm512_setzero_si512();
-        }
-      }
+      load_tile64(t, [&](uint64_t j) LC_MGE_AVX512BW_LAMBDA {
+        return j < L ? _mm512_loadu_si512(px + j * 64) : _mm512_setzero_si512();
+      });
     }
     transpose64x64_epi8(t, [&](uint64_t r, __m512i v) LC_MGE_AVX512BW_LAMBDA {
       if (r < rows) _mm512_mask_storeu_epi8(row[r], cols, v);
@@ -1607,18 +1604,10 @@ LC_MGE_AVX512BW void small_images_epi8(uint64_t C, uint64_t L, uint8_t* logical,
         // goes to no pixel) but at the image's end.
         const bool last = c0 + e + 64 == C;
         __m512i t[4][16];
-        LC_MGE_UNROLL
-        for (int q = 0; q < 4; ++q) {
-          LC_MGE_UNROLL
-          for (uint64_t k = 0; k < 16; ++k) {
-            const uint64_t r = 16 * q + k;
-            if (kPack) {
-              t[q][k] = _mm512_maskz_loadu_epi8(last && r * L + 64 > 64 * L ? cols : ~__mmask64{0}, block + r * L);
-            } else {
-              t[q][k] = r < L ? _mm512_load_si512(stage[r] + e) : _mm512_setzero_si512();
-            }
-          }
-        }
+        load_tile64(t, [&](uint64_t r) LC_MGE_AVX512BW_LAMBDA {
+          return kPack ? _mm512_maskz_loadu_epi8(last && r * L + 64 > 64 * L ? cols : ~__mmask64{0}, block + r * L)
+                       : r < L ? _mm512_load_si512(stage[r] + e) : _mm512_setzero_si512();
+        });
         transpose64x64_epi8(t, [&](uint64_t r, __m512i v) LC_MGE_AVX512BW_LAMBDA {
           if (!kPack) _mm512_mask_storeu_epi8(block + r * L, cols, v);
           else if (r < L) _mm512_store_si512(stage[r] + e, v);
