@@ -299,6 +299,13 @@ TEST(MgeInCache, long_rows_at_every_isa_level) {
            {"mge.nchw64", "int8", "1,128,64,64"},
            {"mge.nhwc", "uint8", "1,64,64,64"},
            {"mge.chwn4", "int8", "16,6,33,65"},
+           // NCHW32 unpacks of two blocks as 64 rows: a pair and a block alone;
+           // pairs of rows 4 KiB apart, two images; a pair ending in a partial
+           // tile and a block alone; a whole block paired with one of 28 channels.
+           {"mge.nchw32", "int8", "1,96,33,97"},
+           {"mge.nchw32", "uint8", "2,64,64,64"},
+           {"mge.nchw32", "int8", "1,70,9,9"},
+           {"mge.nchw32", "int8", "2,60,9,9"},
        }) {
     expect_pass_at_every_isa(layout, dtype, shape);
   }
