@@ -338,7 +338,10 @@ LC_AVX512 void unpack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, b
     const uint64_t c0 = run.surface * kRegs;
     const int real = static_cast<int>(std::min<uint64_t>(kRegs, g.C - c0));
     uint8_t* base = dst + c0 * plane + run.j0 * kEb;
-    const uint64_t block = first_block<kEb>(base);
+    // Blocks start on a line of channel row 0 only when streaming (whole lines
+    // out): in cache a 7 x 7 surface is then one block, not two (measured on
+    // a Zen 5, 2048 x 7 x 7 int8: 0.15 -> 0.19 of memcpy).
+    const uint64_t block = streaming ? first_block<kEb>(base) : kPos;
     uint64_t h = run.j0 / g.W, w = run.j0 % g.W;
     for (uint64_t j = 0; j < run.n;) {
      const uint64_t group_j = j;
