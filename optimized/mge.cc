@@ -1363,7 +1363,9 @@ LC_MGE_AVX512BW_INLINE void unpack_tile_x64(const uint8_t* px, const uint8_t* hi
 // transpose64x64_epi8, 0.22 -> 0.20 on 1 x 512 x 14 x 14 NHWC through
 // unpack_tile_x64 from a copy of the tile). A last tile of fewer than 64
 // pixels reads zeros past them and ends its rows with masked stores: every
-// pixel is done here.
+// pixel is done here. With `halves` two NCHW32 blocks are one group of 64
+// rows, a pixel's two 32-byte halves `halves` bytes apart (unpack_tile_x64
+// with a stride of 32).
 template <uint64_t kRun>  // columns of each row written as one run
 LC_MGE_AVX512BW void unpack_64x64_epi8_runs(const Group& g, uint8_t* logical, const uint8_t* phys, uint64_t halves) {
   const uint64_t pitch = halves ? 32 : g.R;
