@@ -536,17 +536,20 @@ LC_MGE_AVX2_INLINE uint64_t blocks_32x256_epi8_cols(const Group& g, uint8_t* log
 // under 48 KiB (Zen 4, most Intel cores) runs are kMidStageCols (measured on
 // 1 x 64 x 64 x 64 int8 NCHW32 and NCHW64 with a 32 KiB L1d: 0.22-0.28 of
 // memcpy with 1024 columns, 0.32-0.39 with 512).
-bool long_stage_fits_l1() {
-  static const bool fits = [] {
+// Whether L1d has at least `bytes` (unknown: yes, as measured first).
+bool l1d_holds(uint64_t bytes) {
+  static const uint64_t l1d = [] {
 #ifdef _SC_LEVEL1_DCACHE_SIZE
-    const long l1d = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    const long n = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    return n > 0 ? static_cast<uint64_t>(n) : 0;
 #else
-    const long l1d = 0;
+    return uint64_t{0};
 #endif
-    return l1d <= 0 || static_cast<uint64_t>(l1d) * 2 >= 3 * 32 * kLongStageCols;  // unknown: as measured first
   }();
-  return fits;
+  return l1d == 0 || l1d >= bytes;
 }
+
+bool long_stage_fits_l1() { return l1d_holds(3 * 32 * kLongStageCols / 2); }
 
 template <bool kPack>
 LC_MGE_AVX2_INLINE uint64_t blocks_32x256_epi8(const Group& g, uint8_t* logical, uint8_t* phys, uint64_t leave) {
@@ -853,10 +856,12 @@ bool have_avx512() { return isa_at_least(Isa::kAvx512); }
 // The transpose: 16x16 byte transposes in each 128-bit lane of 16 rows
 // (byte_transpose.h) give, in register j, lane q, column 16q + j of those 16
 // rows; two rounds of 128-bit lane shuffles join the 16-row pieces of a pixel
-// (and, for R == 32, two pixels into a line). Streamed packs fetch each row's
-// line kTileFetch bytes ahead in software (into L2: 32 or 64 lines of one L1
-// set would evict each other there): 32 or 64 far-apart rows are more streams
-// than the hardware prefetchers follow.
+// (and, for R == 32, two pixels into a line). Streamed packs of 32 rows fetch
+// each row's line kTileFetch bytes ahead in software (into L2: 32 lines of
+// one L1 set would evict each other there): 32 far-apart rows are more
+// streams than the hardware prefetchers follow. (Streamed 64k rows go
+// through the stage of pack_rows_staged_epi8_avx512; here only the last
+// columns, fewer than 64.)
 constexpr uint64_t kTileFetch = 256;  // mutate: equivalent (a prefetch distance: the same bytes at any)
 
 // 64 x 64 bytes, t[q][k] holding line 16q + k: four 16 x 16 byte transposes
@@ -996,7 +1001,20 @@ LC_MGE_AVX512BW void pack_rows_x64_epi8_avx512(const Group& g, const uint8_t* lo
 // lines in flight the rest (measured on a Zen 4 with a 32 KiB L1d,
 // 1 x 64 x 64 x 64 int8 NCHW64, medians of 7 runs: 0.37 of memcpy with 256
 // columns, 0.48 with 128, 0.40 with 64).
-constexpr uint64_t kRowsStageCols = 128;  // columns of a half of the pack stage
+//
+// Streamed packs (rows in memory) go through the same stage: a row's lines
+// then leave memory a block at a time, consecutive, where a 64-column tile
+// straight from the rows takes one line of each of 64 streams in turn, which
+// memory serves at 0.70 of memcpy at best, loads alone (measured on a Zen 5,
+// 64 rows 32 KiB and 4 MiB apart, 64 MiB: 0.69-0.74 a line at a time, 0.88-0.97
+// two or four lines at a time). Each row's lines of the block after the next
+// are fetched into L2 in software as its lines of the next go into the stage,
+// and the pixel lines leave with non-temporal stores. Blocks there are
+// kStreamStageCols where L1d holds 3 halves, kRowsStageCols otherwise
+// (16,128,256,128 int8 CHWN4 on a Zen 5, 48 KiB L1d: 0.63-0.73 of memcpy with
+// 128 columns, 0.76-0.83 with 256; 0.59-0.67 from the rows).
+constexpr uint64_t kRowsStageCols = 128;    // columns of a half of the pack stage
+constexpr uint64_t kStreamStageCols = 256;  // the same, streamed, L1d of 48 KiB or more
 
 // Rows i, 16 + i, 32 + i, 48 + i of a 64-row block at byte offset c (row
 // `stride` bytes apart), one per lane, for i = 0..15; then transposed per lane.
@@ -1015,7 +1033,8 @@ LC_MGE_AVX512BW_INLINE void load_lanes_transpose(const uint8_t* block, uint64_t 
 
 // Rows [begin, end) of the block of columns l0.. (`lines` lines a row) into a
 // half of the pack stage; padding rows are zeros.
-LC_MGE_AVX512BW_INLINE void fill_stage(uint8_t (*half)[kRowsStageCols], const uint8_t* const* row, uint64_t l0,
+template <uint64_t kC>
+LC_MGE_AVX512BW_INLINE void fill_stage(uint8_t (*half)[kC], const uint8_t* const* row, uint64_t l0,
                                        uint64_t lines, uint64_t begin, uint64_t end) {
   for (uint64_t k = begin; k < end; ++k) {
     if (!row[k]) {
@@ -1025,9 +1044,9 @@ LC_MGE_AVX512BW_INLINE void fill_stage(uint8_t (*half)[kRowsStageCols], const ui
       continue;
     }
     const uint8_t* src = row[k] + l0;
-    if (lines == kRowsStageCols / kLine) {
+    if (lines == kC / kLine) {
       LC_MGE_UNROLL
-      for (uint64_t q = 0; q < kRowsStageCols; q += kLine) {
+      for (uint64_t q = 0; q < kC; q += kLine) {
         _mm512_store_si512(reinterpret_cast<void*>(half[k] + q), _mm512_loadu_si512(reinterpret_cast<const void*>(src + q)));
       }
     } else {
@@ -1038,10 +1057,23 @@ LC_MGE_AVX512BW_INLINE void fill_stage(uint8_t (*half)[kRowsStageCols], const ui
   }
 }
 
-LC_MGE_AVX512BW uint64_t pack_rows_staged_epi8_avx512(const Group& g, const uint8_t* logical, uint8_t* phys) {
-  constexpr uint64_t kC = kRowsStageCols;
+// Rows [begin, end)'s `cols` bytes from column l into L2 (none of a padding row).
+LC_MGE_AVX512BW_INLINE void fetch_rows(const uint8_t* const* row, uint64_t l, uint64_t begin, uint64_t end, uint64_t cols) {
+  for (uint64_t k = begin; k < end; ++k) {
+    if (!row[k]) continue;
+    for (uint64_t q = 0; q < cols; q += kLine) _mm_prefetch(reinterpret_cast<const char*>(row[k] + l + q), _MM_HINT_T1);
+  }
+}
+
+// The whole tiles of 64 columns of every row (returns their columns); with
+// `stream` the rows' lines are fetched two blocks ahead and whole pixel lines
+// leave with non-temporal stores.
+template <uint64_t kC>
+LC_MGE_AVX512BW uint64_t pack_rows_staged_epi8_avx512(const Group& g, const uint8_t* logical, uint8_t* phys,
+                                                      bool stream) {
   alignas(64) uint8_t stage[2][64][kC];
   const uint64_t R = g.R, L64 = g.L / 64 * 64, blocks = ceil_div(L64, kC);
+  const bool nt = stream && reinterpret_cast<uintptr_t>(phys + g.pixels) % kLine == 0;
   const uint8_t* row[64];
   for (uint64_t rc = 0; rc < R; rc += 64) {
     for (uint64_t k = 0; k < 64; ++k) row[k] = g.rows[rc + k] == kPad ? nullptr : logical + g.rows[rc + k];
@@ -1052,11 +1084,13 @@ LC_MGE_AVX512BW uint64_t pack_rows_staged_epi8_avx512(const Group& g, const uint
       const uint8_t* half = stage[b & 1][0];
       uint8_t* out = phys + g.pixels + l0 * R + rc;
       for (uint64_t s = 0; s < steps; ++s) {
-        if (next_lines) fill_stage(stage[(b + 1) & 1], row, l0 + kC, next_lines, s * 64 / steps, (s + 1) * 64 / steps);
+        const uint64_t k0 = s * 64 / steps, k1 = (s + 1) * 64 / steps;
+        if (stream && b + 2 < blocks) fetch_rows(row, l0 + 2 * kC, k0, k1, kC);
+        if (next_lines) fill_stage(stage[(b + 1) & 1], row, l0 + kC, next_lines, k0, k1);
         __m512i v[16];
         load_lanes_transpose(half, kC, s * 16, v);
         LC_MGE_UNROLL
-        for (int j = 0; j < 16; ++j) _mm512_storeu_si512(reinterpret_cast<void*>(out + (s * 16 + j) * R), v[j]);
+        for (int j = 0; j < 16; ++j) put_line(out + (s * 16 + j) * R, v[j], nt);
       }
     }
   }
@@ -1755,21 +1789,24 @@ template <bool kPack>
 void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
 #if LC_MGE_X86
   const uint64_t pixel_bytes = g.R * p.bits / 8;
-  if (kPack && p.bits == 8 && g.R % 64 == 0 && !p.stream && have_avx512()) {
-    // 64k rows in cache: through a two-part stage of whole lines, transposed
+  if (kPack && p.bits == 8 && g.R % 64 == 0 && have_avx512()) {
+    // 64k rows: through a two-part stage of whole lines, transposed
     // in registers; the last columns (fewer than 64) in one tile straight
     // from the rows. (Unpacking the same way is no faster than the 32-row
     // blocks below: its stores into 64 rows H*W bytes apart bound it.)
-    const uint64_t done = g.L >= 64 ? pack_rows_staged_epi8_avx512(g, logical, phys) : 0;
+    const uint64_t done = g.L < 64                                   ? 0
+                          : !p.stream                                ? pack_rows_staged_epi8_avx512<kRowsStageCols>(g, logical, phys, false)
+                          : l1d_holds(3 * 64 * kStreamStageCols) ? pack_rows_staged_epi8_avx512<kStreamStageCols>(g, logical, phys, true)
+                                                                     : pack_rows_staged_epi8_avx512<kRowsStageCols>(g, logical, phys, true);
     if (done < g.L) pack_rows_x64_epi8_avx512(g, logical, phys, false, done);
     return;
   }
-  if (kPack && p.bits == 8 && (g.R == 32 || (p.stream && g.R % 64 == 0)) && have_avx512()) {
-    // 32 rows, or streamed 64k rows: tiles of 64 columns in registers, whole
-    // lines out. (64k rows in cache: the stage above, whose loads overlap the
-    // shuffles; unpacking goes through stages too: stores into 32 or more
-    // lines of one L1 set per tile, the rows', evict each other before they
-    // commit.)
+  if (kPack && p.bits == 8 && g.R == 32 && have_avx512()) {
+    // 32 rows: tiles of 64 columns in registers, whole lines out. (64k rows:
+    // the stage above, whose loads overlap the shuffles and take a row's lines
+    // a block at a time; unpacking goes through stages too: stores into 32 or
+    // more lines of one L1 set per tile, the rows', evict each other before
+    // they commit.)
     pack_rows_x64_epi8_avx512(g, logical, phys, p.stream, 0);
     return;
   }
