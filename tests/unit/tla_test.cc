@@ -328,7 +328,8 @@ TEST(TlaOptimized, fractal_transposes_match_the_reference_at_every_isa_level) {
     IsaCapScope cap(isa);
     for (const char* layout : {"tla.nZ", "tla.nN", "tla.zN", "tla.zZ"}) {
       for (const char* dtype : {"int8", "fp16", "bf16", "fp32"}) {
-                for (const char* shape : {"64,64", "96,48", "33,47", "32,16", "100,200"}) {
+        // Whole and edge fractals; matrices narrower than a fractal (a vector).
+        for (const char* shape : {"64,64", "96,48", "33,47", "32,16", "100,200", "70,1", "47,5", "16,16", "3,20"}) {
           CheckReport r = check(testing::must_case(layout, dtype, shape), reference_impl(), optimized_impl());
           EXPECT_EQ(r.verdict, Verdict::kPass) << isa_name(isa) << " " << r.message;
         }
@@ -475,7 +476,7 @@ TEST(TlaOptimized, fractal_copies_at_every_buffer_offset) {
     IsaCapScope cap(isa);
     for (const char* layout : {"tla.nZ", "tla.nN", "tla.zN", "tla.zZ"}) {
       for (const char* dtype : {"int8", "fp16"}) {
-        for (const char* shape : {"64,192", "65,130"}) {
+        for (const char* shape : {"64,192", "65,130", "45,3"}) {
           const Case c = testing::must_case(layout, dtype, shape);
           std::vector<uint8_t> logical;
           fill_position_unique(c, 3, &logical);
