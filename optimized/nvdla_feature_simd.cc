@@ -367,8 +367,16 @@ LC_AVX512 void unpack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, b
       }
       if (w == g.W) w = 0, ++h;
       __m512i v[kRegs];
+      if (s1 == cnt) {  // no line end inside: pair P's atoms masked to the block's, no branch
+        LC_UNROLL_ALL
+        for (int P = 0; P < kRegs; ++P) {
+          const uint64_t k = 2 * static_cast<uint64_t>(P);
+          const __mmask8 m = k + 1 < cnt ? 0xFF : k < cnt ? 0x0F : 0;
+          v[kEb == 1 ? u8_register(P) : u16_register(P)] = _mm512_maskz_loadu_epi64(m, a1 + k * kAtom);
+        }
+      }
       LC_UNROLL_ALL
-      for (int P = 0; P < kRegs; ++P) {
+      for (int P = 0; P < kRegs && s1 != cnt; ++P) {
         const uint64_t k = 2 * static_cast<uint64_t>(P);
         __m512i x = _mm512_setzero_si512();
         if (k + 1 < s1) {
@@ -385,6 +393,18 @@ LC_AVX512 void unpack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, b
       }
       if constexpr (kEb == 1) atoms_to_rows_u8(v);
       else atoms_to_rows_u16(v);
+      if (blocks == 0 && cnt == run.n && !streaming) {
+        // The run's only block (a small surface in cache): the rows straight
+        // from the registers, one mask for all (measured on a Zen 5, 2048 x
+        // 7 x 7 int8: 0.21 -> 0.25 of memcpy with the loads above).
+        const __mmask64 m = cnt * kEb >= 64 ? ~__mmask64{0} : (__mmask64{1} << (cnt * kEb)) - 1;
+        LC_UNROLL_ALL
+        for (int r = 0; r < kRegs; ++r) {
+          if (r < real) _mm512_mask_storeu_epi8(base + r * plane, m, v[r]);
+        }
+        j += cnt;
+        break;
+      }
       LC_UNROLL_ALL
       for (int r = 0; r < kRegs; ++r) _mm512_store_si512(rows + (r * kGroup + blocks) * kLine, v[r]);
       cnts[blocks] = cnt;
