@@ -323,7 +323,10 @@ LC_AVX512 void pack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, boo
 
 // Unpacking gathers kGroup blocks of each channel row in L1 and writes them
 // row after row: a row's 64-byte lines go to memory together rather than
-// interleaved with 31 other rows a plane apart.
+// interleaved with 31 other rows a plane apart. In cache a group of kGroup
+// whole blocks leaves as each row's kGroup lines, unrolled, without the
+// per-block masks (measured on a Zen 5: 512 x 14 x 14 fp16 0.23 -> 0.29 of
+// memcpy, 64 x 56 x 56 int8 0.30 -> 0.39).
 template <int kEb, int kGroup = 4>
 LC_AVX512 void unpack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, bool streaming, uint64_t begin,
                            uint64_t end) {
@@ -409,6 +412,14 @@ LC_AVX512 void unpack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, b
       for (int r = 0; r < kRegs; ++r) _mm512_store_si512(rows + (r * kGroup + blocks) * kLine, v[r]);
       cnts[blocks] = cnt;
       j += cnt;
+     }
+     if (!streaming && blocks == kGroup && j - group_j == kGroup * kPos) {  // whole blocks: each row's lines in a row
+       for (int r = 0; r < real; ++r) {
+         uint8_t* d = base + r * plane + group_j * kEb;
+         LC_UNROLL_ALL
+         for (int b = 0; b < kGroup; ++b) _mm512_storeu_si512(d + b * kLine, _mm512_load_si512(rows + (r * kGroup + b) * kLine));
+       }
+       continue;
      }
      for (int r = 0; r < real; ++r) {
        uint8_t* d = base + r * plane + group_j * kEb;
