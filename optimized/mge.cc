@@ -1014,7 +1014,7 @@ LC_MGE_AVX512BW void pack_rows_x64_epi8_avx512(const Group& g, const uint8_t* lo
 // (16,128,256,128 int8 CHWN4 on a Zen 5, 48 KiB L1d: 0.63-0.73 of memcpy with
 // 128 columns, 0.76-0.83 with 256; 0.59-0.67 from the rows).
 constexpr uint64_t kRowsStageCols = 128;    // columns of a half of the pack stage
-constexpr uint64_t kStreamStageCols = 256;  // the same, streamed, L1d of 48 KiB or more
+constexpr uint64_t kStreamStageCols = 256;  // the same, streamed, L1d of 48 KiB or more; mutate: equivalent (a stage width: the same bytes at any)
 
 // Rows i, 16 + i, 32 + i, 48 + i of a 64-row block at byte offset c (row
 // `stride` bytes apart), one per lane, for i = 0..15; then transposed per lane.
@@ -1061,7 +1061,7 @@ LC_MGE_AVX512BW_INLINE void fill_stage(uint8_t (*half)[kC], const uint8_t* const
 LC_MGE_AVX512BW_INLINE void fetch_rows(const uint8_t* const* row, uint64_t l, uint64_t begin, uint64_t end, uint64_t cols) {
   for (uint64_t k = begin; k < end; ++k) {
     if (!row[k]) continue;
-    for (uint64_t q = 0; q < cols; q += kLine) _mm_prefetch(reinterpret_cast<const char*>(row[k] + l + q), _MM_HINT_T1);
+    for (uint64_t q = 0; q < cols; q += kLine) _mm_prefetch(reinterpret_cast<const char*>(row[k] + l + q), _MM_HINT_T1);  // mutate: equivalent (a prefetch: the same bytes)
   }
 }
 
@@ -1085,7 +1085,7 @@ LC_MGE_AVX512BW uint64_t pack_rows_staged_epi8_avx512(const Group& g, const uint
       uint8_t* out = phys + g.pixels + l0 * R + rc;
       for (uint64_t s = 0; s < steps; ++s) {
         const uint64_t k0 = s * 64 / steps, k1 = (s + 1) * 64 / steps;
-        if (stream && b + 2 < blocks) fetch_rows(row, l0 + 2 * kC, k0, k1, kC);
+        if (stream && b + 2 < blocks) fetch_rows(row, l0 + 2 * kC, k0, k1, kC);  // mutate: equivalent (a prefetch: the same bytes)
         if (next_lines) fill_stage(stage[(b + 1) & 1], row, l0 + kC, next_lines, k0, k1);
         __m512i v[16];
         load_lanes_transpose(half, kC, s * 16, v);
