@@ -1634,9 +1634,15 @@ LC_MGE_AVX512BW void small_chwn4_epi8(uint64_t N, uint64_t C, uint64_t L, uint8_
 // medians of 15 runs, pack / unpack: 1 x 2048 x 7 x 7 0.11 / 0.11 of memcpy
 // through the row table, 0.17-0.22 / 0.17-0.24 here with runs of 128 to
 // 2048 channels, best at 256 (0.20-0.22 / 0.21-0.24); 1 x 512 x 7 x 7 0.12
-// / 0.14 -> 0.13-0.14 / 0.20-0.23. Packs of fewer than 256 channels or of 64
-// pixels stay with the row table's tiles (1 x 64 x 7 x 7: 0.11 there, 0.07
-// here; 1 x 128 x 8 x 8: 0.18, 0.10).
+// / 0.14 -> 0.13-0.14 / 0.20-0.23. Packs of 16 to 63 pixels read 16 columns
+// of the block's rows at a time, one row per lane (load_lanes_transpose: four
+// rounds of shuffles where transpose64x64_epi8 takes six, and no columns past
+// the image's), the last 16 overlapping the ones before; so from 64 channels
+// on (1 x 256 x 7 x 7: 0.11 -> 0.16, 1 x 64 x 7 x 7: 0.095 -> 0.11, 1 x 2048
+// x 7 x 7 0.22 either way). Packs of fewer than 16 pixels under 256
+// channels or of 64 pixels stay with the row table's tiles (1 x 64 x 7 x 7
+// by the 64 x 64 transposes: 0.07 against 0.11 there; 1 x 128 x 8 x 8 by
+// the lane loads: 0.135 against 0.17).
 template <bool kPack>
 LC_MGE_AVX512BW void small_images_epi8(uint64_t C, uint64_t L, uint8_t* logical, uint8_t* phys, uint64_t begin,
                                        uint64_t end) {
@@ -1655,6 +1661,16 @@ LC_MGE_AVX512BW void small_images_epi8(uint64_t C, uint64_t L, uint8_t* logical,
       }
       for (uint64_t e = 0; e < run; e += 64) {
         uint8_t* block = image + (c0 + e) * L;
+        if (kPack && L >= 16) {
+          for (uint64_t c = 0; c < L; c += 16) {
+            const uint64_t at = std::min(c, L - 16);
+            __m512i v[16];
+            load_lanes_transpose(block, L, at, v);
+            LC_MGE_UNROLL
+            for (uint64_t j = 0; j < 16; ++j) _mm512_store_si512(stage[at + j] + e, v[j]);
+          }
+          continue;
+        }
         // The rows' 64-byte loads run into the next row (what they read past L
         // goes to no pixel) but at the image's end.
         const bool last = c0 + e + 64 == C;
@@ -1979,7 +1995,7 @@ void walk_units(const Plan& p, uint8_t* logical, uint8_t* phys, uint64_t slices,
     return;
   }
   if (slices == 1 && p.kind == Kind::kNhwc && p.bits == 8 && p.C % 64 == 0 && !p.stream &&
-      (kPack ? p.HW < 64 && p.C >= 256 : p.HW <= 64) && have_avx512()) {
+      (kPack ? p.HW < 64 && p.C >= (p.HW >= 16 ? 64u : 256u) : p.HW <= 64) && have_avx512()) {
     small_images_epi8<kPack>(p.C, p.HW, logical, phys, begin, end);
     return;
   }

@@ -358,9 +358,17 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            // and one alone).
            {"mge.nchw32", "int8", "1,96,7,7"},
            // NHWC 8-bit images of at most 64 pixels, 64 | C (small_images_epi8):
-           // a run of 256 channels and a short one, two images; 64 pixels.
+           // a run of 256 channels and a short one, two images; 64 pixels;
+           // packs of 16 to 63 pixels from 64 channels by 16 pixels of the
+           // block's rows at a time, the last 16 overlapping the ones before
+           // (25, 36 pixels) or not (16, 48), and of fewer under 256 channels.
            {"mge.nhwc", "int8", "2,320,7,7"},
            {"mge.nhwc", "uint8", "1,256,8,8"},
+           {"mge.nhwc", "int8", "2,64,5,5"},
+           {"mge.nhwc", "uint8", "1,128,6,6"},
+           {"mge.nhwc", "int8", "3,192,4,4"},
+           {"mge.nhwc", "int8", "1,64,6,8"},
+           {"mge.nhwc", "int8", "2,128,3,5"},
            // NCHW4 8-bit blocks of small images (small_blocks4_epi8): tiles of
            // 64 pixels and a partial one, a padding group; packs up to 1024 pixels.
            {"mge.nchw4", "int8", "2,10,14,14"},
