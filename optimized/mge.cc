@@ -1694,6 +1694,57 @@ LC_MGE_AVX512BW void small_images_epi8(uint64_t C, uint64_t L, uint8_t* logical,
 }
 #endif
 
+#if LC_MGE_X86
+// 16-bit elements, R a multiple of 8 (NHWC with 8 | C, NCHW32, NCHW64, CHWN4
+// of an even N): tiles of 8 rows x 32 columns, each row's 64 bytes one load
+// (pack) or store (unpack). The 8 x 8 word transposes per 128-bit lane
+// (byte_transpose.h) leave in register j, lane q, rows r..r + 7 of pixel
+// 8q + j: 16 bytes of its line, one store (unpack: one load, lanes 1..3 by
+// masked broadcasts). Returns the columns done (whole tiles).
+template <bool kPack>
+LC_MGE_AVX512BW uint64_t tiles_8x32_epi16_avx512(const Group& g, uint8_t* logical, uint8_t* phys) {
+  const uint64_t L32 = g.L / 32 * 32, R = g.R;
+  uint16_t* lg = reinterpret_cast<uint16_t*>(logical);
+  uint16_t* ph = reinterpret_cast<uint16_t*>(phys) + g.pixels;
+  for (uint64_t l = 0; l < L32; l += 32) {
+    for (uint64_t r = 0; r < R; r += 8) {
+      const uint64_t* rows = g.rows + r;
+      uint16_t* px = ph + l * R + r;
+      __m512i v[8];
+      if (kPack) {
+        LC_MGE_UNROLL
+        for (int k = 0; k < 8; ++k) {
+          v[k] = rows[k] == kPad ? _mm512_setzero_si512() : _mm512_loadu_si512(reinterpret_cast<const void*>(lg + rows[k] + l));
+        }
+        byte_transpose::transpose8x8_epi16_x4(v, v);
+        LC_MGE_UNROLL
+        for (int j = 0; j < 8; ++j) {
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(px + j * R), _mm512_castsi512_si128(v[j]));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(px + (8 + j) * R), _mm512_extracti32x4_epi32(v[j], 1));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(px + (16 + j) * R), _mm512_extracti32x4_epi32(v[j], 2));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(px + (24 + j) * R), _mm512_extracti32x4_epi32(v[j], 3));
+        }
+      } else {
+        LC_MGE_UNROLL
+        for (int j = 0; j < 8; ++j) {
+          __m512i x = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(px + j * R)));
+          x = _mm512_mask_broadcast_i32x4(x, 0x00F0, _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + (8 + j) * R)));
+          x = _mm512_mask_broadcast_i32x4(x, 0x0F00, _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + (16 + j) * R)));
+          x = _mm512_mask_broadcast_i32x4(x, 0xF000, _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + (24 + j) * R)));
+          v[j] = x;
+        }
+        byte_transpose::transpose8x8_epi16_x4(v, v);
+        LC_MGE_UNROLL
+        for (int k = 0; k < 8; ++k) {
+          if (rows[k] != kPad) _mm512_storeu_si512(reinterpret_cast<void*>(lg + rows[k] + l), v[k]);
+        }
+      }
+    }
+  }
+  return L32;
+}
+#endif
+
 template <bool kPack, size_t kBytes>
 void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
   uint64_t done = 0;
@@ -1703,6 +1754,8 @@ void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
   } else if (kBytes == 1 && g.R % 32 == 0 && have_avx2()) {
     if (!have_avx512()) return blocks_32x256_epi8_avx2<kPack>(g, logical, phys);
     done = blocks_32x256_epi8_avx512vl<kPack>(g, logical, phys);
+  } else if (kBytes == 2 && g.R % 8 == 0 && have_avx512()) {
+    done = tiles_8x32_epi16_avx512<kPack>(g, logical, phys);
   } else if (!kPack && kBytes == 4 && g.R == 4 && have_avx512()) done = unpack_4x16_epi32_avx512(g, logical, phys, false);
   else if (kPack && kBytes == 4 && g.R == 4 && have_avx512()) done = pack_4x16_epi32_avx512(g, logical, phys, false);
   else if (kBytes == 4 && g.R % 16 == 0 && have_avx512()) done = tiles_16x16_epi32_avx512<kPack>(g, logical, phys);

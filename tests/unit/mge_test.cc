@@ -220,6 +220,8 @@ TEST(MgeLarge, streamed_pack) {
            {"mge.nchw64", "int8", "2,70,256,257"},
            {"mge.nhwc", "int8", "4,64,255,257"},
            {"mge.nhwc", "fp32", "1,24,511,513"},
+           {"mge.nhwc", "fp16", "2,64,256,257"},
+           {"mge.nchw32", "bf16", "1,72,256,500"},
        }) {
     expect_pass(layout, dtype, shape);
   }
@@ -369,6 +371,15 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nhwc", "int8", "3,192,4,4"},
            {"mge.nhwc", "int8", "1,64,6,8"},
            {"mge.nhwc", "int8", "2,128,3,5"},
+           // 16-bit elements, 8 | R (tiles_8x32_epi16): whole tiles of 32
+           // pixels and a tail, padding rows (NCHW32 / NCHW64 of a partial
+           // block), CHWN4 of two images (8 rows), 8 channels.
+           {"mge.nhwc", "fp16", "1,512,14,14"},
+           {"mge.nhwc", "bf16", "2,24,5,13"},
+           {"mge.nchw32", "fp16", "1,40,8,8"},
+           {"mge.nchw64", "int16", "2,70,3,11"},
+           {"mge.chwn4", "fp16", "2,6,7,9"},
+           {"mge.nhwc", "uint16", "3,8,8,4"},
            // NCHW4 8-bit blocks of small images (small_blocks4_epi8): tiles of
            // 64 pixels and a partial one, a padding group; packs up to 1024 pixels.
            {"mge.nchw4", "int8", "2,10,14,14"},
