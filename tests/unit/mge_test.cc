@@ -1,3 +1,4 @@
+#include <cstring>
 #include <map>
 #include <numeric>
 #include <string>
@@ -10,6 +11,8 @@
 
 namespace layoutcheck {
 namespace {
+
+constexpr size_t kLineBytes = 64;
 
 using testing::facts_of;
 using testing::expect_pass;
@@ -224,6 +227,29 @@ TEST(MgeLarge, streamed_pack) {
            {"mge.nchw32", "bf16", "1,72,256,500"},
        }) {
     expect_pass(layout, dtype, shape);
+  }
+}
+
+// Streamed 16-bit packs of 32k rows write whole pixel lines straight out when
+// the group starts on a line, through the stage otherwise: both, against the
+// reference's bytes.
+TEST(MgeLarge, streamed_16bit_packs_from_a_line_and_inside_one) {
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"mge.nhwc", "fp16", "2,64,256,257"},
+           {"mge.nchw32", "bf16", "1,72,256,500"},
+       }) {
+    const Case c = must_case(layout, dtype, shape);
+    std::vector<uint8_t> logical;
+    fill_position_unique(c, 5, &logical);
+    const size_t pb = *reference_impl().size_bytes(c);
+    std::vector<uint8_t> want(pb);
+    ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), want.data(), pb).ok());
+    std::vector<uint8_t> phys(pb + 128);
+    for (size_t off : {0, 16}) {
+      uint8_t* at = phys.data() + (kLineBytes - reinterpret_cast<uintptr_t>(phys.data()) % kLineBytes) % kLineBytes + off;
+      ASSERT_TRUE(optimized_impl().pack(c, logical.data(), logical.size(), at, pb).ok());
+      EXPECT_EQ(0, std::memcmp(at, want.data(), pb)) << layout << " " << dtype << " +" << off;
+    }
   }
 }
 
