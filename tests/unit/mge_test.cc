@@ -406,6 +406,11 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nchw64", "int16", "2,70,3,11"},
            {"mge.chwn4", "fp16", "2,6,7,9"},
            {"mge.nhwc", "uint16", "3,8,8,4"},
+           // ... unpacked in cache through a stage when the rows are a
+           // multiple of 2 KiB apart (padding rows), straight when not.
+           {"mge.nchw32", "fp16", "1,40,32,32"},
+           {"mge.nhwc", "bf16", "1,64,16,64"},
+           {"mge.nchw64", "fp16", "1,64,32,40"},
            // NCHW4 8-bit blocks of small images (small_blocks4_epi8): tiles of
            // 64 pixels and a partial one, a padding group; packs up to 1024 pixels.
            {"mge.nchw4", "int8", "2,10,14,14"},
