@@ -80,7 +80,7 @@ bool onednn_threads_settable() {
 // oneDNN's reorder of the same conversion as pack/IMPL and unpack/IMPL rows:
 // pack/onednn, or pack/onednn-N-threads with `threads` threads.
 void register_onednn(const std::string& group, const Case& c, unsigned threads = 0) {
-  const dt type = c.dtype == DType::kFp32 ? dt::f32 : dt::s8;
+  const dt type = c.dtype == DType::kFp32 ? dt::f32 : c.dtype == DType::kFp16 ? dt::f16 : dt::s8;
   const dnnl::memory::dims d(c.shape.begin(), c.shape.end());
   const dnnl::memory::desc plain(d, type, dnnl::memory::format_tag::nchw);
   const std::string f = c.layout.name;
@@ -134,6 +134,9 @@ const bool registered = [] {
       bench::Row{"mge.nchw4/int8/64MiB", "mge.nchw4", "int8", "16,128,256,128"},
       bench::Row{"mge.nhwc/fp32/64MiB", "mge.nhwc", "fp32", "8,64,256,128"},
       bench::Row{"mge.chwn4/int8/64MiB", "mge.chwn4", "int8", "16,128,256,128"},
+      // 16-bit elements (fp16 networks): in cache, rows 4 KiB apart; streamed.
+      bench::Row{"mge.nchw32/fp16/256KiB", "mge.nchw32", "fp16", "1,64,32,64"},
+      bench::Row{"mge.nhwc/fp16/64MiB", "mge.nhwc", "fp16", "8,64,256,256"},
   });
 #if defined(LAYOUTCHECK_HAVE_DNNL)
   for (const auto& [group, c] : rows) register_onednn(group, c);
