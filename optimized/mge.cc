@@ -1845,6 +1845,27 @@ LC_MGE_AVX512BW uint64_t tiles_32x32_epi16_avx512(const Group& g, uint8_t* logic
         }
       }
     }
+  } else if (kPack && !nt && !g.fetch_ahead && R >= 2 && g.rows[0] != kPad && g.rows[1] != kPad &&
+             (g.rows[1] - g.rows[0]) % 1024 == 0) {
+    // Packing in cache rows a multiple of 2 KiB apart: each row's run of
+    // kUnstage16Cols columns into a stage first, the tiles from there
+    // (1 x 64 x 32 x 64 NCHW32 fp16 on a Zen 5: 0.25 -> 0.39 of memcpy).
+    alignas(64) uint16_t stage[32][kUnstage16Cols];
+    uint64_t at[32];
+    for (uint64_t r = 0; r < R; r += 32) {
+      for (uint64_t k = 0; k < 32; ++k) at[k] = g.rows[r + k] == kPad ? kPad : k * kUnstage16Cols;
+      for (uint64_t l0 = 0; l0 < L32; l0 += kUnstage16Cols) {
+        const uint64_t n = std::min(kUnstage16Cols, L32 - l0);
+        for (uint64_t k = 0; k < 32; ++k) {
+          if (g.rows[r + k] == kPad) continue;
+          const uint16_t* in = lg + g.rows[r + k] + l0;
+          for (uint64_t c = 0; c < n; c += 32) {
+            _mm512_store_si512(reinterpret_cast<void*>(stage[k] + c), _mm512_loadu_si512(reinterpret_cast<const void*>(in + c)));
+          }
+        }
+        for (uint64_t t = 0; t < n; t += 32) tile_32x32_epi16<true, false>(at, stage[0], ph + (l0 + t) * R + r, R, t, 32, false);
+      }
+    }
   } else {
   for (uint64_t rg = 0; rg < R; rg += pass) {
     const uint64_t re = std::min(R, rg + pass);
