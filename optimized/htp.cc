@@ -949,8 +949,6 @@ constexpr uint64_t kShortRow = 1024;
 // against 0.83, unpack 1.13-1.19 against 0.85; fp16 unpack 1.01-1.07
 // against 0.81-0.88; crouton uint8 pack 1.09 against 0.98.
 constexpr uint64_t kSeqBlock = uint64_t{256} << 10;
-// Tensors up to this size are unpacked without software prefetch (in L2).
-constexpr uint64_t kFetchFromBytes = uint64_t{1} << 20;  // mutate: equivalent (a prefetch: the same bytes)
 
 template <bool kPack, bool kStream, bool kHalf>
 LC_HTP_AVX512 inline void pair_block(const uint8_t* src, uint8_t* dst, uint64_t x_count, uint64_t m_count,
@@ -1074,13 +1072,6 @@ LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
   const uint64_t m_bytes = xl.count * unit;
   const bool seq = x_ps == ml.count * unit && ml.count * m_bytes <= kSeqBlock;
   const uint64_t next = seq || loops.empty() ? 0 : loops.back().ps * e;
-  // In L2 (a tensor of kFetchFromBytes or less) no line is fetched ahead:
-  // the fetches only take load slots there (measured on a Zen 5, unpack of
-  // crouton fp16 1 x 14 x 14 x 512: 0.25 -> 0.30 of memcpy).
-  const bool fetching = p.elements * e > kFetchFromBytes;  // mutate: equivalent (a prefetch: the same bytes)
-  const auto fetch = [fetching](const uint8_t* at) {
-    if (fetching) _mm_prefetch(reinterpret_cast<const char*>(at), _MM_HINT_T0);  // mutate: equivalent (a prefetch: the same bytes)
-  };
   const uint8_t* nx = nullptr;
   const auto fetch_next = [&](uint64_t m, uint64_t rows) {
     if (nx == nullptr) return;
@@ -1102,7 +1093,7 @@ LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
     const uint8_t* src = phys + pbase * e;
     uint8_t* dst = logical + lbase * e;
     if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
-    nx = seq && fetching && left > 1 ? phys + pbase * e : nullptr;
+    nx = seq && left > 1 ? phys + pbase * e : nullptr;
     if constexpr (kGather) {
     if (two_rows) {
       // Rows m and m + 1 from the same lines: row m's pieces go to the
@@ -1115,10 +1106,10 @@ LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
         uint64_t n = 0;
         for (uint64_t i = 0, c = 0; i < xl.count && c < ext_a; i += 2, c += 2 * row.count, ph += 2 * x_ps, lg += 64) {
           const uint64_t v = a_clipped ? std::min<uint64_t>(64, (ext_a - c) * e) : 64;
-          fetch(ph + kAhead);
-          fetch(ph + next);
-          fetch(ph + x_ps + kAhead);
-          fetch(ph + x_ps + next);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + next), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + next), _MM_HINT_T0);
           const __m512i lo = _mm512_loadu_si512(ph), hi = _mm512_loadu_si512(ph + x_ps);
           ops.put(lg, _mm512_shuffle_i64x2(lo, hi, 0x44), v);
           later[n] = _mm512_shuffle_i64x2(lo, hi, 0xEE);
@@ -1138,10 +1129,10 @@ LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
       for (uint64_t i = 0, c = 0; i < xl.count && c < ext_a; i += step, c += step * row.count, ph += step * x_ps, lg += 64) {
         const uint64_t v = a_clipped ? std::min<uint64_t>(64, (ext_a - c) * e) : 64;
         if ((m & 1) == 0) {
-          fetch(ph + kAhead);
-          fetch(ph + next);
-          fetch(ph + x_ps + kAhead);
-          fetch(ph + x_ps + next);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + next), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + next), _MM_HINT_T0);
         }
         const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ph));
         const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ph + x_ps));
@@ -1157,11 +1148,11 @@ LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
       uint8_t* lg = dst + m * m_ls;
       for (uint64_t i = 0, c = 0; i < xl.count && c < ext_a; i += step, c += step * row.count, ph += step * x_ps, lg += 64) {
         const uint64_t v = a_clipped ? std::min<uint64_t>(64, (ext_a - c) * e) : 64;
-        fetch(ph + kAhead);
-        fetch(ph + next);
+        _mm_prefetch(reinterpret_cast<const char*>(ph + kAhead), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(ph + next), _MM_HINT_T0);
         if (kHalf) {
-          fetch(ph + x_ps + kAhead);
-          fetch(ph + x_ps + next);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + kAhead), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(ph + x_ps + next), _MM_HINT_T0);
           const __m512i lo = _mm512_loadu_si512(ph), hi = _mm512_loadu_si512(ph + x_ps);
           const __m512i l0 = _mm512_shuffle_i64x2(lo, hi, 0x44), l1 = _mm512_shuffle_i64x2(lo, hi, 0xEE);
           if (v == 64) {
