@@ -735,9 +735,11 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx2"))) void n8_edge_avx512(ui
 }
 #endif
 
-// Fractal (bi, bj) on its own; `block` is its first element. An edge fractal
-// goes through a whole fractal of logical rows in L1 (its padding zero), so
-// that it moves as fast as the others and its padding is written with it.
+// Fractal (bi, bj) on its own; `block` is its first element. With AVX-512 an
+// n fractal of 8 or 16 bits (whole or not) goes through registers and a z
+// fractal by masked C0 moves; otherwise an edge fractal goes through a whole
+// fractal of logical rows in L1 (its padding zero), so that it moves as fast
+// as the others and its padding is written with it.
 template <bool kPack, size_t EB, bool kZInside>
 void one_fractal(const Plan& p, uint8_t* logical, uint8_t* block, uint64_t bi, uint64_t bj) {
   using F = Fractal<EB, kZInside>;
