@@ -1709,42 +1709,42 @@ LC_MGE_AVX512BW uint64_t tiles_8x32_epi16_avx512(const Group& g, uint8_t* logica
   uint16_t* lg = reinterpret_cast<uint16_t*>(logical);
   uint16_t* ph = reinterpret_cast<uint16_t*>(phys) + g.pixels;
   for (uint64_t rg = 0; rg < R; rg += pass) {
-   const uint64_t re = std::min(R, rg + pass);
-   for (uint64_t l = 0; l < L32; l += 32) {
-    for (uint64_t r = rg; r < re; r += 8) {
-      const uint64_t* rows = g.rows + r;
-      uint16_t* px = ph + l * R + r;
-      __m512i v[8];
-      if (kPack) {
-        LC_MGE_UNROLL
-        for (int k = 0; k < 8; ++k) {
-          v[k] = rows[k] == kPad ? _mm512_setzero_si512() : _mm512_loadu_si512(reinterpret_cast<const void*>(lg + rows[k] + l));
-        }
-        byte_transpose::transpose8x8_epi16_x4(v, v);
-        LC_MGE_UNROLL
-        for (int j = 0; j < 8; ++j) {
-          _mm_storeu_si128(reinterpret_cast<__m128i*>(px + j * R), _mm512_castsi512_si128(v[j]));
-          _mm_storeu_si128(reinterpret_cast<__m128i*>(px + (8 + j) * R), _mm512_extracti32x4_epi32(v[j], 1));
-          _mm_storeu_si128(reinterpret_cast<__m128i*>(px + (16 + j) * R), _mm512_extracti32x4_epi32(v[j], 2));
-          _mm_storeu_si128(reinterpret_cast<__m128i*>(px + (24 + j) * R), _mm512_extracti32x4_epi32(v[j], 3));
-        }
-      } else {
-        LC_MGE_UNROLL
-        for (int j = 0; j < 8; ++j) {
-          __m512i x = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(px + j * R)));
-          x = _mm512_mask_broadcast_i32x4(x, 0x00F0, _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + (8 + j) * R)));
-          x = _mm512_mask_broadcast_i32x4(x, 0x0F00, _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + (16 + j) * R)));
-          x = _mm512_mask_broadcast_i32x4(x, 0xF000, _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + (24 + j) * R)));
-          v[j] = x;
-        }
-        byte_transpose::transpose8x8_epi16_x4(v, v);
-        LC_MGE_UNROLL
-        for (int k = 0; k < 8; ++k) {
-          if (rows[k] != kPad) _mm512_storeu_si512(reinterpret_cast<void*>(lg + rows[k] + l), v[k]);
+    const uint64_t re = std::min(R, rg + pass);
+    for (uint64_t l = 0; l < L32; l += 32) {
+      for (uint64_t r = rg; r < re; r += 8) {
+        const uint64_t* rows = g.rows + r;
+        uint16_t* px = ph + l * R + r;
+        __m512i v[8];
+        if (kPack) {
+          LC_MGE_UNROLL
+          for (int k = 0; k < 8; ++k) {
+            v[k] = rows[k] == kPad ? _mm512_setzero_si512() : _mm512_loadu_si512(reinterpret_cast<const void*>(lg + rows[k] + l));
+          }
+          byte_transpose::transpose8x8_epi16_x4(v, v);
+          LC_MGE_UNROLL
+          for (int j = 0; j < 8; ++j) {
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(px + j * R), _mm512_castsi512_si128(v[j]));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(px + (8 + j) * R), _mm512_extracti32x4_epi32(v[j], 1));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(px + (16 + j) * R), _mm512_extracti32x4_epi32(v[j], 2));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(px + (24 + j) * R), _mm512_extracti32x4_epi32(v[j], 3));
+          }
+        } else {
+          LC_MGE_UNROLL
+          for (int j = 0; j < 8; ++j) {
+            __m512i x = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(px + j * R)));
+            x = _mm512_mask_broadcast_i32x4(x, 0x00F0, _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + (8 + j) * R)));
+            x = _mm512_mask_broadcast_i32x4(x, 0x0F00, _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + (16 + j) * R)));
+            x = _mm512_mask_broadcast_i32x4(x, 0xF000, _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + (24 + j) * R)));
+            v[j] = x;
+          }
+          byte_transpose::transpose8x8_epi16_x4(v, v);
+          LC_MGE_UNROLL
+          for (int k = 0; k < 8; ++k) {
+            if (rows[k] != kPad) _mm512_storeu_si512(reinterpret_cast<void*>(lg + rows[k] + l), v[k]);
+          }
         }
       }
     }
-   }
   }
   return L32;
 }
@@ -1867,12 +1867,12 @@ LC_MGE_AVX512BW uint64_t tiles_32x32_epi16_avx512(const Group& g, uint8_t* logic
       }
     }
   } else {
-  for (uint64_t rg = 0; rg < R; rg += pass) {
-    const uint64_t re = std::min(R, rg + pass);
-    for (uint64_t l = 0; l < L32; l += 32) {
-      for (uint64_t r = rg; r < re; r += 32) tile_32x32_epi16<kPack, false>(g.rows + r, lg, ph + l * R + r, R, l, 32, nt);
+    for (uint64_t rg = 0; rg < R; rg += pass) {
+      const uint64_t re = std::min(R, rg + pass);
+      for (uint64_t l = 0; l < L32; l += 32) {
+        for (uint64_t r = rg; r < re; r += 32) tile_32x32_epi16<kPack, false>(g.rows + r, lg, ph + l * R + r, R, l, 32, nt);
+      }
     }
-  }
   }
   if (L32 < g.L) {
     for (uint64_t r = 0; r < R; r += 32) {
