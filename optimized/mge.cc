@@ -1696,6 +1696,48 @@ LC_MGE_AVX512BW void small_images_epi8(uint64_t C, uint64_t L, uint8_t* logical,
 #endif
 
 #if LC_MGE_X86
+// The unpack of 8 rows x 32 columns of 16-bit elements: register j gathers,
+// lane q, the 16 bytes of pixel 8q + j's line at `px` (one load, three masked
+// broadcasts), and the word transposes per lane leave row k's 32 columns in
+// register k.
+LC_MGE_AVX512BW_INLINE void untile_8x32_epi16(const uint64_t* rows, uint16_t* lg, const uint16_t* px, uint64_t R,
+                                              uint64_t l) {
+  __m512i v[8];
+  LC_MGE_UNROLL
+  for (uint64_t j = 0; j < 8; ++j) {
+    const auto piece = [&](uint64_t q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + (8 * q + j) * R)); };
+    __m512i x = _mm512_castsi128_si512(piece(0));
+    x = _mm512_mask_broadcast_i32x4(x, 0x00F0, piece(1));
+    x = _mm512_mask_broadcast_i32x4(x, 0x0F00, piece(2));
+    x = _mm512_mask_broadcast_i32x4(x, 0xF000, piece(3));
+    v[j] = x;
+  }
+  byte_transpose::transpose8x8_epi16_x4(v, v);
+  LC_MGE_UNROLL
+  for (int k = 0; k < 8; ++k) {
+    if (rows[k] != kPad) _mm512_storeu_si512(reinterpret_cast<void*>(lg + rows[k] + l), v[k]);
+  }
+}
+
+// Its pack: row k's 32 columns into register k, the word transposes per lane,
+// and lane q of register j out as the 16 bytes of pixel 8q + j's line at `px`.
+LC_MGE_AVX512BW_INLINE void tile_8x32_epi16(const uint64_t* rows, const uint16_t* lg, uint16_t* px, uint64_t R,
+                                            uint64_t l) {
+  __m512i v[8];
+  LC_MGE_UNROLL
+  for (int k = 0; k < 8; ++k) {
+    v[k] = rows[k] == kPad ? _mm512_setzero_si512() : _mm512_loadu_si512(reinterpret_cast<const void*>(lg + rows[k] + l));
+  }
+  byte_transpose::transpose8x8_epi16_x4(v, v);
+  LC_MGE_UNROLL
+  for (int j = 0; j < 8; ++j) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(px + j * R), _mm512_castsi512_si128(v[j]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(px + (8 + j) * R), _mm512_extracti32x4_epi32(v[j], 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(px + (16 + j) * R), _mm512_extracti32x4_epi32(v[j], 2));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(px + (24 + j) * R), _mm512_extracti32x4_epi32(v[j], 3));
+  }
+}
+
 // 16-bit elements, R a multiple of 8 but not of 32 (NHWC with 8 | C, CHWN4 of
 // an even N; 32 | R: tiles_32x32_epi16_avx512 below, whole pixel lines):
 // tiles of 8 rows x 32 columns, each row's 64 bytes one load
@@ -1712,37 +1754,8 @@ LC_MGE_AVX512BW uint64_t tiles_8x32_epi16_avx512(const Group& g, uint8_t* logica
     const uint64_t re = std::min(R, rg + pass);
     for (uint64_t l = 0; l < L32; l += 32) {
       for (uint64_t r = rg; r < re; r += 8) {
-        const uint64_t* rows = g.rows + r;
-        uint16_t* px = ph + l * R + r;
-        __m512i v[8];
-        if (kPack) {
-          LC_MGE_UNROLL
-          for (int k = 0; k < 8; ++k) {
-            v[k] = rows[k] == kPad ? _mm512_setzero_si512() : _mm512_loadu_si512(reinterpret_cast<const void*>(lg + rows[k] + l));
-          }
-          byte_transpose::transpose8x8_epi16_x4(v, v);
-          LC_MGE_UNROLL
-          for (int j = 0; j < 8; ++j) {
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(px + j * R), _mm512_castsi512_si128(v[j]));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(px + (8 + j) * R), _mm512_extracti32x4_epi32(v[j], 1));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(px + (16 + j) * R), _mm512_extracti32x4_epi32(v[j], 2));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(px + (24 + j) * R), _mm512_extracti32x4_epi32(v[j], 3));
-          }
-        } else {
-          LC_MGE_UNROLL
-          for (int j = 0; j < 8; ++j) {
-            __m512i x = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(px + j * R)));
-            x = _mm512_mask_broadcast_i32x4(x, 0x00F0, _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + (8 + j) * R)));
-            x = _mm512_mask_broadcast_i32x4(x, 0x0F00, _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + (16 + j) * R)));
-            x = _mm512_mask_broadcast_i32x4(x, 0xF000, _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + (24 + j) * R)));
-            v[j] = x;
-          }
-          byte_transpose::transpose8x8_epi16_x4(v, v);
-          LC_MGE_UNROLL
-          for (int k = 0; k < 8; ++k) {
-            if (rows[k] != kPad) _mm512_storeu_si512(reinterpret_cast<void*>(lg + rows[k] + l), v[k]);
-          }
-        }
+        if (kPack) tile_8x32_epi16(g.rows + r, lg, ph + l * R + r, R, l);
+        else untile_8x32_epi16(g.rows + r, lg, ph + l * R + r, R, l);
       }
     }
   }
@@ -1759,6 +1772,9 @@ LC_MGE_AVX512BW uint64_t tiles_8x32_epi16_avx512(const Group& g, uint8_t* logica
 // columns (fewer than 32) go in one tile read and written masked, so every
 // column is done here (1 x 2048 x 7 x 7 NHWC fp16 on a Zen 5: 0.016 / 0.036
 // of memcpy with them element by element, 0.13 / 0.14 so; pack / unpack).
+// Whole tiles unpack as four untile_8x32_epi16 instead: the lane transposes
+// cost more than reading each line in four 16-byte pieces (8 x 64 x 56 x 56
+// NCHW32 fp16: 0.48 -> 0.68 of memcpy; 1 x 512 x 14 x 14 0.22 -> 0.34).
 template <bool kPack, bool kPartial>
 LC_MGE_AVX512BW_INLINE void tile_32x32_epi16(const uint64_t* rows, uint16_t* lg, uint16_t* px, uint64_t R, uint64_t l,
                                              uint64_t n, bool nt) {
@@ -1822,20 +1838,37 @@ LC_MGE_AVX512BW uint64_t tiles_32x32_epi16_avx512(const Group& g, uint8_t* logic
   const uint64_t L32 = g.L / 32 * 32, R = g.R, pass = std::max<uint64_t>(32, g.group_rows / 32 * 32);
   uint16_t* lg = reinterpret_cast<uint16_t*>(logical);
   uint16_t* ph = reinterpret_cast<uint16_t*>(phys) + g.pixels;
-  if (!kPack && g.long_rows && R >= 2 && g.rows[0] != kPad && g.rows[1] != kPad && (g.rows[1] - g.rows[0]) % 1024 == 0) {
+  const bool rows_share_sets = R >= 2 && g.rows[0] != kPad && g.rows[1] != kPad && (g.rows[1] - g.rows[0]) % 1024 == 0;
+  if (!kPack && g.long_rows && rows_share_sets && R <= 64) {
     // Unpacking in cache rows a multiple of 2 KiB apart (H*W elements): they
-    // share their L1 sets, and 32 partial lines of them at once evict each
-    // other; the tiles go into a stage of 32 rows x kUnstage16Cols instead,
-    // whose rows then leave as runs of whole lines (measured on a Zen 5,
-    // 1 x 64 x 32 x 64 fp16: NCHW32 0.13 -> 0.33 of memcpy, NHWC 0.09 ->
-    // 0.29; rows not so apart lose by it: 1 x 512 x 14 x 14 0.28 -> 0.19).
+    // share their L1 sets, and the lines of 32 of them at once evict each
+    // other (1 x 64 x 32 x 64 NCHW32 fp16 on a Zen 5: 0.13 of memcpy). Eight
+    // rows at a time over kUnstage16Cols columns instead, the pixels' 64-byte
+    // pieces (16 KiB) staying in L1 for the next eight: 0.37, against 0.29
+    // through the stage below. Pixel lines of more than 128 bytes spread those
+    // pieces over too few sets to stay (NHWC of 128 channels: 0.26 so, 0.33
+    // through the stage).
+    for (uint64_t r = 0; r < R; r += 32) {
+      for (uint64_t l0 = 0; l0 < L32; l0 += kUnstage16Cols) {
+        const uint64_t n = std::min(kUnstage16Cols, L32 - l0);
+        for (uint64_t c = r; c < r + 32; c += 8) {
+          for (uint64_t l = l0; l < l0 + n; l += 32) untile_8x32_epi16(g.rows + c, lg, ph + l * R + c, R, l);
+        }
+      }
+    }
+  } else if (!kPack && g.long_rows && rows_share_sets) {
+    // The same with more than 64 rows: the tiles go into a stage of 32 rows x
+    // kUnstage16Cols, whose rows then leave as runs of whole lines (rows not
+    // so apart lose by it: 1 x 512 x 14 x 14 0.28 -> 0.19).
     alignas(64) uint16_t stage[32][kUnstage16Cols];
     uint64_t at[32];
     for (uint64_t k = 0; k < 32; ++k) at[k] = k * kUnstage16Cols;
     for (uint64_t r = 0; r < R; r += 32) {
       for (uint64_t l0 = 0; l0 < L32; l0 += kUnstage16Cols) {
         const uint64_t n = std::min(kUnstage16Cols, L32 - l0);
-        for (uint64_t t = 0; t < n; t += 32) tile_32x32_epi16<false, false>(at, stage[0], ph + (l0 + t) * R + r, R, t, 32, false);
+        for (uint64_t t = 0; t < n; t += 32) {
+          for (uint64_t c = 0; c < 32; c += 8) untile_8x32_epi16(at + c, stage[0], ph + (l0 + t) * R + r + c, R, t);
+        }
         for (uint64_t k = 0; k < 32; ++k) {
           if (g.rows[r + k] == kPad) continue;
           uint16_t* out = lg + g.rows[r + k] + l0;
@@ -1845,8 +1878,7 @@ LC_MGE_AVX512BW uint64_t tiles_32x32_epi16_avx512(const Group& g, uint8_t* logic
         }
       }
     }
-  } else if (kPack && !nt && !g.fetch_ahead && R >= 2 && g.rows[0] != kPad && g.rows[1] != kPad &&
-             (g.rows[1] - g.rows[0]) % 1024 == 0) {
+  } else if (kPack && !nt && !g.fetch_ahead && rows_share_sets) {
     // Packing in cache rows a multiple of 2 KiB apart: each row's run of
     // kUnstage16Cols columns into a stage first, the tiles from there
     // (1 x 64 x 32 x 64 NCHW32 fp16 on a Zen 5: 0.25 -> 0.39 of memcpy).
@@ -1870,7 +1902,13 @@ LC_MGE_AVX512BW uint64_t tiles_32x32_epi16_avx512(const Group& g, uint8_t* logic
     for (uint64_t rg = 0; rg < R; rg += pass) {
       const uint64_t re = std::min(R, rg + pass);
       for (uint64_t l = 0; l < L32; l += 32) {
-        for (uint64_t r = rg; r < re; r += 32) tile_32x32_epi16<kPack, false>(g.rows + r, lg, ph + l * R + r, R, l, 32, nt);
+        for (uint64_t r = rg; r < re; r += 32) {
+          if (kPack) {
+            tile_32x32_epi16<true, false>(g.rows + r, lg, ph + l * R + r, R, l, 32, nt);
+            continue;
+          }
+          for (uint64_t c = r; c < r + 32; c += 8) untile_8x32_epi16(g.rows + c, lg, ph + l * R + c, R, l);
+        }
       }
     }
   }

@@ -406,10 +406,13 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nchw64", "int16", "2,70,3,11"},
            {"mge.chwn4", "fp16", "2,6,7,9"},
            {"mge.nhwc", "uint16", "3,8,8,4"},
-           // ... unpacked in cache through a stage when the rows are a
-           // multiple of 2 KiB apart (padding rows), straight when not.
+           // ... unpacked in cache eight rows at a time over a window of
+           // pixels when the rows are a multiple of 2 KiB apart (padding
+           // rows), through a stage so from 96 rows on, straight when not.
            {"mge.nchw32", "fp16", "1,40,32,32"},
            {"mge.nhwc", "bf16", "1,64,16,64"},
+           {"mge.nhwc", "fp16", "1,96,32,32"},
+           {"mge.nhwc", "int16", "2,128,16,64"},
            {"mge.nchw64", "fp16", "1,64,32,40"},
            // NCHW4 8-bit blocks of small images (small_blocks4_epi8): tiles of
            // 64 pixels and a partial one, a padding group; packs up to 1024 pixels.
