@@ -231,12 +231,14 @@ TEST(MgeLarge, streamed_pack) {
 }
 
 // Streamed 16-bit packs of 32k rows write whole pixel lines straight out when
-// the group starts on a line, through the stage otherwise: both, against the
+// the group starts on a line, through the stage otherwise; those of 4 rows
+// (NCHW4) non-temporal from the first line boundary on: both, against the
 // reference's bytes.
 TEST(MgeLarge, streamed_16bit_packs_from_a_line_and_inside_one) {
   for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
            {"mge.nhwc", "fp16", "2,64,256,257"},
            {"mge.nchw32", "bf16", "1,72,256,500"},
+           {"mge.nchw4", "fp16", "8,17,256,240"},
        }) {
     const Case c = must_case(layout, dtype, shape);
     std::vector<uint8_t> logical;
@@ -259,6 +261,8 @@ TEST(MgeLarge, streamed_nchw4_at_every_isa_level) {
            {"fp32", "4,17,256,257"},
            {"int8", "16,18,256,240"},
            {"int8", "16,18,256,257"},
+           {"fp16", "8,17,256,240"},
+           {"bf16", "8,17,256,257"},
        }) {
     expect_pass_at_every_isa("mge.nchw4", dtype, shape);
   }
@@ -370,10 +374,16 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nhwc", "fp32", "2,32,4,5"},
            {"mge.nhwc", "int32", "2,528,4,13"},
            {"mge.nhwc", "fp32", "3,16,1,3"},
-           // Four rows (NCHW4, CHWN4 of one image): a masked tile after the whole ones.
+           // Four rows (NCHW4, CHWN4 of one image): a masked tile after the
+           // whole ones (16-bit: and before them, up to a line boundary).
            {"mge.nchw4", "int8", "1,20,7,7"},
            {"mge.nchw4", "int8", "2,9,9,15"},
            {"mge.chwn4", "int8", "1,10,3,5"},
+           {"mge.nchw4", "fp16", "1,20,7,7"},
+           {"mge.nchw4", "bf16", "2,9,9,15"},
+           {"mge.nchw4", "int16", "1,8,32,64"},
+           {"mge.chwn4", "fp16", "1,10,3,5"},
+           {"mge.nchw4", "fp16", "3,5,1,3"},
            // Whole groups of at most 64 pixels, each one tile (small_groups_epi8):
            // 64 pixels, 15 (the last rows read masked), two; 32 rows with an odd
            // count (a last pixel in half a line) and a padding group.
