@@ -29,7 +29,8 @@
 // through a stage; images of one pixel (1 x 1) are copies (the padding of
 // a part block zeros); with AVX-512 the other pixels past the whole tiles go
 // in masked 16-row tiles; 4-bit elements (two per byte, low nibble first)
-// take a nibble loop. Tensors of kStreamBytes and more are packed with streaming
+// go as 8-bit groups of row pairs where every row starts on a byte, else by
+// a nibble loop. Tensors of kStreamBytes and more are packed with streaming
 // stores: straight from the registers where a tile writes whole lines (those
 // 8-bit tiles, 32-bit groups of 16k rows taken 16 rows a pass), else block by
 // block through an L1 stage; groups of many rows are unpacked the same way, a
@@ -2147,7 +2148,11 @@ void stream_lines(uint8_t* dst, const uint8_t* src, uint64_t n) {
 #endif
 
 template <bool kPack>
+bool nibble_pairs(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys);
+
+template <bool kPack>
 void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
+  if (p.bits == 4 && nibble_pairs<kPack>(p, g, logical, phys)) return;
 #if LC_MGE_X86
   const uint64_t pixel_bytes = g.R * p.bits / 8;
   if (kPack && p.bits == 8 && g.R % 64 == 0 && have_avx512()) {
@@ -2278,6 +2283,145 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     return;
   }
   run_group_direct<kPack>(p, g, logical, phys);
+}
+
+// ---- 4-bit groups as 8-bit ones ---------------------------------------------
+//
+// Element e of a 4-bit buffer is the low nibble of byte e/2 when e is even.
+// When every row of a group starts on a byte (an even element index), there
+// are an even number of rows and the pixels start on a byte, rows 2k and
+// 2k + 1 side by side are one row of bytes (byte l: element l of row 2k low,
+// of row 2k + 1 high), and pixel l's R/2 bytes are byte l of each such row in
+// turn: the group is an 8-bit group of R/2 rows. Blocks of pixels go through
+// those rows in an L1 stage and the 8-bit transposes (measured on a Zen 5,
+// 8 x 64 x 256 x 256 int4, pack / unpack: NCHW64 0.018 / 0.017 of memcpy
+// nibble by nibble, 0.79 / 0.71 so; NHWC 0.98 / 0.79; NCHW32, 16-byte
+// pixels, 0.42 / 0.41).
+
+// Bytes 0..n-1 of a row pair from its rows' ceil(n/2) bytes (nullptr: padding, zeros).
+inline void pair_nibbles_scalar(const uint8_t* a, const uint8_t* b, uint8_t* out, uint64_t from, uint64_t n) {
+  for (uint64_t l = from; l < n; ++l) {
+    const unsigned shift = (l & 1) * 4;
+    const unsigned lo = a ? (a[l >> 1] >> shift) & 0xF : 0, hi = b ? (b[l >> 1] >> shift) & 0xF : 0;
+    out[l] = static_cast<uint8_t>(lo | hi << 4);
+  }
+}
+
+// Rows 2k and 2k + 1 back from bytes 0..n-1 of their pair (nullptr: padding, not written).
+inline void split_nibbles_scalar(const uint8_t* in, uint8_t* a, uint8_t* b, uint64_t from, uint64_t n) {
+  for (uint64_t l = from; l < n; ++l) {
+    const unsigned shift = (l & 1) * 4;
+    if (a) a[l >> 1] = static_cast<uint8_t>((a[l >> 1] & ~(0xFu << shift)) | (in[l] & 0xFu) << shift);
+    if (b) b[l >> 1] = static_cast<uint8_t>((b[l >> 1] & ~(0xFu << shift)) | (in[l] >> 4) << shift);
+  }
+}
+
+#if LC_MGE_X86
+// The same 128 bytes at a time: nibble selects, then the bytes of the even and
+// odd elements interleaved (byte unpacks per lane, lanes put in order).
+// With `fetch`, the rows' bytes that far ahead are fetched into L1 meanwhile.
+LC_MGE_AVX512BW uint64_t pair_nibbles_avx512(const uint8_t* a, const uint8_t* b, uint8_t* out, uint64_t n,
+                                             uint64_t fetch) {
+  const __m512i low = _mm512_set1_epi8(0x0F);
+  const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), second = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+  uint64_t l = 0;
+  for (; l + 128 <= n; l += 128) {
+    // mutate: equivalent (prefetches: the same bytes)
+    if (fetch && a) _mm_prefetch(reinterpret_cast<const char*>(a + l / 2 + fetch), _MM_HINT_T0);
+    if (fetch && b) _mm_prefetch(reinterpret_cast<const char*>(b + l / 2 + fetch), _MM_HINT_T0);
+    const __m512i x = a ? _mm512_loadu_si512(reinterpret_cast<const void*>(a + l / 2)) : _mm512_setzero_si512();
+    const __m512i y = b ? _mm512_loadu_si512(reinterpret_cast<const void*>(b + l / 2)) : _mm512_setzero_si512();
+    // even: x's low nibbles under y's; odd: x's high nibbles under y's.
+    const __m512i even = _mm512_ternarylogic_epi64(low, x, _mm512_slli_epi16(y, 4), 0xCA);
+    const __m512i odd = _mm512_ternarylogic_epi64(low, _mm512_srli_epi16(x, 4), y, 0xCA);
+    const __m512i lo = _mm512_unpacklo_epi8(even, odd), hi = _mm512_unpackhi_epi8(even, odd);
+    _mm512_storeu_si512(reinterpret_cast<void*>(out + l), _mm512_permutex2var_epi64(lo, first, hi));
+    _mm512_storeu_si512(reinterpret_cast<void*>(out + l + 64), _mm512_permutex2var_epi64(lo, second, hi));
+  }
+  return l;
+}
+
+// With `nt`, rows on a cache line are written with non-temporal stores.
+LC_MGE_AVX512BW uint64_t split_nibbles_avx512(const uint8_t* in, uint8_t* a, uint8_t* b, uint64_t n, bool nt) {
+  const bool nt_a = nt && a && reinterpret_cast<uintptr_t>(a) % kLine == 0;
+  const bool nt_b = nt && b && reinterpret_cast<uintptr_t>(b) % kLine == 0;
+  const __m512i low = _mm512_set1_epi8(0x0F);
+  // Per lane: the even bytes into the low quadword, the odd ones into the high.
+  const __m512i apart = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
+  const __m512i evens = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), odds = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+  uint64_t l = 0;
+  for (; l + 128 <= n; l += 128) {
+    const __m512i s0 = _mm512_shuffle_epi8(_mm512_loadu_si512(reinterpret_cast<const void*>(in + l)), apart);
+    const __m512i s1 = _mm512_shuffle_epi8(_mm512_loadu_si512(reinterpret_cast<const void*>(in + l + 64)), apart);
+    const __m512i even = _mm512_permutex2var_epi64(s0, evens, s1), odd = _mm512_permutex2var_epi64(s0, odds, s1);
+    const __m512i x = _mm512_ternarylogic_epi64(low, even, _mm512_slli_epi16(odd, 4), 0xCA);
+    const __m512i y = _mm512_ternarylogic_epi64(low, _mm512_srli_epi16(even, 4), odd, 0xCA);
+    if (nt_a) _mm512_stream_si512(reinterpret_cast<__m512i*>(a + l / 2), x);
+    else if (a) _mm512_storeu_si512(reinterpret_cast<void*>(a + l / 2), x);
+    if (nt_b) _mm512_stream_si512(reinterpret_cast<__m512i*>(b + l / 2), y);
+    else if (b) _mm512_storeu_si512(reinterpret_cast<void*>(b + l / 2), y);
+  }
+  return l;
+}
+#endif
+
+constexpr uint64_t kPairStageBytes = 32u << 10;  // the L1 stage of the row pairs of a 4-bit group
+
+template <bool kPack>
+bool nibble_pairs(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
+  if (g.R % 2 != 0 || g.pixels % 2 != 0) return false;
+  for (uint64_t r = 0; r < g.R; ++r) {
+    if (g.rows[r] != kPad && g.rows[r] % 2 != 0) return false;
+  }
+  const uint64_t H = g.R / 2;
+  const uint64_t block = std::max<uint64_t>(128, kPairStageBytes / H / 128 * 128);  // pixels, whole 128-byte runs
+  static thread_local std::vector<uint8_t> stage_buffer;
+  static thread_local std::vector<uint64_t> pair_rows;
+  if (stage_buffer.size() < H * block) stage_buffer.resize(H * block);
+  pair_rows.resize(H);
+  uint8_t* stage = stage_buffer.data();
+  for (uint64_t k = 0; k < H; ++k) pair_rows[k] = g.rows[2 * k] == kPad && g.rows[2 * k + 1] == kPad ? kPad : k * block;
+  Plan bytes = p;
+  bytes.bits = 8;
+  bytes.stream = kPack && p.stream;  // the stage is read back at once when unpacking
+  const auto row_at = [&](uint64_t r, uint64_t l0) { return g.rows[r] == kPad ? nullptr : logical + (g.rows[r] + l0) / 2; };
+  for (uint64_t l0 = 0; l0 < g.L; l0 += block) {
+    const uint64_t n = std::min(block, g.L - l0);
+    const Group pairs{pair_rows.data(), H, n, (g.pixels + l0 * g.R) / 2};
+    if (kPack) {
+      for (uint64_t k = 0; k < H; ++k) {
+        if (pair_rows[k] == kPad) continue;
+        const uint8_t *a = row_at(2 * k, l0), *b = row_at(2 * k + 1, l0);
+        uint64_t done = 0;
+#if LC_MGE_X86
+        if (have_avx512()) done = pair_nibbles_avx512(a, b, stage + pair_rows[k], n, p.stream ? block / 2 : 0);
+#endif
+        pair_nibbles_scalar(a, b, stage + pair_rows[k], done, n);
+      }
+      run_group<true>(bytes, pairs, stage, phys);
+    } else {
+      run_group<false>(bytes, pairs, stage, phys);
+      // The next block's pixels are fetched into L2 while this one's rows go
+      // out, a share of their lines with every row pair.
+      const uint8_t* next = phys + (g.pixels + (l0 + n) * g.R) / 2;
+      const uint64_t next_lines = p.stream ? std::min(block, g.L - l0 - n) * H / kLine : 0;
+      for (uint64_t k = 0; k < H; ++k) {
+#if LC_MGE_X86
+        for (uint64_t i = k * next_lines / H; i < (k + 1) * next_lines / H; ++i) {
+          _mm_prefetch(reinterpret_cast<const char*>(next + i * kLine), _MM_HINT_T1);  // mutate: equivalent (a prefetch)
+        }
+#endif
+        if (pair_rows[k] == kPad) continue;
+        uint8_t *a = row_at(2 * k, l0), *b = row_at(2 * k + 1, l0);
+        uint64_t done = 0;
+#if LC_MGE_X86
+        if (have_avx512()) done = split_nibbles_avx512(stage + pair_rows[k], a, b, n, p.stream);
+#endif
+        split_nibbles_scalar(stage + pair_rows[k], a, b, done, n);
+      }
+    }
+  }
+  return true;
 }
 
 // The groups of a plan in physical order: how many, and group `i` with its

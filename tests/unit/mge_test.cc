@@ -255,6 +255,42 @@ TEST(MgeLarge, streamed_16bit_packs_from_a_line_and_inside_one) {
   }
 }
 
+// 4-bit groups whose rows start on a byte go as 8-bit groups of row pairs:
+// streamed (16 MiB), the pairs' rows written non-temporal when they start on
+// a line, the next block fetched ahead; a pair with one padding row, a group of
+// only padding pairs; both ways, into line-aligned buffers and buffers 16
+// bytes in, at every instruction-set level, against the reference's bytes.
+TEST(MgeLarge, int4_row_pairs_from_a_line_and_inside_one) {
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"mge.nchw64", "int4", "1,97,256,1024"},
+           {"mge.nhwc", "uint4", "2,64,256,512"},
+           {"mge.nchw32", "int4", "1,127,256,1024"},
+       }) {
+    SCOPED_TRACE(std::string(layout) + " " + dtype + " " + shape);
+    const Case c = must_case(layout, dtype, shape);
+    std::vector<uint8_t> logical;
+    fill_position_unique(c, 9, &logical);
+    const size_t lb = logical.size(), pb = *reference_impl().size_bytes(c);
+    std::vector<uint8_t> want(pb);
+    ASSERT_TRUE(reference_impl().pack(c, logical.data(), lb, want.data(), pb).ok());
+    std::vector<uint8_t> phys(pb + 128), back(lb + 128);
+    const auto line = [](std::vector<uint8_t>& v, size_t off) {
+      return v.data() + (kLineBytes - reinterpret_cast<uintptr_t>(v.data()) % kLineBytes) % kLineBytes + off;
+    };
+    for (Isa isa : available_isas()) {
+      IsaCapScope cap(isa);
+      for (size_t off : {0, 16}) {
+        uint8_t *ph = line(phys, off), *lg = line(back, off);
+        ASSERT_TRUE(optimized_impl().pack(c, logical.data(), lb, ph, pb).ok());
+        EXPECT_EQ(0, std::memcmp(ph, want.data(), pb)) << isa_name(isa) << " pack +" << off;
+        std::memset(lg, 0xA5, lb);
+        ASSERT_TRUE(optimized_impl().unpack(c, want.data(), pb, lg, lb).ok());
+        EXPECT_EQ(0, std::memcmp(lg, logical.data(), lb)) << isa_name(isa) << " unpack +" << off;
+      }
+    }
+  }
+}
+
 TEST(MgeLarge, streamed_nchw4_at_every_isa_level) {
   for (const auto& [dtype, shape] : std::vector<std::pair<const char*, const char*>>{
            {"fp32", "4,17,256,240"},
@@ -384,6 +420,15 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nchw4", "int16", "1,8,32,64"},
            {"mge.chwn4", "fp16", "1,10,3,5"},
            {"mge.nchw4", "fp16", "3,5,1,3"},
+           // 4-bit groups as 8-bit groups of row pairs (rows on a byte: an
+           // even H*W): a pair with a padding row, 130 pixels (a tail of the
+           // 128-byte runs), CHWN4; an odd H*W goes nibble by nibble.
+           {"mge.nchw64", "int4", "1,65,7,8"},
+           {"mge.nchw64", "uint4", "2,64,13,10"},
+           {"mge.chwn4", "int4", "8,10,16,16"},
+           {"mge.nchw4", "uint4", "2,7,5,6"},
+           {"mge.nhwc", "int4", "1,66,3,300"},
+           {"mge.nchw32", "int4", "2,33,3,3"},
            // Whole groups of at most 64 pixels, each one tile (small_groups_epi8):
            // 64 pixels, 15 (the last rows read masked), two; 32 rows with an odd
            // count (a last pixel in half a line) and a padding group.
