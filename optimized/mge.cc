@@ -2477,7 +2477,8 @@ Group group_at(const Plan& p, uint64_t i, uint64_t* rows) {
 // of every group, in physical order, each a whole number of kSlicePixels
 // pixels (the last one the rest), so that units write disjoint bytes and every
 // unit starts at the same offset in a cache line as its group (the SIMD paths
-// pick their heads and streaming stores from it). 4-bit tensors run on one
+// pick their heads and streaming stores from it; 4-bit rows of an even
+// length: every unit whole bytes). 4-bit tensors of odd rows run on one
 // thread: two neighbouring elements share a byte.
 constexpr uint64_t kSlicePixels = 64;
 constexpr uint64_t kThreadChunkBytes = 512u << 10;  // physical bytes a thread takes at once, about
@@ -2605,14 +2606,15 @@ void walk(const Plan& p, uint8_t* logical, uint8_t* phys) {
   if (!kPack && p.bits == 4 && p.elements % 2 == 1) logical[p.elements / 2] = 0;
   if (kPack && p.bits == 4 && p.physical_elements % 2 == 1) phys[p.physical_elements / 2] = 0;
   const uint64_t groups = group_count(p);
-  const uint64_t threads = p.bits == 4 ? 1 : resolve_threads(requested_threads(), p.phys_bytes);
+  // 4-bit rows of an odd length share bytes with their neighbours: one thread.
+  const uint64_t L = p.kind == Kind::kColMajor ? p.cols : p.HW;
+  const uint64_t threads = p.bits == 4 && L % 2 != 0 ? 1 : resolve_threads(requested_threads(), p.phys_bytes);
   if (threads <= 1) {
     walk_units<kPack>(p, logical, phys, 1, 0, groups);
   } else {
     // Whole groups when they are many, else slices of them: 8 units a thread
     // or more, handed out as the threads get free (a thread whose core is busy
     // with other work takes fewer), in runs of kThreadChunkBytes or so.
-    const uint64_t L = p.kind == Kind::kColMajor ? p.cols : p.HW;
     uint64_t slices = 1;
     if (groups < 8 * threads) {
       slices = std::min(ceil_div(8 * threads, groups), std::max<uint64_t>(1, ceil_div(L, kSlicePixels)));
