@@ -232,13 +232,17 @@ TEST(MgeLarge, streamed_pack) {
 
 // Streamed 16-bit packs of 32k rows write whole pixel lines straight out when
 // the group starts on a line, through the stage otherwise; those of 4 rows
-// (NCHW4) non-temporal from the first line boundary on: both, against the
-// reference's bytes.
-TEST(MgeLarge, streamed_16bit_packs_from_a_line_and_inside_one) {
+// (NCHW4) non-temporal from the first line boundary on; those of 2 to 15 rows
+// (VBMI permutes) non-temporal when the group starts on a line (the second
+// NHWC int8 image does not): both, against the reference's bytes.
+TEST(MgeLarge, streamed_packs_from_a_line_and_inside_one) {
   for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
            {"mge.nhwc", "fp16", "2,64,256,257"},
            {"mge.nchw32", "bf16", "1,72,256,500"},
            {"mge.nchw4", "fp16", "8,17,256,240"},
+           {"mge.nhwc", "int8", "2,3,1700,1701"},
+           {"mge.nhwc", "fp16", "1,3,1400,2000"},
+           {"mge.nhwc", "fp32", "1,5,1024,820"},
        }) {
     const Case c = must_case(layout, dtype, shape);
     std::vector<uint8_t> logical;
@@ -429,6 +433,20 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nchw4", "uint4", "2,7,5,6"},
            {"mge.nhwc", "int4", "1,66,3,300"},
            {"mge.nchw32", "int4", "2,33,3,3"},
+           // Groups of 2 to 15 rows by permutes (VBMI): whole blocks of 64 /
+           // 32 / 16 pixels and a masked last one, CHWN4 of 3 images (12
+           // rows) with padding rows; 16-bit of 3, 6 and 15 channels, 32-bit
+           // of 3 and 7.
+           {"mge.nhwc", "int8", "2,3,13,11"},
+           {"mge.nhwc", "uint8", "1,2,8,16"},
+           {"mge.nhwc", "int8", "1,15,9,9"},
+           {"mge.chwn4", "int8", "3,6,5,7"},
+           {"mge.chwn4", "fp16", "3,6,5,7"},
+           {"mge.nhwc", "fp16", "2,3,7,9"},
+           {"mge.nhwc", "bf16", "1,6,16,16"},
+           {"mge.nhwc", "int16", "1,15,5,13"},
+           {"mge.nhwc", "fp32", "2,3,7,9"},
+           {"mge.nhwc", "int32", "1,7,16,16"},
            // Whole groups of at most 64 pixels, each one tile (small_groups_epi8):
            // 64 pixels, 15 (the last rows read masked), two; 32 rows with an odd
            // count (a last pixel in half a line) and a padding group.
