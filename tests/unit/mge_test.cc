@@ -433,6 +433,11 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nchw4", "uint4", "2,7,5,6"},
            {"mge.nhwc", "int4", "1,66,3,300"},
            {"mge.nchw32", "int4", "2,33,3,3"},
+           // 8-bit groups of 16 | R, not 32 | R (16 x 64 tiles): 16 rows with
+           // padding rows and a tail, 48 rows, one whole tile.
+           {"mge.chwn4", "int8", "4,9,16,17"},
+           {"mge.nhwc", "uint8", "2,48,9,15"},
+           {"mge.nhwc", "int8", "1,16,8,8"},
            // Groups of 2 to 15 rows by permutes (VBMI): whole blocks of 64 /
            // 32 / 16 pixels and a masked last one, CHWN4 of 3 images (12
            // rows) with padding rows; 16-bit of 3, 6 and 15 channels, 32-bit
