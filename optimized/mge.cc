@@ -2119,14 +2119,20 @@ LC_MGE_AVX512VBMI inline void store_elements(uint8_t* at, uint64_t k, __m512i v)
 
 inline uint64_t low_bits(uint64_t n) { return n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1; }
 
-// With `stream` (a pack of kStreamBytes or more), the rows are fetched
-// kPrefetchBytes ahead and the lines leave non-temporal when the group starts
-// on one.
+// With `stream` (kStreamBytes or more), packing fetches the rows
+// kPrefetchBytes ahead and writes the lines non-temporal when the group
+// starts on one; unpacking writes the rows non-temporal when all start on one.
 template <bool kPack, int E>
 LC_MGE_AVX512VBMI void small_rows_permutes(const Group& g, uint8_t* logical, uint8_t* phys, bool stream = false) {
   constexpr uint64_t V = 64 / E;
   const uint64_t R = g.R;
-  const bool nt = stream && reinterpret_cast<uintptr_t>(phys + g.pixels * E) % kLine == 0;
+  bool nt = stream && reinterpret_cast<uintptr_t>(phys + g.pixels * E) % kLine == 0;
+  if (!kPack && stream) {  // every row on a line
+    nt = true;
+    for (uint64_t r = 0; r < R; ++r) {
+      if (g.rows[r] != kPad && reinterpret_cast<uintptr_t>(logical + g.rows[r] * E) % kLine != 0) nt = false;
+    }
+  }
   const SmallRowsTables::PerR& t = small_rows_tables<E>(R);
   __m512i v[kSmallRows];
   for (uint64_t l = 0; l < g.L; l += V) {
@@ -2158,7 +2164,8 @@ LC_MGE_AVX512VBMI void small_rows_permutes(const Group& g, uint8_t* logical, uin
         const __m512i idx = _mm512_load_si512(t.unpack_idx[r]);
         __m512i o = _mm512_setzero_si512();
         for (uint64_t a = 0; a < R; ++a) o = permute_masked<E>(o, t.unpack_mask[r][a], idx, v[a]);
-        store_elements<E>(logical + (g.rows[r] + l) * E, low_bits(n), o);
+        if (n == V && nt) _mm512_stream_si512(reinterpret_cast<__m512i*>(logical + (g.rows[r] + l) * E), o);
+        else store_elements<E>(logical + (g.rows[r] + l) * E, low_bits(n), o);
       }
     }
   }
@@ -2425,14 +2432,16 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     tiles_32x32_epi16_avx512<true>(d, logical, phys, true);  // every column, the last ones masked
     return;
   }
-  if (kPack && p.stream && p.bits % 8 == 0 && small_rows_wanted(p.bits / 8, g.R) && have_avx512_vbmi()) {
-    // A few rows: lines straight from the registers, no stage (measured on a
-    // Zen 5, 16 x C x 512 x 512 NHWC, against the stage: fp16 of 3 channels
-    // 0.35 -> 0.86 of memcpy, fp32 of 5 0.50 -> 0.97, int8 of 12 0.28 -> 0.39).
+  if (p.stream && p.bits % 8 == 0 && small_rows_wanted(p.bits / 8, g.R) && have_avx512_vbmi()) {
+    // A few rows: lines straight from the registers, no stage, both ways
+    // (measured on a Zen 5, 16 x C x 512 x 512 NHWC, against the stages:
+    // packs of fp16 of 3 channels 0.35 -> 0.86 of memcpy, fp32 of 5 0.50 ->
+    // 0.97, int8 of 12 0.28 -> 0.39; unpacks of fp16 of 3 0.62 -> 1.08, of
+    // 12 0.40 -> 0.56, int8 of 12 0.40 -> 0.55).
     switch (p.bits) {
-      case 8: small_rows_permutes<true, 1>(g, logical, phys, true); break;
-      case 16: small_rows_permutes<true, 2>(g, logical, phys, true); break;
-      default: small_rows_permutes<true, 4>(g, logical, phys, true); break;
+      case 8: small_rows_permutes<kPack, 1>(g, logical, phys, true); break;
+      case 16: small_rows_permutes<kPack, 2>(g, logical, phys, true); break;
+      default: small_rows_permutes<kPack, 4>(g, logical, phys, true); break;
     }
     return;
   }

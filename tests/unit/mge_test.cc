@@ -234,7 +234,8 @@ TEST(MgeLarge, streamed_pack) {
 // the group starts on a line, through the stage otherwise; those of 4 rows
 // (NCHW4) non-temporal from the first line boundary on; those of 2 to 15 rows
 // (VBMI permutes) non-temporal when the group starts on a line (the second
-// NHWC int8 image does not): both, against the reference's bytes.
+// NHWC int8 image does not): both, against the reference's bytes; and the
+// unpacks into line-aligned rows and rows 16 bytes in.
 TEST(MgeLarge, streamed_packs_from_a_line_and_inside_one) {
   for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
            {"mge.nhwc", "fp16", "2,64,256,257"},
@@ -250,11 +251,14 @@ TEST(MgeLarge, streamed_packs_from_a_line_and_inside_one) {
     const size_t pb = *reference_impl().size_bytes(c);
     std::vector<uint8_t> want(pb);
     ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), want.data(), pb).ok());
-    std::vector<uint8_t> phys(pb + 128);
+    std::vector<uint8_t> phys(pb + 128), back(logical.size() + 128);
     for (size_t off : {0, 16}) {
       uint8_t* at = phys.data() + (kLineBytes - reinterpret_cast<uintptr_t>(phys.data()) % kLineBytes) % kLineBytes + off;
       ASSERT_TRUE(optimized_impl().pack(c, logical.data(), logical.size(), at, pb).ok());
       EXPECT_EQ(0, std::memcmp(at, want.data(), pb)) << layout << " " << dtype << " +" << off;
+      uint8_t* lg = back.data() + (kLineBytes - reinterpret_cast<uintptr_t>(back.data()) % kLineBytes) % kLineBytes + off;
+      ASSERT_TRUE(optimized_impl().unpack(c, want.data(), pb, lg, logical.size()).ok());
+      EXPECT_EQ(0, std::memcmp(lg, logical.data(), logical.size())) << layout << " " << dtype << " unpack +" << off;
     }
   }
 }
