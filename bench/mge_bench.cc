@@ -80,6 +80,7 @@ bool onednn_threads_settable() {
 // oneDNN's reorder of the same conversion as pack/IMPL and unpack/IMPL rows:
 // pack/onednn, or pack/onednn-N-threads with `threads` threads.
 void register_onednn(const std::string& group, const Case& c, unsigned threads = 0) {
+  if (c.dtype == DType::kInt4 || c.dtype == DType::kUInt4) return;  // oneDNN 2.x has no 4-bit type
   const dt type = c.dtype == DType::kFp32 ? dt::f32 : c.dtype == DType::kFp16 ? dt::f16 : dt::s8;
   const dnnl::memory::dims d(c.shape.begin(), c.shape.end());
   const dnnl::memory::desc plain(d, type, dnnl::memory::format_tag::nchw);
@@ -137,6 +138,11 @@ const bool registered = [] {
       // 16-bit elements (fp16 networks): in cache, rows 4 KiB apart; streamed.
       bench::Row{"mge.nchw32/fp16/256KiB", "mge.nchw32", "fp16", "1,64,32,64"},
       bench::Row{"mge.nhwc/fp16/64MiB", "mge.nhwc", "fp16", "8,64,256,256"},
+      bench::Row{"mge.nchw4/fp16/64MiB", "mge.nchw4", "fp16", "8,64,256,256"},
+      // A batch of RGB input images (groups of 3 rows), and 4-bit weights and
+      // activations (NCHW64 is MegEngine's layout for them; no oneDNN peer).
+      bench::Row{"mge.nhwc/uint8/24MiB-rgb", "mge.nhwc", "uint8", "32,3,512,512"},
+      bench::Row{"mge.nchw64/int4/32MiB", "mge.nchw64", "int4", "16,128,256,128"},
   });
 #if defined(LAYOUTCHECK_HAVE_DNNL)
   for (const auto& [group, c] : rows) register_onednn(group, c);
