@@ -2526,8 +2526,8 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
 // turn: the group is an 8-bit group of R/2 rows. Blocks of pixels go through
 // those rows in an L1 stage and the 8-bit transposes (measured on a Zen 5,
 // 8 x 64 x 256 x 256 int4, pack / unpack: NCHW64 0.018 / 0.017 of memcpy
-// nibble by nibble, 0.79 / 0.71 so; NHWC 0.98 / 0.79; NCHW32, 16-byte
-// pixels, 0.42 / 0.41).
+// nibble by nibble, 0.79 / 0.71 so; NHWC 0.98 / 0.79; NCHW32, 16 row
+// pairs, 0.69 / 1.00 in the 16 x 64 tiles).
 
 // Bytes 0..n-1 of a row pair from its rows' ceil(n/2) bytes (nullptr: padding, zeros).
 inline void pair_nibbles_scalar(const uint8_t* a, const uint8_t* b, uint8_t* out, uint64_t from, uint64_t n) {

@@ -273,6 +273,7 @@ TEST(MgeLarge, int4_row_pairs_from_a_line_and_inside_one) {
            {"mge.nchw64", "int4", "1,97,256,1024"},
            {"mge.nhwc", "uint4", "2,64,256,512"},
            {"mge.nchw32", "int4", "1,127,256,1024"},
+           {"mge.nhwc", "int4", "1,128,512,512"},
        }) {
     SCOPED_TRACE(std::string(layout) + " " + dtype + " " + shape);
     const Case c = must_case(layout, dtype, shape);
@@ -436,6 +437,7 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.chwn4", "int4", "8,10,16,16"},
            {"mge.nchw4", "uint4", "2,7,5,6"},
            {"mge.nhwc", "int4", "1,66,3,300"},
+           {"mge.nhwc", "uint4", "2,128,5,26"},
            {"mge.nchw32", "int4", "2,33,3,3"},
            // 8-bit groups of 16 | R, not 32 | R (16 x 64 tiles): 16 rows with
            // padding rows and a tail, 48 rows, one whole tile.
