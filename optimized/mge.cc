@@ -2176,9 +2176,11 @@ LC_MGE_AVX512VBMI void small_rows_permutes(const Group& g, uint8_t* logical, uin
 // 8-bit elements, R a multiple of 16 but not of 32 (CHWN4 of 4 images, NHWC
 // of 16 or 48 channels, 4-bit NCHW32 as row pairs), AVX-512: tiles of 16
 // rows x 64 columns, four 16 x 16 byte transposes, one per lane, leave pixel
-// 16q + j's 16 bytes in register j, lane q. With R == 16 those are whole
-// pixels, and 4 x 4 lane transposes make whole lines of 4 pixels; otherwise
-// each lane is stored (unpack: loaded) by itself. 96 (64) shuffles per KiB
+// 16q + j's 16 bytes in register j, lane q. Packing with R == 16 those are
+// whole pixels, and 4 x 4 lane transposes make whole lines of 4 pixels;
+// otherwise each lane is stored by itself. Unpacking, each lane is loaded by
+// itself (load_lanes_transpose; as fast as whole lines and lane transposes
+// with R == 16). 96 (64) shuffles per KiB
 // against 256 with the 128-bit tiles (measured on a Zen 5, pack / unpack,
 // CHWN4 int8 of 4 images, 4 x 64 x 64 x 64: 0.17 / 0.10 of memcpy -> 0.84 /
 // 0.40; 4 x 64 x 256 x 256: 0.34 / 0.34 -> 0.94 / 1.09; NHWC int8 of 48
@@ -2216,27 +2218,7 @@ LC_MGE_AVX512BW uint64_t tiles_16x64_epi8_avx512(const Group& g, uint8_t* logica
         }
         continue;
       }
-      if (R == 16) {
-        LC_MGE_UNROLL
-        for (int t = 0; t < 4; ++t) {
-          __m512i w[4];
-          LC_MGE_UNROLL
-          for (int q = 0; q < 4; ++q) w[q] = _mm512_loadu_si512(reinterpret_cast<const void*>(px + (16 * q + 4 * t) * 16));
-          byte_transpose::transpose_lanes4x4(w);
-          LC_MGE_UNROLL
-          for (int s = 0; s < 4; ++s) v[4 * t + s] = w[s];
-        }
-      } else {
-        LC_MGE_UNROLL
-        for (int j = 0; j < 16; ++j) {
-          __m512i x = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(px + j * R)));
-          x = _mm512_mask_broadcast_i32x4(x, 0x00F0, _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + (16 + j) * R)));
-          x = _mm512_mask_broadcast_i32x4(x, 0x0F00, _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + (32 + j) * R)));
-          x = _mm512_mask_broadcast_i32x4(x, 0xF000, _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + (48 + j) * R)));
-          v[j] = x;
-        }
-      }
-      byte_transpose::transpose16x16_epi8_x4(v);
+      load_lanes_transpose(px, R, 0, v);
       LC_MGE_UNROLL
       for (int k = 0; k < 16; ++k) {
         if (rows[k] != kPad) _mm512_storeu_si512(reinterpret_cast<void*>(logical + rows[k] + l), v[k]);
