@@ -502,6 +502,16 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            // 64 pixels and a partial one, a padding group; packs up to 1024 pixels.
            {"mge.nchw4", "int8", "2,10,14,14"},
            {"mge.nchw4", "uint8", "1,8,30,30"},
+           // 16- and 32-bit ones (small_blocks4_wide): whole and masked tiles,
+           // a padding group, images of 1 and 3 x 3 pixels, 1024 pixels.
+           {"mge.nchw4", "fp16", "2,10,7,7"},
+           {"mge.nchw4", "bf16", "1,8,3,3"},
+           {"mge.nchw4", "int16", "1,6,1,1"},
+           {"mge.nchw4", "fp16", "1,4,32,32"},
+           {"mge.nchw4", "fp32", "2,10,7,7"},
+           {"mge.nchw4", "int32", "1,7,3,3"},
+           {"mge.nchw4", "fp32", "1,8,32,32"},
+           {"mge.nchw4", "fp32", "1,4,4,4"},
            // CHWN4 of 8 and 16 images (small_chwn4_epi8): groups of 8 images
            // in pairs and one alone, a padding group; 64 pixels; 16 images.
            {"mge.chwn4", "int8", "8,22,7,7"},
