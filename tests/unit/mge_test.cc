@@ -512,6 +512,14 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nchw4", "int32", "1,7,3,3"},
            {"mge.nchw4", "fp32", "1,8,32,32"},
            {"mge.nchw4", "fp32", "1,4,4,4"},
+           // NHWC 16-bit images of at most 64 pixels, 32 | C, 64 channels and
+           // more (small_images_epi16): a whole and a masked block of pixels,
+           // runs of 256 channels and a shorter last run, 64 pixels, 1 pixel.
+           {"mge.nhwc", "fp16", "1,64,7,7"},
+           {"mge.nhwc", "bf16", "2,288,3,3"},
+           {"mge.nhwc", "int16", "1,96,8,8"},
+           {"mge.nhwc", "fp16", "1,544,5,7"},
+           {"mge.nhwc", "fp16", "3,64,1,2"},
            // CHWN4 of 8 and 16 images (small_chwn4_epi8): groups of 8 images
            // in pairs and one alone, a padding group; 64 pixels; 16 images.
            {"mge.chwn4", "int8", "8,22,7,7"},
