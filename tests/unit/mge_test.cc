@@ -525,6 +525,13 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.chwn4", "int8", "8,22,7,7"},
            {"mge.chwn4", "int8", "8,8,8,8"},
            {"mge.chwn4", "uint8", "16,12,5,5"},
+           // CHWN4 of 4 images (tile_16x64_epi8_masked): 7 x 7 and 8 x 8
+           // pixels, a padding group; more than 64 pixels, a masked last tile.
+           {"mge.chwn4", "int8", "4,10,7,7"},
+           {"mge.chwn4", "uint8", "4,8,8,8"},
+           {"mge.chwn4", "int8", "4,4,1,3"},
+           {"mge.chwn4", "int8", "4,6,10,10"},
+           {"mge.nhwc", "int8", "1,48,7,7"},
            // A last tile of fewer than 64 pixels after whole ones: 32 rows (81
            // pixels, an odd tail), and streamed (16 MiB and more) for 64 and 32 rows.
            {"mge.nchw32", "int8", "1,32,9,9"},
