@@ -2224,13 +2224,22 @@ bool have_avx512_vbmi() { return isa_at_least(Isa::kAvx512Vbmi); }
 #define LC_MGE_AVX512VBMI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")))
 
 constexpr uint64_t kSmallRows = 15;
+constexpr uint64_t kPitchMaxBytes = 512;         // pixel bytes of a padded pitch, at most
+constexpr uint64_t kPitchMaxRegs = kPitchMaxBytes;  // registers of a period of permutes, at most (b / gcd(64, b))
+constexpr uint64_t kPitchStageBytes = 32u << 10;  // the padded stage
 
 // Where the permutes are the fastest path. The others: 4 rows, 16-bit tiles
 // of 8 | R, 32-bit tiles of 4 | R; 32-bit rows of more than 7 (measured on a
 // Zen 5, NHWC fp32 of 15 channels, 16 x 15 x 512 x 512 pack / unpack: 0.42 /
-// 0.49 of memcpy element by element, 0.39 / 0.31 so).
-bool small_rows_wanted(uint64_t bytes, uint64_t R) {
-  if (R < 2 || R > kSmallRows || R == 4) return false;
+// 0.49 of memcpy element by element, 0.39 / 0.31 so); packs of more than 7
+// rows, which padded_pitch takes (R x R permutes a block: 16 x 13 x 512 x 512
+// int8 0.42 of memcpy so, 0.68 there; 1 x 13 x 56 x 56 0.06 and 0.13).
+bool small_rows_wanted(uint64_t bytes, uint64_t R, bool pack, bool streamed) {
+  if (R < 2 || R > kSmallRows || R == 4 || (pack && R > 7)) return false;
+  // Streamed unpacks of 8 rows of 16 or 32 bits too (16 x 8 x 512 x 512
+  // NHWC: fp16 0.34 -> 0.85 of memcpy, fp32 0.45 -> 0.90; in cache the tiles
+  // stay faster: 1 x 8 x 56 x 56 fp16 0.32 against 0.12).
+  if (bytes != 1 && !pack && streamed && R == 8) return true;
   if (bytes == 2) return R % 8 != 0;
   if (bytes == 4) return R % 4 != 0 && R <= 7;
   return true;
@@ -2473,11 +2482,152 @@ LC_MGE_AVX512BW uint64_t tiles_16x64_epi8_avx512(const Group& g, uint8_t* logica
 }
 #endif
 
+#if LC_MGE_X86
+// Groups whose row count no tile takes (8-bit: more than 15 rows, not 16k,
+// as NHWC of 24, 40, 72 or 120 channels; 16-bit: more than 15, not 8k;
+// 32-bit: more than 7, not 4k) went element by element (16 x 24 x 512 x 512
+// int8 NHWC on a Zen 5: 0.16 of memcpy both ways). With AVX-512 VBMI they go
+// through the tiles of the next row count that has them, R' (pixels of b'
+// bytes where the group's have b = R x E), the rows past R padding: packing,
+// blocks of pixels are transposed into a stage of pitch b', and byte
+// permutes close the gaps (each 64 bytes out one two-source permute of the
+// 128 stage bytes from its first one on); unpacking, one-source permutes open
+// them (each 64 stage bytes from the 64 input bytes from its first live one
+// on), and the tiles read the stage. The permutes repeat every 64 / gcd(64,
+// b) pixels (gcd(64, b') unpacking): their indices are worked out once per
+// (b, b') and thread. Unpacks (the rows through the stage above, streamed):
+// 16 x 24 x 512 x 512 int8 0.17 -> 0.38 of memcpy, 72 channels 0.16 -> 0.34;
+// in cache 1 x 24 x 56 x 56 0.03 / 0.03 -> 0.16 / 0.09 (pack / unpack). Packs
+// take the fastest tiles (16 | R' for 32 bits, else 32 | R') where the
+// permutes reach: streamed, also for rows that have slower tiles (see
+// run_group), and for more than 7 rows, which the permutes of a few rows took.
+uint64_t padded_rows(uint64_t bytes, uint64_t R, bool pack, bool streamed) {
+  const uint64_t fast = bytes == 4 ? 16 : 32;                   // rows of the fastest tiles
+  const uint64_t least = bytes == 1 ? 16 : bytes == 2 ? 8 : 4;  // of any
+  const bool pad = pack ? R > 7 && (R % least != 0 || (streamed && R % fast != 0 && R != 16))
+                        : R > kSmallRows && R % least != 0;
+  if (!pad) return 0;
+  // The fastest tiles where the closing permutes reach that far.
+  uint64_t to = ceil_div(R, fast) * fast;
+  if (63 + (63 / (R * bytes) + 1) * (to - R) * bytes >= 128) to = ceil_div(R, least) * least;
+  return to != R && to * bytes <= kPitchMaxBytes ? to : 0;
+}
+
+struct PitchTables {
+  uint64_t b = 0, b2 = 0;  // pixel bytes: the group's, the stage's
+  // Closing (pack): output register k of a period starts at stage byte
+  // close_at[k] of it; its indices into that byte's 128.
+  uint64_t close_regs = 0, close_pixels = 0;
+  alignas(64) uint8_t close_idx[kPitchMaxRegs][64];
+  uint64_t close_at[kPitchMaxRegs];
+  // Opening (unpack): stage register j of a period from input byte open_at[j]
+  // of it, the padding bytes zero (open_live).
+  uint64_t open_regs = 0, open_pixels = 0;
+  alignas(64) uint8_t open_idx[kPitchMaxRegs][64];
+  uint64_t open_at[kPitchMaxRegs], open_live[kPitchMaxRegs];
+};
+
+uint64_t gcd64(uint64_t v) {
+  uint64_t d = 64;
+  while (v % d != 0) d /= 2;
+  return d;
+}
+
+const PitchTables& pitch_tables(uint64_t b, uint64_t b2) {
+  static thread_local PitchTables t;
+  if (t.b == b && t.b2 == b2) return t;
+  t.b = b, t.b2 = b2;
+  t.close_pixels = 64 / gcd64(b), t.close_regs = t.close_pixels * b / 64;
+  for (uint64_t k = 0; k < t.close_regs; ++k) {
+    const auto stage_byte = [&](uint64_t y) { return y / b * b2 + y % b; };
+    t.close_at[k] = stage_byte(64 * k);
+    for (uint64_t i = 0; i < 64; ++i) t.close_idx[k][i] = static_cast<uint8_t>(stage_byte(64 * k + i) - t.close_at[k]);
+  }
+  t.open_pixels = 64 / gcd64(b2), t.open_regs = t.open_pixels * b2 / 64;
+  for (uint64_t j = 0; j < t.open_regs; ++j) {
+    uint64_t first = ~uint64_t{0}, live = 0;
+    for (uint64_t i = 0; i < 64; ++i) {
+      const uint64_t x = 64 * j + i;
+      if (x % b2 >= b) continue;
+      const uint64_t y = x / b2 * b + x % b2;
+      if (first == ~uint64_t{0}) first = y;
+      live |= uint64_t{1} << i;
+      t.open_idx[j][i] = static_cast<uint8_t>(y - first);
+    }
+    t.open_at[j] = first == ~uint64_t{0} ? 0 : first;
+    t.open_live[j] = live;
+  }
+  return t;
+}
+
+template <bool kPack, size_t kBytes>
+void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys);
+
+template <bool kPack, size_t kBytes>
+LC_MGE_AVX512VBMI void padded_pitch(const Group& g, uint64_t R2, uint8_t* logical, uint8_t* phys, bool nt = false) {
+  const uint64_t b = g.R * kBytes, b2 = R2 * kBytes;
+  const PitchTables& t = pitch_tables(b, b2);
+  // The stage, and room for the last closing permute's second load.
+  alignas(64) static thread_local uint8_t stage[kPitchStageBytes + 128];
+  const uint64_t block = std::max<uint64_t>(64, kPitchStageBytes / b2 / 64 * 64);  // pixels: whole periods both ways
+  uint64_t rows[kPitchMaxBytes];
+  for (uint64_t l0 = 0; l0 < g.L; l0 += block) {
+    const uint64_t n = std::min(block, g.L - l0);
+    for (uint64_t r = 0; r < R2; ++r) rows[r] = r < g.R && g.rows[r] != kPad ? g.rows[r] + l0 : kPad;
+    uint8_t* out = phys + (g.pixels + l0 * g.R) * kBytes;
+    const uint64_t bytes = n * b;
+    if (kPack && nt && l0 + block < g.L) {
+      // Streamed: the next block's lines of every row, fetched while this one is transposed.
+      const uint64_t ahead = std::min(block, g.L - l0 - block) * kBytes;
+      for (uint64_t r = 0; r < g.R; ++r) {
+        if (g.rows[r] == kPad) continue;
+        const uint8_t* next = logical + (g.rows[r] + l0 + block) * kBytes;
+        for (uint64_t c = 0; c < ahead; c += kLine) _mm_prefetch(reinterpret_cast<const char*>(next + c), _MM_HINT_T1);
+      }
+    }
+    if (kPack) {
+      if (kBytes == 1 && (R2 == 32 || R2 % 64 == 0)) {
+        pack_rows_x64_epi8_avx512(Group{rows, R2, n, 0}, logical, stage, false, 0);  // the tiles of 32 or 64k rows
+      } else {
+        transpose_bytes<true, kBytes>(Group{rows, R2, n, 0, g.group_rows, nt}, logical, stage);
+      }
+      for (uint64_t k = 0, base = 0; k * 64 < bytes; ++k) {
+        const uint64_t kk = k % t.close_regs;
+        if (k > 0 && kk == 0) base += t.close_pixels * b2;
+        const uint8_t* at = stage + base + t.close_at[kk];
+        const __m512i v = _mm512_permutex2var_epi8(_mm512_loadu_si512(at), _mm512_load_si512(t.close_idx[kk]),
+                                                   _mm512_loadu_si512(at + 64));
+        if (bytes - 64 * k >= 64 && nt && reinterpret_cast<uintptr_t>(out) % kLine == 0) {
+          _mm512_stream_si512(reinterpret_cast<__m512i*>(out + 64 * k), v);
+        } else if (bytes - 64 * k >= 64) {
+          _mm512_storeu_si512(out + 64 * k, v);
+        }
+        else _mm512_mask_storeu_epi8(out + 64 * k, low_bits(bytes - 64 * k), v);
+      }
+      continue;
+    }
+    for (uint64_t j = 0, base = 0; j * 64 < n * b2; ++j) {
+      const uint64_t jj = j % t.open_regs;
+      if (j > 0 && jj == 0) base += t.open_pixels * b;
+      const uint64_t from = base + t.open_at[jj];
+      const __m512i in = _mm512_maskz_loadu_epi8(from < bytes ? low_bits(std::min<uint64_t>(64, bytes - from)) : 0, out + from);
+      _mm512_store_si512(stage + 64 * j, _mm512_maskz_permutexvar_epi8(t.open_live[jj], _mm512_load_si512(t.open_idx[jj]), in));
+    }
+    transpose_bytes<false, kBytes>(Group{rows, R2, n, 0, g.group_rows}, logical, stage);
+  }
+}
+#endif
+
 template <bool kPack, size_t kBytes>
 void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
   uint64_t done = 0;
 #if LC_MGE_X86
-  if (small_rows_wanted(kBytes, g.R) && have_avx512_vbmi()) {
+  if (const uint64_t R2 = padded_rows(kBytes, g.R, kPack, false); R2 != 0 && have_avx512_vbmi()) {
+    return padded_pitch<kPack, kBytes>(g, R2, logical, phys);
+  }
+#endif
+#if LC_MGE_X86
+  if (small_rows_wanted(kBytes, g.R, kPack, false) && have_avx512_vbmi()) {
     return small_rows_permutes<kPack, static_cast<int>(kBytes)>(g, logical, phys);
   }
   if (!kPack && kBytes == 1 && g.R % 64 == 0 && g.long_rows && have_avx512()) {
@@ -2658,7 +2808,26 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     tiles_32x32_epi16_avx512<true>(d, logical, phys, true);  // every column, the last ones masked
     return;
   }
-  if (p.stream && p.bits % 8 == 0 && small_rows_wanted(p.bits / 8, g.R) && have_avx512_vbmi()) {
+  if (kPack && p.stream && p.bits % 8 == 0 && padded_rows(p.bits / 8, g.R, true, true) != 0 && have_avx512_vbmi()) {
+    // Rows the fastest tiles do not take: closed up from a padded stage
+    // straight to memory, each row's next block fetched ahead (measured on a
+    // Zen 5, 16 x C x 512 x 512 NHWC, best of 7, against the L1 stage and the
+    // tiles of the rows as they are: int8 C = 12 0.41 -> 0.58 of memcpy, 24
+    // 0.17 -> 0.56, 40 0.16 -> 0.51, 72 0.13 -> 0.43; fp16 C = 13 0.42 -> 0.53,
+    // 20 0.29 -> 0.52, 24 0.29 -> 0.51, 40 0.30 -> 0.51; fp32 C = 12 0.36 ->
+    // 0.66, 13 0.43 -> 0.67, 24 0.29 -> 0.63, 72 0.21 -> 0.52; the 8-bit tiles
+    // of 32 rows into the stage 0.32 -> 0.53 on C = 24 against the 16-row
+    // ones, the fetch ahead 0.60 -> 0.68; stages of 16, 64 and 128 KiB no
+    // better than 32).
+    const uint64_t R2 = padded_rows(p.bits / 8, g.R, true, true);
+    switch (p.bits) {
+      case 8: padded_pitch<true, 1>(g, R2, logical, phys, true); break;
+      case 16: padded_pitch<true, 2>(g, R2, logical, phys, true); break;
+      default: padded_pitch<true, 4>(g, R2, logical, phys, true); break;
+    }
+    return;
+  }
+  if (p.stream && p.bits % 8 == 0 && small_rows_wanted(p.bits / 8, g.R, kPack, true) && have_avx512_vbmi()) {
     // A few rows: lines straight from the registers, no stage, both ways
     // (measured on a Zen 5, 16 x C x 512 x 512 NHWC, against the stages:
     // packs of fp16 of 3 channels 0.35 -> 0.86 of memcpy, fp32 of 5 0.50 ->

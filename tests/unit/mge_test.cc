@@ -300,6 +300,49 @@ TEST(MgeLarge, int4_row_pairs_from_a_line_and_inside_one) {
   }
 }
 
+// Streamed groups of rows the fastest tiles do not take: packs through a
+// stage of padded pixels closed up straight to memory (8-bit of 24 and 13
+// rows, 16-bit of 20 and 12, 32-bit of 12 and 17), non-temporal when the
+// group starts on a line (the second image of each two does not); unpacks of
+// 8 rows of 32 bits by the permutes of a few rows; both ways, into
+// line-aligned buffers and buffers 16 bytes in, at every instruction-set
+// level, against the reference's bytes.
+TEST(MgeLarge, padded_pitch_from_a_line_and_inside_one) {
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"mge.nhwc", "int8", "2,24,601,601"},
+           {"mge.nhwc", "uint8", "1,13,1300,1000"},
+           {"mge.nhwc", "fp16", "2,20,451,467"},
+           {"mge.nhwc", "bf16", "1,12,1024,700"},
+           {"mge.nhwc", "fp32", "2,12,421,421"},
+           {"mge.nhwc", "int32", "1,17,500,500"},
+           {"mge.nhwc", "fp32", "2,8,517,517"},
+       }) {
+    SCOPED_TRACE(std::string(layout) + " " + dtype + " " + shape);
+    const Case c = must_case(layout, dtype, shape);
+    std::vector<uint8_t> logical;
+    fill_position_unique(c, 11, &logical);
+    const size_t lb = logical.size(), pb = *reference_impl().size_bytes(c);
+    std::vector<uint8_t> want(pb);
+    ASSERT_TRUE(reference_impl().pack(c, logical.data(), lb, want.data(), pb).ok());
+    std::vector<uint8_t> phys(pb + 128), back(lb + 128);
+    const auto line = [](std::vector<uint8_t>& v, size_t off) {
+      return v.data() + (kLineBytes - reinterpret_cast<uintptr_t>(v.data()) % kLineBytes) % kLineBytes + off;
+    };
+    for (Isa isa : available_isas()) {
+      IsaCapScope cap(isa);
+      for (size_t off : {0, 16}) {
+        uint8_t *ph = line(phys, off), *lg = line(back, off);
+        std::memset(ph, 0xA5, pb);
+        ASSERT_TRUE(optimized_impl().pack(c, logical.data(), lb, ph, pb).ok());
+        EXPECT_EQ(0, std::memcmp(ph, want.data(), pb)) << isa_name(isa) << " pack +" << off;
+        std::memset(lg, 0xA5, lb);
+        ASSERT_TRUE(optimized_impl().unpack(c, want.data(), pb, lg, lb).ok());
+        EXPECT_EQ(0, std::memcmp(lg, logical.data(), lb)) << isa_name(isa) << " unpack +" << off;
+      }
+    }
+  }
+}
+
 TEST(MgeLarge, streamed_nchw4_at_every_isa_level) {
   for (const auto& [dtype, shape] : std::vector<std::pair<const char*, const char*>>{
            {"fp32", "4,17,256,240"},
@@ -532,6 +575,25 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.chwn4", "int8", "4,4,1,3"},
            {"mge.chwn4", "int8", "4,6,10,10"},
            {"mge.nhwc", "int8", "1,48,7,7"},
+           // Groups of rows no tile takes, through a stage of padded pixels
+           // (padded_pitch): 8-bit to 32k rows (24; 17: the closing permutes'
+           // farthest reach; 65: tiles of 96 rows; 100; 40; 300), a pitch too
+           // wide for it (600 bytes); 16-bit of 20 rows (to 32) and 13 (to 16:
+           // 32 would reach past two registers); 32-bit of 9, 13 and 17; packs
+           // of 8-bit groups of 9 rows (unpacks: the permutes of a few rows).
+           {"mge.nhwc", "int8", "1,24,7,9"},
+           {"mge.nhwc", "uint8", "2,17,8,8"},
+           {"mge.nhwc", "int8", "1,100,5,5"},
+           {"mge.nhwc", "int8", "1,65,1,2"},
+           {"mge.nhwc", "uint8", "1,40,9,9"},
+           {"mge.nhwc", "int8", "1,300,3,3"},
+           {"mge.nhwc", "int8", "1,600,2,3"},
+           {"mge.nhwc", "fp16", "2,20,5,7"},
+           {"mge.nhwc", "bf16", "1,13,9,9"},
+           {"mge.nhwc", "fp32", "1,9,9,9"},
+           {"mge.nhwc", "int32", "2,13,7,7"},
+           {"mge.nhwc", "fp32", "1,17,8,8"},
+           {"mge.nhwc", "int8", "1,9,10,10"},
            // A last tile of fewer than 64 pixels after whole ones: 32 rows (81
            // pixels, an odd tail), and streamed (16 MiB and more) for 64 and 32 rows.
            {"mge.nchw32", "int8", "1,32,9,9"},
