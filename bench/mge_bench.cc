@@ -129,6 +129,8 @@ const bool registered = [] {
       // A late convolution layer: groups of 49 pixels, fewer than a tile.
       bench::Row{"mge.nchw64/int8/98KiB-7x7", "mge.nchw64", "int8", "1,2048,7,7"},
       bench::Row{"mge.nhwc/fp32/392KiB-7x7", "mge.nhwc", "fp32", "1,2048,7,7"},
+      bench::Row{"mge.nhwc/fp16/196KiB-7x7", "mge.nhwc", "fp16", "1,2048,7,7"},
+      bench::Row{"mge.nchw4/fp16/49KiB-7x7", "mge.nchw4", "fp16", "1,512,7,7"},
       // Images of one pixel (after a global pooling), a batch of eight.
       bench::Row{"mge.nchw64/int8/16KiB-1x1", "mge.nchw64", "int8", "8,2048,1,1"},
       bench::Row{"mge.nhwc/fp32/64KiB-1x1", "mge.nhwc", "fp32", "8,2048,1,1"},
@@ -143,6 +145,8 @@ const bool registered = [] {
       // activations (NCHW64 is MegEngine's layout for them; no oneDNN peer).
       bench::Row{"mge.nhwc/uint8/24MiB-rgb", "mge.nhwc", "uint8", "32,3,512,512"},
       bench::Row{"mge.nchw64/int4/32MiB", "mge.nchw64", "int4", "16,128,256,128"},
+      // A layer of 24 channels (MobileNet's): groups of rows no tile takes.
+      bench::Row{"mge.nhwc/int8/24MiB-c24", "mge.nhwc", "int8", "16,24,256,256"},
   });
 #if defined(LAYOUTCHECK_HAVE_DNNL)
   for (const auto& [group, c] : rows) register_onednn(group, c);
