@@ -2357,74 +2357,6 @@ LC_MGE_AVX512VBMI void small_rows_permutes(const Group& g, uint8_t* logical, uin
 #endif
 
 #if LC_MGE_X86
-// The last columns l0.. (64 or fewer) of a group of 16k 8-bit rows in one
-// tile of tiles_16x64_epi8_avx512's: the rows' loads (unpack: stores) masked
-// to the columns left, the pixels' lines written (read) only up to the last
-// pixel, zeros past it (late layers: a CHWN4 group of 4 images of 7 x 7
-// pixels went element by element; 4 x 512 x 7 x 7 on a Zen 5, best of 7,
-// 0.12 / 0.09 of memcpy -> 0.19 / 0.16, pack / unpack).
-template <bool kPack>
-LC_MGE_AVX512BW void tile_16x64_epi8_masked(const Group& g, uint8_t* logical, uint8_t* phys, uint64_t l0) {
-  const uint64_t n = g.L - l0, R = g.R;
-  const __mmask64 cols = piece_mask(n, 0);
-  for (uint64_t r0 = 0; r0 < R; r0 += 16) {
-    const uint64_t* rows = g.rows + r0;
-    uint8_t* px = phys + g.pixels + l0 * R + r0;
-    __m512i v[16];
-    if (kPack) {
-      LC_MGE_UNROLL
-      for (int k = 0; k < 16; ++k) {
-        if (rows[k] == kPad) v[k] = _mm512_setzero_si512();
-        else if (n >= 64) v[k] = _mm512_loadu_si512(reinterpret_cast<const void*>(logical + rows[k] + l0));
-        else v[k] = _mm512_maskz_loadu_epi8(cols, logical + rows[k] + l0);
-      }
-      byte_transpose::transpose16x16_epi8_x4(v);
-      if (R == 16) {
-        // Whole pixels: lines of 4 (pixels 16q + 4t ..) by 4 x 4 lane transposes.
-        LC_MGE_UNROLL
-        for (uint64_t t = 0; t < 4; ++t) {
-          __m512i w[4] = {v[4 * t], v[4 * t + 1], v[4 * t + 2], v[4 * t + 3]};
-          byte_transpose::transpose_lanes4x4(w);
-          LC_MGE_UNROLL
-          for (uint64_t q = 0; q < 4; ++q) {
-            const uint64_t first = 16 * q + 4 * t;
-            if (first + 4 <= n) _mm512_storeu_si512(reinterpret_cast<void*>(px + first * 16), w[q]);
-            else if (first < n) _mm512_mask_storeu_epi8(px + first * 16, piece_mask(16 * (n - first), 0), w[q]);
-          }
-        }
-        continue;
-      }
-      for (uint64_t j = 0; j < std::min<uint64_t>(16, n); ++j) {  // lane q of v[j]: pixel 16q + j
-        const auto put = [&](uint64_t q, __m128i line) LC_MGE_AVX512BW_LAMBDA {
-          if (16 * q + j < n) _mm_storeu_si128(reinterpret_cast<__m128i*>(px + (16 * q + j) * R), line);
-        };
-        put(0, _mm512_castsi512_si128(v[j]));
-        put(1, _mm512_extracti32x4_epi32(v[j], 1));
-        put(2, _mm512_extracti32x4_epi32(v[j], 2));
-        put(3, _mm512_extracti32x4_epi32(v[j], 3));
-      }
-      continue;
-    }
-    LC_MGE_UNROLL
-    for (uint64_t i = 0; i < 16; ++i) {  // lane q of v[i]: pixel 16q + i, zeros past n
-      const auto line = [&](uint64_t q) LC_MGE_AVX512BW_LAMBDA {
-        return 16 * q + i < n ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + (16 * q + i) * R)) : _mm_setzero_si128();
-      };
-      __m512i x = _mm512_castsi128_si512(line(0));
-      x = _mm512_inserti32x4(x, line(1), 1);
-      x = _mm512_inserti32x4(x, line(2), 2);
-      v[i] = _mm512_inserti32x4(x, line(3), 3);
-    }
-    byte_transpose::transpose16x16_epi8_x4(v);
-    LC_MGE_UNROLL
-    for (int k = 0; k < 16; ++k) {
-      if (rows[k] == kPad) continue;
-      if (n >= 64) _mm512_storeu_si512(reinterpret_cast<void*>(logical + rows[k] + l0), v[k]);
-      else _mm512_mask_storeu_epi8(logical + rows[k] + l0, cols, v[k]);
-    }
-  }
-}
-
 // 8-bit elements, R a multiple of 16 but not of 32 (CHWN4 of 4 images, NHWC
 // of 16 or 48 channels, 4-bit NCHW32 as row pairs), AVX-512: tiles of 16
 // rows x 64 columns, four 16 x 16 byte transposes, one per lane, leave pixel
@@ -2437,44 +2369,88 @@ LC_MGE_AVX512BW void tile_16x64_epi8_masked(const Group& g, uint8_t* logical, ui
 // CHWN4 int8 of 4 images, 4 x 64 x 64 x 64: 0.17 / 0.10 of memcpy -> 0.84 /
 // 0.40; 4 x 64 x 256 x 256: 0.34 / 0.34 -> 0.94 / 1.09; NHWC int8 of 48
 // channels 1 x 48 x 64 x 64: 0.074 / 0.029 -> 0.27 / 0.11).
+// The last columns (fewer than 64) take one tile more, its rows' loads
+// (unpack: stores) masked to them and its pixels' lines written (read) only
+// up to the last pixel, zeros past it (late layers: a CHWN4 group of 4
+// images of 7 x 7 pixels went element by element; 4 x 512 x 7 x 7 on a Zen
+// 5, best of 7, 0.12 / 0.09 of memcpy -> 0.19 / 0.16, pack / unpack).
+template <bool kPack, bool kPartial>
+LC_MGE_AVX512BW_INLINE void tile_16x64_epi8(const uint64_t* rows, uint8_t* logical, uint8_t* px, uint64_t R, uint64_t l,
+                                            uint64_t n) {
+  const __mmask64 cols = piece_mask(n, 0);
+  __m512i v[16];
+  if (kPack) {
+    LC_MGE_UNROLL
+    for (int k = 0; k < 16; ++k) {
+      if (rows[k] == kPad) v[k] = _mm512_setzero_si512();
+      else if (!kPartial) v[k] = _mm512_loadu_si512(reinterpret_cast<const void*>(logical + rows[k] + l));
+      else v[k] = _mm512_maskz_loadu_epi8(cols, logical + rows[k] + l);
+    }
+    byte_transpose::transpose16x16_epi8_x4(v);
+    if (R == 16) {
+      // Whole pixels: lines of 4 (pixels 16q + 4t ..) by 4 x 4 lane transposes.
+      LC_MGE_UNROLL
+      for (uint64_t t = 0; t < 4; ++t) {
+        __m512i w[4] = {v[4 * t], v[4 * t + 1], v[4 * t + 2], v[4 * t + 3]};
+        byte_transpose::transpose_lanes4x4(w);
+        LC_MGE_UNROLL
+        for (uint64_t q = 0; q < 4; ++q) {
+          const uint64_t first = 16 * q + 4 * t;
+          if (!kPartial || first + 4 <= n) _mm512_storeu_si512(reinterpret_cast<void*>(px + first * 16), w[q]);
+          else if (first < n) _mm512_mask_storeu_epi8(px + first * 16, piece_mask(16 * (n - first), 0), w[q]);
+        }
+      }
+      return;
+    }
+    LC_MGE_UNROLL
+    for (uint64_t j = 0; j < 16; ++j) {  // lane q of v[j]: pixel 16q + j
+      const auto put = [&](uint64_t q, __m128i line) LC_MGE_AVX512BW_LAMBDA {
+        if (!kPartial || 16 * q + j < n) _mm_storeu_si128(reinterpret_cast<__m128i*>(px + (16 * q + j) * R), line);
+      };
+      put(0, _mm512_castsi512_si128(v[j]));
+      put(1, _mm512_extracti32x4_epi32(v[j], 1));
+      put(2, _mm512_extracti32x4_epi32(v[j], 2));
+      put(3, _mm512_extracti32x4_epi32(v[j], 3));
+    }
+    return;
+  }
+  if (!kPartial) {
+    load_lanes_transpose(px, R, 0, v);
+  } else {
+    LC_MGE_UNROLL
+    for (uint64_t i = 0; i < 16; ++i) {  // lane q of v[i]: pixel 16q + i, zeros past n
+      const auto line = [&](uint64_t q) LC_MGE_AVX512BW_LAMBDA {
+        return 16 * q + i < n ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + (16 * q + i) * R)) : _mm_setzero_si128();
+      };
+      __m512i x = _mm512_castsi128_si512(line(0));
+      x = _mm512_inserti32x4(x, line(1), 1);
+      x = _mm512_inserti32x4(x, line(2), 2);
+      v[i] = _mm512_inserti32x4(x, line(3), 3);
+    }
+    byte_transpose::transpose16x16_epi8_x4(v);
+  }
+  LC_MGE_UNROLL
+  for (int k = 0; k < 16; ++k) {
+    if (rows[k] == kPad) continue;
+    if (!kPartial) _mm512_storeu_si512(reinterpret_cast<void*>(logical + rows[k] + l), v[k]);
+    else _mm512_mask_storeu_epi8(logical + rows[k] + l, cols, v[k]);
+  }
+}
+
+// Columns l0.. of every row (64 or fewer), in one tile of 16 rows after another.
+template <bool kPack>
+LC_MGE_AVX512BW void tile_16x64_epi8_masked(const Group& g, uint8_t* logical, uint8_t* phys, uint64_t l0) {
+  for (uint64_t r0 = 0; r0 < g.R; r0 += 16) {
+    tile_16x64_epi8<kPack, true>(g.rows + r0, logical, phys + g.pixels + l0 * g.R + r0, g.R, l0, g.L - l0);
+  }
+}
+
 template <bool kPack>
 LC_MGE_AVX512BW uint64_t tiles_16x64_epi8_avx512(const Group& g, uint8_t* logical, uint8_t* phys) {
   const uint64_t L64 = g.L / 64 * 64, R = g.R;
   for (uint64_t l = 0; l < L64; l += 64) {
     for (uint64_t r0 = 0; r0 < R; r0 += 16) {
-      const uint64_t* rows = g.rows + r0;
-      uint8_t* px = phys + g.pixels + l * R + r0;
-      __m512i v[16];
-      if (kPack) {
-        LC_MGE_UNROLL
-        for (int k = 0; k < 16; ++k) {
-          v[k] = rows[k] == kPad ? _mm512_setzero_si512() : _mm512_loadu_si512(reinterpret_cast<const void*>(logical + rows[k] + l));
-        }
-        byte_transpose::transpose16x16_epi8_x4(v);
-        if (R == 16) {
-          LC_MGE_UNROLL
-          for (int t = 0; t < 4; ++t) {
-            __m512i w[4] = {v[4 * t], v[4 * t + 1], v[4 * t + 2], v[4 * t + 3]};
-            byte_transpose::transpose_lanes4x4(w);
-            LC_MGE_UNROLL
-            for (int q = 0; q < 4; ++q) _mm512_storeu_si512(reinterpret_cast<void*>(px + (16 * q + 4 * t) * 16), w[q]);
-          }
-        } else {
-          LC_MGE_UNROLL
-          for (int j = 0; j < 16; ++j) {
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(px + j * R), _mm512_castsi512_si128(v[j]));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(px + (16 + j) * R), _mm512_extracti32x4_epi32(v[j], 1));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(px + (32 + j) * R), _mm512_extracti32x4_epi32(v[j], 2));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(px + (48 + j) * R), _mm512_extracti32x4_epi32(v[j], 3));
-          }
-        }
-        continue;
-      }
-      load_lanes_transpose(px, R, 0, v);
-      LC_MGE_UNROLL
-      for (int k = 0; k < 16; ++k) {
-        if (rows[k] != kPad) _mm512_storeu_si512(reinterpret_cast<void*>(logical + rows[k] + l), v[k]);
-      }
+      tile_16x64_epi8<kPack, false>(g.rows + r0, logical, phys + g.pixels + l * R + r0, R, l, 64);
     }
   }
   if (L64 < g.L) tile_16x64_epi8_masked<kPack>(g, logical, phys, L64);
@@ -2507,10 +2483,13 @@ uint64_t padded_rows(uint64_t bytes, uint64_t R, bool pack, bool streamed) {
   const bool pad = pack ? R > 7 && (R % least != 0 || (streamed && R % fast != 0 && R != 16))
                         : R > kSmallRows && R % least != 0;
   if (!pad) return 0;
-  // The fastest tiles where the closing permutes reach that far.
+  // The fastest tiles where the closing permutes reach that far: the 64
+  // bytes out from a stage byte on cross at most 63 / b + 1 pixel ends, each
+  // a gap of (R' - R) x E bytes, and a permute takes 128.
+  const auto reaches = [&](uint64_t to) { return 63 + (63 / (R * bytes) + 1) * (to - R) * bytes < 128; };
   uint64_t to = ceil_div(R, fast) * fast;
-  if (63 + (63 / (R * bytes) + 1) * (to - R) * bytes >= 128) to = ceil_div(R, least) * least;
-  return to != R && to * bytes <= kPitchMaxBytes ? to : 0;
+  if (!reaches(to)) to = ceil_div(R, least) * least;
+  return to != R && reaches(to) && to * bytes <= kPitchMaxBytes ? to : 0;
 }
 
 struct PitchTables {
@@ -2597,12 +2576,9 @@ LC_MGE_AVX512VBMI void padded_pitch(const Group& g, uint64_t R2, uint8_t* logica
         const uint8_t* at = stage + base + t.close_at[kk];
         const __m512i v = _mm512_permutex2var_epi8(_mm512_loadu_si512(at), _mm512_load_si512(t.close_idx[kk]),
                                                    _mm512_loadu_si512(at + 64));
-        if (bytes - 64 * k >= 64 && nt && reinterpret_cast<uintptr_t>(out) % kLine == 0) {
-          _mm512_stream_si512(reinterpret_cast<__m512i*>(out + 64 * k), v);
-        } else if (bytes - 64 * k >= 64) {
-          _mm512_storeu_si512(out + 64 * k, v);
-        }
-        else _mm512_mask_storeu_epi8(out + 64 * k, low_bits(bytes - 64 * k), v);
+        if (bytes - 64 * k < 64) _mm512_mask_storeu_epi8(out + 64 * k, low_bits(bytes - 64 * k), v);
+        else if (nt && reinterpret_cast<uintptr_t>(out) % kLine == 0) _mm512_stream_si512(reinterpret_cast<__m512i*>(out + 64 * k), v);
+        else _mm512_storeu_si512(out + 64 * k, v);
       }
       continue;
     }
@@ -2625,8 +2601,6 @@ void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
   if (const uint64_t R2 = padded_rows(kBytes, g.R, kPack, false); R2 != 0 && have_avx512_vbmi()) {
     return padded_pitch<kPack, kBytes>(g, R2, logical, phys);
   }
-#endif
-#if LC_MGE_X86
   if (small_rows_wanted(kBytes, g.R, kPack, false) && have_avx512_vbmi()) {
     return small_rows_permutes<kPack, static_cast<int>(kBytes)>(g, logical, phys);
   }

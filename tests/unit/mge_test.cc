@@ -263,11 +263,39 @@ TEST(MgeLarge, streamed_packs_from_a_line_and_inside_one) {
   }
 }
 
+// Both ways, into line-aligned buffers and buffers 16 bytes in, at every
+// instruction-set level, against the reference's bytes.
+void expect_both_ways_from_a_line_and_inside_one(const char* layout, const char* dtype, const char* shape,
+                                                 uint64_t seed) {
+  SCOPED_TRACE(std::string(layout) + " " + dtype + " " + shape);
+  const Case c = must_case(layout, dtype, shape);
+  std::vector<uint8_t> logical;
+  fill_position_unique(c, seed, &logical);
+  const size_t lb = logical.size(), pb = *reference_impl().size_bytes(c);
+  std::vector<uint8_t> want(pb);
+  ASSERT_TRUE(reference_impl().pack(c, logical.data(), lb, want.data(), pb).ok());
+  std::vector<uint8_t> phys(pb + 128), back(lb + 128);
+  const auto line = [](std::vector<uint8_t>& v, size_t off) {
+    return v.data() + (kLineBytes - reinterpret_cast<uintptr_t>(v.data()) % kLineBytes) % kLineBytes + off;
+  };
+  for (Isa isa : available_isas()) {
+    IsaCapScope cap(isa);
+    for (size_t off : {0, 16}) {
+      uint8_t *ph = line(phys, off), *lg = line(back, off);
+      std::memset(ph, 0xA5, pb);
+      ASSERT_TRUE(optimized_impl().pack(c, logical.data(), lb, ph, pb).ok());
+      EXPECT_EQ(0, std::memcmp(ph, want.data(), pb)) << isa_name(isa) << " pack +" << off;
+      std::memset(lg, 0xA5, lb);
+      ASSERT_TRUE(optimized_impl().unpack(c, want.data(), pb, lg, lb).ok());
+      EXPECT_EQ(0, std::memcmp(lg, logical.data(), lb)) << isa_name(isa) << " unpack +" << off;
+    }
+  }
+}
+
 // 4-bit groups whose rows start on a byte go as 8-bit groups of row pairs:
 // streamed (16 MiB), the pairs' rows written non-temporal when they start on
 // a line, the next block fetched ahead; a pair with one padding row, a group of
-// only padding pairs; both ways, into line-aligned buffers and buffers 16
-// bytes in, at every instruction-set level, against the reference's bytes.
+// only padding pairs.
 TEST(MgeLarge, int4_row_pairs_from_a_line_and_inside_one) {
   for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
            {"mge.nchw64", "int4", "1,97,256,1024"},
@@ -275,28 +303,7 @@ TEST(MgeLarge, int4_row_pairs_from_a_line_and_inside_one) {
            {"mge.nchw32", "int4", "1,127,256,1024"},
            {"mge.nhwc", "int4", "1,128,512,512"},
        }) {
-    SCOPED_TRACE(std::string(layout) + " " + dtype + " " + shape);
-    const Case c = must_case(layout, dtype, shape);
-    std::vector<uint8_t> logical;
-    fill_position_unique(c, 9, &logical);
-    const size_t lb = logical.size(), pb = *reference_impl().size_bytes(c);
-    std::vector<uint8_t> want(pb);
-    ASSERT_TRUE(reference_impl().pack(c, logical.data(), lb, want.data(), pb).ok());
-    std::vector<uint8_t> phys(pb + 128), back(lb + 128);
-    const auto line = [](std::vector<uint8_t>& v, size_t off) {
-      return v.data() + (kLineBytes - reinterpret_cast<uintptr_t>(v.data()) % kLineBytes) % kLineBytes + off;
-    };
-    for (Isa isa : available_isas()) {
-      IsaCapScope cap(isa);
-      for (size_t off : {0, 16}) {
-        uint8_t *ph = line(phys, off), *lg = line(back, off);
-        ASSERT_TRUE(optimized_impl().pack(c, logical.data(), lb, ph, pb).ok());
-        EXPECT_EQ(0, std::memcmp(ph, want.data(), pb)) << isa_name(isa) << " pack +" << off;
-        std::memset(lg, 0xA5, lb);
-        ASSERT_TRUE(optimized_impl().unpack(c, want.data(), pb, lg, lb).ok());
-        EXPECT_EQ(0, std::memcmp(lg, logical.data(), lb)) << isa_name(isa) << " unpack +" << off;
-      }
-    }
+    expect_both_ways_from_a_line_and_inside_one(layout, dtype, shape, 9);
   }
 }
 
@@ -304,9 +311,7 @@ TEST(MgeLarge, int4_row_pairs_from_a_line_and_inside_one) {
 // stage of padded pixels closed up straight to memory (8-bit of 24 and 13
 // rows, 16-bit of 20 and 12, 32-bit of 12 and 17), non-temporal when the
 // group starts on a line (the second image of each two does not); unpacks of
-// 8 rows of 32 bits by the permutes of a few rows; both ways, into
-// line-aligned buffers and buffers 16 bytes in, at every instruction-set
-// level, against the reference's bytes.
+// 8 rows of 32 bits by the permutes of a few rows.
 TEST(MgeLarge, padded_pitch_from_a_line_and_inside_one) {
   for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
            {"mge.nhwc", "int8", "2,24,601,601"},
@@ -317,29 +322,7 @@ TEST(MgeLarge, padded_pitch_from_a_line_and_inside_one) {
            {"mge.nhwc", "int32", "1,17,500,500"},
            {"mge.nhwc", "fp32", "2,8,517,517"},
        }) {
-    SCOPED_TRACE(std::string(layout) + " " + dtype + " " + shape);
-    const Case c = must_case(layout, dtype, shape);
-    std::vector<uint8_t> logical;
-    fill_position_unique(c, 11, &logical);
-    const size_t lb = logical.size(), pb = *reference_impl().size_bytes(c);
-    std::vector<uint8_t> want(pb);
-    ASSERT_TRUE(reference_impl().pack(c, logical.data(), lb, want.data(), pb).ok());
-    std::vector<uint8_t> phys(pb + 128), back(lb + 128);
-    const auto line = [](std::vector<uint8_t>& v, size_t off) {
-      return v.data() + (kLineBytes - reinterpret_cast<uintptr_t>(v.data()) % kLineBytes) % kLineBytes + off;
-    };
-    for (Isa isa : available_isas()) {
-      IsaCapScope cap(isa);
-      for (size_t off : {0, 16}) {
-        uint8_t *ph = line(phys, off), *lg = line(back, off);
-        std::memset(ph, 0xA5, pb);
-        ASSERT_TRUE(optimized_impl().pack(c, logical.data(), lb, ph, pb).ok());
-        EXPECT_EQ(0, std::memcmp(ph, want.data(), pb)) << isa_name(isa) << " pack +" << off;
-        std::memset(lg, 0xA5, lb);
-        ASSERT_TRUE(optimized_impl().unpack(c, want.data(), pb, lg, lb).ok());
-        EXPECT_EQ(0, std::memcmp(lg, logical.data(), lb)) << isa_name(isa) << " unpack +" << off;
-      }
-    }
+    expect_both_ways_from_a_line_and_inside_one(layout, dtype, shape, 11);
   }
 }
 
@@ -355,7 +338,6 @@ TEST(MgeLarge, streamed_nchw4_at_every_isa_level) {
     expect_pass_at_every_isa("mge.nchw4", dtype, shape);
   }
 }
-
 
 // Streamed packs of 8-bit groups of 32 rows or a multiple of 64 (NCHW32,
 // NCHW64, CHWN4 with N = 16 and 32) and of 32-bit groups of a multiple of 16
@@ -580,7 +562,8 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            // farthest reach; 65: tiles of 96 rows; 100; 40; 300), a pitch too
            // wide for it (600 bytes); 16-bit of 20 rows (to 32) and 13 (to 16:
            // 32 would reach past two registers); 32-bit of 9, 13 and 17; packs
-           // of 8-bit groups of 9 rows (unpacks: the permutes of a few rows).
+           // of 8-bit groups of 9 rows (unpacks: the permutes of a few rows);
+           // 4-bit groups as 8-bit groups of row pairs.
            {"mge.nhwc", "int8", "1,24,7,9"},
            {"mge.nhwc", "uint8", "2,17,8,8"},
            {"mge.nhwc", "int8", "1,100,5,5"},
@@ -594,6 +577,8 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nhwc", "int32", "2,13,7,7"},
            {"mge.nhwc", "fp32", "1,17,8,8"},
            {"mge.nhwc", "int8", "1,9,10,10"},
+           {"mge.nhwc", "int4", "1,40,8,8"},   // 20 row pairs
+           {"mge.nhwc", "uint4", "1,26,6,6"},  // 13 row pairs
            // A last tile of fewer than 64 pixels after whole ones: 32 rows (81
            // pixels, an odd tail), and streamed (16 MiB and more) for 64 and 32 rows.
            {"mge.nchw32", "int8", "1,32,9,9"},
@@ -625,6 +610,8 @@ TEST(MgeThreads, every_thread_count_writes_the_same_bytes) {
            {"mge.nhwc", "fp16", "1,5,7,333"},
            {"mge.matrix(order=col)", "int8", "3,1001"},
            {"mge.nchw32", "uint4", "1,33,3,129"},
+           {"mge.nhwc", "int8", "2,24,256,257"},  // padded pitch: runs of pixels, the second image off a line
+           {"mge.nhwc", "fp32", "2,13,256,257"},
        }) {
     expect_same_bytes_at_every_thread_count(layout, dtype, shape);
   }
