@@ -555,6 +555,66 @@ LC_TLA_AVX512 void n8_group_avx512(uint8_t* logical, size_t pitch, uint8_t* bloc
     }
   }
 }
+// fp32 n inside: 8 rows of 16 elements <-> one 8 x 16 fractal (16 C0s of 8
+// elements), line m = columns 2m and 2m + 1. Three rounds of two-source
+// permutes: rows 2k, 2k + 1 paired per column (dwords), the pairs of rows 4k..
+// 4k + 3 joined (qwords), the halves of a C0 joined (128-bit lanes); the
+// unpack runs their inverses backwards. Element by element before (measured
+// on a Zen 5, best of 7, pack / unpack, against a memcpy of the same bytes:
+// nZ 256 x 256 fp32 in cache 0.12 / 0.10 of memcpy -> 0.58 / 0.42, nN 0.12 /
+// 0.10 -> 0.58 / 0.40; 2048 x 2048 (16 MiB) nZ 0.28 / 0.46 -> 1.08 / 0.96,
+// nN 0.21 / 0.34 -> 1.16 / 1.09).
+template <bool kPack, bool kStream>
+LC_TLA_AVX512 void n4_group_avx512(uint8_t* logical, size_t pitch, uint8_t* block, size_t /*step*/) {
+  // Round 1: rows a, b per column (a0 b0 a1 b1 ..), columns 0..7 (lo) and 8..15 (hi).
+  const __m512i pair_lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i pair_hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  // Round 2 (qwords: a column of a row pair): columns 4h.. 4h + 3 of pairs ab, cd.
+  const __m512i quad_lo = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
+  const __m512i quad_hi = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
+  // Round 3 (128-bit lanes: a column of four rows): columns 2m, 2m + 1 of rows 0..3 and 4..7.
+  const __m512i half_lo = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+  const __m512i half_hi = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+  if (kPack) {
+    __m512i r[8], p2[8], q[8];
+    LC_TLA_UNROLL for (int i = 0; i < 8; ++i) r[i] = load512(logical + static_cast<size_t>(i) * pitch);
+    LC_TLA_UNROLL for (int k = 0; k < 4; ++k) {  // p2[2k + h]: rows 2k, 2k + 1, columns 8h..
+      p2[2 * k] = _mm512_permutex2var_epi32(r[2 * k], pair_lo, r[2 * k + 1]);
+      p2[2 * k + 1] = _mm512_permutex2var_epi32(r[2 * k], pair_hi, r[2 * k + 1]);
+    }
+    LC_TLA_UNROLL for (int k = 0; k < 2; ++k) {  // q[4k + 2h + e]: rows 4k.., columns 8h + 4e..
+      LC_TLA_UNROLL for (int h = 0; h < 2; ++h) {
+        q[4 * k + 2 * h] = _mm512_permutex2var_epi64(p2[4 * k + h], quad_lo, p2[4 * k + 2 + h]);
+        q[4 * k + 2 * h + 1] = _mm512_permutex2var_epi64(p2[4 * k + h], quad_hi, p2[4 * k + 2 + h]);
+      }
+    }
+    LC_TLA_UNROLL for (int j = 0; j < 4; ++j) {  // columns 4j.. 4j + 3: lines 2j, 2j + 1
+      put512<kStream>(block + 128 * j, _mm512_permutex2var_epi64(q[j], half_lo, q[4 + j]));
+      put512<kStream>(block + 128 * j + 64, _mm512_permutex2var_epi64(q[j], half_hi, q[4 + j]));
+    }
+    return;
+  }
+  const __m512i even = _mm512_setr_epi64(0, 1, 4, 5, 8, 9, 12, 13), odd = _mm512_setr_epi64(2, 3, 6, 7, 10, 11, 14, 15);
+  const __m512i even_q = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), odd_q = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+  const __m512i even_d = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd_d = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  __m512i q[8], p2[8];
+  LC_TLA_UNROLL for (int j = 0; j < 4; ++j) {
+    const __m512i lo = load512(block + 128 * j), hi = load512(block + 128 * j + 64);
+    q[j] = _mm512_permutex2var_epi64(lo, even, hi);
+    q[4 + j] = _mm512_permutex2var_epi64(lo, odd, hi);
+  }
+  LC_TLA_UNROLL for (int k = 0; k < 2; ++k) {
+    LC_TLA_UNROLL for (int h = 0; h < 2; ++h) {
+      p2[4 * k + h] = _mm512_permutex2var_epi64(q[4 * k + 2 * h], even_q, q[4 * k + 2 * h + 1]);
+      p2[4 * k + 2 + h] = _mm512_permutex2var_epi64(q[4 * k + 2 * h], odd_q, q[4 * k + 2 * h + 1]);
+    }
+  }
+  LC_TLA_UNROLL for (int k = 0; k < 4; ++k) {
+    store512(logical + static_cast<size_t>(2 * k) * pitch, _mm512_permutex2var_epi32(p2[2 * k], even_d, p2[2 * k + 1]));
+    store512(logical + static_cast<size_t>(2 * k + 1) * pitch, _mm512_permutex2var_epi32(p2[2 * k], odd_d, p2[2 * k + 1]));
+  }
+}
 #undef LC_TLA_AVX512
 #undef LC_TLA_UNROLL
 #undef LC_TLA_INLINE
@@ -1092,6 +1152,7 @@ GroupFn group_kernel(bool stream) {
     if constexpr (kZInside) return stream ? z_group_avx512<kPack, true> : z_group_avx512<kPack, false>;
     else if constexpr (EB == 2) return stream ? n16_group_avx512<kPack, true> : n16_group_avx512<kPack, false>;
     else if constexpr (EB == 1) return stream ? n8_group_avx512<kPack, true> : n8_group_avx512<kPack, false>;
+    else if constexpr (EB == 4) return stream ? n4_group_avx512<kPack, true> : n4_group_avx512<kPack, false>;
   }
   if constexpr (kZInside) {
     if (isa_at_least(Isa::kAvx2)) return z_group_avx2<kPack>;

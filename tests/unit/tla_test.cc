@@ -323,6 +323,13 @@ TEST(TlaOptimized, large_z_unpacks_match_the_reference_at_every_isa_level) {
   testing::expect_pass_at_every_isa("tla.zZ", "fp16", "520,1010");
 }
 
+// fp32 n inside past kStreamAbove (4 MiB): the fractals written non-temporal
+// (pack), a partial last block row and fractal column.
+TEST(TlaOptimized, large_fp32_n_fractals_match_the_reference_at_every_isa_level) {
+  testing::expect_pass_at_every_isa("tla.nZ", "fp32", "1030,1100");
+  testing::expect_pass_at_every_isa("tla.nN", "fp32", "1030,1100");
+}
+
 TEST(TlaOptimized, fractal_transposes_match_the_reference_at_every_isa_level) {
   for (Isa isa : available_isas()) {
     IsaCapScope cap(isa);
