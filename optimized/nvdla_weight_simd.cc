@@ -614,8 +614,20 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void dc
                                                                                         uint8_t* dst,
                                                                                         bool to_physical) {
   constexpr uint64_t eb = sizeof(T), halves = eb;
-  DcTables<T> t;
-  dc_tables(&t, to_physical);
+  // Built once per direction, not per call (64 x 64 x 3 x 3 int8 on a Zen 5,
+  // best of 7, pack / unpack: 0.17 / 0.16 of memcpy -> 0.22 / 0.22; the five
+  // permutes of each 64 bytes out bound it now).
+  static const DcTables<T> pack_tables = [] {
+    DcTables<T> d;
+    dc_tables(&d, true);
+    return d;
+  }();
+  static const DcTables<T> unpack_tables = [] {
+    DcTables<T> d;
+    dc_tables(&d, false);
+    return d;
+  }();
+  const DcTables<T>& t = to_physical ? pack_tables : unpack_tables;
   const uint64_t khw = s.C * kDcHw;
   const __m512i zero = _mm512_setzero_si512();
   __m512i q_of[kDcPairs];
