@@ -34,6 +34,14 @@ const Shape kCases[] = {
     {"nvdla.feature(line_stride=192,surface_stride=2048)", "fp16", "20,9,5"},
     {"nvdla.feature", "int8", "70,37,1700"},
     {"nvdla.feature(line_stride=27264)", "fp16", "40,64,850"},
+    // Surfaces of two blocks in cache, unpacked straight into the rows: 32 +
+    // 17 positions (a partial surface), 64 + 64, 32 + 32, 64 + 1, line ends
+    // inside the blocks.
+    {"nvdla.feature", "fp16", "20,7,7"},
+    {"nvdla.feature", "int8", "40,8,16"},
+    {"nvdla.feature", "fp16", "16,8,8"},
+    {"nvdla.feature", "int8", "33,5,13"},
+    {"nvdla.feature(line_stride=256)", "fp16", "20,7,7"},
     {"nvdla.sdp.element(use=ew2)", "int16", "20,3,37,2"},
     {"nvdla.sdp.element(use=ew2)", "int16", "33,2,300,2"},
     {"nvdla.sdp.element(use=bias,proc=int8)", "int8", "40,2,33,1"},
