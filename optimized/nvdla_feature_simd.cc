@@ -26,6 +26,7 @@
 #include <immintrin.h>
 
 #include "optimized/byte_transpose.h"
+#include "optimized/group_permutes.h"
 // GCC 12 reads the _mm512_undefined_epi32() operand of some AVX-512 intrinsics
 // as an uninitialized value.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -438,110 +439,6 @@ LC_AVX512 void unpack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, b
   if (streaming) _mm_sfence();
 }
 
-// ---- small surfaces: byte permutes --------------------------------------------------
-//
-// A whole surface of at most 16 positions (3 x 3, 4 x 4, 2 x 8 ...) is,
-// gap-free, one run of 32 bytes a position on both sides (the
-// channel rows one after the other; the atoms one after the other), at most
-// eight registers: each 64 bytes out is merge-masked two-source byte permutes
-// of the input's register pairs, one per pair it draws on, with indices and
-// masks that depend only on (bytes a row, element size, direction), built
-// once per thread. The transposes above take a whole block of 64 (32)
-// positions for a surface of 9 (measured on a Zen 5, best of 7, 1024 x 3 x 3
-// int8 0.05 / 0.05 of memcpy, fp16 0.09 / 0.08, pack / unpack; here 0.21 /
-// 0.21 and 0.28 / 0.28; 65536 x 3 x 3 int8 0.08 / 0.10 -> 0.59 / 0.58, fp16
-// 0.28 / 0.25 -> 0.92 / 0.92; 512 x 4 x 4 int8 0.08 -> 0.18; the indices
-// loaded every surface instead of kept in registers: 0.09 on 1024 x 3 x 3).
-constexpr uint64_t kPermutePositions = 16;  // positions a surface, at most
-constexpr uint64_t kPermuteRegs = 8;        // 32 x kPermutePositions / 64
-
-struct SurfacePermutes {
-  uint64_t row_bytes = 0, eb = 0;
-  bool pack = false;
-  uint64_t regs = 0, pairs = 0;  // registers of a surface; pairs of input registers
-  alignas(64) uint8_t idx[kPermuteRegs][kPermuteRegs / 2][64];
-  uint64_t mask[kPermuteRegs][kPermuteRegs / 2];
-};
-
-const SurfacePermutes& surface_permutes(uint64_t row_bytes, uint64_t eb, bool pack) {
-  static thread_local SurfacePermutes t;
-  if (t.row_bytes == row_bytes && t.eb == eb && t.pack == pack) return t;
-  t.row_bytes = row_bytes, t.eb = eb, t.pack = pack;
-  const uint64_t bytes = kAtom * (row_bytes / eb);  // 32 / eb channel rows, or row_bytes / eb atoms
-  t.regs = (bytes + 63) / 64, t.pairs = (t.regs + 1) / 2;
-  for (uint64_t o = 0; o < t.regs; ++o) {
-    for (uint64_t q = 0; q < t.pairs; ++q) t.mask[o][q] = 0;
-    for (uint64_t i = 0; i < 64 && 64 * o + i < bytes; ++i) {
-      const uint64_t x = 64 * o + i;
-      // Physical byte x: atom x / 32 (position), channel x % 32 / eb, byte x % eb;
-      // its logical byte: channel * row_bytes + position * eb + byte. Unpack: the other way.
-      uint64_t from;
-      if (pack) {
-        from = x % kAtom / eb * row_bytes + x / kAtom * eb + x % eb;
-      } else {
-        const uint64_t c = x / row_bytes, in_row = x % row_bytes;
-        from = in_row / eb * kAtom + c * eb + in_row % eb;
-      }
-      const uint64_t q = from / 128;
-      t.mask[o][q] |= uint64_t{1} << i;
-      t.idx[o][q][i] = static_cast<uint8_t>(from % 128);
-    }
-  }
-  return t;
-}
-
-// Surfaces [begin, end) of a gap-free tensor of at most kPermutePositions
-// positions, every one of 32 / eb real channels; kRegs registers a surface, so that
-// the indices stay in registers from one surface to the next.
-template <uint64_t kRegs>
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void permute_surfaces(
-    const SurfacePermutes& t, const uint8_t* src, uint8_t* dst, uint64_t begin, uint64_t end) {
-  constexpr uint64_t kPairs = (kRegs + 1) / 2;
-  const uint64_t bytes = kAtom * (t.row_bytes / t.eb);
-  const __mmask64 last = bytes % 64 == 0 ? ~__mmask64{0} : (__mmask64{1} << (bytes % 64)) - 1;
-  __m512i idx[kRegs][kPairs];
-  __mmask64 mask[kRegs][kPairs];
-  LC_UNROLL_ALL
-  for (uint64_t o = 0; o < kRegs; ++o) {
-    LC_UNROLL_ALL
-    for (uint64_t q = 0; q < kPairs; ++q) idx[o][q] = _mm512_load_si512(t.idx[o][q]), mask[o][q] = t.mask[o][q];
-  }
-  for (uint64_t s = begin; s < end; ++s) {
-    const uint8_t* in = src + s * bytes;
-    uint8_t* out = dst + s * bytes;
-    __m512i v[2 * kPairs];
-    LC_UNROLL_ALL
-    for (uint64_t r = 0; r < 2 * kPairs; ++r) {
-      if (r + 1 < kRegs) v[r] = _mm512_loadu_si512(in + 64 * r);
-      else if (r + 1 == kRegs) v[r] = _mm512_maskz_loadu_epi8(last, in + 64 * r);
-      else v[r] = _mm512_setzero_si512();
-    }
-    LC_UNROLL_ALL
-    for (uint64_t o = 0; o < kRegs; ++o) {
-      __m512i x = _mm512_setzero_si512();
-      LC_UNROLL_ALL
-      for (uint64_t q = 0; q < kPairs; ++q) {
-        x = _mm512_mask_mov_epi8(x, mask[o][q], _mm512_permutex2var_epi8(v[2 * q], idx[o][q], v[2 * q + 1]));
-      }
-      if (o + 1 < kRegs) _mm512_storeu_si512(out + 64 * o, x);
-      else _mm512_mask_storeu_epi8(out + 64 * o, last, x);
-    }
-  }
-}
-
-void permute_surfaces_of(const SurfacePermutes& t, const uint8_t* src, uint8_t* dst, uint64_t begin, uint64_t end) {
-  switch (t.regs) {
-    case 1: return permute_surfaces<1>(t, src, dst, begin, end);
-    case 2: return permute_surfaces<2>(t, src, dst, begin, end);
-    case 3: return permute_surfaces<3>(t, src, dst, begin, end);
-    case 4: return permute_surfaces<4>(t, src, dst, begin, end);
-    case 5: return permute_surfaces<5>(t, src, dst, begin, end);
-    case 6: return permute_surfaces<6>(t, src, dst, begin, end);
-    case 7: return permute_surfaces<7>(t, src, dst, begin, end);
-    default: return permute_surfaces<8>(t, src, dst, begin, end);
-  }
-}
-
 }  // namespace
 
 bool feature_copy_avx512(const FeatureGeometry& g, const uint8_t* src, uint8_t* dst, bool pack) {
@@ -549,14 +446,24 @@ bool feature_copy_avx512(const FeatureGeometry& g, const uint8_t* src, uint8_t* 
   const Runs runs = runs_of(g);
   const uint64_t physical = g.surfaces * g.ss, logical = g.C * g.H * g.W * g.eb;
   const bool streaming = (pack ? physical : logical) >= kStreamingBytes;
-  const uint64_t row_bytes = g.H * g.W * g.eb;
-  if (!streaming && g.H * g.W <= kPermutePositions && g.ls == g.W * kAtom && g.ss == g.H * g.ls &&
+  const uint64_t per_atom = kAtom / g.eb;
+  if (!streaming && group_permutes::fits(per_atom, g.H * g.W, g.eb) && g.ls == g.W * kAtom && g.ss == g.H * g.ls &&
       isa_at_least(Isa::kAvx512Vbmi)) {
-    // Small gap-free surfaces: byte permutes; a last surface of fewer channels
-    // (zeros past them) through the runs.
-    const uint64_t whole = g.C / (kAtom / g.eb);
+    // Gap-free surfaces of at most 16 positions (3 x 3, 4 x 4, 2 x 8 ...):
+    // each one run of 32 bytes a position on both sides, transposed by byte
+    // permutes (group_permutes.h), where the transposes above take a whole
+    // block of 64 (32) positions for a surface of 9 (measured on a Zen 5,
+    // best of 7, pack / unpack: 1024 x 3 x 3 int8 0.05 / 0.05 of memcpy ->
+    // 0.21 / 0.21, fp16 0.09 / 0.08 -> 0.28 / 0.28; 65536 x 3 x 3 int8 0.08
+    // / 0.10 -> 0.59 / 0.58, fp16 0.28 / 0.25 -> 0.92 / 0.92; 512 x 4 x 4
+    // int8 0.08 -> 0.18; the indices loaded every surface instead of kept in
+    // registers: 0.09 on 1024 x 3 x 3). A last surface of fewer channels
+    // (zeros past them) goes through the runs.
+    const uint64_t whole = g.C / per_atom;
     parallel_ranges(whole, std::max(physical, logical), [&](uint64_t begin, uint64_t end) {
-      permute_surfaces_of(surface_permutes(row_bytes, g.eb, pack), src, dst, begin, end);
+      const group_permutes::Tables& t = group_permutes::tables(per_atom, g.H * g.W, g.eb, pack);
+      const uint64_t at = begin * t.group_bytes;
+      group_permutes::run(t, src + at, dst + at, end - begin);
     });
     if (whole < g.surfaces) {
       if (pack && g.eb == 1) pack_runs<1>(runs, src, dst, false, whole, g.surfaces);
