@@ -537,6 +537,19 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nchw4", "int32", "1,7,3,3"},
            {"mge.nchw4", "fp32", "1,8,32,32"},
            {"mge.nchw4", "fp32", "1,4,4,4"},
+           // NCHWx blocks of tiny images, every channel real, by byte permutes
+           // (group_permutes.h): several groups a block and a last block of
+           // fewer, one group of eight registers (NCHW32 4 x 4, NCHW64 2 x 4,
+           // NCHW32 fp16 2 x 4), 7 x 7; padding channels (through the rows).
+           {"mge.nchw4", "int8", "1,8,3,3"},
+           {"mge.nchw4", "fp16", "2,8,2,2"},
+           {"mge.nchw4", "fp32", "1,1024,3,3"},
+           {"mge.nchw4", "uint8", "3,12,7,7"},
+           {"mge.nchw32", "int8", "1,64,3,3"},
+           {"mge.nchw32", "int8", "1,96,4,4"},
+           {"mge.nchw64", "int8", "1,128,2,4"},
+           {"mge.nchw32", "fp16", "2,64,2,4"},
+           {"mge.nchw4", "int8", "1,10,3,3"},
            // NHWC 16-bit images of at most 64 pixels, 32 | C, 64 channels and
            // more (small_images_epi16): a whole and a masked block of pixels,
            // runs of 256 channels and a shorter last run, 64 pixels, 1 pixel.
@@ -612,6 +625,7 @@ TEST(MgeThreads, every_thread_count_writes_the_same_bytes) {
            {"mge.nchw32", "uint4", "1,33,3,129"},
            {"mge.nhwc", "int8", "2,24,256,257"},  // padded pitch: runs of pixels, the second image off a line
            {"mge.nhwc", "fp32", "2,13,256,257"},
+           {"mge.nchw4", "int8", "16,256,3,3"},  // byte permutes of tiny images
        }) {
     expect_same_bytes_at_every_thread_count(layout, dtype, shape);
   }
