@@ -4,11 +4,11 @@
 // logical side) <-> L pixels of R elements one after the other (the physical
 // side), P = R x L x E bytes either way (NVDLA feature surfaces of at most 16
 // positions: R = 32 / E channels; MegEngine NCHWx blocks of small images: R =
-// x). k = 512 / P groups at a time are at most eight registers; each 64 bytes
-// out is merge-masked two-source byte permutes of the input's register
-// pairs, one per pair it draws on, with indices and masks that depend only on
-// (R, L, E, direction), built once per thread and kept in registers from one
-// block of k groups to the next.
+// x). A block of k groups (k P at most ten registers) goes through the
+// registers at a time; each 64 bytes out is merge-masked two-source byte
+// permutes of the input's register pairs, one per pair it draws on, with
+// indices and masks that depend only on (R, L, E, direction), built once per
+// thread and kept in registers from one block to the next.
 #ifndef LAYOUTCHECK_OPTIMIZED_GROUP_PERMUTES_H_
 #define LAYOUTCHECK_OPTIMIZED_GROUP_PERMUTES_H_
 
@@ -21,7 +21,7 @@
 
 namespace layoutcheck::group_permutes {
 
-constexpr uint64_t kMaxRegs = 8;
+constexpr uint64_t kMaxRegs = 10;
 constexpr uint64_t kMaxBytes = 64 * kMaxRegs;  // bytes of a group, at most
 
 // Whether groups of R x L elements of E bytes fit (a group at most kMaxBytes).
@@ -44,7 +44,17 @@ inline const Tables& tables(uint64_t R, uint64_t L, uint64_t E, bool pack) {
   if (t.R == R && t.L == L && t.E == E && t.pack == pack && t.regs != 0) return t;
   t.R = R, t.L = L, t.E = E, t.pack = pack;
   t.group_bytes = R * L * E;
-  t.groups = kMaxBytes / t.group_bytes, t.bytes = t.groups * t.group_bytes;
+  // Groups a block: the most bytes a permute (each register out takes one per
+  // pair of registers in), the fewest groups of those.
+  const auto per_permute = [&](uint64_t k) {
+    const uint64_t regs = (k * t.group_bytes + 63) / 64;
+    return static_cast<double>(k * t.group_bytes) / static_cast<double>(regs * ((regs + 1) / 2));
+  };
+  t.groups = 1;
+  for (uint64_t k = 2; k * t.group_bytes <= kMaxBytes; ++k) {
+    if (per_permute(k) > per_permute(t.groups)) t.groups = k;
+  }
+  t.bytes = t.groups * t.group_bytes;
   t.regs = (t.bytes + 63) / 64, t.pairs = (t.regs + 1) / 2;
   const uint64_t P = t.group_bytes, pixel = R * E, row = L * E;
   for (uint64_t o = 0; o < t.regs; ++o) {
@@ -129,7 +139,9 @@ inline void run(const Tables& t, const uint8_t* src, uint8_t* dst, uint64_t coun
     case 5: return run_regs<5>(t, src, dst, count);
     case 6: return run_regs<6>(t, src, dst, count);
     case 7: return run_regs<7>(t, src, dst, count);
-    default: return run_regs<8>(t, src, dst, count);
+    case 8: return run_regs<8>(t, src, dst, count);
+    case 9: return run_regs<9>(t, src, dst, count);
+    default: return run_regs<10>(t, src, dst, count);
   }
 }
 #undef LC_GROUP_PERMUTES_VBMI

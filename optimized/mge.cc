@@ -3103,11 +3103,13 @@ void walk_units(const Plan& p, uint8_t* logical, uint8_t* phys, uint64_t slices,
     // time go by byte permutes (group_permutes.h; measured on a Zen 5, best
     // of 7, pack / unpack, against the tiles: NCHW32 int8 1 x 1024 x 3 x 3
     // 0.06 / 0.07 of memcpy -> 0.35 / 0.37, 4 x 4 0.09 / 0.11 -> 0.30 / 0.30;
-    // NCHW4 1 x 1024 x 3 x 3 int8 0.06 / 0.05 -> 0.24 / 0.26, fp16 0.11 /
-    // 0.11 -> 0.27 / 0.29, fp32 0.19 -> 0.28 / 0.31; 1 x 256 x 5 x 5 int8
-    // 0.12 -> 0.24; 1 x 1024 x 7 x 7 int8 0.24 / 0.27 -> 0.35 / 0.35, fp16 1 x
-    // 512 x 7 x 7 0.38 / 0.28 -> 0.35 / 0.34; 11 x 11 at par). Blocks of more
-    // than 512 bytes (NCHW32 int8 5 x 5, fp32 NCHW4 7 x 7) keep the tiles.
+    // NCHW4 1 x 1024 x 3 x 3 int8 0.06 / 0.05 -> 0.39 / 0.41, fp16 0.11 /
+    // 0.11 -> 0.32 / 0.34, fp32 0.19 -> 0.28 / 0.31; 1 x 256 x 5 x 5 int8
+    // 0.12 -> 0.24; 1 x 1024 x 7 x 7 int8 0.24 / 0.27 -> 0.39 / 0.38, fp16 1 x
+    // 512 x 7 x 7 0.38 / 0.28 -> 0.35 / 0.34; 11 x 11 at par; blocks of 576
+    // bytes, NCHW64 int8 and NCHW32 fp16 1 x 1024 x 3 x 3, 0.08 / 0.07 ->
+    // 0.20 / 0.22). Blocks of more than 640 bytes (NCHW32 int8 5 x 5, fp32
+    // NCHW4 7 x 7) keep the tiles.
     const group_permutes::Tables& t = group_permutes::tables(p.block, p.HW, p.bits / 8, kPack);
     const uint64_t at = begin * t.group_bytes;
     if (kPack) group_permutes::run(t, logical + at, phys + at, end - begin);

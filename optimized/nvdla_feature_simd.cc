@@ -449,7 +449,7 @@ bool feature_copy_avx512(const FeatureGeometry& g, const uint8_t* src, uint8_t* 
   const uint64_t per_atom = kAtom / g.eb;
   if (!streaming && group_permutes::fits(per_atom, g.H * g.W, g.eb) && g.ls == g.W * kAtom && g.ss == g.H * g.ls &&
       isa_at_least(Isa::kAvx512Vbmi)) {
-    // Gap-free surfaces of at most 16 positions (3 x 3, 4 x 4, 2 x 8 ...):
+    // Gap-free surfaces of at most 20 positions (3 x 3, 4 x 4, 4 x 5 ...):
     // each one run of 32 bytes a position on both sides, transposed by byte
     // permutes (group_permutes.h), where the transposes above take a whole
     // block of 64 (32) positions for a surface of 9 (measured on a Zen 5,

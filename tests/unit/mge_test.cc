@@ -549,6 +549,8 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nchw32", "int8", "1,96,4,4"},
            {"mge.nchw64", "int8", "1,128,2,4"},
            {"mge.nchw32", "fp16", "2,64,2,4"},
+           {"mge.nchw64", "int8", "1,128,3,3"},  // nine registers
+           {"mge.nchw32", "bf16", "1,96,3,3"},
            {"mge.nchw4", "int8", "1,10,3,3"},
            // NHWC 16-bit images of at most 64 pixels, 32 | C, 64 channels and
            // more (small_images_epi16): a whole and a masked block of pixels,

@@ -42,9 +42,9 @@ const Shape kCases[] = {
     {"nvdla.feature", "fp16", "16,8,8"},
     {"nvdla.feature", "int8", "33,5,13"},
     {"nvdla.feature(line_stride=256)", "fp16", "20,7,7"},
-    // Surfaces of at most 16 positions in cache, by byte permutes: 3 x 3 of
+    // Surfaces of at most 20 positions in cache, by byte permutes: 3 x 3 of
     // both element sizes with a partial last surface, 4 x 4 (8 registers), 1
-    // x 5 and 2 x 8, 1 x 2 (one register).
+    // x 5 and 2 x 8, 1 x 2 (several surfaces a block), 4 x 5.
     {"nvdla.feature", "int8", "70,3,3"},
     {"nvdla.feature", "fp16", "40,3,3"},
     {"nvdla.feature", "fp16", "32,4,4"},
@@ -52,6 +52,7 @@ const Shape kCases[] = {
     {"nvdla.feature", "int8", "96,1,5"},
     {"nvdla.feature", "fp16", "17,2,8"},
     {"nvdla.feature", "int16", "48,1,2"},
+    {"nvdla.feature", "int8", "64,4,5"},  // ten registers
     {"nvdla.sdp.element(use=ew2)", "int16", "20,3,37,2"},
     {"nvdla.sdp.element(use=ew2)", "int16", "33,2,300,2"},
     {"nvdla.sdp.element(use=bias,proc=int8)", "int8", "40,2,33,1"},
