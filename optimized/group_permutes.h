@@ -2,7 +2,7 @@
 // families whose blocks of a small image are contiguous on both sides: a run
 // of groups, each R rows of L elements of E bytes one after the other (the
 // logical side) <-> L pixels of R elements one after the other (the physical
-// side), P = R x L x E bytes either way (NVDLA feature surfaces of at most 16
+// side), P = R x L x E bytes either way (NVDLA feature surfaces of at most 20
 // positions: R = 32 / E channels; MegEngine NCHWx blocks of small images: R =
 // x). A block of k groups (k P at most ten registers) goes through the
 // registers at a time; each 64 bytes out is merge-masked two-source byte

@@ -401,10 +401,10 @@ LC_AVX512 void unpack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, b
       else atoms_to_rows_u16(v);
       if (direct) {
         // A run of one or two blocks (a small surface in cache): the rows
-        // straight from the registers, one mask for all (measured on a Zen 5,
+        // straight from the registers, one mask a block (measured on a Zen 5,
         // 2048 x 7 x 7 int8: 0.21 -> 0.30 of memcpy with the loads above;
-        // 512 x 7 x 7 fp16, two blocks, through the group of blocks 0.19, so 0.23;
-// 256 x 8 x 16 int8 0.19 -> 0.30).
+        // two blocks: 512 x 7 x 7 fp16 0.19 through the group of blocks, 0.23
+        // so; 256 x 8 x 16 int8 0.19 -> 0.30).
         const __mmask64 m = cnt * kEb >= 64 ? ~__mmask64{0} : (__mmask64{1} << (cnt * kEb)) - 1;
         LC_UNROLL_ALL
         for (int r = 0; r < kRegs; ++r) {
