@@ -437,8 +437,8 @@ __attribute__((target("avx2"))) void transpose_16x16_u16(const uint8_t* src, siz
 #endif
 
 // ---- AVX-512 fractal groups -------------------------------------------------------
-// One 64-byte line of a logical row spans kG = 2 (z inside, fp16 n inside) or
-// 4 (int8 n inside) fractals side by side, so the kernels below move a whole
+// One 64-byte line of a logical row spans kG = 1 (fp32 n inside), 2 (z inside,
+// fp16 n inside) or 4 (int8 n inside) fractals side by side, so the kernels below move a whole
 // group: kH logical rows of 64 bytes <-> kG fractals of 512 bytes, every load
 // and store one whole line. A 128-bit lane of a zmm holds 16 bytes of a C0;
 // the transposes are per-lane element transposes (the unpack stages of the
@@ -555,6 +555,7 @@ LC_TLA_AVX512 void n8_group_avx512(uint8_t* logical, size_t pitch, uint8_t* bloc
     }
   }
 }
+
 // fp32 n inside: 8 rows of 16 elements <-> one 8 x 16 fractal (16 C0s of 8
 // elements), line m = columns 2m and 2m + 1. Three rounds of two-source
 // permutes: rows 2k, 2k + 1 paired per column (dwords), the pairs of rows 4k..
