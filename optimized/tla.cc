@@ -437,10 +437,10 @@ __attribute__((target("avx2"))) void transpose_16x16_u16(const uint8_t* src, siz
 #endif
 
 // ---- AVX-512 fractal groups -------------------------------------------------------
-// One 64-byte line of a logical row spans kG = 1 (fp32 n inside), 2 (z inside,
-// fp16 n inside) or 4 (int8 n inside) fractals side by side, so the kernels below move a whole
-// group: kH logical rows of 64 bytes <-> kG fractals of 512 bytes, every load
-// and store one whole line. A 128-bit lane of a zmm holds 16 bytes of a C0;
+// One 64-byte line of a logical row spans kG = 1 (fp32 n inside), 2 (z
+// inside, fp16 n inside) or 4 (int8 n inside) fractals side by side, so the
+// kernels below move a whole group: kH logical rows of 64 bytes <-> kG
+// fractals of 512 bytes, every load and store one whole line. A 128-bit lane of a zmm holds 16 bytes of a C0;
 // the transposes are per-lane element transposes (the unpack stages of the
 // AVX2 code above, four lanes at once) and 4 x 4 transposes of lanes.
 #ifdef LC_TLA_X86
