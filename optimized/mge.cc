@@ -676,6 +676,34 @@ inline uint64_t rows_head(const uint64_t* rows, uint64_t R, const uint8_t* logic
   return std::min(head, L);
 }
 #define LC_MGE_AVX512 __attribute__((target("avx512f")))
+#define LC_MGE_AVX512_INLINE inline __attribute__((target("avx512f"), always_inline))
+
+// The two rounds of two-source permutes of a 32-bit tile of 4 rows x 16
+// columns (NCHW4): rows -> pixels pairs rows 0,1 and 2,3 (8 columns each),
+// then joins the pairs into pixels, o[q] holding pixels 4q .. 4q + 3; pixels
+// -> rows gathers channels 0,1 and 2,3 of 8 pixels from two registers, then
+// joins the halves of 16 pixels into rows.
+LC_MGE_AVX512_INLINE void pixels_4x16_ps(const __m512 v[4], __m512 o[4]) {
+  const __m512i pair_lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i pair_hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  const __m512i quad_lo = _mm512_setr_epi32(0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23);
+  const __m512i quad_hi = _mm512_setr_epi32(8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31);
+  const __m512 ab0 = _mm512_permutex2var_ps(v[0], pair_lo, v[1]), ab1 = _mm512_permutex2var_ps(v[0], pair_hi, v[1]);
+  const __m512 cd0 = _mm512_permutex2var_ps(v[2], pair_lo, v[3]), cd1 = _mm512_permutex2var_ps(v[2], pair_hi, v[3]);
+  o[0] = _mm512_permutex2var_ps(ab0, quad_lo, cd0), o[1] = _mm512_permutex2var_ps(ab0, quad_hi, cd0);
+  o[2] = _mm512_permutex2var_ps(ab1, quad_lo, cd1), o[3] = _mm512_permutex2var_ps(ab1, quad_hi, cd1);
+}
+
+LC_MGE_AVX512_INLINE void rows_4x16_ps(const __m512 z[4], __m512 v[4]) {
+  const __m512i ch01 = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29);
+  const __m512i ch23 = _mm512_setr_epi32(2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31);
+  const __m512i lows = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+  const __m512i highs = _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+  const __m512 a01 = _mm512_permutex2var_ps(z[0], ch01, z[1]), a23 = _mm512_permutex2var_ps(z[0], ch23, z[1]);
+  const __m512 b01 = _mm512_permutex2var_ps(z[2], ch01, z[3]), b23 = _mm512_permutex2var_ps(z[2], ch23, z[3]);
+  v[0] = _mm512_permutex2var_ps(a01, lows, b01), v[1] = _mm512_permutex2var_ps(a01, highs, b01);
+  v[2] = _mm512_permutex2var_ps(a23, lows, b23), v[3] = _mm512_permutex2var_ps(a23, highs, b23);
+}
 
 // 32-bit elements, R == 4 (NCHW4), unpack: 16 pixels in four 64-byte loads ->
 // 16 columns of each of the 4 rows. The AVX2 tile is bound by its shuffles
@@ -683,12 +711,6 @@ inline uint64_t rows_head(const uint64_t* rows, uint64_t R, const uint8_t* logic
 // Round one gathers channels 0,1 and 2,3 of 8 pixels from two loads, round two
 // joins the halves of 16 pixels into rows.
 LC_MGE_AVX512 uint64_t unpack_4x16_epi32_avx512(const Group& g, uint8_t* logical, const uint8_t* phys, bool stream) {
-  // Pixel p, channel c of a pair of loads (8 pixels) is element 4p + c.
-  const __m512i ch01 = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29);
-  const __m512i ch23 = _mm512_setr_epi32(2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31);
-  // Low and high halves of two round-one results (pixels 0..7 and 8..15).
-  const __m512i lows = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
-  const __m512i highs = _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
   float* row[4];
   for (int k = 0; k < 4; ++k) row[k] = g.rows[k] == kPad ? nullptr : reinterpret_cast<float*>(logical) + g.rows[k];
   // A 64-byte store across two lines costs about twice one within a line, so
@@ -703,12 +725,10 @@ LC_MGE_AVX512 uint64_t unpack_4x16_epi32_avx512(const Group& g, uint8_t* logical
   const uint64_t L16 = head + (g.L - head) / 16 * 16;
   const float* in = reinterpret_cast<const float*>(phys) + g.pixels + head * 4;
   for (uint64_t l = head; l < L16; l += 16, in += 64) {
-    const __m512 z0 = _mm512_loadu_ps(in), z1 = _mm512_loadu_ps(in + 16);
-    const __m512 z2 = _mm512_loadu_ps(in + 32), z3 = _mm512_loadu_ps(in + 48);
-    const __m512 a01 = _mm512_permutex2var_ps(z0, ch01, z1), a23 = _mm512_permutex2var_ps(z0, ch23, z1);
-    const __m512 b01 = _mm512_permutex2var_ps(z2, ch01, z3), b23 = _mm512_permutex2var_ps(z2, ch23, z3);
-    const __m512 out[4] = {_mm512_permutex2var_ps(a01, lows, b01), _mm512_permutex2var_ps(a01, highs, b01),
-                           _mm512_permutex2var_ps(a23, lows, b23), _mm512_permutex2var_ps(a23, highs, b23)};
+    const __m512 z[4] = {_mm512_loadu_ps(in), _mm512_loadu_ps(in + 16), _mm512_loadu_ps(in + 32),
+                         _mm512_loadu_ps(in + 48)};
+    __m512 out[4];
+    rows_4x16_ps(z, out);
     LC_MGE_UNROLL
     for (int k = 0; k < 4; ++k) {
       if (!row[k]) continue;
@@ -1219,12 +1239,6 @@ LC_MGE_AVX512BW uint64_t pack_rows_staged_epi8_avx512(const Group& g, const uint
 // rows 0,1 and 2,3 (8 columns each), round two joins the pairs into pixels.
 // With `stream` the lines go out with non-temporal stores.
 LC_MGE_AVX512 uint64_t pack_4x16_epi32_avx512(const Group& g, const uint8_t* logical, uint8_t* phys, bool stream) {
-  // Columns 0..7 (lo) and 8..15 (hi) of rows a, b interleaved: a0 b0 a1 b1 ...
-  const __m512i pair_lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-  const __m512i pair_hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-  // Pixels 0..3 (lo) and 4..7 (hi) from a row-0/1 pair (ab) and a row-2/3 pair (cd).
-  const __m512i quad_lo = _mm512_setr_epi32(0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23);
-  const __m512i quad_hi = _mm512_setr_epi32(8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31);
   const float* row[4];
   for (int k = 0; k < 4; ++k) row[k] = g.rows[k] == kPad ? nullptr : reinterpret_cast<const float*>(logical) + g.rows[k];
   float* out = reinterpret_cast<float*>(phys) + g.pixels;
@@ -1248,20 +1262,12 @@ LC_MGE_AVX512 uint64_t pack_4x16_epi32_avx512(const Group& g, const uint8_t* log
     }
     LC_MGE_UNROLL
     for (int k = 0; k < 4; ++k) v[k] = row[k] ? _mm512_loadu_ps(row[k] + l) : _mm512_setzero_ps();
-    const __m512 ab0 = _mm512_permutex2var_ps(v[0], pair_lo, v[1]), ab1 = _mm512_permutex2var_ps(v[0], pair_hi, v[1]);
-    const __m512 cd0 = _mm512_permutex2var_ps(v[2], pair_lo, v[3]), cd1 = _mm512_permutex2var_ps(v[2], pair_hi, v[3]);
-    const __m512 o0 = _mm512_permutex2var_ps(ab0, quad_lo, cd0), o1 = _mm512_permutex2var_ps(ab0, quad_hi, cd0);
-    const __m512 o2 = _mm512_permutex2var_ps(ab1, quad_lo, cd1), o3 = _mm512_permutex2var_ps(ab1, quad_hi, cd1);
-    if (nt) {
-      _mm512_stream_ps(out, o0);
-      _mm512_stream_ps(out + 16, o1);
-      _mm512_stream_ps(out + 32, o2);
-      _mm512_stream_ps(out + 48, o3);
-    } else {
-      _mm512_storeu_ps(out, o0);
-      _mm512_storeu_ps(out + 16, o1);
-      _mm512_storeu_ps(out + 32, o2);
-      _mm512_storeu_ps(out + 48, o3);
+    __m512 o[4];
+    pixels_4x16_ps(v, o);
+    LC_MGE_UNROLL
+    for (int q = 0; q < 4; ++q) {
+      if (nt) _mm512_stream_ps(out + 16 * q, o[q]);
+      else _mm512_storeu_ps(out + 16 * q, o[q]);
     }
   }
   return L16;
@@ -1685,14 +1691,9 @@ LC_MGE_AVX512BW void small_blocks4_epi8(uint64_t C, uint64_t L, uint8_t* logical
 }
 
 // 32-bit elements, R == 4: pixels l .. l + n - 1 (n <= 16) of four rows,
-// masked unless whole (pack_4x16_epi32_avx512's and unpack_4x16_epi32_avx512's
-// permutes).
+// masked unless whole (pixels_4x16_ps, rows_4x16_ps).
 template <bool kPartial>
 LC_MGE_AVX512BW_INLINE void pack_4x16_epi32_masked(const float* const* row, uint64_t l, uint64_t n, float* out) {
-  const __m512i pair_lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-  const __m512i pair_hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-  const __m512i quad_lo = _mm512_setr_epi32(0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23);
-  const __m512i quad_hi = _mm512_setr_epi32(8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31);
   const __mmask16 cols = static_cast<__mmask16>(n >= 16 ? 0xFFFFu : (1u << n) - 1);
   __m512 v[4];
   LC_MGE_UNROLL
@@ -1700,10 +1701,8 @@ LC_MGE_AVX512BW_INLINE void pack_4x16_epi32_masked(const float* const* row, uint
     if (!row[k]) v[k] = _mm512_setzero_ps();
     else v[k] = kPartial ? _mm512_maskz_loadu_ps(cols, row[k] + l) : _mm512_loadu_ps(row[k] + l);
   }
-  const __m512 ab0 = _mm512_permutex2var_ps(v[0], pair_lo, v[1]), ab1 = _mm512_permutex2var_ps(v[0], pair_hi, v[1]);
-  const __m512 cd0 = _mm512_permutex2var_ps(v[2], pair_lo, v[3]), cd1 = _mm512_permutex2var_ps(v[2], pair_hi, v[3]);
-  const __m512 o[4] = {_mm512_permutex2var_ps(ab0, quad_lo, cd0), _mm512_permutex2var_ps(ab0, quad_hi, cd0),
-                       _mm512_permutex2var_ps(ab1, quad_lo, cd1), _mm512_permutex2var_ps(ab1, quad_hi, cd1)};
+  __m512 o[4];
+  pixels_4x16_ps(v, o);
   LC_MGE_UNROLL
   for (uint64_t q = 0; q < 4; ++q) {
     const uint64_t m = n > 4 * q ? std::min<uint64_t>(4, n - 4 * q) : 0;  // pixels 4q.. of the tile
@@ -1714,10 +1713,6 @@ LC_MGE_AVX512BW_INLINE void pack_4x16_epi32_masked(const float* const* row, uint
 
 template <bool kPartial>
 LC_MGE_AVX512BW_INLINE void unpack_4x16_epi32_masked(float* const* row, uint64_t l, uint64_t n, const float* in) {
-  const __m512i ch01 = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29);
-  const __m512i ch23 = _mm512_setr_epi32(2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31);
-  const __m512i lows = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
-  const __m512i highs = _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
   __m512 z[4];
   LC_MGE_UNROLL
   for (uint64_t q = 0; q < 4; ++q) {
@@ -1725,10 +1720,8 @@ LC_MGE_AVX512BW_INLINE void unpack_4x16_epi32_masked(float* const* row, uint64_t
     z[q] = kPartial ? _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << (4 * m)) - 1), in + 16 * q)
                     : _mm512_loadu_ps(in + 16 * q);
   }
-  const __m512 a01 = _mm512_permutex2var_ps(z[0], ch01, z[1]), a23 = _mm512_permutex2var_ps(z[0], ch23, z[1]);
-  const __m512 b01 = _mm512_permutex2var_ps(z[2], ch01, z[3]), b23 = _mm512_permutex2var_ps(z[2], ch23, z[3]);
-  const __m512 v[4] = {_mm512_permutex2var_ps(a01, lows, b01), _mm512_permutex2var_ps(a01, highs, b01),
-                       _mm512_permutex2var_ps(a23, lows, b23), _mm512_permutex2var_ps(a23, highs, b23)};
+  __m512 v[4];
+  rows_4x16_ps(z, v);
   const __mmask16 cols = static_cast<__mmask16>(n >= 16 ? 0xFFFFu : (1u << n) - 1);
   LC_MGE_UNROLL
   for (int k = 0; k < 4; ++k) {
