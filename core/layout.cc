@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <unordered_map>
 
 #include "core/families.h"
 #include "layoutcheck/checked.h"
@@ -91,10 +92,14 @@ const std::vector<LayoutSpec>& layout_specs() {
 }
 
 const LayoutSpec* find_spec(std::string_view name) {
-  for (const auto& s : layout_specs()) {
-    if (s.name == name) return &s;
-  }
-  return nullptr;
+  // Every conversion asks: a hash index, built once, instead of a walk of the registry.
+  static const std::unordered_map<std::string_view, const LayoutSpec*> index = [] {
+    std::unordered_map<std::string_view, const LayoutSpec*> m;
+    for (const auto& s : layout_specs()) m.emplace(s.name, &s);
+    return m;
+  }();
+  auto it = index.find(name);
+  return it == index.end() ? nullptr : it->second;
 }
 
 int64_t Layout::get_int(const std::string& key) const {

@@ -1,10 +1,33 @@
 #include "core/router.h"
 
+#include <atomic>
+
 #include "layoutcheck/byte_rules.h"
 
 namespace layoutcheck {
 
+uint64_t FamilyRouter::next_id() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 Result<const Impl*> FamilyRouter::route(const Case& c) const {
+  // A caller converts one layout many times in a row: the last route of this thread first.
+  struct Memo {
+    uint64_t router = 0;
+    std::string layout;
+    const Impl* impl = nullptr;
+  };
+  thread_local Memo memo;
+  if (memo.router == id_ && memo.layout == c.layout.name) return memo.impl;
+  LC_ASSIGN_OR_RETURN(const Impl* impl, route_uncached(c));
+  memo.router = id_;
+  memo.layout = c.layout.name;
+  memo.impl = impl;
+  return impl;
+}
+
+Result<const Impl*> FamilyRouter::route_uncached(const Case& c) const {
   // A layout's own implementation, when one is listed, before its family's.
   if (auto own = families_.find(c.layout.name); own != families_.end()) return own->second;
   auto it = families_.find(c.layout.family());
@@ -52,8 +75,12 @@ Result<ByteRules> FamilyRouter::byte_rules(const Case& c) const {
 }
 
 Status check_buffers(const Impl& impl, const Case& c, size_t logical_size, size_t physical_size) {
-  LC_ASSIGN_OR_RETURN(uint64_t want_logical, logical_bytes(c));
   LC_ASSIGN_OR_RETURN(uint64_t want_physical, impl.size_bytes(c));
+  return check_buffers(c, want_physical, logical_size, physical_size);
+}
+
+Status check_buffers(const Case& c, uint64_t want_physical, size_t logical_size, size_t physical_size) {
+  LC_ASSIGN_OR_RETURN(uint64_t want_logical, logical_bytes(c));
   if (logical_size != want_logical) {
     return Status::invalid("logical buffer is " + std::to_string(logical_size) + " bytes, " + to_string(c) +
                            " needs " + std::to_string(want_logical));

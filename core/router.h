@@ -2,6 +2,7 @@
 // (or of the layout itself, when its full name is listed).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -12,7 +13,7 @@ namespace layoutcheck {
 class FamilyRouter : public Impl {
  public:
   FamilyRouter(std::string name, std::map<std::string, const Impl*> families)
-      : name_(std::move(name)), families_(std::move(families)) {}
+      : name_(std::move(name)), families_(std::move(families)), id_(next_id()) {}
   std::string name() const override { return name_; }
   Status supports(const Case& c) const override;
   Result<uint64_t> size_bytes(const Case& c) const override;
@@ -27,8 +28,11 @@ class FamilyRouter : public Impl {
 
  private:
   Result<const Impl*> route(const Case& c) const;
+  Result<const Impl*> route_uncached(const Case& c) const;
   std::string name_;
   std::map<std::string, const Impl*> families_;
+  uint64_t id_;  // names this router in each thread's memo of its last route (never reused)
+  static uint64_t next_id();
 };
 
 }  // namespace layoutcheck

@@ -2127,7 +2127,7 @@ class HtpOptimized : public Impl {
               size_t physical_size) const override {
     LC_ASSIGN_OR_RETURN(auto p_ptr, cached_make_plan(c));
     const Plan& p = *p_ptr;
-    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    LC_RETURN_IF_ERROR(check_buffers(c, p.size, logical_size, physical_size));
     if (p.placed) {
       // Packed consecutively, then each chunk copied to its start: one copy
       // per chunk, none across chunks.
@@ -2146,7 +2146,7 @@ class HtpOptimized : public Impl {
                 size_t logical_size) const override {
     LC_ASSIGN_OR_RETURN(auto p_ptr, cached_make_plan(c));
     const Plan& p = *p_ptr;
-    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    LC_RETURN_IF_ERROR(check_buffers(c, p.size, logical_size, physical_size));
     if (p.placed) {
       std::vector<uint8_t> chunks(p.elements * p.elem);
       const auto* src = static_cast<const uint8_t*>(physical);

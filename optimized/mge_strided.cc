@@ -227,7 +227,7 @@ class MgeStridedOptimized : public Impl {
   Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
               size_t physical_size) const override {
     LC_ASSIGN_OR_RETURN(auto p, cached_plan(c));
-    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    LC_RETURN_IF_ERROR(check_buffers(c, (p->phys_bits + 7) / 8, logical_size, physical_size));
     std::memset(physical, 0, physical_size);
     transfer<true>(*p, const_cast<uint8_t*>(static_cast<const uint8_t*>(logical)), static_cast<uint8_t*>(physical));
     return Status();
@@ -235,7 +235,7 @@ class MgeStridedOptimized : public Impl {
   Status unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
                 size_t logical_size) const override {
     LC_ASSIGN_OR_RETURN(auto p, cached_plan(c));
-    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    LC_RETURN_IF_ERROR(check_buffers(c, (p->phys_bits + 7) / 8, logical_size, physical_size));
     if (p->bits < 8 && p->elements % 2 == 1) static_cast<uint8_t*>(logical)[logical_size - 1] = 0;
     transfer<false>(*p, static_cast<uint8_t*>(logical), const_cast<uint8_t*>(static_cast<const uint8_t*>(physical)));
     return Status();

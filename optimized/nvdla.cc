@@ -1496,24 +1496,25 @@ void deconv_copy(const DeconvPlan& d, const uint8_t* src, uint8_t* dst, bool to_
 
 // ---- the Impl ---------------------------------------------------------------------
 
-bool is_pixel(const Case& c) { return c.layout.name == "nvdla.pixel"; }
-bool is_winograd(const Case& c) { return c.layout.name == "nvdla.weight.winograd"; }
-bool is_deconv(const Case& c) { return c.layout.name == "nvdla.weight.deconv"; }
-bool is_batch(const Case& c) { return c.layout.name == "nvdla.feature.batch"; }
+// Which of the family's layouts a case is, its shape checked: each entry point asks once.
+enum class Kind { kFeature, kBatch, kWeight, kWinograd, kDeconv, kPixel, kSdp };
 
-bool is_sdp(const Case& c) { return c.layout.name == "nvdla.sdp.channel" || c.layout.name == "nvdla.sdp.element"; }
-
-Status check_case(const Case& c) {
-  const LayoutSpec* spec = find_spec(c.layout.name);
-  if (!spec || (c.layout.name != "nvdla.feature" && c.layout.name != "nvdla.weight.dc" &&
-                c.layout.name != "nvdla.weight.image" && !is_sdp(c) && !is_pixel(c) && !is_winograd(c) &&
-                !is_deconv(c) && !is_batch(c))) {
-    return Status::invalid("unknown layout " + c.layout.name);
-  }
-  return check_shape(*spec, c.shape);
+Result<Kind> kind_of(const Case& c) {
+  const std::string& n = c.layout.name;
+  Kind kind;
+  if (n == "nvdla.feature") kind = Kind::kFeature;
+  else if (n == "nvdla.weight.dc" || n == "nvdla.weight.image") kind = Kind::kWeight;
+  else if (n == "nvdla.sdp.channel" || n == "nvdla.sdp.element") kind = Kind::kSdp;
+  else if (n == "nvdla.pixel") kind = Kind::kPixel;
+  else if (n == "nvdla.weight.winograd") kind = Kind::kWinograd;
+  else if (n == "nvdla.weight.deconv") kind = Kind::kDeconv;
+  else if (n == "nvdla.feature.batch") kind = Kind::kBatch;
+  else return Status::invalid("unknown layout " + n);
+  const LayoutSpec* spec = find_spec(n);
+  if (!spec) return Status::invalid("unknown layout " + n);
+  LC_RETURN_IF_ERROR(check_shape(*spec, c.shape));
+  return kind;
 }
-
-bool is_feature(const Case& c) { return c.layout.name == "nvdla.feature"; }
 
 // The checker asks one case many questions: each derives the plan once (core/case_cache.h).
 Result<std::shared_ptr<const FeaturePlan>> cached_feature_plan(const Case& c) {
@@ -1552,179 +1553,140 @@ class NvdlaOptimized : public Impl {
   Status supports(const Case& c) const override { return size_bytes(c).status(); }
 
   Result<uint64_t> size_bytes(const Case& c) const override {
-    LC_RETURN_IF_ERROR(check_case(c));
-    if (is_feature(c)) {
-      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_feature_plan(c));
-    const FeaturePlan& p = *p_ptr;
-      return p.size;
+    LC_ASSIGN_OR_RETURN(Kind kind, kind_of(c));
+    switch (kind) {
+      case Kind::kFeature: return size_of(cached_feature_plan(c));
+      case Kind::kBatch: return size_of(cached_batch_plan(c));
+      case Kind::kWeight: return size_of(cached_weight_plan(c));
+      case Kind::kWinograd: return size_of(cached_winograd_plan(c));
+      case Kind::kDeconv: return size_of(cached_deconv_plan(c));
+      case Kind::kPixel: return size_of(cached_pixel_plan(c));
+      case Kind::kSdp: return size_of(cached_sdp_plan(c));
     }
-    if (is_sdp(c)) {
-      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_sdp_plan(c));
-    const SdpPlan& p = *p_ptr;
-      return p.size;
-    }
-    if (is_pixel(c)) {
-      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_pixel_plan(c));
-    const PixelPlan& p = *p_ptr;
-      return p.size;
-    }
-    if (is_winograd(c)) {
-      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_winograd_plan(c));
-    const WinogradPlan& p = *p_ptr;
-      return p.size;
-    }
-    if (is_deconv(c)) {
-      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_plan(c));
-      return d_ptr->size;
-    }
-    if (is_batch(c)) {
-      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_plan(c));
-      return b_ptr->size;
-    }
-    LC_ASSIGN_OR_RETURN(auto p_ptr, cached_weight_plan(c));
-    const WeightPlan& p = *p_ptr;
-    return p.size;
+    return Status::internal("unknown NVDLA layout kind");
   }
 
   Result<uint64_t> offset_bits(const Case& c, const Coord& at) const override {
-    LC_RETURN_IF_ERROR(check_case(c));
+    LC_ASSIGN_OR_RETURN(Kind kind, kind_of(c));
     LC_RETURN_IF_ERROR(check_coord(c, at));
-    if (is_feature(c)) {
-      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_feature_plan(c));
-    const FeaturePlan& p = *p_ptr;
-      const uint64_t ch = at[0];
-      return (ch / p.per_atom * p.ss + at[1] * p.ls + at[2] * kAtom + ch % p.per_atom * p.eb) * 8;
+    switch (kind) {
+      case Kind::kFeature: {
+        LC_ASSIGN_OR_RETURN(auto p_ptr, cached_feature_plan(c));
+        const FeaturePlan& p = *p_ptr;
+        const uint64_t ch = at[0];
+        return (ch / p.per_atom * p.ss + at[1] * p.ls + at[2] * kAtom + ch % p.per_atom * p.eb) * 8;
+      }
+      case Kind::kPixel: {
+        LC_ASSIGN_OR_RETURN(auto p_ptr, cached_pixel_plan(c));
+        return pixel_place_bits(*p_ptr, at[0], at[1], at[2]);
+      }
+      case Kind::kWinograd: {
+        LC_ASSIGN_OR_RETURN(auto p_ptr, cached_winograd_plan(c));
+        const WinogradPlan& p = *p_ptr;
+        return winograd_element(p, at[0], at[1], at[2] * 4 + at[3]) * p.eb * 8;
+      }
+      case Kind::kDeconv: {
+        LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_plan(c));
+        return deconv_place(*d_ptr, at[0], at[1], at[2], at[3]) * 8;
+      }
+      case Kind::kBatch: {
+        LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_plan(c));
+        const FeaturePlan& p = b_ptr->cube;
+        const uint64_t ch = at[1];
+        return (at[0] * b_ptr->bs + ch / p.per_atom * p.ss + at[2] * p.ls + at[3] * kAtom + ch % p.per_atom * p.eb) * 8;
+      }
+      case Kind::kSdp: {
+        LC_ASSIGN_OR_RETURN(auto p_ptr, cached_sdp_plan(c));
+        const SdpPlan& p = *p_ptr;
+        const uint64_t ch = at[0], comp = at.back();
+        if (!p.per_element) return (ch * p.P + comp) * p.bpc * 8;
+        return (ch / p.epa * p.ss + at[1] * p.ls + at[2] * p.bpa + (ch % p.epa * p.P + comp) * p.bpc) * 8;
+      }
+      case Kind::kWeight: {
+        LC_ASSIGN_OR_RETURN(auto p_ptr, cached_weight_plan(c));
+        const WeightPlan& p = *p_ptr;
+        if (p.image) return image_element(p, at[0], at[1], at[2], at[3]) * p.eb * 8;
+        const uint64_t k = at[0], ch = at[1], pos = at[2] * p.W + at[3], hw = p.H * p.W;
+        const uint64_t g = k / p.group, gk = std::min(p.group, p.K - g * p.group);
+        const uint64_t c0 = ch / 64 * 64, cw = std::min<uint64_t>(64, p.C - c0);
+        const uint64_t element = g * p.group * p.C * hw + c0 * hw * gk + (pos * gk + k % p.group) * cw + (ch - c0);
+        return element * p.eb * 8;
+      }
     }
-    if (is_pixel(c)) {
-      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_pixel_plan(c));
-    const PixelPlan& p = *p_ptr;
-      return pixel_place_bits(p, at[0], at[1], at[2]);
-    }
-    if (is_winograd(c)) {
-      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_winograd_plan(c));
-    const WinogradPlan& p = *p_ptr;
-      return winograd_element(p, at[0], at[1], at[2] * 4 + at[3]) * p.eb * 8;
-    }
-    if (is_deconv(c)) {
-      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_plan(c));
-      return deconv_place(*d_ptr, at[0], at[1], at[2], at[3]) * 8;
-    }
-    if (is_batch(c)) {
-      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_plan(c));
-      const FeaturePlan& p = b_ptr->cube;
-      const uint64_t ch = at[1];
-      return (at[0] * b_ptr->bs + ch / p.per_atom * p.ss + at[2] * p.ls + at[3] * kAtom + ch % p.per_atom * p.eb) * 8;
-    }
-    if (is_sdp(c)) {
-      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_sdp_plan(c));
-    const SdpPlan& p = *p_ptr;
-      const uint64_t ch = at[0], comp = at.back();
-      if (!p.per_element) return (ch * p.P + comp) * p.bpc * 8;
-      return (ch / p.epa * p.ss + at[1] * p.ls + at[2] * p.bpa + (ch % p.epa * p.P + comp) * p.bpc) * 8;
-    }
-    LC_ASSIGN_OR_RETURN(auto p_ptr, cached_weight_plan(c));
-    const WeightPlan& p = *p_ptr;
-    if (p.image) return image_element(p, at[0], at[1], at[2], at[3]) * p.eb * 8;
-    const uint64_t k = at[0], ch = at[1], pos = at[2] * p.W + at[3], hw = p.H * p.W;
-    const uint64_t g = k / p.group, gk = std::min(p.group, p.K - g * p.group);
-    const uint64_t c0 = ch / 64 * 64, cw = std::min<uint64_t>(64, p.C - c0);
-    const uint64_t element = g * p.group * p.C * hw + c0 * hw * gk + (pos * gk + k % p.group) * cw + (ch - c0);
-    return element * p.eb * 8;
+    return Status::internal("unknown NVDLA layout kind");
   }
 
   Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
               size_t physical_size) const override {
-    LC_RETURN_IF_ERROR(check_case(c));
-    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
-    auto* dst = static_cast<uint8_t*>(physical);
-    const auto* src = static_cast<const uint8_t*>(logical);
-    if (is_feature(c)) {
-      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_feature_plan(c));
-    const FeaturePlan& p = *p_ptr;
-      feature_pack(p, src, dst);
-      return Status();
-    }
-    if (is_sdp(c)) {
-      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_sdp_plan(c));
-    const SdpPlan& p = *p_ptr;
-      sdp_copy(p, src, dst, true);
-      return Status();
-    }
-    if (is_pixel(c)) {
-      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_pixel_plan(c));
-    const PixelPlan& p = *p_ptr;
-      return pixel_copy(p, c.dtype, src, dst, true);
-      return Status();
-    }
-    if (is_winograd(c)) {
-      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_winograd_plan(c));
-    const WinogradPlan& p = *p_ptr;
-      winograd_copy(p, src, dst, true);
-      return Status();
-    }
-    if (is_deconv(c)) {
-      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_plan(c));
-      deconv_copy(*d_ptr, src, dst, true);
-      return Status();
-    }
-    if (is_batch(c)) {
-      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_plan(c));
-      batch_copy(*b_ptr, src, dst, true);
-      return Status();
-    }
-    LC_ASSIGN_OR_RETURN(auto p_ptr, cached_weight_plan(c));
-    const WeightPlan& p = *p_ptr;
-    if (p.image) image_copy(p, src, dst, true);
-    else weight_copy(p, src, nullptr, dst, nullptr, true);
-    std::memset(dst + p.data, 0, p.size - p.data);
-    return Status();
+    return convert(c, static_cast<const uint8_t*>(logical), static_cast<uint8_t*>(physical), logical_size,
+                   physical_size, true);
   }
 
   Status unpack(const Case& c, const void* physical, size_t physical_size, void* logical,
                 size_t logical_size) const override {
-    LC_RETURN_IF_ERROR(check_case(c));
-    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
-    auto* dst = static_cast<uint8_t*>(logical);
-    const auto* src = static_cast<const uint8_t*>(physical);
-    if (is_feature(c)) {
-      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_feature_plan(c));
-    const FeaturePlan& p = *p_ptr;
-      feature_unpack(p, src, dst);
-      return Status();
+    return convert(c, static_cast<const uint8_t*>(physical), static_cast<uint8_t*>(logical), logical_size,
+                   physical_size, false);
+  }
+
+ private:
+  template <typename Plan>
+  static Result<uint64_t> size_of(const Result<std::shared_ptr<const Plan>>& plan) {
+    if (!plan.ok()) return plan.status();
+    return (*plan)->size;
+  }
+
+  // One plan lookup a call: its size checks the buffers, then the copy runs (src logical when packing).
+  static Status convert(const Case& c, const uint8_t* src, uint8_t* dst, size_t logical_size, size_t physical_size,
+                        bool pack) {
+    LC_ASSIGN_OR_RETURN(Kind kind, kind_of(c));
+    switch (kind) {
+      case Kind::kFeature: {
+        LC_ASSIGN_OR_RETURN(auto p, cached_feature_plan(c));
+        LC_RETURN_IF_ERROR(check_buffers(c, p->size, logical_size, physical_size));
+        if (pack) feature_pack(*p, src, dst);
+        else feature_unpack(*p, src, dst);
+        return Status();
+      }
+      case Kind::kBatch: {
+        LC_ASSIGN_OR_RETURN(auto p, cached_batch_plan(c));
+        LC_RETURN_IF_ERROR(check_buffers(c, p->size, logical_size, physical_size));
+        batch_copy(*p, src, dst, pack);
+        return Status();
+      }
+      case Kind::kWeight: {
+        LC_ASSIGN_OR_RETURN(auto p, cached_weight_plan(c));
+        LC_RETURN_IF_ERROR(check_buffers(c, p->size, logical_size, physical_size));
+        if (p->image) image_copy(*p, src, dst, pack);
+        else if (pack) weight_copy(*p, src, nullptr, dst, nullptr, true);
+        else weight_copy(*p, nullptr, dst, nullptr, src, false);
+        if (pack) std::memset(dst + p->data, 0, p->size - p->data);
+        return Status();
+      }
+      case Kind::kWinograd: {
+        LC_ASSIGN_OR_RETURN(auto p, cached_winograd_plan(c));
+        LC_RETURN_IF_ERROR(check_buffers(c, p->size, logical_size, physical_size));
+        winograd_copy(*p, src, dst, pack);
+        return Status();
+      }
+      case Kind::kDeconv: {
+        LC_ASSIGN_OR_RETURN(auto p, cached_deconv_plan(c));
+        LC_RETURN_IF_ERROR(check_buffers(c, p->size, logical_size, physical_size));
+        deconv_copy(*p, src, dst, pack);
+        return Status();
+      }
+      case Kind::kPixel: {
+        LC_ASSIGN_OR_RETURN(auto p, cached_pixel_plan(c));
+        LC_RETURN_IF_ERROR(check_buffers(c, p->size, logical_size, physical_size));
+        return pixel_copy(*p, c.dtype, src, dst, pack);
+      }
+      case Kind::kSdp: {
+        LC_ASSIGN_OR_RETURN(auto p, cached_sdp_plan(c));
+        LC_RETURN_IF_ERROR(check_buffers(c, p->size, logical_size, physical_size));
+        sdp_copy(*p, src, dst, pack);
+        return Status();
+      }
     }
-    if (is_sdp(c)) {
-      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_sdp_plan(c));
-    const SdpPlan& p = *p_ptr;
-      sdp_copy(p, src, dst, false);
-      return Status();
-    }
-    if (is_pixel(c)) {
-      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_pixel_plan(c));
-    const PixelPlan& p = *p_ptr;
-      return pixel_copy(p, c.dtype, src, dst, false);
-      return Status();
-    }
-    if (is_winograd(c)) {
-      LC_ASSIGN_OR_RETURN(auto p_ptr, cached_winograd_plan(c));
-    const WinogradPlan& p = *p_ptr;
-      winograd_copy(p, src, dst, false);
-      return Status();
-    }
-    if (is_deconv(c)) {
-      LC_ASSIGN_OR_RETURN(auto d_ptr, cached_deconv_plan(c));
-      deconv_copy(*d_ptr, src, dst, false);
-      return Status();
-    }
-    if (is_batch(c)) {
-      LC_ASSIGN_OR_RETURN(auto b_ptr, cached_batch_plan(c));
-      batch_copy(*b_ptr, src, dst, false);
-      return Status();
-    }
-    LC_ASSIGN_OR_RETURN(auto p_ptr, cached_weight_plan(c));
-    const WeightPlan& p = *p_ptr;
-    if (p.image) image_copy(p, src, dst, false);
-    else weight_copy(p, nullptr, dst, nullptr, src, false);
-    return Status();
+    return Status::internal("unknown NVDLA layout kind");
   }
 };
 

@@ -1390,7 +1390,7 @@ class TlaOptimized : public Impl {
               size_t physical_size) const override {
     LC_ASSIGN_OR_RETURN(auto p_ptr, cached_plan(c));
     const Plan& p = *p_ptr;
-    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    LC_RETURN_IF_ERROR(check_buffers(c, p.cosize * p.eb, logical_size, physical_size));
     copy<true>(p, const_cast<uint8_t*>(static_cast<const uint8_t*>(logical)), static_cast<uint8_t*>(physical));
     return Status();
   }
@@ -1398,7 +1398,7 @@ class TlaOptimized : public Impl {
                 size_t logical_size) const override {
     LC_ASSIGN_OR_RETURN(auto p_ptr, cached_plan(c));
     const Plan& p = *p_ptr;
-    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    LC_RETURN_IF_ERROR(check_buffers(c, p.cosize * p.eb, logical_size, physical_size));
     copy<false>(p, static_cast<uint8_t*>(logical), const_cast<uint8_t*>(static_cast<const uint8_t*>(physical)));
     return Status();
   }

@@ -602,7 +602,7 @@ class TpuOptimized : public Impl {
               size_t physical_size) const override {
     LC_ASSIGN_OR_RETURN(auto p_ptr, cached_make_plan(c));
     const Plan& p = *p_ptr;
-    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    LC_RETURN_IF_ERROR(check_buffers(c, p.image, logical_size, physical_size));
     walk<true>(p, const_cast<uint8_t*>(static_cast<const uint8_t*>(logical)), static_cast<uint8_t*>(physical));
     return Status();
   }
@@ -610,7 +610,7 @@ class TpuOptimized : public Impl {
                 size_t logical_size) const override {
     LC_ASSIGN_OR_RETURN(auto p_ptr, cached_make_plan(c));
     const Plan& p = *p_ptr;
-    LC_RETURN_IF_ERROR(check_buffers(*this, c, logical_size, physical_size));
+    LC_RETURN_IF_ERROR(check_buffers(c, p.image, logical_size, physical_size));
     walk<false>(p, static_cast<uint8_t*>(logical), const_cast<uint8_t*>(static_cast<const uint8_t*>(physical)));
     return Status();
   }

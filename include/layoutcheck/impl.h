@@ -77,5 +77,7 @@ const Impl* builtin_impl(const std::string& name);
 
 // Validates buffer sizes against the case before an Impl touches them.
 Status check_buffers(const Impl& impl, const Case& c, size_t logical_size, size_t physical_size);
+// The same, for an Impl that already knows the case's physical size.
+Status check_buffers(const Case& c, uint64_t want_physical, size_t logical_size, size_t physical_size);
 
 }  // namespace layoutcheck
