@@ -97,6 +97,7 @@ struct Plan {
   uint8_t pad = 0;
   bool pad_uniform = true;
   uint8_t pad_element[8] = {};
+  alignas(64) uint8_t pad_line[64] = {};  // pad_element repeated (rows start on element boundaries)
   // Tiles (see make_plan): loops[tile_at] has logical stride 1 and the K
   // physical elements of one of its steps are the loops inside it.
   bool tile = false;
@@ -215,6 +216,9 @@ Result<Plan> make_plan(const Case& c) {
   p.elem = info.bits / 8;
   LC_ASSIGN_OR_RETURN(std::vector<uint8_t> pad, htp_pad_element(c.layout, c.dtype));
   std::copy(pad.begin(), pad.end(), p.pad_element);
+  if (p.elem != 0) {
+    for (size_t i = 0; i < sizeof p.pad_line; ++i) p.pad_line[i] = p.pad_element[i % p.elem];
+  }
   p.pad = pad[0];
   p.pad_uniform = std::all_of(pad.begin(), pad.end(), [&](uint8_t b) { return b == pad[0]; });
   p.chunk.assign(p.rank, 1);
@@ -460,10 +464,8 @@ Result<Plan> make_plan(const Case& c) {
 constexpr uint64_t kStreamBytes = uint64_t{8} << 20;
 constexpr uintptr_t kPrefetchBytes = 256;
 
-// The padding element repeated over 64 bytes (rows start on element boundaries).
-inline void pad_pattern(const Plan& p, uint8_t* out) {
-  for (size_t i = 0; i < 64; ++i) out[i] = p.pad_element[i % p.elem];
-}
+// The padding element repeated over 64 bytes (made with the plan: a call's setup is no loop).
+inline void pad_pattern(const Plan& p, uint8_t* out) { std::memcpy(out, p.pad_line, sizeof p.pad_line); }
 
 // Row operations of the portable path (and of the AVX2 one, compiled in its
 // target): pack writes a whole physical row, its first `valid` bytes from the
@@ -524,9 +526,7 @@ struct Avx512Rows {
   static constexpr bool kStreams = kStream;
   __m512i pad;
   LC_HTP_AVX512 explicit Avx512Rows(const Plan& p) {
-    alignas(64) uint8_t b[64];
-    pad_pattern(p, b);
-    pad = _mm512_load_si512(b);
+    pad = _mm512_load_si512(p.pad_line);
   }
   static LC_HTP_AVX512 inline __mmask64 head(size_t n) { return n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1; }
   // n <= 64 bytes of v to dst; streamed in 16-byte pieces (n a multiple of 16 then).

@@ -67,7 +67,7 @@ Status optimized_unpack(const Case& c, const void* physical, size_t physical_siz
   return optimized_impl().unpack(c, physical, physical_size, logical, logical_size);
 }
 
-void parallel_ranges(uint64_t n, uint64_t bytes, const std::function<void(uint64_t, uint64_t)>& body) {
+void parallel_ranges(uint64_t n, uint64_t bytes, RangeBody body) {
   const uint64_t t = std::min<uint64_t>(resolve_threads(requested_threads(), bytes), n);
   if (t <= 1) {  // mutate: equivalent (one thread or a pool of one runs the same ranges)
     if (n) body(0, n);
@@ -91,7 +91,7 @@ void parallel_ranges(uint64_t n, uint64_t bytes, const std::function<void(uint64
   for (std::thread& w : workers) w.join();
 }
 
-void parallel_chunks(uint64_t n, uint64_t chunk, uint64_t bytes, const std::function<void(uint64_t, uint64_t)>& body) {
+void parallel_chunks(uint64_t n, uint64_t chunk, uint64_t bytes, RangeBody body) {
   chunk = std::max<uint64_t>(chunk, 1);
   const uint64_t chunks = n / chunk + (n % chunk != 0);
   const uint64_t t = std::min<uint64_t>(resolve_threads(requested_threads(), bytes), chunks);
