@@ -2050,6 +2050,69 @@ LC_MGE_AVX512BW_INLINE void tile_32x32_epi16(const uint64_t* rows, uint16_t* lg,
   }
 }
 
+// 32 rows (rows[k] real, none kPad) x 16 pixels from column l <-> 16 pixel
+// lines of 32 elements, R apart (the first n of them with kPartial): half a
+// tile_32x32_epi16 at the same five shuffles a line, for blocks of 16 pixels
+// or fewer (a block of 17 took a tile of 32 before). Packing, register j of
+// half h (pixels 8h..8h+7) holds rows j, 8 + j, 16 + j, 24 + j, one per
+// 128-bit lane, so the 8 x 8 word transposes per lane leave pixel 8h + k's
+// line in register k; unpacking runs it backwards.
+template <bool kPack, bool kPartial>
+LC_MGE_AVX512BW_INLINE void tile_32x16_epi16(const uint64_t* rows, uint16_t* lg, uint16_t* px, uint64_t R, uint64_t l,
+                                             uint64_t n) {
+  const __mmask16 cols = kPartial ? static_cast<__mmask16>((1u << n) - 1) : static_cast<__mmask16>(0xffff);
+  __m512i a[8], b[8];
+  if (kPack) {
+    __m256i r[32];
+    LC_MGE_UNROLL
+    for (uint64_t k = 0; k < 32; ++k) {
+      r[k] = kPartial ? _mm256_maskz_loadu_epi16(cols, lg + rows[k] + l)
+                      : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lg + rows[k] + l));
+    }
+    LC_MGE_UNROLL
+    for (uint64_t j = 0; j < 8; ++j) {
+      // x: rows j, 8 + j (each two lanes: pixels 0-7, 8-15); y: rows 16 + j, 24 + j.
+      const __m512i x = _mm512_inserti64x4(_mm512_castsi256_si512(r[j]), r[8 + j], 1);
+      const __m512i y = _mm512_inserti64x4(_mm512_castsi256_si512(r[16 + j]), r[24 + j], 1);
+      a[j] = _mm512_shuffle_i64x2(x, y, _MM_SHUFFLE(2, 0, 2, 0));
+      b[j] = _mm512_shuffle_i64x2(x, y, _MM_SHUFFLE(3, 1, 3, 1));
+    }
+    byte_transpose::transpose8x8_epi16_x4(a, a);
+    byte_transpose::transpose8x8_epi16_x4(b, b);
+    LC_MGE_UNROLL
+    for (uint64_t k = 0; k < 8; ++k) {
+      if (!kPartial || k < n) _mm512_storeu_si512(reinterpret_cast<void*>(px + k * R), a[k]);
+      // mutate: equivalent (the stage has lines for 32 pixels; those past n are not copied out)
+      if (!kPartial || 8 + k < n) _mm512_storeu_si512(reinterpret_cast<void*>(px + (8 + k) * R), b[k]);
+    }
+    return;
+  }
+  LC_MGE_UNROLL
+  for (uint64_t k = 0; k < 8; ++k) {
+    a[k] = !kPartial || k < n ? _mm512_loadu_si512(reinterpret_cast<const void*>(px + k * R)) : _mm512_setzero_si512();
+    b[k] = !kPartial || 8 + k < n ? _mm512_loadu_si512(reinterpret_cast<const void*>(px + (8 + k) * R))
+                                  : _mm512_setzero_si512();
+  }
+  byte_transpose::transpose8x8_epi16_x4(a, a);
+  byte_transpose::transpose8x8_epi16_x4(b, b);
+  // Lane q of a[j] (b[j]): row 8q + j, pixels 0-7 (8-15).
+  const __m512i lo = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), hi = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+  LC_MGE_UNROLL
+  for (uint64_t j = 0; j < 8; ++j) {
+    const __m512i x = _mm512_permutex2var_epi64(a[j], lo, b[j]);  // rows j, 8 + j
+    const __m512i y = _mm512_permutex2var_epi64(a[j], hi, b[j]);  // rows 16 + j, 24 + j
+    const __m256i out[4] = {_mm512_castsi512_si256(x), _mm512_extracti64x4_epi64(x, 1), _mm512_castsi512_si256(y),
+                            _mm512_extracti64x4_epi64(y, 1)};
+    LC_MGE_UNROLL
+    for (uint64_t q = 0; q < 4; ++q) {
+      uint16_t* to = lg + rows[8 * q + j] + l;
+      if (kPartial) _mm256_mask_storeu_epi16(to, cols, out[q]);
+      else _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), out[q]);
+    }
+  }
+}
+
+
 // NHWC images of at most 64 pixels, 16-bit, 32 | C, in cache (late layers:
 // 7 x 7, 8 x 8): the pixels' lines are C elements apart (4 KiB for 2048
 // channels: one L1 set), so tile_32x32_epi16 writing 32 of them at once
@@ -2063,20 +2126,29 @@ LC_MGE_AVX512BW_INLINE void tile_32x32_epi16(const uint64_t* rows, uint16_t* lg,
 // 7 x 7 0.12 / 0.15 -> 0.24 / 0.30; 1 x 512 x 7 x 7 0.19 / 0.21 -> 0.20 /
 // 0.26; 1 x 512 x 8 x 8 0.31 / 0.31 -> 0.33 / 0.36-0.42; 1 x 64 x 7 x 7 0.17
 // / 0.19 -> 0.19 / 0.22-0.24; runs of 128 to 2048 channels within noise of
-// 256. The tiles' shuffles bound it now (five a line; a tile of 17 pixels
-// costs one of 32).
+// 256. A tile of 17 pixels cost one of 32: blocks of at most 16 pixels now
+// take a tile of 16, packs of 17 to 31 two whole ones, and packs past 32
+// pixels a last whole block ending at the last pixel; the tiles read the
+// rows from one table for all (it was rebuilt for every tile): 1 x 2048 x 7
+// x 7 pack 0.24 -> 0.28, 1 x 512 x 7 x 7 0.20 -> 0.24, 1 x 2048 x 3 x 3 0.11
+// / 0.16 -> 0.16 / 0.25. Writing the pixel lines straight, 8 at a time
+// (no stage), was slower (0.23 / 0.19).
 constexpr uint64_t kSmallImages16Channels = 64;
 template <bool kPack>
 LC_MGE_AVX512BW void small_images_epi16(uint64_t C, uint64_t L, uint8_t* logical, uint8_t* phys, uint64_t begin,
                                         uint64_t end) {
   constexpr uint64_t kRun = 256, kPitch = kRun + 32;
   alignas(64) static thread_local uint16_t stage[32][kPitch];
-  uint64_t rows[32];
+  uint64_t rows[32];  // a tile's rows from its first (the same for every tile)
+  for (uint64_t k = 0; k < 32; ++k) rows[k] = k * L;
   for (uint64_t i = begin; i < end; ++i) {
     uint16_t* image = reinterpret_cast<uint16_t*>(logical) + i * C * L;
     uint16_t* px = reinterpret_cast<uint16_t*>(phys) + i * C * L;
-    for (uint64_t c = 0; c < L; c += 32) {
-      const uint64_t n = std::min<uint64_t>(32, L - c);  // pixels of the block
+    for (uint64_t b = 0; b < L; b += 32) {
+      // Blocks of 32 pixels; packing, past 32 pixels the last one ends at the
+      // image's last pixel (the pixels both take go through twice, the same;
+      // unpacking so was slower: 1 x 2048 x 7 x 7 0.32 -> 0.25 of memcpy).
+      const uint64_t c = kPack && L > 32 ? std::min(b, L - 32) : b, n = std::min<uint64_t>(32, L - c);
       for (uint64_t c0 = 0; c0 < C; c0 += kRun) {
         const uint64_t run = std::min(kRun, C - c0);
         if (!kPack) {
@@ -2088,19 +2160,25 @@ LC_MGE_AVX512BW void small_images_epi16(uint64_t C, uint64_t L, uint8_t* logical
           }
         }
         for (uint64_t e = 0; e < run; e += 32) {
-          for (uint64_t k = 0; k < 32; ++k) rows[k] = (c0 + e + k) * L;
           // The tile's pixels: its rows' columns c.. (pack) or its stage rows' e.. .
+          uint16_t* tile_rows = image + (c0 + e) * L;
           if (n == 32) {
-            if (kPack) tile_32x32_epi16<true, false>(rows, image, stage[0] + e, kPitch, c, 32, false);
-            else tile_32x32_epi16<false, false>(rows, image, stage[0] + e, kPitch, c, 32, false);
-          } else if (kPack) {
-            tile_32x32_epi16<true, true>(rows, image, stage[0] + e, kPitch, c, n, false);
+            tile_32x32_epi16<kPack, false>(rows, tile_rows, stage[0] + e, kPitch, c, 32, false);
+            continue;
+          }
+          if (!kPack && n >= 16) {
+            tile_32x32_epi16<false, true>(rows, tile_rows, stage[0] + e, kPitch, c, n, false);
+          } else if (n >= 16) {
+            // Two whole tiles of 16 pixels, the second ending at the block's
+            // last pixel (the pixels both take are written twice, the same).
+            tile_32x16_epi16<kPack, false>(rows, tile_rows, stage[0] + e, kPitch, c, 16);
+            if (n > 16) tile_32x16_epi16<kPack, false>(rows, tile_rows, stage[n - 16] + e, kPitch, c + n - 16, 16);
           } else {
-            tile_32x32_epi16<false, true>(rows, image, stage[0] + e, kPitch, c, n, false);
+            tile_32x16_epi16<kPack, true>(rows, tile_rows, stage[0] + e, kPitch, c, n);
           }
         }
         if (kPack) {
-          for (uint64_t j = 0; j < n; ++j) {
+          for (uint64_t j = b - c; j < n; ++j) {  // the lines the block before did not write
             for (uint64_t e = 0; e < run; e += 32) {
               _mm512_storeu_si512(reinterpret_cast<void*>(px + (c + j) * C + c0 + e),
                                   _mm512_load_si512(reinterpret_cast<const void*>(stage[j] + e)));

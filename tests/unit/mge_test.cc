@@ -553,13 +553,19 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nchw32", "bf16", "1,96,3,3"},
            {"mge.nchw4", "int8", "1,10,3,3"},
            // NHWC 16-bit images of at most 64 pixels, 32 | C, 64 channels and
-           // more (small_images_epi16): a whole and a masked block of pixels,
-           // runs of 256 channels and a shorter last run, 64 pixels, 1 pixel.
+           // more (small_images_epi16): a whole block of pixels and a last one
+           // (packs: a whole block ending at the last pixel; unpacks: masked),
+           // runs of 256 channels and a shorter last run, 64 pixels, 1 pixel;
+           // blocks of at most 16 pixels (one tile of 16, masked or whole),
+           // of 17 to 31 (packs: two whole tiles of 16, overlapping), 48.
            {"mge.nhwc", "fp16", "1,64,7,7"},
            {"mge.nhwc", "bf16", "2,288,3,3"},
            {"mge.nhwc", "int16", "1,96,8,8"},
            {"mge.nhwc", "fp16", "1,544,5,7"},
            {"mge.nhwc", "fp16", "3,64,1,2"},
+           {"mge.nhwc", "fp16", "1,64,4,4"},
+           {"mge.nhwc", "int16", "2,96,5,5"},
+           {"mge.nhwc", "bf16", "1,64,6,8"},
            // CHWN4 of 8 and 16 images (small_chwn4_epi8): groups of 8 images
            // in pairs and one alone, a padding group; 64 pixels; 16 images.
            {"mge.chwn4", "int8", "8,22,7,7"},
