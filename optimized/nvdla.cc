@@ -573,10 +573,13 @@ void weight_copy(const WeightPlan& p, const uint8_t* logical_in, uint8_t* logica
     else dc1x1_copy<2>(p, src, dst, to_physical);  // int16, fp16: no weight type is wider
     return;
   }
-  // Full 64-channel blocks of 3x3 kernels through AVX-512 when it can.
-  const bool full_blocks_done = dc_weight_full_blocks_avx512(
-      {p.K, p.C, p.H, p.W, p.eb, p.group}, to_physical ? logical_in : phys_in, to_physical ? phys_out : logical_out,
-      to_physical);
+  // Full 64-channel blocks of 3x3 kernels through AVX-512 when it can; kernels
+  // of one small block through byte permutes.
+  const DcWeightShape shape{p.K, p.C, p.H, p.W, p.eb, p.group};
+  const uint8_t* in = to_physical ? logical_in : phys_in;
+  uint8_t* out = to_physical ? phys_out : logical_out;
+  const bool full_blocks_done = dc_weight_full_blocks_avx512(shape, in, out, to_physical);
+  if (!full_blocks_done && dc_weight_one_block_permutes(shape, in, out, to_physical)) return;
   for (uint64_t g = 0; g < p.groups; ++g) {
     const uint64_t k0 = g * p.group, gk = std::min(p.group, p.K - k0);
     const uint64_t group_base = k0 * khw;  // full groups before hold k0 kernels

@@ -30,6 +30,7 @@
 #define LC_WEIGHT_AVX512 1
 #endif
 
+#include "optimized/group_permutes.h"
 #include "optimized/isa.h"
 
 namespace layoutcheck {
@@ -660,6 +661,44 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void dc
   }
 }
 
+// ---- direct-convolution weights of one channel block (C <= 64) ----
+//
+// Every kernel is one block: kernel k is the logical run k*C*H*W + [0,
+// C*H*W), channel-major, and the group's physical block (kernels k0.. of the
+// group, gk of them) holds position pos of kernel kk at (pos*gk + kk)*C. So
+// a group is gk kernels of C rows x H*W positions back to back, their
+// transposes (H*W pieces of C elements) interleaved by position. The
+// transposes go through the byte permutes of small blocks
+// (group_permutes.h: each kernel a group) into a stage, kernel after kernel;
+// the pieces go between the stage and the block in one pass of masked moves.
+// Packing: permutes, then pieces out; unpacking: pieces in, then permutes.
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void dc_one_block(const DcWeightShape& s,
+                                                                                          const uint8_t* src,
+                                                                                          uint8_t* dst,
+                                                                                          bool to_physical) {
+  const uint64_t hw = s.H * s.W, piece = s.C * s.eb, kernel = piece * hw;
+  const group_permutes::Tables& t = group_permutes::tables(s.C, hw, s.eb, to_physical);
+  alignas(64) static thread_local uint8_t stage[32 * group_permutes::kMaxBytes];
+  const __mmask64 m0 = piece >= 64 ? ~__mmask64{0} : (__mmask64{1} << piece) - 1;
+  const __mmask64 m1 = piece <= 64 ? 0 : piece >= 128 ? ~__mmask64{0} : (__mmask64{1} << (piece - 64)) - 1;
+  for (uint64_t k0 = 0; k0 < s.K; k0 += s.group) {
+    const uint64_t gk = std::min(s.group, s.K - k0);
+    if (to_physical) group_permutes::run(t, src + k0 * kernel, stage, gk);
+    uint8_t* block = (to_physical ? dst : const_cast<uint8_t*>(src)) + k0 * kernel;
+    for (uint64_t pos = 0; pos < hw; ++pos) {
+      for (uint64_t kk = 0; kk < gk; ++kk) {
+        uint8_t* st = stage + kk * kernel + pos * piece;
+        uint8_t* ph = block + (pos * gk + kk) * piece;
+        const uint8_t* from = to_physical ? st : ph;
+        uint8_t* to = to_physical ? ph : st;
+        _mm512_mask_storeu_epi8(to, m0, _mm512_maskz_loadu_epi8(m0, from));
+        if (m1 != 0) _mm512_mask_storeu_epi8(to + 64, m1, _mm512_maskz_loadu_epi8(m1, from + 64));
+      }
+    }
+    if (!to_physical) group_permutes::run(t, stage, dst + k0 * kernel, gk);
+  }
+}
+
 }  // namespace
 
 bool image_weight_copy_avx512(const ImageWeightShape& s, const uint8_t* src, uint8_t* dst, bool to_physical) {
@@ -687,9 +726,22 @@ bool dc_weight_full_blocks_avx512(const DcWeightShape& s, const uint8_t* src, ui
   return true;
 }
 
+bool dc_weight_one_block_permutes(const DcWeightShape& s, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  const uint64_t hw = s.H * s.W;
+  // Even pieces of a few bytes go faster so than by the rows' path (32 x 8 x
+  // 3 x 3 int8 on a Zen 5: 0.014 -> 0.060 of memcpy; 32 x 32 x 3 x 3 0.05 -> 0.16).
+  if ((s.eb != 1 && s.eb != 2) || s.C == 0 || s.C > 64 || hw < 2 || s.group == 0 ||
+      s.group > 32 || !group_permutes::fits(s.C, hw, s.eb) || !has_avx512_vbmi()) {
+    return false;
+  }
+  dc_one_block(s, src, dst, to_physical);
+  return true;
+}
+
 #else
 
 bool image_weight_copy_avx512(const ImageWeightShape&, const uint8_t*, uint8_t*, bool) { return false; }
+bool dc_weight_one_block_permutes(const DcWeightShape&, const uint8_t*, uint8_t*, bool) { return false; }
 bool dc_weight_full_blocks_avx512(const DcWeightShape&, const uint8_t*, uint8_t*, bool) { return false; }
 
 #endif

@@ -33,4 +33,9 @@ struct DcWeightShape {
 
 bool dc_weight_full_blocks_avx512(const DcWeightShape& s, const uint8_t* src, uint8_t* dst, bool to_physical);
 
+// Kernels of one channel block (C <= 64) whose blocks are small (C*H*W
+// elements within the byte permutes' reach): the whole copy through byte
+// permutes (AVX-512 VBMI) and true, or false having copied nothing.
+bool dc_weight_one_block_permutes(const DcWeightShape& s, const uint8_t* src, uint8_t* dst, bool to_physical);
+
 }  // namespace layoutcheck

@@ -63,6 +63,19 @@ const Shape kCases[] = {
     {"nvdla.weight.dc", "fp16", "20,33,5,5"},
     {"nvdla.weight.dc", "fp16", "20,140,3,3"},
     {"nvdla.weight.dc", "int8", "33,128,1,9"},
+    // Kernels of one channel block (C <= 64) through byte permutes: a group
+    // and a partial one, positions of 80 bytes (two moves), 64 channels of 2
+    // x 2, 16, 15 and 3 bytes a position, int16; 720-byte kernels (the rows'
+    // path).
+    {"nvdla.weight.dc", "int8", "40,32,3,3"},
+    {"nvdla.weight.dc", "fp16", "20,40,1,3"},
+    {"nvdla.weight.dc", "int8", "33,64,2,2"},
+    {"nvdla.weight.dc", "int8", "5,16,5,5"},
+    {"nvdla.weight.dc", "fp16", "3,8,3,3"},
+    {"nvdla.weight.dc", "int16", "17,24,3,3"},
+    {"nvdla.weight.dc", "int8", "4,15,3,3"},
+    {"nvdla.weight.dc", "int8", "70,3,7,7"},
+    {"nvdla.weight.dc", "int8", "2,48,3,5"},
     {"nvdla.weight.image", "int8", "40,3,7,7"},
     {"nvdla.weight.image(post_extension=2)", "fp16", "20,2,7,8"},
     // Image weights in runs of kernels: runs of 1, 2, 7 and 32 kernels, 1 to 8
