@@ -45,6 +45,7 @@
 #include <cstring>
 #include <vector>
 #include <type_traits>
+#include <utility>
 
 #include <unistd.h>
 
@@ -413,6 +414,117 @@ uint64_t tiles_4x16_epi8(const Group& g, uint8_t* logical, uint8_t* phys) {
 #define LC_MGE_AVX2 __attribute__((target("avx2")))
 #define LC_MGE_AVX2_INLINE inline __attribute__((target("avx2"), always_inline))
 
+
+// 8-bit groups of 2 to 8 rows without byte permutes (AVX2 hosts, and AVX-512
+// ones without VBMI, which took them element by element: NHWC of 3 channels,
+// 16 x 3 x 512 x 512, 0.11 of memcpy on a Zen 5 capped so): 32 pixels at a
+// time, each 128-bit lane its own 16. Packing, lane k of the R row registers
+// holds pixels 16k.. of every row, and those are the 16R bytes of lane k of
+// the R pixel registers: lane k of pixel register j is physical byte 16Rk +
+// 16j.., each of its bytes one row's (vpshufb of that row, zeros elsewhere,
+// the R shuffles OR'd); the lanes then go to their places, two a 32-byte
+// store (vperm2i128). Unpacking runs it backwards: lane k of pixel register
+// j is loaded from byte 16Rk + 16j, and row r is the OR of R shuffles.
+template <uint64_t kR>
+struct PshufbTables {
+  alignas(32) uint8_t pack[kR][kR][32];    // [j][r]: lane byte i of pixel register j from row r
+  alignas(32) uint8_t unpack[kR][kR][32];  // [r][j]: lane byte p (pixel p) of row r from pixel register j
+};
+
+template <uint64_t kR>
+const PshufbTables<kR>& pshufb_tables() {
+  static const PshufbTables<kR> tables = [] {
+    PshufbTables<kR> t{};
+    for (uint64_t j = 0; j < kR; ++j) {
+      for (uint64_t r = 0; r < kR; ++r) {
+        for (uint64_t i = 0; i < 16; ++i) {
+          const uint64_t b = 16 * j + i;  // byte b of a lane's 16R: pixel b / R, row b % R
+          t.pack[j][r][i] = t.pack[j][r][i + 16] = b % kR == r ? static_cast<uint8_t>(b / kR) : 0x80;
+          const uint64_t from = i * kR + r;  // row r's pixel i: byte i R + r of the lane's 16R
+          t.unpack[r][j][i] = t.unpack[r][j][i + 16] = from / 16 == j ? static_cast<uint8_t>(from % 16) : 0x80;
+        }
+      }
+    }
+    return t;
+  }();
+  return tables;
+}
+
+// Physical bytes 32m.. of the 32 pixels: chunks 2m and 2m + 1 of the order
+// (lane k, register j) -> chunk kR + j.
+template <uint64_t kR, uint64_t kM>
+LC_MGE_AVX2_INLINE void store_lane_pair(uint8_t* out, const __m256i (&reg)[kR]) {
+  constexpr uint64_t c0 = 2 * kM, c1 = 2 * kM + 1;
+  constexpr int imm = static_cast<int>(c0 / kR | (2 + c1 / kR) << 4);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 32 * kM),
+                      _mm256_permute2x128_si256(reg[c0 % kR], reg[c1 % kR], imm));
+}
+
+template <uint64_t kR, size_t... kMs>
+LC_MGE_AVX2_INLINE void store_lane_pairs(uint8_t* out, const __m256i (&reg)[kR], std::index_sequence<kMs...>) {
+  (store_lane_pair<kR, kMs>(out, reg), ...);
+}
+
+template <bool kPack, uint64_t kR>
+LC_MGE_AVX2 uint64_t small_rows_pshufb_avx2(const Group& g, uint8_t* logical, uint8_t* phys) {
+  const PshufbTables<kR>& t = pshufb_tables<kR>();
+  const uint64_t L32 = g.L / 32 * 32;
+  uint8_t* px = phys + g.pixels;
+  for (uint64_t l = 0; l < L32; l += 32) {
+    uint8_t* out = px + l * kR;
+    __m256i reg[kR];
+    if (kPack) {
+      __m256i row[kR];
+      LC_MGE_UNROLL
+      for (uint64_t r = 0; r < kR; ++r) {
+        row[r] = g.rows[r] == kPad ? _mm256_setzero_si256()
+                                   : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(logical + g.rows[r] + l));
+      }
+      LC_MGE_UNROLL
+      for (uint64_t j = 0; j < kR; ++j) {
+        __m256i x = _mm256_shuffle_epi8(row[0], _mm256_load_si256(reinterpret_cast<const __m256i*>(t.pack[j][0])));
+        LC_MGE_UNROLL
+        for (uint64_t r = 1; r < kR; ++r) {
+          x = _mm256_or_si256(x, _mm256_shuffle_epi8(row[r], _mm256_load_si256(reinterpret_cast<const __m256i*>(t.pack[j][r]))));
+        }
+        reg[j] = x;
+      }
+      store_lane_pairs<kR>(out, reg, std::make_index_sequence<kR>());
+      continue;
+    }
+    LC_MGE_UNROLL
+    for (uint64_t j = 0; j < kR; ++j) {
+      const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(out + 16 * j));
+      const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(out + 16 * kR + 16 * j));
+      reg[j] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+    }
+    LC_MGE_UNROLL
+    for (uint64_t r = 0; r < kR; ++r) {
+      if (g.rows[r] == kPad) continue;
+      __m256i x = _mm256_shuffle_epi8(reg[0], _mm256_load_si256(reinterpret_cast<const __m256i*>(t.unpack[r][0])));
+      LC_MGE_UNROLL
+      for (uint64_t j = 1; j < kR; ++j) {
+        x = _mm256_or_si256(x, _mm256_shuffle_epi8(reg[j], _mm256_load_si256(reinterpret_cast<const __m256i*>(t.unpack[r][j]))));
+      }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(logical + g.rows[r] + l), x);
+    }
+  }
+  return L32;
+}
+
+template <bool kPack>
+uint64_t small_rows_pshufb(const Group& g, uint8_t* logical, uint8_t* phys) {
+  switch (g.R) {
+    case 2: return small_rows_pshufb_avx2<kPack, 2>(g, logical, phys);
+    case 3: return small_rows_pshufb_avx2<kPack, 3>(g, logical, phys);
+    case 5: return small_rows_pshufb_avx2<kPack, 5>(g, logical, phys);
+    case 6: return small_rows_pshufb_avx2<kPack, 6>(g, logical, phys);
+    case 7: return small_rows_pshufb_avx2<kPack, 7>(g, logical, phys);
+    case 8: return small_rows_pshufb_avx2<kPack, 8>(g, logical, phys);
+    default: return 0;  // 4 rows: tiles_4x16_epi8
+  }
+}
+constexpr bool pshufb_rows(uint64_t R) { return R >= 2 && R <= 8 && R != 4; }
 
 // 8-bit elements, R a multiple of 32 (NCHW32, NCHW64, CHWN4 with N % 8 == 0):
 // 32 rows x 256 columns per block. Each row's cache line goes through a stack
@@ -2307,6 +2419,11 @@ constexpr uint64_t kPitchStageBytes = 32u << 10;  // the padded stage
 // rows, which padded_pitch takes (R x R permutes a block: 16 x 13 x 512 x 512
 // int8 0.42 of memcpy so, 0.68 there; 1 x 13 x 56 x 56 0.06 and 0.13).
 bool small_rows_wanted(uint64_t bytes, uint64_t R, bool pack, bool streamed) {
+  // 8-bit groups of 2 to 8 rows take the shuffles of small_rows_pshufb but
+  // streamed unpacks (measured on a Zen 5, NHWC, permutes -> shuffles: 1 x C
+  // x 224 x 224, C = 2 to 8, 0.13-0.20 -> 0.18-0.50 both ways; 32 x C x 512
+  // x 512 packs 0.53-0.92 -> 0.63-1.03; its unpacks 0.79-0.95 -> 0.42-0.96).
+  if (bytes == 1 && pshufb_rows(R)) return !pack && streamed;  // mutate: equivalent (a choice of speed: the same bytes)
   if (R < 2 || R > kSmallRows || R == 4 || (pack && R > 7)) return false;
   // Streamed unpacks of 8 rows of 16 or 32 bits too (16 x 8 x 512 x 512
   // NHWC: fp16 0.34 -> 0.85 of memcpy, fp32 0.45 -> 0.90; in cache the tiles
@@ -2550,6 +2667,7 @@ LC_MGE_AVX512BW uint64_t tiles_16x64_epi8_avx512(const Group& g, uint8_t* logica
 // permutes reach: streamed, also for rows that have slower tiles (see
 // run_group), and for more than 7 rows, which the permutes of a few rows took.
 uint64_t padded_rows(uint64_t bytes, uint64_t R, bool pack, bool streamed) {
+  if (bytes == 1 && pshufb_rows(R)) return 0;
   const uint64_t fast = bytes == 4 ? 16 : 32;                   // rows of the fastest tiles
   const uint64_t least = bytes == 1 ? 16 : bytes == 2 ? 8 : 4;  // of any
   const bool pad = pack ? R > 7 && (R % least != 0 || (streamed && R % fast != 0 && R != 16))
@@ -2670,6 +2788,11 @@ template <bool kPack, size_t kBytes>
 void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
   uint64_t done = 0;
 #if LC_MGE_X86
+  if (kBytes == 1 && pshufb_rows(g.R) && have_avx2()) {
+    done = small_rows_pshufb<kPack>(g, logical, phys);
+    if (done < g.L) transpose_rest<kPack, kBytes>(g, logical, phys, done);
+    return;
+  }
   if (const uint64_t R2 = padded_rows(kBytes, g.R, kPack, false); R2 != 0 && have_avx512_vbmi()) {
     return padded_pitch<kPack, kBytes>(g, R2, logical, phys);
   }
@@ -2696,6 +2819,7 @@ void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
   else if (kBytes == 1 && g.R % 16 == 0 && have_avx512()) done = tiles_16x64_epi8_avx512<kPack>(g, logical, phys);
   else if (kBytes == 1 && g.R % 16 == 0) done = tiles_16x16_epi8<kPack>(g, logical, phys);
   else if (kBytes == 1 && g.R == 4) done = tiles_4x16_epi8<kPack>(g, logical, phys);
+  else if (kBytes == 1 && pshufb_rows(g.R) && have_avx2()) done = small_rows_pshufb<kPack>(g, logical, phys);
 #endif
   if (done < g.L) transpose_rest<kPack, kBytes>(g, logical, phys, done);
 }

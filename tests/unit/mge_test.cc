@@ -326,6 +326,19 @@ TEST(MgeLarge, padded_pitch_from_a_line_and_inside_one) {
   }
 }
 
+// Streamed 8-bit groups of 2 to 8 rows (small_rows_pshufb: packs through the
+// stage; unpacks in place where there are no byte permutes), at every level:
+// 3 rows (an odd image length: a tail), 7, and 8 with padding rows (CHWN4).
+TEST(MgeLarge, streamed_small_rows_by_shuffles) {
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"mge.nhwc", "uint8", "2,3,1700,1701"},
+           {"mge.nhwc", "int8", "1,7,1500,1601"},
+           {"mge.chwn4", "int8", "2,6,1200,1200"},
+       }) {
+    expect_both_ways_from_a_line_and_inside_one(layout, dtype, shape, 13);
+  }
+}
+
 TEST(MgeLarge, streamed_nchw4_at_every_isa_level) {
   for (const auto& [dtype, shape] : std::vector<std::pair<const char*, const char*>>{
            {"fp32", "4,17,256,240"},
@@ -483,6 +496,17 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nhwc", "int16", "1,15,5,13"},
            {"mge.nhwc", "fp32", "2,3,7,9"},
            {"mge.nhwc", "int32", "1,7,16,16"},
+           // 8-bit groups of 2 to 8 rows but 4 by in-lane shuffles (AVX2 and up,
+           // small_rows_pshufb): 32 pixels at a time and a tail, 64 pixels,
+           // fewer than 32, padding rows (CHWN4 of two images, 6 channels).
+           {"mge.nhwc", "uint8", "1,5,7,9"},
+           {"mge.nhwc", "int8", "2,6,8,8"},
+           {"mge.nhwc", "uint8", "1,7,33,1"},
+           {"mge.nhwc", "int8", "1,8,5,13"},
+           {"mge.nhwc", "uint8", "3,2,16,4"},
+           {"mge.nhwc", "int8", "1,3,3,7"},
+           {"mge.chwn4", "int8", "2,6,5,7"},
+           {"mge.chwn4", "uint8", "2,5,8,8"},
            // Whole groups of at most 64 pixels, each one tile (small_groups_epi8):
            // 64 pixels, 15 (the last rows read masked), two; 32 rows with an odd
            // count (a last pixel in half a line) and a padding group.
