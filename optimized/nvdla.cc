@@ -1638,56 +1638,58 @@ class NvdlaOptimized : public Impl {
     return (*plan)->size;
   }
 
-  // One plan lookup a call: its size checks the buffers, then the copy runs (src logical when packing).
+  // The plan, its size checking the buffers, then copy(plan).
+  template <typename Plan, typename Copy>
+  static Status with_plan(const Result<std::shared_ptr<const Plan>>& plan, const Case& c, size_t logical_size,
+                          size_t physical_size, Copy&& copy) {
+    if (!plan.ok()) return plan.status();
+    LC_RETURN_IF_ERROR(check_buffers(c, (*plan)->size, logical_size, physical_size));
+    return copy(**plan);
+  }
+
+  // One plan lookup a call (src logical when packing).
   static Status convert(const Case& c, const uint8_t* src, uint8_t* dst, size_t logical_size, size_t physical_size,
                         bool pack) {
     LC_ASSIGN_OR_RETURN(Kind kind, kind_of(c));
+    const size_t ls = logical_size, ps = physical_size;
     switch (kind) {
-      case Kind::kFeature: {
-        LC_ASSIGN_OR_RETURN(auto p, cached_feature_plan(c));
-        LC_RETURN_IF_ERROR(check_buffers(c, p->size, logical_size, physical_size));
-        if (pack) feature_pack(*p, src, dst);
-        else feature_unpack(*p, src, dst);
-        return Status();
-      }
-      case Kind::kBatch: {
-        LC_ASSIGN_OR_RETURN(auto p, cached_batch_plan(c));
-        LC_RETURN_IF_ERROR(check_buffers(c, p->size, logical_size, physical_size));
-        batch_copy(*p, src, dst, pack);
-        return Status();
-      }
-      case Kind::kWeight: {
-        LC_ASSIGN_OR_RETURN(auto p, cached_weight_plan(c));
-        LC_RETURN_IF_ERROR(check_buffers(c, p->size, logical_size, physical_size));
-        if (p->image) image_copy(*p, src, dst, pack);
-        else if (pack) weight_copy(*p, src, nullptr, dst, nullptr, true);
-        else weight_copy(*p, nullptr, dst, nullptr, src, false);
-        if (pack) std::memset(dst + p->data, 0, p->size - p->data);
-        return Status();
-      }
-      case Kind::kWinograd: {
-        LC_ASSIGN_OR_RETURN(auto p, cached_winograd_plan(c));
-        LC_RETURN_IF_ERROR(check_buffers(c, p->size, logical_size, physical_size));
-        winograd_copy(*p, src, dst, pack);
-        return Status();
-      }
-      case Kind::kDeconv: {
-        LC_ASSIGN_OR_RETURN(auto p, cached_deconv_plan(c));
-        LC_RETURN_IF_ERROR(check_buffers(c, p->size, logical_size, physical_size));
-        deconv_copy(*p, src, dst, pack);
-        return Status();
-      }
-      case Kind::kPixel: {
-        LC_ASSIGN_OR_RETURN(auto p, cached_pixel_plan(c));
-        LC_RETURN_IF_ERROR(check_buffers(c, p->size, logical_size, physical_size));
-        return pixel_copy(*p, c.dtype, src, dst, pack);
-      }
-      case Kind::kSdp: {
-        LC_ASSIGN_OR_RETURN(auto p, cached_sdp_plan(c));
-        LC_RETURN_IF_ERROR(check_buffers(c, p->size, logical_size, physical_size));
-        sdp_copy(*p, src, dst, pack);
-        return Status();
-      }
+      case Kind::kFeature:
+        return with_plan(cached_feature_plan(c), c, ls, ps, [&](const FeaturePlan& p) {
+          if (pack) feature_pack(p, src, dst);
+          else feature_unpack(p, src, dst);
+          return Status();
+        });
+      case Kind::kBatch:
+        return with_plan(cached_batch_plan(c), c, ls, ps, [&](const BatchPlan& p) {
+          batch_copy(p, src, dst, pack);
+          return Status();
+        });
+      case Kind::kWeight:
+        return with_plan(cached_weight_plan(c), c, ls, ps, [&](const WeightPlan& p) {
+          if (p.image) image_copy(p, src, dst, pack);
+          else if (pack) weight_copy(p, src, nullptr, dst, nullptr, true);
+          else weight_copy(p, nullptr, dst, nullptr, src, false);
+          if (pack) std::memset(dst + p.data, 0, p.size - p.data);
+          return Status();
+        });
+      case Kind::kWinograd:
+        return with_plan(cached_winograd_plan(c), c, ls, ps, [&](const WinogradPlan& p) {
+          winograd_copy(p, src, dst, pack);
+          return Status();
+        });
+      case Kind::kDeconv:
+        return with_plan(cached_deconv_plan(c), c, ls, ps, [&](const DeconvPlan& p) {
+          deconv_copy(p, src, dst, pack);
+          return Status();
+        });
+      case Kind::kPixel:
+        return with_plan(cached_pixel_plan(c), c, ls, ps,
+                         [&](const PixelPlan& p) { return pixel_copy(p, c.dtype, src, dst, pack); });
+      case Kind::kSdp:
+        return with_plan(cached_sdp_plan(c), c, ls, ps, [&](const SdpPlan& p) {
+          sdp_copy(p, src, dst, pack);
+          return Status();
+        });
     }
     return Status::internal("unknown NVDLA layout kind");
   }
