@@ -2224,7 +2224,6 @@ LC_MGE_AVX512BW_INLINE void tile_32x16_epi16(const uint64_t* rows, uint16_t* lg,
   }
 }
 
-
 // NHWC images of at most 64 pixels, 16-bit, 32 | C, in cache (late layers:
 // 7 x 7, 8 x 8): the pixels' lines are C elements apart (4 KiB for 2048
 // channels: one L1 set), so tile_32x32_epi16 writing 32 of them at once
@@ -2819,7 +2818,6 @@ void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
   else if (kBytes == 1 && g.R % 16 == 0 && have_avx512()) done = tiles_16x64_epi8_avx512<kPack>(g, logical, phys);
   else if (kBytes == 1 && g.R % 16 == 0) done = tiles_16x16_epi8<kPack>(g, logical, phys);
   else if (kBytes == 1 && g.R == 4) done = tiles_4x16_epi8<kPack>(g, logical, phys);
-  else if (kBytes == 1 && pshufb_rows(g.R) && have_avx2()) done = small_rows_pshufb<kPack>(g, logical, phys);
 #endif
   if (done < g.L) transpose_rest<kPack, kBytes>(g, logical, phys, done);
 }
