@@ -415,32 +415,36 @@ uint64_t tiles_4x16_epi8(const Group& g, uint8_t* logical, uint8_t* phys) {
 #define LC_MGE_AVX2_INLINE inline __attribute__((target("avx2"), always_inline))
 
 
-// 8-bit groups of 2 to 8 rows without byte permutes (AVX2 hosts, and AVX-512
-// ones without VBMI, which took them element by element: NHWC of 3 channels,
-// 16 x 3 x 512 x 512, 0.11 of memcpy on a Zen 5 capped so): 32 pixels at a
-// time, each 128-bit lane its own 16. Packing, lane k of the R row registers
-// holds pixels 16k.. of every row, and those are the 16R bytes of lane k of
-// the R pixel registers: lane k of pixel register j is physical byte 16Rk +
-// 16j.., each of its bytes one row's (vpshufb of that row, zeros elsewhere,
-// the R shuffles OR'd); the lanes then go to their places, two a 32-byte
-// store (vperm2i128). Unpacking runs it backwards: lane k of pixel register
-// j is loaded from byte 16Rk + 16j, and row r is the OR of R shuffles.
-template <uint64_t kR>
+// Groups of 2 to 8 rows without byte permutes (AVX2 hosts, and AVX-512 ones
+// without VBMI, which took them element by element: NHWC of 3 channels, 16 x
+// 3 x 512 x 512 uint8, 0.08 of memcpy on a Zen 5 capped so): elements of kE
+// bytes, 32 bytes of each row at a time, each 128-bit lane its own 16 / kE
+// pixels. Packing, lane k of the R row registers holds pixels 16k / kE.. of
+// every row, and those are the 16R bytes of lane k of the R pixel registers:
+// lane k of pixel register j is physical byte 16Rk + 16j.., each of its bytes
+// one row's (vpshufb of that row, zeros elsewhere, the R shuffles OR'd); the
+// lanes then go to their places, two a 32-byte store (vperm2i128). Unpacking
+// runs it backwards: lane k of pixel register j is loaded from byte 16Rk +
+// 16j, and row r is the OR of R shuffles.
+template <uint64_t kR, uint64_t kE>
 struct PshufbTables {
   alignas(32) uint8_t pack[kR][kR][32];    // [j][r]: lane byte i of pixel register j from row r
-  alignas(32) uint8_t unpack[kR][kR][32];  // [r][j]: lane byte p (pixel p) of row r from pixel register j
+  alignas(32) uint8_t unpack[kR][kR][32];  // [r][j]: lane byte i of row r from pixel register j
 };
 
-template <uint64_t kR>
-const PshufbTables<kR>& pshufb_tables() {
-  static const PshufbTables<kR> tables = [] {
-    PshufbTables<kR> t{};
+template <uint64_t kR, uint64_t kE>
+const PshufbTables<kR, kE>& pshufb_tables() {
+  static const PshufbTables<kR, kE> tables = [] {
+    PshufbTables<kR, kE> t{};
     for (uint64_t j = 0; j < kR; ++j) {
       for (uint64_t r = 0; r < kR; ++r) {
         for (uint64_t i = 0; i < 16; ++i) {
-          const uint64_t b = 16 * j + i;  // byte b of a lane's 16R: pixel b / R, row b % R
-          t.pack[j][r][i] = t.pack[j][r][i + 16] = b % kR == r ? static_cast<uint8_t>(b / kR) : 0x80;
-          const uint64_t from = i * kR + r;  // row r's pixel i: byte i R + r of the lane's 16R
+          // Byte b of a lane's 16R physical bytes: element b / kE, pixel b / kE / R, row b / kE % R.
+          const uint64_t b = 16 * j + i, e = b / kE;
+          const uint64_t in_row = e / kR * kE + b % kE;
+          t.pack[j][r][i] = t.pack[j][r][i + 16] = e % kR == r ? static_cast<uint8_t>(in_row) : 0x80;
+          // Row r's lane byte i (pixel i / kE): physical byte (i / kE * R + r) kE + i % kE of the lane's.
+          const uint64_t from = (i / kE * kR + r) * kE + i % kE;
           t.unpack[r][j][i] = t.unpack[r][j][i + 16] = from / 16 == j ? static_cast<uint8_t>(from % 16) : 0x80;
         }
       }
@@ -450,7 +454,7 @@ const PshufbTables<kR>& pshufb_tables() {
   return tables;
 }
 
-// Physical bytes 32m.. of the 32 pixels: chunks 2m and 2m + 1 of the order
+// Physical bytes 32m.. of the step: chunks 2m and 2m + 1 of the order
 // (lane k, register j) -> chunk kR + j.
 template <uint64_t kR, uint64_t kM>
 LC_MGE_AVX2_INLINE void store_lane_pair(uint8_t* out, const __m256i (&reg)[kR]) {
@@ -465,20 +469,22 @@ LC_MGE_AVX2_INLINE void store_lane_pairs(uint8_t* out, const __m256i (&reg)[kR],
   (store_lane_pair<kR, kMs>(out, reg), ...);
 }
 
-template <bool kPack, uint64_t kR>
+template <bool kPack, uint64_t kR, uint64_t kE>
 LC_MGE_AVX2 uint64_t small_rows_pshufb_avx2(const Group& g, uint8_t* logical, uint8_t* phys) {
-  const PshufbTables<kR>& t = pshufb_tables<kR>();
-  const uint64_t L32 = g.L / 32 * 32;
-  uint8_t* px = phys + g.pixels;
-  for (uint64_t l = 0; l < L32; l += 32) {
-    uint8_t* out = px + l * kR;
+  const PshufbTables<kR, kE>& t = pshufb_tables<kR, kE>();
+  constexpr uint64_t kStep = 32 / kE;  // pixels a step
+  const uint64_t steps_end = g.L / kStep * kStep;
+  uint8_t* px = phys + g.pixels * kE;
+  for (uint64_t l = 0; l < steps_end; l += kStep) {
+    uint8_t* out = px + l * kR * kE;
     __m256i reg[kR];
     if (kPack) {
       __m256i row[kR];
       LC_MGE_UNROLL
       for (uint64_t r = 0; r < kR; ++r) {
-        row[r] = g.rows[r] == kPad ? _mm256_setzero_si256()
-                                   : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(logical + g.rows[r] + l));
+        row[r] = g.rows[r] == kPad
+                     ? _mm256_setzero_si256()
+                     : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(logical + (g.rows[r] + l) * kE));
       }
       LC_MGE_UNROLL
       for (uint64_t j = 0; j < kR; ++j) {
@@ -506,25 +512,30 @@ LC_MGE_AVX2 uint64_t small_rows_pshufb_avx2(const Group& g, uint8_t* logical, ui
       for (uint64_t j = 1; j < kR; ++j) {
         x = _mm256_or_si256(x, _mm256_shuffle_epi8(reg[j], _mm256_load_si256(reinterpret_cast<const __m256i*>(t.unpack[r][j]))));
       }
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(logical + g.rows[r] + l), x);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(logical + (g.rows[r] + l) * kE), x);
     }
   }
-  return L32;
+  return steps_end;
 }
 
-template <bool kPack>
+// The row counts the shuffles take, by element size: 8-bit 2 to 8 but 4
+// (tiles_4x16_epi8); 16- and 32-bit 2 to 7 but 4 (whose tiles are faster).
+constexpr bool pshufb_rows(uint64_t bytes, uint64_t R) {
+  return R >= 2 && R != 4 && (bytes == 1 ? R <= 8 : (bytes == 2 || bytes == 4) && R <= 7);
+}
+
+template <bool kPack, uint64_t kE>
 uint64_t small_rows_pshufb(const Group& g, uint8_t* logical, uint8_t* phys) {
   switch (g.R) {
-    case 2: return small_rows_pshufb_avx2<kPack, 2>(g, logical, phys);
-    case 3: return small_rows_pshufb_avx2<kPack, 3>(g, logical, phys);
-    case 5: return small_rows_pshufb_avx2<kPack, 5>(g, logical, phys);
-    case 6: return small_rows_pshufb_avx2<kPack, 6>(g, logical, phys);
-    case 7: return small_rows_pshufb_avx2<kPack, 7>(g, logical, phys);
-    case 8: return small_rows_pshufb_avx2<kPack, 8>(g, logical, phys);
-    default: return 0;  // 4 rows: tiles_4x16_epi8
+    case 2: return small_rows_pshufb_avx2<kPack, 2, kE>(g, logical, phys);
+    case 3: return small_rows_pshufb_avx2<kPack, 3, kE>(g, logical, phys);
+    case 5: return small_rows_pshufb_avx2<kPack, 5, kE>(g, logical, phys);
+    case 6: return small_rows_pshufb_avx2<kPack, 6, kE>(g, logical, phys);
+    case 7: return small_rows_pshufb_avx2<kPack, 7, kE>(g, logical, phys);
+    case 8: return kE == 1 ? small_rows_pshufb_avx2<kPack, 8, kE>(g, logical, phys) : 0;
+    default: return 0;  // mutate: equivalent (the pixels left go through transpose_rest: the same bytes)
   }
 }
-constexpr bool pshufb_rows(uint64_t R) { return R >= 2 && R <= 8 && R != 4; }
 
 // 8-bit elements, R a multiple of 32 (NCHW32, NCHW64, CHWN4 with N % 8 == 0):
 // 32 rows x 256 columns per block. Each row's cache line goes through a stack
@@ -2422,7 +2433,7 @@ bool small_rows_wanted(uint64_t bytes, uint64_t R, bool pack, bool streamed) {
   // streamed unpacks (measured on a Zen 5, NHWC, permutes -> shuffles: 1 x C
   // x 224 x 224, C = 2 to 8, 0.13-0.20 -> 0.18-0.50 both ways; 32 x C x 512
   // x 512 packs 0.53-0.92 -> 0.63-1.03; its unpacks 0.79-0.95 -> 0.42-0.96).
-  if (bytes == 1 && pshufb_rows(R)) return !pack && streamed;  // mutate: equivalent (a choice of speed: the same bytes)
+  if (bytes == 1 && pshufb_rows(bytes, R)) return !pack && streamed;  // mutate: equivalent (a choice of speed: the same bytes)
   if (R < 2 || R > kSmallRows || R == 4 || (pack && R > 7)) return false;
   // Streamed unpacks of 8 rows of 16 or 32 bits too (16 x 8 x 512 x 512
   // NHWC: fp16 0.34 -> 0.85 of memcpy, fp32 0.45 -> 0.90; in cache the tiles
@@ -2666,7 +2677,7 @@ LC_MGE_AVX512BW uint64_t tiles_16x64_epi8_avx512(const Group& g, uint8_t* logica
 // permutes reach: streamed, also for rows that have slower tiles (see
 // run_group), and for more than 7 rows, which the permutes of a few rows took.
 uint64_t padded_rows(uint64_t bytes, uint64_t R, bool pack, bool streamed) {
-  if (bytes == 1 && pshufb_rows(R)) return 0;
+  if (bytes == 1 && pshufb_rows(bytes, R)) return 0;
   const uint64_t fast = bytes == 4 ? 16 : 32;                   // rows of the fastest tiles
   const uint64_t least = bytes == 1 ? 16 : bytes == 2 ? 8 : 4;  // of any
   const bool pad = pack ? R > 7 && (R % least != 0 || (streamed && R % fast != 0 && R != 16))
@@ -2787,8 +2798,8 @@ template <bool kPack, size_t kBytes>
 void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
   uint64_t done = 0;
 #if LC_MGE_X86
-  if (kBytes == 1 && pshufb_rows(g.R) && have_avx2()) {
-    done = small_rows_pshufb<kPack>(g, logical, phys);
+  if (pshufb_rows(kBytes, g.R) && have_avx2()) {
+    done = small_rows_pshufb<kPack, kBytes>(g, logical, phys);
     if (done < g.L) transpose_rest<kPack, kBytes>(g, logical, phys, done);
     return;
   }

@@ -326,14 +326,17 @@ TEST(MgeLarge, padded_pitch_from_a_line_and_inside_one) {
   }
 }
 
-// Streamed 8-bit groups of 2 to 8 rows (small_rows_pshufb: packs through the
-// stage; unpacks in place where there are no byte permutes), at every level:
-// 3 rows (an odd image length: a tail), 7, and 8 with padding rows (CHWN4).
+// Streamed groups of a few rows (small_rows_pshufb: packs through the stage;
+// unpacks in place where there are no byte permutes), at every level: 8-bit
+// of 3 rows (an odd image length: a tail), 7, and 8 with padding rows
+// (CHWN4); 16-bit of 3 and 32-bit of 5.
 TEST(MgeLarge, streamed_small_rows_by_shuffles) {
   for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
            {"mge.nhwc", "uint8", "2,3,1700,1701"},
            {"mge.nhwc", "int8", "1,7,1500,1601"},
            {"mge.chwn4", "int8", "2,6,1200,1200"},
+           {"mge.nhwc", "fp16", "1,3,1400,2001"},
+           {"mge.nhwc", "fp32", "1,5,1024,821"},
        }) {
     expect_both_ways_from_a_line_and_inside_one(layout, dtype, shape, 13);
   }
@@ -496,9 +499,10 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nhwc", "int16", "1,15,5,13"},
            {"mge.nhwc", "fp32", "2,3,7,9"},
            {"mge.nhwc", "int32", "1,7,16,16"},
-           // 8-bit groups of 2 to 8 rows but 4 by in-lane shuffles (AVX2 and up,
-           // small_rows_pshufb): 32 pixels at a time and a tail, 64 pixels,
-           // fewer than 32, padding rows (CHWN4 of two images, 6 channels).
+           // 8-bit groups of 2 to 8 rows but 4, 16- and 32-bit of 2 to 7 but 4,
+           // by in-lane shuffles (AVX2 and up, small_rows_pshufb): 32 bytes of
+           // each row at a time and a tail, 64 pixels, fewer than a step,
+           // padding rows (CHWN4 of two images, 6 channels).
            {"mge.nhwc", "uint8", "1,5,7,9"},
            {"mge.nhwc", "int8", "2,6,8,8"},
            {"mge.nhwc", "uint8", "1,7,33,1"},
@@ -507,6 +511,12 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nhwc", "int8", "1,3,3,7"},
            {"mge.chwn4", "int8", "2,6,5,7"},
            {"mge.chwn4", "uint8", "2,5,8,8"},
+           {"mge.nhwc", "fp16", "1,5,7,9"},
+           {"mge.nhwc", "int16", "2,7,3,5"},
+           {"mge.nhwc", "bf16", "1,2,8,8"},
+           {"mge.nhwc", "fp32", "1,6,7,9"},
+           {"mge.nhwc", "int32", "2,5,1,7"},
+           {"mge.nhwc", "fp32", "1,2,9,9"},
            // Whole groups of at most 64 pixels, each one tile (small_groups_epi8):
            // 64 pixels, 15 (the last rows read masked), two; 32 rows with an odd
            // count (a last pixel in half a line) and a padding group.
