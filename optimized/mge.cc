@@ -345,13 +345,17 @@ uint64_t tiles_4x4_epi32(const Group& g, uint8_t* logical, uint8_t* phys) {
   return L4;
 }
 
-// 8-bit elements, R a multiple of 16: 16 rows x 16 columns per tile.
+// 8-bit elements, 16 rows or more: 16 rows x 16 columns per tile; with R no
+// multiple of 16 the last tile of a column takes the last 16 rows (AVX2
+// hosts, 1 x 24 x 56 x 56 NHWC int8 on a Zen 5 capped so: 0.03 of memcpy
+// element by element, 0.09 / 0.08 pack / unpack so).
 template <bool kPack>
 uint64_t tiles_16x16_epi8(const Group& g, uint8_t* logical, uint8_t* phys) {
   const uint64_t L16 = g.L / 16 * 16;
   const uint64_t pitch = g.R;
   for (uint64_t l = 0; l < L16; l += 16) {
-    for (uint64_t r = 0; r + 16 <= g.R; r += 16) {
+    for (uint64_t r0 = 0; r0 < g.R; r0 += 16) {
+      const uint64_t r = std::min(r0, g.R - 16);  // the last 16 rows (some of them again, the same bytes)
       const uint64_t* rows = g.rows + r;
       uint8_t* px = phys + g.pixels + r + l * pitch;
       __m128i v[16];
@@ -2568,6 +2572,14 @@ LC_MGE_AVX512VBMI void small_rows_permutes(const Group& g, uint8_t* logical, uin
 // CHWN4 int8 of 4 images, 4 x 64 x 64 x 64: 0.17 / 0.10 of memcpy -> 0.84 /
 // 0.40; 4 x 64 x 256 x 256: 0.34 / 0.34 -> 0.94 / 1.09; NHWC int8 of 48
 // channels 1 x 48 x 64 x 64: 0.074 / 0.029 -> 0.27 / 0.11).
+// R above 16 and no multiple of 16 (NHWC of 24 or 40 channels, CHWN4 of 5
+// images) the same, the last tile of a column taking the last 16 rows (those
+// before it again, the same bytes); they went through a stage of padded pixels
+// and 32-row tiles (measured on a Zen 5, NHWC int8, pack / unpack: 1 x 24 x 56
+// x 56 0.15 / 0.09 -> 0.31 / 0.40; 1 x 40 x 28 x 28 0.07 / 0.06 -> 0.23 /
+// 0.30; 1 x 100 x 56 x 56 0.10 / 0.09 -> 0.30 / 0.39; 1 x 24 x 7 x 7 0.03 /
+// 0.02 -> 0.07 / 0.06; streamed unpacks, through the stage of run_group, 16 x
+// 24 x 256 x 256 0.32 -> 0.70).
 // The last columns (fewer than 64) take one tile more, its rows' loads
 // (unpack: stores) masked to them and its pixels' lines written (read) only
 // up to the last pixel, zeros past it (late layers: a CHWN4 group of 4
@@ -2640,7 +2652,8 @@ LC_MGE_AVX512BW_INLINE void tile_16x64_epi8(const uint64_t* rows, uint8_t* logic
 template <bool kPack>
 LC_MGE_AVX512BW void tile_16x64_epi8_masked(const Group& g, uint8_t* logical, uint8_t* phys, uint64_t l0) {
   for (uint64_t r0 = 0; r0 < g.R; r0 += 16) {
-    tile_16x64_epi8<kPack, true>(g.rows + r0, logical, phys + g.pixels + l0 * g.R + r0, g.R, l0, g.L - l0);
+    const uint64_t r = std::min(r0, g.R - 16);  // the last 16 rows (some of them again, the same bytes)
+    tile_16x64_epi8<kPack, true>(g.rows + r, logical, phys + g.pixels + l0 * g.R + r, g.R, l0, g.L - l0);
   }
 }
 
@@ -2649,7 +2662,8 @@ LC_MGE_AVX512BW uint64_t tiles_16x64_epi8_avx512(const Group& g, uint8_t* logica
   const uint64_t L64 = g.L / 64 * 64, R = g.R;
   for (uint64_t l = 0; l < L64; l += 64) {
     for (uint64_t r0 = 0; r0 < R; r0 += 16) {
-      tile_16x64_epi8<kPack, false>(g.rows + r0, logical, phys + g.pixels + l * R + r0, R, l, 64);
+      const uint64_t r = std::min(r0, R - 16);
+      tile_16x64_epi8<kPack, false>(g.rows + r, logical, phys + g.pixels + l * R + r, R, l, 64);
     }
   }
   if (L64 < g.L) tile_16x64_epi8_masked<kPack>(g, logical, phys, L64);
@@ -2678,6 +2692,7 @@ LC_MGE_AVX512BW uint64_t tiles_16x64_epi8_avx512(const Group& g, uint8_t* logica
 // run_group), and for more than 7 rows, which the permutes of a few rows took.
 uint64_t padded_rows(uint64_t bytes, uint64_t R, bool pack, bool streamed) {
   if (bytes == 1 && pshufb_rows(bytes, R)) return 0;
+  if (bytes == 1 && R > 16 && !streamed) return 0;  // tiles_16x64_epi8, the last 16 rows overlapping
   const uint64_t fast = bytes == 4 ? 16 : 32;                   // rows of the fastest tiles
   const uint64_t least = bytes == 1 ? 16 : bytes == 2 ? 8 : 4;  // of any
   const bool pad = pack ? R > 7 && (R % least != 0 || (streamed && R % fast != 0 && R != 16))
@@ -2826,8 +2841,8 @@ void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
   else if (kBytes == 4 && g.R % 16 == 0 && have_avx512()) done = tiles_16x16_epi32_avx512<kPack>(g, logical, phys);
   else if (kBytes == 4 && g.R % 4 == 0 && have_avx2()) done = tiles_4x8_epi32_avx2<kPack>(g, logical, phys);
   else if (kBytes == 4 && g.R % 4 == 0) done = tiles_4x4_epi32<kPack>(g, logical, phys);
-  else if (kBytes == 1 && g.R % 16 == 0 && have_avx512()) done = tiles_16x64_epi8_avx512<kPack>(g, logical, phys);
-  else if (kBytes == 1 && g.R % 16 == 0) done = tiles_16x16_epi8<kPack>(g, logical, phys);
+  else if (kBytes == 1 && g.R >= 16 && have_avx512()) done = tiles_16x64_epi8_avx512<kPack>(g, logical, phys);
+  else if (kBytes == 1 && g.R >= 16) done = tiles_16x16_epi8<kPack>(g, logical, phys);
   else if (kBytes == 1 && g.R == 4) done = tiles_4x16_epi8<kPack>(g, logical, phys);
 #endif
   if (done < g.L) transpose_rest<kPack, kBytes>(g, logical, phys, done);

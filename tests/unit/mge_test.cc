@@ -366,6 +366,7 @@ TEST(MgeLarge, streamed_tiles_at_every_isa_level) {
            {"mge.nchw64", "int8", "1,100,255,659"},
            {"mge.chwn4", "int8", "16,10,256,384"},
            {"mge.chwn4", "int8", "32,5,256,257"},
+           {"mge.chwn4", "int8", "5,7,256,1700"},
            {"mge.nhwc", "fp32", "1,48,256,352"},
            {"mge.nhwc", "fp32", "2,32,255,259"},
        }) {
@@ -444,6 +445,14 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nchw32", "int8", "1,64,14,14"},
            {"mge.nhwc", "int8", "1,2048,7,7"},
            {"mge.nhwc", "int8", "2,48,3,5"},
+           // 8-bit groups of more than 16 rows, no multiple of 16 (NHWC of 24,
+           // 40 and 17 channels, CHWN4 of 5 images with padding rows): tiles
+           // of 16 rows, the last one overlapping the one before; whole tiles
+           // and a masked last one, or only that.
+           {"mge.nhwc", "int8", "1,24,9,61"},
+           {"mge.nhwc", "uint8", "2,40,5,13"},
+           {"mge.nhwc", "int8", "1,17,7,7"},
+           {"mge.chwn4", "int8", "5,6,3,23"},
            {"mge.chwn4", "int8", "16,10,3,3"},
            {"mge.nchw64", "uint8", "1,64,5,61"},
            {"mge.nhwc", "fp32", "1,32,7,7"},
