@@ -312,7 +312,8 @@ uint64_t tiles_4x4_epi32(const Group& g, uint8_t* logical, uint8_t* phys) {
   const uint64_t L4 = g.L / 4 * 4;
   const uint64_t pitch = g.R * 4;  // bytes per pixel
   for (uint64_t lb = 0; lb < L4; lb += 16) {
-   for (uint64_t r = 0; r + 4 <= g.R; r += 4) {
+   for (uint64_t r0 = 0; r0 < g.R; r0 += 4) {
+    const uint64_t r = std::min(r0, g.R - 4);  // the last 4 rows (some of them again, the same bytes)
     const uint64_t* rows = g.rows + r;
     uint8_t* px = phys + (g.pixels + r) * 4;
     for (uint64_t l = lb; l < std::min(L4, lb + 16); l += 4) {
@@ -757,9 +758,10 @@ LC_MGE_AVX2_INLINE void tile_4x8_epi32(const uint64_t* rows, uint8_t* logical, u
   }
 }
 
-// 32-bit elements, R a multiple of 4: 4 rows x 8 columns per tile; rows go in
+// 32-bit elements, 4 rows or more: 4 rows x 8 columns per tile; rows go in
 // groups of 64 (256 bytes, four cache lines of a pixel) over the whole run of
-// pixels, so every pass reads and writes whole lines.
+// pixels, so every pass reads and writes whole lines. With R no multiple of 4
+// the last tile of a column takes the last 4 rows (see padded_rows).
 template <bool kPack>
 LC_MGE_AVX2 uint64_t tiles_4x8_epi32_avx2(const Group& g, uint8_t* logical, uint8_t* phys) {
   constexpr uint64_t kGroupRows = 64;
@@ -769,7 +771,8 @@ LC_MGE_AVX2 uint64_t tiles_4x8_epi32_avx2(const Group& g, uint8_t* logical, uint
   for (uint64_t rg = 0; rg < g.R; rg += kGroupRows) {
     const uint64_t re = std::min(g.R, rg + kGroupRows);
     for (uint64_t l = 0; l < L8; l += 8) {
-      for (uint64_t r = rg; r < re; r += 4) {
+      for (uint64_t r0 = rg; r0 < re; r0 += 4) {
+        const uint64_t r = std::min(r0, re - 4);  // the last 4 rows (some of them again, the same bytes)
         tile_4x8_epi32<kPack>(g.rows + r, logical, l, phys + (g.pixels + l * g.R + r) * 4, pitch, dense);
       }
     }
@@ -1537,6 +1540,8 @@ LC_MGE_AVX512 void small_images_epi32(uint64_t C, uint64_t L, uint8_t* logical, 
   }
 }
 
+// 32-bit elements, 16 rows or more, 16 x 16 tiles (with R no multiple of 16
+// the last tile of a column takes the last 16 rows, see padded_rows).
 template <bool kPack>
 LC_MGE_AVX512 uint64_t tiles_16x16_epi32_avx512(const Group& g, uint8_t* logical, uint8_t* phys, bool nt = false) {
   const uint64_t kGroupRows = g.group_rows;
@@ -1547,7 +1552,8 @@ LC_MGE_AVX512 uint64_t tiles_16x16_epi32_avx512(const Group& g, uint8_t* logical
   for (uint64_t rg = 0; rg < g.R; rg += kGroupRows) {
     const uint64_t re = std::min(g.R, rg + kGroupRows);
     for (uint64_t l = 0; l < L16; l += 16) {
-      for (uint64_t r = rg; r < re; r += 16) {
+      for (uint64_t r0 = rg; r0 < re; r0 += 16) {
+        const uint64_t r = std::min(r0, re - 16);  // the last 16 rows (some of them again, the same bytes)
         const uint64_t* rows = g.rows + r;
         float* px = ph + l * pitch + r;
         __m512 v[16];
@@ -2084,8 +2090,9 @@ LC_MGE_AVX512BW_INLINE void tile_8x32_epi16(const uint64_t* rows, const uint16_t
   }
 }
 
-// 16-bit elements, R a multiple of 8 but not of 32 (NHWC with 8 | C, CHWN4 of
-// an even N; 32 | R: tiles_32x32_epi16_avx512 below, whole pixel lines):
+// 16-bit elements, 8 rows or more but not 32k (NHWC, CHWN4; 32 | R:
+// tiles_32x32_epi16_avx512 below, whole pixel lines; with R no multiple of 8
+// the last tile of a column takes the last 8 rows, see padded_rows):
 // tiles of 8 rows x 32 columns, each row's 64 bytes one load
 // (pack) or store (unpack). The 8 x 8 word transposes per 128-bit lane
 // (byte_transpose.h) leave in register j, lane q, rows r..r + 7 of pixel
@@ -2099,7 +2106,8 @@ LC_MGE_AVX512BW uint64_t tiles_8x32_epi16_avx512(const Group& g, uint8_t* logica
   for (uint64_t rg = 0; rg < R; rg += pass) {
     const uint64_t re = std::min(R, rg + pass);
     for (uint64_t l = 0; l < L32; l += 32) {
-      for (uint64_t r = rg; r < re; r += 8) {
+      for (uint64_t r0 = rg; r0 < re; r0 += 8) {
+        const uint64_t r = std::min(r0, re - 8);  // the last 8 rows (some of them again, the same bytes)
         if (kPack) tile_8x32_epi16(g.rows + r, lg, ph + l * R + r, R, l);
         else untile_8x32_epi16(g.rows + r, lg, ph + l * R + r, R, l);
       }
@@ -2427,7 +2435,7 @@ constexpr uint64_t kPitchMaxRegs = kPitchMaxBytes;  // registers of a period of 
 constexpr uint64_t kPitchStageBytes = 32u << 10;  // the padded stage
 
 // Where the permutes are the fastest path. The others: 4 rows, 16-bit tiles
-// of 8 | R, 32-bit tiles of 4 | R; 32-bit rows of more than 7 (measured on a
+// of 8 rows or more, 32-bit tiles of 4 or more; 32-bit rows of more than 7 (measured on a
 // Zen 5, NHWC fp32 of 15 channels, 16 x 15 x 512 x 512 pack / unpack: 0.42 /
 // 0.49 of memcpy element by element, 0.39 / 0.31 so); packs of more than 7
 // rows, which padded_pitch takes (R x R permutes a block: 16 x 13 x 512 x 512
@@ -2443,7 +2451,7 @@ bool small_rows_wanted(uint64_t bytes, uint64_t R, bool pack, bool streamed) {
   // NHWC: fp16 0.34 -> 0.85 of memcpy, fp32 0.45 -> 0.90; in cache the tiles
   // stay faster: 1 x 8 x 56 x 56 fp16 0.32 against 0.12).
   if (bytes != 1 && !pack && streamed && R == 8) return true;
-  if (bytes == 2) return R % 8 != 0;
+  if (bytes == 2) return R < 8;
   if (bytes == 4) return R % 4 != 0 && R <= 7;
   return true;
 }
@@ -2672,31 +2680,34 @@ LC_MGE_AVX512BW uint64_t tiles_16x64_epi8_avx512(const Group& g, uint8_t* logica
 #endif
 
 #if LC_MGE_X86
-// Groups whose row count no tile takes (8-bit: more than 15 rows, not 16k,
-// as NHWC of 24, 40, 72 or 120 channels; 16-bit: more than 15, not 8k;
-// 32-bit: more than 7, not 4k) went element by element (16 x 24 x 512 x 512
-// int8 NHWC on a Zen 5: 0.16 of memcpy both ways). With AVX-512 VBMI they go
+// Packs of rows the fastest tiles do not take: with AVX-512 VBMI they go
 // through the tiles of the next row count that has them, R' (pixels of b'
-// bytes where the group's have b = R x E), the rows past R padding: packing,
-// blocks of pixels are transposed into a stage of pitch b', and byte
-// permutes close the gaps (each 64 bytes out one two-source permute of the
-// 128 stage bytes from its first one on); unpacking, one-source permutes open
-// them (each 64 stage bytes from the 64 input bytes from its first live one
-// on), and the tiles read the stage. The permutes repeat every 64 / gcd(64,
-// b) pixels (gcd(64, b') unpacking): their indices are worked out once per
-// (b, b') and thread. Unpacks (the rows through the stage above, streamed):
-// 16 x 24 x 512 x 512 int8 0.17 -> 0.38 of memcpy, 72 channels 0.16 -> 0.34;
-// in cache 1 x 24 x 56 x 56 0.03 / 0.03 -> 0.16 / 0.09 (pack / unpack). Packs
-// take the fastest tiles (16 | R' for 32 bits, else 32 | R') where the
-// permutes reach: streamed, also for rows that have slower tiles (see
-// run_group), and for more than 7 rows, which the permutes of a few rows took.
-uint64_t padded_rows(uint64_t bytes, uint64_t R, bool pack, bool streamed) {
+// bytes where the group's have b = R x E), the rows past R padding: blocks of
+// pixels are transposed into a stage of pitch b', and byte permutes close
+// the gaps (each 64 bytes out one two-source permute of the 128 stage bytes
+// from its first one on). The permutes repeat every 64 / gcd(64, b) pixels:
+// their indices are worked out once per (b, b') and thread. Streamed, the
+// fastest tiles (16 | R' for 32 bits, else 32 | R') where the permutes reach,
+// also for rows that have slower tiles (see run_group); in cache, 8-bit
+// groups of 9 to 15 rows (the permutes of a few rows took them: 16 x 13 x 512
+// x 512 int8 0.42 of memcpy, 0.68 here; 1 x 13 x 56 x 56 0.06 and 0.13).
+// (Unpacks never: they, and packs in cache of more rows than the tiles of
+// their element size have, take those tiles as they are, the last tile of a column the
+// last rows, some of them again (the same bytes), where the padded pitch cost
+// a pass more or the rows went element by element (measured on a Zen 5,
+// NHWC, pack / unpack: int8 1 x 24 x 56 x 56 0.15 / 0.09 of memcpy -> 0.31 /
+// 0.40, fp16 1 x 20 x 56 x 56 0.15 / 0.09 -> 0.38 / 0.45, 1 x 13 x 56 x 56
+// 0.14 / 0.08 -> 0.33 / 0.42, fp32 1 x 33 x 28 x 28 0.15 / 0.11 -> 0.34 /
+// 0.39, 1 x 13 x 56 x 56 0.16 / 0.11 -> 0.27 / 0.16; streamed unpacks, whose
+// transposes go into an L1 stage, int8 16 x 24 x 256 x 256 0.32 -> 0.70, fp16
+// 16 x 20 x 256 x 256 0.40 -> 0.91, fp32 8 x 33 x 256 x 256 0.44 -> 0.91).)
+// The padded row count of a pack, or 0 for the group's own tiles.
+uint64_t padded_rows(uint64_t bytes, uint64_t R, bool streamed) {
+  if (!streamed && R > 16 / bytes) return 0;
   if (bytes == 1 && pshufb_rows(bytes, R)) return 0;
-  if (bytes == 1 && R > 16 && !streamed) return 0;  // tiles_16x64_epi8, the last 16 rows overlapping
   const uint64_t fast = bytes == 4 ? 16 : 32;                   // rows of the fastest tiles
   const uint64_t least = bytes == 1 ? 16 : bytes == 2 ? 8 : 4;  // of any
-  const bool pad = pack ? R > 7 && (R % least != 0 || (streamed && R % fast != 0 && R != 16))
-                        : R > kSmallRows && R % least != 0;
+  const bool pad = R > 7 && (R % least != 0 || (streamed && R % fast != 0 && R != 16));
   if (!pad) return 0;
   // The fastest tiles where the closing permutes reach that far: the 64
   // bytes out from a stage byte on cross at most 63 / b + 1 pixel ends, each
@@ -2714,11 +2725,6 @@ struct PitchTables {
   uint64_t close_regs = 0, close_pixels = 0;
   alignas(64) uint8_t close_idx[kPitchMaxRegs][64];
   uint64_t close_at[kPitchMaxRegs];
-  // Opening (unpack): stage register j of a period from input byte open_at[j]
-  // of it, the padding bytes zero (open_live).
-  uint64_t open_regs = 0, open_pixels = 0;
-  alignas(64) uint8_t open_idx[kPitchMaxRegs][64];
-  uint64_t open_at[kPitchMaxRegs], open_live[kPitchMaxRegs];
 };
 
 uint64_t gcd64(uint64_t v) {
@@ -2737,40 +2743,26 @@ const PitchTables& pitch_tables(uint64_t b, uint64_t b2) {
     t.close_at[k] = stage_byte(64 * k);
     for (uint64_t i = 0; i < 64; ++i) t.close_idx[k][i] = static_cast<uint8_t>(stage_byte(64 * k + i) - t.close_at[k]);
   }
-  t.open_pixels = 64 / gcd64(b2), t.open_regs = t.open_pixels * b2 / 64;
-  for (uint64_t j = 0; j < t.open_regs; ++j) {
-    uint64_t first = ~uint64_t{0}, live = 0;
-    for (uint64_t i = 0; i < 64; ++i) {
-      const uint64_t x = 64 * j + i;
-      if (x % b2 >= b) continue;
-      const uint64_t y = x / b2 * b + x % b2;
-      if (first == ~uint64_t{0}) first = y;
-      live |= uint64_t{1} << i;
-      t.open_idx[j][i] = static_cast<uint8_t>(y - first);
-    }
-    t.open_at[j] = first == ~uint64_t{0} ? 0 : first;
-    t.open_live[j] = live;
-  }
   return t;
 }
 
 template <bool kPack, size_t kBytes>
 void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys);
 
-template <bool kPack, size_t kBytes>
+template <size_t kBytes>
 LC_MGE_AVX512VBMI void padded_pitch(const Group& g, uint64_t R2, uint8_t* logical, uint8_t* phys, bool nt = false) {
   const uint64_t b = g.R * kBytes, b2 = R2 * kBytes;
   const PitchTables& t = pitch_tables(b, b2);
   // The stage, and room for the last closing permute's second load.
   alignas(64) static thread_local uint8_t stage[kPitchStageBytes + 128];
-  const uint64_t block = std::max<uint64_t>(64, kPitchStageBytes / b2 / 64 * 64);  // pixels: whole periods both ways
+  const uint64_t block = std::max<uint64_t>(64, kPitchStageBytes / b2 / 64 * 64);  // pixels: whole periods
   uint64_t rows[kPitchMaxBytes];
   for (uint64_t l0 = 0; l0 < g.L; l0 += block) {
     const uint64_t n = std::min(block, g.L - l0);
     for (uint64_t r = 0; r < R2; ++r) rows[r] = r < g.R && g.rows[r] != kPad ? g.rows[r] + l0 : kPad;
     uint8_t* out = phys + (g.pixels + l0 * g.R) * kBytes;
     const uint64_t bytes = n * b;
-    if (kPack && nt && l0 + block < g.L) {
+    if (nt && l0 + block < g.L) {
       // Streamed: the next block's lines of every row, fetched while this one is transposed.
       const uint64_t ahead = std::min(block, g.L - l0 - block) * kBytes;
       for (uint64_t r = 0; r < g.R; ++r) {
@@ -2779,32 +2771,21 @@ LC_MGE_AVX512VBMI void padded_pitch(const Group& g, uint64_t R2, uint8_t* logica
         for (uint64_t c = 0; c < ahead; c += kLine) _mm_prefetch(reinterpret_cast<const char*>(next + c), _MM_HINT_T1);
       }
     }
-    if (kPack) {
-      if (kBytes == 1 && (R2 == 32 || R2 % 64 == 0)) {
-        pack_rows_x64_epi8_avx512(Group{rows, R2, n, 0}, logical, stage, false, 0);  // the tiles of 32 or 64k rows
-      } else {
-        transpose_bytes<true, kBytes>(Group{rows, R2, n, 0, g.group_rows, nt}, logical, stage);
-      }
-      for (uint64_t k = 0, base = 0; k * 64 < bytes; ++k) {
-        const uint64_t kk = k % t.close_regs;
-        if (k > 0 && kk == 0) base += t.close_pixels * b2;
-        const uint8_t* at = stage + base + t.close_at[kk];
-        const __m512i v = _mm512_permutex2var_epi8(_mm512_loadu_si512(at), _mm512_load_si512(t.close_idx[kk]),
-                                                   _mm512_loadu_si512(at + 64));
-        if (bytes - 64 * k < 64) _mm512_mask_storeu_epi8(out + 64 * k, low_bits(bytes - 64 * k), v);
-        else if (nt && reinterpret_cast<uintptr_t>(out) % kLine == 0) _mm512_stream_si512(reinterpret_cast<__m512i*>(out + 64 * k), v);
-        else _mm512_storeu_si512(out + 64 * k, v);
-      }
-      continue;
+    if (kBytes == 1 && (R2 == 32 || R2 % 64 == 0)) {
+      pack_rows_x64_epi8_avx512(Group{rows, R2, n, 0}, logical, stage, false, 0);  // the tiles of 32 or 64k rows
+    } else {
+      transpose_bytes<true, kBytes>(Group{rows, R2, n, 0, g.group_rows, nt}, logical, stage);
     }
-    for (uint64_t j = 0, base = 0; j * 64 < n * b2; ++j) {
-      const uint64_t jj = j % t.open_regs;
-      if (j > 0 && jj == 0) base += t.open_pixels * b;
-      const uint64_t from = base + t.open_at[jj];
-      const __m512i in = _mm512_maskz_loadu_epi8(from < bytes ? low_bits(std::min<uint64_t>(64, bytes - from)) : 0, out + from);
-      _mm512_store_si512(stage + 64 * j, _mm512_maskz_permutexvar_epi8(t.open_live[jj], _mm512_load_si512(t.open_idx[jj]), in));
+    for (uint64_t k = 0, base = 0; k * 64 < bytes; ++k) {
+      const uint64_t kk = k % t.close_regs;
+      if (k > 0 && kk == 0) base += t.close_pixels * b2;
+      const uint8_t* at = stage + base + t.close_at[kk];
+      const __m512i v = _mm512_permutex2var_epi8(_mm512_loadu_si512(at), _mm512_load_si512(t.close_idx[kk]),
+                                                 _mm512_loadu_si512(at + 64));
+      if (bytes - 64 * k < 64) _mm512_mask_storeu_epi8(out + 64 * k, low_bits(bytes - 64 * k), v);
+      else if (nt && reinterpret_cast<uintptr_t>(out) % kLine == 0) _mm512_stream_si512(reinterpret_cast<__m512i*>(out + 64 * k), v);
+      else _mm512_storeu_si512(out + 64 * k, v);
     }
-    transpose_bytes<false, kBytes>(Group{rows, R2, n, 0, g.group_rows}, logical, stage);
   }
 }
 #endif
@@ -2818,8 +2799,10 @@ void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
     if (done < g.L) transpose_rest<kPack, kBytes>(g, logical, phys, done);
     return;
   }
-  if (const uint64_t R2 = padded_rows(kBytes, g.R, kPack, false); R2 != 0 && have_avx512_vbmi()) {
-    return padded_pitch<kPack, kBytes>(g, R2, logical, phys);
+  if constexpr (kPack) {
+    if (const uint64_t R2 = padded_rows(kBytes, g.R, false); R2 != 0 && have_avx512_vbmi()) {
+      return padded_pitch<kBytes>(g, R2, logical, phys);
+    }
   }
   if (small_rows_wanted(kBytes, g.R, kPack, false) && have_avx512_vbmi()) {
     return small_rows_permutes<kPack, static_cast<int>(kBytes)>(g, logical, phys);
@@ -2831,16 +2814,16 @@ void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
     done = blocks_32x256_epi8_avx512vl<kPack>(g, logical, phys);
   } else if (kBytes == 2 && g.R % 32 == 0 && have_avx512()) {
     done = tiles_32x32_epi16_avx512<kPack>(g, logical, phys);
-  } else if (kBytes == 2 && g.R % 8 == 0 && have_avx512()) {
+  } else if (kBytes == 2 && g.R >= 8 && have_avx512()) {
     done = tiles_8x32_epi16_avx512<kPack>(g, logical, phys);
   } else if (kBytes == 2 && g.R == 4 && have_avx512()) {
     if (kPack) return pack_4x32_epi16_avx512(g, logical, phys, false);
     return unpack_4x32_epi16_avx512(g, logical, phys, false);
   } else if (!kPack && kBytes == 4 && g.R == 4 && have_avx512()) done = unpack_4x16_epi32_avx512(g, logical, phys, false);
   else if (kPack && kBytes == 4 && g.R == 4 && have_avx512()) done = pack_4x16_epi32_avx512(g, logical, phys, false);
-  else if (kBytes == 4 && g.R % 16 == 0 && have_avx512()) done = tiles_16x16_epi32_avx512<kPack>(g, logical, phys);
-  else if (kBytes == 4 && g.R % 4 == 0 && have_avx2()) done = tiles_4x8_epi32_avx2<kPack>(g, logical, phys);
-  else if (kBytes == 4 && g.R % 4 == 0) done = tiles_4x4_epi32<kPack>(g, logical, phys);
+  else if (kBytes == 4 && g.R >= 16 && have_avx512()) done = tiles_16x16_epi32_avx512<kPack>(g, logical, phys);
+  else if (kBytes == 4 && g.R >= 4 && have_avx2()) done = tiles_4x8_epi32_avx2<kPack>(g, logical, phys);
+  else if (kBytes == 4 && g.R >= 4) done = tiles_4x4_epi32<kPack>(g, logical, phys);
   else if (kBytes == 1 && g.R >= 16 && have_avx512()) done = tiles_16x64_epi8_avx512<kPack>(g, logical, phys);
   else if (kBytes == 1 && g.R >= 16) done = tiles_16x16_epi8<kPack>(g, logical, phys);
   else if (kBytes == 1 && g.R == 4) done = tiles_4x16_epi8<kPack>(g, logical, phys);
@@ -3032,7 +3015,7 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     tiles_32x32_epi16_avx512<true>(d, logical, phys, true);  // every column, the last ones masked
     return;
   }
-  if (kPack && p.stream && p.bits % 8 == 0 && padded_rows(p.bits / 8, g.R, true, true) != 0 && have_avx512_vbmi()) {
+  if (kPack && p.stream && p.bits % 8 == 0 && padded_rows(p.bits / 8, g.R, true) != 0 && have_avx512_vbmi()) {
     // Rows the fastest tiles do not take: closed up from a padded stage
     // straight to memory, each row's next block fetched ahead (measured on a
     // Zen 5, 16 x C x 512 x 512 NHWC, best of 7, against the L1 stage and the
@@ -3043,11 +3026,11 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     // of 32 rows into the stage 0.32 -> 0.53 on C = 24 against the 16-row
     // ones, the fetch ahead 0.60 -> 0.68; stages of 16, 64 and 128 KiB no
     // better than 32).
-    const uint64_t R2 = padded_rows(p.bits / 8, g.R, true, true);
+    const uint64_t R2 = padded_rows(p.bits / 8, g.R, true);
     switch (p.bits) {
-      case 8: padded_pitch<true, 1>(g, R2, logical, phys, true); break;
-      case 16: padded_pitch<true, 2>(g, R2, logical, phys, true); break;
-      default: padded_pitch<true, 4>(g, R2, logical, phys, true); break;
+      case 8: padded_pitch<1>(g, R2, logical, phys, true); break;
+      case 16: padded_pitch<2>(g, R2, logical, phys, true); break;
+      default: padded_pitch<4>(g, R2, logical, phys, true); break;
     }
     return;
   }
