@@ -702,7 +702,8 @@ void image_runs(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_p
 
 void image_copy(const WeightPlan& p, const uint8_t* src, uint8_t* dst, bool to_physical) {
   if ((p.ext > 1 || p.wc <= 64) &&
-      image_weight_copy_avx512({p.K, p.C, p.H, p.W, p.eb, p.group, p.ext}, src, dst, to_physical)) {
+      (image_weight_copy_avx512({p.K, p.C, p.H, p.W, p.eb, p.group, p.ext}, src, dst, to_physical) ||
+       image_weight_copy_shuffles({p.K, p.C, p.H, p.W, p.eb, p.group, p.ext}, src, dst, to_physical))) {
     return;
   }
   if (p.ext > 1 || p.wc <= 64) {

@@ -20,6 +20,10 @@ struct ImageWeightShape {
 
 bool image_weight_copy_avx512(const ImageWeightShape& s, const uint8_t* src, uint8_t* dst, bool to_physical);
 
+// The same without VBMI (AVX2 and up: in-lane byte shuffles), for kernels of
+// at most group_permutes::kMaxBytes bytes; false having copied nothing otherwise.
+bool image_weight_copy_shuffles(const ImageWeightShape& s, const uint8_t* src, uint8_t* dst, bool to_physical);
+
 // Direct-convolution weights (K, C, H, W): kernel k's channels c0..c0+63 of a
 // full 64-channel block are logical elements k*C*H*W + c0*H*W + [0, 64*H*W)
 // (channel-major), and position pos of them is the physical row of 64

@@ -89,6 +89,13 @@ const Shape kCases[] = {
     {"nvdla.weight.image", "fp16", "20,3,5,5"},
     {"nvdla.weight.image", "int16", "17,5,6,6"},
     {"nvdla.weight.image", "fp16", "37,2,8,2"},
+    // Without VBMI (AVX2 and up) through a stage of the kernels' transposes by
+    // in-lane shuffles: post-extension 4 with a short last line group, fp16
+    // lines of 64 elements (128 bytes), 32 and 33 kernels (the last one or two
+    // through scratch).
+    {"nvdla.weight.image(post_extension=4)", "int8", "33,2,9,8"},
+    {"nvdla.weight.image", "fp16", "32,4,3,16"},
+    {"nvdla.weight.image(post_extension=2)", "int8", "33,3,5,10"},
     {"nvdla.weight.winograd", "fp16", "20,37,4,4"},
     {"nvdla.weight.winograd", "int8", "40,70,4,4"},
     {"nvdla.pixel(format=T_Y8___U8V8_N444,x_offset=3)", "uint8", "5,77,3"},
