@@ -1,7 +1,6 @@
 // Small transposes by byte permutes (AVX-512 VBMI; in-lane shuffles with
-// AVX2, further down), shared by the optimized
-// families whose blocks of a small image are contiguous on both sides: a run
-// of groups, each R rows of L elements of E bytes one after the other (the
+// AVX2, further down), shared by the optimized families whose blocks of a
+// small image are contiguous on both sides: a run of groups, each R rows of L elements of E bytes one after the other (the
 // logical side) <-> L pixels of R elements one after the other (the physical
 // side), P = R x L x E bytes either way (NVDLA feature surfaces of at most 20
 // positions: R = 32 / E channels; MegEngine NCHWx blocks of small images: R =
