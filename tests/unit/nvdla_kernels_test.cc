@@ -75,6 +75,12 @@ const Shape kCases[] = {
     {"nvdla.weight.dc", "int16", "17,24,3,3"},
     {"nvdla.weight.dc", "int8", "4,15,3,3"},
     {"nvdla.weight.dc", "int8", "70,3,7,7"},
+    // Kernels of one channel block, a group one transpose of gk * C rows: a
+    // last group of fewer rows than a tile (7), 16-bit of 9 positions (the
+    // byte permutes first where there are some), a whole block of 64.
+    {"nvdla.weight.dc", "int8", "33,7,4,5"},
+    {"nvdla.weight.dc", "fp16", "17,5,3,3"},
+    {"nvdla.weight.dc", "fp16", "40,64,4,4"},
     {"nvdla.weight.dc", "int8", "2,48,3,5"},
     {"nvdla.weight.image", "int8", "40,3,7,7"},
     {"nvdla.weight.image(post_extension=2)", "fp16", "20,2,7,8"},
