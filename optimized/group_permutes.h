@@ -1,10 +1,11 @@
 // Small transposes by byte permutes (AVX-512 VBMI; in-lane shuffles with
 // AVX2, further down), shared by the optimized families whose blocks of a
-// small image are contiguous on both sides: a run of groups, each R rows of L elements of E bytes one after the other (the
-// logical side) <-> L pixels of R elements one after the other (the physical
-// side), P = R x L x E bytes either way (NVDLA feature surfaces of at most 20
-// positions: R = 32 / E channels; MegEngine NCHWx blocks of small images: R =
-// x). A block of k groups (k P at most ten registers) goes through the
+// small image are contiguous on both sides: a run of groups, each R rows of
+// L elements of E bytes one after the other (the logical side) <-> L pixels
+// of R elements one after the other (the physical side), P = R x L x E bytes
+// either way (NVDLA feature surfaces of at most 20 positions: R = 32 / E
+// channels; MegEngine NCHWx blocks of small images: R = x; NVDLA weights: a
+// kernel). A block of k groups (k P at most ten registers) goes through the
 // registers at a time; each 64 bytes out is merge-masked two-source byte
 // permutes of the input's register pairs, one per pair it draws on, with
 // indices and masks that depend only on (R, L, E, direction), built once per
@@ -190,7 +191,8 @@ inline const ShuffleTables& shuffle_tables(uint64_t R, uint64_t L, uint64_t E, b
     const uint64_t first = t.first[o] = static_cast<uint16_t>(t.shuffles);
     for (uint64_t i = 0; i < 16 && 16 * o + i < P; ++i) {
       const uint64_t y = 16 * o + i;
-      const uint64_t from = pack ? y % pixel / E * row + y / pixel * E + y % E : y % row / E * pixel + y / row * E + y % E;
+      const uint64_t from = pack ? y % pixel / E * row + y / pixel * E + y % E
+                                 : y % row / E * pixel + y / row * E + y % E;
       uint64_t k = first;
       while (k < t.shuffles && t.source[k] != from / 16) ++k;
       if (k == t.shuffles) {
@@ -217,17 +219,21 @@ LC_GROUP_SHUFFLES_AVX2 inline void shuffle_pair(const ShuffleTables& t, const ui
   const uint64_t P = t.group_bytes;
   __m256i in[kMaxPieces], out[kMaxPieces];
   for (uint64_t q = 0; q < t.pieces; ++q) {
-    in[q] = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16 * q))),
+    const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16 * q));
+    in[q] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo),
                                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + P + 16 * q)), 1);
   }
   for (uint64_t o = 0; o < t.pieces; ++o) {
     __m256i x = _mm256_setzero_si256();
     for (uint64_t k = t.first[o]; k < t.first[o + 1]; ++k) {
-      x = _mm256_or_si256(x, _mm256_shuffle_epi8(in[t.source[k]], _mm256_load_si256(reinterpret_cast<const __m256i*>(t.idx[k]))));
+      const __m256i idx = _mm256_load_si256(reinterpret_cast<const __m256i*>(t.idx[k]));
+      x = _mm256_or_si256(x, _mm256_shuffle_epi8(in[t.source[k]], idx));
     }
     out[o] = x;
   }
-  for (uint64_t o = 0; o < t.pieces; ++o) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 16 * o), _mm256_castsi256_si128(out[o]));
+  for (uint64_t o = 0; o < t.pieces; ++o) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 16 * o), _mm256_castsi256_si128(out[o]));
+  }
   for (uint64_t o = 0; o < t.pieces; ++o) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + P + 16 * o), _mm256_extracti128_si256(out[o], 1));
   }

@@ -2435,11 +2435,12 @@ constexpr uint64_t kPitchMaxRegs = kPitchMaxBytes;  // registers of a period of 
 constexpr uint64_t kPitchStageBytes = 32u << 10;  // the padded stage
 
 // Where the permutes are the fastest path. The others: 4 rows, 16-bit tiles
-// of 8 rows or more, 32-bit tiles of 4 or more; 32-bit rows of more than 7 (measured on a
-// Zen 5, NHWC fp32 of 15 channels, 16 x 15 x 512 x 512 pack / unpack: 0.42 /
-// 0.49 of memcpy element by element, 0.39 / 0.31 so); packs of more than 7
-// rows, which padded_pitch takes (R x R permutes a block: 16 x 13 x 512 x 512
-// int8 0.42 of memcpy so, 0.68 there; 1 x 13 x 56 x 56 0.06 and 0.13).
+// of 8 rows or more, 32-bit tiles of 4 or more; 32-bit rows of more than 7
+// (measured on a Zen 5, NHWC fp32 of 15 channels, 16 x 15 x 512 x 512 pack /
+// unpack: 0.42 / 0.49 of memcpy element by element, 0.39 / 0.31 so); packs
+// of more than 7 rows, which padded_pitch takes (R x R permutes a block: 16 x
+// 13 x 512 x 512 int8 0.42 of memcpy so, 0.68 there; 1 x 13 x 56 x 56 0.06
+// and 0.13).
 bool small_rows_wanted(uint64_t bytes, uint64_t R, bool pack, bool streamed) {
   // 8-bit groups of 2 to 8 rows take the shuffles of small_rows_pshufb but
   // streamed unpacks (measured on a Zen 5, NHWC, permutes -> shuffles: 1 x C
@@ -2691,16 +2692,16 @@ LC_MGE_AVX512BW uint64_t tiles_16x64_epi8_avx512(const Group& g, uint8_t* logica
 // also for rows that have slower tiles (see run_group); in cache, 8-bit
 // groups of 9 to 15 rows (the permutes of a few rows took them: 16 x 13 x 512
 // x 512 int8 0.42 of memcpy, 0.68 here; 1 x 13 x 56 x 56 0.06 and 0.13).
-// (Unpacks never: they, and packs in cache of more rows than the tiles of
-// their element size have, take those tiles as they are, the last tile of a column the
-// last rows, some of them again (the same bytes), where the padded pitch cost
-// a pass more or the rows went element by element (measured on a Zen 5,
-// NHWC, pack / unpack: int8 1 x 24 x 56 x 56 0.15 / 0.09 of memcpy -> 0.31 /
-// 0.40, fp16 1 x 20 x 56 x 56 0.15 / 0.09 -> 0.38 / 0.45, 1 x 13 x 56 x 56
-// 0.14 / 0.08 -> 0.33 / 0.42, fp32 1 x 33 x 28 x 28 0.15 / 0.11 -> 0.34 /
-// 0.39, 1 x 13 x 56 x 56 0.16 / 0.11 -> 0.27 / 0.16; streamed unpacks, whose
-// transposes go into an L1 stage, int8 16 x 24 x 256 x 256 0.32 -> 0.70, fp16
-// 16 x 20 x 256 x 256 0.40 -> 0.91, fp32 8 x 33 x 256 x 256 0.44 -> 0.91).)
+// Unpacks never go so, nor packs in cache of more rows than a tile of their
+// element size has: those take the tiles as they are, the last tile of a
+// column the last rows, some of them again (the same bytes). The padded
+// pitch cost a pass more there (measured on a Zen 5, NHWC, pack / unpack:
+// int8 1 x 24 x 56 x 56 0.15 / 0.09 of memcpy -> 0.31 / 0.40, fp16 1 x 20 x
+// 56 x 56 0.15 / 0.09 -> 0.38 / 0.45, 1 x 13 x 56 x 56 0.14 / 0.08 -> 0.33 /
+// 0.42, fp32 1 x 33 x 28 x 28 0.15 / 0.11 -> 0.34 / 0.39, 1 x 13 x 56 x 56
+// 0.16 / 0.11 -> 0.27 / 0.16; streamed unpacks, whose transposes go into an
+// L1 stage, int8 16 x 24 x 256 x 256 0.32 -> 0.70, fp16 16 x 20 x 256 x 256
+// 0.40 -> 0.91, fp32 8 x 33 x 256 x 256 0.44 -> 0.91).
 // The padded row count of a pack, or 0 for the group's own tiles.
 uint64_t padded_rows(uint64_t bytes, uint64_t R, bool streamed) {
   if (!streamed && R > 16 / bytes) return 0;

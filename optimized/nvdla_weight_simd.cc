@@ -717,7 +717,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void dc
 __attribute__((target("avx2"), always_inline)) inline void copy_run(uint8_t* to, const uint8_t* from, uint64_t n) {
   if (n >= 32) {
     for (uint64_t i = 0; i + 32 < n; i += 32) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + i), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + i)));
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + i));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + i), v);
     }
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + n - 32),
                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + n - 32)));
@@ -739,8 +740,9 @@ __attribute__((target("avx2"), always_inline)) inline void copy_run(uint8_t* to,
   }
 }
 
-__attribute__((target("avx2"))) void image_stage_shuffles(const ImageWeightShape& s, const group_permutes::ShuffleTables& t,
-                                                          const uint8_t* src, uint8_t* dst, bool to_physical) {
+__attribute__((target("avx2"))) void image_stage_shuffles(const ImageWeightShape& s,
+                                                          const group_permutes::ShuffleTables& t, const uint8_t* src,
+                                                          uint8_t* dst, bool to_physical) {
   const uint64_t hw = s.H * s.W, kernel = s.C * hw * s.eb, wc = s.W * s.C * s.eb, width = s.ext * wc;
   alignas(64) static thread_local uint8_t stage[32 * group_permutes::kMaxBytes];
   for (uint64_t k0 = 0; k0 < s.K; k0 += s.group) {
@@ -763,7 +765,9 @@ __attribute__((target("avx2"))) void image_stage_shuffles(const ImageWeightShape
 }  // namespace
 
 bool image_weight_copy_shuffles(const ImageWeightShape& s, const uint8_t* src, uint8_t* dst, bool to_physical) {
-  if ((s.eb != 1 && s.eb != 2) || (s.ext != 1 && s.ext != 2 && s.ext != 4) || s.C == 0 || s.W == 0 || s.H == 0) return false;
+  if ((s.eb != 1 && s.eb != 2) || (s.ext != 1 && s.ext != 2 && s.ext != 4) || s.C == 0 || s.W == 0 || s.H == 0) {
+    return false;
+  }
   if (s.W * s.C > 64 || s.group == 0 || s.group > 32 || !group_permutes::fits(s.C, s.H * s.W, s.eb) ||
       !isa_at_least(Isa::kAvx2)) {
     return false;
