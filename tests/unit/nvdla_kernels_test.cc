@@ -57,9 +57,11 @@ const Shape kCases[] = {
     {"nvdla.sdp.element(use=ew2)", "int16", "33,2,300,2"},
     {"nvdla.sdp.element(use=bias,proc=int8)", "int8", "40,2,33,1"},
     {"nvdla.weight.dc", "int8", "40,70,3,3"},
-    // Full blocks by byte transposes in lanes: two blocks, 33 kernels (a
-    // group of one), the last block read from a copy.
+    // Full blocks by transposes in lanes: two blocks, 33 kernels (a group of
+    // one), the last int8 block read from a copy; a block and 6 channels.
     {"nvdla.weight.dc", "int8", "33,128,3,3"},
+    {"nvdla.weight.dc", "fp16", "33,128,3,3"},
+    {"nvdla.weight.dc", "fp16", "17,70,3,3"},
     {"nvdla.weight.dc", "int8", "33,96,1,3"},
     {"nvdla.weight.dc", "int8", "3,64,3,3"},
     {"nvdla.weight.dc", "int8", "2,128,2,7"},
