@@ -32,6 +32,14 @@ inline bool fits(uint64_t R, uint64_t L, uint64_t E) {
   return R != 0 && L != 0 && E != 0 && R <= kMaxBytes && L <= kMaxBytes && E <= kMaxBytes && R * L * E <= kMaxBytes;
 }
 
+// The byte of a group that byte y of its transpose comes from. Pack:
+// physical byte y is pixel y / (R E), row y % (R E) / E, byte y % E: logical
+// byte row x L E + pixel x E + byte. Unpack: the other way.
+inline uint64_t source_byte(uint64_t y, uint64_t R, uint64_t L, uint64_t E, bool pack) {
+  const uint64_t pixel = R * E, row = L * E;
+  return pack ? y % pixel / E * row + y / pixel * E + y % E : y % row / E * pixel + y / row * E + y % E;
+}
+
 struct Tables {
   uint64_t R = 0, L = 0, E = 0;
   bool pack = false;
@@ -59,15 +67,12 @@ inline const Tables& tables(uint64_t R, uint64_t L, uint64_t E, bool pack) {
   }
   t.bytes = t.groups * t.group_bytes;
   t.regs = (t.bytes + 63) / 64, t.pairs = (t.regs + 1) / 2;
-  const uint64_t P = t.group_bytes, pixel = R * E, row = L * E;
+  const uint64_t P = t.group_bytes;
   for (uint64_t o = 0; o < t.regs; ++o) {
     for (uint64_t q = 0; q < t.pairs; ++q) t.mask[o][q] = 0;
     for (uint64_t i = 0; i < 64 && 64 * o + i < t.bytes; ++i) {
-      const uint64_t x = 64 * o + i, g = x / P, y = x % P;
-      // Pack: physical byte y of a group is pixel y / (R E), row y % (R E) / E,
-      // byte y % E: logical byte row x L E + pixel x E + byte. Unpack: the other way.
-      const uint64_t from = g * P + (pack ? y % pixel / E * row + y / pixel * E + y % E
-                                          : y % row / E * pixel + y / row * E + y % E);
+      const uint64_t x = 64 * o + i;
+      const uint64_t from = x / P * P + source_byte(x % P, R, L, E, pack);
       const uint64_t q = from / 128;
       t.mask[o][q] |= uint64_t{1} << i;
       t.idx[o][q][i] = static_cast<uint8_t>(from % 128);
@@ -167,7 +172,7 @@ constexpr uint64_t kMaxShuffles = 6 * kMaxPieces;  // beyond 6 a piece on averag
 struct ShuffleTables {
   uint64_t R = 0, L = 0, E = 0;
   bool pack = false;
-  bool ok = false;  // at most kMaxShuffles shuffles
+  bool ok = false;  // 16 bytes a group or more, at most kMaxShuffles shuffles
   uint64_t group_bytes = 0, pieces = 0, shuffles = 0;
   uint16_t first[kMaxPieces + 1];             // output piece o: shuffles first[o] .. first[o + 1] - 1
   uint8_t source[kMaxShuffles];               // a shuffle's input piece
@@ -186,13 +191,11 @@ inline const ShuffleTables& shuffle_tables(uint64_t R, uint64_t L, uint64_t E, b
   t.shuffles = 0;
   t.ok = t.group_bytes >= 16;  // a piece's spill (at most 15 bytes) inside the next group
   if (!t.ok) return t;
-  const uint64_t P = t.group_bytes, pixel = R * E, row = L * E;
+  const uint64_t P = t.group_bytes;
   for (uint64_t o = 0; o < t.pieces; ++o) {
     const uint64_t first = t.first[o] = static_cast<uint16_t>(t.shuffles);
     for (uint64_t i = 0; i < 16 && 16 * o + i < P; ++i) {
-      const uint64_t y = 16 * o + i;
-      const uint64_t from = pack ? y % pixel / E * row + y / pixel * E + y % E
-                                 : y % row / E * pixel + y / row * E + y % E;
+      const uint64_t from = source_byte(16 * o + i, R, L, E, pack);
       uint64_t k = first;
       while (k < t.shuffles && t.source[k] != from / 16) ++k;
       if (k == t.shuffles) {

@@ -696,7 +696,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void dc3x3_lanes_epi8(const
 // 24 + i of it are the lanes of register i, 8 words each: positions 0..7
 // from a channel's first word, and (a second transpose) 1..8 from its second,
 // whose last register is position 8. Unpacking, rows 0..7 and 1..8 the other
-// way, each channel's words 0..7 and 1..8 by masked stores (words 1..7
+// way, each channel's words 0..7 and 1..8 by 16-byte stores (words 1..7
 // twice, the same). No read passes the block. Faster than the permutes both
 // ways (measured on a Zen 5, 256 x 256 x 3 x 3 fp16, pack / unpack: the
 // permutes 0.54 / 0.55 of memcpy, here 0.65 / 0.54; capped at AVX-512
@@ -729,13 +729,17 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void dc3x3_lanes_epi16(cons
               }
               byte_transpose::transpose8x8_epi16_x4(v, v);
               if (first == 0) {
-                _Pragma("GCC unroll 8") for (int pos = 0; pos < 8; ++pos) _mm512_storeu_si512(dst + row + pos * row_step, v[pos]);
+                _Pragma("GCC unroll 8") for (int pos = 0; pos < 8; ++pos) {
+                  _mm512_storeu_si512(dst + row + pos * row_step, v[pos]);
+                }
               } else {
                 _mm512_storeu_si512(dst + row + 8 * row_step, v[7]);
               }
               continue;
             }
-            _Pragma("GCC unroll 8") for (int j = 0; j < 8; ++j) v[j] = _mm512_loadu_si512(src + row + (first + j) * row_step);
+            _Pragma("GCC unroll 8") for (int j = 0; j < 8; ++j) {
+              v[j] = _mm512_loadu_si512(src + row + (first + j) * row_step);
+            }
             byte_transpose::transpose8x8_epi16_x4(v, v);
             uint8_t* out = block_out + 2 * first;
             _Pragma("GCC unroll 8") for (int i = 0; i < 8; ++i) {
@@ -803,7 +807,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void dc
 // 0.03 / 0.02 of memcpy element by element -> 0.10 / 0.10, pack / unpack;
 // each shuffle's table lookups bound it).
 
-// n bytes (at most 128), by two moves of the widest size that fits, overlapping.
+// n bytes (at most 128) in moves of the widest size that fits, the last one
+// ending at n (overlapping the one before).
 __attribute__((target("avx2"), always_inline)) inline void copy_run(uint8_t* to, const uint8_t* from, uint64_t n) {
   if (n >= 32) {
     for (uint64_t i = 0; i + 32 < n; i += 32) {
