@@ -12,8 +12,9 @@
 //
 // and the groups follow each other in physical order, so the physical
 // buffer is written front to back. The transposes run in SIMD tiles with
-// scalar edges: AVX2 (chosen at run time) 4x8 32-bit tiles and 32x256 8-bit
-// blocks, SSE2 4x4 32-bit, 16x16 and 4x16 8-bit tiles otherwise, and with
+// scalar edges: AVX2 (chosen at run time) 4x8 32-bit and 8x16 16-bit tiles
+// and 32x256 8-bit blocks, SSE2 4x4 32-bit, 8x8 and 4x8 16-bit, 16x16 and
+// 4x16 8-bit tiles otherwise, and with
 // AVX-512 (also chosen at run time) 4x16 32-bit and 4x64 8-bit tiles for
 // NCHW4 (R == 4: whole lines from registers, streamed straight to memory for
 // large tensors, rows fetched ahead in software since four far-apart streams
@@ -415,9 +416,133 @@ uint64_t tiles_4x16_epi8(const Group& g, uint8_t* logical, uint8_t* phys) {
   return L16;
 }
 
+// 16-bit elements, 8 rows or more: 8 rows x 8 columns per tile, the last
+// tile of a column taking the last 8 rows as tiles_16x16_epi8 does (hosts
+// without AVX-512 took them element by element: on a Zen 5 capped at AVX2,
+// 8 x 64 x 256 x 256 NHWC fp16 pack / unpack 0.13 / 0.16 of memcpy so, 0.24
+// / 0.40 in these tiles; 1 x 2048 x 7 x 7 0.002 / 0.009 -> 0.09 / 0.09).
+template <bool kPack>
+uint64_t tiles_8x8_epi16(const Group& g, uint8_t* logical, uint8_t* phys, uint64_t l0 = 0) {
+  const uint64_t L8 = g.L / 8 * 8;
+  const uint64_t pitch = g.R * 2;  // bytes per pixel
+  // A column of tiles (8 pixels, every row) at a time, or, where the rows lie
+  // a multiple of 4 KiB apart (every row's piece of a tile in one L1 set), a
+  // row of tiles over a run of 256 pixels (measured on a Zen 5 capped at
+  // AVX2, pack / unpack: 1 x 64 x 32 x 64 NCHW32 fp16 0.07 / 0.02 of memcpy
+  // by columns, 0.11 / 0.12 by rows; 1 x 2048 x 7 x 7 NHWC 0.09 / 0.09 by
+  // columns, 0.02 / 0.06 by rows).
+  const uint64_t run = g.L * 2 % 4096 == 0 ? 256 : 8;
+  for (uint64_t lb = l0; lb < L8; lb += run) {
+   for (uint64_t r0 = 0; r0 < g.R; r0 += 8) {
+    for (uint64_t l = lb; l < std::min(L8, lb + run); l += 8) {
+      const uint64_t r = std::min(r0, g.R - 8);  // the last 8 rows (some of them again, the same bytes)
+      const uint64_t* rows = g.rows + r;
+      uint8_t* px = phys + (g.pixels + r) * 2 + l * pitch;
+      __m128i v[8];
+      if (kPack) {
+        for (int k = 0; k < 8; ++k) v[k] = load_row(logical, rows[k], (rows[k] + l) * 2);
+        byte_transpose::transpose8x8_epi16(v, v);
+        for (int k = 0; k < 8; ++k) _mm_storeu_si128(reinterpret_cast<__m128i*>(px + k * pitch), v[k]);
+      } else {
+        for (int k = 0; k < 8; ++k) v[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + k * pitch));
+        byte_transpose::transpose8x8_epi16(v, v);
+        for (int k = 0; k < 8; ++k) {
+          if (rows[k] != kPad) _mm_storeu_si128(reinterpret_cast<__m128i*>(logical + (rows[k] + l) * 2), v[k]);
+        }
+      }
+    }
+   }
+  }
+  return L8;
+}
+
+// 16-bit elements, R == 4 (NCHW4, CHWN4 of one image): 4 rows x 8 columns
+// <-> 64 contiguous bytes (hosts without AVX-512 took them element by
+// element: on a Zen 5 capped at AVX2, 8 x 64 x 256 x 256 NCHW4 fp16 pack /
+// unpack 0.23 / 0.36 of memcpy so, 0.58 / 0.66 in these tiles; 1 x 512 x 7 x
+// 7 0.03 / 0.05 -> 0.13 / 0.08).
+template <bool kPack>
+uint64_t tiles_4x8_epi16(const Group& g, uint8_t* logical, uint8_t* phys) {
+  const uint64_t L8 = g.L / 8 * 8;
+  const uint64_t* rows = g.rows;
+  uint8_t* px = phys + g.pixels * 2;
+  for (uint64_t l = 0; l < L8; l += 8) {
+    __m128i* out = reinterpret_cast<__m128i*>(px + l * 8);
+    if (kPack) {
+      const __m128i a = load_row(logical, rows[0], (rows[0] + l) * 2), b = load_row(logical, rows[1], (rows[1] + l) * 2);
+      const __m128i c = load_row(logical, rows[2], (rows[2] + l) * 2), d = load_row(logical, rows[3], (rows[3] + l) * 2);
+      const __m128i ab0 = _mm_unpacklo_epi16(a, b), ab1 = _mm_unpackhi_epi16(a, b);
+      const __m128i cd0 = _mm_unpacklo_epi16(c, d), cd1 = _mm_unpackhi_epi16(c, d);
+      _mm_storeu_si128(out, _mm_unpacklo_epi32(ab0, cd0));
+      _mm_storeu_si128(out + 1, _mm_unpackhi_epi32(ab0, cd0));
+      _mm_storeu_si128(out + 2, _mm_unpacklo_epi32(ab1, cd1));
+      _mm_storeu_si128(out + 3, _mm_unpackhi_epi32(ab1, cd1));
+    } else {
+      // Pixels 0-1, 2-3, 4-5, 6-7: word unpacks twice leave rows 0-1 of
+      // pixels 0-3 (4-7) in u0 (v0) and rows 2-3 in u1 (v1).
+      const __m128i p01 = _mm_loadu_si128(out), p23 = _mm_loadu_si128(out + 1);
+      const __m128i p45 = _mm_loadu_si128(out + 2), p67 = _mm_loadu_si128(out + 3);
+      const __m128i t0 = _mm_unpacklo_epi16(p01, p23), t1 = _mm_unpackhi_epi16(p01, p23);
+      const __m128i t2 = _mm_unpacklo_epi16(p45, p67), t3 = _mm_unpackhi_epi16(p45, p67);
+      const __m128i u0 = _mm_unpacklo_epi16(t0, t1), u1 = _mm_unpackhi_epi16(t0, t1);
+      const __m128i v0 = _mm_unpacklo_epi16(t2, t3), v1 = _mm_unpackhi_epi16(t2, t3);
+      const __m128i row[4] = {_mm_unpacklo_epi64(u0, v0), _mm_unpackhi_epi64(u0, v0), _mm_unpacklo_epi64(u1, v1),
+                              _mm_unpackhi_epi64(u1, v1)};
+      for (int k = 0; k < 4; ++k) {
+        if (rows[k] != kPad) _mm_storeu_si128(reinterpret_cast<__m128i*>(logical + (rows[k] + l) * 2), row[k]);
+      }
+    }
+  }
+  return L8;
+}
+
 // ---- AVX2 (chosen at run time with __builtin_cpu_supports) -----------------
 #define LC_MGE_AVX2 __attribute__((target("avx2")))
 #define LC_MGE_AVX2_INLINE inline __attribute__((target("avx2"), always_inline))
+
+// tiles_8x8_epi16 with AVX2: 8 rows x 16 columns, the two 128-bit lanes two
+// 8 x 8 tiles side by side (pixels l.. and l + 8..), in the same order
+// (measured on a Zen 5 capped at AVX2, pack / unpack against 8 columns:
+// 8 x 64 x 256 x 256 NHWC fp16 0.24 / 0.40 -> 0.26 / 0.54 of memcpy, NCHW32
+// 0.23 / 0.39 -> 0.28 / 0.51; 1 x 64 x 32 x 64 NCHW32 0.11 / 0.12 -> 0.17 /
+// 0.18; 1 x 64 x 56 x 56 NHWC 0.11 / 0.12 -> 0.17 / 0.21).
+template <bool kPack>
+LC_MGE_AVX2 uint64_t tiles_8x16_epi16_avx2(const Group& g, uint8_t* logical, uint8_t* phys) {
+  const uint64_t L16 = g.L / 16 * 16;
+  const uint64_t pitch = g.R * 2;  // bytes per pixel
+  const uint64_t run = g.L * 2 % 4096 == 0 ? 256 : 16;  // as tiles_8x8_epi16
+  for (uint64_t lb = 0; lb < L16; lb += run) {
+   for (uint64_t r0 = 0; r0 < g.R; r0 += 8) {
+    for (uint64_t l = lb; l < std::min(L16, lb + run); l += 16) {
+      const uint64_t r = std::min(r0, g.R - 8);  // the last 8 rows (some of them again, the same bytes)
+      const uint64_t* rows = g.rows + r;
+      uint8_t* px = phys + (g.pixels + r) * 2 + l * pitch;
+      __m256i v[8];
+      if (kPack) {
+        for (int k = 0; k < 8; ++k) {
+          v[k] = rows[k] == kPad ? _mm256_setzero_si256()
+                                 : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(logical + (rows[k] + l) * 2));
+        }
+        byte_transpose::transpose8x8_epi16_x2(v, v);
+        for (uint64_t k = 0; k < 8; ++k) {
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(px + k * pitch), _mm256_castsi256_si128(v[k]));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(px + (k + 8) * pitch), _mm256_extracti128_si256(v[k], 1));
+        }
+      } else {
+        for (uint64_t k = 0; k < 8; ++k) {
+          v[k] = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(px + (k + 8) * pitch),
+                                     reinterpret_cast<const __m128i*>(px + k * pitch));
+        }
+        byte_transpose::transpose8x8_epi16_x2(v, v);
+        for (int k = 0; k < 8; ++k) {
+          if (rows[k] != kPad) _mm256_storeu_si256(reinterpret_cast<__m256i*>(logical + (rows[k] + l) * 2), v[k]);
+        }
+      }
+    }
+   }
+  }
+  return L16;
+}
 
 
 // Groups of 2 to 8 rows without byte permutes (AVX2 hosts, and AVX-512 ones
@@ -2828,6 +2953,14 @@ void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
   else if (kBytes == 1 && g.R >= 16 && have_avx512()) done = tiles_16x64_epi8_avx512<kPack>(g, logical, phys);
   else if (kBytes == 1 && g.R >= 16) done = tiles_16x16_epi8<kPack>(g, logical, phys);
   else if (kBytes == 1 && g.R == 4) done = tiles_4x16_epi8<kPack>(g, logical, phys);
+  else if (kBytes == 2 && g.R >= 8) {
+    // Packing into pixel lines a multiple of 4 KiB apart, 16 of them open at
+    // once share an L1 set: 8-column tiles (1 x 2048 x 7 x 7 NHWC 0.05 of
+    // memcpy in 16, 0.09 in 8).
+    if (have_avx2() && !(kPack && g.R * 2 % 4096 == 0)) done = tiles_8x16_epi16_avx2<kPack>(g, logical, phys);
+    done = tiles_8x8_epi16<kPack>(g, logical, phys, done);
+  }
+  else if (kBytes == 2 && g.R == 4) done = tiles_4x8_epi16<kPack>(g, logical, phys);
 #endif
   if (done < g.L) transpose_rest<kPack, kBytes>(g, logical, phys, done);
 }

@@ -463,6 +463,11 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nhwc", "int32", "2,33,5,35"},
            {"mge.nhwc", "fp32", "1,17,7,7"},
            {"mge.chwn4", "fp16", "5,6,3,23"},
+           // 16-bit tiles below AVX-512 by rows of tiles (rows a multiple of
+           // 4 KiB apart, padding rows among them) and by 8-column tiles
+           // (pixel lines 4 KiB apart).
+           {"mge.nchw32", "fp16", "1,40,32,64"},
+           {"mge.nhwc", "fp16", "1,2048,7,7"},
            {"mge.chwn4", "fp32", "5,6,5,13"},
            {"mge.chwn4", "int8", "16,10,3,3"},
            {"mge.nchw64", "uint8", "1,64,5,61"},
