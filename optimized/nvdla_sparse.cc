@@ -283,8 +283,8 @@ __attribute__((target("ssse3,popcnt"))) uint64_t compress_ssse3(const CompressTa
 // (int8: 8 bytes, a half of a 128-bit lane; 16-bit: a lane) is shuffled from
 // its lane and stored at the popcount of the mask bits before it, so the
 // only serial work is one add a step (measured on a Zen 5 capped at AVX2,
-// 512 x 1024 x 3 x 3 half zeros: int8 0.19 -> 0.22 of memcpy against 16
-// bytes a step, 256 x 1024 x 3 x 3 fp16 0.23 -> 0.25; AVX-512 hosts without
+// 512 x 1024 x 3 x 3 half zeros: int8 0.21 -> 0.24 of memcpy against 16
+// bytes a step, 256 x 1024 x 3 x 3 fp16 par at 0.25; AVX-512 hosts without
 // VBMI2 keep the dword compress, par on int8 and 0.37 against 0.22 on fp16).
 __attribute__((target("avx2,popcnt"))) uint64_t compress_avx2(const CompressTables& t, const uint8_t* src, uint64_t n,
                                                              uint64_t first, uint8_t* mask, uint8_t* out, uint64_t eb,
