@@ -2959,8 +2959,7 @@ void transpose_bytes(const Group& g, uint8_t* logical, uint8_t* phys) {
     // memcpy in 16, 0.09 in 8).
     if (have_avx2() && !(kPack && g.R * 2 % 4096 == 0)) done = tiles_8x16_epi16_avx2<kPack>(g, logical, phys);
     done = tiles_8x8_epi16<kPack>(g, logical, phys, done);
-  }
-  else if (kBytes == 2 && g.R == 4) done = tiles_4x8_epi16<kPack>(g, logical, phys);
+  } else if (kBytes == 2 && g.R == 4) done = tiles_4x8_epi16<kPack>(g, logical, phys);
 #endif
   if (done < g.L) transpose_rest<kPack, kBytes>(g, logical, phys, done);
 }
