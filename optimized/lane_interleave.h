@@ -1,4 +1,5 @@
-// Interleaving the lanes of packed storage words (TPU 4N / 2N / 2IC modes).
+// Interleaving the lanes of packed storage words (TPU 4N / 2N / 2IC modes;
+// MegEngine NCHW4 of 16-bit elements: 4 lanes of 2 bytes).
 //
 // Word i of the physical run holds element i of each lane source, lane 0 at
 // the lowest address. SSE2 unpack instructions interleave (pack) and
@@ -56,7 +57,7 @@ inline void interleave(uint8_t* dst, const uint8_t* const* src, uint64_t count) 
     const uint64_t byte = i * kLaneBytes;
     uint8_t* out = dst + i * kLanes * kLaneBytes;
     const __m128i a = load_lane(src[0], byte), b = load_lane(src[1], byte);
-    if constexpr (kLanes == 4) {
+    if constexpr (kLanes == 4 && kLaneBytes == 1) {
       const __m128i c = load_lane(src[2], byte), d = load_lane(src[3], byte);
       const __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
       const __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
@@ -64,6 +65,14 @@ inline void interleave(uint8_t* dst, const uint8_t* const* src, uint64_t count) 
       store(out + 16, _mm_unpackhi_epi16(ab_lo, cd_lo));
       store(out + 32, _mm_unpacklo_epi16(ab_hi, cd_hi));
       store(out + 48, _mm_unpackhi_epi16(ab_hi, cd_hi));
+    } else if constexpr (kLanes == 4) {  // 2-byte lanes
+      const __m128i c = load_lane(src[2], byte), d = load_lane(src[3], byte);
+      const __m128i ab_lo = _mm_unpacklo_epi16(a, b), ab_hi = _mm_unpackhi_epi16(a, b);
+      const __m128i cd_lo = _mm_unpacklo_epi16(c, d), cd_hi = _mm_unpackhi_epi16(c, d);
+      store(out, _mm_unpacklo_epi32(ab_lo, cd_lo));
+      store(out + 16, _mm_unpackhi_epi32(ab_lo, cd_lo));
+      store(out + 32, _mm_unpacklo_epi32(ab_hi, cd_hi));
+      store(out + 48, _mm_unpackhi_epi32(ab_hi, cd_hi));
     } else if constexpr (kLaneBytes == 2) {
       store(out, _mm_unpacklo_epi16(a, b));
       store(out + 16, _mm_unpackhi_epi16(a, b));
@@ -86,7 +95,20 @@ inline void deinterleave(uint8_t* const* dst, const uint8_t* src, uint64_t count
     const uint8_t* in = src + i * kLanes * kLaneBytes;
     const __m128i w0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in));
     const __m128i w1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 16));
-    if constexpr (kLanes == 4) {
+    if constexpr (kLanes == 4 && kLaneBytes == 2) {
+      const __m128i w2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 32));
+      const __m128i w3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 48));
+      // Words 0-1, 2-3, 4-5, 6-7: word unpacks twice leave lanes 0-1 of
+      // words 0-3 (4-7) in u0 (v0) and lanes 2-3 in u1 (v1).
+      const __m128i t0 = _mm_unpacklo_epi16(w0, w1), t1 = _mm_unpackhi_epi16(w0, w1);
+      const __m128i t2 = _mm_unpacklo_epi16(w2, w3), t3 = _mm_unpackhi_epi16(w2, w3);
+      const __m128i u0 = _mm_unpacklo_epi16(t0, t1), u1 = _mm_unpackhi_epi16(t0, t1);
+      const __m128i v0 = _mm_unpacklo_epi16(t2, t3), v1 = _mm_unpackhi_epi16(t2, t3);
+      store_lane(dst[0], byte, _mm_unpacklo_epi64(u0, v0));
+      store_lane(dst[1], byte, _mm_unpackhi_epi64(u0, v0));
+      store_lane(dst[2], byte, _mm_unpacklo_epi64(u1, v1));
+      store_lane(dst[3], byte, _mm_unpackhi_epi64(u1, v1));
+    } else if constexpr (kLanes == 4) {
       const __m128i w2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 32));
       const __m128i w3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 48));
       // Three rounds of byte unpacking transpose the 4x16 byte matrix.

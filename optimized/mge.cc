@@ -69,6 +69,7 @@
 #include "optimized/families.h"
 #include "optimized/group_permutes.h"
 #include "optimized/isa.h"
+#include "optimized/lane_interleave.h"
 #include "optimized/threads.h"
 
 namespace layoutcheck {
@@ -456,44 +457,20 @@ uint64_t tiles_8x8_epi16(const Group& g, uint8_t* logical, uint8_t* phys, uint64
   return L8;
 }
 
-// 16-bit elements, R == 4 (NCHW4, CHWN4 of one image): 4 rows x 8 columns
-// <-> 64 contiguous bytes (hosts without AVX-512 took them element by
-// element: on a Zen 5 capped at AVX2, 8 x 64 x 256 x 256 NCHW4 fp16 pack /
-// unpack 0.23 / 0.36 of memcpy so, 0.58 / 0.66 in these tiles; 1 x 512 x 7 x
-// 7 0.03 / 0.05 -> 0.13 / 0.08).
+// 16-bit elements, R == 4 (NCHW4, CHWN4 of one image): the four rows are
+// the lanes of lane_interleave.h's 4 x 2-byte interleave (a padding row a
+// null lane), 4 rows x 8 columns <-> 64 contiguous bytes a step (hosts
+// without AVX-512 took them element by element: on a Zen 5 capped at AVX2,
+// 8 x 64 x 256 x 256 NCHW4 fp16 pack / unpack 0.23 / 0.36 of memcpy so, 0.58
+// / 0.66 in these tiles; 1 x 512 x 7 x 7 0.03 / 0.05 -> 0.13 / 0.08).
 template <bool kPack>
 uint64_t tiles_4x8_epi16(const Group& g, uint8_t* logical, uint8_t* phys) {
-  const uint64_t L8 = g.L / 8 * 8;
-  const uint64_t* rows = g.rows;
+  uint8_t* lanes[4];
+  for (int k = 0; k < 4; ++k) lanes[k] = g.rows[k] == kPad ? nullptr : logical + g.rows[k] * 2;
   uint8_t* px = phys + g.pixels * 2;
-  for (uint64_t l = 0; l < L8; l += 8) {
-    __m128i* out = reinterpret_cast<__m128i*>(px + l * 8);
-    if (kPack) {
-      const __m128i a = load_row(logical, rows[0], (rows[0] + l) * 2), b = load_row(logical, rows[1], (rows[1] + l) * 2);
-      const __m128i c = load_row(logical, rows[2], (rows[2] + l) * 2), d = load_row(logical, rows[3], (rows[3] + l) * 2);
-      const __m128i ab0 = _mm_unpacklo_epi16(a, b), ab1 = _mm_unpackhi_epi16(a, b);
-      const __m128i cd0 = _mm_unpacklo_epi16(c, d), cd1 = _mm_unpackhi_epi16(c, d);
-      _mm_storeu_si128(out, _mm_unpacklo_epi32(ab0, cd0));
-      _mm_storeu_si128(out + 1, _mm_unpackhi_epi32(ab0, cd0));
-      _mm_storeu_si128(out + 2, _mm_unpacklo_epi32(ab1, cd1));
-      _mm_storeu_si128(out + 3, _mm_unpackhi_epi32(ab1, cd1));
-    } else {
-      // Pixels 0-1, 2-3, 4-5, 6-7: word unpacks twice leave rows 0-1 of
-      // pixels 0-3 (4-7) in u0 (v0) and rows 2-3 in u1 (v1).
-      const __m128i p01 = _mm_loadu_si128(out), p23 = _mm_loadu_si128(out + 1);
-      const __m128i p45 = _mm_loadu_si128(out + 2), p67 = _mm_loadu_si128(out + 3);
-      const __m128i t0 = _mm_unpacklo_epi16(p01, p23), t1 = _mm_unpackhi_epi16(p01, p23);
-      const __m128i t2 = _mm_unpacklo_epi16(p45, p67), t3 = _mm_unpackhi_epi16(p45, p67);
-      const __m128i u0 = _mm_unpacklo_epi16(t0, t1), u1 = _mm_unpackhi_epi16(t0, t1);
-      const __m128i v0 = _mm_unpacklo_epi16(t2, t3), v1 = _mm_unpackhi_epi16(t2, t3);
-      const __m128i row[4] = {_mm_unpacklo_epi64(u0, v0), _mm_unpackhi_epi64(u0, v0), _mm_unpacklo_epi64(u1, v1),
-                              _mm_unpackhi_epi64(u1, v1)};
-      for (int k = 0; k < 4; ++k) {
-        if (rows[k] != kPad) _mm_storeu_si128(reinterpret_cast<__m128i*>(logical + (rows[k] + l) * 2), row[k]);
-      }
-    }
-  }
-  return L8;
+  if (kPack) lanes::interleave<4, 2>(px, lanes, g.L);
+  else lanes::deinterleave<4, 2>(lanes, px, g.L);
+  return g.L;
 }
 
 // ---- AVX2 (chosen at run time with __builtin_cpu_supports) -----------------
