@@ -54,6 +54,30 @@ TEST(Sandbox, a_write_into_the_slack_is_found_after_the_call) {
   EXPECT_NE(s.message().find("wrote 3 bytes before the physical buffer"), std::string::npos) << s.message();
 }
 
+// A buffer of a size the thread had before takes that mapping again: it reads
+// as a new one, zeros with the slack poisoned, and its guard pages still guard.
+TEST(Sandbox, a_mapping_taken_again_reads_as_new) {
+  const uint8_t* first = nullptr;
+  {
+    GuardedPages b(100, "physical buffer");
+    first = b.data();
+    std::memset(b.data() - 50, 0xAB, 150);  // the data and part of the slack
+  }
+  GuardedPages b(100, "physical buffer");
+  EXPECT_EQ(b.data(), first) << "the mapping was not taken again";
+  for (size_t i = 0; i < 100; ++i) ASSERT_EQ(b.data()[i], 0) << "byte " << i;
+  EXPECT_TRUE(b.check_slack("pack").ok());
+  b.data()[-50] = 0;
+  EXPECT_NE(b.check_slack("pack").message().find("wrote 50 bytes before"), std::string::npos);
+  std::string m = failure_of([] {
+    { GuardedPages warm(24, "logical buffer"); }
+    GuardedPages again(24, "logical buffer");
+    volatile uint8_t* p = again.data();
+    p[24] = 1;
+  });
+  EXPECT_NE(m.find("wrote past the end of the logical buffer (byte 24 of 24)"), std::string::npos) << m;
+}
+
 // The slack is read a word at a time: every distance is found, the farthest
 // named, whatever the slack's length modulo 8.
 TEST(Sandbox, the_farthest_write_into_the_slack_is_named) {
