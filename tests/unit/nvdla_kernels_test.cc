@@ -134,6 +134,27 @@ TEST(NvdlaKernels, equal_the_reference_at_every_isa_level) {
   }
 }
 
+// Tensors of 4 MiB and more below AVX-512 stream their atoms (pack) and rows
+// (unpack) out of the stage: a partial last surface and a last chunk of a line
+// shorter than the stage's, line and surface gaps, SDP data of 64-byte atoms.
+TEST(NvdlaKernels, streamed_atom_lines_equal_the_reference) {
+  const Shape shapes[] = {{"nvdla.feature", "int8", "40,240,280"},
+                          {"nvdla.feature(line_stride=9312,surface_stride=2142272)", "fp16", "20,230,290"},
+                          {"nvdla.sdp.element(use=ew2)", "int16", "64,128,130,2"}};
+  for (Isa isa : available_isas()) {
+    if (isa != Isa::kAvx2 && isa != available_isas().back()) continue;
+    IsaCapScope cap(isa);
+    for (const Shape& s : shapes) {
+      const Case c = must_case(s.layout, s.dtype, s.shape);
+      ASSERT_GE(*reference_impl().size_bytes(c), uint64_t{4} << 20) << s.layout;
+      CheckReport r = check(c, reference_impl(), optimized_impl());
+      EXPECT_EQ(r.verdict, Verdict::kPass) << isa_name(isa) << " " << s.layout << " " << r.message;
+    }
+    // Each thread fences its own streaming stores.
+    testing::expect_same_bytes_at_every_thread_count(shapes[0].layout, shapes[0].dtype, shapes[0].shape, {1, 3});
+  }
+}
+
 TEST(NvdlaKernels, every_thread_count_writes_the_same_bytes) {
   for (const Shape& s : kCases) testing::expect_same_bytes_at_every_thread_count(s.layout, s.dtype, s.shape, {1, 2, 3, 7, 64});
 }
