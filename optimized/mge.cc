@@ -3441,9 +3441,7 @@ LC_MGE_AVX512BW uint64_t split_nibbles_avx512(const uint8_t* in, uint8_t* a, uin
   }
   return l;
 }
-#endif
 
-#if LC_MGE_X86
 // The same with AVX2, 64 bytes at a time (hosts without AVX-512 went nibble
 // by nibble: measured on a Zen 5 capped at AVX2, best of 7, 16 x 128 x 256 x
 // 128 int4 NCHW64, pack / unpack: 0.045 / 0.028 of memcpy -> 0.42 / 0.60).
@@ -3451,6 +3449,7 @@ LC_MGE_AVX2 uint64_t pair_nibbles_avx2(const uint8_t* a, const uint8_t* b, uint8
   const __m256i low = _mm256_set1_epi8(0x0F), high = _mm256_set1_epi8(static_cast<char>(0xF0));
   uint64_t l = 0;
   for (; l + 64 <= n; l += 64) {
+    // mutate: equivalent (prefetches: the same bytes)
     if (fetch && a) _mm_prefetch(reinterpret_cast<const char*>(a + l / 2 + fetch), _MM_HINT_T0);
     if (fetch && b) _mm_prefetch(reinterpret_cast<const char*>(b + l / 2 + fetch), _MM_HINT_T0);
     const __m256i x = a ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + l / 2)) : _mm256_setzero_si256();

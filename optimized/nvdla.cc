@@ -411,7 +411,7 @@ void atom_lines(const AtomLines& p, const uint8_t* src, uint8_t* dst, bool pack,
           const uint8_t* from = src + logical_line + r * plane + w0 * eb;
 #if LC_NVDLA_STREAMS
           if (stream && eb <= 2) {  // the row's next chunk (or line), into L1
-            for (uint64_t k = 0; k < pitch; k += 64) _mm_prefetch(reinterpret_cast<const char*>(from + pitch + k), _MM_HINT_T0);
+            for (uint64_t k = 0; k < pitch; k += 64) _mm_prefetch(reinterpret_cast<const char*>(from + pitch + k), _MM_HINT_T0);  // mutate: equivalent (a prefetch: the same bytes)
           }
 #endif
           std::memcpy(staged + r * pitch, from, pitch);
