@@ -239,9 +239,6 @@ bool has_avx2() { return isa_at_least(Isa::kAvx2); }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define LC_NVDLA_AVX2 1
-// 32 x 32 bytes: dst row j = byte j of the 32 src rows (its own inverse).
-// Rows 0-15 and 16-31 are transposed per lane; lane 0 of both holds columns
-// 0-15, lane 1 columns 16-31, so a 128-bit lane swap joins each output row.
 // kStream: 32-byte stores non-temporal (dst 32-byte aligned, dp a multiple of 32).
 template <bool kStream>
 __attribute__((target("avx2"), always_inline)) inline void store_row_avx2(uint8_t* at, __m256i v) {
@@ -249,6 +246,9 @@ __attribute__((target("avx2"), always_inline)) inline void store_row_avx2(uint8_
   else _mm256_storeu_si256(reinterpret_cast<__m256i*>(at), v);
 }
 
+// 32 x 32 bytes: dst row j = byte j of the 32 src rows (its own inverse).
+// Rows 0-15 and 16-31 are transposed per lane; lane 0 of both holds columns
+// 0-15, lane 1 columns 16-31, so a 128-bit lane swap joins each output row.
 template <bool kStream>
 __attribute__((target("avx2"))) void transpose32x32_u8_avx2(const uint8_t* src, uint64_t sp, uint8_t* dst,
                                                             uint64_t dp) {

@@ -404,7 +404,6 @@ __attribute__((target("avx2"), always_inline)) inline void put256(uint8_t* p, __
   else _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
 }
 
-
 // int8 nZ/nN: 32 logical rows x 16 columns <-> 16 C0s of 32 bytes.
 template <bool kStream>
 __attribute__((target("avx2"))) void pack_n_fractal_u8(const uint8_t* src, size_t src_stride, uint8_t* dst) {
@@ -952,8 +951,8 @@ void group_by_fractal(uint8_t* logical, size_t pitch, uint8_t* block, size_t ste
 // measured on a Zen 5 capped at AVX2, best of 7, unpacks: nZ int8 2048 x
 // 4096 0.25 -> 0.49 of memcpy, fp16 2048 x 2048 0.27 -> 0.45, fp32 0.36 ->
 // 0.61, nN fp16 0.30 -> 0.39, zN fp16 0.42 -> 0.64, int8 0.40 -> 0.63; the
-// packs' times par to 7% less for n fractals, 35% less for zN (through an L1
-// buffer and out: zN 20% more).
+// packs' times par to 7% less (z fractals through an L1 buffer and out
+// instead of straight: 15% more).
 template <size_t EB>
 __attribute__((target("avx2"))) void n_group_streamed_avx2(uint8_t* logical, size_t pitch, uint8_t* block, size_t step) {
   constexpr uint64_t kPiece = static_cast<uint64_t>(Fractal<EB, false>::kW) * EB;
