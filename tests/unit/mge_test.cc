@@ -611,6 +611,14 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nchw64", "int8", "1,128,3,3"},  // nine registers
            {"mge.nchw32", "bf16", "1,96,3,3"},
            {"mge.nchw4", "int8", "1,10,3,3"},
+           // The same without VBMI (4 rows of 16 bytes or more, two blocks a
+           // pass in the lanes): 7 x 7, a whole pass, one block, a block and a
+           // last one overlapping it, 32-bit rows of one block.
+           {"mge.nchw4", "fp16", "2,16,7,7"},
+           {"mge.nchw4", "bf16", "1,8,4,4"},
+           {"mge.nchw4", "int8", "2,8,4,4"},
+           {"mge.nchw4", "int16", "1,12,5,5"},
+           {"mge.nchw4", "fp32", "3,4,2,2"},
            // NHWC 16-bit images of at most 64 pixels, 32 | C, 64 channels and
            // more (small_images_epi16): a whole block of pixels and a last one
            // (packs: a whole block ending at the last pixel; unpacks: masked),
