@@ -1339,6 +1339,11 @@ bool pixel_lines(const PixelPlan& p, const uint8_t* src, uint8_t* dst, bool to_p
         else if (!nvdla_simd::pixel_fields_pack_line_avx512(src + h * row, dst + line, p.W, p.shift, p.width)) return false;
         continue;
       }
+      if (isa_at_least(Isa::kAvx2)) {
+        if (!to_physical) nvdla_simd::pixel_fields_unpack_line_avx2(src + line, dst + h * row, p.W, p.shift, p.width);
+        else if (!nvdla_simd::pixel_fields_pack_line_avx2(src + h * row, dst + line, p.W, p.shift, p.width)) return false;
+        continue;
+      }
 #endif
       if (!to_physical) pixel_fields_unpack_line(p, src + line, dst + h * row);
       else if (!pixel_fields_pack_line(p, src + h * row, dst + line)) return false;

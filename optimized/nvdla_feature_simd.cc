@@ -554,6 +554,102 @@ LC_AVX512 void pixel_fields_unpack_line_avx512(const uint8_t* line, uint8_t* row
   if (tail) _mm512_mask_storeu_epi64(row + full * 8, tail, components_of(_mm256_maskz_loadu_epi32(tail, line + full * 4), f, mask));
 }
 
+// The same with AVX2, four pixels a register: eight pixels' 64-bit lanes
+// narrowed to words by one dword shuffle of the two registers and one qword
+// permute, words widened by zero extension. A last partial group of pixels
+// goes through a block of 8 zero pixels (zero fits every field). (Measured
+// on a Zen 5 capped at AVX2, 1080 x 1920 A2B10G10R10, pack / unpack: the
+// portable lines 0.22 / 0.29 of memcpy, these 0.53 / 0.97.)
+namespace {
+
+#define LC_FIELDS_AVX2 __attribute__((target("avx2")))
+#define LC_FIELDS_AVX2_INLINE __attribute__((target("avx2"), always_inline)) inline
+
+struct FieldShiftsAvx2 {
+  __m128i s[4];
+  __m256i mask[4];  // unpacking: the fields' widths
+};
+
+LC_FIELDS_AVX2 FieldShiftsAvx2 field_shifts_avx2(const uint32_t shift[4], const uint32_t width[4]) {
+  FieldShiftsAvx2 f;
+  for (int k = 0; k < 4; ++k) {
+    f.s[k] = _mm_cvtsi32_si128(static_cast<int>(shift[k]));
+    f.mask[k] = _mm256_set1_epi64x(static_cast<int64_t>((uint64_t{1} << width[k]) - 1));
+  }
+  return f;
+}
+
+LC_FIELDS_AVX2_INLINE __m256i fields_of_avx2(__m256i v, const FieldShiftsAvx2& f) {
+  const __m256i m16 = _mm256_set1_epi64x(0xFFFF);
+  const __m256i c0 = _mm256_sll_epi64(_mm256_and_si256(v, m16), f.s[0]);
+  const __m256i c1 = _mm256_sll_epi64(_mm256_and_si256(_mm256_srli_epi64(v, 16), m16), f.s[1]);
+  const __m256i c2 = _mm256_sll_epi64(_mm256_and_si256(_mm256_srli_epi64(v, 32), m16), f.s[2]);
+  const __m256i c3 = _mm256_sll_epi64(_mm256_srli_epi64(v, 48), f.s[3]);
+  return _mm256_or_si256(_mm256_or_si256(c0, c1), _mm256_or_si256(c2, c3));
+}
+
+LC_FIELDS_AVX2_INLINE __m256i components_of_avx2(__m128i words, const FieldShiftsAvx2& f) {
+  const __m256i x = _mm256_cvtepu32_epi64(words);
+  const __m256i c0 = _mm256_and_si256(_mm256_srl_epi64(x, f.s[0]), f.mask[0]);
+  const __m256i c1 = _mm256_slli_epi64(_mm256_and_si256(_mm256_srl_epi64(x, f.s[1]), f.mask[1]), 16);
+  const __m256i c2 = _mm256_slli_epi64(_mm256_and_si256(_mm256_srl_epi64(x, f.s[2]), f.mask[2]), 32);
+  const __m256i c3 = _mm256_slli_epi64(_mm256_and_si256(_mm256_srl_epi64(x, f.s[3]), f.mask[3]), 48);
+  return _mm256_or_si256(_mm256_or_si256(c0, c1), _mm256_or_si256(c2, c3));
+}
+
+// Eight pixels (64 bytes) -> eight words (32 bytes).
+LC_FIELDS_AVX2_INLINE void pack8_avx2(const uint8_t* row, uint8_t* line, const FieldShiftsAvx2& f) {
+  const __m256i a = fields_of_avx2(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row)), f);
+  const __m256i b = fields_of_avx2(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 32)), f);
+  // Low dwords: pixels 0 1 4 5 | 2 3 6 7, then in order.
+  const __m256 lows = _mm256_shuffle_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b), _MM_SHUFFLE(2, 0, 2, 0));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(line),
+                      _mm256_permute4x64_epi64(_mm256_castps_si256(lows), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+LC_FIELDS_AVX2_INLINE void unpack8_avx2(const uint8_t* line, uint8_t* row, const FieldShiftsAvx2& f) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(row),
+                      components_of_avx2(_mm_loadu_si128(reinterpret_cast<const __m128i*>(line)), f));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(row + 32),
+                      components_of_avx2(_mm_loadu_si128(reinterpret_cast<const __m128i*>(line + 16)), f));
+}
+
+}  // namespace
+
+LC_FIELDS_AVX2 bool pixel_fields_pack_line_avx2(const uint8_t* row, uint8_t* line, uint64_t W, const uint32_t shift[4],
+                                                const uint32_t width[4]) {
+  uint64_t fits = 0;
+  for (int k = 0; k < 4; ++k) fits |= ((uint64_t{1} << width[k]) - 1) << (16 * k);
+  const uint64_t full = W / 8 * 8, rest = W - full;
+  alignas(32) uint8_t last[64] = {}, words[32];
+  std::memcpy(last, row + full * 8, rest * 8);
+  __m256i seen = _mm256_or_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(last)),
+                                 _mm256_load_si256(reinterpret_cast<const __m256i*>(last + 32)));
+  for (uint64_t w = 0; w < full; w += 4) {
+    seen = _mm256_or_si256(seen, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + w * 8)));
+  }
+  if (!_mm256_testz_si256(seen, _mm256_set1_epi64x(static_cast<int64_t>(~fits)))) return false;
+  const FieldShiftsAvx2 f = field_shifts_avx2(shift, width);
+  for (uint64_t w = 0; w < full; w += 8) pack8_avx2(row + w * 8, line + w * 4, f);
+  if (rest) {
+    pack8_avx2(last, words, f);
+    std::memcpy(line + full * 4, words, rest * 4);
+  }
+  return true;
+}
+
+LC_FIELDS_AVX2 void pixel_fields_unpack_line_avx2(const uint8_t* line, uint8_t* row, uint64_t W,
+                                                  const uint32_t shift[4], const uint32_t width[4]) {
+  const FieldShiftsAvx2 f = field_shifts_avx2(shift, width);
+  const uint64_t full = W / 8 * 8, rest = W - full;
+  for (uint64_t w = 0; w < full; w += 8) unpack8_avx2(line + w * 4, row + w * 8, f);
+  if (rest == 0) return;
+  alignas(32) uint8_t words[32] = {}, last[64];
+  std::memcpy(words, line + full * 4, rest * 4);
+  unpack8_avx2(words, last, f);
+  std::memcpy(row + full * 8, last, rest * 8);
+}
+
 // ---- 8-bit semi-planar lines ----
 //
 // 64 pixels are 192 logical bytes (three vectors; pixel i at 3i: Y, first,

@@ -37,6 +37,11 @@ bool pixel_fields_pack_line_avx512(const uint8_t* row, uint8_t* line, uint64_t W
                                    const uint32_t width[4]);
 void pixel_fields_unpack_line_avx512(const uint8_t* line, uint8_t* row, uint64_t W, const uint32_t shift[4],
                                      const uint32_t width[4]);
+// The same for callers that checked isa_at_least(Isa::kAvx2).
+bool pixel_fields_pack_line_avx2(const uint8_t* row, uint8_t* line, uint64_t W, const uint32_t shift[4],
+                                 const uint32_t width[4]);
+void pixel_fields_unpack_line_avx2(const uint8_t* line, uint8_t* row, uint64_t W, const uint32_t shift[4],
+                                   const uint32_t width[4]);
 
 // One line of an 8-bit semi-planar image, for callers that checked
 // isa_at_least(Isa::kAvx512Vbmi): `logical` holds W (Y, first chroma, second

@@ -89,40 +89,49 @@ TEST(NvdlaPixel, semi_planar_chroma_word_puts_the_second_named_component_low) {
   }
 }
 
+// At every ISA level: a line of one pixel (a vector kernel's last, partial
+// block) and one of 20 (the bad pixel in a whole block of 8).
 TEST(NvdlaPixel, packed_ten_bit_values_must_fit_their_field) {
   struct Bad {
     const char* format;
+    uint64_t W, at;  // pixels, the bad one
     std::vector<uint16_t> comps;
     const char* says;
   };
-  const std::vector<Bad> bad = {{"T_A2B10G10R10", {4, 0, 0, 0}, "component A of pixel (0, 0) is 4, which does not fit its 2-bit field"},
-                                {"T_A2B10G10R10", {0, 1024, 0, 0}, "component B of pixel (0, 0) is 1024"},
-                                {"T_R10G10B10A2", {0, 0, 0xFFFF, 0}, "component B of pixel (0, 0) is -1"}};
-  for (const Bad& b : bad) {
-    Case c = must_case(std::string("nvdla.pixel(format=") + b.format + ")", "int16", "1,1,4");
-    std::vector<uint8_t> phys(32);
-    for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
-      Status s = impl->pack(c, b.comps.data(), 8, phys.data(), phys.size());
-      EXPECT_EQ(s.code(), StatusCode::kInvalid) << b.format << " " << impl->name();
-      if (impl == &reference_impl()) {
-        EXPECT_NE(s.message().find(b.says), std::string::npos) << s.message();
+  const std::vector<Bad> bad = {
+      {"T_A2B10G10R10", 1, 0, {4, 0, 0, 0}, "component A of pixel (0, 0) is 4, which does not fit its 2-bit field"},
+      {"T_A2B10G10R10", 1, 0, {0, 1024, 0, 0}, "component B of pixel (0, 0) is 1024"},
+      {"T_R10G10B10A2", 1, 0, {0, 0, 0xFFFF, 0}, "component B of pixel (0, 0) is -1"},
+      {"T_A2B10G10R10", 20, 9, {0, 0, 0, 2048}, "component R of pixel (0, 9) is 2048"}};
+  for (Isa isa : available_isas()) {
+    IsaCapScope cap(isa);
+    for (const Bad& b : bad) {
+      Case c = must_case(std::string("nvdla.pixel(format=") + b.format + ")", "int16", "1," + std::to_string(b.W) + ",4");
+      std::vector<uint16_t> logical(b.W * 4, 1);
+      std::copy(b.comps.begin(), b.comps.end(), logical.begin() + static_cast<std::ptrdiff_t>(4 * b.at));
+      std::vector<uint8_t> phys(*reference_impl().size_bytes(c));
+      for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+        Status s = impl->pack(c, logical.data(), 2 * logical.size(), phys.data(), phys.size());
+        EXPECT_EQ(s.code(), StatusCode::kInvalid) << isa_name(isa) << " " << b.format << " " << impl->name();
+        // The reference names the component by its letter, the optimized by its index.
+        const std::string says = impl == &reference_impl() ? b.says : std::strstr(b.says, " of pixel");
+        EXPECT_NE(s.message().find(says), std::string::npos) << isa_name(isa) << " " << s.message();
       }
     }
   }
 }
 
+// At every ISA level, a line of 11 pixels: a whole vector block and a last one.
 TEST(NvdlaPixel, packed_ten_bit_unpack_zero_extends_every_field) {
-  Case c = must_case("nvdla.pixel(format=T_B10G10R10A2)", "int16", "1,1,4");
-  const uint32_t word = 0xFFFFFFFFu;
-  std::vector<uint8_t> phys(32, 0);
-  std::memcpy(phys.data(), &word, 4);
-  for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
-    uint16_t back[4] = {};
-    ASSERT_TRUE(impl->unpack(c, phys.data(), phys.size(), back, sizeof back).ok());
-    EXPECT_EQ(back[0], 1023);
-    EXPECT_EQ(back[1], 1023);
-    EXPECT_EQ(back[2], 1023);
-    EXPECT_EQ(back[3], 3) << impl->name();
+  Case c = must_case("nvdla.pixel(format=T_B10G10R10A2)", "int16", "1,11,4");
+  std::vector<uint8_t> phys(64, 0xFF);
+  for (Isa isa : available_isas()) {
+    IsaCapScope cap(isa);
+    for (const Impl* impl : {&reference_impl(), &optimized_impl()}) {
+      uint16_t back[44] = {};
+      ASSERT_TRUE(impl->unpack(c, phys.data(), phys.size(), back, sizeof back).ok());
+      for (int i = 0; i < 44; ++i) EXPECT_EQ(back[i], i % 4 == 3 ? 3 : 1023) << isa_name(isa) << " " << impl->name() << " " << i;
+    }
   }
 }
 
