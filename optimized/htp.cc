@@ -25,11 +25,11 @@
 // logical neighbour is a step of another loop (croutons, depth32) are a
 // transpose of rows between that loop and the middle one (AVX2 and up), and
 // with AVX-512, 32 x 4 byte tiles (crouton4x1, crouton2x2) without padding
-// along the depth go two
-// logically adjacent tiles at a time: every line of either side is read and
-// written whole (streamed past 8 MiB), which a row or tile at a time cannot
-// do for rows of 32 bytes; a tile's rows in padding (height, width) read a
-// line of the pad element or are written to a scratch line.
+// along the depth go two logically adjacent tiles at a time: every line of
+// either side is read and written whole (streamed past 8 MiB), which a row
+// or tile at a time cannot do for rows of 32 bytes; a tile's rows in padding
+// (height, width) read a line of the pad element or are written to a
+// scratch line.
 // Both walk the loops around the transpose in physical order, unpack too:
 // short chunk rows (croutons) are then read front to back, with the next
 // block of chunks fetched into L2; with long chunk rows (depth32) the
