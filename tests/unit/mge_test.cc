@@ -356,8 +356,10 @@ TEST(MgeLarge, streamed_nchw4_at_every_isa_level) {
 }
 
 // Streamed packs of 8-bit groups of 32 rows or a multiple of 64 (NCHW32,
-// NCHW64, CHWN4 with N = 16 and 32) and of 32-bit groups of a multiple of 16
-// rows (NHWC): with AVX-512 whole lines from registers (non-temporal when the
+// NCHW64, CHWN4 with N = 16 and 32), of 16-bit groups of a multiple of 32
+// rows (NHWC, NCHW32: without AVX-512 the rows' lines through an L1 stage)
+// or of 8 (the L2 stage), and of 32-bit groups of a multiple of 16 rows
+// (NHWC): with AVX-512 whole lines from registers (non-temporal when the
 // group starts on a line), padding rows, a run of pixels that is not a whole
 // number of tiles; at every instruction-set level.
 TEST(MgeLarge, streamed_tiles_at_every_isa_level) {
@@ -369,6 +371,9 @@ TEST(MgeLarge, streamed_tiles_at_every_isa_level) {
            {"mge.chwn4", "int8", "5,7,256,1700"},
            {"mge.nhwc", "fp32", "1,48,256,352"},
            {"mge.nhwc", "fp32", "2,32,255,259"},
+           {"mge.nhwc", "fp16", "2,64,256,257"},
+           {"mge.nchw32", "fp16", "1,40,256,512"},
+           {"mge.nhwc", "fp16", "2,24,256,700"},
        }) {
     expect_pass_at_every_isa(layout, dtype, shape);
   }
