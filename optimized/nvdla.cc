@@ -650,12 +650,13 @@ void weight_copy(const WeightPlan& p, const uint8_t* logical_in, uint8_t* logica
     else dc1x1_copy<2>(p, src, dst, to_physical);  // int16, fp16: no weight type is wider
     return;
   }
-  // Full 64-channel blocks of 3x3 kernels through AVX-512 when it can; kernels
-  // of one small block through byte permutes.
+  // Full 64-channel blocks of 3x3 kernels through AVX-512 or AVX2 transposes
+  // in lanes when the CPU has them; kernels of one small block through byte
+  // permutes.
   const DcWeightShape shape{p.K, p.C, p.H, p.W, p.eb, p.group};
   const uint8_t* in = to_physical ? logical_in : phys_in;
   uint8_t* out = to_physical ? phys_out : logical_out;
-  const bool full_blocks_done = dc_weight_full_blocks_avx512(shape, in, out, to_physical);
+  const bool full_blocks_done = dc_weight_full_blocks(shape, in, out, to_physical);
   // One channel block: a group's gk kernels of C rows each are gk * C rows of
   // H*W elements back to back, and position pos of all of them is one run of
   // gk * C elements at the group's base + pos * gk * C: the group is one

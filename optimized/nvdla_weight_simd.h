@@ -36,7 +36,7 @@ struct DcWeightShape {
   uint64_t K = 0, C = 0, H = 0, W = 0, eb = 1, group = 32;
 };
 
-bool dc_weight_full_blocks_avx512(const DcWeightShape& s, const uint8_t* src, uint8_t* dst, bool to_physical);
+bool dc_weight_full_blocks(const DcWeightShape& s, const uint8_t* src, uint8_t* dst, bool to_physical);
 
 // Kernels of one channel block (C <= 64) whose blocks are small (C*H*W
 // elements within the byte permutes' reach): the whole copy through byte
