@@ -1,4 +1,4 @@
-// AVX-512 kernels for NVDLA image weights (see nvdla_weight_simd.h).
+// Vector kernels for NVDLA weights (see nvdla_weight_simd.h).
 //
 // Why it equals the portable path: a physical line of kernel k is its W*C
 // channels of line h in (w, c) order, at most one vector. Packing builds it
