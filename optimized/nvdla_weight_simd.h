@@ -1,9 +1,8 @@
 // Vector kernels for the NVDLA weight formats (AVX-512, most with VBMI byte
 // permutes; AVX2 shuffles and transposes where there is no VBMI or no
-// AVX-512), chosen at run time by
-// optimized/nvdla.cc; each returns false when the CPU, the instruction-set cap
-// (optimized/isa.h) or the shape rules it out, and the caller then takes its
-// portable path.
+// AVX-512), chosen at run time by optimized/nvdla.cc; each returns false when
+// the CPU, the instruction-set cap (optimized/isa.h) or the shape rules it
+// out, and the caller then takes its portable path.
 #pragma once
 
 #include <cstdint>
