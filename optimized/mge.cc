@@ -543,13 +543,15 @@ LC_MGE_AVX2 uint64_t pack_32rows_epi16_avx2_streamed(const Group& g, const uint8
     const uint64_t* rows = g.rows + rg;
     for (uint64_t l = 0; l < L32; l += 32) {
       for (uint64_t k = 0; k < 32; ++k) {
-        const uint8_t* in = logical + (rows[k] + l) * 2;
-        const bool pad = rows[k] == kPad;
-        _mm_prefetch(reinterpret_cast<const char*>(in + kAhead), _MM_HINT_T1);  // mutate: equivalent (a hint)
-        _mm256_store_si256(reinterpret_cast<__m256i*>(stage[k]),
-                           pad ? _mm256_setzero_si256() : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in)));
-        _mm256_store_si256(reinterpret_cast<__m256i*>(stage[k] + 32),
-                           pad ? _mm256_setzero_si256() : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 32)));
+        __m256i lo = _mm256_setzero_si256(), hi = lo;  // a padding row: zeros
+        if (rows[k] != kPad) {
+          const uint8_t* in = logical + (rows[k] + l) * 2;
+          _mm_prefetch(reinterpret_cast<const char*>(in + kAhead), _MM_HINT_T1);  // mutate: equivalent (a hint)
+          lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in));
+          hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 32));
+        }
+        _mm256_store_si256(reinterpret_cast<__m256i*>(stage[k]), lo);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(stage[k] + 32), hi);
       }
       for (uint64_t t = 0; t < 32; t += 8) {
         uint8_t* px = phys + (g.pixels + (l + t) * R + rg) * 2;
