@@ -977,17 +977,16 @@ __attribute__((target("avx2"))) void pair_lines_avx2(const uint8_t* s, uint8_t* 
 }
 
 // One position of the outer loops: x rows by m rows of `unit` bytes, physical
-// [x][m] against logical [m][x], by the lines' loops above. Pack walks x outside m (the
-// physical rows written front to back) or, by_rows, m outside x (the logical
-// rows read front to back). Unpack of short rows of x (at most kShortRow
-// bytes: croutons) walks x outside m, each row of x read whole, and fetches
-// the next position; longer rows (depth32) m outside x: the logical rows
-// written front to back, a line of each row of x at a time, each row of x
+// [x][m] against logical [m][x], by the lines' loops above. Pack walks x
+// outside m (the physical rows written front to back) or, by_rows, m outside x
+// (the logical rows read front to back). Unpack of short rows of x (at most
+// kShortRow bytes: croutons) walks x outside m, each row of x read whole, and
+// fetches the next position; longer rows (depth32) m outside x: the logical
+// rows written front to back, a line of each row of x at a time, each row of x
 // fetched a few lines ahead. Measured on a Zen 4 with 1 x 256 x 256 x C
-// (medians of 7 runs): depth32 fp16 1.52 of memcpy and uint8 (pairs of
-// 32-byte rows) 1.19, against 1.01 and 0.98 with the rows of x read in
-// blocks of 1 KiB, x outside m per block; croutons by logical rows: 0.74
-// against 1.21.
+// (medians of 7 runs): depth32 fp16 1.52 of memcpy and uint8 (pairs of 32-byte
+// rows) 1.19, against 1.01 and 0.98 with the rows of x read in blocks of 1 KiB,
+// x outside m per block; croutons by logical rows: 0.74 against 1.21.
 constexpr uint64_t kShortRow = 1024;
 
 // A position whose read bytes are one block of at most kSeqBlock bytes
