@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "layoutcheck/checker.h"
@@ -217,43 +218,62 @@ Result<std::vector<OracleCase>> load_oracle_dir(const std::string& dir, const st
   return all;
 }
 
-bool document_has_heading(const std::string& document_text, const std::string& heading) {
-  const std::string want = normalize_heading(heading);
-  if (want.empty()) return false;
-  std::istringstream in(document_text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (normalize_heading(line) == want) return true;
-  }
-  // A reStructuredText document flattened to one line: "... Heading ------- ...",
-  // the underline at least as long as the heading (as reStructuredText requires).
-  std::string flat;
-  for (char ch : document_text) {
-    if (is_space(ch)) {
-      if (!flat.empty() && flat.back() != ' ') flat += ' ';
-    } else {
-      flat += ch;
+namespace {
+
+// The headings of one document, found once for all the sources citing it:
+// every line normalized, and the text flattened to one line for the
+// reStructuredText underlines.
+class DocumentHeadings {
+ public:
+  explicit DocumentHeadings(const std::string& document_text) {
+    std::istringstream in(document_text);
+    std::string line;
+    while (std::getline(in, line)) lines_.insert(normalize_heading(line));
+    for (char ch : document_text) {
+      if (is_space(ch)) {
+        if (!flat_.empty() && flat_.back() != ' ') flat_ += ' ';
+      } else {
+        flat_ += ch;
+      }
     }
   }
-  const size_t length = code_points(want);
-  static const char kUnderline[] = "=-~^\"'`*+#";
-  for (size_t pos = flat.find(want); pos != std::string::npos; pos = flat.find(want, pos + 1)) {
-    const size_t after = pos + want.size();
-    if ((pos != 0 && flat[pos - 1] != ' ') || after + 1 >= flat.size() || flat[after] != ' ') continue;
-    const char mark = flat[after + 1];
-    if (std::strchr(kUnderline, mark) == nullptr) continue;
-    size_t end = after + 1;
-    while (end < flat.size() && flat[end] == mark) ++end;
-    if (end - (after + 1) >= length && (end == flat.size() || flat[end] == ' ')) return true;
+
+  bool has(const std::string& heading) const {
+    const std::string want = normalize_heading(heading);
+    if (want.empty()) return false;
+    if (lines_.count(want) != 0) return true;
+    // A reStructuredText document flattened to one line: "... Heading ------- ...",
+    // the underline at least as long as the heading (as reStructuredText requires).
+    const size_t length = code_points(want);
+    static const char kUnderline[] = "=-~^\"'`*+#";
+    for (size_t pos = flat_.find(want); pos != std::string::npos; pos = flat_.find(want, pos + 1)) {
+      const size_t after = pos + want.size();
+      if ((pos != 0 && flat_[pos - 1] != ' ') || after + 1 >= flat_.size() || flat_[after] != ' ') continue;
+      const char mark = flat_[after + 1];
+      if (std::strchr(kUnderline, mark) == nullptr) continue;
+      size_t end = after + 1;
+      while (end < flat_.size() && flat_[end] == mark) ++end;
+      if (end - (after + 1) >= length && (end == flat_.size() || flat_[end] == ' ')) return true;
+    }
+    return false;
   }
-  return false;
+
+ private:
+  std::set<std::string> lines_;
+  std::string flat_;
+};
+
+}  // namespace
+
+bool document_has_heading(const std::string& document_text, const std::string& heading) {
+  return DocumentHeadings(document_text).has(heading);
 }
 
 namespace {
 
-// Checks one source: against the documents of spec_dir (texts cached in docs).
+// Checks one source: against the documents of spec_dir (headings cached in docs).
 Status check_source(const std::string& where, const std::string& source, const std::string& spec_dir,
-                    std::map<std::string, std::string>* docs) {
+                    std::map<std::string, DocumentHeadings>* docs) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (spec_dir.empty() || !fs::is_directory(spec_dir, ec)) {
@@ -275,9 +295,9 @@ Status check_source(const std::string& where, const std::string& source, const s
     if (!fs::is_regular_file(path, ec) || !read_text(path.string(), &text)) {
       return Status::invalid(where + "no document '" + doc + "' in the spec directory " + spec_dir);
     }
-    it = docs->emplace(doc, std::move(text)).first;
+    it = docs->emplace(doc, DocumentHeadings(text)).first;
   }
-  if (!document_has_heading(it->second, section)) {
+  if (!it->second.has(section)) {
     return Status::invalid(where + "no section heading '" + section + "' in " + doc +
                            " (a heading is a line of the document equal to it, or a heading underlined with "
                            "=, -, ~ at least as long)");
@@ -288,7 +308,7 @@ Status check_source(const std::string& where, const std::string& source, const s
 }  // namespace
 
 Status check_oracle_sources(const std::vector<OracleCase>& cases, const std::string& spec_dir) {
-  std::map<std::string, std::string> documents;  // name -> text
+  std::map<std::string, DocumentHeadings> documents;  // name -> headings
   for (const auto& oc : cases) {
     LC_RETURN_IF_ERROR(check_source(where_of(oc.file, oc.source_line) + ": source of case " + oc.id + ": ",
                                     oc.source, spec_dir, &documents));
@@ -681,7 +701,7 @@ Result<std::vector<Case>> load_cases_dir(const std::string& dir, const std::stri
   }
   std::sort(files.begin(), files.end());
   std::vector<Case> all;
-  std::map<std::string, std::string> documents;
+  std::map<std::string, DocumentHeadings> documents;
   for (const auto& f : files) {
     std::string text;
     if (!read_text(f, &text)) return Status::invalid("cannot read oracle file " + f);
