@@ -47,7 +47,10 @@ fi
   --benchmark_repetitions="${BENCH_REPETITIONS:-3}" \
   --benchmark_min_time="${BENCH_MIN_TIME:-0.05}" \
   --benchmark_out="$out/$host.json" --benchmark_out_format=json "$@" >/dev/null
-"$build/bin/bench_report" "$out/$host.json" "$info" "$host" > "$out/$host.md"
+# bench/below_goal.txt: why a row falls short of its goal where it does.
+notes=()
+[ -f bench/below_goal.txt ] && notes=(bench/below_goal.txt)
+"$build/bin/bench_report" "$out/$host.json" "$info" "$host" "${notes[@]}" > "$out/$host.md"
 echo "wrote $out/$host.md and $out/$host.json"
 if [ -n "${BENCH_README:-}" ]; then
   # Every host measured so far (bench/results/*.md), this one first: goals

@@ -1,7 +1,7 @@
 // Turns the JSON of `layoutcheck_bench --benchmark_repetitions=R` into the
 // Markdown table of bench/results/<host>.md (scripts/bench.sh runs it):
 //
-//   bench_report RESULTS.json HOST_INFO.txt HOST > bench/results/HOST.md
+//   bench_report RESULTS.json HOST_INFO.txt HOST [BELOW_GOAL.txt] > bench/results/HOST.md
 //
 // Every row's ratio to the memcpy of its group is computed per repetition (the
 // memcpy and the row of the same repetition) and the median of those ratios is
@@ -9,6 +9,9 @@
 // latter is what a loaded host still measures fairly). Each row has the goal
 // of its kind; a row that misses it is marked, never dropped. MegEngine rows are
 // also compared with oneDNN's reorder of the same case in the same run.
+// BELOW_GOAL.txt (bench/below_goal.txt) says why a row falls short where it
+// does: "ROW | reason" lines ('#' starts a comment); the report lists every
+// missed row with its reason, or says that none is recorded.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -60,6 +63,33 @@ double goal_of(const std::string& group, const std::string& impl) {
   return 0.5;
 }
 
+// Reads "ROW | reason" lines into notes; false (with the message in error)
+// on a line that is not of that form or a row named twice.
+bool read_notes(const char* path, std::map<std::string, std::string>* notes, std::string* error) {
+  std::ifstream in(path);
+  if (!in) {
+    *error = std::string("cannot read ") + path;
+    return false;
+  }
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t bar = line.find(" | ");
+    const std::string row = bar == std::string::npos ? "" : line.substr(0, bar);
+    const std::string reason = bar == std::string::npos ? "" : line.substr(bar + 3);
+    const std::string where = std::string(path) + ":" + std::to_string(number) + ": ";
+    if (row.empty() || reason.empty() || row.find(' ') != std::string::npos) {
+      *error = where + "not 'ROW | reason': " + line;
+      return false;
+    }
+    if (!notes->emplace(row, reason).second) {
+      *error = where + "row " + row + " is named twice";
+      return false;
+    }
+  }
+  return true;
+}
+
 std::string fixed(double v, int digits = 3) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
@@ -69,9 +99,14 @@ std::string fixed(double v, int digits = 3) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: bench_report RESULTS.json HOST_INFO.txt HOST\n");
+  if (argc != 4 && argc != 5) {
+    std::fprintf(stderr, "usage: bench_report RESULTS.json HOST_INFO.txt HOST [BELOW_GOAL.txt]\n");
     return 2;
+  }
+  std::map<std::string, std::string> notes;  // row -> why it is below its goal
+  if (std::string error; argc == 5 && !read_notes(argv[4], &notes, &error)) {
+    std::fprintf(stderr, "bench_report: %s\n", error.c_str());
+    return 1;
   }
   std::ifstream in(argv[1]);
   if (!in) {
@@ -183,6 +218,7 @@ int main(int argc, char** argv) {
   };
   std::map<std::string, Family> families;
   std::vector<double> onednn_speedups;
+  std::vector<std::string> below;  // "row (cpu X, goal Y): reason" of each missed memcpy goal
   for (const auto& name : order) {
     if (name.size() >= 7 && name.compare(name.size() - 7, 7, "/memcpy") == 0) continue;
     // The group is the longest prefix with a memcpy row; then OPERATION/IMPL.
@@ -207,7 +243,12 @@ int main(int argc, char** argv) {
     if (goal > 0) {
       ++measured;
       met = cpu >= goal ? "yes" : "**MISS**";
-      if (cpu < goal) ++missed;
+      if (cpu < goal) {
+        ++missed;
+        auto note = notes.find(name);
+        below.push_back("`" + name + "` (" + fixed(cpu) + ", goal " + fixed(goal, 1) + "): " +
+                        (note != notes.end() ? note->second : "no reason recorded in bench/below_goal.txt"));
+      }
       Family& f = families[group.substr(0, group.find('.'))];
       ++f.rows;
       f.met += cpu >= goal;
@@ -240,6 +281,9 @@ int main(int argc, char** argv) {
        << fixed(median(onednn_speedups), 2) << "x (goal 2x)";
   }
   md << ".\n";
+  md << "\n## Rows below their memcpy goal\n\n";
+  if (below.empty()) md << "None.\n";
+  for (const auto& b : below) md << "- " << b << "\n";
   // Per family, for the README (scripts/bench.sh copies this section there).
   md << "\n## Summary by family\n\n| family | rows with a goal | met | lowest row against its goal (cpu ratio) |\n"
      << "|---|---|---|---|\n";

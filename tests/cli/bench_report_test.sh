@@ -2,10 +2,13 @@
 # bench_report: each row's ratio uses the memcpy paired with the row when the
 # row has one (the group's memcpy row otherwise), a row below its goal is
 # marked MISS, a speed-up over oneDNN is the quotient of the two rows' ratios
-# to memcpy, and a file that is not JSON is an error naming it.
-#   bench_report_test.sh BENCH_REPORT
+# to memcpy, a missed row is listed with its reason, and a file that is not
+# JSON is an error naming it. With SOURCE_DIR, bench/below_goal.txt reads and
+# names only rows of the committed results.
+#   bench_report_test.sh BENCH_REPORT [SOURCE_DIR]
 set -u
 report="$1"
+src="${2:-}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -51,6 +54,39 @@ expect_row '^\| mge.nchw4/fp32/64MiB/unpack/optimized \| 1\.000 \| 1\.000 \| 0\.
   "1.1x oneDNN is marked as below 1.2x"
 expect_row '^2 goal\(s\) missed: 1 of 4 rows below their memcpy goal, 1 of 2 rows below 1\.2x oneDNN' \
   "the count of missed goals"
+
+# A missed goal is listed with its reason from BELOW_GOAL.txt, or none recorded.
+expect_row '^- `tpu.aligned/fp32/16MiB/pack/optimized` \(0\.800, goal 0\.9\): no reason recorded' \
+  "without notes a missed row is listed with no reason"
+printf '# comment\n\ntpu.aligned/fp32/16MiB/pack/optimized | the reads wait on memory\n' > "$tmp/notes.txt"
+"$report" "$tmp/run.json" "$tmp/info" testhost "$tmp/notes.txt" > "$tmp/out.md" || fail "bench_report with notes exits $?"
+expect_row '^- `tpu.aligned/fp32/16MiB/pack/optimized` \(0\.800, goal 0\.9\): the reads wait on memory$' \
+  "a missed row is listed with its reason"
+grep -q 'unpack/optimized` (' "$tmp/out.md" && fail "a row that met its goal is listed as below it"
+expect_notes_error() {  # WHAT TEXT MESSAGE
+  printf '%s\n' "$2" > "$tmp/notes.txt"
+  if "$report" "$tmp/run.json" "$tmp/info" testhost "$tmp/notes.txt" > /dev/null 2> "$tmp/err"; then
+    fail "$1: accepted"
+  fi
+  grep -qF "$3" "$tmp/err" || fail "$1: no '$3' in: $(cat "$tmp/err")"
+}
+expect_notes_error "a line without a reason" "tpu.aligned/fp32/16MiB/pack/optimized" "notes.txt:1: not 'ROW | reason'"
+expect_notes_error "a row named twice" "$(printf 'a/b | one\na/b | two')" "notes.txt:2: row a/b is named twice"
+if "$report" "$tmp/run.json" "$tmp/info" testhost "$tmp/missing.txt" > /dev/null 2> "$tmp/err"; then
+  fail "a missing notes file is accepted"
+fi
+grep -qF "cannot read $tmp/missing.txt" "$tmp/err" || fail "no error naming the missing notes file: $(cat "$tmp/err")"
+
+if [ -n "$src" ] && [ -f "$src/bench/below_goal.txt" ]; then
+  notes="$src/bench/below_goal.txt"
+  "$report" "$tmp/run.json" "$tmp/info" testhost "$notes" > /dev/null 2> "$tmp/err" ||
+    fail "bench/below_goal.txt does not read: $(cat "$tmp/err")"
+  grep -v '^#' "$notes" | grep -F ' | ' | sed 's/ | .*//' | while read -r name; do
+    cat "$src"/bench/results/*.json | grep -qF "\"run_name\": \"$name/real_time\"" ||
+      echo "FAIL: bench/below_goal.txt names $name, a row of no file in bench/results"
+  done > "$tmp/unknown"
+  [ -s "$tmp/unknown" ] && { cat "$tmp/unknown"; failures=$((failures + 1)); }
+fi
 
 echo 'not json' > "$tmp/bad.json"
 if "$report" "$tmp/bad.json" "$tmp/info" testhost > /dev/null 2> "$tmp/err"; then
