@@ -3049,7 +3049,7 @@ LC_MGE_AVX512VBMI void padded_pitch(const Group& g, uint64_t R2, uint8_t* logica
     // alternating: 0.31 of memcpy so for the tiles too, 0.39 a tile ahead;
     // 8 x 72 x 256 x 256 0.33 either way).
     const bool tiles = kBytes == 1 && (R2 == 32 || R2 % 64 == 0);
-    if (!tiles && nt && l0 + block < g.L) {
+    if (!tiles && nt && l0 + block < g.L) {  // mutate: equivalent (a prefetch: the same bytes)
       const uint64_t ahead = std::min(block, g.L - l0 - block) * kBytes;
       for (uint64_t r = 0; r < g.R; ++r) {
         if (g.rows[r] == kPad) continue;
@@ -3058,7 +3058,8 @@ LC_MGE_AVX512VBMI void padded_pitch(const Group& g, uint64_t R2, uint8_t* logica
       }
     }
     if (tiles) {
-      pack_rows_x64_epi8_avx512(Group{rows, R2, n, 0}, logical, stage, nt, 0, true);  // the tiles of 32 or 64k rows
+      // The tiles of 32 or 64k rows.
+      pack_rows_x64_epi8_avx512(Group{rows, R2, n, 0}, logical, stage, nt, 0, true);  // mutate: equivalent (the fetches and the kind of store: the same bytes)
     } else {
       transpose_bytes<true, kBytes>(Group{rows, R2, n, 0, g.group_rows, nt}, logical, stage);
     }

@@ -381,10 +381,10 @@ LC_AVX512 void unpack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, b
       }
       if (w == g.W) w = 0, ++h;
       __m512i v[kRegs];
-      if (streaming) {
-        // mutate: equivalent (a prefetch: the same bytes)
-        const uintptr_t ahead = reinterpret_cast<uintptr_t>(a1) + kUnpackAhead;  // past the end near it: not dereferenced
-        for (uint64_t k = 0; k < cnt * kAtom; k += kLine) _mm_prefetch(reinterpret_cast<const char*>(ahead + k), _MM_HINT_T0);
+      if (streaming) {  // mutate: equivalent (a prefetch: the same bytes)
+        // Near the end the addresses pass it: a prefetch never faults.
+        const uintptr_t ahead = reinterpret_cast<uintptr_t>(a1) + kUnpackAhead;  // mutate: equivalent (a prefetch: the same bytes)
+        for (uint64_t k = 0; k < cnt * kAtom; k += kLine) _mm_prefetch(reinterpret_cast<const char*>(ahead + k), _MM_HINT_T0);  // mutate: equivalent (a prefetch: the same bytes)
       }
       if (s1 == cnt) {  // no line end inside: pair P's atoms masked to the block's, no branch
         LC_UNROLL_ALL
