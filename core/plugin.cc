@@ -560,64 +560,180 @@ Result<std::unique_ptr<IsolatedImpl>> load_plugin_isolated(const std::string& pa
   return impl;
 }
 
-CheckReport check_isolated(const Case& c, const Impl& expected, const Impl& actual, const CheckOptions& options,
-                           double timeout_seconds) {
+namespace {
+
+// A sandboxed child that checks case after case for check_isolated_reused:
+// the case and the options in, the verdict, the message and whether the
+// plugin left a process behind out.
+void put_check_options(std::string* out, const CheckOptions& o) {
+  put_u64(out, o.seed);
+  put_u64(out, o.max_physical_bytes);
+  put_u64(out, o.max_offset_checks);
+  put_u64(out, o.max_nested_checks);
+  put_u64(out, o.guard_bytes);
+  put_u64(out, o.strict_padding);
+}
+
+bool get_check_options(Reader& r, CheckOptions* o) {
+  o->seed = r.u64();
+  o->max_physical_bytes = r.u64();
+  o->max_offset_checks = r.u64();
+  o->max_nested_checks = r.u64();
+  o->guard_bytes = static_cast<size_t>(r.u64());
+  o->strict_padding = r.u64() != 0;
+  return !r.bad;
+}
+
+// The report of a case whose check gave no verdict: `what` the child did.
+CheckReport no_verdict(const Case& c, const Impl& expected, const Impl& actual, const std::string& what,
+                       const CheckOptions& options) {
   CheckReport report;
   report.repro = repro_command(c, actual.name(), options);
-  const bool limited = timeout_seconds != kNoTimeLimit;
-  if (!(timeout_seconds > 0) || (limited && timeout_seconds > kMaxTimeoutSeconds)) {
+  report.verdict = Verdict::kFail;
+  report.message = "FAIL " + to_string(c) + ": " + actual.name() + " vs " + expected.name() + "\n  " + actual.name() +
+                   " " + what + "\n  repro: " + report.repro + "\n";
+  return report;
+}
+
+void case_worker_main(const Impl& expected, const Impl& actual, int fd) {
+  const Impl* a = nullptr;
+  for (std::string request; Sandbox::child_receive(fd, &request);) {
+    Reader r{request};
+    Case c;
+    CheckOptions o;
+    if (!get_case(r, &c) || !get_check_options(r, &o)) return;
+    CheckReport report;
+    Status loaded;
+    if (a == nullptr) {
+      a = &actual;
+      if (const auto* iso = dynamic_cast<const IsolatedImpl*>(&actual)) {
+        auto here = iso->load_here();
+        if (here.ok()) a = *here;
+        else loaded = here.status();
+      }
+    }
+    if (!loaded.ok()) {
+      report.verdict = Verdict::kFail;
+      report.message = "FAIL " + to_string(c) + ": " + actual.name() + " vs " + expected.name() + "\n  " +
+                       loaded.message() + "\n";
+    } else {
+      auto phys = expected.size_bytes(c);
+      auto logical = logical_bytes(c);
+      const uint64_t cap = o.max_physical_bytes;
+      Sandbox::child_allow((phys.ok() ? std::min(*phys, cap) : 0) + (logical.ok() ? std::min(*logical, cap) : 0));
+      report = check(c, expected, *a, o);
+    }
+    const std::string stray = Sandbox::child_stray_processes();
+    if (!stray.empty()) report = no_verdict(c, expected, actual, stray, o);
+    std::string out;
+    put_u64(&out, static_cast<uint64_t>(report.verdict));
+    put_str(&out, report.message);
+    put_u64(&out, !stray.empty() || !loaded.ok());
+    if (!Sandbox::child_send(fd, out) || !stray.empty() || !loaded.ok()) return;
+  }
+}
+
+struct CaseWorker {
+  const Impl* expected = nullptr;
+  const Impl* actual = nullptr;
+  SandboxLimits limits;
+  uint64_t served = 0;
+  std::unique_ptr<Sandbox> box;
+};
+
+// Cases one child checks before a fresh one takes over: what a plugin keeps
+// between calls (a leak, a cache) is bounded.
+constexpr uint64_t kCasesPerWorker = 1024;
+
+// Case c to the child in `box` (case_worker_main) and its report back;
+// *goes_on: the child answered and checks further cases.
+CheckReport ask_worker(Sandbox& box, const Case& c, const Impl& expected, const Impl& actual,
+                       const CheckOptions& options, bool* goes_on) {
+  std::string request;
+  put_case(&request, c);
+  put_check_options(&request, options);
+  *goes_on = false;
+  (void)box.send(request);  // a dead child is found by receive()
+  auto reply = box.receive(kMaxMessage * 16, "check");
+  if (!reply.ok()) return no_verdict(c, expected, actual, reply.status().message(), options);
+  Reader r{*reply};
+  const uint64_t verdict = r.u64();
+  std::string message = r.str();
+  const bool last = r.u64() != 0;  // a process left behind, or the plugin not loaded
+  if (r.bad || verdict > static_cast<uint64_t>(Verdict::kFail)) {
+    return no_verdict(c, expected, actual, "sent a malformed report", options);
+  }
+  *goes_on = !last;
+  CheckReport report;
+  report.repro = repro_command(c, actual.name(), options);
+  report.verdict = static_cast<Verdict>(verdict);
+  report.message = std::move(message);
+  return report;
+}
+
+SandboxLimits case_limits(const Impl& actual, double timeout_seconds) {
+  SandboxLimits limits;
+  limits.timeout_seconds = timeout_seconds;
+  if (const auto* iso = dynamic_cast<const IsolatedImpl*>(&actual)) limits.memory_bytes = iso->limits().memory_bytes;
+  return limits;
+}
+
+bool timeout_in_range(double timeout_seconds) {
+  return timeout_seconds > 0 && (timeout_seconds == kNoTimeLimit || timeout_seconds <= kMaxTimeoutSeconds);
+}
+
+}  // namespace
+
+CheckReport check_isolated(const Case& c, const Impl& expected, const Impl& actual, const CheckOptions& options,
+                           double timeout_seconds) {
+  if (!timeout_in_range(timeout_seconds)) {
+    CheckReport report;
+    report.repro = repro_command(c, actual.name(), options);
     report.verdict = Verdict::kFail;
     report.message = "FAIL " + to_string(c) + ": timeout " + std::to_string(timeout_seconds) +
                      " s is out of range (more than 0, at most " + std::to_string(kMaxTimeoutSeconds) +
                      " s, or no limit)\n";
     return report;
   }
-  const std::string header = to_string(c) + ": " + actual.name() + " vs " + expected.name();
-  SandboxLimits limits;
-  limits.timeout_seconds = timeout_seconds;
-  if (const auto* iso = dynamic_cast<const IsolatedImpl*>(&actual)) limits.memory_bytes = iso->limits().memory_bytes;
-  Sandbox box(limits);
-  Status started = box.start([&](int fd) {
-    const Impl* a = &actual;
-    CheckReport r;
-    if (const auto* iso = dynamic_cast<const IsolatedImpl*>(&actual)) {
-      auto here = iso->load_here();
-      if (here.ok()) a = *here;
-      else r.verdict = Verdict::kFail, r.message = "FAIL " + header + "\n  " + here.status().message() + "\n";
-    }
-    if (r.message.empty()) {
-      // Room for the case's buffers (and the guarded copies) beyond the plugin's allowance.
-      auto phys = expected.size_bytes(c);
-      auto logical = logical_bytes(c);
-      const uint64_t cap = options.max_physical_bytes;
-      Sandbox::child_allow((phys.ok() ? std::min(*phys, cap) : 0) + (logical.ok() ? std::min(*logical, cap) : 0));
-      r = check(c, expected, *a, options);
-    }
-    if (std::string stray = Sandbox::child_stray_processes(); !stray.empty()) {
-      r.verdict = Verdict::kFail;
-      r.message = "FAIL " + header + "\n  " + actual.name() + " " + stray + "\n  repro: " + report.repro + "\n";
-    }
-    std::string out;
-    put_u64(&out, static_cast<uint64_t>(r.verdict));
-    put_str(&out, r.message);
-    Sandbox::child_send(fd, out);
-  });
-  if (!started.ok()) return check(c, expected, actual, options);
-  auto reply = box.receive(kMaxMessage * 16, "check");
+  Sandbox box(case_limits(actual, timeout_seconds));
+  const Impl* e = &expected;
+  const Impl* a = &actual;
+  if (!box.start([e, a](int fd) { case_worker_main(*e, *a, fd); }).ok()) return check(c, expected, actual, options);
+  bool goes_on = false;
+  CheckReport report = ask_worker(box, c, expected, actual, options, &goes_on);
   box.stop();  // the process group too: a process the plugin started does not outlive the case
-  const std::string body = reply.ok() ? *reply : std::string();
-  Reader r{body};
-  const uint64_t verdict = reply.ok() ? r.u64() : 0;
-  std::string message = reply.ok() ? r.str() : "";
-  if (!reply.ok() || r.bad || verdict > static_cast<uint64_t>(Verdict::kFail)) {
-    report.verdict = Verdict::kFail;
-    const std::string what = reply.ok() ? "sent a malformed report" : reply.status().message();
-    report.message = "FAIL " + header + "\n  " + actual.name() + " " + what + "\n  repro: " + report.repro + "\n";
+  return report;
+}
+
+CheckReport check_isolated_reused(const Case& c, const Impl& expected, const Impl& actual,
+                                  const CheckOptions& options, double timeout_seconds) {
+  if (!timeout_in_range(timeout_seconds)) return check_isolated(c, expected, actual, options, timeout_seconds);
+  const SandboxLimits limits = case_limits(actual, timeout_seconds);
+  thread_local CaseWorker w;
+  if (w.box && (w.expected != &expected || w.actual != &actual || w.limits.timeout_seconds != limits.timeout_seconds ||
+                w.limits.memory_bytes != limits.memory_bytes || w.served >= kCasesPerWorker || !w.box->running())) {
+    w.box.reset();
+  }
+  if (!w.box) {
+    auto box = std::make_unique<Sandbox>(limits);
+    const Impl* e = &expected;
+    const Impl* a = &actual;
+    if (!box->start([e, a](int fd) { case_worker_main(*e, *a, fd); }).ok()) return check(c, expected, actual, options);
+    w = CaseWorker{&expected, &actual, limits, 0, std::move(box)};
+  }
+  bool goes_on = false;
+  CheckReport report = ask_worker(*w.box, c, expected, actual, options, &goes_on);
+  if (goes_on && (report.verdict == Verdict::kPass || report.verdict == Verdict::kBothInvalid)) {
+    ++w.served;
     return report;
   }
-  report.verdict = static_cast<Verdict>(verdict);
-  report.message = message;
-  return report;
+  // Any other verdict of the child's first case is what check_isolated()
+  // answers; of a later case, that of a fresh child, so that every verdict
+  // is that of the case alone (as its repro line gives it), whatever the
+  // cases before it left in the plugin's process.
+  const bool first = w.served == 0;
+  w.box.reset();
+  return first ? report : check_isolated(c, expected, actual, options, timeout_seconds);
 }
 
 Case shrink_case(const Case& failing, const std::function<bool(const Case&)>& fails) {

@@ -137,7 +137,7 @@ const OptionSpec kDtypeOpt{"dtype", "D", "element type (int8 uint8 ... fp32; see
 const OptionSpec kShapeOpt{"shape", "a,b,c,...", "logical extents separated by commas"};
 const OptionSpec kJsonOpt{"json", nullptr, "print JSON instead of text"};
 const OptionSpec kTimeoutOpt{"timeout", "S", "seconds each isolated case may take (1..2147483; default 10)"};
-const OptionSpec kIsolateOpt{"isolate", nullptr, "run each case in a child process (always so for a plugin)"};
+const OptionSpec kIsolateOpt{"isolate", nullptr, "run the cases in a sandboxed child process (always so for a plugin)"};
 const OptionSpec kStrictOpt{"strict-padding", nullptr, "compare the bytes the document leaves free too"};
 const OptionSpec kSeedOpt{"seed", "N", "random seed (default 1)"};
 const OptionSpec kShardOpt{"shard", "i/n", "run shard i of n (1 <= i <= n): disjoint, deterministic, together the whole run"};
@@ -556,7 +556,7 @@ struct CaseRunner {
   bool isolate = false;
   double timeout = 10;
   CheckReport operator()(const Case& c, const CheckOptions& co) const {
-    return isolate ? check_isolated(c, reference_impl(), impl, co, timeout) : check(c, reference_impl(), impl, co);
+    return isolate ? check_isolated_reused(c, reference_impl(), impl, co, timeout) : check(c, reference_impl(), impl, co);
   }
 };
 
@@ -638,7 +638,7 @@ int cmd_check(const Args& a) {
   if (!matched) throw UsageError{"--layout '" + opt.layout_glob + "' matches no registered layout"};
   const Impl& impl = impl_of(a);
   const auto* plugin = dynamic_cast<const PluginImpl*>(&impl);
-  // Plugins run each case in a child process: a crash or hang fails that case
+  // Plugins run the cases in a child process: a crash or hang fails that case
   // only. A fixed case count has no time limit unless --timeout sets one.
   const CaseRunner run_one = runner_of(a, impl, opt.cases ? kNoTimeLimit : 10);
   opt.runner = run_one;
@@ -666,7 +666,7 @@ int cmd_check(const Args& a) {
   if (opt.cases) std::cerr << opt.cases << " cases per layout";
   else std::cerr << opt.seconds << " s";
   std::cerr << ", seed " << opt.seed << ", " << opt.jobs << " job(s)"
-            << (run_one.isolate ? ", each case in a child process" : "") << std::endl;
+            << (run_one.isolate ? ", the cases in a child process" : "") << std::endl;
   // A plugin first replays the documents' worked examples (their rejection
   // cases included) of the layouts it claims and --layout selects.
   uint64_t oracle_passed = 0, oracle_failed = 0;

@@ -185,6 +185,17 @@ Result<std::unique_ptr<IsolatedImpl>> load_plugin_isolated(const std::string& pa
 CheckReport check_isolated(const Case& c, const Impl& expected, const Impl& actual,
                            const CheckOptions& options, double timeout_seconds);
 
+// check_isolated() for one case after another: one sandboxed child (per
+// calling thread) checks case after case, which saves a process start per
+// case (ten times the small cases a second). A pass, or a rejection by both
+// implementations, stands. Any other verdict, a crash, a hang or a process
+// left behind ends that child; for the child's first case the report is what
+// check_isolated() gives, for a later one it is check_isolated()'s in a fresh
+// child, so that every verdict is that of the case alone, as its repro line
+// gives it. A child checks at most 1024 cases, then a fresh one takes over.
+CheckReport check_isolated_reused(const Case& c, const Impl& expected, const Impl& actual,
+                                  const CheckOptions& options, double timeout_seconds);
+
 // The smallest shape (dimension by dimension) for which `fails` still holds.
 Case shrink_case(const Case& failing, const std::function<bool(const Case&)>& fails);
 

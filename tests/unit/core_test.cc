@@ -1,3 +1,6 @@
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -271,6 +274,118 @@ TEST(Isolation, a_hang_fails_the_case) {
   CheckReport r = check_isolated(testing::must_case("tpu.continuous", "int8", "1,2,3,4"), reference_impl(), mutant, {}, 1);
   ASSERT_EQ(r.verdict, Verdict::kFail);
   EXPECT_NE(r.message.find("did not finish within"), std::string::npos) << r.message;
+}
+
+// Counts, in a page the children share with this process, the processes
+// that packed: slot 0 the pid of the latest, slot 1 how many. From the
+// `from`-th case (shape) a process packs on (0: never), it stops conforming:
+// `kind` says how (0 a wrong byte, 1 a crash, 2 a hang).
+class Remembers : public testing::ForwardingImpl {
+ public:
+  Remembers(const Impl& base, uint64_t from, int kind) : ForwardingImpl(base), from_(from), kind_(kind) {
+    void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    shared_ = p == MAP_FAILED ? nullptr : static_cast<uint64_t*>(p);
+    if (shared_) std::memset(shared_, 0, 4096);
+  }
+  ~Remembers() override {
+    if (shared_) munmap(shared_, 4096);
+  }
+  uint64_t processes() const { return shared_ ? shared_[1] : 0; }
+  Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
+              size_t physical_size) const override {
+    const uint64_t pid = static_cast<uint64_t>(getpid());
+    if (shared_[0] != pid) shared_[0] = pid, ++shared_[1];
+    if (c.shape != shape_) shape_ = c.shape, ++cases_;  // this process's cases
+    Status s = ForwardingImpl::pack(c, logical, logical_size, physical, physical_size);
+    if (from_ == 0 || cases_ < from_) return s;
+    if (kind_ == 1) std::abort();
+    if (kind_ == 2) {
+      for (volatile bool forever = true; forever;) {
+      }
+    }
+    if (physical_size) static_cast<uint8_t*>(physical)[0] ^= 0x5A;
+    return s;
+  }
+
+ private:
+  uint64_t from_;
+  int kind_;
+  uint64_t* shared_ = nullptr;
+  mutable uint64_t cases_ = 0;
+  mutable Shape shape_;
+};
+
+std::vector<Case> small_cases(int n) {
+  std::vector<Case> cases;
+  for (int i = 1; i <= n; ++i) {
+    cases.push_back(testing::must_case("tpu.continuous", "int8", "1,2,3," + std::to_string(i)));
+  }
+  return cases;
+}
+
+TEST(ReusedIsolation, one_child_checks_case_after_case) {
+  Remembers impl(optimized_impl(), 0, 0);
+  for (const Case& c : small_cases(20)) {
+    CheckReport r = check_isolated_reused(c, reference_impl(), impl, {}, 30);
+    ASSERT_EQ(r.verdict, Verdict::kPass) << r.message;
+    EXPECT_NE(r.repro.find("layoutcheck repro"), std::string::npos);
+  }
+  EXPECT_EQ(impl.processes(), 1u);
+  // A new implementation, or another time limit, takes a fresh child.
+  Remembers other(optimized_impl(), 0, 0);
+  ASSERT_EQ(check_isolated_reused(small_cases(1)[0], reference_impl(), other, {}, 30).verdict, Verdict::kPass);
+  ASSERT_EQ(check_isolated_reused(small_cases(1)[0], reference_impl(), other, {}, 20).verdict, Verdict::kPass);
+  EXPECT_EQ(other.processes(), 2u);
+}
+
+TEST(ReusedIsolation, a_child_checks_at_most_1024_cases) {
+  Remembers impl(optimized_impl(), 0, 0);
+  const std::vector<Case> cases = small_cases(8);
+  for (int i = 0; i < 1025; ++i) {
+    ASSERT_EQ(check_isolated_reused(cases[i % 8], reference_impl(), impl, {}, 30).verdict, Verdict::kPass);
+  }
+  EXPECT_EQ(impl.processes(), 2u);
+}
+
+TEST(ReusedIsolation, a_failure_on_a_first_case_is_check_isolateds) {
+  for (int kind : {0, 1, 2}) {
+    Remembers fresh(optimized_impl(), 1, kind), alone(optimized_impl(), 1, kind);
+    const Case c = small_cases(1)[0];
+    const double limit = kind == 2 ? 1 : 30;
+    CheckReport r = check_isolated_reused(c, reference_impl(), fresh, {}, limit);
+    CheckReport want = check_isolated(c, reference_impl(), alone, {}, limit);
+    ASSERT_EQ(r.verdict, Verdict::kFail) << kind;
+    EXPECT_EQ(r.message, want.message) << kind;
+    EXPECT_EQ(fresh.processes(), 1u) << kind;  // not checked twice
+  }
+}
+
+// A plugin that stops conforming after some calls in one process: the case
+// where it does passes alone, and its verdict is that of a fresh child.
+TEST(ReusedIsolation, a_later_failure_is_the_verdict_of_a_fresh_child) {
+  for (int kind : {0, 1, 2}) {
+    Remembers impl(optimized_impl(), 4, kind);
+    const double limit = kind == 2 ? 1 : 30;
+    for (const Case& c : small_cases(6)) {
+      CheckReport r = check_isolated_reused(c, reference_impl(), impl, {}, limit);
+      ASSERT_EQ(r.verdict, Verdict::kPass) << kind << " " << to_string(c) << ": " << r.message;
+    }
+    // Child 1 fails its 4th case, which passes in child 2; child 3 takes cases 5 and 6.
+    EXPECT_EQ(impl.processes(), 3u) << kind;
+  }
+  // From the first pack on: every case fails, in its fresh child as in the reused one.
+  Remembers always(optimized_impl(), 1, 0);
+  for (const Case& c : small_cases(3)) {
+    CheckReport r = check_isolated_reused(c, reference_impl(), always, {}, 30);
+    ASSERT_EQ(r.verdict, Verdict::kFail);
+    EXPECT_NE(r.message.find("repro: layoutcheck repro"), std::string::npos) << r.message;
+  }
+}
+
+TEST(ReusedIsolation, an_out_of_range_time_limit_is_named) {
+  CheckReport r = check_isolated_reused(small_cases(1)[0], reference_impl(), optimized_impl(), {}, -1);
+  ASSERT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_NE(r.message.find("is out of range"), std::string::npos) << r.message;
 }
 
 TEST(Shrinking, finds_the_smallest_failing_shape) {
