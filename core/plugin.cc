@@ -562,9 +562,9 @@ Result<std::unique_ptr<IsolatedImpl>> load_plugin_isolated(const std::string& pa
 
 namespace {
 
-// A sandboxed child that checks case after case for check_isolated_reused:
-// the case and the options in, the verdict, the message and whether the
-// plugin left a process behind out.
+// A sandboxed child that checks case after case (case_worker_main): the
+// case and the options in; the verdict, the message and whether the child
+// stops (a process left behind, the plugin not loaded) out.
 void put_check_options(std::string* out, const CheckOptions& o) {
   put_u64(out, o.seed);
   put_u64(out, o.max_physical_bytes);
@@ -633,17 +633,9 @@ void case_worker_main(const Impl& expected, const Impl& actual, int fd) {
   }
 }
 
-struct CaseWorker {
-  const Impl* expected = nullptr;
-  const Impl* actual = nullptr;
-  SandboxLimits limits;
-  uint64_t served = 0;
-  std::unique_ptr<Sandbox> box;
-};
-
 // Cases one child checks before a fresh one takes over: what a plugin keeps
 // between calls (a leak, a cache) is bounded.
-constexpr uint64_t kCasesPerWorker = 1024;
+constexpr uint64_t kCasesPerChild = 1024;
 
 // Case c to the child in `box` (case_worker_main) and its report back;
 // *goes_on: the child answered and checks further cases.
@@ -705,34 +697,52 @@ CheckReport check_isolated(const Case& c, const Impl& expected, const Impl& actu
   return report;
 }
 
+struct ReusedChildren::Child {
+  const Impl* expected = nullptr;
+  const Impl* actual = nullptr;
+  SandboxLimits limits;
+  uint64_t served = 0;
+  std::unique_ptr<Sandbox> box;
+};
+
+ReusedChildren::ReusedChildren() = default;
+ReusedChildren::~ReusedChildren() = default;
+
 CheckReport check_isolated_reused(const Case& c, const Impl& expected, const Impl& actual,
-                                  const CheckOptions& options, double timeout_seconds) {
+                                  const CheckOptions& options, double timeout_seconds, ReusedChildren& children) {
   if (!timeout_in_range(timeout_seconds)) return check_isolated(c, expected, actual, options, timeout_seconds);
   const SandboxLimits limits = case_limits(actual, timeout_seconds);
-  thread_local CaseWorker w;
-  if (w.box && (w.expected != &expected || w.actual != &actual || w.limits.timeout_seconds != limits.timeout_seconds ||
-                w.limits.memory_bytes != limits.memory_bytes || w.served >= kCasesPerWorker || !w.box->running())) {
-    w.box.reset();
+  ReusedChildren::Child* w;
+  {
+    std::lock_guard<std::mutex> lock(children.mutex_);
+    auto& slot = children.children_[std::this_thread::get_id()];
+    if (!slot) slot = std::make_unique<ReusedChildren::Child>();
+    w = slot.get();  // this thread's alone
   }
-  if (!w.box) {
+  if (w->box && (w->expected != &expected || w->actual != &actual ||
+                 w->limits.timeout_seconds != limits.timeout_seconds ||
+                 w->limits.memory_bytes != limits.memory_bytes || w->served >= kCasesPerChild || !w->box->running())) {
+    w->box.reset();
+  }
+  if (!w->box) {
     auto box = std::make_unique<Sandbox>(limits);
     const Impl* e = &expected;
     const Impl* a = &actual;
     if (!box->start([e, a](int fd) { case_worker_main(*e, *a, fd); }).ok()) return check(c, expected, actual, options);
-    w = CaseWorker{&expected, &actual, limits, 0, std::move(box)};
+    *w = ReusedChildren::Child{&expected, &actual, limits, 0, std::move(box)};
   }
   bool goes_on = false;
-  CheckReport report = ask_worker(*w.box, c, expected, actual, options, &goes_on);
+  CheckReport report = ask_worker(*w->box, c, expected, actual, options, &goes_on);
   if (goes_on && (report.verdict == Verdict::kPass || report.verdict == Verdict::kBothInvalid)) {
-    ++w.served;
+    ++w->served;
     return report;
   }
   // Any other verdict of the child's first case is what check_isolated()
   // answers; of a later case, that of a fresh child, so that every verdict
   // is that of the case alone (as its repro line gives it), whatever the
   // cases before it left in the plugin's process.
-  const bool first = w.served == 0;
-  w.box.reset();
+  const bool first = w->served == 0;
+  w->box.reset();
   return first ? report : check_isolated(c, expected, actual, options, timeout_seconds);
 }
 

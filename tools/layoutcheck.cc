@@ -555,8 +555,11 @@ struct CaseRunner {
   const Impl& impl;
   bool isolate = false;
   double timeout = 10;
+  // The children that check the cases, one per thread of the run (the runner is copied, they are shared).
+  std::shared_ptr<ReusedChildren> children = std::make_shared<ReusedChildren>();
   CheckReport operator()(const Case& c, const CheckOptions& co) const {
-    return isolate ? check_isolated_reused(c, reference_impl(), impl, co, timeout) : check(c, reference_impl(), impl, co);
+    return isolate ? check_isolated_reused(c, reference_impl(), impl, co, timeout, *children)
+                   : check(c, reference_impl(), impl, co);
   }
 };
 

@@ -23,9 +23,11 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "layoutcheck/checker.h"
@@ -185,16 +187,36 @@ Result<std::unique_ptr<IsolatedImpl>> load_plugin_isolated(const std::string& pa
 CheckReport check_isolated(const Case& c, const Impl& expected, const Impl& actual,
                            const CheckOptions& options, double timeout_seconds);
 
-// check_isolated() for one case after another: one sandboxed child (per
-// calling thread) checks case after case, which saves a process start per
+// The sandboxed children check_isolated_reused() keeps between calls: one
+// per calling thread. The implementations it is called with must outlive
+// it; destroying it ends the children.
+class ReusedChildren {
+ public:
+  ReusedChildren();
+  ~ReusedChildren();
+  ReusedChildren(const ReusedChildren&) = delete;
+  ReusedChildren& operator=(const ReusedChildren&) = delete;
+  struct Child;  // core/plugin.cc
+
+ private:
+  friend CheckReport check_isolated_reused(const Case& c, const Impl& expected, const Impl& actual,
+                                           const CheckOptions& options, double timeout_seconds,
+                                           ReusedChildren& children);
+  std::mutex mutex_;
+  std::map<std::thread::id, std::unique_ptr<Child>> children_;
+};
+
+// check_isolated() for one case after another: a child of `children` (the
+// calling thread's) checks case after case, which saves a process start per
 // case (ten times the small cases a second). A pass, or a rejection by both
 // implementations, stands. Any other verdict, a crash, a hang or a process
 // left behind ends that child; for the child's first case the report is what
 // check_isolated() gives, for a later one it is check_isolated()'s in a fresh
 // child, so that every verdict is that of the case alone, as its repro line
-// gives it. A child checks at most 1024 cases, then a fresh one takes over.
+// gives it. Other implementations or limits than the child's, or 1024 cases
+// checked, and a fresh child takes over.
 CheckReport check_isolated_reused(const Case& c, const Impl& expected, const Impl& actual,
-                                  const CheckOptions& options, double timeout_seconds);
+                                  const CheckOptions& options, double timeout_seconds, ReusedChildren& children);
 
 // The smallest shape (dimension by dimension) for which `fails` still holds.
 Case shrink_case(const Case& failing, const std::function<bool(const Case&)>& fails);

@@ -1,9 +1,11 @@
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "layoutcheck/plugin.h"
 #include "support.h"
@@ -291,6 +293,7 @@ class Remembers : public testing::ForwardingImpl {
     if (shared_) munmap(shared_, 4096);
   }
   uint64_t processes() const { return shared_ ? shared_[1] : 0; }
+  uint64_t last_pid() const { return shared_ ? shared_[0] : 0; }
   Status pack(const Case& c, const void* logical, size_t logical_size, void* physical,
               size_t physical_size) const override {
     const uint64_t pid = static_cast<uint64_t>(getpid());
@@ -325,24 +328,53 @@ std::vector<Case> small_cases(int n) {
 
 TEST(ReusedIsolation, one_child_checks_case_after_case) {
   Remembers impl(optimized_impl(), 0, 0);
-  for (const Case& c : small_cases(20)) {
-    CheckReport r = check_isolated_reused(c, reference_impl(), impl, {}, 30);
-    ASSERT_EQ(r.verdict, Verdict::kPass) << r.message;
-    EXPECT_NE(r.repro.find("layoutcheck repro"), std::string::npos);
+  {
+    ReusedChildren children;
+    for (const Case& c : small_cases(20)) {
+      CheckReport r = check_isolated_reused(c, reference_impl(), impl, {}, 30, children);
+      ASSERT_EQ(r.verdict, Verdict::kPass) << r.message;
+      EXPECT_NE(r.repro.find("layoutcheck repro"), std::string::npos);
+    }
+    EXPECT_EQ(impl.processes(), 1u);
+    EXPECT_EQ(kill(static_cast<pid_t>(impl.last_pid()), 0), 0);
   }
-  EXPECT_EQ(impl.processes(), 1u);
+  // Gone with its ReusedChildren (and reaped).
+  EXPECT_NE(kill(static_cast<pid_t>(impl.last_pid()), 0), 0);
   // A new implementation, or another time limit, takes a fresh child.
   Remembers other(optimized_impl(), 0, 0);
-  ASSERT_EQ(check_isolated_reused(small_cases(1)[0], reference_impl(), other, {}, 30).verdict, Verdict::kPass);
-  ASSERT_EQ(check_isolated_reused(small_cases(1)[0], reference_impl(), other, {}, 20).verdict, Verdict::kPass);
+  ReusedChildren children;
+  ASSERT_EQ(check_isolated_reused(small_cases(1)[0], reference_impl(), other, {}, 30, children).verdict, Verdict::kPass);
+  ASSERT_EQ(check_isolated_reused(small_cases(1)[0], reference_impl(), other, {}, 20, children).verdict, Verdict::kPass);
   EXPECT_EQ(other.processes(), 2u);
+}
+
+TEST(ReusedIsolation, a_child_per_thread) {
+  Remembers impl(optimized_impl(), 0, 0);
+  ReusedChildren children;
+  const std::vector<Case> cases = small_cases(8);
+  for (int round = 0; round < 2; ++round) {
+    std::thread t([&] {
+      for (const Case& c : cases) {
+        ASSERT_EQ(check_isolated_reused(c, reference_impl(), impl, {}, 30, children).verdict, Verdict::kPass);
+      }
+    });
+    t.join();
+    for (const Case& c : cases) {
+      ASSERT_EQ(check_isolated_reused(c, reference_impl(), impl, {}, 30, children).verdict, Verdict::kPass);
+    }
+  }
+  // The first thread's child, this thread's, then (a thread id may be
+  // reused) the second thread's or the first's again.
+  EXPECT_GE(impl.processes(), 3u);
+  EXPECT_LE(impl.processes(), 4u);
 }
 
 TEST(ReusedIsolation, a_child_checks_at_most_1024_cases) {
   Remembers impl(optimized_impl(), 0, 0);
+  ReusedChildren children;
   const std::vector<Case> cases = small_cases(8);
   for (int i = 0; i < 1025; ++i) {
-    ASSERT_EQ(check_isolated_reused(cases[i % 8], reference_impl(), impl, {}, 30).verdict, Verdict::kPass);
+    ASSERT_EQ(check_isolated_reused(cases[i % 8], reference_impl(), impl, {}, 30, children).verdict, Verdict::kPass);
   }
   EXPECT_EQ(impl.processes(), 2u);
 }
@@ -350,9 +382,10 @@ TEST(ReusedIsolation, a_child_checks_at_most_1024_cases) {
 TEST(ReusedIsolation, a_failure_on_a_first_case_is_check_isolateds) {
   for (int kind : {0, 1, 2}) {
     Remembers fresh(optimized_impl(), 1, kind), alone(optimized_impl(), 1, kind);
+    ReusedChildren children;
     const Case c = small_cases(1)[0];
     const double limit = kind == 2 ? 1 : 30;
-    CheckReport r = check_isolated_reused(c, reference_impl(), fresh, {}, limit);
+    CheckReport r = check_isolated_reused(c, reference_impl(), fresh, {}, limit, children);
     CheckReport want = check_isolated(c, reference_impl(), alone, {}, limit);
     ASSERT_EQ(r.verdict, Verdict::kFail) << kind;
     EXPECT_EQ(r.message, want.message) << kind;
@@ -360,30 +393,33 @@ TEST(ReusedIsolation, a_failure_on_a_first_case_is_check_isolateds) {
   }
 }
 
-// A plugin that stops conforming after some calls in one process: the case
+// A plugin that stops conforming after some cases in one process: the case
 // where it does passes alone, and its verdict is that of a fresh child.
 TEST(ReusedIsolation, a_later_failure_is_the_verdict_of_a_fresh_child) {
   for (int kind : {0, 1, 2}) {
     Remembers impl(optimized_impl(), 4, kind);
+    ReusedChildren children;
     const double limit = kind == 2 ? 1 : 30;
     for (const Case& c : small_cases(6)) {
-      CheckReport r = check_isolated_reused(c, reference_impl(), impl, {}, limit);
+      CheckReport r = check_isolated_reused(c, reference_impl(), impl, {}, limit, children);
       ASSERT_EQ(r.verdict, Verdict::kPass) << kind << " " << to_string(c) << ": " << r.message;
     }
     // Child 1 fails its 4th case, which passes in child 2; child 3 takes cases 5 and 6.
     EXPECT_EQ(impl.processes(), 3u) << kind;
   }
-  // From the first pack on: every case fails, in its fresh child as in the reused one.
+  // From the first case on: every case fails, in its fresh child as in the reused one.
   Remembers always(optimized_impl(), 1, 0);
+  ReusedChildren children;
   for (const Case& c : small_cases(3)) {
-    CheckReport r = check_isolated_reused(c, reference_impl(), always, {}, 30);
+    CheckReport r = check_isolated_reused(c, reference_impl(), always, {}, 30, children);
     ASSERT_EQ(r.verdict, Verdict::kFail);
     EXPECT_NE(r.message.find("repro: layoutcheck repro"), std::string::npos) << r.message;
   }
 }
 
 TEST(ReusedIsolation, an_out_of_range_time_limit_is_named) {
-  CheckReport r = check_isolated_reused(small_cases(1)[0], reference_impl(), optimized_impl(), {}, -1);
+  ReusedChildren children;
+  CheckReport r = check_isolated_reused(small_cases(1)[0], reference_impl(), optimized_impl(), {}, -1, children);
   ASSERT_EQ(r.verdict, Verdict::kFail);
   EXPECT_NE(r.message.find("is out of range"), std::string::npos) << r.message;
 }
