@@ -125,13 +125,7 @@ const Shape kCases[] = {
 };
 
 TEST(NvdlaKernels, equal_the_reference_at_every_isa_level) {
-  for (Isa isa : available_isas()) {
-    IsaCapScope cap(isa);
-    for (const Shape& s : kCases) {
-      CheckReport r = check(must_case(s.layout, s.dtype, s.shape), reference_impl(), optimized_impl());
-      EXPECT_EQ(r.verdict, Verdict::kPass) << isa_name(isa) << " " << s.layout << " " << r.message;
-    }
-  }
+  for (const Shape& s : kCases) testing::expect_pass_at_every_isa(s.layout, s.dtype, s.shape);
 }
 
 // Tensors of 4 MiB and more below AVX-512 stream their atoms (pack) and rows

@@ -331,17 +331,13 @@ TEST(TlaOptimized, large_fp32_n_fractals_match_the_reference_at_every_isa_level)
 }
 
 TEST(TlaOptimized, fractal_transposes_match_the_reference_at_every_isa_level) {
-  for (Isa isa : available_isas()) {
-    IsaCapScope cap(isa);
-    for (const char* layout : {"tla.nZ", "tla.nN", "tla.zN", "tla.zZ"}) {
-      for (const char* dtype : {"int8", "fp16", "bf16", "fp32"}) {
-        // Whole and edge fractals; matrices narrower than a fractal (a vector);
-        // rows a multiple of 2 KiB apart (int8 without AVX-512: through a stage).
-        for (const char* shape : {"64,64", "96,48", "33,47", "32,16", "100,200", "70,1", "47,5", "16,16", "3,20",
-                                  "70,2048"}) {
-          CheckReport r = check(testing::must_case(layout, dtype, shape), reference_impl(), optimized_impl());
-          EXPECT_EQ(r.verdict, Verdict::kPass) << isa_name(isa) << " " << r.message;
-        }
+  for (const char* layout : {"tla.nZ", "tla.nN", "tla.zN", "tla.zZ"}) {
+    for (const char* dtype : {"int8", "fp16", "bf16", "fp32"}) {
+      // Whole and edge fractals; matrices narrower than a fractal (a vector);
+      // rows a multiple of 2 KiB apart (int8 without AVX-512: through a stage).
+      for (const char* shape : {"64,64", "96,48", "33,47", "32,16", "100,200", "70,1", "47,5", "16,16", "3,20",
+                                "70,2048"}) {
+        testing::expect_pass_at_every_isa(layout, dtype, shape);
       }
     }
   }
@@ -512,19 +508,13 @@ TEST(TlaOptimized, fractal_copies_at_every_buffer_offset) {
 
 // Notation layouts of the fractal formats take the fractal copies.
 TEST(TlaOptimized, notation_fractal_layouts_match_the_reference) {
-  for (Isa isa : available_isas()) {
-    IsaCapScope cap(isa);
-    const std::pair<const char*, const char*> cases[] = {
-        {"((16,4),(16,3)):((16,768),(1,256))", "64,48"},   // zZ fp16
-        {"((16,4),(16,3)):((16,256),(1,1024))", "64,48"},  // zN fp16
-        {"((16,4),(16,3)):((1,768),(16,256))", "64,48"},   // nZ fp16
-        {"((16,4),(16,3)):((1,256),(16,1024))", "64,48"},  // nN fp16
-    };
-    for (const auto& [layout, shape] : cases) {
-      CheckReport r = check(testing::must_case(layout, "fp16", shape), reference_impl(), optimized_impl());
-      EXPECT_EQ(r.verdict, Verdict::kPass) << isa_name(isa) << " " << layout << " " << r.message;
-    }
-  }
+  const std::pair<const char*, const char*> cases[] = {
+      {"((16,4),(16,3)):((16,768),(1,256))", "64,48"},   // zZ fp16
+      {"((16,4),(16,3)):((16,256),(1,1024))", "64,48"},  // zN fp16
+      {"((16,4),(16,3)):((1,768),(16,256))", "64,48"},   // nZ fp16
+      {"((16,4),(16,3)):((1,256),(16,1024))", "64,48"},  // nN fp16
+  };
+  for (const auto& [layout, shape] : cases) testing::expect_pass_at_every_isa(layout, "fp16", shape);
 }
 
 // Every thread count writes the reference's bytes at every instruction-set
