@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <numeric>
@@ -339,6 +340,42 @@ TEST(MgeLarge, streamed_small_rows_by_shuffles) {
            {"mge.nhwc", "fp32", "1,5,1024,821"},
        }) {
     expect_both_ways_from_a_line_and_inside_one(layout, dtype, shape, 13);
+  }
+}
+
+// Streamed 8-bit packs of 2 to 8 rows but 4 store the shuffles' 32-byte
+// pieces straight to memory from the first pixel that starts on 32 bytes, the
+// pixels before it element by element; with an even count of rows and an odd
+// address no pixel does, and the pixels go through the stage. Into buffers at
+// every kind of offset in a line, at every instruction-set level, against the
+// reference's bytes; nothing written outside the physical image.
+TEST(MgeLarge, streamed_small_row_packs_from_any_offset) {
+  for (const auto& [dtype, shape] : std::vector<std::pair<const char*, const char*>>{
+           {"int8", "32,2,512,513"}, {"uint8", "16,3,512,700"}, {"int8", "8,7,512,600"}}) {
+    SCOPED_TRACE(std::string(dtype) + " " + shape);
+    const Case c = must_case("mge.nhwc", dtype, shape);
+    std::vector<uint8_t> logical;
+    fill_position_unique(c, 3, &logical);
+    const size_t pb = *reference_impl().size_bytes(c);
+    ASSERT_GE(pb, size_t{16} << 20);
+    std::vector<uint8_t> want(pb);
+    ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), want.data(), pb).ok());
+    std::vector<uint8_t> phys(pb + 128);
+    for (Isa isa : available_isas()) {
+      IsaCapScope cap(isa);
+      for (size_t off : {0, 1, 5, 16, 31}) {
+        uint8_t* at = phys.data() + (kLineBytes - reinterpret_cast<uintptr_t>(phys.data()) % kLineBytes) % kLineBytes + off;
+        std::fill(phys.begin(), phys.end(), 0xA5);
+        ASSERT_TRUE(optimized_impl().pack(c, logical.data(), logical.size(), at, pb).ok());
+        EXPECT_EQ(0, std::memcmp(at, want.data(), pb)) << isa_name(isa) << " +" << off;
+        const size_t before = static_cast<size_t>(at - phys.data());
+        EXPECT_EQ(std::count(phys.begin(), phys.begin() + static_cast<std::ptrdiff_t>(before), 0xA5), static_cast<long>(before))
+            << isa_name(isa) << " +" << off;
+        EXPECT_EQ(std::count(phys.begin() + static_cast<std::ptrdiff_t>(before + pb), phys.end(), 0xA5),
+                  static_cast<long>(phys.size() - before - pb))
+            << isa_name(isa) << " +" << off;
+      }
+    }
   }
 }
 
