@@ -3246,6 +3246,39 @@ void stream_lines(uint8_t* dst, const uint8_t* src, uint64_t n) {
 template <bool kPack>
 bool nibble_pairs(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys);
 
+#if LC_MGE_X86
+// Streamed packs of the groups of a few rows the shuffles take (pshufb_rows:
+// NHWC of 2, 3, 5 to 8 channels, RGB images): the shuffles' 32-byte stores
+// go straight to memory, non-temporal, from the first pixel whose bytes
+// start on 32 (the pixels before it, 31 at most, element by element).
+// 8-bit ones went through a stage in L2 and out by a streaming copy, 16- and
+// 32-bit ones by the permutes of small_rows_permutes with AVX-512 VBMI
+// (measured on a Zen 5, NHWC packs, best of 7, alternating runs, of memcpy:
+// uint8 32 x 3 x 512 x 512 0.62-0.65 -> 1.18-1.24, int8 32 x 2 0.87 ->
+// 1.17-1.23, 16 x 5 0.67-0.73 -> 0.95-1.02, 16 x 6 0.65-0.68 -> 0.93-0.95,
+// 16 x 7 0.64-0.66 -> 0.80-0.82, 16 x 8 0.60 -> 0.70; fp16 16 x 2 0.69-0.74 ->
+// 1.27-1.33, 16 x 3 0.74-0.76 -> 1.35-1.40, 16 x 5 0.74-0.83 -> 1.13-1.17, 16
+// x 7 0.60 -> 0.74-0.76; fp32 8 x 3 0.72-0.76 -> 1.40, 8 x 5 0.76-0.83 ->
+// 1.12-1.14). False, having written nothing, when no pixel starts on 32 bytes.
+template <uint64_t kE>
+LC_MGE_AVX2 bool pack_small_rows_streamed(const Group& g, uint8_t* logical, uint8_t* phys) {
+  uint64_t head = 0;
+  while (head < 32 && head < g.L && reinterpret_cast<uintptr_t>(phys + (g.pixels + head * g.R) * kE) % 32 != 0) ++head;
+  if (head == 32) return false;
+  if (head > 0) transpose_rest<true, kE>(Group{g.rows, g.R, head, g.pixels}, logical, phys, 0);
+  uint64_t rows[8];  // pshufb_rows: 8 at most
+  for (uint64_t r = 0; r < g.R; ++r) rows[r] = g.rows[r] == kPad ? kPad : g.rows[r] + head;
+  Group body = g;
+  body.rows = rows;
+  body.L = g.L - head;
+  body.pixels = g.pixels + head * g.R;
+  const uint64_t done = small_rows_pshufb<true, kE, true>(body, logical, phys);
+  _mm_sfence();
+  if (done < body.L) transpose_rest<true, kE>(body, logical, phys, done);
+  return true;
+}
+#endif
+
 template <bool kPack>
 void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
   if (p.bits == 4 && nibble_pairs<kPack>(p, g, logical, phys)) return;
@@ -3341,43 +3374,26 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     }
     return;
   }
+  if (kPack && p.stream && (p.bits == 8 || p.bits == 16 || p.bits == 32) && pshufb_rows(p.bits / 8, g.R) &&
+      have_avx2()) {
+    const bool done = p.bits == 8    ? pack_small_rows_streamed<1>(g, logical, phys)
+                      : p.bits == 16 ? pack_small_rows_streamed<2>(g, logical, phys)
+                                     : pack_small_rows_streamed<4>(g, logical, phys);
+    if (done) return;
+  }
   if (p.stream && p.bits % 8 == 0 && small_rows_wanted(p.bits / 8, g.R, kPack, true) && have_avx512_vbmi()) {
     // A few rows: lines straight from the registers, no stage, both ways
     // (measured on a Zen 5, 16 x C x 512 x 512 NHWC, against the stages:
     // packs of fp16 of 3 channels 0.35 -> 0.86 of memcpy, fp32 of 5 0.50 ->
     // 0.97, int8 of 12 0.28 -> 0.39; unpacks of fp16 of 3 0.62 -> 1.08, of
-    // 12 0.40 -> 0.56, int8 of 12 0.40 -> 0.55).
+    // 12 0.40 -> 0.56, int8 of 12 0.40 -> 0.55). Packs of the rows the
+    // shuffles take go by pack_small_rows_streamed above, faster still.
     switch (p.bits) {
       case 8: small_rows_permutes<kPack, 1>(g, logical, phys, true); break;
       case 16: small_rows_permutes<kPack, 2>(g, logical, phys, true); break;
       default: small_rows_permutes<kPack, 4>(g, logical, phys, true); break;
     }
     return;
-  }
-  if (kPack && p.stream && p.bits == 8 && pshufb_rows(1, g.R) && have_avx2()) {
-    // 8-bit groups of a few rows (NHWC of 2, 3, 5 to 8 channels: RGB images):
-    // the shuffles' 32-byte stores go straight to memory, non-temporal, from
-    // the first pixel whose bytes start on 32 (the pixels before it, of 31 at
-    // most, element by element); they went through a stage in L2 and out by
-    // a streaming copy (measured on a Zen 5, NHWC uint8 pack, best of 7,
-    // alternating runs: 32 x 3 x 512 x 512 0.62-0.65 of memcpy -> 1.18-1.24,
-    // 32 x 2 x 512 x 512 0.87 -> 1.17-1.23, 16 x 5 0.67-0.73 -> 0.95-1.02, 16 x 6
-    // 0.65-0.68 -> 0.93-0.95, 16 x 7 0.64-0.66 -> 0.80-0.82, 16 x 8 0.60 -> 0.70).
-    uint64_t head = 0;
-    while (head < 32 && head < g.L && reinterpret_cast<uintptr_t>(phys + g.pixels + head * g.R) % 32 != 0) ++head;
-    if (head < 32) {  // mutate: equivalent (else the stage below: the same bytes)
-      if (head > 0) transpose_rest<true, 1>(Group{g.rows, g.R, head, g.pixels}, logical, phys, 0);
-      uint64_t rows[8];  // pshufb_rows: 8 at most
-      for (uint64_t r = 0; r < g.R; ++r) rows[r] = g.rows[r] == kPad ? kPad : g.rows[r] + head;
-      Group body = g;
-      body.rows = rows;
-      body.L = g.L - head;
-      body.pixels = g.pixels + head * g.R;
-      const uint64_t done = small_rows_pshufb<true, 1, true>(body, logical, phys);
-      _mm_sfence();
-      if (done < body.L) transpose_rest<true, 1>(body, logical, phys, done);
-      return;
-    }
   }
   if (kPack && p.stream && p.bits == 8 && (g.R == 32 || g.R % 64 == 0) && !have_avx512() && have_avx2()) {
     pack_streamed_rows_epi8_avx2(g, logical, phys);

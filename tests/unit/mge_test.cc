@@ -343,15 +343,17 @@ TEST(MgeLarge, streamed_small_rows_by_shuffles) {
   }
 }
 
-// Streamed 8-bit packs of 2 to 8 rows but 4 store the shuffles' 32-byte
-// pieces straight to memory from the first pixel that starts on 32 bytes, the
-// pixels before it element by element; with an even count of rows and an odd
-// address no pixel does, and the pixels go through the stage. Into buffers at
-// every kind of offset in a line, at every instruction-set level, against the
-// reference's bytes; nothing written outside the physical image.
+// Streamed packs of the rows the shuffles take (8-bit 2 to 8 but 4, 16- and
+// 32-bit 2 to 7 but 4) store the shuffles' 32-byte pieces straight to memory
+// from the first pixel that starts on 32 bytes, the pixels before it element
+// by element; with an even count of 8-bit rows and an odd address, or 16- or
+// 32-bit rows at an odd address, no pixel does, and they go another way. Into
+// buffers at every kind of offset in a line, at every instruction-set level,
+// against the reference's bytes; nothing written outside the physical image.
 TEST(MgeLarge, streamed_small_row_packs_from_any_offset) {
   for (const auto& [dtype, shape] : std::vector<std::pair<const char*, const char*>>{
-           {"int8", "32,2,512,513"}, {"uint8", "16,3,512,700"}, {"int8", "8,7,512,600"}}) {
+           {"int8", "32,2,512,513"}, {"uint8", "16,3,512,700"}, {"int8", "8,7,512,600"},
+           {"fp16", "8,3,512,700"}, {"fp32", "4,5,512,513"}}) {
     SCOPED_TRACE(std::string(dtype) + " " + shape);
     const Case c = must_case("mge.nhwc", dtype, shape);
     std::vector<uint8_t> logical;
