@@ -669,7 +669,8 @@ LC_MGE_AVX2 uint64_t small_rows_pshufb_avx2(const Group& g, uint8_t* logical, ui
       for (uint64_t j = 1; j < kR; ++j) {
         x = _mm256_or_si256(x, _mm256_shuffle_epi8(reg[j], _mm256_load_si256(reinterpret_cast<const __m256i*>(t.unpack[r][j]))));
       }
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(logical + (g.rows[r] + l) * kE), x);
+      if (kNt) _mm256_stream_si256(reinterpret_cast<__m256i*>(logical + (g.rows[r] + l) * kE), x);
+      else _mm256_storeu_si256(reinterpret_cast<__m256i*>(logical + (g.rows[r] + l) * kE), x);
     }
   }
   return steps_end;
@@ -3260,6 +3261,38 @@ bool nibble_pairs(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys
 // 1.27-1.33, 16 x 3 0.74-0.76 -> 1.35-1.40, 16 x 5 0.74-0.83 -> 1.13-1.17, 16
 // x 7 0.60 -> 0.74-0.76; fp32 8 x 3 0.72-0.76 -> 1.40, 8 x 5 0.76-0.83 ->
 // 1.12-1.14). False, having written nothing, when no pixel starts on 32 bytes.
+// The unpacks likewise: the rows' 32-byte pieces stored non-temporal from the
+// first pixel on 32 bytes, when every row has the same offset in 32 bytes
+// (the pixels before it element by element); they went by the VBMI permutes
+// of small_rows_permutes, straight from the registers too (measured on a Zen
+// 5, NHWC unpacks, best of 7, alternating runs, of memcpy: uint8 32 x 3 x 512
+// x 512 0.77-0.81 -> 1.23, int8 16 x 7 0.64-0.71 -> 0.89-0.92, fp16 16 x 3
+// 0.83-0.85 -> 1.26-1.28, 16 x 5 0.83 -> 1.01-1.03, fp32 8 x 3 0.74-0.86 ->
+// 1.28-1.37). False, having written nothing, when the rows' offsets differ.
+template <uint64_t kE>
+LC_MGE_AVX2 bool unpack_small_rows_streamed(const Group& g, uint8_t* logical, uint8_t* phys) {
+  uint64_t misalign = 64;
+  for (uint64_t r = 0; r < g.R; ++r) {
+    if (g.rows[r] == kPad) continue;
+    const uint64_t m = reinterpret_cast<uintptr_t>(logical + g.rows[r] * kE) % 32;
+    if (misalign == 64) misalign = m;
+    else if (m != misalign) return false;
+  }
+  if (misalign == 64 || misalign % kE != 0) return false;
+  const uint64_t head = std::min<uint64_t>(g.L, (32 - misalign) % 32 / kE);
+  if (head > 0) transpose_rest<false, kE>(Group{g.rows, g.R, head, g.pixels}, logical, phys, 0);
+  uint64_t rows[8];  // pshufb_rows: 8 at most
+  for (uint64_t r = 0; r < g.R; ++r) rows[r] = g.rows[r] == kPad ? kPad : g.rows[r] + head;
+  Group body = g;
+  body.rows = rows;
+  body.L = g.L - head;
+  body.pixels = g.pixels + head * g.R;
+  const uint64_t done = small_rows_pshufb<false, kE, true>(body, logical, phys);
+  _mm_sfence();
+  if (done < body.L) transpose_rest<false, kE>(body, logical, phys, done);
+  return true;
+}
+
 template <uint64_t kE>
 LC_MGE_AVX2 bool pack_small_rows_streamed(const Group& g, uint8_t* logical, uint8_t* phys) {
   uint64_t head = 0;
@@ -3374,6 +3407,13 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     }
     return;
   }
+  if (!kPack && p.stream && (p.bits == 8 || p.bits == 16 || p.bits == 32) && pshufb_rows(p.bits / 8, g.R) &&
+      have_avx2()) {
+    const bool done = p.bits == 8    ? unpack_small_rows_streamed<1>(g, logical, phys)
+                      : p.bits == 16 ? unpack_small_rows_streamed<2>(g, logical, phys)
+                                     : unpack_small_rows_streamed<4>(g, logical, phys);
+    if (done) return;
+  }
   if (kPack && p.stream && (p.bits == 8 || p.bits == 16 || p.bits == 32) && pshufb_rows(p.bits / 8, g.R) &&
       have_avx2()) {
     const bool done = p.bits == 8    ? pack_small_rows_streamed<1>(g, logical, phys)
@@ -3386,8 +3426,9 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     // (measured on a Zen 5, 16 x C x 512 x 512 NHWC, against the stages:
     // packs of fp16 of 3 channels 0.35 -> 0.86 of memcpy, fp32 of 5 0.50 ->
     // 0.97, int8 of 12 0.28 -> 0.39; unpacks of fp16 of 3 0.62 -> 1.08, of
-    // 12 0.40 -> 0.56, int8 of 12 0.40 -> 0.55). Packs of the rows the
-    // shuffles take go by pack_small_rows_streamed above, faster still.
+    // 12 0.40 -> 0.56, int8 of 12 0.40 -> 0.55). The rows the shuffles take
+    // go by pack_small_rows_streamed and unpack_small_rows_streamed above,
+    // faster still, where they can.
     switch (p.bits) {
       case 8: small_rows_permutes<kPack, 1>(g, logical, phys, true); break;
       case 16: small_rows_permutes<kPack, 2>(g, logical, phys, true); break;

@@ -347,13 +347,21 @@ TEST(MgeLarge, streamed_small_rows_by_shuffles) {
 // 32-bit 2 to 7 but 4) store the shuffles' 32-byte pieces straight to memory
 // from the first pixel that starts on 32 bytes, the pixels before it element
 // by element; with an even count of 8-bit rows and an odd address, or 16- or
-// 32-bit rows at an odd address, no pixel does, and they go another way. Into
-// buffers at every kind of offset in a line, at every instruction-set level,
-// against the reference's bytes; nothing written outside the physical image.
-TEST(MgeLarge, streamed_small_row_packs_from_any_offset) {
+// 32-bit rows at an odd address, no pixel does, and they go another way.
+// Unpacks store the rows' pieces so when every row has the same offset in 32
+// bytes (not so the planes of 511 x 701 bytes). Into buffers at every kind of
+// offset in a line, at every instruction-set level, against the reference's
+// bytes; nothing written outside the image or the tensor.
+TEST(MgeLarge, streamed_small_rows_from_any_offset) {
+  const auto untouched = [](const std::vector<uint8_t>& v, const uint8_t* at, size_t n) {
+    const size_t before = static_cast<size_t>(at - v.data());
+    return std::count(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(before), 0xA5) == static_cast<long>(before) &&
+           std::count(v.begin() + static_cast<std::ptrdiff_t>(before + n), v.end(), 0xA5) ==
+               static_cast<long>(v.size() - before - n);
+  };
   for (const auto& [dtype, shape] : std::vector<std::pair<const char*, const char*>>{
            {"int8", "32,2,512,513"}, {"uint8", "16,3,512,700"}, {"int8", "8,7,512,600"},
-           {"fp16", "8,3,512,700"}, {"fp32", "4,5,512,513"}}) {
+           {"fp16", "8,3,512,700"}, {"fp32", "4,5,512,513"}, {"uint8", "16,3,511,701"}}) {
     SCOPED_TRACE(std::string(dtype) + " " + shape);
     const Case c = must_case("mge.nhwc", dtype, shape);
     std::vector<uint8_t> logical;
@@ -362,20 +370,23 @@ TEST(MgeLarge, streamed_small_row_packs_from_any_offset) {
     ASSERT_GE(pb, size_t{16} << 20);
     std::vector<uint8_t> want(pb);
     ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), want.data(), pb).ok());
-    std::vector<uint8_t> phys(pb + 128);
+    std::vector<uint8_t> phys(pb + 128), back(logical.size() + 128);
+    const auto line = [](std::vector<uint8_t>& v, size_t off) {
+      return v.data() + (kLineBytes - reinterpret_cast<uintptr_t>(v.data()) % kLineBytes) % kLineBytes + off;
+    };
     for (Isa isa : available_isas()) {
       IsaCapScope cap(isa);
       for (size_t off : {0, 1, 5, 16, 31}) {
-        uint8_t* at = phys.data() + (kLineBytes - reinterpret_cast<uintptr_t>(phys.data()) % kLineBytes) % kLineBytes + off;
+        uint8_t* at = line(phys, off);
         std::fill(phys.begin(), phys.end(), 0xA5);
         ASSERT_TRUE(optimized_impl().pack(c, logical.data(), logical.size(), at, pb).ok());
-        EXPECT_EQ(0, std::memcmp(at, want.data(), pb)) << isa_name(isa) << " +" << off;
-        const size_t before = static_cast<size_t>(at - phys.data());
-        EXPECT_EQ(std::count(phys.begin(), phys.begin() + static_cast<std::ptrdiff_t>(before), 0xA5), static_cast<long>(before))
-            << isa_name(isa) << " +" << off;
-        EXPECT_EQ(std::count(phys.begin() + static_cast<std::ptrdiff_t>(before + pb), phys.end(), 0xA5),
-                  static_cast<long>(phys.size() - before - pb))
-            << isa_name(isa) << " +" << off;
+        EXPECT_EQ(0, std::memcmp(at, want.data(), pb)) << isa_name(isa) << " pack +" << off;
+        EXPECT_TRUE(untouched(phys, at, pb)) << isa_name(isa) << " pack +" << off;
+        uint8_t* lg = line(back, off);
+        std::fill(back.begin(), back.end(), 0xA5);
+        ASSERT_TRUE(optimized_impl().unpack(c, want.data(), pb, lg, logical.size()).ok());
+        EXPECT_EQ(0, std::memcmp(lg, logical.data(), logical.size())) << isa_name(isa) << " unpack +" << off;
+        EXPECT_TRUE(untouched(back, lg, logical.size())) << isa_name(isa) << " unpack +" << off;
       }
     }
   }
