@@ -3260,7 +3260,32 @@ bool nibble_pairs(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys
 // 16 x 7 0.64-0.66 -> 0.80-0.82, 16 x 8 0.60 -> 0.70; fp16 16 x 2 0.69-0.74 ->
 // 1.27-1.33, 16 x 3 0.74-0.76 -> 1.35-1.40, 16 x 5 0.74-0.83 -> 1.13-1.17, 16
 // x 7 0.60 -> 0.74-0.76; fp32 8 x 3 0.72-0.76 -> 1.40, 8 x 5 0.76-0.83 ->
-// 1.12-1.14). False, having written nothing, when no pixel starts on 32 bytes.
+// 1.12-1.14). Here the pixels before `head` go element by element, the
+// others by the shuffles straight to memory, both ways.
+template <bool kPack, uint64_t kE>
+LC_MGE_AVX2 void small_rows_streamed(const Group& g, uint8_t* logical, uint8_t* phys, uint64_t head) {
+  if (head > 0) transpose_rest<kPack, kE>(Group{g.rows, g.R, head, g.pixels}, logical, phys, 0);
+  uint64_t rows[8];  // pshufb_rows: 8 at most
+  for (uint64_t r = 0; r < g.R; ++r) rows[r] = g.rows[r] == kPad ? kPad : g.rows[r] + head;
+  Group body = g;
+  body.rows = rows;
+  body.L = g.L - head;
+  body.pixels = g.pixels + head * g.R;
+  const uint64_t done = small_rows_pshufb<kPack, kE, true>(body, logical, phys);
+  _mm_sfence();
+  if (done < body.L) transpose_rest<kPack, kE>(body, logical, phys, done);
+}
+
+// False, having written nothing, when no pixel starts on 32 bytes.
+template <uint64_t kE>
+LC_MGE_AVX2 bool pack_small_rows_streamed(const Group& g, uint8_t* logical, uint8_t* phys) {
+  uint64_t head = 0;
+  while (head < 32 && head < g.L && reinterpret_cast<uintptr_t>(phys + (g.pixels + head * g.R) * kE) % 32 != 0) ++head;
+  if (head == 32) return false;
+  small_rows_streamed<true, kE>(g, logical, phys, head);
+  return true;
+}
+
 // The unpacks likewise: the rows' 32-byte pieces stored non-temporal from the
 // first pixel on 32 bytes, when every row has the same offset in 32 bytes
 // (the pixels before it element by element); they went by the VBMI permutes
@@ -3279,35 +3304,7 @@ LC_MGE_AVX2 bool unpack_small_rows_streamed(const Group& g, uint8_t* logical, ui
     else if (m != misalign) return false;
   }
   if (misalign == 64 || misalign % kE != 0) return false;
-  const uint64_t head = std::min<uint64_t>(g.L, (32 - misalign) % 32 / kE);
-  if (head > 0) transpose_rest<false, kE>(Group{g.rows, g.R, head, g.pixels}, logical, phys, 0);
-  uint64_t rows[8];  // pshufb_rows: 8 at most
-  for (uint64_t r = 0; r < g.R; ++r) rows[r] = g.rows[r] == kPad ? kPad : g.rows[r] + head;
-  Group body = g;
-  body.rows = rows;
-  body.L = g.L - head;
-  body.pixels = g.pixels + head * g.R;
-  const uint64_t done = small_rows_pshufb<false, kE, true>(body, logical, phys);
-  _mm_sfence();
-  if (done < body.L) transpose_rest<false, kE>(body, logical, phys, done);
-  return true;
-}
-
-template <uint64_t kE>
-LC_MGE_AVX2 bool pack_small_rows_streamed(const Group& g, uint8_t* logical, uint8_t* phys) {
-  uint64_t head = 0;
-  while (head < 32 && head < g.L && reinterpret_cast<uintptr_t>(phys + (g.pixels + head * g.R) * kE) % 32 != 0) ++head;
-  if (head == 32) return false;
-  if (head > 0) transpose_rest<true, kE>(Group{g.rows, g.R, head, g.pixels}, logical, phys, 0);
-  uint64_t rows[8];  // pshufb_rows: 8 at most
-  for (uint64_t r = 0; r < g.R; ++r) rows[r] = g.rows[r] == kPad ? kPad : g.rows[r] + head;
-  Group body = g;
-  body.rows = rows;
-  body.L = g.L - head;
-  body.pixels = g.pixels + head * g.R;
-  const uint64_t done = small_rows_pshufb<true, kE, true>(body, logical, phys);
-  _mm_sfence();
-  if (done < body.L) transpose_rest<true, kE>(body, logical, phys, done);
+  small_rows_streamed<false, kE>(g, logical, phys, std::min<uint64_t>(g.L, (32 - misalign) % 32 / kE));
   return true;
 }
 #endif
