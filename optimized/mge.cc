@@ -3260,10 +3260,34 @@ bool nibble_pairs(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys
 // 16 x 7 0.64-0.66 -> 0.80-0.82, 16 x 8 0.60 -> 0.70; fp16 16 x 2 0.69-0.74 ->
 // 1.27-1.33, 16 x 3 0.74-0.76 -> 1.35-1.40, 16 x 5 0.74-0.83 -> 1.13-1.17, 16
 // x 7 0.60 -> 0.74-0.76; fp32 8 x 3 0.72-0.76 -> 1.40, 8 x 5 0.76-0.83 ->
-// 1.12-1.14). Here the pixels before `head` go element by element, the
-// others by the shuffles straight to memory, both ways.
+// 1.12-1.14).
+// Unpacks likewise store the rows' 32-byte pieces non-temporal from the
+// first pixel on 32 bytes, when every row has the same offset in 32 bytes;
+// they went by the VBMI permutes of small_rows_permutes, straight from the
+// registers too (measured on a Zen 5, NHWC unpacks, best of 7, alternating
+// runs, of memcpy: uint8 32 x 3 x 512 x 512 0.77-0.81 -> 1.23, int8 16 x 7
+// 0.64-0.71 -> 0.89-0.92, fp16 16 x 3 0.83-0.85 -> 1.26-1.28, 16 x 5 0.83 ->
+// 1.01-1.03, fp32 8 x 3 0.74-0.86 -> 1.28-1.37). False, having written
+// nothing, when no pixel starts on 32 bytes (pack) or the rows' offsets
+// differ (unpack).
 template <bool kPack, uint64_t kE>
-LC_MGE_AVX2 void small_rows_streamed(const Group& g, uint8_t* logical, uint8_t* phys, uint64_t head) {
+LC_MGE_AVX2 bool small_rows_straight(const Group& g, uint8_t* logical, uint8_t* phys) {
+  uint64_t head = 0;
+  if constexpr (kPack) {
+    while (head < 32 && head < g.L && reinterpret_cast<uintptr_t>(phys + (g.pixels + head * g.R) * kE) % 32 != 0) ++head;
+    if (head == 32) return false;
+  } else {
+    uint64_t misalign = 64;
+    for (uint64_t r = 0; r < g.R; ++r) {
+      if (g.rows[r] == kPad) continue;
+      const uint64_t m = reinterpret_cast<uintptr_t>(logical + g.rows[r] * kE) % 32;
+      if (misalign == 64) misalign = m;
+      else if (m != misalign) return false;
+    }
+    if (misalign == 64 || misalign % kE != 0) return false;
+    head = std::min<uint64_t>(g.L, (32 - misalign) % 32 / kE);
+  }
+  // The pixels before `head` element by element, the others by the shuffles.
   if (head > 0) transpose_rest<kPack, kE>(Group{g.rows, g.R, head, g.pixels}, logical, phys, 0);
   uint64_t rows[8];  // pshufb_rows: 8 at most
   for (uint64_t r = 0; r < g.R; ++r) rows[r] = g.rows[r] == kPad ? kPad : g.rows[r] + head;
@@ -3274,37 +3298,6 @@ LC_MGE_AVX2 void small_rows_streamed(const Group& g, uint8_t* logical, uint8_t* 
   const uint64_t done = small_rows_pshufb<kPack, kE, true>(body, logical, phys);
   _mm_sfence();
   if (done < body.L) transpose_rest<kPack, kE>(body, logical, phys, done);
-}
-
-// False, having written nothing, when no pixel starts on 32 bytes.
-template <uint64_t kE>
-LC_MGE_AVX2 bool pack_small_rows_streamed(const Group& g, uint8_t* logical, uint8_t* phys) {
-  uint64_t head = 0;
-  while (head < 32 && head < g.L && reinterpret_cast<uintptr_t>(phys + (g.pixels + head * g.R) * kE) % 32 != 0) ++head;
-  if (head == 32) return false;
-  small_rows_streamed<true, kE>(g, logical, phys, head);
-  return true;
-}
-
-// The unpacks likewise: the rows' 32-byte pieces stored non-temporal from the
-// first pixel on 32 bytes, when every row has the same offset in 32 bytes
-// (the pixels before it element by element); they went by the VBMI permutes
-// of small_rows_permutes, straight from the registers too (measured on a Zen
-// 5, NHWC unpacks, best of 7, alternating runs, of memcpy: uint8 32 x 3 x 512
-// x 512 0.77-0.81 -> 1.23, int8 16 x 7 0.64-0.71 -> 0.89-0.92, fp16 16 x 3
-// 0.83-0.85 -> 1.26-1.28, 16 x 5 0.83 -> 1.01-1.03, fp32 8 x 3 0.74-0.86 ->
-// 1.28-1.37). False, having written nothing, when the rows' offsets differ.
-template <uint64_t kE>
-LC_MGE_AVX2 bool unpack_small_rows_streamed(const Group& g, uint8_t* logical, uint8_t* phys) {
-  uint64_t misalign = 64;
-  for (uint64_t r = 0; r < g.R; ++r) {
-    if (g.rows[r] == kPad) continue;
-    const uint64_t m = reinterpret_cast<uintptr_t>(logical + g.rows[r] * kE) % 32;
-    if (misalign == 64) misalign = m;
-    else if (m != misalign) return false;
-  }
-  if (misalign == 64 || misalign % kE != 0) return false;
-  small_rows_streamed<false, kE>(g, logical, phys, std::min<uint64_t>(g.L, (32 - misalign) % 32 / kE));
   return true;
 }
 #endif
@@ -3404,18 +3397,10 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     }
     return;
   }
-  if (!kPack && p.stream && (p.bits == 8 || p.bits == 16 || p.bits == 32) && pshufb_rows(p.bits / 8, g.R) &&
-      have_avx2()) {
-    const bool done = p.bits == 8    ? unpack_small_rows_streamed<1>(g, logical, phys)
-                      : p.bits == 16 ? unpack_small_rows_streamed<2>(g, logical, phys)
-                                     : unpack_small_rows_streamed<4>(g, logical, phys);
-    if (done) return;
-  }
-  if (kPack && p.stream && (p.bits == 8 || p.bits == 16 || p.bits == 32) && pshufb_rows(p.bits / 8, g.R) &&
-      have_avx2()) {
-    const bool done = p.bits == 8    ? pack_small_rows_streamed<1>(g, logical, phys)
-                      : p.bits == 16 ? pack_small_rows_streamed<2>(g, logical, phys)
-                                     : pack_small_rows_streamed<4>(g, logical, phys);
+  if (p.stream && (p.bits == 8 || p.bits == 16 || p.bits == 32) && pshufb_rows(p.bits / 8, g.R) && have_avx2()) {
+    const bool done = p.bits == 8    ? small_rows_straight<kPack, 1>(g, logical, phys)
+                      : p.bits == 16 ? small_rows_straight<kPack, 2>(g, logical, phys)
+                                     : small_rows_straight<kPack, 4>(g, logical, phys);
     if (done) return;
   }
   if (p.stream && p.bits % 8 == 0 && small_rows_wanted(p.bits / 8, g.R, kPack, true) && have_avx512_vbmi()) {
@@ -3424,8 +3409,7 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     // packs of fp16 of 3 channels 0.35 -> 0.86 of memcpy, fp32 of 5 0.50 ->
     // 0.97, int8 of 12 0.28 -> 0.39; unpacks of fp16 of 3 0.62 -> 1.08, of
     // 12 0.40 -> 0.56, int8 of 12 0.40 -> 0.55). The rows the shuffles take
-    // go by pack_small_rows_streamed and unpack_small_rows_streamed above,
-    // faster still, where they can.
+    // go by small_rows_straight above, faster still, where they can.
     switch (p.bits) {
       case 8: small_rows_permutes<kPack, 1>(g, logical, phys, true); break;
       case 16: small_rows_permutes<kPack, 2>(g, logical, phys, true); break;

@@ -281,9 +281,8 @@ TEST(Isolation, a_hang_fails_the_case) {
 // Counts, in a page the children share with this process, the processes
 // that packed: slot 0 the pid of the latest, slot 1 how many times the
 // packing process changed (processes() for children used one after the
-// other). From the
-// `from`-th case (shape) a process packs on (0: never), it stops conforming:
-// `kind` says how (0 a wrong byte, 1 a crash, 2 a hang).
+// other). From the `from`-th case (shape) a process packs on (0: never), it
+// stops conforming: `kind` says how (0 a wrong byte, 1 a crash, 2 a hang).
 class Remembers : public testing::ForwardingImpl {
  public:
   Remembers(const Impl& base, uint64_t from, int kind) : ForwardingImpl(base), from_(from), kind_(kind) {
