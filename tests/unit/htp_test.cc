@@ -287,8 +287,8 @@ TEST(HtpLarge, streaming_rows_equal_the_reference_at_every_isa_level) {
   expect_pass_at_every_isa("htp.crouton(pad=5)", "uint8", "1,63,70,2050");
   expect_pass_at_every_isa("htp.crouton4x1", "uint8", "1,64,64,2048");
   expect_pass_at_every_isa("htp.crouton4x1(pad=9)", "uint8", "1,63,70,2050");
-  // Padded height and width, whole chunks of depth: the tile pairs, rows of
-  // a tile in padding read from (or written to) a line of their own.
+  // Padded height and width, whole chunks of depth (the tile pairs when both
+  // buffers are on cache lines: every_buffer_alignment below).
   expect_pass_at_every_isa("htp.crouton4x1(pad=9)", "uint8", "1,63,70,2048");
   expect_pass_at_every_isa("htp.crouton2x2(pad=3)", "uint8", "1,63,70,2048");
   // Rows of a length no kernel is specialized for: 48 bytes, streamed both
@@ -317,6 +317,7 @@ TEST(HtpLarge, every_thread_count_writes_the_same_bytes_at_every_isa_level) {
                          {"htp.crouton2x2(pad=3)", "uint8", "2,9,9,65"},
                          {"htp.crouton4x1(pad=9)", "uint8", "1,63,70,2048"},
                          {"htp.crouton2x2(pad=3)", "uint8", "3,9,11,128"},
+                         {"htp.crouton2x2(pad=3)", "uint8", "1,181,183,256"},
                          {"htp.weights", "uint8", "3,3,1024,1024"},
                          {"htp.weights", "fp16", "3,3,70,50"},
                          {"htp.chunk_table(rank=4,pairs=0:0 1:0 2:0 3:0 1:8 2:8 3:32,pad=7,chunk_stride=4608)", "fp16", "1,9,9,33"},
@@ -348,9 +349,14 @@ TEST(HtpLarge, every_buffer_alignment_writes_the_same_bytes_at_every_isa_level) 
                          // Padded 32-byte rows, an even number of chunks along them: the
                          // padded transposes, both ways, streamed.
                          {"htp.crouton(pad=5)", "uint8", "1,63,70,2040"},
-                         // Padded height and width, whole chunks of depth: the padded tile pairs.
+                         // Padded height and width, whole chunks of depth: the padded tile
+                         // pairs, rows of a tile in padding read from (or written to) a line
+                         // of their own; packs of blocks of 16 KiB or less (depth 256 or
+                         // less) by blocks, streamed from 8 MiB on.
                          {"htp.crouton4x1(pad=9)", "uint8", "2,9,11,64"},
-                         {"htp.crouton2x2(pad=3)", "uint8", "1,63,70,2048"}};
+                         {"htp.crouton2x2(pad=3)", "uint8", "1,63,70,2048"},
+                         {"htp.crouton4x1(pad=9)", "uint8", "1,183,181,256"},
+                         {"htp.crouton2x2(pad=3)", "uint8", "1,181,183,256"}};
   for (const Shape& s : cases) {
     SCOPED_TRACE(std::string(s.layout) + " " + s.dtype + " " + s.shape);
     const Case c = must_case(s.layout, s.dtype, s.shape);
