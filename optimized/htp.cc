@@ -1568,11 +1568,8 @@ LC_HTP_AVX512 void walk_tile_blocks(const Plan& p, const std::vector<Loop>& loop
         q.moves[k] = valid ? ~uint64_t{0} : 0;
       }
       q.phys = ip;
-      if (j + 1 < pos.size()) advance(inner, inner.size(), &ivalue, &x, &il, &ip);
-    }
-    for (size_t i = 0; i < inner.size(); ++i) {  // back to the block's coordinate
-      x[inner[i].dim] -= ivalue[i] * inner[i].step;
-      ivalue[i] = 0;
+      // After the last position the odometer wraps: x is the block's coordinate again.
+      advance(inner, inner.size(), &ivalue, &x, &il, &ip);
     }
     for (uint64_t i = 0; i < xl.count; i += 2) {
       const uint64_t at = i * 32;
