@@ -1,18 +1,53 @@
 // Threads (optimized/threads.h): large packs and unpacks with one thread and
-// with every core, beside a one-thread memcpy of the same bytes. Rows are
-// named threads/GROUP/pack/1-thread and threads/GROUP/pack/N-threads; their
-// wall-clock ratio is the one to read (the CPU time is the calling thread's).
+// with every core, beside a one-thread memcpy of the same bytes and a copy
+// with streaming stores by as many threads (the memory's ceiling). Rows are
+// named threads/GROUP/pack/1-thread, threads/GROUP/pack/N-threads and
+// threads/GROUP/stream-copy/N-threads; their wall-clock ratio is the one to
+// read (the CPU time is the calling thread's).
 #include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "bench_util.h"
 #include "layoutcheck/checker.h"
+#include "optimized/isa.h"
 #include "optimized/threads.h"
 
 namespace layoutcheck {
 namespace {
+
+// n bytes, dst and src on cache lines, by whole lines with non-temporal
+// stores where the target has them (x86-64: 64-byte stores with AVX-512 when
+// the kernels may use it, else SSE2's), else memcpy.
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) void stream_lines_avx512(uint8_t* dst, const uint8_t* src, uint64_t lines) {
+  for (uint64_t i = 0; i < lines; ++i) {
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + 64 * i), _mm512_load_si512(src + 64 * i));
+  }
+}
+void stream_lines_sse2(uint8_t* dst, const uint8_t* src, uint64_t lines) {
+  for (uint64_t i = 0; i < 4 * lines; ++i) {
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst) + i, _mm_load_si128(reinterpret_cast<const __m128i*>(src) + i));
+  }
+}
+#endif
+
+void stream_copy(uint8_t* dst, const uint8_t* src, uint64_t n) {
+#if defined(__x86_64__)
+  const uint64_t lines = n / 64;
+  if (isa_at_least(Isa::kAvx512)) stream_lines_avx512(dst, src, lines);
+  else stream_lines_sse2(dst, src, lines);
+  _mm_sfence();
+  std::memcpy(dst + 64 * lines, src + 64 * lines, n % 64);
+#else
+  std::memcpy(dst, src, n);
+#endif
+}
 
 void register_thread_rows(const std::string& name, const char* layout, const char* dtype, const char* shape) {
   auto parsed = parse_case(layout, dtype, shape);
@@ -34,6 +69,24 @@ void register_thread_rows(const std::string& name, const char* layout, const cha
   });
   std::vector<unsigned> counts = {1};
   if (hardware_threads() > 1) counts.push_back(hardware_threads());
+  // The memory's ceiling for a conversion that streams its output: a copy of
+  // the same bytes with non-temporal stores (no read of the destination, as
+  // the conversions' streamed writes; glibc's memcpy streams only far larger
+  // copies), by one thread and by as many as the rows, in slices of kSlice.
+  for (unsigned n : counts) {
+    const std::string row = "stream-copy/" + std::to_string(n) + (n == 1 ? "-thread" : "-threads");
+    bench::register_row(group, row, bytes, [n, bytes](benchmark::State& state) {
+      constexpr uint64_t kSlice = uint64_t{64} << 10;
+      bench::Buffer src(bytes, 1), dst(bytes, 0);
+      const ThreadCountScope scope(n);
+      bench::run_paired(state, dst.data(), src.data(), bytes, [&] {
+        parallel_ranges((bytes + kSlice - 1) / kSlice, bytes, [&](uint64_t begin, uint64_t end) {
+          stream_copy(dst.data() + begin * kSlice, src.data() + begin * kSlice,
+                      std::min(end * kSlice, bytes) - begin * kSlice);
+        });
+      });
+    });
+  }
   for (bool pack : {true, false}) {
     for (unsigned n : counts) {
       const std::string row = std::string(pack ? "pack/" : "unpack/") + std::to_string(n) + (n == 1 ? "-thread" : "-threads");

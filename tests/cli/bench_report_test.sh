@@ -62,7 +62,18 @@ printf '# comment\n\ntpu.aligned/fp32/16MiB/pack/optimized | the reads wait on m
 "$report" "$tmp/run.json" "$tmp/info" testhost "$tmp/notes.txt" > "$tmp/out.md" || fail "bench_report with notes exits $?"
 expect_row '^- `tpu.aligned/fp32/16MiB/pack/optimized` \(0\.800, goal 0\.9\): the reads wait on memory$' \
   "a missed row is listed with its reason"
-grep -q 'unpack/optimized` (' "$tmp/out.md" && fail "a row that met its goal is listed as below it"
+grep -qF 'tpu.aligned/fp32/16MiB/unpack/optimized` (' "$tmp/out.md" && fail "a row that met its goal is listed as below it"
+# A row below 1.2x oneDNN is listed under its own heading, with the reason of
+# its "ROW vs oneDNN" line: a row's memcpy reason is not its oneDNN reason.
+expect_row '^## Rows below 1\.2x oneDNN$' "the heading of the rows below 1.2x oneDNN"
+expect_row '^- `mge.nchw4/fp32/64MiB/unpack/optimized` \(1\.10x, oneDNN at 0\.909 of memcpy\): no reason recorded' \
+  "without its 'vs oneDNN' line a row below 1.2x oneDNN is listed with no reason"
+printf 'mge.nchw4/fp32/64MiB/unpack/optimized | not this one\nmge.nchw4/fp32/64MiB/unpack/optimized vs oneDNN | both copy\n' \
+  > "$tmp/notes.txt"
+"$report" "$tmp/run.json" "$tmp/info" testhost "$tmp/notes.txt" > "$tmp/out.md" || fail "bench_report with oneDNN notes exits $?"
+expect_row '^- `mge.nchw4/fp32/64MiB/unpack/optimized` \(1\.10x, oneDNN at 0\.909 of memcpy\): both copy$' \
+  "a row below 1.2x oneDNN is listed with the reason of its 'vs oneDNN' line"
+grep -qF 'pack/optimized` (2.00x' "$tmp/out.md" && fail "a row at 2x oneDNN is listed as below 1.2x"
 expect_notes_error() {  # WHAT TEXT MESSAGE
   printf '%s\n' "$2" > "$tmp/notes.txt"
   if "$report" "$tmp/run.json" "$tmp/info" testhost "$tmp/notes.txt" > /dev/null 2> "$tmp/err"; then
@@ -72,6 +83,10 @@ expect_notes_error() {  # WHAT TEXT MESSAGE
 }
 expect_notes_error "a line without a reason" "tpu.aligned/fp32/16MiB/pack/optimized" "notes.txt:1: not 'ROW | reason'"
 expect_notes_error "a row named twice" "$(printf 'a/b | one\na/b | two')" "notes.txt:2: row a/b is named twice"
+expect_notes_error "a oneDNN reason named twice" "$(printf 'a/b vs oneDNN | one\na/b | two\na/b vs oneDNN | three')" \
+  "notes.txt:3: row a/b vs oneDNN is named twice"
+expect_notes_error "'vs oneDNN' without a row" "vs oneDNN | why" "notes.txt:1: not 'ROW | reason'"
+expect_notes_error "words after 'vs oneDNN'" "a/b vs oneDNN too | why" "notes.txt:1: not 'ROW | reason'"
 if "$report" "$tmp/run.json" "$tmp/info" testhost "$tmp/missing.txt" > /dev/null 2> "$tmp/err"; then
   fail "a missing notes file is accepted"
 fi
@@ -81,7 +96,7 @@ if [ -n "$src" ] && [ -f "$src/bench/below_goal.txt" ]; then
   notes="$src/bench/below_goal.txt"
   "$report" "$tmp/run.json" "$tmp/info" testhost "$notes" > /dev/null 2> "$tmp/err" ||
     fail "bench/below_goal.txt does not read: $(cat "$tmp/err")"
-  grep -v '^#' "$notes" | grep -F ' | ' | sed 's/ | .*//' | while read -r name; do
+  grep -v '^#' "$notes" | grep -F ' | ' | sed 's/ | .*//; s/ vs oneDNN$//' | while read -r name; do
     cat "$src"/bench/results/*.json | grep -qF "\"run_name\": \"$name/real_time\"" ||
       echo "FAIL: bench/below_goal.txt names $name, a row of no file in bench/results"
   done > "$tmp/unknown"
