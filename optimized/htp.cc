@@ -28,8 +28,8 @@
 // along the depth go two logically adjacent tiles at a time: every line of
 // either side is read and written whole (streamed past 8 MiB), which a row
 // or tile at a time cannot do for rows of 32 bytes; a tile's rows in padding
-// (height, width) read a line of the pad element or are written to a
-// scratch line. Packs whose blocks (the tile loops inside x) read 16 KiB of
+// (height, width) read a line of the pad element or are not written.
+// Packs whose blocks (the tile loops inside x) read 16 KiB of
 // logical lines or less walk x between the blocks' loops, in memory order.
 // Both walk the loops around the transpose in physical order, unpack too:
 // short chunk rows (croutons) are then read front to back, with the next
