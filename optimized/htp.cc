@@ -1127,7 +1127,7 @@ LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
   // (see kSeqBlock; depth32 fp16 1 x 255 x 255 x 125 on a Zen 5: 1.04-1.06
   // of memcpy against 0.93), else the strided rows a step of the loop
   // outside on (next: 0 with the block, and no fetch of the lines being
-  // read: the same case, pinned, alternating, 0.85-0.92 -> 0.90-1.04).
+  // read: the same case on a Zen 4, pinned, alternating, 0.85-0.92 -> 0.90-1.04).
   const uint64_t m_bytes = xl.count * unit;
   const bool seq = x_ps == ml.count * unit && ml.count * m_bytes <= kSeqBlock;
   const uint64_t next = seq || loops.empty() ? 0 : loops.back().ps * e;
@@ -1475,7 +1475,7 @@ inline bool tile_row_valid(const Plan& p, const std::vector<TileEdge>& edges, co
 // or does not store them (unpack), and an unpack position wholly in padding
 // is skipped. (Unpack stored them to one scratch line before: streamed, the
 // stores to that line waited on each other; 1 x 255 x 255 x 256 crouton2x2
-// on a Zen 5, pinned, alternating: 0.64-0.69 of memcpy against 0.81-0.95 for
+// on a Zen 4, pinned, alternating: 0.64-0.69 of memcpy against 0.81-0.95 for
 // 256 x 256 and 0.83-0.85 for 254 x 254, whose positions are whole or
 // wholly padding.)
 template <bool kPack, bool kStream>

@@ -3453,7 +3453,7 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
   // fill. Instead a block of pixels is transposed into stage rows, L1-resident
   // and packed next to each other, and every stage row goes to its logical row
   // as a run of whole lines with non-temporal stores (a line a store with
-  // AVX-512: measured on a Zen 5, pinned, alternating, against four 16-byte
+  // AVX-512: measured on a Zen 4, pinned, alternating, against four 16-byte
   // stores a line: 16 x 128 x 256 x 128 CHWN4 int8 0.68-0.79 -> 0.76-0.89 of
   // memcpy, 16 x 24 x 256 x 256 NHWC int8 0.82 -> 0.98-1.01). Blocks start on
   // a line of the logical rows (which needs every row at the same offset in a
