@@ -105,6 +105,14 @@ std::string fixed(double v, int digits = 3) {
   return buf;
 }
 
+// v with `digits` decimals, or more (up to 6) where fewer would round it
+// across `goal` (0.8996 against 0.9 reads 0.8996, not 0.900).
+std::string fixed_against(double v, double goal, int digits = 3) {
+  std::string s = fixed(v, digits);
+  while (digits < 6 && (std::stod(s) >= goal) != (v >= goal)) s = fixed(v, ++digits);
+  return s;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -258,7 +266,7 @@ int main(int argc, char** argv) {
       if (cpu < goal) {
         ++missed;
         auto note = notes.find(name);
-        below.push_back("`" + name + "` (" + fixed(cpu) + ", goal " + fixed(goal, 1) + "): " +
+        below.push_back("`" + name + "` (" + fixed_against(cpu, goal) + ", goal " + fixed(goal, 1) + "): " +
                         (note != notes.end() ? note->second : "no reason recorded in bench/below_goal.txt"));
       }
       Family& f = families[group.substr(0, group.find('.'))];
@@ -266,7 +274,7 @@ int main(int argc, char** argv) {
       f.met += cpu >= goal;
       if (cpu / goal < f.worst_share) {
         f.worst_share = cpu / goal;
-        f.worst = name + " " + fixed(cpu) + " (goal " + fixed(goal, 1) + ")";
+        f.worst = name + " " + fixed_against(cpu, goal) + " (goal " + fixed(goal, 1) + ")";
       }
     }
     std::string dnn = "", vs = "";
@@ -280,15 +288,15 @@ int main(int argc, char** argv) {
       dnn = fixed(ratio(rows[base], rows[peer], !threaded));
       const double speedup = speedup_over(rows[base], rows[peer], rows[name], !threaded);
       onednn_speedups.push_back(speedup);
-      vs = fixed(speedup, 2) + "x" + (speedup >= 1.2 ? "" : " **MISS**");
+      vs = fixed_against(speedup, 1.2, 2) + "x" + (speedup >= 1.2 ? "" : " **MISS**");
       if (speedup < 1.2) {
         ++dnn_missed;
         auto note = notes.find(name + kVsOnednn);
-        below_dnn.push_back("`" + name + "` (" + fixed(speedup, 2) + "x, oneDNN at " + dnn + " of memcpy): " +
+        below_dnn.push_back("`" + name + "` (" + fixed_against(speedup, 1.2, 2) + "x, oneDNN at " + dnn + " of memcpy): " +
                             (note != notes.end() ? note->second : "no reason recorded in bench/below_goal.txt"));
       }
     }
-    md << "| " << name << " | " << fixed(cpu) << " | " << fixed(wall) << " | "
+    md << "| " << name << " | " << (goal > 0 ? fixed_against(cpu, goal) : fixed(cpu)) << " | " << fixed(wall) << " | "
        << (goal > 0 ? fixed(goal, 1) : "-") << " | " << met << " | " << dnn << " | " << vs << " |\n";
   }
   md << "\n" << missed + dnn_missed << " goal(s) missed: " << missed << " of " << measured

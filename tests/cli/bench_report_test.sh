@@ -103,6 +103,23 @@ if [ -n "$src" ] && [ -f "$src/bench/below_goal.txt" ]; then
   [ -s "$tmp/unknown" ] && { cat "$tmp/unknown"; failures=$((failures + 1)); }
 fi
 
+# A figure just below its goal is not rounded up to it: more decimals.
+{
+  echo '{"context": {"date": "today", "num_cpus": 2, "load_avg": [0.1, 0.1, 0.1]}, "benchmarks": ['
+  row tpu.aligned/fp32/16MiB/memcpy 0 1.0
+  row tpu.aligned/fp32/16MiB/pack/optimized 0 1.0 0.8996
+  row mge.nchw4/fp32/64MiB/memcpy 0 1.0
+  row mge.nchw4/fp32/64MiB/pack/optimized 0 1.0 1.0
+  row mge.nchw4/fp32/64MiB/pack/onednn 0 1.197 1.0
+  echo '{"name": "end", "run_type": "aggregate"}]}'
+} > "$tmp/near.json"
+"$report" "$tmp/near.json" "$tmp/info" testhost > "$tmp/out.md" || fail "bench_report on near.json exits $?"
+expect_row '^\| tpu.aligned/fp32/16MiB/pack/optimized \| 0\.8996 \| 0\.900 \| 0\.9 \| \*\*MISS\*\* \|' \
+  "0.8996 against a goal of 0.9 reads 0.8996"
+expect_row '^\| mge.nchw4/fp32/64MiB/pack/optimized \| 1\.000 \| .* \| 1\.197x \*\*MISS\*\* \|$' \
+  "1.197x against 1.2x reads 1.197x"
+expect_row '^- `mge.nchw4/fp32/64MiB/pack/optimized` \(1\.197x,' "the list of rows below 1.2x oneDNN reads 1.197x"
+
 echo 'not json' > "$tmp/bad.json"
 if "$report" "$tmp/bad.json" "$tmp/info" testhost > /dev/null 2> "$tmp/err"; then
   fail "bench_report accepts a file that is not JSON"
