@@ -3541,7 +3541,7 @@ inline void split_nibbles_scalar(const uint8_t* in, uint8_t* a, uint8_t* b, uint
 // The same 128 bytes at a time: nibble selects, then the bytes of the even and
 // odd elements interleaved (byte unpacks per lane, lanes put in order).
 // With `fetch`, the rows' bytes that far ahead are fetched into L2 meanwhile
-// (the rows of a group lie H*W/2 bytes apart, in the same L1 sets: fetched
+// (a group's rows lie a channel plane apart, in the same L1 sets: fetched
 // into L1 a block ahead they evicted each other; measured on a Zen 4, 16 x
 // 128 x 256 x 128 NCHW64 int4 pack, pinned, alternating, against that: into
 // L2 a block ahead 0.59-0.79, two blocks ahead 0.69-0.93 of memcpy against
