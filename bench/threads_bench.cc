@@ -9,41 +9,29 @@
 #include <string>
 #include <vector>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #include "bench_util.h"
 #include "layoutcheck/checker.h"
 #include "optimized/isa.h"
+#include "optimized/stream_run.h"
 #include "optimized/threads.h"
 
 namespace layoutcheck {
 namespace {
 
-// n bytes, dst and src on cache lines, by whole lines with non-temporal
-// stores where the target has them (x86-64: 64-byte stores with AVX-512 when
-// the kernels may use it, else SSE2's), else memcpy.
-#if defined(__x86_64__)
-__attribute__((target("avx512f"))) void stream_lines_avx512(uint8_t* dst, const uint8_t* src, uint64_t lines) {
-  for (uint64_t i = 0; i < lines; ++i) {
-    _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + 64 * i), _mm512_load_si512(src + 64 * i));
-  }
-}
-void stream_lines_sse2(uint8_t* dst, const uint8_t* src, uint64_t lines) {
-  for (uint64_t i = 0; i < 4 * lines; ++i) {
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst) + i, _mm_load_si128(reinterpret_cast<const __m128i*>(src) + i));
-  }
-}
-#endif
-
+// n bytes with the whole lines of dst streamed (optimized/stream_run.h, the
+// kernels' own way out of a stage) at the ISA level the kernels use; memcpy
+// below AVX2 or off x86-64.
 void stream_copy(uint8_t* dst, const uint8_t* src, uint64_t n) {
-#if defined(__x86_64__)
-  const uint64_t lines = n / 64;
-  if (isa_at_least(Isa::kAvx512)) stream_lines_avx512(dst, src, lines);
-  else stream_lines_sse2(dst, src, lines);
+#if defined(__x86_64__) || defined(_M_X64)
+  if (isa_at_least(Isa::kAvx512)) {
+    stream_run(dst, src, n);
+  } else if (isa_at_least(Isa::kAvx2)) {
+    stream_run_avx2(dst, src, n);
+  } else {
+    std::memcpy(dst, src, n);
+    return;
+  }
   _mm_sfence();
-  std::memcpy(dst + 64 * lines, src + 64 * lines, n % 64);
 #else
   std::memcpy(dst, src, n);
 #endif

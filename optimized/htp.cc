@@ -1406,6 +1406,17 @@ LC_HTP_AVX512 inline void unpack_32x4x2(__m512i* o, __m512i* r) {
   r[2] = _mm512_unpacklo_epi64(q1, q3);
   r[3] = _mm512_unpackhi_epi64(q1, q3);
 }
+// Unpack of tile_pair_32x4 storing only the rows k with bit k of `rows` set
+// (the others lie in padding).
+template <bool kStream>
+LC_HTP_AVX512 inline void tile_pair_32x4_rows(uint8_t* a, uint8_t* b, uint8_t* const* lines, unsigned rows) {
+  __m512i o[4] = {_mm512_load_si512(a), _mm512_load_si512(a + 64), _mm512_load_si512(b), _mm512_load_si512(b + 64)};
+  __m512i r[4];
+  unpack_32x4x2(o, r);
+  for (int k = 0; k < 4; ++k) {
+    if ((rows >> k) & 1) store_line<kStream>(lines[k], r[k]);
+  }
+}
 template <bool kPack, bool kStream>
 LC_HTP_AVX512 inline void tile_pair_32x4(uint8_t* a, uint8_t* b, uint8_t* const* lines) {
   if (kPack) {
@@ -1418,23 +1429,7 @@ LC_HTP_AVX512 inline void tile_pair_32x4(uint8_t* a, uint8_t* b, uint8_t* const*
     store_line<kStream>(b, o[2]);
     store_line<kStream>(b + 64, o[3]);
   } else {
-    __m512i o[4] = {_mm512_load_si512(a), _mm512_load_si512(a + 64), _mm512_load_si512(b),
-                    _mm512_load_si512(b + 64)};
-    __m512i r[4];
-    unpack_32x4x2(o, r);
-    for (int k = 0; k < 4; ++k) store_line<kStream>(lines[k], r[k]);
-  }
-}
-
-// Unpack of tile_pair_32x4 storing only the rows k with bit k of `rows` set
-// (the others lie in padding).
-template <bool kStream>
-LC_HTP_AVX512 inline void tile_pair_32x4_rows(uint8_t* a, uint8_t* b, uint8_t* const* lines, unsigned rows) {
-  __m512i o[4] = {_mm512_load_si512(a), _mm512_load_si512(a + 64), _mm512_load_si512(b), _mm512_load_si512(b + 64)};
-  __m512i r[4];
-  unpack_32x4x2(o, r);
-  for (int k = 0; k < 4; ++k) {
-    if ((rows >> k) & 1) store_line<kStream>(lines[k], r[k]);
+    tile_pair_32x4_rows<kStream>(a, b, lines, 0xF);
   }
 }
 
