@@ -24,7 +24,7 @@
 // With both buffers on cache lines, unpadded rows of 32 or 64 bytes whose
 // logical neighbour is a step of another loop (croutons, depth32) are a
 // transpose of rows between that loop and the middle one (AVX2 and up), and
-// with AVX-512, 32 x 4 byte tiles (crouton4x1, crouton2x2) without padding
+// 32 x 4 byte tiles (crouton4x1, crouton2x2; AVX2 and up) without padding
 // along the depth go two logically adjacent tiles at a time: every line of
 // either side is read and written whole (streamed past 8 MiB), which a row
 // or tile at a time cannot do for rows of 32 bytes; a tile's rows in padding
@@ -1433,6 +1433,99 @@ LC_HTP_AVX512 inline void tile_pair_32x4(uint8_t* a, uint8_t* b, uint8_t* const*
   }
 }
 
+// The tile pair's kernels for the walks below: AVX-512 (a line a register).
+struct Avx512TilePair {
+  template <bool kPack, bool kStream>
+  static LC_HTP_AVX512 inline void pair(uint8_t* a, uint8_t* b, uint8_t* const* lines) {
+    tile_pair_32x4<kPack, kStream>(a, b, lines);
+  }
+  template <bool kStream>
+  static LC_HTP_AVX512 inline void rows(uint8_t* a, uint8_t* b, uint8_t* const* lines, unsigned rows) {
+    tile_pair_32x4_rows<kStream>(a, b, lines, rows);
+  }
+};
+
+// One 32 x 4 byte tile in AVX2 registers: pack turns logical rows r (32
+// bytes each) into the tile's four 32-byte pieces o by byte and word
+// interleaves in lanes and a join of the lanes' halves (d0-7, d8-15, d16-23,
+// d24-31); unpack gathers each row's bytes of four depths with a byte
+// shuffle, pairs the two lanes' dwords and transposes 8-byte pieces.
+__attribute__((target("avx2"), always_inline)) inline void pack_32x4_avx2(const __m256i* r, __m256i* o) {
+  const __m256i a = _mm256_unpacklo_epi8(r[0], r[1]), b = _mm256_unpacklo_epi8(r[2], r[3]);
+  const __m256i c = _mm256_unpackhi_epi8(r[0], r[1]), d = _mm256_unpackhi_epi8(r[2], r[3]);
+  const __m256i o0 = _mm256_unpacklo_epi16(a, b), o1 = _mm256_unpackhi_epi16(a, b);
+  const __m256i o2 = _mm256_unpacklo_epi16(c, d), o3 = _mm256_unpackhi_epi16(c, d);
+  o[0] = _mm256_permute2x128_si256(o0, o1, 0x20);
+  o[1] = _mm256_permute2x128_si256(o2, o3, 0x20);
+  o[2] = _mm256_permute2x128_si256(o0, o1, 0x31);
+  o[3] = _mm256_permute2x128_si256(o2, o3, 0x31);
+}
+__attribute__((target("avx2"), always_inline)) inline void unpack_32x4_avx2(const __m256i* o, __m256i* r) {
+  const __m256i by_row = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,  //
+                                          0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __m256i pair_lanes = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  __m256i w[4];
+  for (int i = 0; i < 4; ++i) {
+    // 8-byte piece k: row k, depths 8i..8i+7.
+    w[i] = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(o[i], by_row), pair_lanes);
+  }
+  const __m256i x0 = _mm256_unpacklo_epi64(w[0], w[1]), x1 = _mm256_unpackhi_epi64(w[0], w[1]);
+  const __m256i x2 = _mm256_unpacklo_epi64(w[2], w[3]), x3 = _mm256_unpackhi_epi64(w[2], w[3]);
+  r[0] = _mm256_permute2x128_si256(x0, x2, 0x20);
+  r[1] = _mm256_permute2x128_si256(x1, x3, 0x20);
+  r[2] = _mm256_permute2x128_si256(x0, x2, 0x31);
+  r[3] = _mm256_permute2x128_si256(x1, x3, 0x31);
+}
+template <bool kStream>
+__attribute__((target("avx2"), always_inline)) inline void store_half(uint8_t* at, __m256i v) {
+  if (kStream) _mm256_stream_si256(reinterpret_cast<__m256i*>(at), v);
+  else _mm256_store_si256(reinterpret_cast<__m256i*>(at), v);
+}
+
+// The same tile pair with AVX2: a line is row k of tile a then row k of
+// tile b, so each tile is one 32 x 4 transpose of the lines' halves; every
+// line of either side is still read and written whole (two 32-byte stores).
+// Measured on a Zen 4 capped at AVX2, pinned, alternating, ratio to memcpy,
+// pack / unpack, against a tile at a time (walk_tiles_avx2, and
+// walk_tiles_32x4_dense without padding): crouton4x1 1 x 255 x 255 x 256
+// 0.26-0.30 / 0.34 -> 0.72-0.83 / 0.60-0.68, crouton2x2 0.59 / 0.49-0.52 ->
+// 0.81-0.86 / 0.59-0.61; 1 x 256 x 256 x 1024 crouton4x1 0.91-0.98 /
+// 0.73-0.78 -> 1.27-1.31 / 1.04-1.31, crouton2x2 1.02-1.08 / 0.71-0.77 ->
+// 1.23-1.31 / 0.97-1.02.
+struct Avx2TilePair {
+  template <bool kPack, bool kStream>
+  static __attribute__((target("avx2"))) inline void pair(uint8_t* a, uint8_t* b,
+                                                                          uint8_t* const* lines) {
+    if (!kPack) return rows<kStream>(a, b, lines, 0xF);
+    __m256i ra[4], rb[4], oa[4], ob[4];
+    for (int k = 0; k < 4; ++k) {
+      ra[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(lines[k]));
+      rb[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(lines[k] + 32));
+    }
+    pack_32x4_avx2(ra, oa);
+    pack_32x4_avx2(rb, ob);
+    for (int i = 0; i < 4; ++i) store_half<kStream>(a + 32 * i, oa[i]);
+    for (int i = 0; i < 4; ++i) store_half<kStream>(b + 32 * i, ob[i]);
+  }
+  template <bool kStream>
+  static __attribute__((target("avx2"))) inline void rows(uint8_t* a, uint8_t* b,
+                                                                          uint8_t* const* lines, unsigned rows) {
+    __m256i oa[4], ob[4], ra[4], rb[4];
+    for (int i = 0; i < 4; ++i) {
+      oa[i] = _mm256_load_si256(reinterpret_cast<const __m256i*>(a + 32 * i));
+      ob[i] = _mm256_load_si256(reinterpret_cast<const __m256i*>(b + 32 * i));
+    }
+    unpack_32x4_avx2(oa, ra);
+    unpack_32x4_avx2(ob, rb);
+    for (int k = 0; k < 4; ++k) {
+      if ((rows >> k) & 1) {
+        store_half<kStream>(lines[k], ra[k]);
+        store_half<kStream>(lines[k] + 32, rb[k]);
+      }
+    }
+  }
+};
+
 // Each padded dimension: how far along it each of a 32 x 4 tile's rows lies
 // from the tile's coordinate.
 struct TileEdge {
@@ -1473,9 +1566,10 @@ inline bool tile_row_valid(const Plan& p, const std::vector<TileEdge>& edges, co
 // on a Zen 4, pinned, alternating: 0.64-0.69 of memcpy against 0.81-0.95 for
 // 256 x 256 and 0.83-0.85 for 254 x 254, whose positions are whole or
 // wholly padding.)
-template <bool kPack, bool kStream>
-LC_HTP_AVX512 void walk_tile_pairs(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
-                                   uint64_t begin, uint64_t end) {
+template <bool kPack, bool kStream, class K>
+inline __attribute__((always_inline)) void walk_tile_pairs_body(const Plan& p, const std::vector<Loop>& loops,
+                                                                uint8_t* logical, uint8_t* phys, uint64_t begin,
+                                                                uint64_t end) {
   const Loop& xl = p.loops[p.tile_pair_x];
   const uint64_t o[4] = {p.tile_offset[0], p.tile_offset[1], p.tile_offset[2], p.tile_offset[3]};
   const std::vector<TileEdge> edges = tile_edges(p);
@@ -1529,12 +1623,23 @@ LC_HTP_AVX512 void walk_tile_pairs(const Plan& p, const std::vector<Loop>& loops
           _mm_prefetch(reinterpret_cast<const char*>(ph + xl.ps + far + 64), _MM_HINT_T1);
         }
       }
-      if (kPack || rows == 0xF) tile_pair_32x4<kPack, kStream>(ph, ph + xl.ps, lines);
-      else tile_pair_32x4_rows<kStream>(ph, ph + xl.ps, lines, rows);
+      if (kPack || rows == 0xF) K::template pair<kPack, kStream>(ph, ph + xl.ps, lines);
+      else K::template rows<kStream>(ph, ph + xl.ps, lines, rows);
     }
     if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
   }
   if (kStream) _mm_sfence();
+}
+template <bool kPack, bool kStream>
+LC_HTP_AVX512 void walk_tile_pairs(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
+                                   uint64_t begin, uint64_t end) {
+  walk_tile_pairs_body<kPack, kStream, Avx512TilePair>(p, loops, logical, phys, begin, end);
+}
+template <bool kPack, bool kStream>
+__attribute__((target("avx2"), flatten)) void walk_tile_pairs_avx2(const Plan& p, const std::vector<Loop>& loops,
+                                                          uint8_t* logical, uint8_t* phys, uint64_t begin,
+                                                          uint64_t end) {
+  walk_tile_pairs_body<kPack, kStream, Avx2TilePair>(p, loops, logical, phys, begin, end);
 }
 #endif
 
@@ -1550,9 +1655,10 @@ LC_HTP_AVX512 void walk_tile_pairs(const Plan& p, const std::vector<Loop>& loops
 // 1 x 256 x 256 x 1024 (64 KiB blocks) 0.98 -> 0.78-0.88, so the walk of
 // walk_tile_pairs stays there. The rows' starts are worked out once a block.
 constexpr uint64_t kTileBlockBytes = 16 << 10;
-template <bool kStream>
-LC_HTP_AVX512 void walk_tile_blocks(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
-                                    uint64_t begin, uint64_t end) {
+template <bool kStream, class K>
+inline __attribute__((always_inline)) void walk_tile_blocks_body(const Plan& p, const std::vector<Loop>& loops,
+                                                                 uint8_t* logical, uint8_t* phys, uint64_t begin,
+                                                                 uint64_t end) {
   const Loop& xl = p.loops[p.tile_pair_x];
   const std::vector<Loop>& inner = p.tile_pair_inner;
   const std::vector<TileEdge> edges = tile_edges(p);
@@ -1596,12 +1702,23 @@ LC_HTP_AVX512 void walk_tile_blocks(const Plan& p, const std::vector<Loop>& loop
           _mm_prefetch(reinterpret_cast<const char*>(line + 64), _MM_HINT_T0);
           _mm_prefetch(reinterpret_cast<const char*>(line + next), _MM_HINT_T1);
         }
-        tile_pair_32x4<true, kStream>(ph, ph + xl.ps, lines);
+        K::template pair<true, kStream>(ph, ph + xl.ps, lines);
       }
     }
     if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
   }
   if (kStream) _mm_sfence();
+}
+template <bool kStream>
+LC_HTP_AVX512 void walk_tile_blocks(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
+                                    uint64_t begin, uint64_t end) {
+  walk_tile_blocks_body<kStream, Avx512TilePair>(p, loops, logical, phys, begin, end);
+}
+template <bool kStream>
+__attribute__((target("avx2"), flatten)) void walk_tile_blocks_avx2(const Plan& p, const std::vector<Loop>& loops,
+                                                           uint8_t* logical, uint8_t* phys, uint64_t begin,
+                                                           uint64_t end) {
+  walk_tile_blocks_body<kStream, Avx2TilePair>(p, loops, logical, phys, begin, end);
 }
 #endif
 
@@ -1819,48 +1936,26 @@ inline void copy_tile(uint8_t* phys, uint8_t* logical, uint64_t t_count, uint64_
 }
 
 #ifdef LC_HTP_X86
-// The 32 x 4 byte tile with AVX2: pack interleaves bytes and words in lanes
-// and joins the lanes' halves (four 32-byte results, d0-7, d8-15, d16-23,
-// d24-31); unpack gathers each tile row's bytes of four depths with a byte
-// shuffle, pairs the two lanes' dwords, and transposes 8-byte pieces.
+// The 32 x 4 byte tile with AVX2 (pack_32x4_avx2, unpack_32x4_avx2) at any byte.
 template <bool kPack, bool kStream>
 __attribute__((target("avx2"))) inline void tile_32x4_u8_avx2(uint8_t* phys, uint8_t* const* rows) {
+  __m256i r[4], o[4];
   if (kPack) {
-    const __m256i r0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[0]));
-    const __m256i r1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[1]));
-    const __m256i r2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[2]));
-    const __m256i r3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[3]));
-    const __m256i a = _mm256_unpacklo_epi8(r0, r1), b = _mm256_unpacklo_epi8(r2, r3);
-    const __m256i c = _mm256_unpackhi_epi8(r0, r1), d = _mm256_unpackhi_epi8(r2, r3);
-    const __m256i o0 = _mm256_unpacklo_epi16(a, b), o1 = _mm256_unpackhi_epi16(a, b);
-    const __m256i o2 = _mm256_unpacklo_epi16(c, d), o3 = _mm256_unpackhi_epi16(c, d);
-    const __m256i out[4] = {_mm256_permute2x128_si256(o0, o1, 0x20), _mm256_permute2x128_si256(o2, o3, 0x20),
-                            _mm256_permute2x128_si256(o0, o1, 0x31), _mm256_permute2x128_si256(o2, o3, 0x31)};
+    for (int k = 0; k < 4; ++k) r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[k]));
+    pack_32x4_avx2(r, o);
     __m128i* dst = reinterpret_cast<__m128i*>(phys);
     for (int i = 0; i < 4; ++i) {
       if (kStream) {  // 16-byte aligned (checked by the caller)
-        _mm_stream_si128(dst + 2 * i, _mm256_castsi256_si128(out[i]));
-        _mm_stream_si128(dst + 2 * i + 1, _mm256_extracti128_si256(out[i], 1));
+        _mm_stream_si128(dst + 2 * i, _mm256_castsi256_si128(o[i]));
+        _mm_stream_si128(dst + 2 * i + 1, _mm256_extracti128_si256(o[i], 1));
       } else {
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 2 * i), out[i]);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 2 * i), o[i]);
       }
     }
   } else {
-    const __m256i by_row = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,  //
-                                            0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    const __m256i pair_lanes = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-    __m256i w[4];
-    for (int i = 0; i < 4; ++i) {
-      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(phys + 32 * i));
-      // 8-byte piece k: row k, depths 8i..8i+7.
-      w[i] = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, by_row), pair_lanes);
-    }
-    const __m256i x0 = _mm256_unpacklo_epi64(w[0], w[1]), x1 = _mm256_unpackhi_epi64(w[0], w[1]);
-    const __m256i x2 = _mm256_unpacklo_epi64(w[2], w[3]), x3 = _mm256_unpackhi_epi64(w[2], w[3]);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(rows[0]), _mm256_permute2x128_si256(x0, x2, 0x20));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(rows[1]), _mm256_permute2x128_si256(x1, x3, 0x20));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(rows[2]), _mm256_permute2x128_si256(x0, x2, 0x31));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(rows[3]), _mm256_permute2x128_si256(x1, x3, 0x31));
+    for (int i = 0; i < 4; ++i) o[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(phys + 32 * i));
+    unpack_32x4_avx2(o, r);
+    for (int k = 0; k < 4; ++k) _mm256_storeu_si256(reinterpret_cast<__m256i*>(rows[k]), r[k]);
   }
 }
 
@@ -2144,20 +2239,21 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
     const bool by_32x4 = p.elem == 1 && p.tile_k == 4 && p.loops[p.tile_at].count == 32;
 #ifdef LC_HTP_X86
     if (p.tile_pair && ((reinterpret_cast<uintptr_t>(logical) | reinterpret_cast<uintptr_t>(phys)) & 63) == 0 &&
-        has_avx512()) {
+        has_avx2()) {
+      const bool wide = has_avx512(), stream = p.elements >= kStreamBytes;
       // Pack by blocks when a block's logical lines stay in L1 (see walk_tile_blocks).
       const uint64_t block_bytes =
           positions(p.tile_pair_inner, p.tile_pair_inner.size()) * 4 * p.loops[p.tile_pair_x].count * 32;
       if (kPack && !p.tile_pair_inner.empty() && block_bytes <= kTileBlockBytes) {
         *loops = &p.tile_pair_blocks;
         *outer = (*loops)->size();
-        if (p.elements >= kStreamBytes) return &walk_tile_blocks<true>;
-        return &walk_tile_blocks<false>;
+        if (wide) return stream ? &walk_tile_blocks<true> : &walk_tile_blocks<false>;
+        return stream ? &walk_tile_blocks_avx2<true> : &walk_tile_blocks_avx2<false>;
       }
       *loops = &p.tile_pair_outer;
       *outer = (*loops)->size();
-      if (p.elements >= kStreamBytes) return &walk_tile_pairs<kPack, true>;
-      return &walk_tile_pairs<kPack, false>;
+      if (wide) return stream ? &walk_tile_pairs<kPack, true> : &walk_tile_pairs<kPack, false>;
+      return stream ? &walk_tile_pairs_avx2<kPack, true> : &walk_tile_pairs_avx2<kPack, false>;
     }
     if (p.tile_cols && has_avx512()) {
       *loops = &p.tile_cols_outer;
