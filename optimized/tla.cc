@@ -11,7 +11,7 @@
 // 32 bytes use their compile-time layout (tla_layout.h): a z-fractal row is
 // one 32-byte C0 copied whole, an n-fractal is a C0 x 16 transpose. They go
 // by groups of the fractals that share a cache line of each logical row (see
-// "fractal groups"), with AVX-512 in-register transposes where the CPU has
+// "fractal groups"), with AVX-512 or AVX2 in-register transposes where the CPU has
 // them; notation layouts that are such a format copy the same way. A z
 // unpack past L2 writes each logical row front to back straight from the
 // fractals (see "z-fractal unpack"). From 4 MiB written, whole lines on line
@@ -935,60 +935,12 @@ void stage_out(uint8_t* dst, size_t pitch, const uint8_t* stage, size_t stage_pi
   stage_out_portable(dst, pitch, stage, stage_pitch, rows, lines);
 }
 
-// A group without AVX-512: fractal by fractal (the n transposes in AVX2 where available).
+// A group without AVX2: fractal by fractal.
 template <bool kPack, size_t EB, bool kZInside>
 void group_by_fractal(uint8_t* logical, size_t pitch, uint8_t* block, size_t step) {
   constexpr uint64_t kPiece = static_cast<uint64_t>(Fractal<EB, kZInside>::kW) * EB;
   for (uint64_t q = 0; q * kPiece < kLineBytes; ++q) {
     full_fractal<kPack, EB, kZInside>(logical + q * kPiece, pitch, block + q * step);
-  }
-}
-
-#ifdef LC_TLA_X86
-// A streamed pack of n fractals without AVX-512: group_by_fractal's
-// transposes, each fractal's lines non-temporal. Streaming below AVX-512
-// (these packs, z_group_avx2's, stage_out_avx2 and z_unpack_rows_avx2) was
-// measured on a Zen 5 capped at AVX2, best of 7, unpacks: nZ int8 2048 x
-// 4096 0.25 -> 0.49 of memcpy, fp16 2048 x 2048 0.27 -> 0.45, fp32 0.36 ->
-// 0.61, nN fp16 0.30 -> 0.39, zN fp16 0.42 -> 0.64, int8 0.40 -> 0.63; the
-// packs' times par to 7% less (z fractals through an L1 buffer and out
-// instead of straight: 15% more).
-template <size_t EB>
-__attribute__((target("avx2"))) void n_group_streamed_avx2(uint8_t* logical, size_t pitch, uint8_t* block, size_t step) {
-  constexpr uint64_t kPiece = static_cast<uint64_t>(Fractal<EB, false>::kW) * EB;
-  for (uint64_t q = 0; q * kPiece < kLineBytes; ++q) n_fractal_simd<true, EB, true>(block + q * step, logical + q * kPiece, pitch / EB);
-}
-#endif
-
-// An n-fractal pack without AVX-512, a group at a time through an L1 stage
-// of the group's kH lines (one line of each logical row): logical rows a
-// multiple of 4 KiB apart share their L1 sets, and the rows' lines, read a
-// 32- or 16-byte piece a fractal, were evicted before the group's next
-// fractal came to them; each is read whole into the stage instead. The
-// fractals' lines are non-temporal with kStream. (Unpacks write through a
-// stage already.) Measured on a Zen 5 capped at AVX2, best of 7, int8
-// packs: nZ 2048 x 4096 0.23-0.27 of memcpy -> 0.36-0.43, nN 0.24 -> 0.38,
-// nZ 4096 x 8192 0.36-0.44 -> 0.54-0.61, 1024 x 2048 0.33 -> 0.38; fp16 and
-// fp32 par or slower, so int8 only, and rows a multiple of 2 KiB apart.
-template <size_t EB, bool kStream>
-__attribute__((target("avx2"))) void n_group_staged_avx2(uint8_t* logical, size_t pitch, uint8_t* block,
-                                                         size_t step) {
-  constexpr uint64_t kH = static_cast<uint64_t>(Fractal<EB, false>::kH), kPiece = 16 * EB;
-  if (pitch % 2048 != 0) {  // at most 2 rows a set per 4 KiB: straight from the rows
-    for (uint64_t q = 0; q * kPiece < kLineBytes; ++q) {
-      n_fractal_simd<true, EB, kStream>(block + q * step, logical + q * kPiece, pitch / EB);
-    }
-    return;
-  }
-  alignas(64) uint8_t stage[kH * kLineBytes];
-  for (uint64_t r = 0; r < kH; ++r) {
-    for (uint64_t half = 0; half < kLineBytes; half += 32) {
-      _mm256_store_si256(reinterpret_cast<__m256i*>(stage + r * kLineBytes + half),
-                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(logical + r * pitch + half)));
-    }
-  }
-  for (uint64_t q = 0; q * kPiece < kLineBytes; ++q) {
-    n_fractal_simd<true, EB, kStream>(block + q * step, stage + q * kPiece, kLineBytes / EB);
   }
 }
 
@@ -1251,6 +1203,181 @@ __attribute__((target("avx2"))) void z_group_avx2(uint8_t* logical, size_t pitch
 }
 #endif
 
+#ifdef LC_TLA_X86
+// ---- AVX2 fractal groups -----------------------------------------------------------
+// The AVX-512 groups' design with 32-byte registers: each logical row's line
+// is read (pack) or written (unpack) whole, its two halves back to back, and
+// the fractals' C0s front to back. Fractal by fractal instead, a pack read
+// the kH rows' lines a half (or quarter) at a time; with rows a multiple of
+// 4 KiB apart the kH rows share one L1 set (8 ways on a 32 KiB L1d) and each
+// line was evicted before its next piece was read, so every line came from
+// L2 two or four times. Every loop is unrolled so that the rows stay in
+// registers (the compiler spills what does not fit to the stack, in lines of
+// its own, rather than to the rows' sets). Measured on a 32 KiB L1d Zen 4
+// capped at AVX2, A/B in the same minutes, pack / unpack against a memcpy of
+// the same bytes: nZ 2048 x 2048 fp16 0.36-0.62 / 0.41-0.54 -> 0.70 /
+// 0.52-0.70, nZ 2048 x 4096 int8 0.43-0.46 / 0.40 -> 0.58-0.62 / 0.59-0.70,
+// nZ 2048 x 2048 fp32 0.73-0.77 / 0.72 -> 1.37-1.67 / 1.06-1.12, nN 2048 x
+// 2048 fp16 0.40-0.49 / 0.44-0.52 -> 0.71-0.79 / 0.55, nN 256 x 256 fp32
+// (in cache) 0.24-0.42 / 0.20-0.23 -> 0.80-0.85 / 0.45-0.52.
+//
+// Streaming below AVX-512 (these packs, z_group_avx2's, stage_out_avx2 and
+// z_unpack_rows_avx2) was measured on a Zen 5 capped at AVX2, best of 7,
+// unpacks: nZ int8 2048 x 4096 0.25 -> 0.49 of memcpy, fp16 2048 x 2048 0.27
+// -> 0.45, fp32 0.36 -> 0.61, nN fp16 0.30 -> 0.39, zN fp16 0.42 -> 0.64,
+// int8 0.40 -> 0.63; the packs' times par to 7% less (z fractals through an
+// L1 buffer and out instead of straight: 15% more).
+#define LC_TLA_AVX2 __attribute__((target("avx2")))
+#define LC_TLA_UNROLL2 _Pragma("GCC unroll 32")
+
+LC_TLA_AVX2 LC_TLA_INLINE_ANY __m256i load256(const uint8_t* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+LC_TLA_AVX2 LC_TLA_INLINE_ANY void store256(uint8_t* p, __m256i v) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
+}
+
+// fp16 n inside: 16 rows of 32 elements <-> two 16 x 16 fractals. D[G][h][x]
+// (rows 8G..8G+7, lane L: column 16h + 8L + x) is the per-lane transpose of
+// half h of rows 8G..; C0 k of fractal h is lane k / 8 of D[0][h][k % 8]
+// (rows 0..7) and of D[1][h][k % 8] (rows 8..15).
+template <bool kPack, bool kStream>
+LC_TLA_AVX2 void n16_group_avx2(uint8_t* logical, size_t pitch, uint8_t* block, size_t step) {
+  __m256i d[2][2][8];
+  if (kPack) {
+    LC_TLA_UNROLL2 for (int g = 0; g < 2; ++g) {
+      __m256i lo[8], hi[8];
+      LC_TLA_UNROLL2 for (int i = 0; i < 8; ++i) {
+        lo[i] = load256(logical + static_cast<size_t>(8 * g + i) * pitch);
+        hi[i] = load256(logical + static_cast<size_t>(8 * g + i) * pitch + 32);
+      }
+      byte_transpose::transpose8x8_epi16_x2(lo, d[g][0]);
+      byte_transpose::transpose8x8_epi16_x2(hi, d[g][1]);
+    }
+    LC_TLA_UNROLL2 for (int h = 0; h < 2; ++h) {
+      LC_TLA_UNROLL2 for (int k = 0; k < 16; ++k) {
+        const __m256i c0 = k < 8 ? _mm256_permute2x128_si256(d[0][h][k % 8], d[1][h][k % 8], 0x20)
+                                 : _mm256_permute2x128_si256(d[0][h][k % 8], d[1][h][k % 8], 0x31);
+        put256<kStream>(block + static_cast<size_t>(h) * step + 32 * k, c0);
+      }
+    }
+    return;
+  }
+  LC_TLA_UNROLL2 for (int h = 0; h < 2; ++h) {
+    LC_TLA_UNROLL2 for (int x = 0; x < 8; ++x) {
+      const __m256i a = load256(block + static_cast<size_t>(h) * step + 32 * x);
+      const __m256i b = load256(block + static_cast<size_t>(h) * step + 32 * (x + 8));
+      d[0][h][x] = _mm256_permute2x128_si256(a, b, 0x20);
+      d[1][h][x] = _mm256_permute2x128_si256(a, b, 0x31);
+    }
+  }
+  LC_TLA_UNROLL2 for (int g = 0; g < 2; ++g) {
+    __m256i lo[8], hi[8];
+    byte_transpose::transpose8x8_epi16_x2(d[g][0], lo);
+    byte_transpose::transpose8x8_epi16_x2(d[g][1], hi);
+    LC_TLA_UNROLL2 for (int i = 0; i < 8; ++i) {
+      store256(logical + static_cast<size_t>(8 * g + i) * pitch, lo[i]);
+      store256(logical + static_cast<size_t>(8 * g + i) * pitch + 32, hi[i]);
+    }
+  }
+}
+
+// int8 n inside: 32 rows of 64 bytes <-> four 32 x 16 fractals. E[G][h][x]
+// (rows 16G.., lane L: column 32h + 16L + x) is the per-lane transpose of
+// half h of rows 16G..; C0 x of fractal 2h + L is lane L of E[0][h][x] (rows
+// 0..15) and of E[1][h][x] (rows 16..31).
+template <bool kPack, bool kStream>
+LC_TLA_AVX2 void n8_group_avx2(uint8_t* logical, size_t pitch, uint8_t* block, size_t step) {
+  __m256i e[2][2][16];
+  if (kPack) {
+    LC_TLA_UNROLL2 for (int g = 0; g < 2; ++g) {
+      LC_TLA_UNROLL2 for (int i = 0; i < 16; ++i) {
+        e[g][0][i] = load256(logical + static_cast<size_t>(16 * g + i) * pitch);
+        e[g][1][i] = load256(logical + static_cast<size_t>(16 * g + i) * pitch + 32);
+      }
+      byte_transpose::transpose16x16_epi8_x2(e[g][0]);
+      byte_transpose::transpose16x16_epi8_x2(e[g][1]);
+    }
+    LC_TLA_UNROLL2 for (int f = 0; f < 4; ++f) {
+      LC_TLA_UNROLL2 for (int x = 0; x < 16; ++x) {
+        const __m256i c0 = f % 2 == 0 ? _mm256_permute2x128_si256(e[0][f / 2][x], e[1][f / 2][x], 0x20)
+                                      : _mm256_permute2x128_si256(e[0][f / 2][x], e[1][f / 2][x], 0x31);
+        put256<kStream>(block + static_cast<size_t>(f) * step + 32 * x, c0);
+      }
+    }
+    return;
+  }
+  LC_TLA_UNROLL2 for (int h = 0; h < 2; ++h) {
+    LC_TLA_UNROLL2 for (int x = 0; x < 16; ++x) {
+      const __m256i a = load256(block + static_cast<size_t>(2 * h) * step + 32 * x);
+      const __m256i b = load256(block + static_cast<size_t>(2 * h + 1) * step + 32 * x);
+      e[0][h][x] = _mm256_permute2x128_si256(a, b, 0x20);
+      e[1][h][x] = _mm256_permute2x128_si256(a, b, 0x31);
+    }
+  }
+  LC_TLA_UNROLL2 for (int g = 0; g < 2; ++g) {
+    byte_transpose::transpose16x16_epi8_x2(e[g][0]);
+    byte_transpose::transpose16x16_epi8_x2(e[g][1]);
+    LC_TLA_UNROLL2 for (int i = 0; i < 16; ++i) {
+      store256(logical + static_cast<size_t>(16 * g + i) * pitch, e[g][0][i]);
+      store256(logical + static_cast<size_t>(16 * g + i) * pitch + 32, e[g][1][i]);
+    }
+  }
+}
+
+// fp32 n inside: 8 rows of 16 elements <-> one 8 x 16 fractal: the two 8 x 8
+// transposes of transpose_8x8_u32 (columns 0..7: C0s 0..7, 8..15: C0s
+// 8..15) on both halves of each row at once.
+template <bool kPack, bool kStream>
+LC_TLA_AVX2 void n4_group_avx2(uint8_t* logical, size_t pitch, uint8_t* block, size_t /*step*/) {
+  __m256 r[2][8];
+  if (kPack) {  // both halves of each row in turn
+    LC_TLA_UNROLL2 for (int i = 0; i < 8; ++i) {
+      LC_TLA_UNROLL2 for (int h = 0; h < 2; ++h) {
+        r[h][i] = _mm256_loadu_ps(reinterpret_cast<const float*>(logical + static_cast<size_t>(i) * pitch + 32 * h));
+      }
+    }
+  } else {  // the C0s in order: C0 8h + i
+    LC_TLA_UNROLL2 for (int h = 0; h < 2; ++h) {
+      LC_TLA_UNROLL2 for (int i = 0; i < 8; ++i) {
+        r[h][i] = _mm256_loadu_ps(reinterpret_cast<const float*>(block + 256 * h + 32 * i));
+      }
+    }
+  }
+  __m256 o[2][8];
+  LC_TLA_UNROLL2 for (int h = 0; h < 2; ++h) {
+    __m256 t[8], u[8];
+    LC_TLA_UNROLL2 for (int i = 0; i < 4; ++i) {
+      t[2 * i] = _mm256_unpacklo_ps(r[h][2 * i], r[h][2 * i + 1]);
+      t[2 * i + 1] = _mm256_unpackhi_ps(r[h][2 * i], r[h][2 * i + 1]);
+    }
+    LC_TLA_UNROLL2 for (int i = 0; i < 2; ++i) {
+      LC_TLA_UNROLL2 for (int j = 0; j < 2; ++j) {
+        u[4 * i + 2 * j] = _mm256_shuffle_ps(t[4 * i + j], t[4 * i + j + 2], 0x44);
+        u[4 * i + 2 * j + 1] = _mm256_shuffle_ps(t[4 * i + j], t[4 * i + j + 2], 0xEE);
+      }
+    }
+    LC_TLA_UNROLL2 for (int k = 0; k < 4; ++k) {
+      o[h][k] = _mm256_permute2f128_ps(u[k], u[4 + k], 0x20);
+      o[h][k + 4] = _mm256_permute2f128_ps(u[k], u[4 + k], 0x31);
+    }
+  }
+  if (kPack) {  // C0 8h + k
+    LC_TLA_UNROLL2 for (int h = 0; h < 2; ++h) {
+      LC_TLA_UNROLL2 for (int k = 0; k < 8; ++k) put256<kStream>(block + 256 * h + 32 * k, _mm256_castps_si256(o[h][k]));
+    }
+  } else {  // half h of logical row k
+    LC_TLA_UNROLL2 for (int k = 0; k < 8; ++k) {
+      LC_TLA_UNROLL2 for (int h = 0; h < 2; ++h) {
+        store256(logical + static_cast<size_t>(k) * pitch + 32 * h, _mm256_castps_si256(o[h][k]));
+      }
+    }
+  }
+}
+#undef LC_TLA_AVX2
+#undef LC_TLA_UNROLL2
+#endif
+
 // `stream`: a pack writes the fractals with non-temporal stores (AVX-512 only).
 template <bool kPack, size_t EB, bool kZInside>
 GroupFn group_kernel(bool stream) {
@@ -1264,9 +1391,10 @@ GroupFn group_kernel(bool stream) {
   if constexpr (kZInside) {
     if (kPack && stream && isa_at_least(Isa::kAvx2)) return z_group_avx2<true, true>;
     if (isa_at_least(Isa::kAvx2)) return z_group_avx2<kPack>;
-  } else if constexpr (kPack) {
-    if (EB == 1 && isa_at_least(Isa::kAvx2)) return stream ? n_group_staged_avx2<EB, true> : n_group_staged_avx2<EB, false>;
-    if (stream && isa_at_least(Isa::kAvx2)) return n_group_streamed_avx2<EB>;
+  } else if (isa_at_least(Isa::kAvx2)) {
+    if constexpr (EB == 2) return stream ? n16_group_avx2<kPack, true> : n16_group_avx2<kPack, false>;
+    else if constexpr (EB == 1) return stream ? n8_group_avx2<kPack, true> : n8_group_avx2<kPack, false>;
+    else if constexpr (EB == 4) return stream ? n4_group_avx2<kPack, true> : n4_group_avx2<kPack, false>;
   }
 #endif
   (void)stream;
@@ -1295,7 +1423,7 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
   // with other guests: 4096 x 4096 fp16 and 4096 x 8192 int8, zN and nZ, 0.30-0.59
   // of memcpy before, 0.52-1.33 after; 8 MiB matrices, four runs each, nN and
   // nZ fp16 unpacks 0.46-0.53 before, 0.67-0.81 after, nZ int8 0.52 -> 0.64,
-  // the packs par or better). Needs AVX-512 and every written line whole:
+  // the packs par or better). Needs AVX2 and every written line whole:
   // the fractals on lines (pack), or every logical row on a line (unpack).
 #ifdef LC_TLA_X86
   const bool line_phys = reinterpret_cast<uintptr_t>(phys) % kLineBytes == 0;
