@@ -338,6 +338,7 @@ uint64_t tiles_4x4_epi32(const Group& g, uint8_t* logical, uint8_t* phys) {
         __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 3 * pitch));
         transpose4x4_epi32(a, b, c, d);
         __m128i v[4] = {a, b, c, d};
+        LC_MGE_UNROLL
         for (int k = 0; k < 4; ++k) {
           if (rows[k] != kPad) _mm_storeu_si128(reinterpret_cast<__m128i*>(logical + (rows[k] + l) * 4), v[k]);
         }
@@ -363,12 +364,16 @@ uint64_t tiles_16x16_epi8(const Group& g, uint8_t* logical, uint8_t* phys) {
       uint8_t* px = phys + g.pixels + r + l * pitch;
       __m128i v[16];
       if (kPack) {
+        LC_MGE_UNROLL
         for (int k = 0; k < 16; ++k) v[k] = load_row(logical, rows[k], rows[k] + l);
         byte_transpose::transpose16x16_epi8(v);
+        LC_MGE_UNROLL
         for (int k = 0; k < 16; ++k) _mm_storeu_si128(reinterpret_cast<__m128i*>(px + k * pitch), v[k]);
       } else {
+        LC_MGE_UNROLL
         for (int k = 0; k < 16; ++k) v[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + k * pitch));
         byte_transpose::transpose16x16_epi8(v);
+        LC_MGE_UNROLL
         for (int k = 0; k < 16; ++k) {
           if (rows[k] != kPad) _mm_storeu_si128(reinterpret_cast<__m128i*>(logical + rows[k] + l), v[k]);
         }
@@ -400,8 +405,10 @@ uint64_t tiles_4x16_epi8(const Group& g, uint8_t* logical, uint8_t* phys) {
       // Pixels p0..p15 of 4 bytes: gather byte k of every pixel into row k.
       const __m128i byte_mask = _mm_set1_epi32(0xFF);
       __m128i q[4];
+      LC_MGE_UNROLL
       for (int k = 0; k < 4; ++k) q[k] = _mm_loadu_si128(out + k);
       __m128i v[4];
+      LC_MGE_UNROLL
       for (int k = 0; k < 4; ++k) {
         __m128i s0 = _mm_and_si128(_mm_srli_epi32(q[0], 8 * k), byte_mask);
         __m128i s1 = _mm_and_si128(_mm_srli_epi32(q[1], 8 * k), byte_mask);
@@ -409,6 +416,7 @@ uint64_t tiles_4x16_epi8(const Group& g, uint8_t* logical, uint8_t* phys) {
         __m128i s3 = _mm_and_si128(_mm_srli_epi32(q[3], 8 * k), byte_mask);
         v[k] = _mm_packus_epi16(_mm_packs_epi32(s0, s1), _mm_packs_epi32(s2, s3));
       }
+      LC_MGE_UNROLL
       for (int k = 0; k < 4; ++k) {
         if (rows[k] != kPad) _mm_storeu_si128(reinterpret_cast<__m128i*>(logical + rows[k] + l), v[k]);
       }
@@ -441,12 +449,16 @@ uint64_t tiles_8x8_epi16(const Group& g, uint8_t* logical, uint8_t* phys, uint64
       uint8_t* px = phys + (g.pixels + r) * 2 + l * pitch;
       __m128i v[8];
       if (kPack) {
+        LC_MGE_UNROLL
         for (int k = 0; k < 8; ++k) v[k] = load_row(logical, rows[k], (rows[k] + l) * 2);
         byte_transpose::transpose8x8_epi16(v, v);
+        LC_MGE_UNROLL
         for (int k = 0; k < 8; ++k) _mm_storeu_si128(reinterpret_cast<__m128i*>(px + k * pitch), v[k]);
       } else {
+        LC_MGE_UNROLL
         for (int k = 0; k < 8; ++k) v[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + k * pitch));
         byte_transpose::transpose8x8_epi16(v, v);
+        LC_MGE_UNROLL
         for (int k = 0; k < 8; ++k) {
           if (rows[k] != kPad) _mm_storeu_si128(reinterpret_cast<__m128i*>(logical + (rows[k] + l) * 2), v[k]);
         }
@@ -466,6 +478,7 @@ uint64_t tiles_8x8_epi16(const Group& g, uint8_t* logical, uint8_t* phys, uint64
 template <bool kPack>
 uint64_t tiles_4x8_epi16(const Group& g, uint8_t* logical, uint8_t* phys) {
   uint8_t* lanes[4];
+  LC_MGE_UNROLL
   for (int k = 0; k < 4; ++k) lanes[k] = g.rows[k] == kPad ? nullptr : logical + g.rows[k] * 2;
   uint8_t* px = phys + g.pixels * 2;
   if (kPack) lanes::interleave<4, 2>(px, lanes, g.L);
@@ -500,21 +513,25 @@ LC_MGE_AVX2 uint64_t tiles_8x16_epi16_avx2(const Group& g, uint8_t* logical, uin
       uint8_t* px = phys + (g.pixels + r) * 2 + l * pitch;
       __m256i v[8];
       if (kPack) {
+        LC_MGE_UNROLL
         for (int k = 0; k < 8; ++k) {
           v[k] = rows[k] == kPad ? _mm256_setzero_si256()
                                  : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(logical + (rows[k] + l) * 2));
         }
         byte_transpose::transpose8x8_epi16_x2(v, v);
+        LC_MGE_UNROLL
         for (uint64_t k = 0; k < 8; ++k) {
           _mm_storeu_si128(reinterpret_cast<__m128i*>(px + k * pitch), _mm256_castsi256_si128(v[k]));
           _mm_storeu_si128(reinterpret_cast<__m128i*>(px + (k + 8) * pitch), _mm256_extracti128_si256(v[k], 1));
         }
       } else {
+        LC_MGE_UNROLL
         for (uint64_t k = 0; k < 8; ++k) {
           v[k] = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(px + (k + 8) * pitch),
                                      reinterpret_cast<const __m128i*>(px + k * pitch));
         }
         byte_transpose::transpose8x8_epi16_x2(v, v);
+        LC_MGE_UNROLL
         for (int k = 0; k < 8; ++k) {
           if (rows[k] != kPad) _mm256_storeu_si256(reinterpret_cast<__m256i*>(logical + (rows[k] + l) * 2), v[k]);
         }
@@ -557,11 +574,13 @@ LC_MGE_AVX2 uint64_t pack_32rows_epi16_avx2_streamed(const Group& g, const uint8
         uint8_t* px = phys + (g.pixels + (l + t) * R + rg) * 2;
         for (uint64_t h = 0; h < 32; h += 16) {
           __m256i v[8];
+          LC_MGE_UNROLL
           for (uint64_t k = 0; k < 8; ++k) {
             v[k] = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(stage[h + 8 + k] + t * 2),
                                        reinterpret_cast<const __m128i*>(stage[h + k] + t * 2));
           }
           byte_transpose::transpose8x8_epi16_x2(v, v);
+          LC_MGE_UNROLL
           for (uint64_t k = 0; k < 8; ++k) _mm256_stream_si256(reinterpret_cast<__m256i*>(px + k * R * 2 + h * 2), v[k]);
         }
       }
@@ -594,6 +613,7 @@ const PshufbTables<kR, kE>& pshufb_tables() {
     PshufbTables<kR, kE> t{};
     for (uint64_t j = 0; j < kR; ++j) {
       for (uint64_t r = 0; r < kR; ++r) {
+        LC_MGE_UNROLL
         for (uint64_t i = 0; i < 16; ++i) {
           // Byte b of a lane's 16R physical bytes: element b / kE, pixel b / kE / R, row b / kE % R.
           const uint64_t b = 16 * j + i, e = b / kE;
@@ -835,6 +855,7 @@ LC_MGE_AVX2_INLINE void transpose_16_pixels(uint8_t (*stage)[kCols], uint64_t c,
       LC_MGE_UNROLL
       for (int k = 0; k < 16; ++k) v[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out + k * pitch));
     } else {
+      LC_MGE_UNROLL
       for (uint64_t k = 0; k < 16; ++k) {
         v[k] = k < n ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out + k * pitch)) : _mm256_setzero_si256();
       }
@@ -1127,6 +1148,7 @@ LC_MGE_AVX512_INLINE void rows_4x16_ps(const __m512 z[4], __m512 v[4]) {
 // joins the halves of 16 pixels into rows.
 LC_MGE_AVX512 uint64_t unpack_4x16_epi32_avx512(const Group& g, uint8_t* logical, const uint8_t* phys, bool stream) {
   float* row[4];
+  LC_MGE_UNROLL
   for (int k = 0; k < 4; ++k) row[k] = g.rows[k] == kPad ? nullptr : reinterpret_cast<float*>(logical) + g.rows[k];
   // A 64-byte store across two lines costs about twice one within a line, so
   // when the rows share their offset in a line (H*W a multiple of 16), the
@@ -1247,6 +1269,7 @@ LC_MGE_AVX512BW_INLINE void unpack_4x32_epi16(uint16_t* const row[4], uint64_t l
 // after the last whole tile in one masked tile each.
 LC_MGE_AVX512BW void pack_4x32_epi16_avx512(const Group& g, const uint8_t* logical, uint8_t* phys, bool stream) {
   const uint16_t* row[4];
+  LC_MGE_UNROLL
   for (int k = 0; k < 4; ++k) row[k] = g.rows[k] == kPad ? nullptr : reinterpret_cast<const uint16_t*>(logical) + g.rows[k];
   uint16_t* out = reinterpret_cast<uint16_t*>(phys) + g.pixels;
   const uint64_t m = reinterpret_cast<uintptr_t>(out) % kLine;
@@ -1260,6 +1283,7 @@ LC_MGE_AVX512BW void pack_4x32_epi16_avx512(const Group& g, const uint8_t* logic
 
 LC_MGE_AVX512BW void unpack_4x32_epi16_avx512(const Group& g, uint8_t* logical, const uint8_t* phys, bool stream) {
   uint16_t* row[4];
+  LC_MGE_UNROLL
   for (int k = 0; k < 4; ++k) row[k] = g.rows[k] == kPad ? nullptr : reinterpret_cast<uint16_t*>(logical) + g.rows[k];
   const uint16_t* in = reinterpret_cast<const uint16_t*>(phys) + g.pixels;
   bool aligned = false;
@@ -1308,6 +1332,7 @@ LC_MGE_AVX512BW void pack_4x64_epi8_masked(const uint8_t* const* row, uint64_t l
 
 LC_MGE_AVX512BW void pack_4x64_epi8_avx512(const Group& g, const uint8_t* logical, uint8_t* phys, bool stream) {
   const uint8_t* row[4];
+  LC_MGE_UNROLL
   for (int k = 0; k < 4; ++k) row[k] = g.rows[k] == kPad ? nullptr : logical + g.rows[k];
   uint8_t* out = phys + g.pixels;
   const uint64_t m = reinterpret_cast<uintptr_t>(out) % kLine;
@@ -1373,6 +1398,7 @@ LC_MGE_AVX512BW void unpack_4x64_epi8_masked(uint8_t* const* row, uint64_t l, ui
 
 LC_MGE_AVX512BW void unpack_4x64_epi8_avx512(const Group& g, uint8_t* logical, const uint8_t* phys, bool stream) {
   uint8_t* row[4];
+  LC_MGE_UNROLL
   for (int k = 0; k < 4; ++k) row[k] = g.rows[k] == kPad ? nullptr : logical + g.rows[k];
   bool aligned = false;
   const uint64_t head = stream ? rows_head(g.rows, 4, logical, 1, g.L, &aligned) : 0;
@@ -1409,6 +1435,7 @@ template <uint64_t kE>
 LC_MGE_AVX2 uint64_t unpack_4rows_avx2(const Group& g, uint8_t* logical, const uint8_t* phys, bool stream) {
   static_assert(kE == 1 || kE == 4);
   uint8_t* row[4];
+  LC_MGE_UNROLL
   for (int k = 0; k < 4; ++k) row[k] = g.rows[k] == kPad ? nullptr : logical + g.rows[k] * kE;
   bool aligned = false;
   const uint64_t head = rows_head(g.rows, 4, logical, kE, g.L, &aligned);
@@ -1708,6 +1735,7 @@ LC_MGE_AVX512BW uint64_t pack_rows_staged_epi8_avx512(const Group& g, const uint
 // With `stream` the lines go out with non-temporal stores.
 LC_MGE_AVX512 uint64_t pack_4x16_epi32_avx512(const Group& g, const uint8_t* logical, uint8_t* phys, bool stream) {
   const float* row[4];
+  LC_MGE_UNROLL
   for (int k = 0; k < 4; ++k) row[k] = g.rows[k] == kPad ? nullptr : reinterpret_cast<const float*>(logical) + g.rows[k];
   float* out = reinterpret_cast<float*>(phys) + g.pixels;
   const uint64_t m = reinterpret_cast<uintptr_t>(out) % kLine;
@@ -2291,6 +2319,7 @@ LC_MGE_AVX512BW void small_chwn4_epi8(uint64_t N, uint64_t C, uint64_t L, uint8_
     uint8_t* px = phys + g * L * R;
     if (R == 16) {
       uint64_t rows16[16];
+      LC_MGE_UNROLL
       for (uint64_t k = 0; k < 16; ++k) rows16[k] = static_cast<uint64_t>(row[k] - logical);
       tile_16x64_epi8_masked<kPack>(Group{rows16, 16, L, g * L * 16}, logical, phys, 0);
       continue;
@@ -3807,6 +3836,7 @@ Group group_at(const Plan& p, uint64_t i, uint64_t* rows) {
     }
     case Kind::kChwn4:
       for (uint64_t n = 0; n < p.N; ++n) {
+        LC_MGE_UNROLL
         for (uint64_t k = 0; k < 4; ++k) {
           const uint64_t c = i * 4 + k;
           rows[n * 4 + k] = c < p.C ? (n * p.C + c) * p.HW : kPad;
