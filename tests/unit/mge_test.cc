@@ -540,6 +540,15 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nhwc", "fp32", "2,32,4,5"},
            {"mge.nhwc", "int32", "2,528,4,13"},
            {"mge.nhwc", "fp32", "3,16,1,3"},
+           // The same below AVX-512, 8 | C and C >= 256 (small_images_avx2):
+           // runs of 128 rows and a short one, whole tiles of 8 (32-bit) or 16
+           // (16-bit) pixels, a partial tile of 3, a last pixel element by
+           // element, an image of two pixels in one partial tile.
+           {"mge.nhwc", "fp16", "2,264,5,7"},
+           {"mge.nhwc", "bf16", "1,256,8,8"},
+           {"mge.nhwc", "fp16", "3,512,1,2"},
+           {"mge.nhwc", "fp32", "2,264,5,7"},
+           {"mge.nhwc", "int32", "2,264,3,3"},
            // Four rows (NCHW4, CHWN4 of one image): a masked tile after the
            // whole ones (16-bit: and before them, up to a line boundary).
            {"mge.nchw4", "int8", "1,20,7,7"},
