@@ -5,7 +5,9 @@
 #   scripts/bench.sh [HOST_NAME] [extra layoutcheck_bench flags]
 # Environment: BENCH_REPETITIONS (default 3), BENCH_MIN_TIME (seconds per
 # repetition, default 0.05), BENCH_FILTER (default: every row but the reference's),
-# BUILD_DIR (default build, the dev preset's tree, which it builds); BENCH_REPORT_ONLY=1
+# BUILD_DIR (default build, the dev preset's tree, which it builds), LAYOUTCHECK_ISA (a
+# cap on the kernels' instruction set, e.g. avx2: what a host without AVX-512 runs;
+# oneDNN is capped alike and the report says so); BENCH_REPORT_ONLY=1
 # rewrites the Markdown from the JSON of an earlier run; BENCH_README=1 also copies the
 # host and the summary by family into README.md (between the bench-summary markers).
 set -euo pipefail
@@ -19,6 +21,15 @@ if [ "$build" = build ]; then
 fi
 out=bench/results
 mkdir -p "$out"
+# A cap on layoutcheck's kernels caps oneDNN's too, so that both sides run what
+# a host of that level has.
+onednn_isa=
+case "${LAYOUTCHECK_ISA:-}" in
+  portable|ssse3) onednn_isa=SSE41 ;;
+  avx2) onednn_isa=AVX2 ;;
+  avx512) onednn_isa=AVX512_CORE ;;
+esac
+[ -z "$onednn_isa" ] || export ONEDNN_MAX_CPU_ISA="$onednn_isa"
 info=$(mktemp)
 trap 'rm -f "$info"' EXIT
 if [ -n "${BENCH_REPORT_ONLY:-}" ] && [ -f "$out/$host.md" ]; then
@@ -34,6 +45,9 @@ else {
   # The ISA extensions the kernels choose between at run time.
   echo "ISA: $(grep -m1 -o -w -E 'sse4_2|avx|avx2|fma|f16c|bmi2|avx512f|avx512bw|avx512vl|avx512dq|avx512vbmi|avx512_vbmi2|avx512_bf16|avx512_fp16|gfni' /proc/cpuinfo | sort -u | tr '\n' ' ')"
   echo "Kernel: $(uname -sr)"
+  if [ -n "${LAYOUTCHECK_ISA:-}" ]; then
+    echo "Kernels capped: LAYOUTCHECK_ISA=$LAYOUTCHECK_ISA${onednn_isa:+, oneDNN ONEDNN_MAX_CPU_ISA=$onednn_isa} (the ISA line is the CPU's)"
+  fi
   # The code measured: a result read later is about this commit's kernels.
   if commit=$(git rev-parse --short=12 HEAD 2>/dev/null); then
     git diff --quiet HEAD -- . ':!bench/results' ':!README.md' 2>/dev/null || commit="$commit with uncommitted changes"
@@ -68,8 +82,9 @@ if [ -n "${BENCH_README:-}" ]; then
       when=$(sed -n 's/^Written by `scripts\/bench.sh` (\([0-9-]*\)T.*/\1/p' "$md" | head -1)
       commit=$(sed -n 's/^Commit: //p' "$md" | head -1)
       echo
+      capped=$(sed -n 's/^Kernels capped: LAYOUTCHECK_ISA=\([a-z0-9]*\).*/\1/p' "$md" | head -1)
       echo "Host [\`$name\`]($md) ($when${commit:+, commit $commit}): $model${family:+, CPU family $family}, $cpus CPUs," \
-        "$(sed -n 's/^ISA: //p' "$md" | tr ' ' '\n' | grep -E '^avx' | tr '\n' ' ' | sed 's/ $//')."
+        "$(sed -n 's/^ISA: //p' "$md" | tr ' ' '\n' | grep -E '^avx' | tr '\n' ' ' | sed 's/ $//')${capped:+; kernels and oneDNN capped at $capped, as on a host without AVX-512}."
       echo
       sed -n '/^## Summary by family/,$p' "$md" | tail -n +3
     done
