@@ -1204,21 +1204,23 @@ __attribute__((target("avx2"))) void z_group_avx2(uint8_t* logical, size_t pitch
 
 // ---- z-fractal rows that start inside lines, without AVX-512 -----------------------
 // The z_pack_rows_shifted / z_unpack_rows_shifted design without VBMI: the
-// shift into whole lines is done by an L1 stage. Each row's run of
-// kZRunFractals C0s (512 bytes) sits in its stage row at the row's offset in
-// its first line, so that stage line k is line k of the logical row's run;
-// the rows are read (pack) or written (unpack) as whole aligned lines, and
-// the C0s are moved between the stage and the fractals with unaligned loads
-// or stores inside L1. The line a run shares with the next is carried over in
-// the stage: a pack loads it once, an unpack writes it whole once both runs
-// filled it (non-temporal with kStream). A row's first and last lines,
-// shared with the rows around it or the edge fractals, are copied byte-exact
-// with ordinary stores. Before, each row's 32-byte pieces were loaded or
+// shift into whole lines is done by an L1 stage, one stage row per logical
+// row and run of kZRunFractals C0s (512 bytes); the rows are read (pack) or
+// written (unpack) as whole aligned lines, and the shift is an unaligned
+// load inside L1 (the pack's stage row holds the row's lines as they are, the
+// C0s loaded from it at the row's offset in its first line; the unpack's
+// holds the C0s aligned, each line loaded from it at that offset: stores of
+// the C0s at the offset, each split across two stage lines, held the unpack
+// to 0.42-0.48 of memcpy, 0.66-0.72 after). The line a run shares with the
+// next is carried over in the stage: a pack loads it once, an unpack writes
+// it whole once both runs filled it (non-temporal with kStream). A row's
+// first and last lines, shared with the rows around it or the edge
+// fractals, are copied byte-exact with ordinary stores. Before, each row's 32-byte pieces were loaded or
 // stored split across two lines, with a pitch near 4 KiB the 16 rows' lines
 // in one or two L1 sets, each line touched twice at two times (measured on
 // a 32 KiB L1d Zen 4 capped at AVX2, 2047 x 2047 fp16 zN, A/B in the same
 // minutes: pack 0.49-0.60 of memcpy -> 0.67-0.80, unpack 0.37-0.45 ->
-// 0.39-0.49, par with the AVX-512 unpack's time in the same minutes).
+// 0.66-0.72).
 constexpr uint64_t kZStagePitch = kZRunFractals * kC0Bytes + kLineBytes;
 
 template <bool kPack, bool kStream>
@@ -1230,12 +1232,11 @@ __attribute__((target("avx2"))) void z_rows_staged_avx2(uint8_t* logical, size_t
     const bool first = q0 == 0, last = q0 + nq == n;
     uint8_t* f = block + q0 * step;
     fetch_fractals<kPack>(f, step, ahead, nq);
-    if (!kPack) {  // C0 r of each fractal to stage row r, the fractals front to back
+    if (!kPack) {  // C0 r of each fractal to stage row r after its line 0, the fractals front to back
       for (uint64_t q = 0; q < nq; ++q) {
         _Pragma("GCC unroll 16") for (uint64_t r = 0; r < kFractalC0s; ++r) {
-          const uint64_t s = reinterpret_cast<uintptr_t>(logical + r * pitch) % kLineBytes;
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(stage + r * kZStagePitch + s + q * kC0Bytes),
-                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(f + q * step + r * kC0Bytes)));
+          _mm256_store_si256(reinterpret_cast<__m256i*>(stage + r * kZStagePitch + kLineBytes + q * kC0Bytes),
+                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(f + q * step + r * kC0Bytes)));
         }
       }
     }
@@ -1279,23 +1280,27 @@ __attribute__((target("avx2"))) void z_rows_staged_avx2(uint8_t* logical, size_t
           }
         }
       } else {
+        // The run's bytes are at st + kLineBytes on; logical line k is the
+        // 64 bytes at st + kLineBytes + 64k - s, the s before the run the
+        // last of the run before (carried to just before it).
+        const uint8_t* at = st + kLineBytes - s;
         uint64_t k = 0;
         if (first && s != 0) {
-          std::memcpy(row, st + s, kLineBytes - s);
+          std::memcpy(row, st + kLineBytes, kLineBytes - s);
           k = 1;
         }
         for (; k < full; ++k) {
           for (uint64_t h = 0; h < kLineBytes; h += 32) {
             put256<kStream>(line + k * kLineBytes + h,
-                            _mm256_load_si256(reinterpret_cast<const __m256i*>(st + k * kLineBytes + h)));
+                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + k * kLineBytes + h)));
           }
         }
-        if (rem != 0 && last) std::memcpy(line + full * kLineBytes, st + full * kLineBytes, rem);
-      }
-      if (!kPack && rem != 0 && !last) {  // line `full` (= the last of the stage row) becomes the next run's line 0
-        for (uint64_t h = 0; h < kLineBytes; h += 32) {
-          _mm256_store_si256(reinterpret_cast<__m256i*>(st + h),
-                             _mm256_load_si256(reinterpret_cast<const __m256i*>(st + full * kLineBytes + h)));
+        if (rem != 0 && last) std::memcpy(line + full * kLineBytes, at + full * kLineBytes, rem);
+        if (rem != 0 && !last) {  // the run's last line (a whole run) goes before the next
+          for (uint64_t h = 0; h < kLineBytes; h += 32) {
+            _mm256_store_si256(reinterpret_cast<__m256i*>(st + h),
+                               _mm256_load_si256(reinterpret_cast<const __m256i*>(st + kZRunFractals * kC0Bytes + h)));
+          }
         }
       }
     }
