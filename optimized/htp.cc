@@ -1304,7 +1304,16 @@ __attribute__((target("avx2"))) void walk_pairs_padded_avx2(const Plan& p, const
   const uint64_t m_bytes = xl.count * unit;
   const bool seq = x_ps == ml.count * unit && ml.count * m_bytes <= kSeqBlock;
   const uint64_t next = seq || loops.empty() ? 0 : loops.back().ps * e;
-  std::vector<uint8_t> stage(kStage ? ml.count * m_ls + 64 : 0);
+  // Positions whose runs follow each other join one run of the stage, up to
+  // 64 KiB: each run streamed has its partial first and last lines, and a
+  // crouton's position is a run of 8 pixels (1 x 250 x 250 x 250 uint8 on a
+  // Zen 4 capped at AVX2, pinned, alternating: 0.43-0.68 of memcpy a
+  // position at a time, 0.69-0.78 joined).
+  const uint64_t run_max = ml.count * m_ls, join = uint64_t{64} << 10;
+  const uint64_t capacity = std::max(run_max, join);
+  std::vector<uint8_t> stage(kStage ? capacity + 64 : 0);
+  uint8_t* run = nullptr;  // where the stage's bytes go
+  uint64_t fill = 0;
   std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
   uint64_t lbase = 0, pbase = 0;
   seek(loops, loops.size(), begin, &value, &x, &lbase, &pbase);
@@ -1312,7 +1321,12 @@ __attribute__((target("avx2"))) void walk_pairs_padded_avx2(const Plan& p, const
     const uint64_t m_valid = valid_middle_steps(p, x, a, b, ml);
     const uint8_t* src = phys + pbase * e;
     uint8_t* out = logical + lbase * e;
-    uint8_t* dst = kStage ? stage.data() : out;
+    if (kStage && (out != run + fill || fill + run_max > capacity)) {
+      if (fill != 0) stream_run_avx2(run, stage.data(), fill);
+      run = out;
+      fill = 0;
+    }
+    uint8_t* dst = kStage ? stage.data() + fill : out;
     if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
     const uint8_t* nx = seq && left > 1 ? phys + pbase * e : nullptr;
     for (uint64_t m = 0; m < m_valid; ++m) {
@@ -1344,8 +1358,9 @@ __attribute__((target("avx2"))) void walk_pairs_padded_avx2(const Plan& p, const
         }
       }
     }
-    if (kStage) stream_run_avx2(out, stage.data(), m_valid * m_ls);
+    if (kStage) fill += m_valid * m_ls;
   }
+  if (kStage && fill != 0) stream_run_avx2(run, stage.data(), fill);
   if (kStage) _mm_sfence();
 }
 
