@@ -1391,8 +1391,8 @@ LC_TLA_AVX2 void n16_group_avx2(uint8_t* logical, size_t pitch, uint8_t* block, 
     byte_transpose::transpose8x8_epi16_x2(d[g][0], lo);
     byte_transpose::transpose8x8_epi16_x2(d[g][1], hi);
     LC_TLA_UNROLL2 for (int i = 0; i < 8; ++i) {
-      store256(logical + static_cast<size_t>(8 * g + i) * pitch, lo[i]);
-      store256(logical + static_cast<size_t>(8 * g + i) * pitch + 32, hi[i]);
+      put256<kStream>(logical + static_cast<size_t>(8 * g + i) * pitch, lo[i]);
+      put256<kStream>(logical + static_cast<size_t>(8 * g + i) * pitch + 32, hi[i]);
     }
   }
 }
@@ -1432,10 +1432,10 @@ LC_TLA_AVX2 void n8_group_avx2(uint8_t* logical, size_t pitch, uint8_t* block, s
   LC_TLA_UNROLL2 for (int i = 0; i < 16; ++i) {
     uint8_t* a = logical + static_cast<size_t>(i) * pitch;
     uint8_t* b = logical + static_cast<size_t>(i + 16) * pitch;
-    store256(a, _mm256_permute2x128_si256(r[0][i], r[1][i], 0x20));
-    store256(a + 32, _mm256_permute2x128_si256(r[2][i], r[3][i], 0x20));
-    store256(b, _mm256_permute2x128_si256(r[0][i], r[1][i], 0x31));
-    store256(b + 32, _mm256_permute2x128_si256(r[2][i], r[3][i], 0x31));
+    put256<kStream>(a, _mm256_permute2x128_si256(r[0][i], r[1][i], 0x20));
+    put256<kStream>(a + 32, _mm256_permute2x128_si256(r[2][i], r[3][i], 0x20));
+    put256<kStream>(b, _mm256_permute2x128_si256(r[0][i], r[1][i], 0x31));
+    put256<kStream>(b + 32, _mm256_permute2x128_si256(r[2][i], r[3][i], 0x31));
   }
 }
 
@@ -1484,7 +1484,7 @@ LC_TLA_AVX2 void n4_group_avx2(uint8_t* logical, size_t pitch, uint8_t* block, s
   } else {  // half h of logical row k
     LC_TLA_UNROLL2 for (int k = 0; k < 8; ++k) {
       LC_TLA_UNROLL2 for (int h = 0; h < 2; ++h) {
-        store256(logical + static_cast<size_t>(k) * pitch + 32 * h, _mm256_castps_si256(o[h][k]));
+        put256<kStream>(logical + static_cast<size_t>(k) * pitch + 32 * h, _mm256_castps_si256(o[h][k]));
       }
     }
   }
@@ -1548,7 +1548,20 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
 #else
   const bool stream = false;
 #endif
-  const GroupFn group = group_kernel<kPack, EB, kZInside>(kPack && stream);
+  // A streamed fp16 n unpack without AVX-512 writes each group's 16 lines
+  // straight from the registers, non-temporal, without the stage: whole
+  // lines, so their old contents are not read either way (measured on a Zen
+  // 4 capped at AVX2, nine runs A/B: 2048 x 2048 nN 0.48-0.67 of memcpy,
+  // mean 0.58 -> 0.54-0.74, mean 0.64; nZ par to a little faster; int8 and
+  // fp32 par or slower, so fp16 only).
+#ifdef LC_TLA_X86
+  const bool direct = !kPack && !kZInside && EB == 2 && stream && !isa_at_least(Isa::kAvx512) &&
+                      isa_at_least(Isa::kAvx2);
+#else
+  const bool direct = false;
+#endif
+  const GroupFn group = group_kernel<kPack, EB, kZInside>(kPack ? stream : direct);
+  const GroupFn edge_group = direct ? group_kernel<kPack, EB, kZInside>(false) : group;  // into a stage of its own
   // A z unpack past L2 writes each row front to back; in L2 (measured on
   // 256 x 256 fp16: -13%) it goes through the stage as the n fractals do.
   const bool z_rows = !kPack && kZInside && p.rows * pitch > kPrefetchAbove;
@@ -1623,7 +1636,13 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
         if (!kPack && z_rows && stream_shifted) z_unpack_rows_shifted(src, pitch, block_at(bi, 0), step, full_g * kG, ahead);
 #endif
         if (!kPack && z_rows && !stream_shifted && !z_staged) z_unpack_rows(src, pitch, block_at(bi, 0), step, full_g * kG, stream, ahead);
-        for (uint64_t g0 = 0; !kPack && !z_rows && g0 < full_g; g0 += kStageLines) {
+        for (uint64_t g = 0; direct && g < full_g; ++g) {
+          uint8_t* b = block_at(bi, g * kG);
+          fetch_fractals<false>(b, step, ahead, kG);
+          if (prefetch && ahead == 0) fetch_fractals<false>(b, step, kStageLines * kG * step, kG);
+          group(src + g * kLineBytes, pitch, b, step);
+        }
+        for (uint64_t g0 = 0; !kPack && !z_rows && !direct && g0 < full_g; g0 += kStageLines) {
           const uint64_t n = std::min<uint64_t>(kStageLines, full_g - g0);
           for (uint64_t g = 0; g < n; ++g) {
             uint8_t* b = block_at(bi, (g0 + g) * kG);
@@ -1649,7 +1668,7 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
         for (uint64_t g = 0; g < full_g; ++g) {
           uint8_t* b = block_at(bi, g * kG);
           if (kPack) copy_rows(rows_stage, kLineBytes, src + g * kLineBytes, pitch, h, kLineBytes);
-          group(rows_stage, kLineBytes, b, step);
+          edge_group(rows_stage, kLineBytes, b, step);
           if (!kPack) copy_rows(src + g * kLineBytes, pitch, rows_stage, kLineBytes, h, kLineBytes);
         }
         bj = full_g * kG;
