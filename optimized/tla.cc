@@ -1348,9 +1348,6 @@ __attribute__((target("avx2"))) void z_rows_staged_avx2(uint8_t* logical, size_t
 LC_TLA_AVX2 LC_TLA_INLINE_ANY __m256i load256(const uint8_t* p) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
 }
-LC_TLA_AVX2 LC_TLA_INLINE_ANY void store256(uint8_t* p, __m256i v) {
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
-}
 
 // fp16 n inside: 16 rows of 32 elements <-> two 16 x 16 fractals. D[G][h][x]
 // (rows 8G..8G+7, lane L: column 16h + 8L + x) is the per-lane transpose of
