@@ -12,6 +12,7 @@
 // AVX2). Decompression is the inverse: the kept elements, in order, go to the
 // set bits and 0 to the others (vpexpandb/w with VBMI2, else a table byte
 // shuffle per mask byte).
+#include <algorithm>
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -477,8 +478,11 @@ Result<CompressedWeights> compress(const Case& c, const void* physical, size_t p
   CompressedWeights out;
   out.wmb.assign(up128((s.total + 7) / 8), 0);
   out.wgs.assign(up128(4 * s.groups), 0);
-  // Room for every element plus the store-ahead (up to 64 bytes) of the runs.
-  out.data.assign(up128(s.total * s.eb + 64), 0);
+  // Room for every element plus the store-ahead (up to 64 bytes) of the runs,
+  // reserved and not zeroed: each group below sizes the vector only to what it
+  // can write, so the zeroing covers the kept bytes, not the whole input
+  // (4.5 MiB int8, half zeros, Zen 4: 0.55 -> 0.63 of memcpy).
+  out.data.reserve(up128(s.total * s.eb + 64));
   const auto* src = static_cast<const uint8_t*>(physical);
   uint64_t kept = 0;
 #if defined(LC_SPARSE_SSSE3)
@@ -486,6 +490,7 @@ Result<CompressedWeights> compress(const Case& c, const void* physical, size_t p
 #endif
   for (uint64_t g = 0; g < s.groups; ++g) {
     const uint64_t first = g * s.per_group, n = std::min(s.per_group, s.total - first);
+    out.data.resize(std::max<uint64_t>(out.data.size(), (kept + n) * s.eb + 64));
     uint8_t* dst = out.data.data() + kept * s.eb;
     uint64_t k = 0, done = 0;
 #if defined(LC_SPARSE_SSSE3)
