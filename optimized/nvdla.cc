@@ -246,6 +246,12 @@ __attribute__((target("avx2"), always_inline)) inline void store_row_avx2(uint8_
   else _mm256_storeu_si256(reinterpret_cast<__m256i*>(at), v);
 }
 
+// Zeroes n bytes at `at` (both multiples of 32) with non-temporal stores: the
+// gaps between streamed lines, whose cache lines the lines' atoms share.
+__attribute__((target("avx2"))) void stream_zero_avx2(uint8_t* at, uint64_t n) {
+  for (uint64_t k = 0; k < n; k += 32) _mm256_stream_si256(reinterpret_cast<__m256i*>(at + k), _mm256_setzero_si256());
+}
+
 // 32 x 32 bytes: dst row j = byte j of the 32 src rows (its own inverse).
 // Rows 0-15 and 16-31 are transposed per lane; lane 0 of both holds columns
 // 0-15, lane 1 columns 16-31, so a 128-bit lane swap joins each output row.
@@ -433,7 +439,15 @@ void atom_lines(const AtomLines& p, const uint8_t* src, uint8_t* dst, bool pack,
       }
     }
     if (!pack) continue;
-    if (p.ls > line) std::memset(dst + phys_line + line, 0, p.ls - line);
+    if (p.ls > line) {
+      uint8_t* gap = dst + phys_line + line;
+#if LC_NVDLA_STREAMS
+      if (stream && (p.ls - line) % kAtom == 0 && reinterpret_cast<uintptr_t>(gap) % kAtom == 0) {
+        stream_zero_avx2(gap, p.ls - line);
+      } else
+#endif
+        std::memset(gap, 0, p.ls - line);
+    }
     if (h + 1 == p.H && p.ss > p.H * p.ls) std::memset(dst + s * p.ss + p.H * p.ls, 0, p.ss - p.H * p.ls);
   }
 #if LC_NVDLA_STREAMS
