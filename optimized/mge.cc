@@ -1469,6 +1469,13 @@ LC_MGE_AVX512BW void unpack_4x64_epi8_avx512(const Group& g, uint8_t* logical, c
   if (L64 < g.L) unpack_4x64_epi8_masked(row, L64, g.L - L64, in);
 }
 
+// The byte shuffle that transposes each 16 bytes as a 4 x 4 matrix (its own
+// inverse): four pixels of four 8-bit channels <-> four channels' runs of four.
+LC_MGE_AVX2_INLINE __m256i transpose_4x4_bytes_avx2() {
+  return _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,  //
+                          0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+}
+
 // The unpacks of four rows of 8- or 32-bit elements (NCHW4) without AVX-512:
 // 256 bytes of pixels -> a line of each row, its two 32-byte halves from two
 // rounds over 128 bytes. Sixteen-byte pieces k and k + 4 of a round go into
@@ -1490,8 +1497,7 @@ LC_MGE_AVX2 uint64_t unpack_4rows_avx2(const Group& g, uint8_t* logical, const u
   if (head > 0) transpose_rest<false, kE>(Group{g.rows, g.R, head, g.pixels}, logical, const_cast<uint8_t*>(phys), 0);
   constexpr uint64_t kCols = kLine / kE;  // a line of each row
   const uint64_t end = head + (g.L - head) / kCols * kCols;
-  const __m256i gather = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,  //
-                                          0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __m256i gather = transpose_4x4_bytes_avx2();
   const uint8_t* in = phys + (g.pixels + head * 4) * kE;
   for (uint64_t l = head; l < end; l += kCols, in += 4 * kLine) {
     LC_MGE_UNROLL
@@ -1563,8 +1569,7 @@ LC_MGE_AVX2 uint64_t pack_4rows_avx2(const Group& g, const uint8_t* logical, uin
   if (head > 0) transpose_rest<true, kE>(Group{g.rows, g.R, head, g.pixels}, const_cast<uint8_t*>(logical), phys, 0);
   constexpr uint64_t kCols = kLine / kE;  // a line of each row
   const uint64_t end = head + (g.L - head) / kCols * kCols;
-  const __m256i gather = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,  //
-                                          0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __m256i gather = transpose_4x4_bytes_avx2();
   uint8_t* out = phys + (g.pixels + head * 4) * kE;
   for (uint64_t l = head; l < end; l += kCols, out += 4 * kLine) {
     LC_MGE_UNROLL
