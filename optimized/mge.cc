@@ -1716,6 +1716,83 @@ LC_MGE_AVX2 void small_images_avx2(uint64_t C, uint64_t L, uint8_t* logical, uin
   }
 }
 
+// Whole 8-bit NCHW64 or NCHW32 groups of 16 to 64 pixels (late layers: 7 x
+// 7, 5 x 5, 8 x 8) without AVX-512: a group is one block of X rows L bytes
+// apart and X-byte pixel lines, both runs of L * X bytes in cache, so its
+// 16 x 16 byte tiles are read and written where they lie, with no row table
+// and no stage (small_groups_epi8's design in 128-bit lanes). The last tile
+// of a row or pixel run starts where it ends its run, over some of the tile
+// before (the same bytes again). Pack: a tile's lanes are rows r..r+15 and
+// r+16..r+31 of 16 columns, so a transposed register is 32 bytes of a pixel.
+// Unpack: a tile's lanes are 16 rows' bytes of pixels c..c+15 and c+16..c+31,
+// so a transposed register is 32 bytes of a row (groups of fewer than 32
+// pixels: the pack's tiles the other way). Measured on a Zen 4, pinned,
+// alternating, pack / unpack, of memcpy; capped at AVX2, against the row
+// table's 32 x 256 blocks through a stage: NCHW64 1 x 2048 x 7 x 7 0.15 /
+// 0.22 -> 0.50 / 0.41-0.43, 1 x 1024 x 5 x 5 0.11 / 0.11 -> 0.47 / 0.35,
+// 1 x 512 x 8 x 8 0.30 / 0.28 -> 0.58 / 0.52, NCHW32 1 x 1024 x 4 x 4 0.05 /
+// 0.04 -> 0.30 / 0.28. With AVX-512 it also takes groups of up to 32 pixels,
+// where small_groups_epi8's 64 x 64 tiles are mostly padding: NCHW64 1 x 1024
+// x 5 x 5 0.20 / 0.19 -> 0.40 / 0.35, 4 x 4 0.08 -> 0.32 / 0.25 (7 x 7 and 6
+// x 6 within the spread of either). Groups [begin, end) of the plan's; ones
+// with padding channels are left to `rest`.
+constexpr uint64_t kSmallGroupsAvx2Pixels = 32;  // with AVX-512, groups of at most this many pixels
+template <bool kPack, class Rest>
+LC_MGE_AVX2 void small_groups_epi8_avx2(uint64_t C, uint64_t X, uint64_t L, uint8_t* logical, uint8_t* phys,
+                                        uint64_t begin, uint64_t end, const Rest& rest) {
+  const uint64_t blocks = ceil_div(C, X);
+  const bool row_tiles = !kPack && L >= 32;  // the unpack's tiles of 32 pixels of 16 rows
+  for (uint64_t g = begin; g < end; ++g) {
+    const uint64_t n = g / blocks, cb = g % blocks;  // image, channel block
+    if ((cb + 1) * X > C) {
+      rest(g);
+      continue;
+    }
+    uint8_t* block = logical + (n * C + cb * X) * L;
+    uint8_t* px = phys + g * L * X;
+    __m256i v[16];
+    if (row_tiles) {
+      for (uint64_t r = 0; r < X; r += 16) {
+        for (uint64_t c0 = 0; c0 < L; c0 += 32) {
+          const uint64_t c = std::min(c0, L - 32);
+          LC_MGE_UNROLL
+          for (uint64_t k = 0; k < 16; ++k) {
+            v[k] = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(px + (c + 16 + k) * X + r),
+                                       reinterpret_cast<const __m128i*>(px + (c + k) * X + r));
+          }
+          byte_transpose::transpose16x16_epi8_x2(v);
+          LC_MGE_UNROLL
+          for (uint64_t k = 0; k < 16; ++k) _mm256_storeu_si256(reinterpret_cast<__m256i*>(block + (r + k) * L + c), v[k]);
+        }
+      }
+      continue;
+    }
+    for (uint64_t r = 0; r < X; r += 32) {
+      for (uint64_t c0 = 0; c0 < L; c0 += 16) {
+        const uint64_t c = std::min(c0, L - 16);
+        uint8_t* lo = block + r * L + c;  // row r + k at lo + k * L, row r + 16 + k at hi + k * L
+        uint8_t* hi = lo + 16 * L;
+        LC_MGE_UNROLL
+        for (uint64_t k = 0; k < 16; ++k) {
+          v[k] = kPack ? _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(hi + k * L),
+                                             reinterpret_cast<const __m128i*>(lo + k * L))
+                       : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(px + (c + k) * X + r));
+        }
+        byte_transpose::transpose16x16_epi8_x2(v);
+        LC_MGE_UNROLL
+        for (uint64_t k = 0; k < 16; ++k) {
+          if (kPack) {
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(px + (c + k) * X + r), v[k]);
+          } else {
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(lo + k * L), _mm256_castsi256_si128(v[k]));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(hi + k * L), _mm256_extracti128_si256(v[k], 1));
+          }
+        }
+      }
+    }
+  }
+}
+
 bool have_avx512() { return isa_at_least(Isa::kAvx512); }
 
 // 8-bit elements, R == 32 or R a multiple of 64 (NCHW32, NCHW64, CHWN4 with
@@ -4222,6 +4299,11 @@ void walk_units(const Plan& p, uint8_t* logical, uint8_t* phys, uint64_t slices,
         rest(i);
       }
     }
+    return;
+  }
+  if (slices == 1 && p.kind == Kind::kNchwx && p.bits == 8 && (p.block == 64 || p.block == 32) &&
+      p.HW >= 16 && p.HW <= 64 && !p.stream && have_avx2() && (p.HW <= kSmallGroupsAvx2Pixels || !have_avx512())) {
+    small_groups_epi8_avx2<kPack>(p.C, p.block, p.HW, logical, phys, begin, end, rest);
     return;
   }
   if (slices == 1 && p.kind == Kind::kNchwx && p.bits == 8 && (p.block == 64 || p.block == 32) &&

@@ -498,6 +498,17 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nchw64", "int8", "2,100,1,2"},
            {"mge.nchw32", "int8", "1,70,7,7"},
            {"mge.nchw32", "int8", "1,64,14,14"},
+           // Whole 8-bit NCHW64 / NCHW32 groups of 16 to 64 pixels in 16 x 16
+           // tiles where they lie (small_groups_epi8_avx2): 16, 21 and 25
+           // pixels (the unpack by the pack's tiles), 32, 36 (each run's last
+           // tile over the one before) and 64; padding channels (a group left
+           // to the row table), several images.
+           {"mge.nchw64", "int8", "2,128,4,4"},
+           {"mge.nchw64", "uint8", "1,64,3,7"},
+           {"mge.nchw32", "int8", "1,96,5,5"},
+           {"mge.nchw32", "uint8", "2,96,4,8"},
+           {"mge.nchw32", "int8", "3,100,6,6"},
+           {"mge.nchw64", "int8", "2,130,8,8"},
            {"mge.nhwc", "int8", "1,2048,7,7"},
            {"mge.nhwc", "int8", "2,48,3,5"},
            // 8-bit groups of more than 16 rows, no multiple of 16 (NHWC of 24,
