@@ -958,12 +958,26 @@ __attribute__((target("avx2"))) inline void copy_runs(uint8_t* to, uint64_t tp, 
   }
 }
 
+// `count` runs of 17 to 31 bytes, each by one 32-byte load and store, where
+// copy_runs takes two overlapping 16-byte moves: the caller makes sure the
+// 32 bytes are in the buffers and those past the run are written later
+// (measured on a Zen 4 capped at AVX2, pinned, alternating, three pairs,
+// 4096 x 3 x 7 x 7 int8, runs of 21 bytes, pack / unpack, of memcpy: 0.30-0.31
+// / 0.30-0.31 -> 0.32-0.33 / 0.31-0.32).
+__attribute__((target("avx2"))) inline void copy_runs_over(uint8_t* to, uint64_t tp, const uint8_t* from, uint64_t fp,
+                                                           uint64_t count) {
+  for (uint64_t i = 0; i < count; ++i, to += tp, from += fp) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from)));
+  }
+}
+
 // `transpose(from, to, n)`: n kernels' transposes, one after the other on both sides.
 template <typename F>
 __attribute__((target("avx2"))) void image_stage_shuffles(const ImageWeightShape& s, const F& transpose,
                                                           const uint8_t* src, uint8_t* dst, bool to_physical) {
   const uint64_t hw = s.H * s.W, kernel = s.C * hw * s.eb, wc = s.W * s.C * s.eb, width = s.ext * wc;
-  alignas(64) static thread_local uint8_t stage[32 * group_permutes::kMaxBytes];
+  // 32 bytes past the kernels for copy_runs_over's reads.
+  alignas(64) static thread_local uint8_t stage[32 * group_permutes::kMaxBytes + 32];
   for (uint64_t k0 = 0; k0 < s.K; k0 += s.group) {
     const uint64_t gk = std::min(s.group, s.K - k0);
     if (to_physical) transpose(src + k0 * kernel, stage, gk);
@@ -971,8 +985,22 @@ __attribute__((target("avx2"))) void image_stage_shuffles(const ImageWeightShape
     for (uint64_t j = 0; j * s.ext < s.H; ++j) {
       const uint64_t h0 = j * s.ext, wj = (std::min(s.H, h0 + s.ext) - h0) * wc;
       uint8_t* run = block + j * gk * width;
-      if (to_physical) copy_runs(run, wj, stage + h0 * wc, kernel, gk, wj);
-      else copy_runs(stage + h0 * wc, kernel, run, wj, gk, wj);
+      // Runs of 17 to 31 bytes by one 32-byte move each where its 32 bytes
+      // stay in the tensor (the runs after it in physical order, written
+      // later when packing) and, unpacking, in the kernel's stage (its next
+      // lines, written later); the rest by exact moves.
+      uint64_t over = 0;
+      const uint64_t at = k0 * kernel + j * gk * width, total = s.K * kernel;
+      if (wj > 16 && wj < 32 && at + 32 <= total && (to_physical || h0 * wc + 32 <= kernel)) {
+        over = std::min(gk, (total - at - 32) / wj + 1);
+      }
+      if (to_physical) {
+        copy_runs_over(run, wj, stage + h0 * wc, kernel, over);
+        copy_runs(run + over * wj, wj, stage + h0 * wc + over * kernel, kernel, gk - over, wj);
+      } else {
+        copy_runs_over(stage + h0 * wc, kernel, run, wj, over);
+        copy_runs(stage + h0 * wc + over * kernel, kernel, run + over * wj, wj, gk - over, wj);
+      }
     }
     if (!to_physical) transpose(stage, dst + k0 * kernel, gk);
   }

@@ -107,6 +107,13 @@ const Shape kCases[] = {
     {"nvdla.weight.image(post_extension=4)", "int8", "33,2,9,8"},
     {"nvdla.weight.image", "fp16", "32,4,3,16"},
     {"nvdla.weight.image(post_extension=2)", "int8", "33,3,5,10"},
+    // Runs of 17 to 31 bytes by one 32-byte move each, over the next run's
+    // place (written later) but on the last line (unpacking) and the
+    // tensor's last line (packing): 21-byte lines of whole groups, 27-byte
+    // lines of one group, 20-byte line pairs and a last line of 10 bytes.
+    {"nvdla.weight.image", "int8", "64,3,7,7"},
+    {"nvdla.weight.image", "int8", "5,3,3,9"},
+    {"nvdla.weight.image(post_extension=2)", "int8", "40,2,5,5"},
     {"nvdla.weight.winograd", "fp16", "20,37,4,4"},
     {"nvdla.weight.winograd", "int8", "40,70,4,4"},
     {"nvdla.pixel(format=T_Y8___U8V8_N444,x_offset=3)", "uint8", "5,77,3"},
