@@ -429,6 +429,24 @@ TEST(MgeLarge, streamed_tiles_at_every_isa_level) {
   }
 }
 
+// Streamed packs of 8-bit groups of 17 to 31 rows without AVX-512: two
+// 16-row tiles into an L1 stage, streamed out when the pixels start on 32
+// bytes (from a line), else through the L2 stage (16 bytes in): 24 rows and a
+// tail of 3 pixels, 17 rows, images of 31 rows one after the other, 18 rows
+// whose second and third images start off 32 bytes, CHWN4 of 5 images with
+// padding rows; at every instruction-set level.
+TEST(MgeLarge, streamed_rows_17_to_31_from_a_line_and_inside_one) {
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"mge.nhwc", "int8", "1,24,1023,701"},
+           {"mge.nhwc", "uint8", "1,17,1000,1031"},
+           {"mge.nhwc", "int8", "2,31,512,520"},
+           {"mge.nhwc", "int8", "3,18,511,609"},
+           {"mge.chwn4", "int8", "5,7,256,1700"},
+       }) {
+    expect_both_ways_from_a_line_and_inside_one(layout, dtype, shape, 17);
+  }
+}
+
 // Images of one pixel (1 x 1) are copies: NHWC, NCHWx of whole blocks and
 // CHWN4 of one image of whole blocks byte for byte (4-bit odd counts
 // included), NCHWx with a part-padding last block image by image, the padding
