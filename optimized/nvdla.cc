@@ -390,9 +390,11 @@ void atom_lines(const AtomLines& p, const uint8_t* src, uint8_t* dst, bool pack,
   // components) with the 16 x 16 transposes of AVX-512 reads the rows straight:
   // each 64-byte piece is read once, so the stage would only add a copy
   // (measured on a Zen 4 with ew2 int16 64 x 128 x 128, medians of 7 runs:
-  // 0.41 -> 0.58 of memcpy). The unpack keeps the stage: 16 rows a plane
-  // apart written 64 bytes at a time were slower (0.48 against 0.55).
-  const bool direct_dwords = pack && eb == 4 && isa_at_least(Isa::kAvx512);
+  // 0.41 -> 0.58 of memcpy); AVX2's 8 x 8 squares likewise (the same capped
+  // at AVX2, pinned, alternating, three pairs: 0.35-0.41 -> 0.50-0.55). The
+  // unpack keeps the stage: 16 rows a plane apart written 64 bytes at a time
+  // were slower (0.48 against 0.55).
+  const bool direct_dwords = pack && eb == 4 && isa_at_least(Isa::kAvx2);
   // Tensors of kStreamingBytes or more: the atoms of the AVX2 squares packed
   // straight out with non-temporal stores, the unpacked rows leaving the stage
   // so, as the AVX-512 kernels do (the tensor's lines are not read before
