@@ -1781,6 +1781,23 @@ LC_MGE_AVX2 void small_images_avx2(uint64_t C, uint64_t L, uint8_t* logical, uin
 // x 5 x 5 0.20 / 0.19 -> 0.40 / 0.35, 4 x 4 0.08 -> 0.32 / 0.25 (7 x 7 and 6
 // x 6 within the spread of either). Groups [begin, end) of the plan's; ones
 // with padding channels are left to `rest`.
+// Group g of NCHWx blocks of X rows of L bytes, C channels in `blocks`
+// blocks an image: its image's channel block, where its rows and its pixels
+// start, and whether every channel of it is real (the small-tensor paths
+// leave the others to `rest`).
+struct NchwxGroup {
+  uint64_t cb;
+  uint8_t* block;
+  uint8_t* px;
+  bool whole;
+};
+
+inline NchwxGroup nchwx_group(uint64_t C, uint64_t X, uint64_t L, uint64_t blocks, uint64_t g, uint8_t* logical,
+                              uint8_t* phys) {
+  const uint64_t n = g / blocks, cb = g % blocks;
+  return {cb, logical + (n * C + cb * X) * L, phys + g * L * X, (cb + 1) * X <= C};
+}
+
 constexpr uint64_t kSmallGroupsAvx2Pixels = 32;  // with AVX-512, groups of at most this many pixels
 template <bool kPack, class Rest>
 LC_MGE_AVX2 void small_groups_epi8_avx2(uint64_t C, uint64_t X, uint64_t L, uint8_t* logical, uint8_t* phys,
@@ -1788,13 +1805,13 @@ LC_MGE_AVX2 void small_groups_epi8_avx2(uint64_t C, uint64_t X, uint64_t L, uint
   const uint64_t blocks = ceil_div(C, X);
   const bool row_tiles = !kPack && L >= 32;  // the unpack's tiles of 32 pixels of 16 rows
   for (uint64_t g = begin; g < end; ++g) {
-    const uint64_t n = g / blocks, cb = g % blocks;  // image, channel block
-    if ((cb + 1) * X > C) {
+    const NchwxGroup at = nchwx_group(C, X, L, blocks, g, logical, phys);
+    if (!at.whole) {
       rest(g);
       continue;
     }
-    uint8_t* block = logical + (n * C + cb * X) * L;
-    uint8_t* px = phys + g * L * X;
+    uint8_t* block = at.block;
+    uint8_t* px = at.px;
     __m256i v[16];
     if (row_tiles) {
       for (uint64_t r = 0; r < X; r += 16) {
@@ -2480,13 +2497,14 @@ LC_MGE_AVX512BW void small_groups_epi8(uint64_t C, uint64_t X, uint64_t L, uint8
   __mmask64 row_cols[64];
   for (uint64_t r = 0; r < 64; ++r) row_cols[r] = r * L + 64 <= 64 * L ? ~__mmask64{0} : cols;
   for (uint64_t g = begin; g < end; ++g) {
-    const uint64_t n = g / blocks, cb = g % blocks;  // image, channel block
-    if ((cb + 1) * X > C) {
+    const NchwxGroup at = nchwx_group(C, X, L, blocks, g, logical, phys);
+    if (!at.whole) {
       rest(g);
       continue;
     }
-    uint8_t* block = logical + (n * C + cb * X) * L;
-    uint8_t* px = phys + g * L * X;
+    const uint64_t cb = at.cb;
+    uint8_t* block = at.block;
+    uint8_t* px = at.px;
     if (kPack && X == 32) {
       const uint8_t* row[32];
       for (uint64_t k = 0; k < 32; ++k) row[k] = block + k * L;
