@@ -107,10 +107,12 @@ const Shape kCases[] = {
     {"nvdla.weight.image(post_extension=4)", "int8", "33,2,9,8"},
     {"nvdla.weight.image", "fp16", "32,4,3,16"},
     {"nvdla.weight.image(post_extension=2)", "int8", "33,3,5,10"},
-    // Runs of 17 to 31 bytes by one 32-byte move each, over the next run's
-    // place (written later) but on the last line (unpacking) and the
-    // tensor's last line (packing): 21-byte lines of whole groups, 27-byte
-    // lines of one group, 20-byte line pairs and a last line of 10 bytes.
+    // Runs of 17 to 31 bytes by one 32-byte move each where its 32 bytes
+    // stay in the tensor and, unpacking, in the kernel's stage; exact moves
+    // elsewhere: 21-byte lines of whole groups (the kernel's last line exact
+    // unpacking, the tensor's last runs packing), 27-byte lines of one
+    // group, 20-byte line pairs before a last line of 10 bytes (the pair
+    // before it exact unpacking: its 32 bytes run past the kernel's 50).
     {"nvdla.weight.image", "int8", "64,3,7,7"},
     {"nvdla.weight.image", "int8", "5,3,3,9"},
     {"nvdla.weight.image(post_extension=2)", "int8", "40,2,5,5"},
