@@ -1952,6 +1952,69 @@ LC_HTP_AVX512 inline __m512i load_halves(const uint8_t* at) {
 // bytes, go through a stage (see walk_tile_cols).
 constexpr uint64_t kTileStageBytes = 256 << 10;
 
+// What walk_tile_cols and its AVX2 form share: the chunk-column loop (xl)
+// and the one inside it (il), the four rows' offsets, and whether a
+// position's rows are one block of the tensor (the weights: then the next
+// position's block is fetched meanwhile, per_step lines a step, or,
+// unpacking 8 MiB or more, the block is staged and streamed out).
+struct TileColsWalk {
+  const Loop& xl;
+  const Loop& il;
+  uint64_t ext, o0, o1, o2, o3;
+  uint64_t span = 0, per_step = 0;
+  bool block = false, staged = false;
+
+  TileColsWalk(const Plan& p, bool pack, bool stream)
+      : xl(p.tile_order[p.tile_cols_x]),
+        il(p.tile_cols_in),
+        ext(p.extent[xl.dim]),
+        o0(p.tile_offset[0]),
+        o1(p.tile_offset[1]),
+        o2(p.tile_offset[2]),
+        o3(p.tile_offset[3]) {
+    const uint64_t o_max = std::max(std::max(o0, o1), std::max(o2, o3));
+    const uint64_t written = 4 * il.count * ext;
+    span = o_max + (il.count - 1) * il.ls + ext;
+    block = std::min(std::min(o0, o1), std::min(o2, o3)) == 0 && span <= written + written / 8;
+    const uint64_t steps = (xl.count + 1) / 2 * il.count;
+    per_step = ((span + 63) / 64 + steps - 1) / steps;
+    staged = !pack && stream && block && span == written && span <= kTileStageBytes;
+  }
+};
+
+// Their positions [begin, end) in order, with each one's logical and
+// physical bases and the next one's block.
+class TileColsPositions {
+ public:
+  TileColsPositions(const Plan& p, const std::vector<Loop>& loops, uint64_t begin, uint64_t end)
+      : loops_(loops), value_(loops.size(), 0), x_(p.rank, 0), left_(end - begin) {
+    seek(loops, loops.size(), begin, &value_, nullptr, &lbase_, &pbase_);
+    value_next_ = value_, x_next_ = x_;
+    lnext_ = lbase_, pnext_ = pbase_;
+  }
+  bool done() const { return left_ == 0; }
+  uint64_t lbase() const { return lbase_; }
+  uint64_t pbase() const { return pbase_; }
+  // The next position's block of `span` logical bytes from its first line,
+  // [*from, *to): empty after the last position or when not wanted.
+  void next_block(bool wanted, const uint8_t* logical, uint64_t span, uintptr_t* from, uintptr_t* to) {
+    *from = *to = 0;
+    if (!wanted || left_ <= 1) return;
+    advance(loops_, loops_.size(), &value_next_, &x_next_, &lnext_, &pnext_);
+    *from = reinterpret_cast<uintptr_t>(logical + lnext_) & ~uintptr_t{63};
+    *to = reinterpret_cast<uintptr_t>(logical + lnext_) + span;
+  }
+  void next() {
+    if (left_ > 1) advance(loops_, loops_.size(), &value_, &x_, &lbase_, &pbase_);
+    --left_;
+  }
+
+ private:
+  const std::vector<Loop>& loops_;
+  std::vector<uint64_t> value_, x_, value_next_, x_next_;
+  uint64_t lbase_ = 0, pbase_ = 0, lnext_ = 0, pnext_ = 0, left_;
+};
+
 // The weights' tiles (p.tile_cols): per position of the chunk loops outside
 // x, two chunk columns at a time, each step of the loop inside the chunk a
 // pair of tiles against one 64-byte piece of each of four logical rows
@@ -1970,10 +2033,7 @@ constexpr uint64_t kTileStageBytes = 256 << 10;
 template <bool kPack, bool kStream>
 LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
                                   uint64_t begin, uint64_t end) {
-  const Loop& xl = p.tile_order[p.tile_cols_x];
-  const Loop& il = p.tile_cols_in;
-  const uint64_t ext = p.extent[xl.dim];
-  const uint64_t o0 = p.tile_offset[0], o1 = p.tile_offset[1], o2 = p.tile_offset[2], o3 = p.tile_offset[3];
+  const TileColsWalk t(p, kPack, kStream);
   const __m512i pad = _mm512_set1_epi8(static_cast<char>(p.pad_element[0]));
   constexpr uint64_t kAhead = 256;
   // When a position's logical rows fill one block of the tensor (the
@@ -1981,42 +2041,26 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
   // position is fetched, front to back, a few lines per step: into L2 to
   // read (pack; measured on a Zen 4 with 3 x 3 x 1024 x 1820: 0.57-0.66 of
   // memcpy before, 0.81-0.86 after), or to write instead of the rows' next
-  // pieces (unpack).
-  const uint64_t o_max = std::max(std::max(o0, o1), std::max(o2, o3));
-  const uint64_t span = o_max + (il.count - 1) * il.ls + ext, written = 4 * il.count * ext;
-  const bool block = std::min(std::min(o0, o1), std::min(o2, o3)) == 0 && span <= written + written / 8;
-  const uint64_t steps = (xl.count + 1) / 2 * il.count;
-  const uint64_t block_lines = (span + 63) / 64, per_step = (block_lines + steps - 1) / steps;
-  // Unpack of 8 MiB or more (kStream): when the position's rows are exactly
-  // one run of the tensor (the weights), they are written to a stage that
-  // stays in L2, then copied out with non-temporal stores, so that the
-  // tensor's lines are not read before they are written (the rows' 64-byte
-  // pieces start anywhere in a line).
-  const bool staged = !kPack && kStream && block && span == written && span <= kTileStageBytes;
-  std::vector<uint8_t> stage(staged ? span : 0);
-  std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
-  uint64_t lbase = 0, pbase = 0;
-  seek(loops, loops.size(), begin, &value, nullptr, &lbase, &pbase);
-  std::vector<uint64_t> value_next = value, x_next = x;
-  uint64_t lnext = lbase, pnext = pbase;
-  for (uint64_t left = end - begin; left != 0; --left) {
-    // The next position's block: [ahead, ahead_end), none after the last.
-    uintptr_t ahead = 0, ahead_end = 0;
-    if (block && !staged && left > 1) {
-      advance(loops, loops.size(), &value_next, &x_next, &lnext, &pnext);
-      ahead = reinterpret_cast<uintptr_t>(logical + lnext) & ~uintptr_t{63};
-      ahead_end = reinterpret_cast<uintptr_t>(logical + lnext) + span;
-    }
-    for (uint64_t i = 0; i < xl.count; i += 2) {
-      const uint64_t c = i * 32, valid = ext > c ? std::min<uint64_t>(64, ext - c) : 0;
-      const bool two = i + 1 < xl.count;
+  // pieces (unpack). Unpack of 8 MiB or more (kStream): when the position's
+  // rows are exactly one run of the tensor (the weights), they are written
+  // to a stage that stays in L2, then copied out with non-temporal stores,
+  // so that the tensor's lines are not read before they are written (the
+  // rows' 64-byte pieces start anywhere in a line).
+  std::vector<uint8_t> stage(t.staged ? t.span : 0);
+  for (TileColsPositions pos(p, loops, begin, end); !pos.done(); pos.next()) {
+    const uint64_t lbase = pos.lbase(), pbase = pos.pbase();
+    uintptr_t ahead, ahead_end;  // the next position's block, none after the last
+    pos.next_block(t.block && !t.staged, logical, t.span, &ahead, &ahead_end);
+    for (uint64_t i = 0; i < t.xl.count; i += 2) {
+      const uint64_t c = i * 32, valid = t.ext > c ? std::min<uint64_t>(64, t.ext - c) : 0;
+      const bool two = i + 1 < t.xl.count;
       const __mmask64 mask = valid == 64 ? ~__mmask64{0} : (__mmask64{1} << valid) - 1;
       // Columns wholly padding read (or write) no logical byte.
-      uint8_t* lg = valid == 0 ? logical : (staged ? stage.data() : logical + lbase) + c;
-      const uint64_t lstep = valid != 0 ? il.ls : 0;
-      uint8_t* pa = phys + pbase + i * xl.ps;
-      for (uint64_t j = 0; j < il.count; ++j, lg += lstep, pa += il.ps) {
-        uint8_t* rows[4] = {lg + o0, lg + o1, lg + o2, lg + o3};
+      uint8_t* lg = valid == 0 ? logical : (t.staged ? stage.data() : logical + lbase) + c;
+      const uint64_t lstep = valid != 0 ? t.il.ls : 0;
+      uint8_t* pa = phys + pbase + i * t.xl.ps;
+      for (uint64_t j = 0; j < t.il.count; ++j, lg += lstep, pa += t.il.ps) {
+        uint8_t* rows[4] = {lg + t.o0, lg + t.o1, lg + t.o2, lg + t.o3};
         if (valid == 0) rows[0] = rows[1] = rows[2] = rows[3] = logical;
         __m512i r[4], o[4];
         if (kPack) {
@@ -2028,7 +2072,7 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
               r[k] = _mm512_mask_loadu_epi8(pad, mask, rows[k]);
             }
           }
-          for (uint64_t n = 0; n < per_step && ahead < ahead_end; ++n, ahead += 64) {
+          for (uint64_t n = 0; n < t.per_step && ahead < ahead_end; ++n, ahead += 64) {
             _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T2);  // mutate: equivalent (a prefetch: the same bytes)
           }
           pack_32x4x2(r, o);
@@ -2036,35 +2080,35 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
             _mm512_stream_si512(reinterpret_cast<__m512i*>(pa), o[0]);
             _mm512_stream_si512(reinterpret_cast<__m512i*>(pa + 64), o[1]);
             if (two) {
-              _mm512_stream_si512(reinterpret_cast<__m512i*>(pa + xl.ps), o[2]);
-              _mm512_stream_si512(reinterpret_cast<__m512i*>(pa + xl.ps + 64), o[3]);
+              _mm512_stream_si512(reinterpret_cast<__m512i*>(pa + t.xl.ps), o[2]);
+              _mm512_stream_si512(reinterpret_cast<__m512i*>(pa + t.xl.ps + 64), o[3]);
             }
           } else {
             _mm512_storeu_si512(pa, o[0]);
             _mm512_storeu_si512(pa + 64, o[1]);
             if (two) {
-              _mm512_storeu_si512(pa + xl.ps, o[2]);
-              _mm512_storeu_si512(pa + xl.ps + 64, o[3]);
+              _mm512_storeu_si512(pa + t.xl.ps, o[2]);
+              _mm512_storeu_si512(pa + t.xl.ps + 64, o[3]);
             }
           }
         } else {
           if (valid == 0) continue;
-          for (uint64_t n = 0; n < per_step && ahead < ahead_end; ++n, ahead += 64) {
+          for (uint64_t n = 0; n < t.per_step && ahead < ahead_end; ++n, ahead += 64) {
             __builtin_prefetch(reinterpret_cast<const void*>(ahead), 1, 3);
           }
-          const uint8_t* next = pa + 4 * xl.ps;
+          const uint8_t* next = pa + 4 * t.xl.ps;
           _mm_prefetch(reinterpret_cast<const char*>(next), _MM_HINT_T0);
           _mm_prefetch(reinterpret_cast<const char*>(next + 64), _MM_HINT_T0);
-          _mm_prefetch(reinterpret_cast<const char*>(next + xl.ps), _MM_HINT_T0);
-          _mm_prefetch(reinterpret_cast<const char*>(next + xl.ps + 64), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(next + t.xl.ps), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(next + t.xl.ps + 64), _MM_HINT_T0);
           o[0] = _mm512_loadu_si512(pa);
           o[1] = _mm512_loadu_si512(pa + 64);
-          o[2] = two ? _mm512_loadu_si512(pa + xl.ps) : pad;
-          o[3] = two ? _mm512_loadu_si512(pa + xl.ps + 64) : pad;
+          o[2] = two ? _mm512_loadu_si512(pa + t.xl.ps) : pad;
+          o[3] = two ? _mm512_loadu_si512(pa + t.xl.ps + 64) : pad;
           unpack_32x4x2(o, r);
           for (int k = 0; k < 4; ++k) {
             if (valid == 64) {
-              if (!block) _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
+              if (!t.block) _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
               _mm512_storeu_si512(rows[k], r[k]);
             } else {
               _mm512_mask_storeu_epi8(rows[k], mask, r[k]);
@@ -2073,8 +2117,7 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
         }
       }
     }
-    if (staged) stream_run(logical + lbase, stage.data(), span);
-    if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
+    if (!kPack && kStream && t.staged) stream_run(logical + lbase, stage.data(), t.span);
   }
   if (kStream) _mm_sfence();
 }
@@ -2090,42 +2133,25 @@ template <bool kPack, bool kStream>
 __attribute__((target("avx2"), flatten)) void walk_tile_cols_avx2(const Plan& p, const std::vector<Loop>& loops,
                                                                   uint8_t* logical, uint8_t* phys, uint64_t begin,
                                                                   uint64_t end) {
-  const Loop& xl = p.tile_order[p.tile_cols_x];
-  const Loop& il = p.tile_cols_in;
-  const uint64_t ext = p.extent[xl.dim];
-  const uint64_t o0 = p.tile_offset[0], o1 = p.tile_offset[1], o2 = p.tile_offset[2], o3 = p.tile_offset[3];
+  const TileColsWalk t(p, kPack, kStream);
   constexpr uint64_t kAhead = 256;
   // As in walk_tile_cols: the next position's block fetched (pack), the
   // position's rows staged and streamed out (unpack of 8 MiB or more).
-  const uint64_t o_max = std::max(std::max(o0, o1), std::max(o2, o3));
-  const uint64_t span = o_max + (il.count - 1) * il.ls + ext, written = 4 * il.count * ext;
-  const bool block = std::min(std::min(o0, o1), std::min(o2, o3)) == 0 && span <= written + written / 8;
-  const uint64_t steps = (xl.count + 1) / 2 * il.count;
-  const uint64_t block_lines = (span + 63) / 64, per_step = (block_lines + steps - 1) / steps;
-  const bool staged = !kPack && kStream && block && span == written && span <= kTileStageBytes;
-  std::vector<uint8_t> stage(staged ? span : 0);
-  std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
-  uint64_t lbase = 0, pbase = 0;
-  seek(loops, loops.size(), begin, &value, nullptr, &lbase, &pbase);
-  std::vector<uint64_t> value_next = value, x_next = x;
-  uint64_t lnext = lbase, pnext = pbase;
+  std::vector<uint8_t> stage(t.staged ? t.span : 0);
   alignas(32) uint8_t buf[4][64];
-  for (uint64_t left = end - begin; left != 0; --left) {
-    uintptr_t ahead = 0, ahead_end = 0;
-    if (block && !staged && left > 1) {
-      advance(loops, loops.size(), &value_next, &x_next, &lnext, &pnext);
-      ahead = reinterpret_cast<uintptr_t>(logical + lnext) & ~uintptr_t{63};
-      ahead_end = reinterpret_cast<uintptr_t>(logical + lnext) + span;
-    }
-    for (uint64_t i = 0; i < xl.count; i += 2) {
-      const uint64_t c = i * 32, valid = ext > c ? std::min<uint64_t>(64, ext - c) : 0;
-      const bool two = i + 1 < xl.count;
+  for (TileColsPositions pos(p, loops, begin, end); !pos.done(); pos.next()) {
+    const uint64_t lbase = pos.lbase(), pbase = pos.pbase();
+    uintptr_t ahead, ahead_end;
+    pos.next_block(t.block && !t.staged, logical, t.span, &ahead, &ahead_end);
+    for (uint64_t i = 0; i < t.xl.count; i += 2) {
+      const uint64_t c = i * 32, valid = t.ext > c ? std::min<uint64_t>(64, t.ext - c) : 0;
+      const bool two = i + 1 < t.xl.count;
       // Columns wholly padding read (or write) no logical byte.
-      uint8_t* lg = valid == 0 ? logical : (staged ? stage.data() : logical + lbase) + c;
-      const uint64_t lstep = valid != 0 ? il.ls : 0;
-      uint8_t* pa = phys + pbase + i * xl.ps;
-      for (uint64_t j = 0; j < il.count; ++j, lg += lstep, pa += il.ps) {
-        uint8_t* rows[4] = {lg + o0, lg + o1, lg + o2, lg + o3};
+      uint8_t* lg = valid == 0 ? logical : (t.staged ? stage.data() : logical + lbase) + c;
+      const uint64_t lstep = valid != 0 ? t.il.ls : 0;
+      uint8_t* pa = phys + pbase + i * t.xl.ps;
+      for (uint64_t j = 0; j < t.il.count; ++j, lg += lstep, pa += t.il.ps) {
+        uint8_t* rows[4] = {lg + t.o0, lg + t.o1, lg + t.o2, lg + t.o3};
         __m256i ra[4], rb[4], oa[4], ob[4];
         if (kPack) {
           if (valid == 64) {
@@ -2142,7 +2168,7 @@ __attribute__((target("avx2"), flatten)) void walk_tile_cols_avx2(const Plan& p,
               rb[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(buf[k] + 32));
             }
           }
-          for (uint64_t n = 0; n < per_step && ahead < ahead_end; ++n, ahead += 64) {
+          for (uint64_t n = 0; n < t.per_step && ahead < ahead_end; ++n, ahead += 64) {
             _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T2);
           }
           pack_32x4_avx2(ra, oa);
@@ -2153,31 +2179,31 @@ __attribute__((target("avx2"), flatten)) void walk_tile_cols_avx2(const Plan& p,
           if (two) {
             pack_32x4_avx2(rb, ob);
             for (int h = 0; h < 4; ++h) {
-              if (kStream) _mm256_stream_si256(reinterpret_cast<__m256i*>(pa + xl.ps + 32 * h), ob[h]);
-              else _mm256_storeu_si256(reinterpret_cast<__m256i*>(pa + xl.ps + 32 * h), ob[h]);
+              if (kStream) _mm256_stream_si256(reinterpret_cast<__m256i*>(pa + t.xl.ps + 32 * h), ob[h]);
+              else _mm256_storeu_si256(reinterpret_cast<__m256i*>(pa + t.xl.ps + 32 * h), ob[h]);
             }
           }
         } else {
           if (valid == 0) continue;
-          for (uint64_t n = 0; n < per_step && ahead < ahead_end; ++n, ahead += 64) {
+          for (uint64_t n = 0; n < t.per_step && ahead < ahead_end; ++n, ahead += 64) {
             __builtin_prefetch(reinterpret_cast<const void*>(ahead), 1, 3);
           }
-          const uint8_t* next = pa + 4 * xl.ps;
+          const uint8_t* next = pa + 4 * t.xl.ps;
           _mm_prefetch(reinterpret_cast<const char*>(next), _MM_HINT_T0);
           _mm_prefetch(reinterpret_cast<const char*>(next + 64), _MM_HINT_T0);
-          _mm_prefetch(reinterpret_cast<const char*>(next + xl.ps), _MM_HINT_T0);
-          _mm_prefetch(reinterpret_cast<const char*>(next + xl.ps + 64), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(next + t.xl.ps), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(next + t.xl.ps + 64), _MM_HINT_T0);
           for (int h = 0; h < 4; ++h) oa[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pa + 32 * h));
           unpack_32x4_avx2(oa, ra);
           if (two) {
-            for (int h = 0; h < 4; ++h) ob[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pa + xl.ps + 32 * h));
+            for (int h = 0; h < 4; ++h) ob[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pa + t.xl.ps + 32 * h));
             unpack_32x4_avx2(ob, rb);
           } else {
             for (int k = 0; k < 4; ++k) rb[k] = ra[k];
           }
           for (int k = 0; k < 4; ++k) {
             if (valid == 64) {
-              if (!block) _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
+              if (!t.block) _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
               _mm256_storeu_si256(reinterpret_cast<__m256i*>(rows[k]), ra[k]);
               _mm256_storeu_si256(reinterpret_cast<__m256i*>(rows[k] + 32), rb[k]);
             } else {
@@ -2189,8 +2215,7 @@ __attribute__((target("avx2"), flatten)) void walk_tile_cols_avx2(const Plan& p,
         }
       }
     }
-    if (staged) stream_run_avx2(logical + lbase, stage.data(), span);
-    if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
+    if (!kPack && kStream && t.staged) stream_run_avx2(logical + lbase, stage.data(), t.span);
   }
   if (kStream) _mm_sfence();
 }
