@@ -1989,20 +1989,23 @@ class TileColsPositions {
   TileColsPositions(const Plan& p, const std::vector<Loop>& loops, uint64_t begin, uint64_t end)
       : loops_(loops), value_(loops.size(), 0), x_(p.rank, 0), left_(end - begin) {
     seek(loops, loops.size(), begin, &value_, nullptr, &lbase_, &pbase_);
-    value_next_ = value_, x_next_ = x_;
-    lnext_ = lbase_, pnext_ = pbase_;
+    value_next_ = value_;
+    x_next_ = x_;
+    lnext_ = lbase_;
+    pnext_ = pbase_;
   }
   bool done() const { return left_ == 0; }
   uint64_t lbase() const { return lbase_; }
   uint64_t pbase() const { return pbase_; }
-  // The next position's block of `span` logical bytes from its first line,
-  // [*from, *to): empty after the last position or when not wanted.
-  void next_block(bool wanted, const uint8_t* logical, uint64_t span, uintptr_t* from, uintptr_t* to) {
+  // The next position's block (t.span logical bytes from its first line) to
+  // fetch, [*from, *to): empty after the last position, when the rows are
+  // not one block, or when they are staged.
+  void next_block(const TileColsWalk& t, const uint8_t* logical, uintptr_t* from, uintptr_t* to) {
     *from = *to = 0;
-    if (!wanted || left_ <= 1) return;
+    if (!t.block || t.staged || left_ <= 1) return;
     advance(loops_, loops_.size(), &value_next_, &x_next_, &lnext_, &pnext_);
     *from = reinterpret_cast<uintptr_t>(logical + lnext_) & ~uintptr_t{63};
-    *to = reinterpret_cast<uintptr_t>(logical + lnext_) + span;
+    *to = reinterpret_cast<uintptr_t>(logical + lnext_) + t.span;
   }
   void next() {
     if (left_ > 1) advance(loops_, loops_.size(), &value_, &x_, &lbase_, &pbase_);
@@ -2050,7 +2053,7 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
   for (TileColsPositions pos(p, loops, begin, end); !pos.done(); pos.next()) {
     const uint64_t lbase = pos.lbase(), pbase = pos.pbase();
     uintptr_t ahead, ahead_end;  // the next position's block, none after the last
-    pos.next_block(t.block && !t.staged, logical, t.span, &ahead, &ahead_end);
+    pos.next_block(t, logical, &ahead, &ahead_end);
     for (uint64_t i = 0; i < t.xl.count; i += 2) {
       const uint64_t c = i * 32, valid = t.ext > c ? std::min<uint64_t>(64, t.ext - c) : 0;
       const bool two = i + 1 < t.xl.count;
@@ -2117,6 +2120,7 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
         }
       }
     }
+    // (The template arguments too: a pack or an unstreamed unpack compiles no stream-out.)
     if (!kPack && kStream && t.staged) stream_run(logical + lbase, stage.data(), t.span);
   }
   if (kStream) _mm_sfence();
@@ -2142,7 +2146,7 @@ __attribute__((target("avx2"), flatten)) void walk_tile_cols_avx2(const Plan& p,
   for (TileColsPositions pos(p, loops, begin, end); !pos.done(); pos.next()) {
     const uint64_t lbase = pos.lbase(), pbase = pos.pbase();
     uintptr_t ahead, ahead_end;
-    pos.next_block(t.block && !t.staged, logical, t.span, &ahead, &ahead_end);
+    pos.next_block(t, logical, &ahead, &ahead_end);
     for (uint64_t i = 0; i < t.xl.count; i += 2) {
       const uint64_t c = i * 32, valid = t.ext > c ? std::min<uint64_t>(64, t.ext - c) : 0;
       const bool two = i + 1 < t.xl.count;
