@@ -61,6 +61,8 @@ constexpr uint64_t kPrefetchGroups = 4;  // how far ahead a pack reading kH rows
 constexpr uint64_t kPrefetchAbove = 1u << 20;  // logical bytes: past a typical L2
 constexpr uint64_t kStreamAbove = 4u << 20;    // bytes written: past L2, a large share of a shared L3
 constexpr uint64_t kEnumerateLimit = 1u << 20;
+constexpr uint64_t kL1Sets = 64;               // sets of a 32 KiB or 48 KiB L1d of 64-byte lines (8 or 12 ways)
+constexpr uint64_t kStraightRowsPerSet = 8;    // rows of a group an unpack writes straight, at most, in one L1 set
 
 #define LC_TLA_INLINE_ANY inline __attribute__((always_inline))
 
@@ -1513,6 +1515,13 @@ GroupFn group_kernel(bool stream) {
   return group_by_fractal<kPack, EB, kZInside>;
 }
 
+// The most of `rows` lines `pitch` bytes apart that fall in one L1 set.
+uint64_t rows_per_set(uint64_t rows, uint64_t pitch) {
+  uint64_t count[kL1Sets] = {}, most = 0;
+  for (uint64_t r = 0; r < rows; ++r) most = std::max(most, ++count[r * pitch / kLineBytes % kL1Sets]);
+  return most;
+}
+
 template <bool kPack, size_t EB, bool kZInside>
 void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
   using F = Fractal<EB, kZInside>;
@@ -1562,6 +1571,18 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
   // A z unpack past L2 writes each row front to back; in L2 (measured on
   // 256 x 256 fp16: -13%) it goes through the stage as the n fractals do.
   const bool z_rows = !kPack && kZInside && p.rows * pitch > kPrefetchAbove;
+  // An unpack that does not stream writes each group's kH lines straight
+  // into the logical rows where at most kStraightRowsPerSet of them share an
+  // L1 set; rows a multiple of 2 or 4 KiB apart, more of them a set than its
+  // ways, go through the stage (measured on a Zen 4, 32 KiB L1d of 8 ways,
+  // pinned, alternating with the stage for all, us: nN 256 x 256 fp32
+  // 9.8-10.2 -> 6.5-7.2, capped at AVX2 12.8-14.3 -> 6.0-8.4; nZ 256 x 512
+  // int8 4.4 -> 3.0; nZ 256 x 256 fp16 4.0-5.1 -> 2.7-2.8; zN 512 x 512 fp16
+  // 26.4-26.9 -> 18.0-18.3, capped 15.7-16.0 -> 10.8-12.4; nN 1024 x 1024
+  // fp16, 8 rows a set, 85-108 -> 69-75; nN 64 x 1024 fp32, 8 rows 4 KiB
+  // apart, 9.7-10.5 -> 8.0-8.6; but nZ 256 x 2048 int8, 16 rows a set,
+  // 20.3 -> 23 straight).
+  const bool straight = !kPack && !z_rows && !direct && !stream && rows_per_set(kH, pitch) <= kStraightRowsPerSet;  // mutate: equivalent (straight or staged: the same bytes)
   // A z pack of rows that start inside lines reads whole lines (see
   // z_pack_rows_shifted; measured on 2048 x 2048: -10% for rows on lines).
 #ifdef LC_TLA_X86
@@ -1579,10 +1600,10 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
   const bool z_shifted = false, stream_shifted = false, z_staged = false, stream_staged = false;
 #endif
   parallel_ranges(p.R, p.cosize * p.eb, [&](uint64_t begin, uint64_t end) {
-    // Unpack: kStageLines groups go through a stage in L1, each row's
-    // kStageLines lines copied out in one run
-    // (measured: rows written one line at a time in turn, kH rows a pitch
-    // apart, are several times slower than runs of lines).
+    // Unpack, unless straight: kStageLines groups go through a stage in L1,
+    // each row's kStageLines lines copied out in one run (measured: rows
+    // written one line at a time in turn, kH rows a pitch apart in a few L1
+    // sets, are several times slower than runs of lines).
     alignas(64) uint8_t stage[kH * kStageLines * kLineBytes];
     constexpr uint64_t kStagePitch = kStageLines * kLineBytes;
     for (uint64_t bi = begin; bi < end; ++bi) {
@@ -1633,13 +1654,13 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
         if (!kPack && z_rows && stream_shifted) z_unpack_rows_shifted(src, pitch, block_at(bi, 0), step, full_g * kG, ahead);
 #endif
         if (!kPack && z_rows && !stream_shifted && !z_staged) z_unpack_rows(src, pitch, block_at(bi, 0), step, full_g * kG, stream, ahead);
-        for (uint64_t g = 0; direct && g < full_g; ++g) {
+        for (uint64_t g = 0; (direct || straight) && g < full_g; ++g) {
           uint8_t* b = block_at(bi, g * kG);
           fetch_fractals<false>(b, step, ahead, kG);
           if (prefetch && ahead == 0) fetch_fractals<false>(b, step, kStageLines * kG * step, kG);
           group(src + g * kLineBytes, pitch, b, step);
         }
-        for (uint64_t g0 = 0; !kPack && !z_rows && !direct && g0 < full_g; g0 += kStageLines) {
+        for (uint64_t g0 = 0; !kPack && !z_rows && !direct && !straight && g0 < full_g; g0 += kStageLines) {
           const uint64_t n = std::min<uint64_t>(kStageLines, full_g - g0);
           for (uint64_t g = 0; g < n; ++g) {
             uint8_t* b = block_at(bi, (g0 + g) * kG);
