@@ -500,7 +500,7 @@ uint64_t tiles_4x8_epi16(const Group& g, uint8_t* logical, uint8_t* phys) {
 // step, so that each row's line is written whole by two adjacent stores, not
 // in halves with the other rows' between them (measured on a Zen 4 capped at
 // AVX2, pinned, alternating, us: 1 x 64 x 32 x 64 NCHW32 16.3-17.1 ->
-// 11.3-11.5, 1 x 64 x 64 x 64 NHWC 26.4-28.7 -> 22.3-22.7; a template
+// 11.3-11.8, 1 x 64 x 64 x 64 NHWC 28.2-29.9 -> 21.6-22.4; a template
 // argument, as the test in the loop slowed the other shapes by 10%).
 template <bool kPack, bool kTwo = false>
 LC_MGE_AVX2 uint64_t tiles_8x16_epi16_avx2(const Group& g, uint8_t* logical, uint8_t* phys) {

@@ -1582,7 +1582,8 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
   // fp16, 8 rows a set, 85-108 -> 69-75; nN 64 x 1024 fp32, 8 rows 4 KiB
   // apart, 9.7-10.5 -> 8.0-8.6; but nZ 256 x 2048 int8, 16 rows a set,
   // 20.3 -> 23 straight).
-  const bool straight = !kPack && !z_rows && !direct && !stream && rows_per_set(kH, pitch) <= kStraightRowsPerSet;  // mutate: equivalent (straight or staged: the same bytes)
+  // (A direct unpack writes straight too, streamed.)
+  const bool straight = direct || (!kPack && !z_rows && !stream && rows_per_set(kH, pitch) <= kStraightRowsPerSet);  // mutate: equivalent (straight or staged: the same bytes)
   // A z pack of rows that start inside lines reads whole lines (see
   // z_pack_rows_shifted; measured on 2048 x 2048: -10% for rows on lines).
 #ifdef LC_TLA_X86
@@ -1654,13 +1655,13 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
         if (!kPack && z_rows && stream_shifted) z_unpack_rows_shifted(src, pitch, block_at(bi, 0), step, full_g * kG, ahead);
 #endif
         if (!kPack && z_rows && !stream_shifted && !z_staged) z_unpack_rows(src, pitch, block_at(bi, 0), step, full_g * kG, stream, ahead);
-        for (uint64_t g = 0; (direct || straight) && g < full_g; ++g) {
+        for (uint64_t g = 0; straight && g < full_g; ++g) {
           uint8_t* b = block_at(bi, g * kG);
           fetch_fractals<false>(b, step, ahead, kG);
           if (prefetch && ahead == 0) fetch_fractals<false>(b, step, kStageLines * kG * step, kG);
           group(src + g * kLineBytes, pitch, b, step);
         }
-        for (uint64_t g0 = 0; !kPack && !z_rows && !direct && !straight && g0 < full_g; g0 += kStageLines) {
+        for (uint64_t g0 = 0; !kPack && !z_rows && !straight && g0 < full_g; g0 += kStageLines) {
           const uint64_t n = std::min<uint64_t>(kStageLines, full_g - g0);
           for (uint64_t g = 0; g < n; ++g) {
             uint8_t* b = block_at(bi, (g0 + g) * kG);
