@@ -38,6 +38,7 @@ std::vector<uint64_t> fact_list(const std::vector<Fact>& facts, const std::strin
 }
 
 constexpr size_t kMaxColumns = 16;  // NPU columns drawn
+constexpr uint64_t kMaxRowCells = 256;  // cells of a physical row
 
 uint64_t clamp_u64(uint64_t v, uint64_t lo, uint64_t hi) { return std::max(lo, std::min(hi, v)); }
 
@@ -169,6 +170,8 @@ void choose_physical_view(Picture* p) {
     if (p->row_bytes < 4 * cell_bytes) p->row_bytes = 4 * cell_bytes;
   }
   p->row_bytes = std::max<uint64_t>(cell_bytes, (p->row_bytes + cell_bytes - 1) / cell_bytes * cell_bytes);
+  // A row that wide (a long innermost dimension) wraps: at most kMaxRowCells cells a row.
+  p->row_bytes = std::min<uint64_t>(p->row_bytes, kMaxRowCells * cell_bytes);
   if (group && group % p->row_bytes != 0) group = 0;
   if (group > p->size_bytes) group = 0;
   if (!group) {

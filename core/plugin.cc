@@ -231,7 +231,10 @@ Result<std::unique_ptr<PluginImpl>> plugin_from_table(const lc_plugin* t, const 
 }
 
 Result<std::unique_ptr<PluginImpl>> load_plugin(const std::string& path) {
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // A name without a slash is a file of the working directory, not one for
+  // dlopen to look up in the library path.
+  const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* err = dlerror();
     return Status::invalid("cannot load plugin " + path + ": " + (err ? err : "unknown error"));

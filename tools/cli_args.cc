@@ -100,6 +100,18 @@ Parsed parse_command(const std::vector<CommandSpec>& commands, int argc, char** 
                                : app.add_flag(flag, o.help)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     declared.emplace_back(&o, opt);
   }
+  // A flag is on when given; a value written to it ("--json=false") would be
+  // read as on all the same, so it is refused.
+  for (int i = 2; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--") break;
+    for (const OptionSpec& o : spec->options) {
+      const std::string flag = std::string("--") + o.name + "=";
+      if (!o.value && word.compare(0, flag.size(), flag) == 0) {
+        throw UsageError{"option --" + std::string(o.name) + " takes no value (" + clip_input(word) + ")"};
+      }
+    }
+  }
   std::vector<std::string> positional;
   if (spec->max_positional != 0) app.add_option("arguments", positional, spec->arguments);
   try {

@@ -115,6 +115,15 @@ std::string output_name(const std::string& path) {
   return is_std_stream(path) ? "standard output" : quote_input(path);
 }
 
+Result<std::string> read_text_file(const std::string& path, uint64_t limit, const std::string& what) {
+  LC_ASSIGN_OR_RETURN(BoundedInput in, read_bounded(is_std_stream(path) ? "./" + path : path, limit));
+  if (in.more) {
+    return Status::invalid(quote_input(path) + " holds more than " + std::to_string(limit) + " bytes, more than " + what +
+                           " has");
+  }
+  return std::string(in.bytes.begin(), in.bytes.end());
+}
+
 Result<BoundedInput> read_bounded(const std::string& path, uint64_t limit) {
   const std::string name = input_name(path);
   const bool own = !is_std_stream(path);

@@ -41,6 +41,12 @@ struct BoundedInput {
 // beyond, so that a longer input is detected without reading it all.
 Result<BoundedInput> read_bounded(const std::string& path, uint64_t limit);
 
+// A text file of at most `limit` bytes (a regression file, a list of items):
+// a longer one, or an endless one such as /dev/zero, is an error naming the
+// limit and `what` the file should be, after reading limit + 1 bytes at most.
+// PATH is a file here ("-" is a file named so, not standard input).
+Result<std::string> read_text_file(const std::string& path, uint64_t limit, const std::string& what);
+
 Status write_output(const std::string& path, const uint8_t* data, size_t size);
 
 // Flushes standard output (what printf and std::cout buffered) and reports a

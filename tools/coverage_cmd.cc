@@ -1,6 +1,7 @@
 #include "tools/coverage_cmd.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -17,6 +18,7 @@
 #include "layoutcheck/plugin.h"
 #include "layoutcheck/precision.h"
 #include "layoutcheck/rules.h"
+#include "tools/cli_io.h"
 #include "tools/cli_json.h"
 #include "tools/extension_cli.h"
 #include "tools/okk_cmd.h"
@@ -117,10 +119,11 @@ bool is_entry(const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-std::string read_file(const std::string& path, bool* ok) {
-  std::ifstream in(path, std::ios::binary);
-  *ok = static_cast<bool>(in);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+// A text file of the coverage list (the items, a document): at most 16 MiB.
+std::string read_file(const std::string& path, const std::string& what) {
+  auto text = read_text_file(path, 16u << 20, what);
+  if (!text.ok()) throw ListError{text.status().message()};
+  return *text;
 }
 
 std::vector<Item> parse_items(const std::string& text, const std::string& file, const std::string& spec_dir) {
@@ -138,9 +141,11 @@ std::vector<Item> parse_items(const std::string& text, const std::string& file, 
     if (line.rfind("document:", 0) == 0) {
       document = trim(line.substr(9));
       if (!documents.count(document)) {
-        bool ok = false;
-        documents[document] = read_file(spec_dir + "/" + document, &ok);
-        if (!ok) fail("document " + document + " is not a file of " + spec_dir);
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(spec_dir + "/" + document, ec)) {
+          fail("document " + document + " is not a file of " + spec_dir);
+        }
+        documents[document] = read_file(spec_dir + "/" + document, "a document");
       }
       continue;
     }
@@ -742,9 +747,7 @@ int coverage_main(const CoverageRequest& request) {
     std::string text = builtin_coverage_items();
     std::string file = "docs/coverage_items.txt";
     if (!request.items_path.empty()) {
-      bool ok = false;
-      text = read_file(request.items_path, &ok);
-      if (!ok) throw ListError{"cannot read " + request.items_path};
+      text = read_file(request.items_path, "a list of items");
       file = request.items_path;
     }
     const std::vector<Item> items = parse_items(text, file, request.spec_dir);

@@ -9,7 +9,10 @@
 namespace layoutcheck::cli {
 
 void* child_open_library(const std::string& path, int fd) {
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // dlopen searches the library path for a name without a slash: the file the
+  // command checked is in the working directory, so it is named so.
+  const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     std::string hello;
     const char* err = dlerror();

@@ -375,6 +375,13 @@ int cmd_list(const Args& a) {
     return cli::coverage_main(request);
   }
   if (a.has("markdown") || a.has("items")) throw UsageError{"--markdown and --items go with list --coverage"};
+  // A layout's parameters with the values they take when left out (a
+  // default may follow another parameter, as a chip's preset: these are the
+  // values with every parameter left out).
+  const auto defaults = [](const LayoutSpec& s) {
+    auto layout = make_layout(s.name);
+    return layout.ok() ? layout->params : ParamMap{};
+  };
   if (a.has("json")) {
     cli::Json j = cli::report_header("list");
     j["layouts"] = cli::Json::array();
@@ -387,6 +394,7 @@ int cmd_list(const Args& a) {
                               {"section", s.section},
                               {"dims", s.dims},
                               {"parameters", params},
+                              {"defaults", defaults(s)},
                               {"summary", s.summary}});
     }
     std::cout << cli::dump_json(j);
@@ -396,7 +404,11 @@ int cmd_list(const Args& a) {
     std::string dims;
     for (const auto& d : s.dims) dims += (dims.empty() ? "" : ",") + d;
     std::string params;
-    for (const auto& p : s.params) params += (params.empty() ? "" : ",") + p.key;
+    const ParamMap values = defaults(s);
+    for (const auto& p : s.params) {
+      const auto v = values.find(p.key);
+      params += (params.empty() ? "" : ",") + p.key + (v == values.end() ? "" : "=" + v->second);
+    }
     std::printf("%-18s %-6s (%s) %s\n    %s § %s\n    parameters: %s\n", s.name.c_str(),
                 s.name.substr(0, s.name.find('.')).c_str(), dims.c_str(), s.summary.c_str(), s.document.c_str(),
                 s.section.c_str(), params.empty() ? "none" : params.c_str());
@@ -626,6 +638,10 @@ int cmd_check(const Args& a) {
   opt.seed = ranged_number(a, "seed", 1, 0, UINT64_MAX);
   opt.min_cases = ranged_number(a, "min-cases", 20, 0, UINT64_MAX);
   opt.max_cases = ranged_number(a, "max-cases", 0, 0, UINT64_MAX);
+  if (opt.max_cases != 0 && opt.min_cases > opt.max_cases) {
+    throw UsageError{"--min-cases " + std::to_string(opt.min_cases) + " is more than --max-cases " +
+                     std::to_string(opt.max_cases)};
+  }
   opt.jobs = static_cast<unsigned>(ranged_number(a, "jobs", 1, 1, kMaxJobs));
   opt.check = check_options_of(a);
   opt.fail_fast = a.has("fail-fast");
@@ -869,6 +885,7 @@ int cmd_check(const Args& a) {
 
 int cmd_repro(const Args& a) {
   expect_known_options(a, {"dtype", "shape", "impl", "seed", "timeout", "isolate", "strict-padding", "picture"});
+  if (a.has("picture") && a.get("picture").empty()) throw UsageError{"--picture takes a file name"};
   Case c = case_of(a);
   CheckOptions co = check_options_of(a);
   co.seed = ranged_number(a, "seed", 1, 0, UINT64_MAX);
@@ -886,10 +903,13 @@ int cmd_repro(const Args& a) {
 void collect_regressions(const std::string& path, std::vector<std::pair<std::string, std::string>>* files,
                          uint64_t* ignored) {
   namespace fs = std::filesystem;
+  // A regression file is a few lines: one past kMaxRegressionBytes is none
+  // (a directory's big files are ignored; a file named so is an error).
+  constexpr uint64_t kMaxRegressionBytes = 1u << 20;
   auto read = [](const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) throw UsageError{"cannot read " + p.string()};
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    auto text = cli::read_text_file(p.string(), kMaxRegressionBytes, "a regression file");
+    if (!text.ok()) throw UsageError{text.status().message()};
+    return *text;
   };
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
@@ -906,6 +926,11 @@ void collect_regressions(const std::string& path, std::vector<std::pair<std::str
     if (ec) throw UsageError{"cannot list " + path + ": " + ec.message()};
     std::sort(found.begin(), found.end());
     for (const auto& p : found) {
+      std::error_code size_ec;
+      if (fs::file_size(p, size_ec) > kMaxRegressionBytes && !size_ec) {
+        ++*ignored;
+        continue;
+      }
       std::string text = read(p);
       if (is_regression_text(text)) files->emplace_back(p.string(), std::move(text));
       else ++*ignored;
@@ -918,8 +943,16 @@ void collect_regressions(const std::string& path, std::vector<std::pair<std::str
   }
 }
 
+// A report's lines after its header ("skipped 'LAYOUT' ...: A vs B"): why a
+// case was skipped, declined or rejected by both.
+std::string reason_lines(const std::string& message) {
+  const size_t eol = message.find('\n');
+  return eol == std::string::npos ? "" : message.substr(eol + 1);
+}
+
 int cmd_replay(const Args& a) {
   expect_known_options(a, {"impl", "timeout", "isolate", "strict-padding", "json", "junit", "shard", "picture"});
+  if (a.has("picture") && a.get("picture").empty()) throw UsageError{"--picture takes a directory or a file name"};
   if (a.positional.empty()) throw UsageError{"'replay' takes one or more regression files or directories of them"};
   std::vector<std::pair<std::string, std::string>> files;
   uint64_t ignored = 0;
@@ -974,7 +1007,8 @@ int cmd_replay(const Args& a) {
         c.details = r.message + "repro: " + repro_command(reg.c, impl.name(), co) + "\n";
       } else if (!ok) {
         c.outcome = cli::JunitCase::kSkipped;
-        c.message = verdict_name(r.verdict);
+        const std::string why = first_line(reason_lines(r.message));
+        c.message = std::string(verdict_name(r.verdict)) + ": " + why.substr(std::min(why.size(), why.find_first_not_of(' ')));
       }
       junit_cases.push_back(c);
     }
@@ -984,13 +1018,14 @@ int cmd_replay(const Args& a) {
                             {"case", to_string(reg.c)},
                             {"seed", reg.seed},
                             {"status", ok ? "passed" : fail ? "failed" : verdict_name(r.verdict)},
-                            {"message", fail ? r.message : ""},
+                            {"message", r.verdict == Verdict::kPass ? "" : r.message},
                             {"repro", fail ? repro_command(reg.c, impl.name(), co) : ""}});
       continue;
     }
     live.finish();  // the terminal shows this line instead
     std::printf("%-8s %s\n", ok ? "ok" : verdict_name(r.verdict), path.c_str());
     if (r.verdict == Verdict::kFail) std::printf("%s", r.message.c_str());
+    else if (r.verdict != Verdict::kPass) std::printf("%s", reason_lines(r.message).c_str());
     if (r.verdict == Verdict::kFail && a.has("picture")) {
       // A directory gets NAME.svg per regression file; a file the first failure's picture.
       const std::string to = a.get("picture");

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "layoutcheck/impl.h"
 #include "layoutcheck/precision.h"
 #include "tools/cli_io.h"
 #include "tools/extension_cli.h"
@@ -98,7 +99,13 @@ int run_sdp_layer(const Args& a, const std::map<std::string, std::string>& o) {
   for (const std::string& w : a.all("data")) {
     const size_t x = w.find('@'), y = x == std::string::npos ? x : w.find('@', x + 1);
     if (y == std::string::npos) throw BadInput{"--data " + quote_input(w) + ": expected LAYOUT@DTYPE@SHAPE"};
-    l.data.push_back(must(parse_case(w.substr(0, x), w.substr(x + 1, y - x - 1), w.substr(y + 1))));
+    const Case data = must(parse_case(w.substr(0, x), w.substr(x + 1, y - x - 1), w.substr(y + 1)));
+    // The surface itself must be one the document allows (its layout's rules).
+    if (auto size = reference_impl().size_bytes(data); !size.ok()) {
+      const std::string rule = size.status().rule().empty() ? "" : " (rule " + size.status().rule() + ")";
+      throw BadInput{"--data " + quote_input(w) + ": " + size.status().message() + rule};
+    }
+    l.data.push_back(data);
   }
   const Status st = check_sdp_layer(l);
   if (!st.ok()) {

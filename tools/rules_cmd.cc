@@ -57,10 +57,11 @@ int rules_main(const std::string& glob, bool json) {
     return 2;
   }
   if (json) {
-    Json out = Json::array();
+    Json out = report_header("rules");
+    out["rules"] = Json::array();
     for (const Rule* r : matched) {
-      out.push_back({{"id", r->id}, {"layouts", r->layouts}, {"document", r->document}, {"section", r->section},
-                     {"text", r->text}});
+      out["rules"].push_back({{"id", r->id}, {"layouts", r->layouts}, {"document", r->document}, {"section", r->section},
+                              {"text", r->text}});
     }
     std::cout << dump_json(out);
     return 0;

@@ -200,6 +200,8 @@ static lc_status plan(const lc_case* c, pixel* m, char* why, size_t n) {
     if (m->plane_offset[1] % 32 || m->plane_offset[1] < m->size) return snprintf(why, n, "bad UV offset"), LC_INVALID;
     if (m->plane_offset[1] > ((uint64_t)1 << 40)) return snprintf(why, n, "too large"), LC_INVALID;
     m->size = m->plane_offset[1] + m->H * m->line_stride[1];
+  } else if (param(c, "uv_line_stride") || param(c, "uv_offset")) {
+    return snprintf(why, n, "%s has one plane: no UV line stride or offset", format), LC_INVALID;
   }
   return LC_OK;
 }

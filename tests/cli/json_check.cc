@@ -52,6 +52,16 @@ int main(int argc, char** argv) {
   expect(j.contains("abi_version") && j["abi_version"].is_string(), "no abi_version");
   if (command == "list") {
     expect(j.contains("layouts") && j["layouts"].is_array() && !j["layouts"].empty(), "no layouts");
+    for (const auto& l : j.value("layouts", nlohmann::json::array())) {
+      expect(l.value("parameters", nlohmann::json()).is_array(), "a layout's parameters is not an array");
+      expect(l.value("defaults", nlohmann::json()).is_object(), "a layout's defaults is not an object");
+    }
+  } else if (command == "rules") {
+    expect(j.contains("rules") && j["rules"].is_array() && !j["rules"].empty(), "no rules");
+    for (const auto& r : j.value("rules", nlohmann::json::array())) {
+      expect(r.value("id", "") != "" && r.value("text", "") != "", "a rule without its id or text");
+      expect(r.value("layouts", nlohmann::json()).is_string(), "a rule's layouts is not a glob string");
+    }
   } else if (command == "coverage") {
     expect(j.contains("items") && j["items"].is_array() && !j["items"].empty(), "no items");
     expect(j.contains("totals") && j["totals"].is_object() && j["totals"].value("items", nlohmann::json()).is_number_unsigned() &&

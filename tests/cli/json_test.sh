@@ -20,7 +20,10 @@ expect_report() {
   "$check" "$command" < "$tmp/out.json" || fail "$name: the report does not hold"
 }
 expect_report list list 0 list --json
+grep -q '"npus": "64"' "$tmp/out.json" || fail "list --json: no default of tpu's npus"
 expect_report coverage coverage 0 list --coverage --json
+expect_report rules rules 0 rules 'tpu.*' --json
+grep -q '"id": "tpu.' "$tmp/out.json" || fail "rules --json: no tpu rule"
 expect_report describe describe 0 describe 'tpu.aligned(npus=4,lmem=1024,addr=2048)' --dtype fp32 --shape 2,3,4,5 --json
 grep -q '"n_stride": 64,' "$tmp/out.json" || fail "describe: a number is not a JSON number"
 expect_report check check 0 check --layout 'tpu.c*' --cases 3 --json

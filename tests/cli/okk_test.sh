@@ -18,6 +18,13 @@ expect "example, the largest NPU count and EU" 0 "okk: 6 passed, 0 failed" "$lc"
 expect "example, 7 NPUs, 32-byte EU" 0 "okk: 6 passed, 0 failed" "$lc" okk --lib "$libs/libokk_example.so" --npus 7 --eu-bytes 32
 
 expect "compact without the ceil" 1 "okk_compact_stride +FAILED" "$lc" okk --lib "$libs/libokk_compact_floor.so"
+# A name without a slash is the file of the working directory, not a library
+# of the same name on the library path: here the mutant under the example's name.
+mkdir "$tmp/cwd"
+cp "$libs/libokk_compact_floor.so" "$tmp/cwd/libokk_example.so"
+(cd "$tmp/cwd" && LD_LIBRARY_PATH="$libs" "$lc" okk --lib libokk_example.so > "$tmp/out" 2>&1)
+[ "$?" = 1 ] && grep -qE "okk_compact_stride +FAILED" "$tmp/out" ||
+  fail "--lib NAME.so checked another file than ./NAME.so: $(tail -3 "$tmp/out")"
 grep -qE "okk_128_byte_aligned_stride_for_32bit +passed" "$tmp/out" || fail "compact mutant: the aligned functions do not pass"
 expect "aligned in bytes" 1 "okk_128_byte_aligned_stride_for_32bit +FAILED" "$lc" okk --lib "$libs/libokk_aligned_bytes.so"
 grep -qE "okk_128_byte_aligned_stride_for_16bit +FAILED" "$tmp/out" || fail "aligned mutant: 16bit not failed"

@@ -199,6 +199,40 @@ expect_error "describe LAYOUT extra" "$?" "$tmp/err" "'describe' takes one LAYOU
 expect_error "convert extra" "$?" "$tmp/err" "unexpected argument 'extra'"
 "$lc" list -h | grep -q '^usage:' || fail "list -h prints the usage"
 
+# Text files have a size limit: an endless one is an error, not a hang.
+timeout 20 "$lc" replay /dev/zero > /dev/null 2> "$tmp/err"
+expect_error "replay /dev/zero" "$?" "$tmp/err" "'/dev/zero' holds more than 1048576 bytes, more than a regression file has"
+timeout 20 "$lc" list --coverage --items /dev/zero > /dev/null 2> "$tmp/err"
+expect_error "list --coverage --items /dev/zero" "$?" "$tmp/err" "holds more than 16777216 bytes, more than a list of items has"
+"$lc" list --coverage --items "$tmp" > /dev/null 2> "$tmp/err"
+expect_error "list --coverage --items DIR" "$?" "$tmp/err" "cannot read '$tmp': Is a directory"
+# A directory's big file is no regression file; a case not compared says why.
+mkdir "$tmp/replay"
+head -c 2000000 /dev/zero > "$tmp/replay/big.bin"
+printf 'case: mge.nchw | int8 | 4096,4096,512,1\n' > "$tmp/replay/skipped.txt"
+printf 'case: mge.nchw | int8 | 65536,65536,65536,65536\n' > "$tmp/replay/both_reject.txt"
+timeout 60 "$lc" replay "$tmp/replay" > "$tmp/out" 2> "$tmp/err"
+expect_eq "$?" "0" "replay of skipped and rejected cases: exit status"
+grep -q "physical size 8589934592 bytes exceeds the check limit" "$tmp/out" || fail "replay: no reason for a skipped case: $(cat "$tmp/out")"
+grep -q "element count overflows" "$tmp/out" || fail "replay: no reason for a case both reject: $(cat "$tmp/out")"
+# Options: a flag takes no value, bounds agree, a picture needs a name.
+"$lc" describe "$L" "${CASE[@]}" --json=false > /dev/null 2> "$tmp/err"
+expect_error "--json=false" "$?" "$tmp/err" "option --json takes no value (--json=false)"
+"$lc" check --layout 'tpu.c*' --seconds 1 --min-cases 5 --max-cases 1 > /dev/null 2> "$tmp/err"
+expect_error "--min-cases over --max-cases" "$?" "$tmp/err" "--min-cases 5 is more than --max-cases 1"
+"$lc" repro "$L" "${CASE[@]}" --picture '' > /dev/null 2> "$tmp/err"
+expect_error "repro --picture ''" "$?" "$tmp/err" "--picture takes a file name"
+"$lc" replay "$tmp/replay" --picture '' > /dev/null 2> "$tmp/err"
+expect_error "replay --picture ''" "$?" "$tmp/err" "--picture takes a directory or a file name"
+# An SDP layer's data surface must itself be one its document allows.
+"$lc" precision nvdla --layer sdp --input int8 --output int8 --data 'nvdla.sdp.element(line_stride=1)@int8@3,3,3,1' \
+  > /dev/null 2> "$tmp/err"
+expect_error "precision --data with a bad surface" "$?" "$tmp/err" "rule nvdla.sdp/line-stride-align-32"
+# A long innermost dimension wraps its physical rows: a bounded picture.
+timeout 60 "$lc" show mge.nchw --dtype int8 --shape 1,1,1,20000000 --format text > "$tmp/out" 2> "$tmp/err"
+expect_eq "$?" "0" "show of one long row: exit status"
+[ "$(wc -c < "$tmp/out")" -lt 1000000 ] || fail "show of one long row: $(wc -c < "$tmp/out") bytes"
+
 [ -c /dev/full ] && [ -c /dev/null ] || fail "a system device was replaced"
 echo "reliability: $failures failed"
 exit $((failures > 0))
