@@ -215,7 +215,7 @@ Result<Plan> make_plan(const Case& c) {
   Plan p;
   p.rank = static_cast<size_t>(n.rank);
   if (c.shape.size() != p.rank) {
-    return Status::invalid("shape " + shape_to_string(c.shape) + " does not have the layout's rank " +
+    return Status::invalid("shape " + clip_input(shape_to_string(c.shape)) + " does not have the layout's rank " +
                            std::to_string(p.rank));
   }
   LC_RETURN_IF_ERROR(element_count(c.shape).status());

@@ -117,7 +117,7 @@ Status parse_notation_plan(const Case& c, Plan* p) {
     else flatten(l->shape.items()[m], l->stride.items()[m], &p->modes[m]);
   }
   if (c.shape.size() != n) {
-    return Status::invalid("logical shape " + shape_to_string(c.shape) + " has rank " + str(c.shape.size()) +
+    return Status::invalid("logical shape " + clip_input(shape_to_string(c.shape)) + " has rank " + str(c.shape.size()) +
                            ", the layout " + to_string(*l) + " " + str(n));
   }
   for (int64_t e : c.shape) {

@@ -99,7 +99,7 @@ Status place_chunks(const Case& c, const std::string& text, HtpModel* m) {
   auto bases = parse_htp_bases(table);
   if (!bases.ok()) return Status::invalid(where + bases.status().message()).with_rule("htp.chunk_table/bases-one-per-chunk");
   if (bases->size() != m->chunk_count) {
-    return Status::invalid(where + "the table has " + num(bases->size()) + " bases, the shape " + shape_to_string(c.shape) +
+    return Status::invalid(where + "the table has " + num(bases->size()) + " bases, the shape " + clip_input(shape_to_string(c.shape)) +
                            " has " + num(m->chunk_count) + " chunks (" + list(m->chunks) + " per dimension)")
         .with_rule("htp.chunk_table/bases-one-per-chunk");
   }
@@ -151,7 +151,7 @@ Result<HtpModel> model(const Case& c) {
   const std::string text = htp_notation_text(n);
   // "4, the zeroth parameter, is the rank of the layout" (Flat Layout).
   if (c.shape.size() != static_cast<size_t>(n.rank)) {
-    return Status::invalid(text + ": shape " + shape_to_string(c.shape) + " has rank " + num(c.shape.size()) +
+    return Status::invalid(text + ": shape " + clip_input(shape_to_string(c.shape)) + " has rank " + num(c.shape.size()) +
                            ", the layout has rank " + num(static_cast<uint64_t>(n.rank))).with_rule("layout/rank");
   }
   for (size_t d = 0; d < c.shape.size(); ++d) {

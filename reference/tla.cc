@@ -297,7 +297,7 @@ Result<TlaModel> model(const Case& c) {
     // "layout/rank": one logical dimension per top-level mode (2 for a tile).
     const size_t rank = kind == "tile" ? 2 : top_rank(m.layout.shape);
     if (c.shape.size() != rank) {
-      return Status::invalid(c.layout.name + ": shape " + shape_to_string(c.shape) + " has rank " +
+      return Status::invalid(c.layout.name + ": shape " + clip_input(shape_to_string(c.shape)) + " has rank " +
                              num(c.shape.size()) + "; " + to_string(m.layout) + " has " + num(rank) +
                              " top-level mode" + (rank == 1 ? "" : "s") + ", one logical dimension each")
           .with_rule("layout/rank");

@@ -163,6 +163,13 @@ huge=$(printf '1,%.0s' $(seq 60000))1
 "$lc" offset "$L" --dtype fp32 --shape "$huge" --at 0 2> "$tmp/err"
 expect_error "60,001-dimension shape" "$?" "$tmp/err" "has rank 60001" "more characters)"
 [ "$(wc -c < "$tmp/err")" -lt 1000 ] || fail "60,001-dimension shape: a $(wc -c < "$tmp/err")-byte message"
+for layout in 'htp.flat(rank=4)' '(2,3):(1,2)'; do
+  for impl in reference optimized; do
+    "$lc" describe "$layout" --impl "$impl" --dtype int8 --shape "$huge" 2> "$tmp/err"
+    expect_error "60,001-dimension shape of $layout ($impl)" "$?" "$tmp/err" "more characters)"
+    [ "$(wc -c < "$tmp/err")" -lt 1000 ] || fail "60,001-dimension shape of $layout ($impl): a $(wc -c < "$tmp/err")-byte message"
+  done
+done
 "$lc" offset "$L" --dtype fp32 --shape 2,3,4,5 --at "$huge" 2> "$tmp/err"
 expect_error "60,001-dimension coordinate" "$?" "$tmp/err" "has rank 60001" "more characters)"
 [ "$(wc -c < "$tmp/err")" -lt 1000 ] || fail "60,001-dimension coordinate: a $(wc -c < "$tmp/err")-byte message"
