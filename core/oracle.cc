@@ -203,7 +203,9 @@ Result<std::vector<OracleCase>> load_oracle_file(const std::string& path, const 
 Result<std::vector<OracleCase>> load_oracle_dir(const std::string& dir, const std::string& spec_dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return Status::invalid("oracle directory " + dir + " does not exist");
+  if (!fs::is_directory(dir, ec)) {
+    return Status::invalid("oracle directory " + dir + (fs::exists(dir, ec) ? " is not a directory" : " does not exist"));
+  }
   std::vector<std::string> files;
   for (const auto& entry : fs::recursive_directory_iterator(dir, ec)) {
     if (entry.is_regular_file() && entry.path().extension() == ".oracle") files.push_back(entry.path().string());
@@ -694,7 +696,9 @@ Result<std::vector<Case>> load_cases_dir(const std::string& dir, const std::stri
                                          Parse parse) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return Status::invalid("oracle directory " + dir + " does not exist");
+  if (!fs::is_directory(dir, ec)) {
+    return Status::invalid("oracle directory " + dir + (fs::exists(dir, ec) ? " is not a directory" : " does not exist"));
+  }
   std::vector<std::string> files;
   for (const auto& entry : fs::recursive_directory_iterator(dir, ec)) {
     if (entry.is_regular_file() && entry.path().extension() == extension) files.push_back(entry.path().string());

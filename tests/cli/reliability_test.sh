@@ -231,6 +231,13 @@ expect_error "--min-cases over --max-cases" "$?" "$tmp/err" "--min-cases 5 is mo
 expect_error "repro --picture ''" "$?" "$tmp/err" "--picture takes a file name"
 "$lc" replay "$tmp/replay" --picture '' > /dev/null 2> "$tmp/err"
 expect_error "replay --picture ''" "$?" "$tmp/err" "--picture takes a directory or a file name"
+# A bad coordinate or oracle directory is named as what it is.
+"$lc" offset "$L" "${CASE[@]}" --at 18446744073709551615,0,0,0 > /dev/null 2> "$tmp/err"
+expect_error "--at out of range" "$?" "$tmp/err" "--at '18446744073709551615,0,0,0': integer out of range"
+"$lc" offset "$L" "${CASE[@]}" --at '' > /dev/null 2> "$tmp/err"
+expect_error "--at ''" "$?" "$tmp/err" "--at '': an empty coordinate"
+"$lc" oracle --dir "$tmp/replay/big.bin" > /dev/null 2> "$tmp/err"
+expect_error "oracle --dir FILE" "$?" "$tmp/err" "oracle directory $tmp/replay/big.bin is not a directory"
 # An SDP layer's data surface must itself be one its document allows.
 "$lc" precision nvdla --layer sdp --input int8 --output int8 --data 'nvdla.sdp.element(line_stride=1)@int8@3,3,3,1' \
   > /dev/null 2> "$tmp/err"
