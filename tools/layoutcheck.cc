@@ -34,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -922,14 +923,27 @@ void collect_regressions(const std::string& path, std::vector<std::pair<std::str
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     std::vector<fs::path> found;
+    std::set<std::string> walked;  // canonical paths of the directories walked
+    if (std::error_code real_ec; true) walked.insert(fs::canonical(path, real_ec).string());
     fs::recursive_directory_iterator it(path, fs::directory_options::follow_directory_symlink, ec), end;
     for (; !ec && it != end; it.increment(ec)) {
       const std::string name = it->path().filename().string();
+      std::error_code kind_ec;  // a link that leads nowhere (or in a loop) is no regression file
       if (!name.empty() && name[0] == '.') {
-        if (it->is_directory()) it.disable_recursion_pending();
+        if (it->is_directory(kind_ec)) it.disable_recursion_pending();
         continue;
       }
-      if (it->is_regular_file()) found.push_back(it->path());
+      if (it->is_directory(kind_ec)) {
+        // A directory reached again through a link (a link to a parent, a
+        // loop) is not walked twice.
+        std::error_code real_ec;
+        const fs::path real = fs::canonical(it->path(), real_ec);
+        if (real_ec || !walked.insert(real.string()).second) it.disable_recursion_pending();
+      } else if (it->is_regular_file(kind_ec)) {
+        found.push_back(it->path());
+      } else if (kind_ec) {
+        ++*ignored;
+      }
     }
     if (ec) throw UsageError{"cannot list " + path + ": " + ec.message()};
     std::sort(found.begin(), found.end());

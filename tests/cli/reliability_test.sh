@@ -222,6 +222,15 @@ timeout 60 "$lc" replay "$tmp/replay" > "$tmp/out" 2> "$tmp/err"
 expect_eq "$?" "0" "replay of skipped and rejected cases: exit status"
 grep -q "physical size 8589934592 bytes exceeds the check limit" "$tmp/out" || fail "replay: no reason for a skipped case: $(cat "$tmp/out")"
 grep -q "element count overflows" "$tmp/out" || fail "replay: no reason for a case both reject: $(cat "$tmp/out")"
+# Links in a replayed tree: one in a loop is ignored, a link to a parent is not walked again.
+mkdir -p "$tmp/links/sub"
+printf 'case: mge.nchw | int8 | 1,2,3,4\n' > "$tmp/links/one.txt"
+ln -s "$tmp/links/loop" "$tmp/links/loop"
+ln -s "$tmp/links" "$tmp/links/sub/up"
+timeout 60 "$lc" replay "$tmp/links" > "$tmp/out" 2> "$tmp/err"
+expect_eq "$?" "0" "replay through links: exit status"
+grep -q "^replay: 1 passed, 0 failed, 0 declined, 0 skipped (1 other files ignored)" "$tmp/out" ||
+  fail "replay through links: $(tail -1 "$tmp/out") $(head -c 300 "$tmp/err")"
 # Options: a flag takes no value, bounds agree, a picture needs a name.
 "$lc" describe "$L" "${CASE[@]}" --json=false > /dev/null 2> "$tmp/err"
 expect_error "--json=false" "$?" "$tmp/err" "option --json takes no value (--json=false)"
