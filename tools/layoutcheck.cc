@@ -924,7 +924,8 @@ void collect_regressions(const std::string& path, std::vector<std::pair<std::str
   if (fs::is_directory(path, ec)) {
     std::vector<fs::path> found;
     std::set<std::string> walked;  // canonical paths of the directories walked
-    if (std::error_code real_ec; true) walked.insert(fs::canonical(path, real_ec).string());
+    std::error_code root_ec;
+    walked.insert(fs::canonical(path, root_ec).string());
     fs::recursive_directory_iterator it(path, fs::directory_options::follow_directory_symlink, ec), end;
     for (; !ec && it != end; it.increment(ec)) {
       const std::string name = it->path().filename().string();
