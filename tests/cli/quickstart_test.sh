@@ -35,17 +35,17 @@ same_as_readme() {
   done <<<"$shown"
 }
 cc -shared -fPIC -I "$src/include" -o libnhwc.so "$src/examples/plugins/quickstart.c" || exit 1
-out="$("$cli" check --impl ./libnhwc.so --layout mge.nhwc --cases 100 2>&1)"; status=$?
+out="$("$cli" check --impl ./libnhwc.so --layout mge.nhwc --cases 100 2>"$tmp/err")"; status=$?  # the report; progress on stderr
 if [ "$status" != 0 ] || ! grep -q "mge.nhwc .* PASSED" <<<"$out"; then
-  echo "FAIL: the quick-start plugin does not pass (exit $status):"; echo "$out"; fails=$((fails + 1))
+  echo "FAIL: the quick-start plugin does not pass (exit $status):"; echo "$out"; cat "$tmp/err"; fails=$((fails + 1))
 fi
 same_as_readme 1 "$out" || fails=$((fails + 1))
 sed 's/(((n \* H + h) \* W + w) \* C + ch)/(((n * W + w) * H + h) * C + ch)/' "$src/examples/plugins/quickstart.c" >bug.c
 grep -q 'n \* W + w' bug.c || { echo "FAIL: the H/W exchange no longer applies to quickstart.c"; exit 1; }
 cc -shared -fPIC -I "$src/include" -o libbug.so bug.c || exit 1
-out="$("$cli" check --impl ./libbug.so --layout mge.nhwc --cases 100 2>&1)"; status=$?
+out="$("$cli" check --impl ./libbug.so --layout mge.nhwc --cases 100 2>"$tmp/err")"; status=$?
 if [ "$status" != 1 ] || ! grep -q "FAIL 'mge.nhwc'" <<<"$out" || ! grep -q "repro: layoutcheck repro" <<<"$out"; then
-  echo "FAIL: the quick-start plugin with H and W exchanged is not failed (exit $status):"; echo "$out"; fails=$((fails + 1))
+  echo "FAIL: the quick-start plugin with H and W exchanged is not failed (exit $status):"; echo "$out"; cat "$tmp/err"; fails=$((fails + 1))
 fi
 same_as_readme 2 "$out" || fails=$((fails + 1))
 [ "$fails" = 0 ] && echo "quickstart: passed"
