@@ -101,14 +101,25 @@ Parsed parse_command(const std::vector<CommandSpec>& commands, int argc, char** 
     declared.emplace_back(&o, opt);
   }
   // A flag is on when given; a value written to it ("--json=false") would be
-  // read as on all the same, so it is refused.
+  // read as on all the same, so it is refused. An option that takes a value
+  // followed by another option ("--shape --dtype int8") lacks its value.
+  const auto is_option = [&](const std::string& word) {
+    for (const OptionSpec& o : spec->options) {
+      const std::string name = std::string("--") + o.name;
+      if (word == name || word.compare(0, name.size() + 1, name + "=") == 0) return true;
+    }
+    return false;
+  };
   for (int i = 2; i < argc; ++i) {
     const std::string word = argv[i];
     if (word == "--") break;
     for (const OptionSpec& o : spec->options) {
-      const std::string flag = std::string("--") + o.name + "=";
-      if (!o.value && word.compare(0, flag.size(), flag) == 0) {
-        throw UsageError{"option --" + std::string(o.name) + " takes no value (" + clip_input(word) + ")"};
+      const std::string name = std::string("--") + o.name;
+      if (!o.value && word.compare(0, name.size() + 1, name + "=") == 0) {
+        throw UsageError{"option " + name + " takes no value (" + clip_input(word) + ")"};
+      }
+      if (o.value && word == name && i + 1 < argc && is_option(argv[i + 1])) {
+        throw UsageError{"option " + name + " needs a value (" + clip_input(argv[i + 1]) + " is an option)"};
       }
     }
   }

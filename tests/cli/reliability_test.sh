@@ -234,6 +234,8 @@ grep -q "^replay: 1 passed, 0 failed, 0 declined, 0 skipped (1 other files ignor
 # Options: a flag takes no value, bounds agree, a picture needs a name.
 "$lc" describe "$L" "${CASE[@]}" --json=false > /dev/null 2> "$tmp/err"
 expect_error "--json=false" "$?" "$tmp/err" "option --json takes no value (--json=false)"
+"$lc" describe "$L" --shape --dtype fp32 > /dev/null 2> "$tmp/err"
+expect_error "--shape without its value" "$?" "$tmp/err" "option --shape needs a value (--dtype is an option)"
 "$lc" check --layout 'tpu.c*' --seconds 1 --min-cases 5 --max-cases 1 > /dev/null 2> "$tmp/err"
 expect_error "--min-cases over --max-cases" "$?" "$tmp/err" "--min-cases 5 is more than --max-cases 1"
 "$lc" repro "$L" "${CASE[@]}" --picture '' > /dev/null 2> "$tmp/err"
