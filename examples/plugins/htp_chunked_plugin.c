@@ -22,7 +22,10 @@
  * The case's parameters are read as the host gives them: rank=R and
  * pairs="d:s d:s ..." (the notation's pairs in order), pad=value. Nothing is
  * declined; a notation that does not order every dimension exactly once is
- * answered LC_INVALID. */
+ * answered LC_INVALID. The bytes between placed chunks, which no chunk has,
+ * are written with the pad value; built with -DHTP_CHUNKED_LENIENT, 0x55 (the
+ * document says nothing of them: a lenient but correct implementation, which
+ * must pass `check` and fail `check --strict-padding`). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,6 +256,15 @@ static lc_status walk(const lc_case* c, uint8_t* logical, uint8_t* physical, siz
   if (physical_size != m.size) return LC_ERROR;
   /* Every byte that is not an element's is padding: the pad value. */
   if (pack) htp_pad_fill(physical, physical_size, m.pad, m.bytes);
+#ifdef HTP_CHUNKED_LENIENT
+  if (pack && m.placed) {
+    /* Between placed chunks 0x55, in each chunk its padding elements. */
+    const uint64_t chunks = m.total_elements / m.chunk_elements;
+    uint64_t k;
+    memset(physical, 0x55, physical_size);
+    for (k = 0; k < chunks; ++k) htp_pad_fill(physical + byte_of(&m, k * m.chunk_elements), m.chunk_bytes, m.pad, m.bytes);
+  }
+#endif
   for (d = 0; d < m.rank; ++d) count *= (uint64_t)c->shape[d];
   for (i = 0; i < count; ++i) {
     uint64_t r = i, off;
@@ -281,7 +293,12 @@ static const lc_capability kCapabilities[] = {
     {"htp.chunk_table", "*", 0},
 };
 
-static const lc_plugin kPlugin = {LC_ABI_MAJOR, LC_ABI_MINOR, sizeof(lc_plugin), "htp-c-chunked",
+#ifdef HTP_CHUNKED_LENIENT
+#define PLUGIN_NAME "htp-c-chunked-lenient"
+#else
+#define PLUGIN_NAME "htp-c-chunked"
+#endif
+static const lc_plugin kPlugin = {LC_ABI_MAJOR, LC_ABI_MINOR, sizeof(lc_plugin), PLUGIN_NAME,
                                   kCapabilities, sizeof kCapabilities / sizeof kCapabilities[0],
                                   htp_supports, htp_size, htp_offset, htp_pack, htp_unpack};
 

@@ -25,7 +25,10 @@
  * valid when it lies in its block and no two elements share memory except
  * along a dimension of stride 0 (a broadcast): views of up to 2^20 such
  * elements are compared offset by offset, larger ones must have nested strides
- * or are declined. Bytes outside the view are written 0.
+ * or are declined. Bytes outside the view are written 0; built with
+ * -DMGE_STRIDES_LENIENT, 0x55 (the document leaves them free: a lenient but
+ * correct implementation, which must pass `check` and fail `check
+ * --strict-padding`).
  *
  * Nothing else is declined: every dtype the registry offers is implemented. */
 #include <stdio.h>
@@ -291,6 +294,19 @@ static lc_status walk(const lc_case* c, uint8_t* logical, size_t logical_size, u
   if (physical_size != t.size_bytes || logical_size < (count * t.item_bits + 7) / 8) return LC_ERROR;
   if (pack) memset(physical, 0, physical_size);
   else memset(logical, 0, logical_size);
+#ifdef MGE_STRIDES_LENIENT
+  if (pack && t.kind == 6) {
+    /* A view's bytes outside it are free: 0x55 there, 0 in every byte an
+     * element has a bit of (a 4-bit element's byte is compared whole). */
+    memset(physical, 0x55, physical_size);
+    for (i = 0; i < count; ++i) {
+      uint64_t r = i, bit;
+      for (d = c->rank; d-- > 0;) at[d] = (int64_t)(r % (uint64_t)c->shape[d]), r /= (uint64_t)c->shape[d];
+      bit = offset_bits_of(&t, at);
+      memset(physical + bit / 8, 0, (size_t)((bit + t.item_bits + 7) / 8 - bit / 8));
+    }
+  }
+#endif
   for (i = 0; i < count; ++i) {
     uint64_t r = i;
     for (d = c->rank; d-- > 0;) at[d] = (int64_t)(r % (uint64_t)c->shape[d]), r /= (uint64_t)c->shape[d];
@@ -313,7 +329,12 @@ static const lc_capability kCapabilities[] = {
     {"mge.strided", "*", 0},
 };
 
-static const lc_plugin kPlugin = {LC_ABI_MAJOR, LC_ABI_MINOR, sizeof(lc_plugin), "mge-c-strides",
+#ifdef MGE_STRIDES_LENIENT
+#define PLUGIN_NAME "mge-c-strides-lenient"
+#else
+#define PLUGIN_NAME "mge-c-strides"
+#endif
+static const lc_plugin kPlugin = {LC_ABI_MAJOR, LC_ABI_MINOR, sizeof(lc_plugin), PLUGIN_NAME,
                                   kCapabilities, sizeof kCapabilities / sizeof kCapabilities[0],
                                   mge_supports, mge_size, mge_offset, mge_pack, mge_unpack};
 

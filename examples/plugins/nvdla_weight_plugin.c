@@ -35,7 +35,9 @@
  * - "Alignment of Start Address and Stride": weights start 256-byte aligned.
  *
  * No byte of the image and Winograd formats is free (the appended 0s are
- * fixed); the gaps between deconvolution sets are, and are written 0 here.
+ * fixed); the gaps between deconvolution sets are, and are written 0 here
+ * (0x55 built with -DNVDLA_WEIGHT_LENIENT: a lenient but correct
+ * implementation, which must pass `check` and fail `check --strict-padding`).
  * Nothing is declined. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,6 +177,17 @@ static lc_status walk(const lc_case* c, uint8_t* logical, uint8_t* physical, siz
   if (physical_size != m.size) return LC_ERROR;
   /* Padded channels and the end alignment are 0s. */
   if (pack) memset(physical, 0, physical_size);
+#ifdef NVDLA_WEIGHT_LENIENT
+  if (pack && m.deconv) {
+    /* The gap from a set's 128-byte aligned end to the next set's 256-byte
+     * aligned start is free: 0x55 there. */
+    const uint64_t sets = m.sx * m.sy, set_bytes = m.size - (sets - 1) * m.set_stride;
+    uint64_t set;
+    for (set = 0; set + 1 < sets; ++set) {
+      memset(physical + set * m.set_stride + set_bytes, 0x55, (size_t)(m.set_stride - set_bytes));
+    }
+  }
+#endif
   for (k = 0; k < m.K; ++k) {
     for (ch = 0; ch < m.C; ++ch) {
       for (h = 0; h < m.H; ++h) {
@@ -206,7 +219,12 @@ static const lc_capability kCapabilities[] = {
     {"nvdla.weight.deconv", "int8 int16 fp16", 0},
 };
 
-static const lc_plugin kPlugin = {LC_ABI_MAJOR, LC_ABI_MINOR, sizeof(lc_plugin), "nvdla-c-weight",
+#ifdef NVDLA_WEIGHT_LENIENT
+#define PLUGIN_NAME "nvdla-c-weight-lenient"
+#else
+#define PLUGIN_NAME "nvdla-c-weight"
+#endif
+static const lc_plugin kPlugin = {LC_ABI_MAJOR, LC_ABI_MINOR, sizeof(lc_plugin), PLUGIN_NAME,
                                   kCapabilities, sizeof kCapabilities / sizeof kCapabilities[0],
                                   wt_supports, wt_size, wt_offset, wt_pack, wt_unpack};
 
