@@ -204,14 +204,14 @@ std::string to_string(const Layout& layout) {
   return out;
 }
 
-Result<Shape> parse_shape(std::string_view text) {
+Result<Shape> parse_shape(std::string_view text, std::string_view what) {
   Shape shape;
   std::string_view t = trim(text);
-  if (t.empty()) return Status::invalid("empty shape");
+  if (t.empty()) return Status::invalid("empty " + std::string(what));
   while (true) {
     size_t comma = t.find(',');
     auto v = parse_int(t.substr(0, comma));
-    if (!v.ok()) return Status::invalid("shape " + quoted(text) + ": " + v.status().message());
+    if (!v.ok()) return Status::invalid(std::string(what) + " " + quoted(text) + ": " + v.status().message());
     shape.push_back(*v);
     if (comma == std::string_view::npos) break;
     t.remove_prefix(comma + 1);

@@ -200,12 +200,18 @@ Result<std::vector<OracleCase>> load_oracle_file(const std::string& path, const 
   return cases;
 }
 
+// The directory the oracle files are read from: it must be one.
+static Status require_oracle_dir(const std::string& dir) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(dir, ec)) return Status();
+  return Status::invalid("oracle directory " + dir +
+                         (std::filesystem::exists(dir, ec) ? " is not a directory" : " does not exist"));
+}
+
 Result<std::vector<OracleCase>> load_oracle_dir(const std::string& dir, const std::string& spec_dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    return Status::invalid("oracle directory " + dir + (fs::exists(dir, ec) ? " is not a directory" : " does not exist"));
-  }
+  LC_RETURN_IF_ERROR(require_oracle_dir(dir));
   std::vector<std::string> files;
   for (const auto& entry : fs::recursive_directory_iterator(dir, ec)) {
     if (entry.is_regular_file() && entry.path().extension() == ".oracle") files.push_back(entry.path().string());
@@ -696,9 +702,7 @@ Result<std::vector<Case>> load_cases_dir(const std::string& dir, const std::stri
                                          Parse parse) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    return Status::invalid("oracle directory " + dir + (fs::exists(dir, ec) ? " is not a directory" : " does not exist"));
-  }
+  LC_RETURN_IF_ERROR(require_oracle_dir(dir));
   std::vector<std::string> files;
   for (const auto& entry : fs::recursive_directory_iterator(dir, ec)) {
     if (entry.is_regular_file() && entry.path().extension() == extension) files.push_back(entry.path().string());

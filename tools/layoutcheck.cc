@@ -501,14 +501,8 @@ int cmd_offset(const Args& a) {
       if (!tuple.ok() || tuple->is_integer()) tuple = parse_int_tuple("(" + at + ")");
       bits = or_fail(impl.offset_bits_nested(c, or_fail(std::move(tuple))));
     } else {
-      auto coord = parse_shape(at);
-      if (!coord.ok()) {
-        // parse_shape's words are about a shape: "shape 'TEXT': why", "empty shape".
-        std::string why = coord.status().message();
-        if (why.rfind("shape '", 0) == 0 && why.find("': ") != std::string::npos) why = why.substr(why.find("': ") + 3);
-        if (why == "empty shape") why = "an empty coordinate";
-        throw UsageError{"--at " + quote_input(at) + ": " + why};
-      }
+      auto coord = parse_shape(at, "coordinate");
+      if (!coord.ok()) throw UsageError{"--at: " + coord.status().message()};
       bits = or_fail(impl.offset_bits(c, *coord));
     }
     if (bits % 8 == 0) std::cout << bits / 8 << "\n";

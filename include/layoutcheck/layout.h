@@ -113,7 +113,7 @@ const LayoutSpec* find_spec(std::string_view name);
 // ---- text ------------------------------------------------------------------
 Result<Layout> parse_layout(std::string_view text);
 std::string to_string(const Layout& layout);
-Result<Shape> parse_shape(std::string_view text);   // "2,3,4,5"
+Result<Shape> parse_shape(std::string_view text, std::string_view what = "shape");  // "2,3,4,5"; `what` names it in errors
 std::string shape_to_string(const Shape& shape);    // "2,3,4,5"
 Result<Case> parse_case(std::string_view layout, std::string_view dtype, std::string_view shape);
 // "LAYOUT --dtype D --shape a,b,c" (the CLI's argument form)

@@ -244,9 +244,9 @@ expect_error "repro --picture ''" "$?" "$tmp/err" "--picture takes a file name"
 expect_error "replay --picture ''" "$?" "$tmp/err" "--picture takes a directory or a file name"
 # A bad coordinate or oracle directory is named as what it is.
 "$lc" offset "$L" "${CASE[@]}" --at 18446744073709551615,0,0,0 > /dev/null 2> "$tmp/err"
-expect_error "--at out of range" "$?" "$tmp/err" "--at '18446744073709551615,0,0,0': integer out of range"
+expect_error "--at out of range" "$?" "$tmp/err" "--at: coordinate '18446744073709551615,0,0,0': integer out of range"
 "$lc" offset "$L" "${CASE[@]}" --at '' > /dev/null 2> "$tmp/err"
-expect_error "--at ''" "$?" "$tmp/err" "--at '': an empty coordinate"
+expect_error "--at ''" "$?" "$tmp/err" "--at: empty coordinate"
 "$lc" oracle --dir "$tmp/replay/big.bin" > /dev/null 2> "$tmp/err"
 expect_error "oracle --dir FILE" "$?" "$tmp/err" "oracle directory $tmp/replay/big.bin is not a directory"
 # An SDP layer's data surface must itself be one its document allows.
