@@ -447,6 +447,23 @@ TEST(MgeLarge, streamed_rows_17_to_31_from_a_line_and_inside_one) {
   }
 }
 
+// Streamed packs of 24 rows of bytes (NHWC int8 with 24 channels) go 64
+// pixels a step through registers with AVX-512 VBMI, the last pixels (fewer
+// than 64) through the padded pitch: no tail, a tail of 4 with the second
+// image starting 32 bytes into a line, images of fewer than 64 pixels (all by
+// the padded pitch), and a tail of 3; at every instruction-set level, into
+// buffers on a line and 16 bytes in.
+TEST(MgeLarge, streamed_24_rows_from_a_line_and_inside_one) {
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"mge.nhwc", "int8", "1,24,1024,1024"},
+           {"mge.nhwc", "uint8", "2,24,511,700"},
+           {"mge.nhwc", "int8", "12000,24,7,9"},
+           {"mge.nhwc", "int8", "1,24,1023,701"},
+       }) {
+    expect_both_ways_from_a_line_and_inside_one(layout, dtype, shape, 24);
+  }
+}
+
 // Images of one pixel (1 x 1) are copies: NHWC, NCHWx of whole blocks and
 // CHWN4 of one image of whole blocks byte for byte (4-bit odd counts
 // included), NCHWx with a part-padding last block image by image, the padding
