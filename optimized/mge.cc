@@ -3568,16 +3568,18 @@ LC_MGE_AVX512VBMI void padded_pitch(const Group& g, uint64_t R2, uint8_t* logica
 // Streamed packs of 24 rows of bytes (NHWC int8 with 24 channels, as early
 // layers of mobile networks have): 64 pixels a step, all in registers, each
 // row's line loaded once and each output line stored once, non-temporal, with
-// no stage between (measured on a Zen 5, 16 x 24 x 256 x 256, pinned, best of
-// 7: a load and a store a line, as here, moves 24 streams at 0.86-0.95 of
-// memcpy; with each line stored to an L1 stage as well 0.58-0.80, so
-// padded_pitch's 32-row tiles and closing permutes through a stage ran at
-// 0.48-0.52, this at 0.86-0.95). Each group of 8 rows goes through three
+// no stage between. Measured on a Zen 5, 16 x 24 x 256 x 256, pinned: the
+// loads and stores alone, a line of 8 rows after another, each stored once,
+// move at 0.86-0.95 of memcpy, with each line stored to an L1 stage as well
+// at 0.58-0.80 (best of 7); padded_pitch's 32-row tiles and closing permutes
+// through a stage ran the bench's row at 0.48-0.52, this kernel at 0.79-0.85
+// (0.86-0.97 best of 7 alone). Each group of 8 rows goes through three
 // rounds of two-source byte permutes (pairs of rows to 2-byte pixels, pairs of
 // those to 4-byte pixels of 16, then 8 pixels of 8 bytes), and each 8 pixels'
 // three 64-byte lines take their 8-byte pieces from the three groups by a
-// two-source quadword permute and a masked one. Each row's line 256 bytes on
-// is fetched into L2 as it is read.
+// two-source quadword permute and a masked one. No fetches in software: each
+// row's line 256 bytes on fetched into L2 as it is read measured 0.68-0.82
+// against 0.79-0.85 without (the bench's row, pinned, alternating).
 struct Rows24Tables {
   alignas(64) uint8_t pairs[2][64];  // rows a, b: pixels 32h.. as [a b] byte pairs
   alignas(64) uint8_t quads[4][64];  // pair registers of rows 0-1, 2-3: pixels 16q.. as 4 bytes
@@ -3632,8 +3634,6 @@ LC_MGE_AVX512VBMI uint64_t pack_24rows_epi8_streamed(const Group& g, const uint8
       for (int p = 0; p < 4; ++p) {
         const uint8_t* a = row[8 * grp + 2 * p] + l;
         const uint8_t* b = row[8 * grp + 2 * p + 1] + l;
-        _mm_prefetch(reinterpret_cast<const char*>(a + kTileFetch), _MM_HINT_T1);  // mutate: equivalent (a prefetch: the same bytes)
-        _mm_prefetch(reinterpret_cast<const char*>(b + kTileFetch), _MM_HINT_T1);  // mutate: equivalent (a prefetch: the same bytes)
         const __m512i va = _mm512_loadu_si512(a), vb = _mm512_loadu_si512(b);
         pair[p][0] = _mm512_permutex2var_epi8(va, pairs0, vb);
         pair[p][1] = _mm512_permutex2var_epi8(va, pairs1, vb);
