@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <sstream>
 
@@ -166,14 +167,22 @@ Parsed parse_command(const std::vector<CommandSpec>& commands, int argc, char** 
   return Parsed::kRun;
 }
 
+std::optional<uint64_t> parse_whole_number(const std::string& text) {
+  const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  const char* first = text.data() + (hex ? 2 : 0);
+  const char* last = text.data() + text.size();
+  uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(first, last, v, hex ? 16 : 10);
+  if (first == last || ec != std::errc() || end != last) return std::nullopt;
+  return v;
+}
+
 unsigned thread_count(const Args& a) {
   if (!a.has("threads")) return 0;
   const std::string text = a.get("threads");
   constexpr unsigned kMax = 1024;  // optimized/threads.h: kMaxThreads
-  unsigned v = 0;
-  bool ok = !text.empty() && text.size() <= 4;
-  for (char ch : text) ok = ok && ch >= '0' && ch <= '9' && (v = v * 10 + static_cast<unsigned>(ch - '0')) <= kMax;
-  if (!ok || v == 0) {
+  const std::optional<uint64_t> v = parse_whole_number(text);
+  if (!v || *v == 0 || *v > kMax) {
     throw UsageError{"--threads " + clip_input(text) + " is out of range: it takes a whole number from 1 to " +
                      std::to_string(kMax)};
   }
@@ -181,7 +190,7 @@ unsigned thread_count(const Args& a) {
   if (impl != "optimized") {
     throw UsageError{"--threads applies to the optimized implementation, not --impl " + clip_input(impl)};
   }
-  return v;
+  return static_cast<unsigned>(*v);
 }
 
 std::string help_all(const std::vector<CommandSpec>& commands, const std::string& overview) {

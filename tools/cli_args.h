@@ -9,8 +9,10 @@
 // completion (`--bash-completion`).
 #pragma once
 
+#include <cstdint>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +65,11 @@ enum class Parsed { kRun, kHelpShown };
 // value or too many arguments. Prints the command's help for -h/--help and
 // returns kHelpShown.
 Parsed parse_command(const std::vector<CommandSpec>& commands, int argc, char** argv, Args* out);
+
+// A whole number as the options take it: decimal, or hexadecimal after 0x
+// (as the shapes and parameters take theirs); nullopt for anything else,
+// a sign, a space or a value past 2^64 - 1 included.
+std::optional<uint64_t> parse_whole_number(const std::string& text);
 
 // The --threads N of pack and unpack (1..1024; 0 when absent: the default of
 // optimized/threads.h). Throws UsageError for another value, or when the

@@ -88,6 +88,7 @@ using cli::Args;
 using cli::CommandSpec;
 using cli::OptionSpec;
 using cli::UsageError;
+using cli::parse_whole_number;
 
 const char* kUsage =
     "usage: layoutcheck COMMAND [options]\n"
@@ -332,8 +333,9 @@ std::pair<uint64_t, uint64_t> shard_of(const Args& a) {
   const std::string text = a.get("shard");
   const size_t slash = text.find('/');
   auto number = [](const std::string& t, uint64_t* v) {
-    if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos) return false;
-    *v = std::stoull(t);
+    const std::optional<uint64_t> n = parse_whole_number(t);
+    if (!n || *n > 999'999'999) return false;
+    *v = *n;
     return true;
   };
   uint64_t i = 0, n = 0;
@@ -441,12 +443,11 @@ std::vector<Fact> tla_get_facts(const std::vector<Fact>& facts, const std::strin
     from = comma + 1;
   }
   for (const std::string& part : parts) {
-    uint64_t i = 0;
-    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 6 ||
-        (i = std::stoull(part)) > IntTuple::kMaxLeaves) {
+    const std::optional<uint64_t> i = parse_whole_number(part);
+    if (!i || *i > IntTuple::kMaxLeaves) {
       throw UsageError{"--get " + quote_input(path_text) + " is not a list of mode indices I0,I1,... (e.g. 1,0)"};
     }
-    path.push_back(i);
+    path.push_back(*i);
   }
   const TupleApi* api = tuple_api_named(impl);
   auto query = layout_query(api ? *api : reference_tuple_api(), layout, path);
@@ -537,19 +538,12 @@ uint64_t ranged_number(const Args& a, const std::string& key, uint64_t def, uint
                        const std::string& unit = "") {
   if (!a.has(key)) return def;
   const std::string text = a.get(key);
-  uint64_t v = 0;
-  bool ok = !text.empty() && text.size() <= 20;
-  for (char ch : text) {
-    if (!ok) break;
-    const uint64_t digit = static_cast<uint64_t>(ch - '0');
-    ok = ch >= '0' && ch <= '9' && v <= (UINT64_MAX - digit) / 10;
-    v = v * 10 + digit;
-  }
-  if (!ok || v < lo || v > hi) {
+  const std::optional<uint64_t> v = parse_whole_number(text);
+  if (!v || *v < lo || *v > hi) {
     throw UsageError{"--" + key + " " + text + " is out of range: it takes a whole number from " + std::to_string(lo) +
                      " to " + std::to_string(hi) + unit};
   }
-  return v;
+  return *v;
 }
 
 constexpr uint64_t kMaxJobs = 1024;

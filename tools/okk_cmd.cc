@@ -270,14 +270,12 @@ std::string input_text(Fn fn, const Input& in, int X, int eu_bytes) {
 
 int parse_int(const Args& a, const std::string& key, int lo, int hi) {
   const std::string v = a.get(key);
-  char* end = nullptr;
-  errno = 0;
-  const long long x = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || *end != 0 || errno != 0 || x < lo || x > hi) {
+  const std::optional<uint64_t> x = parse_whole_number(v);
+  if (!x || *x < static_cast<uint64_t>(lo) || *x > static_cast<uint64_t>(hi)) {
     throw UsageError{"--" + key + " '" + v.substr(0, 40) + "' is not a whole number in [" + std::to_string(lo) + ", " +
                      std::to_string(hi) + "]"};
   }
-  return static_cast<int>(x);
+  return static_cast<int>(*x);
 }
 
 }  // namespace

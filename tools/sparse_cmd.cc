@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -56,16 +55,6 @@ uint64_t random_number(std::mt19937_64& rng, uint64_t unit, uint64_t units) {
   }
 }
 
-std::optional<uint64_t> parse_number(const std::string& s) {
-  uint64_t v = 0;
-  const bool is_hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
-  const char* first = s.data() + (is_hex ? 2 : 0);
-  const char* last = s.data() + s.size();
-  auto [end, ec] = std::from_chars(first, last, v, is_hex ? 16 : 10);
-  if (ec != std::errc() || end != last || first == last) return std::nullopt;
-  return v;
-}
-
 SurfacePlacement parse_placement(const std::string& text) {
   const std::string form = "--placement 'wgs=SIZE@ADDR wmb=SIZE@ADDR data=SIZE@ADDR' (decimal or 0x numbers)";
   SurfacePlacement p;
@@ -84,7 +73,7 @@ SurfacePlacement parse_placement(const std::string& text) {
     if (eq == std::string::npos || sign == std::string::npos || sign < eq || s < 0 || (seen & (1 << s))) {
       throw UsageError{"cannot read " + quote_input(w) + " of the placement: " + form};
     }
-    const auto sz = parse_number(w.substr(eq + 1, sign - eq - 1)), addr = parse_number(w.substr(sign + 1));
+    const auto sz = parse_whole_number(w.substr(eq + 1, sign - eq - 1)), addr = parse_whole_number(w.substr(sign + 1));
     if (!sz || !addr) throw UsageError{"cannot read " + quote_input(w) + ": a number of 64 bits expected, " + form};
     size(p, s) = *sz;
     address(p, s) = *addr;
@@ -96,7 +85,7 @@ SurfacePlacement parse_placement(const std::string& text) {
 
 uint64_t number_option(const Args& a, const char* name, uint64_t def, uint64_t max) {
   if (!a.has(name)) return def;
-  const auto v = parse_number(a.get(name));
+  const auto v = parse_whole_number(a.get(name));
   if (!v || *v > max) {
     throw UsageError{"--" + std::string(name) + " " + quote_input(a.get(name)) + " is not a number from 0 to " +
                      std::to_string(max)};

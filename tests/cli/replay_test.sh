@@ -38,6 +38,20 @@ expect_usage_error "check --cases with --seconds" "--cases fixes the number of c
 expect_usage_error "repro --timeout 0" "--timeout 0 is out of range" \
   "$lc" repro "$L" --dtype fp32 --shape 1,1,1,1 --impl "$mutant" --timeout 0
 expect_usage_error "repro --seed text" "--seed x1 is out of range" "$lc" repro "$L" --dtype fp32 --shape 1,1,1,1 --seed x1
+expect_usage_error "check --jobs past 1024 in hexadecimal" "--jobs 0x401 is out of range" \
+  "$lc" check --layout 'tpu.c*' --jobs 0x401
+expect_usage_error "check --seed past uint64 in hexadecimal" "--seed 0x10000000000000000 is out of range" \
+  "$lc" check --layout 'tpu.c*' --seed 0x10000000000000000
+expect_usage_error "check --shard in hexadecimal past n" "--shard '0x3/2' is not i/n" \
+  "$lc" check --layout 'tpu.c*' --shard 0x3/2
+# Numbers in hexadecimal (0x) are the numbers they write: the same run, the same seed.
+"$lc" check --layout 'tpu.c*' --cases 0x10 --seed 0x1f --jobs 0x2 --json > "$tmp/hex.json" 2> /dev/null ||
+  fail "check with hexadecimal numbers exits $?"
+"$lc" check --layout 'tpu.c*' --cases 16 --seed 31 --jobs 2 --json > "$tmp/dec.json" 2> /dev/null ||
+  fail "check with decimal numbers exits $?"
+grep -q '"seed": 31' "$tmp/hex.json" || fail "--seed 0x1f is not seed 31: $(head -c 400 "$tmp/hex.json")"
+expect_eq "$(grep -v '"seconds"\|"elapsed' "$tmp/hex.json" | md5sum)" "$(grep -v '"seconds"\|"elapsed' "$tmp/dec.json" | md5sum)" \
+  "check --cases 0x10 --seed 0x1f against --cases 16 --seed 31"
 expect_usage_error "replay --timeout overflow" "--timeout 18446744073709551617 is out of range" \
   "$lc" replay "$src/corpus/fuzz_differential" --timeout 18446744073709551617
 expect_usage_error "replay --jobs" "unknown option --jobs for 'replay'" "$lc" replay "$src/corpus/fuzz_differential" --jobs 0

@@ -12,7 +12,7 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 case=(nvdla.feature --dtype int8 --shape 64,5,300)
 head -c $((64 * 5 * 300)) /dev/urandom > "$tmp/logical"
 "$lc" pack "${case[@]}" --in "$tmp/logical" --out "$tmp/p1" || fail "pack exits $?"
-for n in 1 2 3 16; do
+for n in 1 2 3 16 0x10; do
   "$lc" pack "${case[@]}" --threads "$n" --in "$tmp/logical" --out "$tmp/pn" || fail "pack --threads $n exits $?"
   cmp -s "$tmp/p1" "$tmp/pn" || fail "pack --threads $n differs from the default"
   "$lc" unpack "${case[@]}" --threads "$n" --in "$tmp/pn" --out "$tmp/back" || fail "unpack --threads $n exits $?"
@@ -40,6 +40,9 @@ expect_usage() {
 expect_usage "zero threads" "--threads 0 is out of range" "$lc" pack "${case[@]}" --threads 0
 expect_usage "too many threads" "--threads 1025 is out of range" "$lc" pack "${case[@]}" --threads 1025
 expect_usage "not a number" "--threads x2 is out of range" "$lc" unpack "${case[@]}" --threads x2
+expect_usage "too many threads in hexadecimal" "--threads 0x401 is out of range" "$lc" pack "${case[@]}" --threads 0x401
+expect_usage "a bare 0x" "--threads 0x is out of range" "$lc" pack "${case[@]}" --threads 0x
+expect_usage "a sign" "--threads +2 is out of range" "$lc" pack "${case[@]}" --threads +2
 expect_usage "the reference" "--threads applies to the optimized implementation, not --impl reference" \
   "$lc" pack "${case[@]}" --threads 2 --impl reference
 exit $((failures > 0))
