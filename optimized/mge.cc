@@ -3565,9 +3565,9 @@ LC_MGE_AVX512VBMI void padded_pitch(const Group& g, uint64_t R2, uint8_t* logica
   }
 }
 
-// Streamed packs of 24 rows of bytes (NHWC int8 with 24 channels, as early
-// layers of mobile networks have): 64 pixels a step, all in registers, each
-// row's line loaded once and each output line stored once, non-temporal, with
+// Packs of 24 rows of bytes (NHWC int8 with 24 channels, as early layers of
+// mobile networks have): 64 pixels a step, all in registers, each row's line
+// loaded once and each output line stored once (non-temporal when streamed),
 // no stage between. Measured on a Zen 5, 16 x 24 x 256 x 256, pinned: the
 // loads and stores alone, a line of 8 rows after another, each stored once,
 // move at 0.86-0.95 of memcpy, with each line stored to an L1 stage as well
@@ -3579,7 +3579,12 @@ LC_MGE_AVX512VBMI void padded_pitch(const Group& g, uint64_t R2, uint8_t* logica
 // three 64-byte lines take their 8-byte pieces from the three groups by a
 // two-source quadword permute and a masked one. No fetches in software: each
 // row's line 256 bytes on fetched into L2 as it is read measured 0.68-0.82
-// against 0.79-0.85 without (the bench's row, pinned, alternating).
+// against 0.79-0.85 without (the bench's row, pinned, alternating). In
+// cache, against the 16-row tiles (pinned, best of 7, alternating): 1 x 24 x
+// 14 x 14 0.15 -> 0.17 of memcpy, 28 x 28 0.19-0.20 -> 0.24, 56 x 56 0.24 ->
+// 0.31-0.33, 100 x 100 0.21 -> 0.26-0.28, 8 x 24 x 112 x 112 0.51-0.53 ->
+// 0.70-0.72; the last pixels (fewer than 64) by the masked tiles there (by
+// the padded pitch, 14 x 14 ran at 0.10-0.11).
 struct Rows24Tables {
   alignas(64) uint8_t pairs[2][64];  // rows a, b: pixels 32h.. as [a b] byte pairs
   alignas(64) uint8_t quads[4][64];  // pair registers of rows 0-1, 2-3: pixels 16q.. as 4 bytes
@@ -3615,13 +3620,14 @@ struct Rows24Tables {
   }
 };
 
-// Pixels 0 .. L / 64 * 64 of the group; returns how many it packed.
-LC_MGE_AVX512VBMI uint64_t pack_24rows_epi8_streamed(const Group& g, const uint8_t* logical, uint8_t* phys) {
+// Pixels 0 .. L / 64 * 64 of the group, non-temporal with `stream` where
+// the lines are whole; returns how many it packed.
+LC_MGE_AVX512VBMI uint64_t pack_24rows_epi8(const Group& g, const uint8_t* logical, uint8_t* phys, bool stream) {
   static const Rows24Tables t;
   const uint8_t* row[24];
   for (uint64_t r = 0; r < 24; ++r) row[r] = logical + g.rows[r];
   uint8_t* base = phys + g.pixels;
-  const bool nt = reinterpret_cast<uintptr_t>(base) % kLine == 0;  // then every step's 24 lines are whole
+  const bool nt = stream && reinterpret_cast<uintptr_t>(base) % kLine == 0;  // then every step's 24 lines are whole
   const __m512i pairs0 = _mm512_load_si512(t.pairs[0]), pairs1 = _mm512_load_si512(t.pairs[1]);
   const __m512i eights0 = _mm512_load_si512(t.eights[0]), eights1 = _mm512_load_si512(t.eights[1]);
   const uint64_t whole = g.L / 64 * 64;
@@ -3995,13 +4001,14 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     if (done < g.L) transpose_rest<kPack, 2>(g, logical, phys, done);
     return;
   }
-  if (kPack && p.stream && p.bits == 8 && g.R == 24 && g.L >= 64 && have_avx512_vbmi() &&
+  if (kPack && p.bits == 8 && g.R == 24 && g.L >= 64 && have_avx512_vbmi() &&
       std::none_of(g.rows, g.rows + 24, [](uint64_t r) { return r == kPad; })) {
     // 24 rows of bytes in registers, a line stored once (see
-    // pack_24rows_epi8_streamed); the last pixels, fewer than 64, as the
-    // other padded rows below.
-    const uint64_t done = pack_24rows_epi8_streamed(g, logical, phys);
-    if (done < g.L) {
+    // pack_24rows_epi8); the last pixels, fewer than 64, by the masked tiles
+    // in cache, streamed as the other padded rows below.
+    const uint64_t done = pack_24rows_epi8(g, logical, phys, p.stream);
+    if (done < g.L && !p.stream) tile_16x64_epi8_masked<true>(g, logical, phys, done);
+    if (done < g.L && p.stream) {
       uint64_t rows[24];
       for (uint64_t r = 0; r < 24; ++r) rows[r] = g.rows[r] + done;
       padded_pitch<1>(Group{rows, 24, g.L - done, g.pixels + done * 24}, padded_rows(1, 24, true), logical, phys, true);

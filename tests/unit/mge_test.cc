@@ -447,18 +447,24 @@ TEST(MgeLarge, streamed_rows_17_to_31_from_a_line_and_inside_one) {
   }
 }
 
-// Streamed packs of 24 rows of bytes (NHWC int8 with 24 channels) go 64
-// pixels a step through registers with AVX-512 VBMI, the last pixels (fewer
-// than 64) through the padded pitch: no tail, a tail of 4 with the second
-// image starting 32 bytes into a line, images of fewer than 64 pixels (all by
-// the padded pitch), and a tail of 3; at every instruction-set level, into
-// buffers on a line and 16 bytes in.
-TEST(MgeLarge, streamed_24_rows_from_a_line_and_inside_one) {
+// Packs of 24 rows of bytes (NHWC int8 with 24 channels) go 64 pixels a step
+// through registers with AVX-512 VBMI, the last pixels (fewer than 64)
+// through the padded pitch when streamed, else the masked tiles. Streamed: no
+// tail, a tail of 4 with the second image starting 32 bytes into a line,
+// images of fewer than 64 pixels (all by the padded pitch), and a tail of 3;
+// in cache: no tail, a tail of 4, one step and a tail of 17, images of 49
+// pixels (none in registers); at every instruction-set level, into buffers on
+// a line and 16 bytes in.
+TEST(MgeLarge, rows_24_from_a_line_and_inside_one) {
   for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
            {"mge.nhwc", "int8", "1,24,1024,1024"},
            {"mge.nhwc", "uint8", "2,24,511,700"},
            {"mge.nhwc", "int8", "12000,24,7,9"},
            {"mge.nhwc", "int8", "1,24,1023,701"},
+           {"mge.nhwc", "int8", "1,24,56,56"},
+           {"mge.nhwc", "uint8", "2,24,14,14"},
+           {"mge.nhwc", "int8", "3,24,9,9"},
+           {"mge.nhwc", "int8", "2,24,7,7"},
        }) {
     expect_both_ways_from_a_line_and_inside_one(layout, dtype, shape, 24);
   }
