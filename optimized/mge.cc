@@ -29,7 +29,9 @@
 // registers straight from it, NHWC images of 32-bit elements in 16-row tiles
 // through a stage; images of one pixel (1 x 1) are copies (the padding of
 // a part block zeros); with AVX-512 the other pixels past the whole tiles go
-// in masked 16-row tiles; 4-bit elements (two per byte, low nibble first)
+// in masked 16-row tiles; with AVX-512 VBMI packs of 8-bit groups of 24 rows
+// (NHWC, 24 channels) go 64 pixels a step in registers, each line stored
+// once; 4-bit elements (two per byte, low nibble first)
 // go as 8-bit groups of row pairs where every row starts on a byte, else by
 // a nibble loop. Tensors of kStreamBytes and more are packed with streaming
 // stores: straight from the registers where a tile writes whole lines (those
