@@ -177,20 +177,27 @@ std::optional<uint64_t> parse_whole_number(const std::string& text) {
   return v;
 }
 
+uint64_t ranged_whole_number(const Args& a, const std::string& key, uint64_t def, uint64_t lo, uint64_t hi,
+                             const std::string& unit) {
+  if (!a.has(key)) return def;
+  const std::string text = a.get(key);
+  const std::optional<uint64_t> v = parse_whole_number(text);
+  if (!v || *v < lo || *v > hi) {
+    throw UsageError{"--" + key + " " + clip_input(text) + " is out of range: it takes a whole number from " +
+                     std::to_string(lo) + " to " + std::to_string(hi) + unit};
+  }
+  return *v;
+}
+
 unsigned thread_count(const Args& a) {
   if (!a.has("threads")) return 0;
-  const std::string text = a.get("threads");
   constexpr unsigned kMax = 1024;  // optimized/threads.h: kMaxThreads
-  const std::optional<uint64_t> v = parse_whole_number(text);
-  if (!v || *v == 0 || *v > kMax) {
-    throw UsageError{"--threads " + clip_input(text) + " is out of range: it takes a whole number from 1 to " +
-                     std::to_string(kMax)};
-  }
+  const uint64_t n = ranged_whole_number(a, "threads", 0, 1, kMax);
   const std::string impl = a.get("impl", "optimized");
   if (impl != "optimized") {
     throw UsageError{"--threads applies to the optimized implementation, not --impl " + clip_input(impl)};
   }
-  return static_cast<unsigned>(*v);
+  return static_cast<unsigned>(n);
 }
 
 std::string help_all(const std::vector<CommandSpec>& commands, const std::string& overview) {

@@ -71,6 +71,13 @@ Parsed parse_command(const std::vector<CommandSpec>& commands, int argc, char** 
 // a sign, a space or a value past 2^64 - 1 included.
 std::optional<uint64_t> parse_whole_number(const std::string& text);
 
+// Option KEY as a whole number in [lo, hi] (the forms parse_whole_number
+// takes); DEF when it is absent. Anything else throws UsageError naming the
+// option, its value and the range: "--KEY VALUE is out of range: it takes a
+// whole number from LO to HI" and UNIT (" seconds") after it.
+uint64_t ranged_whole_number(const Args& a, const std::string& key, uint64_t def, uint64_t lo, uint64_t hi,
+                             const std::string& unit = "");
+
 // The --threads N of pack and unpack (1..1024; 0 when absent: the default of
 // optimized/threads.h). Throws UsageError for another value, or when the
 // implementation (--impl) is not the optimized one, which alone takes a count.

@@ -89,6 +89,7 @@ using cli::CommandSpec;
 using cli::OptionSpec;
 using cli::UsageError;
 using cli::parse_whole_number;
+using cli::ranged_whole_number;
 
 const char* kUsage =
     "usage: layoutcheck COMMAND [options]\n"
@@ -533,19 +534,6 @@ int cmd_pack(const Args& a, bool pack) {
   return 0;
 }
 
-// An integer option within [lo, hi]; anything else is refused with the value and the range.
-uint64_t ranged_number(const Args& a, const std::string& key, uint64_t def, uint64_t lo, uint64_t hi,
-                       const std::string& unit = "") {
-  if (!a.has(key)) return def;
-  const std::string text = a.get(key);
-  const std::optional<uint64_t> v = parse_whole_number(text);
-  if (!v || *v < lo || *v > hi) {
-    throw UsageError{"--" + key + " " + text + " is out of range: it takes a whole number from " + std::to_string(lo) +
-                     " to " + std::to_string(hi) + unit};
-  }
-  return *v;
-}
-
 constexpr uint64_t kMaxJobs = 1024;
 const uint64_t kMaxSeconds = static_cast<uint64_t>(kMaxTimeoutSeconds);
 
@@ -575,7 +563,7 @@ struct CaseRunner {
 CaseRunner runner_of(const Args& a, const Impl& impl, double default_timeout) {
   CaseRunner r{impl};
   r.isolate = dynamic_cast<const PluginImpl*>(&impl) != nullptr || a.has("isolate");
-  r.timeout = a.has("timeout") ? static_cast<double>(ranged_number(a, "timeout", 10, 1, kMaxSeconds, " seconds"))
+  r.timeout = a.has("timeout") ? static_cast<double>(ranged_whole_number(a, "timeout", 10, 1, kMaxSeconds, " seconds"))
                                : default_timeout;
   return r;
 }
@@ -610,7 +598,7 @@ int cmd_show(const Args& a) {
   cli::ShowRequest request;
   request.format = a.get("format", "text");
   request.out = a.get("out", "-");
-  request.max_rows = ranged_number(a, "max-rows", 64, 1, 4096);
+  request.max_rows = ranged_whole_number(a, "max-rows", 64, 1, 4096);
   or_fail(cli::show(c, impl, request));
   return 0;
 }
@@ -626,20 +614,20 @@ int cmd_check(const Args& a) {
                            "timeout", "save", "isolate", "fail-fast", "strict-padding", "junit", "shard"});
   RunOptions opt;
   opt.layout_glob = a.get("layout", "*");
-  opt.cases = ranged_number(a, "cases", 0, 1, UINT64_MAX);
+  opt.cases = ranged_whole_number(a, "cases", 0, 1, UINT64_MAX);
   if (opt.cases && (a.has("seconds") || a.has("min-cases") || a.has("max-cases"))) {
     throw UsageError{"--cases fixes the number of cases per layout; it does not combine with --seconds, --min-cases "
                      "or --max-cases"};
   }
-  opt.seconds = static_cast<double>(ranged_number(a, "seconds", 20, 0, kMaxSeconds, " seconds"));
-  opt.seed = ranged_number(a, "seed", 1, 0, UINT64_MAX);
-  opt.min_cases = ranged_number(a, "min-cases", 20, 0, UINT64_MAX);
-  opt.max_cases = ranged_number(a, "max-cases", 0, 0, UINT64_MAX);
+  opt.seconds = static_cast<double>(ranged_whole_number(a, "seconds", 20, 0, kMaxSeconds, " seconds"));
+  opt.seed = ranged_whole_number(a, "seed", 1, 0, UINT64_MAX);
+  opt.min_cases = ranged_whole_number(a, "min-cases", 20, 0, UINT64_MAX);
+  opt.max_cases = ranged_whole_number(a, "max-cases", 0, 0, UINT64_MAX);
   if (opt.max_cases != 0 && opt.min_cases > opt.max_cases) {
     throw UsageError{"--min-cases " + std::to_string(opt.min_cases) + " is more than --max-cases " +
                      std::to_string(opt.max_cases)};
   }
-  opt.jobs = static_cast<unsigned>(ranged_number(a, "jobs", 1, 1, kMaxJobs));
+  opt.jobs = static_cast<unsigned>(ranged_whole_number(a, "jobs", 1, 1, kMaxJobs));
   opt.check = check_options_of(a);
   opt.fail_fast = a.has("fail-fast");
   if (a.has("save") && a.get("save").empty()) throw UsageError{"--save takes a directory"};
@@ -885,7 +873,7 @@ int cmd_repro(const Args& a) {
   if (a.has("picture") && a.get("picture").empty()) throw UsageError{"--picture takes a file name"};
   Case c = case_of(a);
   CheckOptions co = check_options_of(a);
-  co.seed = ranged_number(a, "seed", 1, 0, UINT64_MAX);
+  co.seed = ranged_whole_number(a, "seed", 1, 0, UINT64_MAX);
   const Impl& impl = impl_of(a);
   const CaseRunner run_one = runner_of(a, impl, 10);
   CheckReport r = claimed_decline(impl, c, run_one(c, co));

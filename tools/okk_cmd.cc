@@ -268,16 +268,6 @@ std::string input_text(Fn fn, const Input& in, int X, int eu_bytes) {
   return "start_idx " + std::to_string(in.start) + ", " + shape + ", " + cfg;
 }
 
-int parse_int(const Args& a, const std::string& key, int lo, int hi) {
-  const std::string v = a.get(key);
-  const std::optional<uint64_t> x = parse_whole_number(v);
-  if (!x || *x < static_cast<uint64_t>(lo) || *x > static_cast<uint64_t>(hi)) {
-    throw UsageError{"--" + key + " '" + v.substr(0, 40) + "' is not a whole number in [" + std::to_string(lo) + ", " +
-                     std::to_string(hi) + "]"};
-  }
-  return static_cast<int>(*x);
-}
-
 }  // namespace
 
 const char* okk_reference_layout(const std::string& symbol) {
@@ -300,8 +290,8 @@ int okk_main(const Args& a) {
   int X = 64, eu_bytes = 128;
   if (chip == "bm1684x") eu_bytes = 64;
   else if (chip != "bm1684") throw UsageError{"--chip '" + chip.substr(0, 40) + "' is not bm1684 or bm1684x"};
-  if (a.has("npus")) X = parse_int(a, "npus", 1, kMaxNpus);
-  if (a.has("eu-bytes")) eu_bytes = parse_int(a, "eu-bytes", 4, kMaxEuBytes);
+  X = static_cast<int>(cli::ranged_whole_number(a, "npus", X, 1, kMaxNpus));
+  eu_bytes = static_cast<int>(cli::ranged_whole_number(a, "eu-bytes", eu_bytes, 4, kMaxEuBytes));
   if (eu_bytes % 4 != 0) {
     throw UsageError{"--eu-bytes " + std::to_string(eu_bytes) +
                      " does not hold a whole number of 32-bit elements (128-Byte Aligned Layout)"};

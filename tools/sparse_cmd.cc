@@ -83,16 +83,6 @@ SurfacePlacement parse_placement(const std::string& text) {
   return p;
 }
 
-uint64_t number_option(const Args& a, const char* name, uint64_t def, uint64_t max) {
-  if (!a.has(name)) return def;
-  const auto v = parse_whole_number(a.get(name));
-  if (!v || *v > max) {
-    throw UsageError{"--" + std::string(name) + " " + quote_input(a.get(name)) + " is not a number from 0 to " +
-                     std::to_string(max)};
-  }
-  return *v;
-}
-
 // ---- the child: loads the library, calls the function ---------------------------
 
 std::string serve(void* sym, const std::string& request) {
@@ -229,8 +219,8 @@ int sparse_main(const Args& a) {
   const std::string path = a.get("lib");
   struct stat st;
   if (stat(path.c_str(), &st) != 0) throw UsageError{"cannot read " + path + ": " + std::strerror(errno)};
-  const uint64_t seed = number_option(a, "seed", 1, UINT64_MAX);
-  const uint64_t random = number_option(a, "cases", 2000, 1000000);
+  const uint64_t seed = cli::ranged_whole_number(a, "seed", 1, 0, UINT64_MAX);
+  const uint64_t random = cli::ranged_whole_number(a, "cases", 2000, 0, 1000000);
   std::vector<SurfacePlacement> inputs;
   for (const std::string& text : a.all("placement")) inputs.push_back(parse_placement(text));
   const bool chosen = !inputs.empty();

@@ -45,9 +45,11 @@ LAYOUTCHECK_PLUGIN_TIMEOUT=1 expect "hang" 2 "did not finish within 1 s during o
 expect_unloadable okk
 expect "no okk symbol" 2 "exports none of okk_channle_num_per_npu" "$lc" okk --lib "$no_okk"
 expect "bad chip" 2 "--chip 'bm9' is not bm1684 or bm1684x" "$lc" okk --lib "$libs/libokk_example.so" --chip bm9
-expect "bad npus" 2 "--npus '0' is not a whole number in \[1, 65536\]" "$lc" okk --lib "$libs/libokk_example.so" --npus 0
-expect "signed npus" 2 "--npus '[+]4' is not a whole number in \[1, 65536\]" "$lc" okk --lib "$libs/libokk_example.so" --npus +4
-expect "npus past 65536 in hexadecimal" 2 "--npus '0x10001' is not a whole number" "$lc" okk --lib "$libs/libokk_example.so" --npus 0x10001
+expect "bad npus" 2 "--npus 0 is out of range: it takes a whole number from 1 to 65536" "$lc" okk --lib "$libs/libokk_example.so" --npus 0
+expect "signed npus" 2 "--npus [+]4 is out of range: it takes a whole number from 1 to 65536" "$lc" okk --lib "$libs/libokk_example.so" --npus +4
+expect "npus past 65536 in hexadecimal" 2 "--npus 0x10001 is out of range: it takes a whole number from 1 to 65536" "$lc" okk --lib "$libs/libokk_example.so" --npus 0x10001
+expect "eu past 65536" 2 "--eu-bytes 65537 is out of range: it takes a whole number from 4 to 65536" \
+  "$lc" okk --lib "$libs/libokk_example.so" --eu-bytes 65537
 expect "odd eu" 2 "--eu-bytes 6 does not hold a whole number of 32-bit elements" "$lc" okk --lib "$libs/libokk_example.so" --eu-bytes 6
 
 "$lc" okk --lib "$libs/libokk_aligned_bytes.so" --json > "$tmp/report.json"

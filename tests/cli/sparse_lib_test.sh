@@ -51,7 +51,10 @@ expect "bad placement" 2 "placement names wgs, wmb and data once each" \
   "$lc" sparse --lib "$libs/libsparse_surfaces_example.so" --placement 'wgs=128@0 wmb=128@0x100'
 expect "bad number" 2 "a number of 64 bits expected" \
   "$lc" sparse --lib "$libs/libsparse_surfaces_example.so" --placement 'wgs=128@0 wmb=128@0x100 data=1@0x1g'
-expect "bad cases" 2 "--cases 'many' is not a number" "$lc" sparse --lib "$libs/libsparse_surfaces_example.so" --cases many
+expect "bad cases" 2 "--cases many is out of range: it takes a whole number from 0 to 1000000" \
+  "$lc" sparse --lib "$libs/libsparse_surfaces_example.so" --cases many
+expect "too many cases" 2 "--cases 0xf4241 is out of range: it takes a whole number from 0 to 1000000" \
+  "$lc" sparse --lib "$libs/libsparse_surfaces_example.so" --cases 0xf4241
 
 "$lc" sparse --lib "$libs/libsparse_surfaces_forget_wmb.so" --json > "$tmp/json"
 [ $? = 1 ] || fail "--json of a wrong library does not exit 1"
