@@ -81,6 +81,11 @@ Status check_buffers(const Impl& impl, const Case& c, size_t logical_size, size_
 
 Status check_buffers(const Case& c, uint64_t want_physical, size_t logical_size, size_t physical_size) {
   LC_ASSIGN_OR_RETURN(uint64_t want_logical, logical_bytes(c));
+  return check_buffers(c, want_logical, want_physical, logical_size, physical_size);
+}
+
+Status check_buffers(const Case& c, uint64_t want_logical, uint64_t want_physical, size_t logical_size,
+                     size_t physical_size) {
   if (logical_size != want_logical) {
     return Status::invalid("logical buffer is " + std::to_string(logical_size) + " bytes, " + to_string(c) +
                            " needs " + std::to_string(want_logical));

@@ -14,8 +14,12 @@ const char* status_code_name(StatusCode code) {
   return "unknown";
 }
 
+Status::Rep* Status::make(StatusCode code, std::string msg) { return new Rep{code, std::move(msg), {}}; }
+Status::Rep* Status::clone(const Rep& r) { return new Rep(r); }
+void Status::release(Rep* r) noexcept { delete r; }
+
 std::string Status::to_string() const {
-  return ok() ? "ok" : std::string(status_code_name(code_)) + ": " + message_;
+  return ok() ? "ok" : std::string(status_code_name(code())) + ": " + message();
 }
 
 std::string clip_input(std::string_view text) {

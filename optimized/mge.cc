@@ -97,6 +97,7 @@ struct Plan {
   uint64_t elements = 0;              // logical
   uint64_t physical_elements = 0;
   uint64_t phys_bytes = 0;
+  uint64_t logical_bytes = 0;
   bool stream = false;                // pack through a stage with non-temporal stores
 };
 
@@ -107,6 +108,7 @@ Result<Plan> make_plan(const Case& c) {
   Plan p;
   p.bits = dtype_bits(c.dtype);
   LC_ASSIGN_OR_RETURN(p.elements, element_count(c.shape));
+  LC_ASSIGN_OR_RETURN(p.logical_bytes, logical_bytes(c));
   const std::string fmt = c.layout.name.substr(4);
   Checked phys = 1;
   if (fmt == "matrix") {
@@ -4658,7 +4660,7 @@ class MgeOptimized : public Impl {
               size_t physical_size) const override {
     LC_ASSIGN_OR_RETURN(auto p_ptr, cached_make_plan(c));
     const Plan& p = *p_ptr;
-    LC_RETURN_IF_ERROR(check_buffers(c, p.phys_bytes, logical_size, physical_size));
+    LC_RETURN_IF_ERROR(check_buffers(c, p.logical_bytes, p.phys_bytes, logical_size, physical_size));
     walk<true>(p, const_cast<uint8_t*>(static_cast<const uint8_t*>(logical)), static_cast<uint8_t*>(physical));
     return Status();
   }
@@ -4666,7 +4668,7 @@ class MgeOptimized : public Impl {
                 size_t logical_size) const override {
     LC_ASSIGN_OR_RETURN(auto p_ptr, cached_make_plan(c));
     const Plan& p = *p_ptr;
-    LC_RETURN_IF_ERROR(check_buffers(c, p.phys_bytes, logical_size, physical_size));
+    LC_RETURN_IF_ERROR(check_buffers(c, p.logical_bytes, p.phys_bytes, logical_size, physical_size));
     walk<false>(p, static_cast<uint8_t*>(logical), const_cast<uint8_t*>(static_cast<const uint8_t*>(physical)));
     return Status();
   }

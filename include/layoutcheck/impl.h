@@ -79,5 +79,9 @@ const Impl* builtin_impl(const std::string& name);
 Status check_buffers(const Impl& impl, const Case& c, size_t logical_size, size_t physical_size);
 // The same, for an Impl that already knows the case's physical size.
 Status check_buffers(const Case& c, uint64_t want_physical, size_t logical_size, size_t physical_size);
+// The same, for an Impl that keeps both sizes with its plan of the case (no
+// arithmetic on the shape: the check of every call of a small case).
+Status check_buffers(const Case& c, uint64_t want_logical, uint64_t want_physical, size_t logical_size,
+                     size_t physical_size);
 
 }  // namespace layoutcheck

@@ -25,6 +25,20 @@ enum class StatusCode { kOk = 0, kInvalid, kUnsupported, kInternal };
 class [[nodiscard]] Status {
  public:
   Status() = default;
+  Status(const Status& o) : rep_(o.rep_ ? clone(*o.rep_) : nullptr) {}
+  Status(Status&& o) noexcept : rep_(std::exchange(o.rep_, nullptr)) {}
+  Status& operator=(const Status& o) {
+    if (this != &o) *this = Status(o);
+    return *this;
+  }
+  Status& operator=(Status&& o) noexcept {
+    std::swap(rep_, o.rep_);
+    return *this;
+  }
+  ~Status() {
+    if (rep_) release(rep_);
+  }
+
   static Status ok_status() { return Status(); }
   static Status invalid(std::string msg) { return Status(StatusCode::kInvalid, std::move(msg)); }
   static Status unsupported(std::string msg) {
@@ -32,25 +46,39 @@ class [[nodiscard]] Status {
   }
   static Status internal(std::string msg) { return Status(StatusCode::kInternal, std::move(msg)); }
 
-  bool ok() const { return code_ == StatusCode::kOk; }
-  StatusCode code() const { return code_; }
-  const std::string& message() const { return message_; }
+  bool ok() const { return rep_ == nullptr || rep_->code == StatusCode::kOk; }
+  StatusCode code() const { return rep_ ? rep_->code : StatusCode::kOk; }
+  const std::string& message() const { return rep_ ? rep_->message : empty(); }
   // The id of the document rule a kInvalid status reports (layoutcheck/rules.h,
   // e.g. "nvdla.feature/line-stride-align-32"); empty when none is named.
   //   return Status::invalid("...").with_rule("tpu.aligned/address-align-128");
-  const std::string& rule() const { return rule_; }
+  const std::string& rule() const { return rep_ ? rep_->rule : empty(); }
   Status with_rule(std::string id) && {
-    rule_ = std::move(id);
+    if (!rep_) rep_ = make(StatusCode::kOk, {});
+    rep_->rule = std::move(id);
     return std::move(*this);
   }
   // "invalid: <message>" etc.; "ok" when ok.
   std::string to_string() const;
 
  private:
-  Status(StatusCode code, std::string msg) : code_(code), message_(std::move(msg)) {}
-  StatusCode code_ = StatusCode::kOk;
-  std::string message_;
-  std::string rule_;
+  // An ok status holds nothing: a call that succeeds (every call of a
+  // conversion, many times a case in the checker) builds and drops one pointer.
+  struct Rep {
+    StatusCode code;
+    std::string message;
+    std::string rule;
+  };
+  Status(StatusCode code, std::string msg) : rep_(make(code, std::move(msg))) {}
+  // Out of line (core/status.cc), so that the path of an ok status stays small.
+  static Rep* make(StatusCode code, std::string msg);
+  static Rep* clone(const Rep& r);
+  static void release(Rep* r) noexcept;
+  static const std::string& empty() {
+    static const std::string kEmpty;
+    return kEmpty;
+  }
+  Rep* rep_ = nullptr;
 };
 
 const char* status_code_name(StatusCode code);
