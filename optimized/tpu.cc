@@ -668,10 +668,13 @@ void walk_runs(const Plan& p, uint8_t* logical, uint8_t* phys) {
   if (contiguous_feature && (p.slots == 1 || p.sc >= p.rows * p.cols * p.word) && ordered) {
     // One front-to-back pass over each NPU's memory.
     split(p, p.npus, [&](uint64_t npu_begin, uint64_t npu_end) {
-      for (uint64_t npu = npu_begin; npu < npu_end; ++npu) {
+      // The first channel on each NPU, counted up rather than divided for (a
+      // division an NPU was most of a small tensor's unpack).
+      uint64_t first = (npu_begin + p.npus - p.start_npu % p.npus) % p.npus;
+      for (uint64_t npu = npu_begin; npu < npu_end; ++npu, first = first + 1 == p.npus ? 0 : first + 1) {
         uint8_t* cursor = phys + npu * p.lmem;
         uint8_t* npu_base = cursor + p.base;
-        const uint64_t first = (npu + p.npus - p.start_npu % p.npus) % p.npus;
+        if (!kPack && first >= p.channels) continue;  // an NPU holding none of the channels
         for (uint64_t m = 0; m < p.outer; ++m) {
           for (uint64_t c = first; c < p.channels; c += p.npus) {
             uint8_t* dst = npu_base + m * p.sn + (p.start_npu + c) / p.npus * p.sc;
