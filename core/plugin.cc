@@ -230,11 +230,13 @@ Result<std::unique_ptr<PluginImpl>> plugin_from_table(const lc_plugin* t, const 
   return impl;
 }
 
-Result<std::unique_ptr<PluginImpl>> load_plugin(const std::string& path) {
-  // A name without a slash is a file of the working directory, not one for
-  // dlopen to look up in the library path.
+void* open_library_file(const std::string& path) {
   const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
-  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  return dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+}
+
+Result<std::unique_ptr<PluginImpl>> load_plugin(const std::string& path) {
+  void* handle = open_library_file(path);
   if (!handle) {
     const char* err = dlerror();
     return Status::invalid("cannot load plugin " + path + ": " + (err ? err : "unknown error"));

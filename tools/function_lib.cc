@@ -1,5 +1,7 @@
 #include "tools/function_lib.h"
 
+#include "layoutcheck/plugin.h"
+
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -9,10 +11,7 @@
 namespace layoutcheck::cli {
 
 void* child_open_library(const std::string& path, int fd) {
-  // dlopen searches the library path for a name without a slash: the file the
-  // command checked is in the working directory, so it is named so.
-  const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
-  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = open_library_file(path);  // the file the command checked, also when named without a slash
   if (!handle) {
     std::string hello;
     const char* err = dlerror();

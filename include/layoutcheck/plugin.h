@@ -119,6 +119,11 @@ class PluginImpl : public Impl {
 // resolved), so a repro line that names it works from any directory.
 Result<std::unique_ptr<PluginImpl>> load_plugin(const std::string& path);
 
+// dlopen(RTLD_NOW | RTLD_LOCAL) of the file `path` names: a name without a
+// slash is a file of the working directory, not one for dlopen to look up in
+// the library path. nullptr when it cannot be loaded (dlerror() says why).
+void* open_library_file(const std::string& path);
+
 // Time limits of check_isolated(): a positive number of seconds up to
 // kMaxTimeoutSeconds (its milliseconds fit a 32-bit int), or kNoTimeLimit.
 constexpr double kMaxTimeoutSeconds = 2147483;
