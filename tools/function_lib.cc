@@ -1,12 +1,12 @@
 #include "tools/function_lib.h"
 
-#include "layoutcheck/plugin.h"
-
 #include <dlfcn.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+
+#include "layoutcheck/plugin.h"
 
 namespace layoutcheck::cli {
 
