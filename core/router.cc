@@ -13,12 +13,16 @@ uint64_t FamilyRouter::next_id() {
 
 Result<const Impl*> FamilyRouter::route(const Case& c) const {
   // A caller converts one layout many times in a row: the last route of this thread first.
+  // The checker asks two routers (reference and optimized) in turn, coordinate by
+  // coordinate: each router keeps its own memo (a few slots by id), so they do
+  // not evict each other.
   struct Memo {
     uint64_t router = 0;
     std::string layout;
     const Impl* impl = nullptr;
   };
-  thread_local Memo memo;
+  thread_local Memo memos[4];
+  Memo& memo = memos[id_ % 4];
   if (memo.router == id_ && memo.layout == c.layout.name) return memo.impl;
   LC_ASSIGN_OR_RETURN(const Impl* impl, route_uncached(c));
   memo.router = id_;
