@@ -38,8 +38,13 @@ std::string bits_as_bytes(uint64_t bits) {
   return out;
 }
 
+// The format section a layout follows, told once from its name (the index is
+// asked for every element).
+enum class Section { kMatrixRowMajor, kMatrixColumnMajor, kNchw, kNhwc, kChwn4, kNchwx };
+
 struct MgeTensor {
   std::string format;                  // nchw, nhwc, nchw4, nchw32, nchw64, chwn4, matrix
+  Section section = Section::kNchw;
   uint64_t block = 1;                  // X of NCHWX, 4 of CHWN4
   uint64_t itemsize_bits = 0;
   std::vector<std::string> dims;       // physical dimension names
@@ -65,22 +70,24 @@ class PhysicalIndex {
 };
 
 PhysicalIndex physical_index(const MgeTensor& t, const Coord& at) {
-  if (t.format == "matrix") {
-    // "How Tensor values are stored in memory": row-major a[i][j] at i*cols + j;
-    // column-major is the same with the roles of i and j exchanged.
+  // "How Tensor values are stored in memory": row-major a[i][j] at i*cols + j;
+  // column-major is the same with the roles of i and j exchanged.
+  if (t.section == Section::kMatrixRowMajor || t.section == Section::kMatrixColumnMajor) {
     const uint64_t i = at[0], j = at[1];
-    if (t.dims[0] == "rows") return {i, j};
+    if (t.section == Section::kMatrixRowMajor) return {i, j};
     return {j, i};
   }
   const uint64_t n = at[0], c = at[1], h = at[2], w = at[3];
-  // "NCHW and NHWC": NCHW stores W first, then H, C and N.
-  if (t.format == "nchw") return {n, c, h, w};
-  // "NCHW and NHWC": NHWC stores C first, then W, H and N.
-  if (t.format == "nhwc") return {n, h, w, c};
-  // "CHWN4": 4 channels first, then along N, then W and H: [C/4, H, W, N, 4].
-  if (t.format == "chwn4") return {c / 4, h, w, n, c % 4};
-  // "NCHWX": [Batch, Channels/X, Height, Width, X]: X channels first, then W, H, C, N.
-  return {n, c / t.block, h, w, c % t.block};
+  switch (t.section) {
+    // "NCHW and NHWC": NCHW stores W first, then H, C and N.
+    case Section::kNchw: return {n, c, h, w};
+    // "NCHW and NHWC": NHWC stores C first, then W, H and N.
+    case Section::kNhwc: return {n, h, w, c};
+    // "CHWN4": 4 channels first, then along N, then W and H: [C/4, H, W, N, 4].
+    case Section::kChwn4: return {c / 4, h, w, n, c % 4};
+    // "NCHWX": [Batch, Channels/X, Height, Width, X]: X channels first, then W, H, C, N.
+    default: return {n, c / t.block, h, w, c % t.block};
+  }
 }
 
 Result<MgeTensor> model(const Case& c) {
@@ -94,27 +101,33 @@ Result<MgeTensor> model(const Case& c) {
   if (t.format == "matrix") {
     const uint64_t rows = c.shape[0], cols = c.shape[1];
     if (c.layout.get("order") == "row") {
+      t.section = Section::kMatrixRowMajor;
       t.dims = {"rows", "cols"};
       t.shape = {rows, cols};
     } else {
+      t.section = Section::kMatrixColumnMajor;
       t.dims = {"cols", "rows"};
       t.shape = {cols, rows};
     }
   } else {
     const uint64_t N = c.shape[0], C = c.shape[1], H = c.shape[2], W = c.shape[3];
     if (t.format == "nchw") {
+      t.section = Section::kNchw;
       t.dims = {"N", "C", "H", "W"};
       t.shape = {N, C, H, W};
     } else if (t.format == "nhwc") {
+      t.section = Section::kNhwc;
       t.dims = {"N", "H", "W", "C"};
       t.shape = {N, H, W, C};
     } else if (t.format == "chwn4") {
       // "CHWN4": channels split into blocks of 4; the last block is padded.
+      t.section = Section::kChwn4;
       t.block = 4;
       t.dims = {"C/4", "H", "W", "N", "4"};
       t.shape = {ceil_div(C, 4), H, W, N, 4};
     } else {
       // "NCHWX": X = 4, 32 or 64; the channels split into ceil(C/X) blocks.
+      t.section = Section::kNchwx;
       t.block = std::stoull(t.format.substr(4));
       t.dims = {"N", "C/" + num(t.block), "H", "W", num(t.block)};
       t.shape = {N, ceil_div(C, t.block), H, W, t.block};
@@ -158,7 +171,15 @@ void next_coord(const Shape& shape, Coord* at) {
 // bit `to` of dst. A 4-bit element with an even offset is the low nibble.
 void copy_element(const uint8_t* src, uint64_t from, uint8_t* dst, uint64_t to, uint64_t bits) {
   if (bits % 8 == 0) {
-    std::memcpy(dst + to / 8, src + from / 8, bits / 8);
+    uint8_t* d = dst + to / 8;
+    const uint8_t* s = src + from / 8;
+    // A copy of a known size for each itemsize (1, 2, 4 bytes): no call per element.
+    switch (bits) {
+      case 8: std::memcpy(d, s, 1); break;
+      case 16: std::memcpy(d, s, 2); break;
+      case 32: std::memcpy(d, s, 4); break;
+      default: std::memcpy(d, s, bits / 8);
+    }
     return;
   }
   const uint8_t nibble = static_cast<uint8_t>((src[from / 8] >> (from % 8)) & 0xF);
