@@ -5,7 +5,7 @@
 # example plugins measure the checker from child processes), the corpora
 # replayed and each harness fuzzed briefly. One sanitizer build serves both:
 # the gcc `asan` build and a clang build of the fuzzers alone took 15 minutes
-# on a 2-vCPU EPYC, this one 9.
+# on a 2-vCPU EPYC, this one 7.
 #   LAYOUTCHECK_FUZZ_SECONDS=20 scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
