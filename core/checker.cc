@@ -3,6 +3,7 @@
 #include "layoutcheck/byte_rules.h"
 #include "layoutcheck/int_tuple.h"
 #include "layoutcheck/rules.h"
+#include "core/guarded.h"
 
 #include <algorithm>
 #include <atomic>
@@ -28,25 +29,6 @@ std::string hex_byte(uint8_t b) {
 }
 
 std::string coord_text(const Coord& c) { return "(" + shape_to_string(c) + ")"; }
-
-// A buffer with poisoned guard zones on both sides.
-struct Guarded {
-  Guarded(size_t size_in, size_t guard_in, uint8_t poison_in)
-      : bytes(size_in + 2 * guard_in, poison_in), guard(guard_in), size(size_in), poison(poison_in) {}
-  uint8_t* data() { return bytes.data() + guard; }
-  const uint8_t* data() const { return bytes.data() + guard; }
-  // Index of the first clobbered guard byte, relative to data(); or 0 and false.
-  bool guards_intact(int64_t* where) const {
-    for (size_t i = 0; i < guard; ++i) {
-      if (bytes[i] != poison) { *where = static_cast<int64_t>(i) - static_cast<int64_t>(guard); return false; }
-      if (bytes[guard + size + i] != poison) { *where = static_cast<int64_t>(size + i); return false; }
-    }
-    return true;
-  }
-  std::vector<uint8_t> bytes;
-  size_t guard, size;
-  uint8_t poison;
-};
 
 struct Failure {
   std::ostringstream out;
@@ -474,10 +456,7 @@ CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
     if (!back.guards_intact(&where)) {
       f.add() << impl->name() << " unpack wrote outside the logical buffer, at byte " << where << "\n";
     }
-    // Sub-byte types: the bits past the last element belong to no element.
-    if (const uint64_t used = n * dtype_bits(c.dtype) % 8; used != 0 && !logical.empty()) {
-      back.data()[logical.size() - 1] &= static_cast<uint8_t>((1u << used) - 1);
-    }
+    clear_spare_bits(n, dtype_bits(c.dtype), back.data(), logical.size());
     if (std::memcmp(back.data(), logical.data(), logical.size()) != 0) {
       uint64_t b = 0;
       while (back.data()[b] == logical[b]) ++b;

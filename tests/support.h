@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/guarded.h"
 #include "layoutcheck/byte_rules.h"
 #include "layoutcheck/checker.h"
 #include "layoutcheck/impl.h"
@@ -133,32 +134,27 @@ inline void expect_pass_at_every_isa(const std::string& layout, const std::strin
   std::vector<uint8_t> logical;
   fill_position_unique(c, options.seed, &logical);
   const size_t lb = logical.size(), pb = *reference.size_bytes(c), guard = options.guard_bytes;
-  constexpr uint8_t kPoison = 0x5A;
   // The passed bytes and the checker's unpack input.
   std::vector<uint8_t> passed(pb), image(pb);
   ASSERT_TRUE(optimized_impl().pack(c, logical.data(), lb, passed.data(), pb).ok());
   ASSERT_TRUE(reference.pack(c, logical.data(), lb, image.data(), pb).ok());
   auto rules = reference.byte_rules(c);
   if (rules.ok()) fill_free_bytes(*rules, options.seed, image.data());
-  const auto untouched = [&](const std::vector<uint8_t>& v, size_t n) {
-    return std::all_of(v.begin(), v.begin() + guard, [&](uint8_t b) { return b == kPoison; }) &&
-           std::all_of(v.begin() + guard + n, v.end(), [&](uint8_t b) { return b == kPoison; });
-  };
-  const uint64_t tail_bits = *element_count(c.shape) * dtype_bits(c.dtype) % 8;
-  std::vector<uint8_t> physical(pb + 2 * guard), back(lb + 2 * guard);
+  constexpr uint8_t kPoison = 0x5A;
+  Guarded physical(pb, guard, kPoison), back(lb, guard, kPoison);
+  int64_t where = 0;
   for (Isa isa : available_isas()) {
     if (isa >= optimized_isa()) break;
     IsaCapScope cap(isa);
-    std::fill(physical.begin(), physical.end(), kPoison);
-    ASSERT_TRUE(optimized_impl().pack(c, logical.data(), lb, physical.data() + guard, pb).ok()) << isa_name(isa);
-    EXPECT_EQ(0, std::memcmp(physical.data() + guard, passed.data(), pb)) << isa_name(isa) << " pack";
-    EXPECT_TRUE(untouched(physical, pb)) << isa_name(isa) << " pack wrote outside the image";
-    std::fill(back.begin(), back.end(), kPoison);
-    ASSERT_TRUE(optimized_impl().unpack(c, image.data(), pb, back.data() + guard, lb).ok()) << isa_name(isa);
-    EXPECT_TRUE(untouched(back, lb)) << isa_name(isa) << " unpack wrote outside the tensor";
-    // Sub-byte types: the bits past the last element belong to no element.
-    if (tail_bits != 0 && lb > 0) back[guard + lb - 1] &= static_cast<uint8_t>((1u << tail_bits) - 1);
-    EXPECT_EQ(0, std::memcmp(back.data() + guard, logical.data(), lb)) << isa_name(isa) << " unpack";
+    std::fill(physical.bytes.begin(), physical.bytes.end(), kPoison);
+    ASSERT_TRUE(optimized_impl().pack(c, logical.data(), lb, physical.data(), pb).ok()) << isa_name(isa);
+    EXPECT_EQ(0, std::memcmp(physical.data(), passed.data(), pb)) << isa_name(isa) << " pack";
+    EXPECT_TRUE(physical.guards_intact(&where)) << isa_name(isa) << " pack wrote outside the image, at byte " << where;
+    std::fill(back.bytes.begin(), back.bytes.end(), kPoison);
+    ASSERT_TRUE(optimized_impl().unpack(c, image.data(), pb, back.data(), lb).ok()) << isa_name(isa);
+    EXPECT_TRUE(back.guards_intact(&where)) << isa_name(isa) << " unpack wrote outside the tensor, at byte " << where;
+    clear_spare_bits(*element_count(c.shape), dtype_bits(c.dtype), back.data(), lb);
+    EXPECT_EQ(0, std::memcmp(back.data(), logical.data(), lb)) << isa_name(isa) << " unpack";
   }
 }
 
