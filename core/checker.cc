@@ -205,11 +205,17 @@ void fill_position_unique(const Case& c, uint64_t seed, std::vector<uint8_t>* lo
   const bool narrow = spec != nullptr && static_cast<bool>(spec->value_bits);
   for (uint64_t i = 0; i < n; ++i) {
     // An odd multiplier is a bijection modulo 2^bits: unique within each period
-    // of 2^bits elements. Period p adds p times another odd number, so that
-    // elements 1 to 2^bits - 1 whole periods apart differ too: with 8-bit
-    // elements a kernel that put element i + 256 where i belongs would
-    // otherwise have written the expected bytes.
-    uint64_t v = i * 0x9E3779B97F4A7C15ull + salt + (bits < 64 ? (i >> bits) * 0xD1B54A32D192ED03ull : 0);
+    // of 2^bits elements. Each further digit of i in base 2^bits (i >> bits,
+    // i >> 2 bits, ...) adds itself times another odd number, so that elements
+    // m * 2^(k bits) apart (0 < m < 2^bits) differ too wherever the digits
+    // above do not carry: with 8-bit elements a kernel that put element i + 256
+    // where i belongs would otherwise have written the expected bytes, and
+    // with 4-bit ones (one term fewer) element i + 256 equalled element i.
+    uint64_t v = i * 0x9E3779B97F4A7C15ull + salt;
+    uint64_t odd = 0xD1B54A32D192ED03ull;
+    for (uint32_t shift = bits; shift < 64 && (i >> shift) != 0; shift += bits, odd += 0x632BE59BD9B4E01Aull) {
+      v += (i >> shift) * odd;
+    }
     if (narrow) {
       const uint32_t keep = value_bits(c, coord_of_index(c.shape, i));
       if (keep < 64) v &= (uint64_t{1} << keep) - 1;

@@ -69,8 +69,9 @@ CheckReport check(const Case& c, const Impl& expected, const Impl& actual,
 std::string repro_command(const Case& c, const std::string& impl_name, const CheckOptions& options = {});
 
 // Fills a dense logical buffer with values unique per position (within the
-// period of the element width, 2^bits elements), salted by seed; elements 1 to
-// 2^bits - 1 whole periods apart differ too. Elements of narrow fields
+// period of the element width, 2^bits elements), salted by seed; elements m *
+// 2^(k bits) apart (0 < m < 2^bits, any k) differ too, as long as adding
+// leaves the higher digits of the index in base 2^bits alone. Elements of narrow fields
 // (LayoutSpec::value_bits) get values that fit their field.
 void fill_position_unique(const Case& c, uint64_t seed, std::vector<uint8_t>* logical);
 

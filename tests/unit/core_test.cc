@@ -239,6 +239,45 @@ TEST(Checker, position_unique_fill_differs_a_period_apart) {
   }
 }
 
+// With 4-bit elements the period is 16 elements and there are more digits
+// above it: elements m * 16^k apart (0 < m < 16) differ wherever adding
+// carries into no higher digit (a block of 256 elements read from the next
+// block equalled the right one before each digit had its own term).
+TEST(Checker, position_unique_fill_differs_every_digit_apart) {
+  Case c = must_case("mge.nchw", "int4", "1,16,64,64");
+  std::vector<uint8_t> buf;
+  fill_position_unique(c, 3, &buf);
+  const auto nibble = [&](uint64_t e) { return (buf[e / 2] >> (e % 2 * 4)) & 0xF; };
+  const uint64_t n = buf.size() * 2;
+  for (uint64_t k = 0, unit = 1; unit * 16 <= n; ++k, unit *= 16) {
+    for (uint64_t m = 1; m < 16; ++m) {
+      for (uint64_t i = 0; i + m * unit < n; ++i) {
+        if ((i / unit) % 16 + m >= 16) continue;  // a carry into the digit above
+        ASSERT_NE(nibble(i), nibble(i + m * unit)) << "elements " << i << " and " << i + m * unit;
+      }
+    }
+  }
+}
+
+// A 4-bit implementation that writes the second 256 elements where the first
+// belong (and the other way round) is failed.
+class SwapsBlocksOf256Nibbles : public ForwardingImpl {
+ public:
+  using ForwardingImpl::ForwardingImpl;
+  Status pack(const Case& c, const void* l, size_t ls, void* p, size_t ps) const override {
+    Status s = inner_.pack(c, l, ls, p, ps);
+    auto* bytes = static_cast<uint8_t*>(p);
+    if (ps >= 256) std::swap_ranges(bytes, bytes + 128, bytes + 128);
+    return s;
+  }
+};
+
+TEST(Checker, fails_int4_blocks_one_period_of_16_apart) {
+  SwapsBlocksOf256Nibbles swaps(reference_impl());
+  const CheckReport r = check(must_case("mge.nchw", "int4", "1,1,32,32"), reference_impl(), swaps);
+  EXPECT_EQ(r.verdict, Verdict::kFail) << r.message;
+}
+
 }  // namespace
 }  // namespace layoutcheck
 
