@@ -144,6 +144,7 @@ const bool registered = [] {
       // A batch of RGB input images (groups of 3 rows), and 4-bit weights and
       // activations (NCHW64 is MegEngine's layout for them; no oneDNN peer).
       bench::Row{"mge.nhwc/uint8/24MiB-rgb", "mge.nhwc", "uint8", "32,3,512,512"},
+      bench::Row{"mge.nchw64/int4/256KiB", "mge.nchw64", "int4", "1,128,64,64"},
       bench::Row{"mge.nchw64/int4/32MiB", "mge.nchw64", "int4", "16,128,256,128"},
       // A layer of 24 channels (MobileNet's): groups of rows no tile takes.
       bench::Row{"mge.nhwc/int8/24MiB-c24", "mge.nhwc", "int8", "16,24,256,256"},

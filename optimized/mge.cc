@@ -32,8 +32,9 @@
 // in masked 16-row tiles; with AVX-512 VBMI packs of 8-bit groups of 24 rows
 // (NHWC, 24 channels) go 64 pixels a step in registers, each line stored
 // once; 4-bit elements (two per byte, low nibble first)
-// go as 8-bit groups of row pairs where every row starts on a byte, else by
-// a nibble loop. Tensors of kStreamBytes and more are packed with streaming
+// go as 8-bit groups of row pairs where every row starts on a byte (with
+// AVX-512, groups of 64 rows 128 pixels a step, the pairs in registers),
+// else by a nibble loop. Tensors of kStreamBytes and more are packed with streaming
 // stores: straight from the registers where a tile writes whole lines (those
 // 8-bit tiles, 32-bit groups of 16k rows taken 16 rows a pass), else block by
 // block through an L1 stage; groups of many rows are unpacked the same way, a
@@ -1956,6 +1957,23 @@ LC_MGE_AVX512BW_INLINE void put_pair(uint8_t* o, uint64_t j, uint64_t n, __m512i
   else if (j < n) _mm512_mask_storeu_epi8(o + j * 32, 0xFFFFFFFFull, v);
 }
 
+// The pixels of 32 rows of bytes transposed per lane, rows 0..15 in a and
+// 16..31 in b: column j of lane q is pixel kLanePixels * q + j, its 32 bytes
+// at o + 32 * pixel, two pixels a line.
+template <bool kPartial, uint64_t kLanePixels = 16>
+LC_MGE_AVX512BW_INLINE void put_pairs32(const __m512i a[16], const __m512i b[16], uint8_t* o, uint64_t n, bool nt) {
+  LC_MGE_UNROLL
+  for (int j = 0; j < 16; j += 2) {
+    __m512i p0, q0, p1, q1;
+    zip_lanes(a[j], b[j], &p0, &q0);          // pixels j | kLanePixels + j, 2 kLanePixels + j | 3 kLanePixels + j
+    zip_lanes(a[j + 1], b[j + 1], &p1, &q1);  // pixels j + 1 | kLanePixels + j + 1, ...
+    put_pair<kPartial>(o, j, n, _mm512_shuffle_i64x2(p0, p1, 0x44), nt);
+    put_pair<kPartial>(o, kLanePixels + j, n, _mm512_shuffle_i64x2(p0, p1, 0xEE), nt);
+    put_pair<kPartial>(o, 2 * kLanePixels + j, n, _mm512_shuffle_i64x2(q0, q1, 0x44), nt);
+    put_pair<kPartial>(o, 3 * kLanePixels + j, n, _mm512_shuffle_i64x2(q0, q1, 0xEE), nt);
+  }
+}
+
 // One tile of pack_rows_x64_epi8_avx512: columns l .. l + n - 1 of 32
 // rows (two pixels a line) or of a chunk of 64 rows (a pixel a line, R bytes
 // apart) into the pixels' lines at o. kPartial: n < 64, the rows read masked
@@ -1968,16 +1986,7 @@ LC_MGE_AVX512BW_INLINE void pack_tile_x64(const uint8_t* const* row, uint64_t R,
   if (R == 32) {
     load_transpose16<kPartial>(row, l, fetch, a, cols);
     load_transpose16<kPartial>(row + 16, l, fetch, b, cols);
-    LC_MGE_UNROLL
-    for (int j = 0; j < 16; j += 2) {
-      __m512i p0, q0, p1, q1;
-      zip_lanes(a[j], b[j], &p0, &q0);          // pixels j | 16 + j, 32 + j | 48 + j
-      zip_lanes(a[j + 1], b[j + 1], &p1, &q1);  // pixels j + 1 | 17 + j, ...
-      put_pair<kPartial>(o, j, n, _mm512_shuffle_i64x2(p0, p1, 0x44), nt);
-      put_pair<kPartial>(o, 16 + j, n, _mm512_shuffle_i64x2(p0, p1, 0xEE), nt);
-      put_pair<kPartial>(o, 32 + j, n, _mm512_shuffle_i64x2(q0, q1, 0x44), nt);
-      put_pair<kPartial>(o, 48 + j, n, _mm512_shuffle_i64x2(q0, q1, 0xEE), nt);
-    }
+    put_pairs32<kPartial>(a, b, o, n, nt);
     return;
   }
   alignas(64) __m512i lo[16], hi[16];
@@ -4164,7 +4173,9 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
 // those rows in an L1 stage and the 8-bit transposes (measured on a Zen 5,
 // 8 x 64 x 256 x 256 int4, pack / unpack: NCHW64 0.018 / 0.017 of memcpy
 // nibble by nibble, 0.79 / 0.71 so; NHWC 0.98 / 0.79; NCHW32, 16 row
-// pairs, 0.69 / 1.00 in the 16 x 64 tiles).
+// pairs, 0.69 / 1.00 in the 16 x 64 tiles). With AVX-512, groups of 32 row
+// pairs (64 rows) skip that stage: their pairs are made in registers and go
+// straight into the transposes (pack_nibble_pairs_x128 and the unpack).
 
 // Bytes 0..n-1 of a row pair from its rows' ceil(n/2) bytes (nullptr: padding, zeros).
 inline void pair_nibbles_scalar(const uint8_t* a, const uint8_t* b, uint8_t* out, uint64_t from, uint64_t n) {
@@ -4283,6 +4294,184 @@ LC_MGE_AVX2 uint64_t split_nibbles_avx2(const uint8_t* in, uint8_t* a, uint8_t* 
   }
   return l;
 }
+
+// Rows a and b (4-bit, nullptr: padding, zeros) of 128 pixels from byte `at`
+// as their row pair's bytes, in lane q: pixels 32q..32q+15 in *lo, 32q+16..
+// 32q+31 in *hi (the byte unpacks' order, which the transpose's lanes keep).
+LC_MGE_AVX512BW_INLINE void pair_lines(const uint8_t* a, const uint8_t* b, uint64_t at, uint64_t fetch, __m512i* lo,
+                                       __m512i* hi) {
+  const __m512i low = _mm512_set1_epi8(0x0F);
+  // mutate: equivalent (prefetches: the same bytes)
+  if (fetch && a) _mm_prefetch(reinterpret_cast<const char*>(a + at + fetch), _MM_HINT_T1);
+  if (fetch && b) _mm_prefetch(reinterpret_cast<const char*>(b + at + fetch), _MM_HINT_T1);
+  const __m512i x = a ? _mm512_loadu_si512(reinterpret_cast<const void*>(a + at)) : _mm512_setzero_si512();
+  const __m512i y = b ? _mm512_loadu_si512(reinterpret_cast<const void*>(b + at)) : _mm512_setzero_si512();
+  const __m512i even = _mm512_ternarylogic_epi64(low, x, _mm512_slli_epi16(y, 4), 0xCA);
+  const __m512i odd = _mm512_ternarylogic_epi64(low, _mm512_srli_epi16(x, 4), y, 0xCA);
+  *lo = _mm512_unpacklo_epi8(even, odd);
+  *hi = _mm512_unpackhi_epi8(even, odd);
+}
+
+// 4-bit elements, 64 rows paired into bytes (nibble_pairs' condition), pack,
+// AVX-512BW: 128 pixels a step, so that each row gives one whole line and the
+// 32 row pairs' bytes go through registers into the 32-row transpose of
+// pack_tile_x64, with no stage for the pixels of lanes' low halves and a
+// 2 KiB one for the others (the 32 pairs' 128 pixels are 64 registers).
+// One step: the 128 pixels from byte `at` of row[0..63] (nullptr: padding)
+// into the pixels' 32-byte pieces at o, the rows' lines `fetch` bytes on
+// fetched into L2 meanwhile when it is not 0.
+LC_MGE_AVX512BW_INLINE void pack_nibble_tile(const uint8_t* const* row, uint64_t at, uint64_t fetch, uint8_t* o,
+                                             bool nt) {
+  alignas(64) __m512i held[32];
+  __m512i a[16], b[16];
+  LC_MGE_UNROLL
+  for (int k = 0; k < 16; ++k) pair_lines(row[2 * k], row[2 * k + 1], at, fetch, &a[k], &held[k]);
+  byte_transpose::transpose16x16_epi8_x4(a);
+  LC_MGE_UNROLL
+  for (int k = 0; k < 16; ++k) pair_lines(row[32 + 2 * k], row[33 + 2 * k], at, fetch, &b[k], &held[16 + k]);
+  byte_transpose::transpose16x16_epi8_x4(b);
+  put_pairs32<false, 32>(a, b, o, 128, nt);
+  LC_MGE_UNROLL
+  for (int k = 0; k < 16; ++k) a[k] = held[k];
+  byte_transpose::transpose16x16_epi8_x4(a);
+  LC_MGE_UNROLL
+  for (int k = 0; k < 16; ++k) b[k] = held[16 + k];
+  byte_transpose::transpose16x16_epi8_x4(b);
+  put_pairs32<false, 32>(a, b, o + 16 * 32, 128, nt);
+}
+
+// Straight from the rows: rows a channel plane apart share their L1 sets, so
+// each line is used whole the moment it arrives; with `stream` the rows'
+// lines are fetched `fetch` bytes ahead into L2 and the pixel lines stream
+// out. Returns the pixels done.
+LC_MGE_AVX512BW uint64_t pack_nibble_pairs_x128(const Group& g, const uint8_t* logical, uint8_t* phys, bool stream,
+                                                uint64_t fetch) {
+  const uint8_t* row[64];
+  for (uint64_t r = 0; r < 64; ++r) row[r] = g.rows[r] == kPad ? nullptr : logical + g.rows[r] / 2;
+  uint8_t* base = phys + g.pixels / 2;
+  const bool nt = stream && reinterpret_cast<uintptr_t>(base) % kLine == 0;
+  const uint64_t whole = g.L / 128 * 128;
+  for (uint64_t l = 0; l < whole; l += 128) pack_nibble_tile(row, l / 2, stream ? fetch : 0, base + l * 32, nt);
+  return whole;
+}
+
+// In cache, through a two-part stage of kB bytes a row (2 kB pixels): the
+// next block's lines are copied into one half, a share of the rows with each
+// step, while the steps read the other, so the loads from L2 overlap the
+// shuffles (pack_rows_staged_epi8_avx512's way).
+template <uint64_t kB>
+LC_MGE_AVX512BW uint64_t pack_nibble_pairs_staged(const Group& g, const uint8_t* logical, uint8_t* phys) {
+  alignas(64) uint8_t stage[2][64][kB];
+  const uint8_t* row[64];
+  const uint8_t* staged[2][64];
+  for (uint64_t r = 0; r < 64; ++r) {
+    row[r] = g.rows[r] == kPad ? nullptr : logical + g.rows[r] / 2;
+    staged[0][r] = row[r] ? stage[0][r] : nullptr;
+    staged[1][r] = row[r] ? stage[1][r] : nullptr;
+  }
+  uint8_t* base = phys + g.pixels / 2;
+  const uint64_t whole = g.L / 128 * 128, blocks = ceil_div(whole, 2 * kB);
+  const auto fill = [&](uint64_t h, uint64_t l0, uint64_t r0, uint64_t r1) LC_MGE_AVX512BW_LAMBDA {
+    const uint64_t bytes = std::min(2 * kB, whole - l0) / 2;
+    for (uint64_t r = r0; r < r1; ++r) {
+      if (!row[r]) continue;
+      for (uint64_t q = 0; q < bytes; q += kLine) {
+        _mm512_store_si512(reinterpret_cast<void*>(stage[h][r] + q),
+                           _mm512_loadu_si512(reinterpret_cast<const void*>(row[r] + l0 / 2 + q)));
+      }
+    }
+  };
+  if (blocks > 0) fill(0, 0, 0, 64);
+  for (uint64_t b = 0; b < blocks; ++b) {
+    const uint64_t l0 = b * 2 * kB, steps = std::min(2 * kB, whole - l0) / 128;
+    for (uint64_t t = 0; t < steps; ++t) {
+      if (b + 1 < blocks) fill((b + 1) & 1, l0 + 2 * kB, t * 64 / steps, (t + 1) * 64 / steps);
+      pack_nibble_tile(staged[b & 1], t * 64, 0, base + (l0 + t * 128) * 32, false);
+    }
+  }
+  return whole;
+}
+
+// The unpack's way back: a row pair's bytes of one lane half each (lo:
+// pixels 32q..32q+15 in lane q, hi: 32q+16..32q+31) as the pair's two rows'
+// 128 pixels, 64 bytes each, at a and b.
+LC_MGE_AVX512BW_INLINE void split_lines(__m512i lo, __m512i hi, uint8_t* a, uint8_t* b) {
+  const __m512i low = _mm512_set1_epi8(0x0F);
+  // Per lane: the even bytes (even pixels) into the low quadword, the odd ones into the high.
+  const __m512i apart = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
+  lo = _mm512_shuffle_epi8(lo, apart);
+  hi = _mm512_shuffle_epi8(hi, apart);
+  const __m512i even = _mm512_unpacklo_epi64(lo, hi), odd = _mm512_unpackhi_epi64(lo, hi);
+  _mm512_store_si512(reinterpret_cast<void*>(a), _mm512_ternarylogic_epi64(low, even, _mm512_slli_epi16(odd, 4), 0xCA));
+  _mm512_store_si512(reinterpret_cast<void*>(b), _mm512_ternarylogic_epi64(low, _mm512_srli_epi16(even, 4), odd, 0xCA));
+}
+
+// The 32 row pairs' bytes of one lane half of 128 pixels (put_pairs32's
+// lines read back): pairs 0..15 into a, 16..31 into b, transposed per lane.
+LC_MGE_AVX512BW_INLINE void load_pairs32(const uint8_t* px, __m512i a[16], __m512i b[16]) {
+  LC_MGE_UNROLL
+  for (int j = 0; j < 16; j += 2) {
+    __m512i v[4];
+    LC_MGE_UNROLL
+    for (int q = 0; q < 4; ++q) v[q] = _mm512_loadu_si512(reinterpret_cast<const void*>(px + (32 * q + j) * 32));
+    byte_transpose::transpose_lanes4x4(v);
+    a[j] = v[0];
+    b[j] = v[1];
+    a[j + 1] = v[2];
+    b[j + 1] = v[3];
+  }
+  byte_transpose::transpose16x16_epi8_x4(a);
+  byte_transpose::transpose16x16_epi8_x4(b);
+}
+
+// pack_nibble_pairs_x128 the other way, 128 pixels a step, the pairs of the
+// lanes' low halves held in a 2 KiB stage until the high halves are read. The
+// 64 rows' lines go to a stage of kRun bytes a row and leave it in runs
+// (rows a channel plane apart share their L1 sets: a line of each row at a
+// time evicts itself), non-temporal with `stream`.
+template <uint64_t kRun>
+LC_MGE_AVX512BW uint64_t unpack_nibble_pairs_x128(const Group& g, uint8_t* logical, const uint8_t* phys, bool stream) {
+  alignas(64) __m512i held[32];
+  alignas(64) static thread_local uint8_t stage[64][kRun];
+  uint8_t* row[64];
+  bool nt = stream;
+  for (uint64_t r = 0; r < 64; ++r) {
+    row[r] = g.rows[r] == kPad ? nullptr : logical + g.rows[r] / 2;
+    nt = nt && (!row[r] || reinterpret_cast<uintptr_t>(row[r]) % kLine == 0);
+  }
+  const uint8_t* base = phys + g.pixels / 2;
+  const uint64_t whole = g.L / 128 * 128;
+  for (uint64_t l0 = 0; l0 < whole; l0 += 2 * kRun) {
+    const uint64_t n = std::min(2 * kRun, whole - l0);  // pixels of the run
+    for (uint64_t c = 0; c < n; c += 128) {
+      const uint8_t* px = base + (l0 + c) * 32;
+      __m512i a[16], b[16];
+      load_pairs32(px, a, b);
+      LC_MGE_UNROLL
+      for (int k = 0; k < 16; ++k) {
+        held[k] = a[k];
+        held[16 + k] = b[k];
+      }
+      load_pairs32(px + 16 * 32, a, b);
+      LC_MGE_UNROLL
+      for (int k = 0; k < 16; ++k) split_lines(held[k], a[k], stage[2 * k] + c / 2, stage[2 * k + 1] + c / 2);
+      LC_MGE_UNROLL
+      for (int k = 0; k < 16; ++k) split_lines(held[16 + k], b[k], stage[32 + 2 * k] + c / 2, stage[33 + 2 * k] + c / 2);
+    }
+    // The next run's pixels are fetched into L2 while this one's rows go
+    // out, a share of their lines with every row.
+    const uint8_t* next = base + (l0 + n) * 32;
+    const uint64_t next_lines = stream ? std::min(2 * kRun, whole - l0 - n) * 32 / kLine : 0;
+    for (uint64_t r = 0; r < 64; ++r) {
+      for (uint64_t i = r * next_lines / 64; i < (r + 1) * next_lines / 64; ++i) {
+        _mm_prefetch(reinterpret_cast<const char*>(next + i * kLine), _MM_HINT_T1);  // mutate: equivalent (a prefetch)
+      }
+      if (!row[r]) continue;
+      for (uint64_t q = 0; q < n / 2; q += kLine) put_line(row[r] + l0 / 2 + q, _mm512_load_si512(stage[r] + q), nt);
+    }
+  }
+  return whole;
+}
 #endif
 
 constexpr uint64_t kPairStageBytes = 32u << 10;  // the L1 stage of the row pairs of a 4-bit group
@@ -4305,7 +4494,34 @@ bool nibble_pairs(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys
   bytes.bits = 8;
   bytes.stream = kPack && p.stream;  // the stage is read back at once when unpacking
   const auto row_at = [&](uint64_t r, uint64_t l0) { return g.rows[r] == kPad ? nullptr : logical + (g.rows[r] + l0) / 2; };
-  for (uint64_t l0 = 0; l0 < g.L; l0 += block) {
+  uint64_t start = 0;
+#if LC_MGE_X86
+  if (H == 32 && have_avx512()) {
+    // 64 rows (NCHW64, NHWC of 64 channels): 128 pixels a step in registers,
+    // every line of the rows read or written whole. Rows a multiple of 4 KiB
+    // apart (in one L1 set) go through stages in cache. Measured on a Zen 5
+    // (48 KiB L1d), pinned, alternating, against the row pairs' stage and the
+    // 8-bit transposes below, of memcpy: 16 x 128 x 256 x 128 pack 0.51-0.56
+    // -> 0.60-0.74 (each row's line fetched 256 bytes ahead: none 0.54, 512
+    // 0.66-0.70, 1024 0.65-0.66, 2048 0.60-0.63), unpack 0.59-0.63 -> 0.68-0.73
+    // (runs of 512 bytes; 256: 0.64-0.67; without fetching the next run's
+    // pixels 0.36-0.43); 1 x 128 x 64 x 64 pack 0.24 -> 0.35 (staged 0.31),
+    // unpack 0.17 -> 0.30-0.33 (runs of 512: 0.27-0.30); 1 x 64 x 64 x 128
+    // (rows 4 KiB apart) pack 0.25 -> 0.31 staged (straight 0.24-0.25, a
+    // stage of 128 bytes a row 0.26, 64 0.19), unpack 0.17 -> 0.31 (runs of
+    // 256: 0.20).
+    const bool aliased = g.rows[0] != kPad && g.rows[1] != kPad && (g.rows[1] - g.rows[0]) / 2 % 4096 == 0;
+    if (kPack) {
+      start = p.stream || !aliased                ? pack_nibble_pairs_x128(g, logical, phys, p.stream, kTileFetch)
+              : l1d_holds(3 * 64 * 256)           ? pack_nibble_pairs_staged<256>(g, logical, phys)
+                                                  : pack_nibble_pairs_staged<128>(g, logical, phys);
+    } else {
+      start = p.stream || aliased ? unpack_nibble_pairs_x128<512>(g, logical, phys, p.stream)
+                                  : unpack_nibble_pairs_x128<256>(g, logical, phys, p.stream);
+    }
+  }
+#endif
+  for (uint64_t l0 = start; l0 < g.L; l0 += block) {
     const uint64_t n = std::min(block, g.L - l0);
     const Group pairs{pair_rows.data(), H, n, (g.pixels + l0 * g.R) / 2};
     if (kPack) {

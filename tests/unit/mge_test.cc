@@ -296,10 +296,10 @@ void expect_both_ways_from_a_line_and_inside_one(const char* layout, const char*
 // 4-bit groups whose rows start on a byte go as 8-bit groups of row pairs:
 // streamed (16 MiB), the pairs' rows written non-temporal when they start on
 // a line, the next block fetched ahead; a pair with one padding row, a group of
-// only padding pairs.
+// only padding pairs; 64 rows in steps of 128 pixels and a tail of 108.
 TEST(MgeLarge, int4_row_pairs_from_a_line_and_inside_one) {
   for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
-           {"mge.nchw64", "int4", "1,97,256,1024"},
+           {"mge.nchw64", "int4", "1,97,510,522"},
            {"mge.nhwc", "uint4", "2,64,256,512"},
            {"mge.nchw32", "int4", "1,127,256,1024"},
            {"mge.nhwc", "int4", "1,128,512,512"},
@@ -618,9 +618,14 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nchw4", "int8", "1,7,16,40"},
            // 4-bit groups as 8-bit groups of row pairs (rows on a byte: an
            // even H*W): a pair with a padding row, 130 pixels (a tail of the
-           // 128-byte runs), CHWN4; an odd H*W goes nibble by nibble.
+           // 128-byte runs), CHWN4; an odd H*W goes nibble by nibble. 64
+           // rows in steps of 128 pixels: rows 4 KiB apart (through stages),
+           // with padding pairs; 1,500 pixels (runs of 512, a last one of
+           // 384, a tail of 92).
            {"mge.nchw64", "int4", "1,65,7,8"},
            {"mge.nchw64", "uint4", "2,64,13,10"},
+           {"mge.nchw64", "int4", "1,65,64,128"},
+           {"mge.nchw64", "uint4", "2,64,30,50"},
            {"mge.chwn4", "int4", "8,10,16,16"},
            {"mge.nchw4", "uint4", "2,7,5,6"},
            {"mge.nhwc", "int4", "1,66,3,300"},
