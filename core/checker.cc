@@ -210,7 +210,8 @@ void fill_position_unique(const Case& c, uint64_t seed, std::vector<uint8_t>* lo
     // m * 2^(k bits) apart (0 < m < 2^bits) differ too wherever the digits
     // above do not carry: with 8-bit elements a kernel that put element i + 256
     // where i belongs would otherwise have written the expected bytes, and
-    // with 4-bit ones (one term fewer) element i + 256 equalled element i.
+    // with 4-bit ones, while only the second digit had a term, element i + 256
+    // equalled element i.
     uint64_t v = i * 0x9E3779B97F4A7C15ull + salt;
     uint64_t odd = 0xD1B54A32D192ED03ull;
     for (uint32_t shift = bits; shift < 64 && (i >> shift) != 0; shift += bits, odd += 0x632BE59BD9B4E01Aull) {

@@ -272,7 +272,7 @@ class SwapsBlocksOf256Nibbles : public ForwardingImpl {
   }
 };
 
-TEST(Checker, fails_int4_blocks_one_period_of_16_apart) {
+TEST(Checker, fails_int4_blocks_of_256_elements_swapped) {
   SwapsBlocksOf256Nibbles swaps(reference_impl());
   const CheckReport r = check(must_case("mge.nchw", "int4", "1,1,32,32"), reference_impl(), swaps);
   EXPECT_EQ(r.verdict, Verdict::kFail) << r.message;
