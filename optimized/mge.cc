@@ -4196,8 +4196,26 @@ inline void split_nibbles_scalar(const uint8_t* in, uint8_t* a, uint8_t* b, uint
 }
 
 #if LC_MGE_X86
-// The same 128 bytes at a time: nibble selects, then the bytes of the even and
-// odd elements interleaved (byte unpacks per lane, lanes put in order).
+// Rows a and b (4-bit, nullptr: padding, zeros) of 128 pixels from byte `at`
+// as their row pair's bytes, in lane q: pixels 32q..32q+15 in *lo, 32q+16..
+// 32q+31 in *hi (the byte unpacks' order, which the transpose's lanes keep).
+LC_MGE_AVX512BW_INLINE void pair_lines(const uint8_t* a, const uint8_t* b, uint64_t at, uint64_t fetch, __m512i* lo,
+                                       __m512i* hi) {
+  const __m512i low = _mm512_set1_epi8(0x0F);
+  // mutate: equivalent (prefetches: the same bytes)
+  if (fetch && a) _mm_prefetch(reinterpret_cast<const char*>(a + at + fetch), _MM_HINT_T1);
+  if (fetch && b) _mm_prefetch(reinterpret_cast<const char*>(b + at + fetch), _MM_HINT_T1);
+  const __m512i x = a ? _mm512_loadu_si512(reinterpret_cast<const void*>(a + at)) : _mm512_setzero_si512();
+  const __m512i y = b ? _mm512_loadu_si512(reinterpret_cast<const void*>(b + at)) : _mm512_setzero_si512();
+  // even: x's low nibbles under y's; odd: x's high nibbles under y's.
+  const __m512i even = _mm512_ternarylogic_epi64(low, x, _mm512_slli_epi16(y, 4), 0xCA);
+  const __m512i odd = _mm512_ternarylogic_epi64(low, _mm512_srli_epi16(x, 4), y, 0xCA);
+  *lo = _mm512_unpacklo_epi8(even, odd);
+  *hi = _mm512_unpackhi_epi8(even, odd);
+}
+
+// pair_nibbles_scalar 128 bytes at a time: pair_lines, then the lanes put in
+// order.
 // With `fetch`, the rows' bytes that far ahead are fetched into L2 meanwhile
 // (a group's rows lie a channel plane apart, in the same L1 sets: fetched
 // into L1 a block ahead they evicted each other; measured on a Zen 4, 16 x
@@ -4206,19 +4224,11 @@ inline void split_nibbles_scalar(const uint8_t* in, uint8_t* a, uint8_t* b, uint
 // 0.53-0.62; none 0.45-0.49; AVX2 0.50-0.55 -> 0.75-0.81).
 LC_MGE_AVX512BW uint64_t pair_nibbles_avx512(const uint8_t* a, const uint8_t* b, uint8_t* out, uint64_t n,
                                              uint64_t fetch) {
-  const __m512i low = _mm512_set1_epi8(0x0F);
   const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), second = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
   uint64_t l = 0;
   for (; l + 128 <= n; l += 128) {
-    // mutate: equivalent (prefetches: the same bytes)
-    if (fetch && a) _mm_prefetch(reinterpret_cast<const char*>(a + l / 2 + fetch), _MM_HINT_T1);
-    if (fetch && b) _mm_prefetch(reinterpret_cast<const char*>(b + l / 2 + fetch), _MM_HINT_T1);
-    const __m512i x = a ? _mm512_loadu_si512(reinterpret_cast<const void*>(a + l / 2)) : _mm512_setzero_si512();
-    const __m512i y = b ? _mm512_loadu_si512(reinterpret_cast<const void*>(b + l / 2)) : _mm512_setzero_si512();
-    // even: x's low nibbles under y's; odd: x's high nibbles under y's.
-    const __m512i even = _mm512_ternarylogic_epi64(low, x, _mm512_slli_epi16(y, 4), 0xCA);
-    const __m512i odd = _mm512_ternarylogic_epi64(low, _mm512_srli_epi16(x, 4), y, 0xCA);
-    const __m512i lo = _mm512_unpacklo_epi8(even, odd), hi = _mm512_unpackhi_epi8(even, odd);
+    __m512i lo, hi;
+    pair_lines(a, b, l / 2, fetch, &lo, &hi);
     _mm512_storeu_si512(reinterpret_cast<void*>(out + l), _mm512_permutex2var_epi64(lo, first, hi));
     _mm512_storeu_si512(reinterpret_cast<void*>(out + l + 64), _mm512_permutex2var_epi64(lo, second, hi));
   }
@@ -4293,23 +4303,6 @@ LC_MGE_AVX2 uint64_t split_nibbles_avx2(const uint8_t* in, uint8_t* a, uint8_t* 
     if (b) put(b + l / 2, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(even, 4), low), _mm256_and_si256(odd, high)), nt_b);
   }
   return l;
-}
-
-// Rows a and b (4-bit, nullptr: padding, zeros) of 128 pixels from byte `at`
-// as their row pair's bytes, in lane q: pixels 32q..32q+15 in *lo, 32q+16..
-// 32q+31 in *hi (the byte unpacks' order, which the transpose's lanes keep).
-LC_MGE_AVX512BW_INLINE void pair_lines(const uint8_t* a, const uint8_t* b, uint64_t at, uint64_t fetch, __m512i* lo,
-                                       __m512i* hi) {
-  const __m512i low = _mm512_set1_epi8(0x0F);
-  // mutate: equivalent (prefetches: the same bytes)
-  if (fetch && a) _mm_prefetch(reinterpret_cast<const char*>(a + at + fetch), _MM_HINT_T1);
-  if (fetch && b) _mm_prefetch(reinterpret_cast<const char*>(b + at + fetch), _MM_HINT_T1);
-  const __m512i x = a ? _mm512_loadu_si512(reinterpret_cast<const void*>(a + at)) : _mm512_setzero_si512();
-  const __m512i y = b ? _mm512_loadu_si512(reinterpret_cast<const void*>(b + at)) : _mm512_setzero_si512();
-  const __m512i even = _mm512_ternarylogic_epi64(low, x, _mm512_slli_epi16(y, 4), 0xCA);
-  const __m512i odd = _mm512_ternarylogic_epi64(low, _mm512_srli_epi16(x, 4), y, 0xCA);
-  *lo = _mm512_unpacklo_epi8(even, odd);
-  *hi = _mm512_unpackhi_epi8(even, odd);
 }
 
 // 4-bit elements, 64 rows paired into bytes (nibble_pairs' condition), pack,
