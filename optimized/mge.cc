@@ -1890,9 +1890,13 @@ bool have_avx512() { return isa_at_least(Isa::kAvx512); }
 // (byte_transpose.h) give, in register j, lane q, column 16q + j of those 16
 // rows; two rounds of 128-bit lane shuffles join the 16-row pieces of a pixel
 // (and, for R == 32, two pixels into a line). Streamed packs of 32 rows fetch
-// each row's line kTileFetch bytes ahead in software (into L2: 32 lines of
-// one L1 set would evict each other there): 32 far-apart rows are more
-// streams than the hardware prefetchers follow. (Streamed 64k rows go
+// each row's line kTileFetch bytes ahead in software: 32 far-apart rows are
+// more streams than the hardware prefetchers follow. The fetch is
+// non-temporal, each line being used once (AMD allocates such lines for
+// quick eviction): measured on a Zen 5, pinned, alternating with a fetch into
+// L2, NCHW32 int8 16 x 128 x 256 x 128 0.83-0.87 -> 0.99-1.07 of memcpy, the
+// 64-row staged packs below no better or worse (their fetch stays in L2).
+// (Streamed 64k rows go
 // through the stage of pack_rows_staged_epi8_avx512; here only the last
 // columns, fewer than 64.)
 constexpr uint64_t kTileFetch = 256;  // mutate: equivalent (a prefetch distance: the same bytes at any)
@@ -1932,7 +1936,7 @@ LC_MGE_AVX512BW_INLINE void load_transpose16(const uint8_t* const* row, uint64_t
       v[k] = _mm512_setzero_si512();
       continue;
     }
-    if (fetch) _mm_prefetch(reinterpret_cast<const char*>(row[k] + l + kTileFetch), _MM_HINT_T1);
+    if (fetch) _mm_prefetch(reinterpret_cast<const char*>(row[k] + l + kTileFetch), _MM_HINT_NTA);
     v[k] = kPartial ? _mm512_maskz_loadu_epi8(cols, row[k] + l) : _mm512_loadu_si512(reinterpret_cast<const void*>(row[k] + l));
   }
   byte_transpose::transpose16x16_epi8_x4(v);
@@ -2903,7 +2907,14 @@ LC_MGE_AVX512BW uint64_t tiles_8x32_epi16_avx512(const Group& g, uint8_t* logica
 // CHWN4 of 8k images): tiles of 32 rows x 32 columns, four of
 // tiles_8x32_epi16_avx512's 8-row pieces joined by 4 x 4 transposes of their
 // lanes, so that each pixel's 32 rows leave as one whole line (non-temporal
-// with `nt`: a streamed pack, rows fetched kTileFetch bytes ahead). The last
+// with `nt`: a streamed pack, rows fetched kTileFetch bytes ahead by a
+// non-temporal fetch, as load_transpose16's; measured on a Zen 5, pinned,
+// alternating with a fetch into L2, of memcpy: NHWC 8 x 64 x 256 x 256 fp16
+// 0.65-0.72 -> 0.86-1.04, NCHW32 the same shape 0.75-0.84 -> 0.89-1.05,
+// NCHW64 8 x 128 x 256 x 128 0.70-0.76 -> 0.91-1.06, CHWN4 16 x 64 x 128 x
+// 128 0.78-0.87 -> 0.84-0.87; 128 or 512 bytes ahead no better, a fetch into
+// L2 512 or 1024 bytes ahead no better than 256; the AVX2 path's fetch, 1 KiB
+// ahead, is slower non-temporal: 0.51-0.62 -> 0.44-0.51). The last
 // columns (fewer than 32) go in one tile read and written masked, so every
 // column is done here (1 x 2048 x 7 x 7 NHWC fp16 on a Zen 5: 0.016 / 0.036
 // of memcpy with them element by element, 0.13 / 0.14 so; pack / unpack).
@@ -2925,7 +2936,7 @@ LC_MGE_AVX512BW_INLINE void tile_32x32_epi16(const uint64_t* rows, uint16_t* lg,
           v[c][k] = _mm512_setzero_si512();
           continue;
         }
-        if (nt) _mm_prefetch(reinterpret_cast<const char*>(lg + at + l) + kTileFetch, _MM_HINT_T1);
+        if (nt) _mm_prefetch(reinterpret_cast<const char*>(lg + at + l) + kTileFetch, _MM_HINT_NTA);
         v[c][k] = kPartial ? _mm512_maskz_loadu_epi16(cols, lg + at + l)
                            : _mm512_loadu_si512(reinterpret_cast<const void*>(lg + at + l));
       }
@@ -4451,13 +4462,15 @@ LC_MGE_AVX512BW uint64_t unpack_nibble_pairs_x128(const Group& g, uint8_t* logic
       LC_MGE_UNROLL
       for (int k = 0; k < 16; ++k) split_lines(held[16 + k], b[k], stage[32 + 2 * k] + c / 2, stage[33 + 2 * k] + c / 2);
     }
-    // The next run's pixels are fetched into L2 while this one's rows go
-    // out, a share of their lines with every row.
+    // The next run's pixels are fetched while this one's rows go out, a
+    // share of their lines with every row; non-temporal, each line being
+    // read once (16 x 128 x 256 x 128 on a Zen 5, pinned, alternating with a
+    // fetch into L2: 0.74-0.77 -> 0.78-0.79 of memcpy).
     const uint8_t* next = base + (l0 + n) * 32;
     const uint64_t next_lines = stream ? std::min(2 * kRun, whole - l0 - n) * 32 / kLine : 0;
     for (uint64_t r = 0; r < 64; ++r) {
       for (uint64_t i = r * next_lines / 64; i < (r + 1) * next_lines / 64; ++i) {
-        _mm_prefetch(reinterpret_cast<const char*>(next + i * kLine), _MM_HINT_T1);  // mutate: equivalent (a prefetch)
+        _mm_prefetch(reinterpret_cast<const char*>(next + i * kLine), _MM_HINT_NTA);  // mutate: equivalent (a prefetch)
       }
       if (!row[r]) continue;
       for (uint64_t q = 0; q < n / 2; q += kLine) put_line(row[r] + l0 / 2 + q, _mm512_load_si512(stage[r] + q), nt);
