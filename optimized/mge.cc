@@ -1896,9 +1896,8 @@ bool have_avx512() { return isa_at_least(Isa::kAvx512); }
 // quick eviction): measured on a Zen 5, pinned, alternating with a fetch into
 // L2, NCHW32 int8 16 x 128 x 256 x 128 0.83-0.87 -> 0.99-1.07 of memcpy, the
 // 64-row staged packs below no better or worse (their fetch stays in L2).
-// (Streamed 64k rows go
-// through the stage of pack_rows_staged_epi8_avx512; here only the last
-// columns, fewer than 64.)
+// (Streamed 64k rows go through the stage of pack_rows_staged_epi8_avx512;
+// here only the last columns, fewer than 64.)
 constexpr uint64_t kTileFetch = 256;  // mutate: equivalent (a prefetch distance: the same bytes at any)
 
 // 64 x 64 bytes, t[q][k] holding line 16q + k: four 16 x 16 byte transposes
