@@ -1892,10 +1892,16 @@ bool have_avx512() { return isa_at_least(Isa::kAvx512); }
 // (and, for R == 32, two pixels into a line). Streamed packs of 32 rows fetch
 // each row's line kTileFetch bytes ahead in software: 32 far-apart rows are
 // more streams than the hardware prefetchers follow. The fetch is
-// non-temporal, each line being used once (AMD allocates such lines for
-// quick eviction): measured on a Zen 5, pinned, alternating with a fetch into
-// L2, NCHW32 int8 16 x 128 x 256 x 128 0.83-0.87 -> 0.99-1.07 of memcpy, the
-// 64-row staged packs below no better or worse (their fetch stays in L2).
+// non-temporal, each line being used once, here and in tile_32x32_epi16's
+// streamed 16-bit packs: measured on a Zen 5, pinned, alternating with a
+// fetch into L2, of memcpy: NCHW32 int8 16 x 128 x 256 x 128 0.83-0.87 ->
+// 0.99-1.07; NHWC fp16 8 x 64 x 256 x 256 0.65-0.72 -> 0.86-1.04, NCHW32 the
+// same shape 0.75-0.84 -> 0.89-1.05, NCHW64 8 x 128 x 256 x 128 0.70-0.76 ->
+// 0.91-1.06, CHWN4 16 x 64 x 128 x 128 0.78-0.87 -> 0.84-0.87; 128 or 512
+// bytes ahead no better, a fetch into L2 512 or 1024 bytes ahead no better
+// than 256. The 64-row staged packs below measured no better or worse so,
+// and the AVX2 16-bit path (1 KiB ahead) slower, 0.51-0.62 -> 0.44-0.51:
+// both keep their fetch into L2.
 // (Streamed 64k rows go through the stage of pack_rows_staged_epi8_avx512;
 // here only the last columns, fewer than 64.)
 constexpr uint64_t kTileFetch = 256;  // mutate: equivalent (a prefetch distance: the same bytes at any)
@@ -2906,14 +2912,7 @@ LC_MGE_AVX512BW uint64_t tiles_8x32_epi16_avx512(const Group& g, uint8_t* logica
 // CHWN4 of 8k images): tiles of 32 rows x 32 columns, four of
 // tiles_8x32_epi16_avx512's 8-row pieces joined by 4 x 4 transposes of their
 // lanes, so that each pixel's 32 rows leave as one whole line (non-temporal
-// with `nt`: a streamed pack, rows fetched kTileFetch bytes ahead by a
-// non-temporal fetch, as load_transpose16's; measured on a Zen 5, pinned,
-// alternating with a fetch into L2, of memcpy: NHWC 8 x 64 x 256 x 256 fp16
-// 0.65-0.72 -> 0.86-1.04, NCHW32 the same shape 0.75-0.84 -> 0.89-1.05,
-// NCHW64 8 x 128 x 256 x 128 0.70-0.76 -> 0.91-1.06, CHWN4 16 x 64 x 128 x
-// 128 0.78-0.87 -> 0.84-0.87; 128 or 512 bytes ahead no better, a fetch into
-// L2 512 or 1024 bytes ahead no better than 256; the AVX2 path's fetch, 1 KiB
-// ahead, is slower non-temporal: 0.51-0.62 -> 0.44-0.51). The last
+// with `nt`: a streamed pack, rows fetched as kTileFetch says). The last
 // columns (fewer than 32) go in one tile read and written masked, so every
 // column is done here (1 x 2048 x 7 x 7 NHWC fp16 on a Zen 5: 0.016 / 0.036
 // of memcpy with them element by element, 0.13 / 0.14 so; pack / unpack).
