@@ -19,6 +19,8 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
+
+#include "optimized/masked.h"
 #define LC_GROUP_PERMUTES 1
 #endif
 
@@ -102,9 +104,9 @@ LC_GROUP_PERMUTES_INLINE inline void block(const __m512i (&idx)[kRegs][(kRegs + 
 #pragma GCC unroll 8
   for (uint64_t r = 0; r < 2 * kPairs; ++r) {
     if (r >= kRegs) v[r] = _mm512_setzero_si512();
-    else if (kTail) v[r] = _mm512_maskz_loadu_epi8(part(r), src + 64 * r);
+    else if (kTail) v[r] = masked::_mm512_maskz_loadu_epi8(part(r), src + 64 * r);
     else if (r + 1 < kRegs) v[r] = _mm512_loadu_si512(src + 64 * r);
-    else v[r] = _mm512_maskz_loadu_epi8(last, src + 64 * r);
+    else v[r] = masked::_mm512_maskz_loadu_epi8(last, src + 64 * r);
   }
 #pragma GCC unroll 8
   for (uint64_t o = 0; o < kRegs; ++o) {
@@ -113,9 +115,9 @@ LC_GROUP_PERMUTES_INLINE inline void block(const __m512i (&idx)[kRegs][(kRegs + 
     for (uint64_t q = 0; q < kPairs; ++q) {
       x = _mm512_mask_mov_epi8(x, mask[o][q], _mm512_permutex2var_epi8(v[2 * q], idx[o][q], v[2 * q + 1]));
     }
-    if (kTail) _mm512_mask_storeu_epi8(dst + 64 * o, part(o), x);
+    if (kTail) masked::_mm512_mask_storeu_epi8(dst + 64 * o, part(o), x);
     else if (o + 1 < kRegs) _mm512_storeu_si512(dst + 64 * o, x);
-    else _mm512_mask_storeu_epi8(dst + 64 * o, last, x);
+    else masked::_mm512_mask_storeu_epi8(dst + 64 * o, last, x);
   }
 }
 

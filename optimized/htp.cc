@@ -73,6 +73,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include <immintrin.h>
+
+#include "optimized/masked.h"
 #define LC_HTP_X86 1
 #endif
 
@@ -551,14 +553,14 @@ struct Avx512Rows {
     } else if (n == 32) {
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm512_castsi512_si256(v));
     } else {
-      _mm512_mask_storeu_epi8(dst, head(n), v);
+      masked::_mm512_mask_storeu_epi8(dst, head(n), v);
     }
   }
   template <size_t kRowBytes>
   LC_HTP_AVX512 inline void pack(uint8_t* dst, const uint8_t* src, size_t valid, size_t row_bytes) const {
     if (kRowBytes == 32) {
       const __m256i v = valid == 32 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src))
-                                    : _mm256_mask_loadu_epi8(_mm512_castsi512_si256(pad), static_cast<__mmask32>(head(valid)), src);
+                                    : masked::_mm256_mask_loadu_epi8(_mm512_castsi512_si256(pad), static_cast<__mmask32>(head(valid)), src);
       if (kStream) {
         _mm_stream_si128(reinterpret_cast<__m128i*>(dst), _mm256_castsi256_si128(v));
         _mm_stream_si128(reinterpret_cast<__m128i*>(dst) + 1, _mm256_extracti128_si256(v, 1));
@@ -571,7 +573,7 @@ struct Avx512Rows {
     for (size_t at = 0; at < row_bytes; at += 64) {
       const size_t n = std::min<size_t>(64, row_bytes - at);
       const size_t v = valid > at ? std::min(n, valid - at) : 0;
-      put(dst + at, v == 64 ? _mm512_loadu_si512(src + at) : _mm512_mask_loadu_epi8(pad, head(v), src + at), n);
+      put(dst + at, v == 64 ? _mm512_loadu_si512(src + at) : masked::_mm512_mask_loadu_epi8(pad, head(v), src + at), n);
     }
   }
   template <size_t kRowBytes>
@@ -589,7 +591,7 @@ struct Avx512Rows {
     for (size_t at = 0; at < valid; at += 64) {
       const size_t n = std::min<size_t>(64, valid - at);
       // Physical rows are whole: the masked load only keeps the read inside the row.
-      put(dst + at, _mm512_maskz_loadu_epi8(head(n), src + at), n);
+      put(dst + at, masked::_mm512_maskz_loadu_epi8(head(n), src + at), n);
     }
   }
   void finish() const {
@@ -793,7 +795,7 @@ struct Avx512SeqRows : Avx512Rows<false> {
   }
   LC_HTP_AVX512_VBMI inline void flush() const {
     const size_t fill = static_cast<size_t>(cursor - line);
-    if (fill > lo) _mm512_mask_storeu_epi8(line, head(fill) & ~head(lo), acc);
+    if (fill > lo) masked::_mm512_mask_storeu_epi8(line, head(fill) & ~head(lo), acc);
   }
   template <size_t kRowBytes>
   LC_HTP_AVX512_VBMI inline void unpack(uint8_t* dst, const uint8_t* src,
@@ -806,7 +808,7 @@ struct Avx512SeqRows : Avx512Rows<false> {
     size_t fill = static_cast<size_t>(dst - line);
     for (size_t at = 0; at < valid; at += 64) {
       const size_t n = std::min<size_t>(64, valid - at);
-      gather(_mm512_maskz_loadu_epi8(head(n), src + at), n, &fill);
+      gather(masked::_mm512_maskz_loadu_epi8(head(n), src + at), n, &fill);
     }
     cursor = dst + valid;
   }
@@ -819,7 +821,7 @@ struct Avx512SeqRows : Avx512Rows<false> {
       acc = _mm512_mask_permutexvar_epi8(acc, ~head(fill), _mm512_sub_epi8(iota, shift), v);
       if (fill + n >= 64) {
         if (lo == 0) _mm512_stream_si512(reinterpret_cast<__m512i*>(line), acc);
-        else _mm512_mask_storeu_epi8(line, ~head(lo), acc);
+        else masked::_mm512_mask_storeu_epi8(line, ~head(lo), acc);
         lo = 0;
         line += 64;
         acc = _mm512_permutexvar_epi8(_mm512_add_epi8(iota, _mm512_set1_epi8(static_cast<char>(64 - fill))), v);
@@ -1083,7 +1085,7 @@ struct Avx512Lines {
   template <size_t kRowBytes>
   LC_HTP_AVX512 inline void unpack(uint8_t* dst, const uint8_t* src, size_t valid) const {
     if (valid == 64) _mm512_storeu_si512(dst, _mm512_loadu_si512(src));
-    else _mm512_mask_storeu_epi8(dst, (__mmask64{1} << valid) - 1, _mm512_loadu_si512(src));
+    else masked::_mm512_mask_storeu_epi8(dst, (__mmask64{1} << valid) - 1, _mm512_loadu_si512(src));
   }
   void finish() const {}
 };
@@ -1220,8 +1222,8 @@ LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
             if (second) _mm512_storeu_si512(lg + m_ls, l1);
           } else {
             const __mmask64 mask = (__mmask64{1} << v) - 1;
-            _mm512_mask_storeu_epi8(lg, mask, l0);
-            if (second) _mm512_mask_storeu_epi8(lg + m_ls, mask, l1);
+            masked::_mm512_mask_storeu_epi8(lg, mask, l0);
+            if (second) masked::_mm512_mask_storeu_epi8(lg + m_ls, mask, l1);
           }
         } else {
           ops.template unpack<64>(lg, ph, v);
@@ -1399,7 +1401,7 @@ struct Avx512Gather {
   LC_HTP_AVX512_VBMI explicit Avx512Gather(const Plan&) {}
   static LC_HTP_AVX512 inline __mmask64 head(size_t n) { return n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1; }
   LC_HTP_AVX512_VBMI inline void flush() const {
-    if (fill > lo) _mm512_mask_storeu_epi8(line, head(fill) & ~head(lo), acc);
+    if (fill > lo) masked::_mm512_mask_storeu_epi8(line, head(fill) & ~head(lo), acc);
   }
   // n <= 64 bytes, v's first ones, at dst.
   LC_HTP_AVX512_VBMI inline void put(uint8_t* dst, __m512i v, size_t n) const {
@@ -1413,7 +1415,7 @@ struct Avx512Gather {
       if (lo == 0) {
         _mm512_stream_si512(reinterpret_cast<__m512i*>(line), out);
       } else {
-        _mm512_mask_storeu_epi8(line, ~head(lo), out);
+        masked::_mm512_mask_storeu_epi8(line, ~head(lo), out);
         lo = 0;
       }
       line += 64;
@@ -1427,7 +1429,7 @@ struct Avx512Gather {
   }
   template <size_t kRowBytes>
   LC_HTP_AVX512_VBMI inline void unpack(uint8_t* dst, const uint8_t* src, size_t valid) const {
-    put(dst, valid == 64 ? _mm512_loadu_si512(src) : _mm512_maskz_loadu_epi8(head(valid), src), valid);
+    put(dst, valid == 64 ? _mm512_loadu_si512(src) : masked::_mm512_maskz_loadu_epi8(head(valid), src), valid);
   }
   LC_HTP_AVX512_VBMI inline void finish() const {
     if (cursor != nullptr) flush();
@@ -1482,11 +1484,11 @@ LC_HTP_AVX512 void walk_pairs_padded_pack(const Plan& p, const std::vector<Loop>
         const bool r0 = v != 0 && m < m_valid;
         const uint8_t* lg = r0 ? src + m * m_ls + i * unit : nullptr;
         if (r0 && next != 0) _mm_prefetch(reinterpret_cast<const char*>(lg + next), _MM_HINT_T0);
-        const __m512i l0 = r0 ? _mm512_mask_loadu_epi8(pad, mask, lg) : pad;
+        const __m512i l0 = r0 ? masked::_mm512_mask_loadu_epi8(pad, mask, lg) : pad;
         if (kHalf) {
           const bool r1 = v != 0 && m + 1 < m_valid;
           if (r1 && next != 0) _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + next), _MM_HINT_T0);
-          const __m512i l1 = r1 ? _mm512_mask_loadu_epi8(pad, mask, lg + m_ls) : pad;
+          const __m512i l1 = r1 ? masked::_mm512_mask_loadu_epi8(pad, mask, lg + m_ls) : pad;
           store_line<kStream>(ph, _mm512_shuffle_i64x2(l0, l1, 0x44));
           store_line<kStream>(ph + x_ps, _mm512_shuffle_i64x2(l0, l1, 0xEE));
         } else {
@@ -2072,7 +2074,7 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
               _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
               r[k] = load_halves(rows[k]);
             } else {
-              r[k] = _mm512_mask_loadu_epi8(pad, mask, rows[k]);
+              r[k] = masked::_mm512_mask_loadu_epi8(pad, mask, rows[k]);
             }
           }
           for (uint64_t n = 0; n < t.per_step && ahead < ahead_end; ++n, ahead += 64) {
@@ -2114,7 +2116,7 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
               if (!t.block) _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
               _mm512_storeu_si512(rows[k], r[k]);
             } else {
-              _mm512_mask_storeu_epi8(rows[k], mask, r[k]);
+              masked::_mm512_mask_storeu_epi8(rows[k], mask, r[k]);
             }
           }
         }

@@ -63,6 +63,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include <immintrin.h>
+
+#include "optimized/masked.h"
 #define LC_MGE_X86 1
 #endif
 
@@ -200,7 +202,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) void masked_tiles_
         LC_MGE_UNROLL
         for (uint64_t k = 0; k < 16; ++k) {
           const bool live = k < nr && g.rows[r0 + k] != kPad;
-          v[k] = live ? _mm512_maskz_loadu_epi8(cols, logical + g.rows[r0 + k] + l) : _mm512_setzero_si512();
+          v[k] = live ? masked::_mm512_maskz_loadu_epi8(cols, logical + g.rows[r0 + k] + l) : _mm512_setzero_si512();
         }
         byte_transpose::transpose16x16_epi8_x4(v);  // v[j], lane q: column 16q + j of the 16 rows
       } else {
@@ -210,15 +212,15 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) void masked_tiles_
 #define LC_MGE_LANE(q)                                                                                          \
   for (uint64_t j = 0; j < 16 && 16 * (q) + j < n; ++j) {                                                        \
     uint8_t* at = px + (16 * (q) + j) * g.R;                                                                    \
-    if (kPack) _mm_mask_storeu_epi8(at, rows, _mm512_extracti32x4_epi32(v[j], q));                               \
-    else v[j] = _mm512_inserti32x4(v[j], _mm_maskz_loadu_epi8(rows, at), q);                                   \
+    if (kPack) masked::_mm_mask_storeu_epi8(at, rows, _mm512_extracti32x4_epi32(v[j], q));                               \
+    else v[j] = _mm512_inserti32x4(v[j], masked::_mm_maskz_loadu_epi8(rows, at), q);                                   \
   }
       LC_MGE_LANE(0) LC_MGE_LANE(1) LC_MGE_LANE(2) LC_MGE_LANE(3)
 #undef LC_MGE_LANE
       if (!kPack) {
         byte_transpose::transpose16x16_epi8_x4(v);  // v[k]: the columns of row r0 + k
         for (uint64_t k = 0; k < nr; ++k) {
-          if (g.rows[r0 + k] != kPad) _mm512_mask_storeu_epi8(logical + g.rows[r0 + k] + l, cols, v[k]);
+          if (g.rows[r0 + k] != kPad) masked::_mm512_mask_storeu_epi8(logical + g.rows[r0 + k] + l, cols, v[k]);
         }
       }
     }
@@ -242,15 +244,15 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) void masked_tiles_
       for (uint64_t k = 0; k < 16; ++k) {
         if (kPack) {
           const bool live = k < nr && g.rows[r0 + k] != kPad;
-          v[k] = live ? _mm512_maskz_loadu_epi32(cols, lg + g.rows[r0 + k] + l) : _mm512_setzero_si512();
+          v[k] = live ? masked::_mm512_maskz_loadu_epi32(cols, lg + g.rows[r0 + k] + l) : _mm512_setzero_si512();
         } else {
-          v[k] = k < n ? _mm512_maskz_loadu_epi32(rows, px + k * g.R) : _mm512_setzero_si512();
+          v[k] = k < n ? masked::_mm512_maskz_loadu_epi32(rows, px + k * g.R) : _mm512_setzero_si512();
         }
       }
       byte_transpose::transpose16x16_epi32(v);
       for (uint64_t k = 0; k < (kPack ? n : nr); ++k) {
-        if (kPack) _mm512_mask_storeu_epi32(px + k * g.R, rows, v[k]);
-        else if (g.rows[r0 + k] != kPad) _mm512_mask_storeu_epi32(lg + g.rows[r0 + k] + l, cols, v[k]);
+        if (kPack) masked::_mm512_mask_storeu_epi32(px + k * g.R, rows, v[k]);
+        else if (g.rows[r0 + k] != kPad) masked::_mm512_mask_storeu_epi32(lg + g.rows[r0 + k] + l, cols, v[k]);
       }
     }
   }
@@ -1328,7 +1330,7 @@ LC_MGE_AVX512BW_INLINE void pack_4x32_epi16(const uint16_t* const row[4], uint64
   for (int k = 0; k < 4; ++k) {
     if (stream && row[k]) _mm_prefetch(reinterpret_cast<const char*>(row[k] + l) + kPrefetchBytes, _MM_HINT_T0);
     if (!row[k]) v[k] = _mm512_setzero_si512();
-    else if (kPartial) v[k] = _mm512_maskz_loadu_epi16(cols, row[k] + l);
+    else if (kPartial) v[k] = masked::_mm512_maskz_loadu_epi16(cols, row[k] + l);
     else v[k] = _mm512_loadu_si512(reinterpret_cast<const void*>(row[k] + l));
   }
   const __m512i ab0 = _mm512_permutex2var_epi16(v[0], pair_lo, v[1]), ab1 = _mm512_permutex2var_epi16(v[0], pair_hi, v[1]);
@@ -1340,7 +1342,7 @@ LC_MGE_AVX512BW_INLINE void pack_4x32_epi16(const uint16_t* const row[4], uint64
     if (kPartial) {
       // Pixels 8q.. of the tile, 4 words each.
       const uint64_t m = n > 8 * q ? std::min<uint64_t>(8, n - 8 * q) : 0;
-      _mm512_mask_storeu_epi16(out + 32 * q, static_cast<__mmask32>((uint64_t{1} << (4 * m)) - 1), o[q]);
+      masked::_mm512_mask_storeu_epi16(out + 32 * q, static_cast<__mmask32>((uint64_t{1} << (4 * m)) - 1), o[q]);
     } else if (nt) {
       _mm512_stream_si512(reinterpret_cast<__m512i*>(out + 32 * q), o[q]);
     } else {
@@ -1361,7 +1363,7 @@ LC_MGE_AVX512BW_INLINE void unpack_4x32_epi16(uint16_t* const row[4], uint64_t l
   for (uint64_t q = 0; q < 4; ++q) {
     if (kPartial) {
       const uint64_t m = n > 8 * q ? std::min<uint64_t>(8, n - 8 * q) : 0;
-      z[q] = _mm512_maskz_loadu_epi16(static_cast<__mmask32>((uint64_t{1} << (4 * m)) - 1), in + 32 * q);
+      z[q] = masked::_mm512_maskz_loadu_epi16(static_cast<__mmask32>((uint64_t{1} << (4 * m)) - 1), in + 32 * q);
     } else {
       z[q] = _mm512_loadu_si512(reinterpret_cast<const void*>(in + 32 * q));
     }
@@ -1374,7 +1376,7 @@ LC_MGE_AVX512BW_INLINE void unpack_4x32_epi16(uint16_t* const row[4], uint64_t l
   LC_MGE_UNROLL
   for (int k = 0; k < 4; ++k) {
     if (!row[k]) continue;
-    if (kPartial) _mm512_mask_storeu_epi16(row[k] + l, cols, v[k]);
+    if (kPartial) masked::_mm512_mask_storeu_epi16(row[k] + l, cols, v[k]);
     else if (nt) _mm512_stream_si512(reinterpret_cast<__m512i*>(row[k] + l), v[k]);
     else _mm512_storeu_si512(reinterpret_cast<void*>(row[k] + l), v[k]);
   }
@@ -1440,10 +1442,10 @@ LC_MGE_AVX512BW void pack_4x64_epi8_masked(const uint8_t* const* row, uint64_t l
   const __mmask64 cols = n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
   __m512i v[4], o[4];
   LC_MGE_UNROLL
-  for (int k = 0; k < 4; ++k) v[k] = row[k] ? _mm512_maskz_loadu_epi8(cols, row[k] + l) : _mm512_setzero_si512();
+  for (int k = 0; k < 4; ++k) v[k] = row[k] ? masked::_mm512_maskz_loadu_epi8(cols, row[k] + l) : _mm512_setzero_si512();
   pixels_4x64_epi8(v, o);
   LC_MGE_UNROLL
-  for (uint64_t k = 0; k < 4; ++k) _mm512_mask_storeu_epi8(out + 64 * k, piece_mask(4 * n, k), o[k]);
+  for (uint64_t k = 0; k < 4; ++k) masked::_mm512_mask_storeu_epi8(out + 64 * k, piece_mask(4 * n, k), o[k]);
 }
 
 LC_MGE_AVX512BW void pack_4x64_epi8_avx512(const Group& g, const uint8_t* logical, uint8_t* phys, bool stream) {
@@ -1503,12 +1505,12 @@ LC_MGE_AVX512BW_INLINE void rows_4x64_epi8(const __m512i in[4], __m512i out[4]) 
 LC_MGE_AVX512BW void unpack_4x64_epi8_masked(uint8_t* const* row, uint64_t l, uint64_t n, const uint8_t* in) {
   __m512i v[4], o[4];
   LC_MGE_UNROLL
-  for (uint64_t k = 0; k < 4; ++k) v[k] = _mm512_maskz_loadu_epi8(piece_mask(4 * n, k), in + 64 * k);
+  for (uint64_t k = 0; k < 4; ++k) v[k] = masked::_mm512_maskz_loadu_epi8(piece_mask(4 * n, k), in + 64 * k);
   rows_4x64_epi8(v, o);
   const __mmask64 cols = n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
   LC_MGE_UNROLL
   for (int k = 0; k < 4; ++k) {
-    if (row[k]) _mm512_mask_storeu_epi8(row[k] + l, cols, o[k]);
+    if (row[k]) masked::_mm512_mask_storeu_epi8(row[k] + l, cols, o[k]);
   }
 }
 
@@ -1942,7 +1944,7 @@ LC_MGE_AVX512BW_INLINE void load_transpose16(const uint8_t* const* row, uint64_t
       continue;
     }
     if (fetch) _mm_prefetch(reinterpret_cast<const char*>(row[k] + l + kTileFetch), _MM_HINT_NTA);
-    v[k] = kPartial ? _mm512_maskz_loadu_epi8(cols, row[k] + l) : _mm512_loadu_si512(reinterpret_cast<const void*>(row[k] + l));
+    v[k] = kPartial ? masked::_mm512_maskz_loadu_epi8(cols, row[k] + l) : _mm512_loadu_si512(reinterpret_cast<const void*>(row[k] + l));
   }
   byte_transpose::transpose16x16_epi8_x4(v);
 }
@@ -1963,7 +1965,7 @@ LC_MGE_AVX512BW_INLINE void put_pixel(uint8_t* o, uint64_t j, uint64_t n, uint64
 template <bool kPartial>
 LC_MGE_AVX512BW_INLINE void put_pair(uint8_t* o, uint64_t j, uint64_t n, __m512i v, bool nt) {
   if (!kPartial || j + 1 < n) put_line(o + j * 32, v, nt);
-  else if (j < n) _mm512_mask_storeu_epi8(o + j * 32, 0xFFFFFFFFull, v);
+  else if (j < n) masked::_mm512_mask_storeu_epi8(o + j * 32, 0xFFFFFFFFull, v);
 }
 
 // The pixels of 32 rows of bytes transposed per lane, rows 0..15 in a and
@@ -2300,7 +2302,7 @@ LC_MGE_AVX512 void small_images_epi32(uint64_t C, uint64_t L, uint8_t* logical, 
             LC_MGE_UNROLL
             for (uint64_t k = 0; k < 16; ++k) {
               const uint64_t at = (rb + r0 + k) * L + c;
-              if (kPack) v[k] = _mm512_maskz_loadu_ps(at + 16 <= end_at ? __mmask16{0xFFFF} : cols, block + at);
+              if (kPack) v[k] = masked::_mm512_maskz_loadu_ps(at + 16 <= end_at ? __mmask16{0xFFFF} : cols, block + at);
               else v[k] = k < pixels ? _mm512_load_ps(stage[k] + r0) : _mm512_setzero_ps();
             }
           }
@@ -2308,7 +2310,7 @@ LC_MGE_AVX512 void small_images_epi32(uint64_t C, uint64_t L, uint8_t* logical, 
           LC_MGE_UNROLL
           for (uint64_t k = 0; k < 16; ++k) {
             if (kPack) _mm512_store_ps(stage[k] + r0, v[k]);
-            else _mm512_mask_storeu_ps(block + (rb + r0 + k) * L + c, cols, v[k]);
+            else masked::_mm512_mask_storeu_ps(block + (rb + r0 + k) * L + c, cols, v[k]);
           }
           for (uint64_t j = 16; j < 16 + tail; ++j) {
             float* at = block + (rb + r0) * L + c + j;
@@ -2490,7 +2492,7 @@ LC_MGE_AVX512BW void unpack_64x64_epi8_runs(const Group& g, uint8_t* logical, co
         uint8_t* dst = logical + rows[r] + l0;
         uint64_t c = 0;
         for (; c + 64 <= n; c += 64) _mm512_storeu_si512(dst + c, _mm512_load_si512(stage[r] + c));
-        if (c < n) _mm512_mask_storeu_epi8(dst + c, (__mmask64{1} << (n - c)) - 1, _mm512_load_si512(stage[r] + c));
+        if (c < n) masked::_mm512_mask_storeu_epi8(dst + c, (__mmask64{1} << (n - c)) - 1, _mm512_load_si512(stage[r] + c));
       }
     }
   }
@@ -2566,17 +2568,17 @@ LC_MGE_AVX512BW void small_groups_epi8(uint64_t C, uint64_t X, uint64_t L, uint8
       load_pixel_halves(px, L, two, t);
       const uint64_t rows = two ? 64 : 32;
       transpose64x64_epi8(t, [&](uint64_t r, __m512i v) LC_MGE_AVX512BW_LAMBDA {
-        if (r < rows) _mm512_mask_storeu_epi8(block + r * L, cols, v);
+        if (r < rows) masked::_mm512_mask_storeu_epi8(block + r * L, cols, v);
       });
       g += two ? 1 : 0;
       continue;
     }
     load_tile64(t, [&](uint64_t r) LC_MGE_AVX512BW_LAMBDA {
-      return kPack ? _mm512_maskz_loadu_epi8(row_cols[r], block + r * L)
+      return kPack ? masked::_mm512_maskz_loadu_epi8(row_cols[r], block + r * L)
                    : r < L ? _mm512_loadu_si512(px + r * 64) : _mm512_setzero_si512();
     });
     transpose64x64_epi8(t, [&](uint64_t r, __m512i v) LC_MGE_AVX512BW_LAMBDA {
-      if (!kPack) _mm512_mask_storeu_epi8(block + r * L, cols, v);
+      if (!kPack) masked::_mm512_mask_storeu_epi8(block + r * L, cols, v);
       else if (r < L) _mm512_storeu_si512(px + r * 64, v);
     });
   }
@@ -2621,14 +2623,14 @@ LC_MGE_AVX512BW_INLINE void pack_4x16_epi32_masked(const float* const* row, uint
   LC_MGE_UNROLL
   for (int k = 0; k < 4; ++k) {
     if (!row[k]) v[k] = _mm512_setzero_ps();
-    else v[k] = kPartial ? _mm512_maskz_loadu_ps(cols, row[k] + l) : _mm512_loadu_ps(row[k] + l);
+    else v[k] = kPartial ? masked::_mm512_maskz_loadu_ps(cols, row[k] + l) : _mm512_loadu_ps(row[k] + l);
   }
   __m512 o[4];
   pixels_4x16_ps(v, o);
   LC_MGE_UNROLL
   for (uint64_t q = 0; q < 4; ++q) {
     const uint64_t m = n > 4 * q ? std::min<uint64_t>(4, n - 4 * q) : 0;  // pixels 4q.. of the tile
-    if (kPartial) _mm512_mask_storeu_ps(out + 16 * q, static_cast<__mmask16>((1u << (4 * m)) - 1), o[q]);
+    if (kPartial) masked::_mm512_mask_storeu_ps(out + 16 * q, static_cast<__mmask16>((1u << (4 * m)) - 1), o[q]);
     else _mm512_storeu_ps(out + 16 * q, o[q]);
   }
 }
@@ -2639,7 +2641,7 @@ LC_MGE_AVX512BW_INLINE void unpack_4x16_epi32_masked(float* const* row, uint64_t
   LC_MGE_UNROLL
   for (uint64_t q = 0; q < 4; ++q) {
     const uint64_t m = n > 4 * q ? std::min<uint64_t>(4, n - 4 * q) : 0;
-    z[q] = kPartial ? _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << (4 * m)) - 1), in + 16 * q)
+    z[q] = kPartial ? masked::_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << (4 * m)) - 1), in + 16 * q)
                     : _mm512_loadu_ps(in + 16 * q);
   }
   __m512 v[4];
@@ -2647,7 +2649,7 @@ LC_MGE_AVX512BW_INLINE void unpack_4x16_epi32_masked(float* const* row, uint64_t
   const __mmask16 cols = static_cast<__mmask16>(n >= 16 ? 0xFFFFu : (1u << n) - 1);
   LC_MGE_UNROLL
   for (int k = 0; k < 4; ++k) {
-    if (row[k] && kPartial) _mm512_mask_storeu_ps(row[k] + l, cols, v[k]);
+    if (row[k] && kPartial) masked::_mm512_mask_storeu_ps(row[k] + l, cols, v[k]);
     else if (row[k]) _mm512_storeu_ps(row[k] + l, v[k]);
   }
 }
@@ -2761,7 +2763,7 @@ LC_MGE_AVX512BW void small_chwn4_epi8(uint64_t N, uint64_t C, uint64_t L, uint8_
       });
     }
     transpose64x64_epi8(t, [&](uint64_t r, __m512i v) LC_MGE_AVX512BW_LAMBDA {
-      if (r < rows) _mm512_mask_storeu_epi8(row[r], cols, v);
+      if (r < rows) masked::_mm512_mask_storeu_epi8(row[r], cols, v);
     });
     g += two ? 1 : 0;
   }
@@ -2819,11 +2821,11 @@ LC_MGE_AVX512BW void small_images_epi8(uint64_t C, uint64_t L, uint8_t* logical,
         const bool last = c0 + e + 64 == C;
         __m512i t[4][16];
         load_tile64(t, [&](uint64_t r) LC_MGE_AVX512BW_LAMBDA {
-          return kPack ? _mm512_maskz_loadu_epi8(last && r * L + 64 > 64 * L ? cols : ~__mmask64{0}, block + r * L)
+          return kPack ? masked::_mm512_maskz_loadu_epi8(last && r * L + 64 > 64 * L ? cols : ~__mmask64{0}, block + r * L)
                        : r < L ? _mm512_load_si512(stage[r] + e) : _mm512_setzero_si512();
         });
         transpose64x64_epi8(t, [&](uint64_t r, __m512i v) LC_MGE_AVX512BW_LAMBDA {
-          if (!kPack) _mm512_mask_storeu_epi8(block + r * L, cols, v);
+          if (!kPack) masked::_mm512_mask_storeu_epi8(block + r * L, cols, v);
           else if (r < L) _mm512_store_si512(stage[r] + e, v);
         });
       }
@@ -2935,7 +2937,7 @@ LC_MGE_AVX512BW_INLINE void tile_32x32_epi16(const uint64_t* rows, uint16_t* lg,
           continue;
         }
         if (nt) _mm_prefetch(reinterpret_cast<const char*>(lg + at + l) + kTileFetch, _MM_HINT_NTA);
-        v[c][k] = kPartial ? _mm512_maskz_loadu_epi16(cols, lg + at + l)
+        v[c][k] = kPartial ? masked::_mm512_maskz_loadu_epi16(cols, lg + at + l)
                            : _mm512_loadu_si512(reinterpret_cast<const void*>(lg + at + l));
       }
       byte_transpose::transpose8x8_epi16_x4(v[c], v[c]);
@@ -2969,7 +2971,7 @@ LC_MGE_AVX512BW_INLINE void tile_32x32_epi16(const uint64_t* rows, uint16_t* lg,
     LC_MGE_UNROLL
     for (int k = 0; k < 8; ++k) {
       if (rows[8 * c + k] == kPad) continue;
-      if (kPartial) _mm512_mask_storeu_epi16(lg + rows[8 * c + k] + l, cols, v[c][k]);
+      if (kPartial) masked::_mm512_mask_storeu_epi16(lg + rows[8 * c + k] + l, cols, v[c][k]);
       else _mm512_storeu_si512(reinterpret_cast<void*>(lg + rows[8 * c + k] + l), v[c][k]);
     }
   }
@@ -2991,7 +2993,7 @@ LC_MGE_AVX512BW_INLINE void tile_32x16_epi16(const uint64_t* rows, uint16_t* lg,
     __m256i r[32];
     LC_MGE_UNROLL
     for (uint64_t k = 0; k < 32; ++k) {
-      r[k] = kPartial ? _mm256_maskz_loadu_epi16(cols, lg + rows[k] + l)
+      r[k] = kPartial ? masked::_mm256_maskz_loadu_epi16(cols, lg + rows[k] + l)
                       : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lg + rows[k] + l));
     }
     LC_MGE_UNROLL
@@ -3031,7 +3033,7 @@ LC_MGE_AVX512BW_INLINE void tile_32x16_epi16(const uint64_t* rows, uint16_t* lg,
     LC_MGE_UNROLL
     for (uint64_t q = 0; q < 4; ++q) {
       uint16_t* to = lg + rows[8 * q + j] + l;
-      if (kPartial) _mm256_mask_storeu_epi16(to, cols, out[q]);
+      if (kPartial) masked::_mm256_mask_storeu_epi16(to, cols, out[q]);
       else _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), out[q]);
     }
   }
@@ -3291,16 +3293,16 @@ LC_MGE_AVX512VBMI inline __m512i permute_masked(__m512i src, uint64_t k, __m512i
 
 template <int E>
 LC_MGE_AVX512VBMI inline __m512i load_elements(uint64_t k, const uint8_t* at) {
-  if constexpr (E == 1) return _mm512_maskz_loadu_epi8(k, at);
-  else if constexpr (E == 2) return _mm512_maskz_loadu_epi16(static_cast<__mmask32>(k), at);
-  else return _mm512_maskz_loadu_epi32(static_cast<__mmask16>(k), at);
+  if constexpr (E == 1) return masked::_mm512_maskz_loadu_epi8(k, at);
+  else if constexpr (E == 2) return masked::_mm512_maskz_loadu_epi16(static_cast<__mmask32>(k), at);
+  else return masked::_mm512_maskz_loadu_epi32(static_cast<__mmask16>(k), at);
 }
 
 template <int E>
 LC_MGE_AVX512VBMI inline void store_elements(uint8_t* at, uint64_t k, __m512i v) {
-  if constexpr (E == 1) _mm512_mask_storeu_epi8(at, k, v);
-  else if constexpr (E == 2) _mm512_mask_storeu_epi16(at, static_cast<__mmask32>(k), v);
-  else _mm512_mask_storeu_epi32(at, static_cast<__mmask16>(k), v);
+  if constexpr (E == 1) masked::_mm512_mask_storeu_epi8(at, k, v);
+  else if constexpr (E == 2) masked::_mm512_mask_storeu_epi16(at, static_cast<__mmask32>(k), v);
+  else masked::_mm512_mask_storeu_epi32(at, static_cast<__mmask16>(k), v);
 }
 
 inline uint64_t low_bits(uint64_t n) { return n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1; }
@@ -3394,7 +3396,7 @@ LC_MGE_AVX512BW_INLINE void tile_16x64_epi8(const uint64_t* rows, uint8_t* logic
     for (int k = 0; k < 16; ++k) {
       if (rows[k] == kPad) v[k] = _mm512_setzero_si512();
       else if (!kPartial) v[k] = _mm512_loadu_si512(reinterpret_cast<const void*>(logical + rows[k] + l));
-      else v[k] = _mm512_maskz_loadu_epi8(cols, logical + rows[k] + l);
+      else v[k] = masked::_mm512_maskz_loadu_epi8(cols, logical + rows[k] + l);
     }
     byte_transpose::transpose16x16_epi8_x4(v);
     if (R == 16) {
@@ -3407,7 +3409,7 @@ LC_MGE_AVX512BW_INLINE void tile_16x64_epi8(const uint64_t* rows, uint8_t* logic
         for (uint64_t q = 0; q < 4; ++q) {
           const uint64_t first = 16 * q + 4 * t;
           if (!kPartial || first + 4 <= n) _mm512_storeu_si512(reinterpret_cast<void*>(px + first * 16), w[q]);
-          else if (first < n) _mm512_mask_storeu_epi8(px + first * 16, piece_mask(16 * (n - first), 0), w[q]);
+          else if (first < n) masked::_mm512_mask_storeu_epi8(px + first * 16, piece_mask(16 * (n - first), 0), w[q]);
         }
       }
       return;
@@ -3443,7 +3445,7 @@ LC_MGE_AVX512BW_INLINE void tile_16x64_epi8(const uint64_t* rows, uint8_t* logic
   for (int k = 0; k < 16; ++k) {
     if (rows[k] == kPad) continue;
     if (!kPartial) _mm512_storeu_si512(reinterpret_cast<void*>(logical + rows[k] + l), v[k]);
-    else _mm512_mask_storeu_epi8(logical + rows[k] + l, cols, v[k]);
+    else masked::_mm512_mask_storeu_epi8(logical + rows[k] + l, cols, v[k]);
   }
 }
 
@@ -3580,7 +3582,7 @@ LC_MGE_AVX512VBMI void padded_pitch(const Group& g, uint64_t R2, uint8_t* logica
       const uint8_t* at = stage + base + t.close_at[kk];
       const __m512i v = _mm512_permutex2var_epi8(_mm512_loadu_si512(at), _mm512_load_si512(t.close_idx[kk]),
                                                  _mm512_loadu_si512(at + 64));
-      if (bytes - 64 * k < 64) _mm512_mask_storeu_epi8(out + 64 * k, low_bits(bytes - 64 * k), v);
+      if (bytes - 64 * k < 64) masked::_mm512_mask_storeu_epi8(out + 64 * k, low_bits(bytes - 64 * k), v);
       else if (nt && reinterpret_cast<uintptr_t>(out) % kLine == 0) _mm512_stream_si512(reinterpret_cast<__m512i*>(out + 64 * k), v);
       else _mm512_storeu_si512(out + 64 * k, v);
     }

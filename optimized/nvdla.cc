@@ -21,6 +21,8 @@
 #endif
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include "optimized/masked.h"
 #endif
 
 #include <atomic>
@@ -1142,7 +1144,7 @@ __attribute__((target("ssse3"))) uint64_t reverse_words_ssse3(const uint8_t* src
 __attribute__((target("avx512f,avx512bw"), always_inline)) inline void reverse_part(const uint8_t* src, uint8_t* dst,
                                                                                    uint64_t len, __m512i mask) {
   const __mmask64 k = (__mmask64{1} << len) - 1;
-  _mm512_mask_storeu_epi8(dst, k, _mm512_shuffle_epi8(_mm512_maskz_loadu_epi8(k, src), mask));
+  masked::_mm512_mask_storeu_epi8(dst, k, _mm512_shuffle_epi8(masked::_mm512_maskz_loadu_epi8(k, src), mask));
 }
 
 // The same reversal, 64 bytes per shuffle, every store one whole aligned line

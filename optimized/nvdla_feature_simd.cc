@@ -25,6 +25,8 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
+#include "optimized/masked.h"
+
 #include "optimized/byte_transpose.h"
 #include "optimized/group_permutes.h"
 // GCC 12 reads the _mm512_undefined_epi32() operand of some AVX-512 intrinsics
@@ -241,10 +243,10 @@ template <int kEb>
 LC_AVX512_INLINE __m512i load_row(const uint8_t* p, uint64_t cnt) {
   if constexpr (kEb == 1) {
     const __mmask64 m = cnt >= 64 ? ~__mmask64{0} : (__mmask64{1} << cnt) - 1;
-    return _mm512_maskz_loadu_epi8(m, p);
+    return masked::_mm512_maskz_loadu_epi8(m, p);
   } else {
     const __mmask32 m = cnt >= 32 ? ~__mmask32{0} : (__mmask32{1} << cnt) - 1;
-    return _mm512_maskz_loadu_epi16(m, p);
+    return masked::_mm512_maskz_loadu_epi16(m, p);
   }
 }
 
@@ -256,9 +258,9 @@ LC_AVX512_INLINE void store_row(uint8_t* p, __m512i v, uint64_t cnt, bool stream
     return;
   }
   if constexpr (kEb == 1) {
-    _mm512_mask_storeu_epi8(p, (__mmask64{1} << cnt) - 1, v);
+    masked::_mm512_mask_storeu_epi8(p, (__mmask64{1} << cnt) - 1, v);
   } else {
-    _mm512_mask_storeu_epi16(p, (__mmask32{1} << cnt) - 1, v);
+    masked::_mm512_mask_storeu_epi16(p, (__mmask32{1} << cnt) - 1, v);
   }
 }
 
@@ -309,7 +311,7 @@ LC_AVX512 void pack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, boo
         for (int P = 0; P < kRegs; ++P) {
           const __m512i a = v[kEb == 1 ? u8_register(P) : u16_register(P)];
           if (P < pairs) _mm512_storeu_si512(o + P * kLine, a);
-          else if (P == pairs && cnt % 2) _mm512_mask_storeu_epi64(o + P * kLine, 0x0F, a);
+          else if (P == pairs && cnt % 2) masked::_mm512_mask_storeu_epi64(o + P * kLine, 0x0F, a);
         }
         out.commit(cnt * kAtom);
       }
@@ -391,7 +393,7 @@ LC_AVX512 void unpack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, b
         for (int P = 0; P < kRegs; ++P) {
           const uint64_t k = 2 * static_cast<uint64_t>(P);
           const __mmask8 m = k + 1 < cnt ? 0xFF : k < cnt ? 0x0F : 0;
-          v[kEb == 1 ? u8_register(P) : u16_register(P)] = _mm512_maskz_loadu_epi64(m, a1 + k * kAtom);
+          v[kEb == 1 ? u8_register(P) : u16_register(P)] = masked::_mm512_maskz_loadu_epi64(m, a1 + k * kAtom);
         }
       }
       LC_UNROLL_ALL
@@ -402,7 +404,7 @@ LC_AVX512 void unpack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, b
           x = _mm512_loadu_si512(a1 + k * kAtom);
         } else if (k >= s1 && k < cnt) {
           x = k + 1 < cnt ? _mm512_loadu_si512(a2 + (k - s1) * kAtom)
-                          : _mm512_maskz_loadu_epi64(0x0F, a2 + (k - s1) * kAtom);
+                          : masked::_mm512_maskz_loadu_epi64(0x0F, a2 + (k - s1) * kAtom);
         } else if (k < cnt) {  // k == s1 - 1: the pair spans the line end
           const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a1 + k * kAtom));
           const __m256i hi = k + 1 < cnt ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a2)) : _mm256_setzero_si256();
@@ -421,7 +423,7 @@ LC_AVX512 void unpack_runs(const Runs& runs, const uint8_t* src, uint8_t* dst, b
         const __mmask64 m = cnt * kEb >= 64 ? ~__mmask64{0} : (__mmask64{1} << (cnt * kEb)) - 1;
         LC_UNROLL_ALL
         for (int r = 0; r < kRegs; ++r) {
-          if (r < real) _mm512_mask_storeu_epi8(base + r * plane + j * kEb, m, v[r]);
+          if (r < real) masked::_mm512_mask_storeu_epi8(base + r * plane + j * kEb, m, v[r]);
         }
         j += cnt;
         continue;
@@ -542,14 +544,14 @@ LC_AVX512 bool pixel_fields_pack_line_avx512(const uint8_t* row, uint8_t* line, 
   const __mmask8 tail = static_cast<__mmask8>((1u << (W - full)) - 1);
   __m512i seen = _mm512_setzero_si512();
   for (uint64_t w = 0; w < full; w += 8) seen = _mm512_or_si512(seen, _mm512_loadu_si512(row + w * 8));
-  seen = _mm512_or_si512(seen, _mm512_maskz_loadu_epi64(tail, row + full * 8));
+  seen = _mm512_or_si512(seen, masked::_mm512_maskz_loadu_epi64(tail, row + full * 8));
   if (_mm512_test_epi64_mask(seen, _mm512_set1_epi64(static_cast<int64_t>(~fits)))) return false;
   const FieldShifts f = field_shifts(shift);
   for (uint64_t w = 0; w < full; w += 8) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(line + w * 4),
                         _mm512_cvtepi64_epi32(fields_of(_mm512_loadu_si512(row + w * 8), f)));
   }
-  if (tail) _mm512_mask_cvtepi64_storeu_epi32(line + full * 4, tail, fields_of(_mm512_maskz_loadu_epi64(tail, row + full * 8), f));
+  if (tail) _mm512_mask_cvtepi64_storeu_epi32(line + full * 4, tail, fields_of(masked::_mm512_maskz_loadu_epi64(tail, row + full * 8), f));
   return true;
 }
 
@@ -564,7 +566,7 @@ LC_AVX512 void pixel_fields_unpack_line_avx512(const uint8_t* line, uint8_t* row
                         components_of(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(line + w * 4)), f, mask));
   }
   const __mmask8 tail = static_cast<__mmask8>((1u << (W - full)) - 1);
-  if (tail) _mm512_mask_storeu_epi64(row + full * 8, tail, components_of(_mm256_maskz_loadu_epi32(tail, line + full * 4), f, mask));
+  if (tail) masked::_mm512_mask_storeu_epi64(row + full * 8, tail, components_of(masked::_mm256_maskz_loadu_epi32(tail, line + full * 4), f, mask));
 }
 
 // The same with AVX2, four pixels a register: eight pixels' 64-bit lanes
@@ -750,12 +752,12 @@ LC_AVX512_VBMI void semi_planar_pack_line_vbmi(const uint8_t* logical, uint8_t* 
   if (w == W) return;
   const uint64_t n = W - w, bytes = 3 * n;
   const uint8_t* in = logical + 3 * w;
-  const __m512i l0 = _mm512_maskz_loadu_epi8(first_bytes(bytes), in);
-  const __m512i l1 = _mm512_maskz_loadu_epi8(first_bytes(past(bytes, 64)), in + 64);
-  const __m512i l2 = _mm512_maskz_loadu_epi8(first_bytes(past(bytes, 128)), in + 128);
-  _mm512_mask_storeu_epi8(y + w, first_bytes(n), from3(t, true, 0, l0, l1, l2));
-  _mm512_mask_storeu_epi8(uv + 2 * w, first_bytes(2 * n), from3(t, true, 1, l0, l1, l2));
-  _mm512_mask_storeu_epi8(uv + 2 * w + 64, first_bytes(past(2 * n, 64)), from3(t, true, 2, l1, l2, l0));
+  const __m512i l0 = masked::_mm512_maskz_loadu_epi8(first_bytes(bytes), in);
+  const __m512i l1 = masked::_mm512_maskz_loadu_epi8(first_bytes(past(bytes, 64)), in + 64);
+  const __m512i l2 = masked::_mm512_maskz_loadu_epi8(first_bytes(past(bytes, 128)), in + 128);
+  masked::_mm512_mask_storeu_epi8(y + w, first_bytes(n), from3(t, true, 0, l0, l1, l2));
+  masked::_mm512_mask_storeu_epi8(uv + 2 * w, first_bytes(2 * n), from3(t, true, 1, l0, l1, l2));
+  masked::_mm512_mask_storeu_epi8(uv + 2 * w + 64, first_bytes(past(2 * n, 64)), from3(t, true, 2, l1, l2, l0));
 }
 
 LC_AVX512_VBMI void semi_planar_unpack_line_vbmi(const uint8_t* y, const uint8_t* uv, uint8_t* logical, uint64_t W) {
@@ -771,13 +773,13 @@ LC_AVX512_VBMI void semi_planar_unpack_line_vbmi(const uint8_t* y, const uint8_t
   }
   if (w == W) return;
   const uint64_t n = W - w, bytes = 3 * n;
-  const __m512i y0 = _mm512_maskz_loadu_epi8(first_bytes(n), y + w);
-  const __m512i c0 = _mm512_maskz_loadu_epi8(first_bytes(2 * n), uv + 2 * w);
-  const __m512i c1 = _mm512_maskz_loadu_epi8(first_bytes(past(2 * n, 64)), uv + 2 * w + 64);
+  const __m512i y0 = masked::_mm512_maskz_loadu_epi8(first_bytes(n), y + w);
+  const __m512i c0 = masked::_mm512_maskz_loadu_epi8(first_bytes(2 * n), uv + 2 * w);
+  const __m512i c1 = masked::_mm512_maskz_loadu_epi8(first_bytes(past(2 * n, 64)), uv + 2 * w + 64);
   uint8_t* out = logical + 3 * w;
-  _mm512_mask_storeu_epi8(out, first_bytes(bytes), from3(t, false, 0, y0, c0, c1));
-  _mm512_mask_storeu_epi8(out + 64, first_bytes(past(bytes, 64)), from3(t, false, 1, y0, c0, c1));
-  _mm512_mask_storeu_epi8(out + 128, first_bytes(past(bytes, 128)), from3(t, false, 2, y0, c1, c0));
+  masked::_mm512_mask_storeu_epi8(out, first_bytes(bytes), from3(t, false, 0, y0, c0, c1));
+  masked::_mm512_mask_storeu_epi8(out + 64, first_bytes(past(bytes, 64)), from3(t, false, 1, y0, c0, c1));
+  masked::_mm512_mask_storeu_epi8(out + 128, first_bytes(past(bytes, 128)), from3(t, false, 2, y0, c1, c0));
 }
 
 #else

@@ -27,6 +27,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include <immintrin.h>
+
+#include "optimized/masked.h"
 #define LC_WEIGHT_AVX512 1
 #endif
 
@@ -52,8 +54,8 @@ struct Ops<uint8_t> {
   using Mask = __mmask64;
   static constexpr uint64_t N = 64;
   LC_AVX512_VBMI static Mask first(uint64_t n) { return n >= 64 ? ~Mask{0} : (Mask{1} << n) - 1; }
-  LC_AVX512_VBMI static __m512i load(Mask m, const uint8_t* p) { return _mm512_maskz_loadu_epi8(m, p); }
-  LC_AVX512_VBMI static void store(uint8_t* p, Mask m, __m512i v) { _mm512_mask_storeu_epi8(p, m, v); }
+  LC_AVX512_VBMI static __m512i load(Mask m, const uint8_t* p) { return masked::_mm512_maskz_loadu_epi8(m, p); }
+  LC_AVX512_VBMI static void store(uint8_t* p, Mask m, __m512i v) { masked::_mm512_mask_storeu_epi8(p, m, v); }
   LC_AVX512_VBMI static __m512i permute2(Mask m, __m512i a, __m512i idx, __m512i b) {
     return _mm512_maskz_permutex2var_epi8(m, a, idx, b);
   }
@@ -67,8 +69,8 @@ struct Ops<uint16_t> {
   using Mask = __mmask32;
   static constexpr uint64_t N = 32;
   LC_AVX512_VBMI static Mask first(uint64_t n) { return n >= 32 ? ~Mask{0} : static_cast<Mask>((uint64_t{1} << n) - 1); }
-  LC_AVX512_VBMI static __m512i load(Mask m, const uint8_t* p) { return _mm512_maskz_loadu_epi16(m, p); }
-  LC_AVX512_VBMI static void store(uint8_t* p, Mask m, __m512i v) { _mm512_mask_storeu_epi16(p, m, v); }
+  LC_AVX512_VBMI static __m512i load(Mask m, const uint8_t* p) { return masked::_mm512_maskz_loadu_epi16(m, p); }
+  LC_AVX512_VBMI static void store(uint8_t* p, Mask m, __m512i v) { masked::_mm512_mask_storeu_epi16(p, m, v); }
   LC_AVX512_VBMI static __m512i permute2(Mask m, __m512i a, __m512i idx, __m512i b) {
     return _mm512_maskz_permutex2var_epi16(m, a, idx, b);
   }
@@ -235,7 +237,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"), always_i
     _Pragma("GCC unroll 4") for (int c = 0; c < kC; ++c) {
       uint8_t* to = out + (c * hw + h * W) * eb;
       if (whole) _mm_storeu_si128(reinterpret_cast<__m128i*>(to), l[c]);
-      else _mm_mask_storeu_epi8(to, rows, l[c]);
+      else masked::_mm_mask_storeu_epi8(to, rows, l[c]);
     }
   }
 }
@@ -681,10 +683,10 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void dc3x3_lanes_epi8(const
         byte_transpose::transpose16x16_epi8_x4(v);
         uint8_t* out = dst + block;
         _Pragma("GCC unroll 16") for (int i = 0; i < 16; ++i) {
-          _mm_mask_storeu_epi8(out + kDcHw * i, 0x1FF, _mm512_castsi512_si128(v[i]));
-          _mm_mask_storeu_epi8(out + kDcHw * (16 + i), 0x1FF, _mm512_extracti32x4_epi32(v[i], 1));
-          _mm_mask_storeu_epi8(out + kDcHw * (32 + i), 0x1FF, _mm512_extracti32x4_epi32(v[i], 2));
-          _mm_mask_storeu_epi8(out + kDcHw * (48 + i), 0x1FF, _mm512_extracti32x4_epi32(v[i], 3));
+          masked::_mm_mask_storeu_epi8(out + kDcHw * i, 0x1FF, _mm512_castsi512_si128(v[i]));
+          masked::_mm_mask_storeu_epi8(out + kDcHw * (16 + i), 0x1FF, _mm512_extracti32x4_epi32(v[i], 1));
+          masked::_mm_mask_storeu_epi8(out + kDcHw * (32 + i), 0x1FF, _mm512_extracti32x4_epi32(v[i], 2));
+          masked::_mm_mask_storeu_epi8(out + kDcHw * (48 + i), 0x1FF, _mm512_extracti32x4_epi32(v[i], 3));
         }
       }
     }
@@ -893,8 +895,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void dc
         uint8_t* ph = block + (pos * gk + kk) * piece;
         const uint8_t* from = to_physical ? st : ph;
         uint8_t* to = to_physical ? ph : st;
-        _mm512_mask_storeu_epi8(to, m0, _mm512_maskz_loadu_epi8(m0, from));
-        if (m1 != 0) _mm512_mask_storeu_epi8(to + 64, m1, _mm512_maskz_loadu_epi8(m1, from + 64));
+        masked::_mm512_mask_storeu_epi8(to, m0, masked::_mm512_maskz_loadu_epi8(m0, from));
+        if (m1 != 0) masked::_mm512_mask_storeu_epi8(to + 64, m1, masked::_mm512_maskz_loadu_epi8(m1, from + 64));
       }
     }
     if (!to_physical) group_permutes::run(t, stage, dst + k0 * kernel, gk);

@@ -39,6 +39,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include <immintrin.h>
+
+#include "optimized/masked.h"
 #define LC_TLA_X86 1
 #endif
 
@@ -738,7 +740,7 @@ __attribute__((target("avx512f,avx512bw"))) void copy_rows_avx512(uint8_t* dst, 
                                                                    size_t src_pitch, uint64_t rows, uint64_t n) {
   const __mmask64 m = n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
   for (uint64_t r = 0; r < rows; ++r) {
-    _mm512_mask_storeu_epi8(dst + r * dst_pitch, m, _mm512_maskz_loadu_epi8(m, src + r * src_pitch));
+    masked::_mm512_mask_storeu_epi8(dst + r * dst_pitch, m, masked::_mm512_maskz_loadu_epi8(m, src + r * src_pitch));
   }
 }
 #endif
@@ -762,9 +764,9 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void z_edge_avx512(uint8_t*
   for (uint64_t r = 0; r < kFractalC0s; ++r) {
     __m256i* line = reinterpret_cast<__m256i*>(block + r * kC0Bytes);
     if (kPack) {
-      _mm256_storeu_si256(line, r < h ? _mm256_maskz_loadu_epi8(m, src + r * pitch) : _mm256_setzero_si256());
+      _mm256_storeu_si256(line, r < h ? masked::_mm256_maskz_loadu_epi8(m, src + r * pitch) : _mm256_setzero_si256());
     } else if (r < h) {
-      _mm256_mask_storeu_epi8(src + r * pitch, m, _mm256_loadu_si256(line));
+      masked::_mm256_mask_storeu_epi8(src + r * pitch, m, _mm256_loadu_si256(line));
     }
   }
 }
@@ -790,8 +792,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void n16_edge_avx512(uint8_
   __m512i d[8];
   if (kPack) {
     _Pragma("GCC unroll 8") for (uint64_t k = 0; k < 8; ++k) {
-      const __m256i lo = k < h ? _mm256_maskz_loadu_epi16(m, src + k * pitch) : _mm256_setzero_si256();
-      const __m256i hi = k + 8 < h ? _mm256_maskz_loadu_epi16(m, src + (k + 8) * pitch) : _mm256_setzero_si256();
+      const __m256i lo = k < h ? masked::_mm256_maskz_loadu_epi16(m, src + k * pitch) : _mm256_setzero_si256();
+      const __m256i hi = k + 8 < h ? masked::_mm256_maskz_loadu_epi16(m, src + (k + 8) * pitch) : _mm256_setzero_si256();
       d[k] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
     }
     byte_transpose::transpose8x8_epi16_x4(d, d);
@@ -809,8 +811,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void n16_edge_avx512(uint8_
   }
   byte_transpose::transpose8x8_epi16_x4(d, d);
   _Pragma("GCC unroll 8") for (uint64_t k = 0; k < 8; ++k) {
-    if (k < h) _mm256_mask_storeu_epi16(src + k * pitch, m, _mm512_castsi512_si256(d[k]));
-    if (k + 8 < h) _mm256_mask_storeu_epi16(src + (k + 8) * pitch, m, _mm512_extracti64x4_epi64(d[k], 1));
+    if (k < h) masked::_mm256_mask_storeu_epi16(src + k * pitch, m, _mm512_castsi512_si256(d[k]));
+    if (k + 8 < h) masked::_mm256_mask_storeu_epi16(src + (k + 8) * pitch, m, _mm512_extracti64x4_epi64(d[k], 1));
   }
 }
 
@@ -823,8 +825,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx2"))) void n8_edge_avx512(ui
   __m256i r[16];
   if (kPack) {
     _Pragma("GCC unroll 16") for (uint64_t i = 0; i < 16; ++i) {
-      const __m128i lo = i < h ? _mm_maskz_loadu_epi8(m, src + i * pitch) : _mm_setzero_si128();
-      const __m128i hi = i + 16 < h ? _mm_maskz_loadu_epi8(m, src + (i + 16) * pitch) : _mm_setzero_si128();
+      const __m128i lo = i < h ? masked::_mm_maskz_loadu_epi8(m, src + i * pitch) : _mm_setzero_si128();
+      const __m128i hi = i + 16 < h ? masked::_mm_maskz_loadu_epi8(m, src + (i + 16) * pitch) : _mm_setzero_si128();
       r[i] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
     }
     byte_transpose::transpose16x16_epi8_x2(r);
@@ -834,8 +836,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx2"))) void n8_edge_avx512(ui
   _Pragma("GCC unroll 16") for (uint64_t k = 0; k < 16; ++k) r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + k * kC0Bytes));
   byte_transpose::transpose16x16_epi8_x2(r);
   _Pragma("GCC unroll 16") for (uint64_t i = 0; i < 16; ++i) {
-    if (i < h) _mm_mask_storeu_epi8(src + i * pitch, m, _mm256_castsi256_si128(r[i]));
-    if (i + 16 < h) _mm_mask_storeu_epi8(src + (i + 16) * pitch, m, _mm256_extracti128_si256(r[i], 1));
+    if (i < h) masked::_mm_mask_storeu_epi8(src + i * pitch, m, _mm256_castsi256_si128(r[i]));
+    if (i + 16 < h) masked::_mm_mask_storeu_epi8(src + (i + 16) * pitch, m, _mm256_extracti128_si256(r[i], 1));
   }
 }
 #endif
@@ -1087,7 +1089,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"), always_i
     _Pragma("GCC unroll 2") for (uint64_t h = 0; h < 2; ++h) {
       const uint64_t r = 2 * k + h;
       const __mmask64 m = kLast ? (__mmask64{1} << shift[r]) - 1 : ~__mmask64{0};
-      const __m512i next = _mm512_maskz_loadu_epi8(m, line[r] + (g + 1) * kLineBytes);
+      const __m512i next = masked::_mm512_maskz_loadu_epi8(m, line[r] + (g + 1) * kLineBytes);
       cur[h] = _mm512_permutex2var_epi8(carry[r], idx[r], next);
       carry[r] = next;
     }
@@ -1122,7 +1124,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void z_
     shift[r] = reinterpret_cast<uintptr_t>(logical + r * pitch) % kLineBytes;
     line[r] = logical + r * pitch - shift[r];
     idx[r] = byte_ramp(shift[r]);
-    carry[r] = _mm512_maskz_loadu_epi8(~__mmask64{0} << shift[r], line[r]);
+    carry[r] = masked::_mm512_maskz_loadu_epi8(~__mmask64{0} << shift[r], line[r]);
   }
   for (uint64_t g = 0; g < n; ++g) {
     for (uint64_t r = 0; prefetch && r < kFractalC0s; ++r) {
@@ -1166,8 +1168,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void z_
       if (q0 == 0) {  // the rows' first lines, shared with the rows before: masked, ordinary
         __m512i even, odd;
         z_row_pair_piece(f, step, 0, k, ahead, &even, &odd);
-        _mm512_mask_storeu_epi8(la, ~__mmask64{0} << sa, _mm512_permutex2var_epi8(ca, ia, even));
-        _mm512_mask_storeu_epi8(lb, ~__mmask64{0} << sb, _mm512_permutex2var_epi8(cb, ib, odd));
+        masked::_mm512_mask_storeu_epi8(la, ~__mmask64{0} << sa, _mm512_permutex2var_epi8(ca, ia, even));
+        masked::_mm512_mask_storeu_epi8(lb, ~__mmask64{0} << sb, _mm512_permutex2var_epi8(cb, ib, odd));
         ca = even, cb = odd, l = 1;
       }
       for (; l < pairs; ++l) {
@@ -1183,7 +1185,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void z_
   for (uint64_t r = 0; r < kFractalC0s; ++r) {
     const uint64_t sr = (s0 + r * pitch) % kLineBytes;
     const __m512i v = _mm512_permutex2var_epi8(carry[r], byte_ramp(kLineBytes - sr), _mm512_setzero_si512());
-    _mm512_mask_storeu_epi8(logical + r * pitch - sr + n / 2 * kLineBytes, (__mmask64{1} << sr) - 1, v);
+    masked::_mm512_mask_storeu_epi8(logical + r * pitch - sr + n / 2 * kLineBytes, (__mmask64{1} << sr) - 1, v);
   }
 }
 #endif
