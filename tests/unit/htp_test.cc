@@ -291,6 +291,10 @@ TEST(HtpLarge, streaming_rows_equal_the_reference_at_every_isa_level) {
   // buffers are on cache lines: every_buffer_alignment below).
   expect_pass_at_every_isa("htp.crouton4x1(pad=9)", "uint8", "1,63,70,2048");
   expect_pass_at_every_isa("htp.crouton2x2(pad=3)", "uint8", "1,63,70,2048");
+  // Padded 64-byte rows (16-bit depth32) streamed back a logical row at a
+  // time: whole pieces only, and a last piece of 29 elements.
+  expect_pass_at_every_isa("htp.depth32(pad=3)", "fp16", "1,63,66,1024");
+  expect_pass_at_every_isa("htp.depth32(pad=3)", "fp16", "1,63,66,1021");
   // Rows of a length no kernel is specialized for: 48 bytes, streamed both
   // ways; 96 bytes cut by padding (not streamed: unpacked front to back).
   expect_pass_at_every_isa("ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 1,8, 2,8, 3,48>", "uint8", "1,64,64,2064");
@@ -310,6 +314,7 @@ TEST(HtpLarge, every_thread_count_writes_the_same_bytes_at_every_isa_level) {
   const Shape cases[] = {{"htp.crouton", "uint8", "1,64,64,2048"},
                          {"htp.crouton(pad=5)", "uint8", "1,63,70,2050"},
                          {"htp.depth32", "fp16", "1,64,64,1024"},
+                         {"htp.depth32(pad=3)", "fp16", "1,63,66,1021"},
                          {"htp.crouton", "fp16", "2,9,13,70"},
                          {"htp.crouton4x1", "uint8", "1,64,64,2048"},
                          {"htp.crouton4x1(pad=9)", "uint8", "1,63,70,2050"},
