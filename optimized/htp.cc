@@ -1307,9 +1307,9 @@ __attribute__((target("avx2"), always_inline)) inline void store_piece_avx2(uint
 // the physical lines (32-byte rows: row m's piece of chunks x and x + 1 is
 // the same half of a line of each). With kStage (8 MiB or more, a position's
 // rows one run of the tensor: x spans the row's dimension and the rows of m
-// are consecutive), the run is written to a stage that stays in the cache,
-// each row's last piece whole (its tail is the next row's head, written
-// after it), and streamed out whole lines (stream_run_avx2), so that the
+// are consecutive), the run is written to a stage in L1, each row's last
+// piece whole (its tail is the next row's head, written after it), and
+// streamed out whole lines (stream_run_avx2) every few KiB, so that the
 // tensor's lines are not read before they are written; otherwise each piece
 // goes to the tensor, the last ones cut to their valid bytes. Measured on a
 // Zen 4 capped at AVX2, pinned, alternating, against the rows' walk in
@@ -1335,14 +1335,18 @@ __attribute__((target("avx2"))) void walk_pairs_padded_avx2(const Plan& p, const
   const uint64_t m_bytes = xl.count * unit;
   const bool seq = x_ps == ml.count * unit && ml.count * m_bytes <= kSeqBlock;
   const uint64_t next = seq || loops.empty() ? 0 : loops.back().ps * e;
-  // Positions whose runs follow each other join one run of the stage, up to
-  // 64 KiB: each run streamed has its partial first and last lines, and a
-  // crouton's position is a run of 8 pixels (1 x 250 x 250 x 250 uint8 on a
-  // Zen 4 capped at AVX2, pinned, alternating: 0.43-0.68 of memcpy a
-  // position at a time, 0.69-0.78 joined).
-  const uint64_t run_max = ml.count * m_ls, join = uint64_t{64} << 10;
-  const uint64_t capacity = std::max(run_max, join);
-  std::vector<uint8_t> stage(kStage ? capacity + 64 : 0);
+  // Positions whose runs follow each other join one run of the stage: each
+  // run streamed has its partial first and last lines, and a crouton's
+  // position is a run of 8 pixels (1 x 250 x 250 x 250 uint8 on a Zen 4
+  // capped at AVX2, pinned, alternating: 0.43-0.68 of memcpy a position at a
+  // time, 0.69-0.78 joined). The stage's whole lines leave once it holds
+  // kStageFlush bytes, after a logical row, the rest of its last line moved
+  // to its front, so that it stays in L1 (a Zen 5 capped at AVX2, pinned,
+  // alternating, against a stage of a whole run, up to 64 KiB: depth32 fp16
+  // 1 x 255 x 255 x 125 0.61-0.66 of memcpy -> 0.76-0.85, crouton uint8 1 x
+  // 250 x 250 x 250 0.56-0.58 -> 0.69-0.78; flushing at 2 or 8 KiB: slower).
+  constexpr uint64_t kStageFlush = 4096;
+  std::vector<uint8_t> stage(kStage ? kStageFlush + m_ls + 64 : 0);
   uint8_t* run = nullptr;  // where the stage's bytes go
   uint64_t fill = 0;
   std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
@@ -1352,12 +1356,11 @@ __attribute__((target("avx2"))) void walk_pairs_padded_avx2(const Plan& p, const
     const uint64_t m_valid = valid_middle_steps(p, x, a, b, ml);
     const uint8_t* src = phys + pbase * e;
     uint8_t* out = logical + lbase * e;
-    if (kStage && (out != run + fill || fill + run_max > capacity)) {
+    if (kStage && out != run + fill) {
       if (fill != 0) stream_run_avx2(run, stage.data(), fill);
       run = out;
       fill = 0;
     }
-    uint8_t* dst = kStage ? stage.data() + fill : out;
     if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
     const uint8_t* nx = seq && left > 1 ? phys + pbase * e : nullptr;
     for (uint64_t m = 0; m < m_valid; ++m) {
@@ -1367,7 +1370,7 @@ __attribute__((target("avx2"))) void walk_pairs_padded_avx2(const Plan& p, const
         }
       }
       const uint8_t* ph = src + m * unit;
-      uint8_t* lg = dst + m * m_ls;
+      uint8_t* lg = kStage ? stage.data() + fill : out + m * m_ls;
       for (uint64_t i = 0, c = 0; i < xl.count && c < ext_a; i += step, c += step * row.count, ph += step * x_ps, lg += 64) {
         const uint64_t v = a_clipped ? std::min<uint64_t>(64, (ext_a - c) * e) : 64;
         const uint8_t* hi_at = kHalf ? ph + x_ps : ph + 32;
@@ -1388,8 +1391,19 @@ __attribute__((target("avx2"))) void walk_pairs_padded_avx2(const Plan& p, const
           store_piece_avx2(lg, lo, hi, v);
         }
       }
+      if (kStage) {
+        fill += m_ls;
+        if (fill >= kStageFlush) {
+          // Up to the last line boundary of the tensor; the rest (under a
+          // line) moves to the front.
+          const uint64_t cut = fill - reinterpret_cast<uintptr_t>(run + fill) % 64;
+          stream_run_avx2(run, stage.data(), cut);
+          std::memmove(stage.data(), stage.data() + cut, fill - cut);
+          run += cut;
+          fill -= cut;
+        }
+      }
     }
-    if (kStage) fill += m_valid * m_ls;
   }
   if (kStage && fill != 0) stream_run_avx2(run, stage.data(), fill);
   if (kStage) _mm_sfence();
