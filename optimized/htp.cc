@@ -1271,6 +1271,57 @@ LC_HTP_AVX512 void walk_pairs_padded(const Plan& p, const std::vector<Loop>& loo
   walk_pairs_padded_body<kHalf, false>(p, loops, logical, phys, begin, end, ops);
 }
 
+// Avx512Lines for 64-byte rows of 8 MiB or more without VBMI, whose logical
+// rows follow each other: a row's pieces are stored whole at their places in
+// a stage in L1 (the last one's tail is the next row's head, written after
+// it), whose whole lines stream out once it holds kFlush bytes, the rest of
+// its last line moved to its front; a row that does not continue the run
+// starts another (walk_pairs_padded_avx2's stage). Depth32 fp16 1 x 255 x
+// 255 x 125 on a Zen 5 capped at AVX-512 without VBMI, pinned, alternating,
+// against each piece stored to the tensor: 0.68-0.81 of memcpy -> 0.95-0.99.
+struct Avx512StagedLines {
+  static constexpr uint64_t kFlush = 4096;
+  mutable std::vector<uint8_t> stage;
+  mutable uint8_t* run = nullptr;  // where the stage's bytes go
+  mutable uint64_t fill = 0;
+  explicit Avx512StagedLines(const Plan& p) : stage(kFlush + (p.loops[p.pair_x].count + 2) * 64) {}
+  LC_HTP_AVX512 inline void unpack_row(uint8_t* dst, const uint8_t* src, uint64_t stride, uint64_t full, size_t last,
+                                       uint64_t next) const {
+    if (dst != run + fill) {
+      if (fill != 0) stream_run(run, stage.data(), fill);
+      run = dst;
+      fill = 0;
+    }
+    uint8_t* at = stage.data() + fill;
+    for (uint64_t k = 0; k < full; ++k, src += stride, at += 64) {
+      fetch_piece(src, next);
+      _mm512_storeu_si512(at, _mm512_loadu_si512(src));
+    }
+    if (last != 0) {
+      fetch_piece(src, next);
+      _mm512_storeu_si512(at, _mm512_loadu_si512(src));
+    }
+    fill += 64 * full + last;
+    if (fill >= kFlush) {
+      const uint64_t cut = fill - reinterpret_cast<uintptr_t>(run + fill) % 64;  // to the tensor's last line boundary
+      stream_run(run, stage.data(), cut);
+      std::memmove(stage.data(), stage.data() + cut, fill - cut);
+      run += cut;
+      fill -= cut;
+    }
+  }
+  LC_HTP_AVX512 void finish() const {
+    if (fill != 0) stream_run(run, stage.data(), fill);
+    _mm_sfence();
+  }
+};
+
+LC_HTP_AVX512 void walk_pairs_padded_staged(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
+                                            uint8_t* phys, uint64_t begin, uint64_t end) {
+  const Avx512StagedLines ops(p);
+  walk_pairs_padded_body<false, false>(p, loops, logical, phys, begin, end, ops);
+}
+
 // The first v bytes (at most 64) of lo then hi at `at`, whatever follows them
 // left as it is: whole 32-byte stores, then overlapping ones for the rest.
 __attribute__((target("avx2"), always_inline)) inline void store_piece_avx2(uint8_t* at, __m256i lo, __m256i hi,
@@ -2779,6 +2830,13 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
     const bool half = p.loops.back().count * p.elem == 32;
     if (p.elements * p.elem >= kStreamBytes && has_avx512_vbmi()) {
       return half ? &walk_pairs_padded_seq<true> : &walk_pairs_padded_seq<false>;
+    }
+    // A position's rows are one run of the tensor (as with AVX2 above).
+    const Loop& xl = p.loops[p.pair_x];
+    const uint64_t row_elems = std::min(p.extent[xl.dim], xl.count * p.loops.back().count);
+    if (p.elements * p.elem >= kStreamBytes && !half && row_elems == p.extent[xl.dim] &&
+        p.loops[p.pair_m].ls == row_elems) {
+      return &walk_pairs_padded_staged;
     }
     return half ? &walk_pairs_padded<true> : &walk_pairs_padded<false>;
   }
