@@ -1521,10 +1521,6 @@ struct Avx512Gather {
     }
     cursor = dst + n;
   }
-  template <size_t kRowBytes>
-  LC_HTP_AVX512_VBMI inline void unpack(uint8_t* dst, const uint8_t* src, size_t valid) const {
-    put(dst, valid == 64 ? _mm512_loadu_si512(src) : masked::_mm512_maskz_loadu_epi8(head(valid), src), valid);
-  }
   // Avx512Lines::unpack_row by put. A whole piece completes one line and
   // leaves `fill` as it is, so past the run's first line a row's whole
   // pieces take the same two tables, loaded once, and no branch. Depth32
