@@ -1089,6 +1089,45 @@ __attribute__((always_inline)) inline void fetch_piece(const uint8_t* at, uint64
   if (next != 0) _mm_prefetch(reinterpret_cast<const char*>(at + next), _MM_HINT_T0);
 }
 
+// The stage of a padded unpack's run of logical rows (walk_pairs_padded_avx2,
+// Avx512StagedLines): rows are put at `fill` on, each row's last piece whole
+// (its tail is the next row's head, written after it); once the stage holds
+// kFlush bytes its whole lines leave for `run` by kStream (stream_run or
+// stream_run_avx2), the rest of its last line moved to its front, so that it
+// stays in L1. A row that does not continue the run starts another.
+template <void (*kStream)(uint8_t*, const uint8_t*, uint64_t)>
+struct RunStage {
+  static constexpr uint64_t kFlush = 4096;
+  std::vector<uint8_t> bytes;
+  uint8_t* run = nullptr;  // where the stage's bytes go
+  uint64_t fill = 0;
+  // `row_bytes`: the most a row writes, its last piece whole.
+  explicit RunStage(uint64_t row_bytes) : bytes(kFlush + row_bytes + 64) {}
+  // Where the row for the tensor's `dst` goes in the stage.
+  uint8_t* at(uint8_t* dst) {
+    if (dst != run + fill) {
+      if (fill != 0) kStream(run, bytes.data(), fill);
+      run = dst;
+      fill = 0;
+    }
+    return bytes.data() + fill;
+  }
+  // A row of n bytes put at at().
+  void added(uint64_t n) {
+    fill += n;
+    if (fill < kFlush) return;
+    const uint64_t cut = fill - reinterpret_cast<uintptr_t>(run + fill) % 64;  // to the tensor's last line boundary
+    kStream(run, bytes.data(), cut);
+    std::memmove(bytes.data(), bytes.data() + cut, fill - cut);
+    run += cut;
+    fill -= cut;
+  }
+  void finish() {
+    if (fill != 0) kStream(run, bytes.data(), fill);
+    fill = 0;
+  }
+};
+
 // Unpack's stores of walk_pairs_padded without VBMI: each line of a row, at
 // any byte, whole or masked to its valid bytes.
 struct Avx512Lines {
@@ -1264,6 +1303,14 @@ LC_HTP_AVX512 inline __attribute__((always_inline)) void walk_pairs_padded_body(
   ops.finish();
 }
 
+// A padded unpack's position's rows are one run of the tensor: x spans the
+// row's dimension and the rows of m follow each other.
+inline bool rows_one_run(const Plan& p) {
+  const Loop& xl = p.loops[p.pair_x];
+  const uint64_t row_elems = std::min(p.extent[xl.dim], xl.count * p.loops.back().count);
+  return row_elems == p.extent[xl.dim] && p.loops[p.pair_m].ls == row_elems;
+}
+
 template <bool kHalf>
 LC_HTP_AVX512 void walk_pairs_padded(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys,
                                      uint64_t begin, uint64_t end) {
@@ -1274,44 +1321,24 @@ LC_HTP_AVX512 void walk_pairs_padded(const Plan& p, const std::vector<Loop>& loo
 // Avx512Lines for 64-byte rows of 8 MiB or more without VBMI, whose logical
 // rows follow each other: a row's pieces are stored whole at their places in
 // a stage in L1 (the last one's tail is the next row's head, written after
-// it), whose whole lines stream out once it holds kFlush bytes, the rest of
-// its last line moved to its front; a row that does not continue the run
-// starts another (walk_pairs_padded_avx2's stage). Depth32 fp16 1 x 255 x
+// it), whose whole lines stream out every few KiB (RunStage, as
+// walk_pairs_padded_avx2's). Depth32 fp16 1 x 255 x
 // 255 x 125 on a Zen 5 capped at AVX-512 without VBMI, pinned, alternating,
 // against each piece stored to the tensor: 0.68-0.81 of memcpy -> 0.95-0.99.
 struct Avx512StagedLines {
-  static constexpr uint64_t kFlush = 4096;
-  mutable std::vector<uint8_t> stage;
-  mutable uint8_t* run = nullptr;  // where the stage's bytes go
-  mutable uint64_t fill = 0;
-  explicit Avx512StagedLines(const Plan& p) : stage(kFlush + (p.loops[p.pair_x].count + 2) * 64) {}
+  mutable RunStage<&stream_run> stage;
+  explicit Avx512StagedLines(const Plan& p) : stage((p.loops[p.pair_x].count + 1) * 64) {}
   LC_HTP_AVX512 inline void unpack_row(uint8_t* dst, const uint8_t* src, uint64_t stride, uint64_t full, size_t last,
                                        uint64_t next) const {
-    if (dst != run + fill) {
-      if (fill != 0) stream_run(run, stage.data(), fill);
-      run = dst;
-      fill = 0;
-    }
-    uint8_t* at = stage.data() + fill;
-    for (uint64_t k = 0; k < full; ++k, src += stride, at += 64) {
+    uint8_t* at = stage.at(dst);
+    for (uint64_t k = 0; k < full + (last != 0); ++k, src += stride, at += 64) {
       fetch_piece(src, next);
       _mm512_storeu_si512(at, _mm512_loadu_si512(src));
     }
-    if (last != 0) {
-      fetch_piece(src, next);
-      _mm512_storeu_si512(at, _mm512_loadu_si512(src));
-    }
-    fill += 64 * full + last;
-    if (fill >= kFlush) {
-      const uint64_t cut = fill - reinterpret_cast<uintptr_t>(run + fill) % 64;  // to the tensor's last line boundary
-      stream_run(run, stage.data(), cut);
-      std::memmove(stage.data(), stage.data() + cut, fill - cut);
-      run += cut;
-      fill -= cut;
-    }
+    stage.added(64 * full + last);
   }
   LC_HTP_AVX512 void finish() const {
-    if (fill != 0) stream_run(run, stage.data(), fill);
+    stage.finish();
     _mm_sfence();
   }
 };
@@ -1391,15 +1418,12 @@ __attribute__((target("avx2"))) void walk_pairs_padded_avx2(const Plan& p, const
   // position is a run of 8 pixels (1 x 250 x 250 x 250 uint8 on a Zen 4
   // capped at AVX2, pinned, alternating: 0.43-0.68 of memcpy a position at a
   // time, 0.69-0.78 joined). The stage's whole lines leave once it holds
-  // kStageFlush bytes, after a logical row, the rest of its last line moved
-  // to its front, so that it stays in L1 (a Zen 5 capped at AVX2, pinned,
+  // RunStage::kFlush bytes, after a logical row, so that it stays in L1
+  // (a Zen 5 capped at AVX2, pinned,
   // alternating, against a stage of a whole run, up to 64 KiB: depth32 fp16
   // 1 x 255 x 255 x 125 0.61-0.66 of memcpy -> 0.76-0.85, crouton uint8 1 x
   // 250 x 250 x 250 0.56-0.58 -> 0.69-0.78; flushing at 2 or 8 KiB: slower).
-  constexpr uint64_t kStageFlush = 4096;
-  std::vector<uint8_t> stage(kStage ? kStageFlush + m_ls + 64 : 0);
-  uint8_t* run = nullptr;  // where the stage's bytes go
-  uint64_t fill = 0;
+  RunStage<&stream_run_avx2> stage(kStage ? m_ls : 0);
   std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
   uint64_t lbase = 0, pbase = 0;
   seek(loops, loops.size(), begin, &value, &x, &lbase, &pbase);
@@ -1407,11 +1431,6 @@ __attribute__((target("avx2"))) void walk_pairs_padded_avx2(const Plan& p, const
     const uint64_t m_valid = valid_middle_steps(p, x, a, b, ml);
     const uint8_t* src = phys + pbase * e;
     uint8_t* out = logical + lbase * e;
-    if (kStage && out != run + fill) {
-      if (fill != 0) stream_run_avx2(run, stage.data(), fill);
-      run = out;
-      fill = 0;
-    }
     if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
     const uint8_t* nx = seq && left > 1 ? phys + pbase * e : nullptr;
     for (uint64_t m = 0; m < m_valid; ++m) {
@@ -1421,7 +1440,7 @@ __attribute__((target("avx2"))) void walk_pairs_padded_avx2(const Plan& p, const
         }
       }
       const uint8_t* ph = src + m * unit;
-      uint8_t* lg = kStage ? stage.data() + fill : out + m * m_ls;
+      uint8_t* lg = kStage ? stage.at(out + m * m_ls) : out + m * m_ls;
       for (uint64_t i = 0, c = 0; i < xl.count && c < ext_a; i += step, c += step * row.count, ph += step * x_ps, lg += 64) {
         const uint64_t v = a_clipped ? std::min<uint64_t>(64, (ext_a - c) * e) : 64;
         const uint8_t* hi_at = kHalf ? ph + x_ps : ph + 32;
@@ -1442,22 +1461,13 @@ __attribute__((target("avx2"))) void walk_pairs_padded_avx2(const Plan& p, const
           store_piece_avx2(lg, lo, hi, v);
         }
       }
-      if (kStage) {
-        fill += m_ls;
-        if (fill >= kStageFlush) {
-          // Up to the last line boundary of the tensor; the rest (under a
-          // line) moves to the front.
-          const uint64_t cut = fill - reinterpret_cast<uintptr_t>(run + fill) % 64;
-          stream_run_avx2(run, stage.data(), cut);
-          std::memmove(stage.data(), stage.data() + cut, fill - cut);
-          run += cut;
-          fill -= cut;
-        }
-      }
+      if (kStage) stage.added(m_ls);
     }
   }
-  if (kStage && fill != 0) stream_run_avx2(run, stage.data(), fill);
-  if (kStage) _mm_sfence();
+  if (kStage) {
+    stage.finish();
+    _mm_sfence();
+  }
 }
 
 // The byte permutes of Avx512Gather, by the number f of bytes gathered: join
@@ -2809,12 +2819,7 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
     *loops = &p.pair_pad_outer;
     *outer = p.pair_pad_outer.size();
     const bool half = p.loops.back().count * p.elem == 32;
-    // A position's rows are one run of the tensor when x spans the row's
-    // dimension and the rows of m follow each other.
-    const Loop& xl = p.loops[p.pair_x];
-    const Loop& ml = p.loops[p.pair_m];
-    const uint64_t row_elems = std::min(p.extent[xl.dim], xl.count * p.loops.back().count);
-    const bool run = row_elems == p.extent[xl.dim] && ml.ls == row_elems && ml.count * ml.ls * p.elem <= kTileStageBytes;
+    const bool run = rows_one_run(p) && p.loops[p.pair_m].count * p.loops[p.pair_m].ls * p.elem <= kTileStageBytes;
     if (p.elements * p.elem >= kStreamBytes && run) {
       return half ? &walk_pairs_padded_avx2<true, true> : &walk_pairs_padded_avx2<false, true>;
     }
@@ -2827,11 +2832,7 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
     if (p.elements * p.elem >= kStreamBytes && has_avx512_vbmi()) {
       return half ? &walk_pairs_padded_seq<true> : &walk_pairs_padded_seq<false>;
     }
-    // A position's rows are one run of the tensor (as with AVX2 above).
-    const Loop& xl = p.loops[p.pair_x];
-    const uint64_t row_elems = std::min(p.extent[xl.dim], xl.count * p.loops.back().count);
-    if (p.elements * p.elem >= kStreamBytes && !half && row_elems == p.extent[xl.dim] &&
-        p.loops[p.pair_m].ls == row_elems) {
+    if (p.elements * p.elem >= kStreamBytes && !half && rows_one_run(p)) {
       return &walk_pairs_padded_staged;
     }
     return half ? &walk_pairs_padded<true> : &walk_pairs_padded<false>;
