@@ -2205,13 +2205,20 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
         if (valid == 0) rows[0] = rows[1] = rows[2] = rows[3] = logical;
         __m512i r[4], o[4];
         if (kPack) {
-          for (int k = 0; k < 4; ++k) {
-            if (valid == 64) {
+          // The test of valid outside the loops over k (here and in the
+          // unpack), so that r stays in registers: with it inside, GCC 12
+          // kept r on the stack, each line stored there and loaded back
+          // (measured on a Zen 4, 3 x 3 x 1024 x 1820, pinned, alternating,
+          // of memcpy: pack 0.56-0.73 -> 1.26-1.32, unpack 0.54-0.60 ->
+          // 0.60-0.65; capped at AVX2, whose walk keeps its rows in
+          // registers, the pack ran at 0.71-0.84).
+          if (valid == 64) {
+            _Pragma("GCC unroll 4") for (int k = 0; k < 4; ++k) {
               _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
               r[k] = load_halves(rows[k]);
-            } else {
-              r[k] = masked::_mm512_mask_loadu_epi8(pad, mask, rows[k]);
             }
+          } else {
+            _Pragma("GCC unroll 4") for (int k = 0; k < 4; ++k) r[k] = masked::_mm512_mask_loadu_epi8(pad, mask, rows[k]);
           }
           for (uint64_t n = 0; n < t.per_step && ahead < ahead_end; ++n, ahead += 64) {
             _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T2);  // mutate: equivalent (a prefetch: the same bytes)
@@ -2247,13 +2254,13 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
           o[2] = two ? _mm512_loadu_si512(pa + t.xl.ps) : pad;
           o[3] = two ? _mm512_loadu_si512(pa + t.xl.ps + 64) : pad;
           unpack_32x4x2(o, r);
-          for (int k = 0; k < 4; ++k) {
-            if (valid == 64) {
+          if (valid == 64) {
+            _Pragma("GCC unroll 4") for (int k = 0; k < 4; ++k) {
               if (!t.block) _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
               _mm512_storeu_si512(rows[k], r[k]);
-            } else {
-              masked::_mm512_mask_storeu_epi8(rows[k], mask, r[k]);
             }
+          } else {
+            _Pragma("GCC unroll 4") for (int k = 0; k < 4; ++k) masked::_mm512_mask_storeu_epi8(rows[k], mask, r[k]);
           }
         }
       }
