@@ -1767,7 +1767,9 @@ LC_HTP_AVX512 inline void tile_pair_32x4_rows(uint8_t* a, uint8_t* b, uint8_t* c
   __m512i o[4] = {_mm512_load_si512(a), _mm512_load_si512(a + 64), _mm512_load_si512(b), _mm512_load_si512(b + 64)};
   __m512i r[4];
   unpack_32x4x2(o, r);
-  for (int k = 0; k < 4; ++k) {
+  // Unrolled, so that r stays in registers (rolled, GCC 12 stored the four
+  // rows on the stack and loaded each back to store it; see walk_tile_cols).
+  _Pragma("GCC unroll 4") for (int k = 0; k < 4; ++k) {
     if ((rows >> k) & 1) store_line<kStream>(lines[k], r[k]);
   }
 }
@@ -1871,7 +1873,7 @@ struct Avx2TilePair {
     }
     unpack_32x4_avx2(oa, ra);
     unpack_32x4_avx2(ob, rb);
-    for (int k = 0; k < 4; ++k) {
+    _Pragma("GCC unroll 4") for (int k = 0; k < 4; ++k) {  // unrolled: see tile_pair_32x4_rows
       if ((rows >> k) & 1) {
         store_half<kStream>(lines[k], ra[k]);
         store_half<kStream>(lines[k] + 32, rb[k]);
