@@ -1821,7 +1821,7 @@ __attribute__((target("avx2"), always_inline)) inline void unpack_32x4_avx2(cons
                                           0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   const __m256i pair_lanes = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   __m256i w[4];
-  for (int i = 0; i < 4; ++i) {
+  _Pragma("GCC unroll 4") for (int i = 0; i < 4; ++i) {
     // 8-byte piece k: row k, depths 8i..8i+7.
     w[i] = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(o[i], by_row), pair_lanes);
   }
@@ -1847,27 +1847,33 @@ __attribute__((target("avx2"), always_inline)) inline void store_half(uint8_t* a
 // 0.26-0.30 / 0.34 -> 0.72-0.83 / 0.60-0.68, crouton2x2 0.59 / 0.49-0.52 ->
 // 0.81-0.86 / 0.59-0.61; 1 x 256 x 256 x 1024 crouton4x1 0.91-0.98 /
 // 0.73-0.78 -> 1.27-1.31 / 1.04-1.31, crouton2x2 1.02-1.08 / 0.71-0.77 ->
-// 1.23-1.31 / 0.97-1.02.
+// 1.23-1.31 / 0.97-1.02. Its loops over the rows and pieces, and those of
+// the transposes, are unrolled by pragma: GCC 12 left them rolled and kept
+// the registers on the stack, each stored and loaded back (the same capped,
+// pinned, alternating, 1 x 255 x 255 x 256, pack / unpack: crouton4x1
+// 0.68-0.70 / 0.63-0.65 -> 1.05 / 0.84, crouton2x2 0.74 / 0.63-0.64 ->
+// 1.04-1.07 / 0.84-0.99; the weights' walk_tile_cols_avx2, 3 x 3 x 1024 x
+// 1820, 0.77 / 0.49-0.51 -> 1.05 / 0.62-0.64).
 struct Avx2TilePair {
   template <bool kPack, bool kStream>
   static __attribute__((target("avx2"))) inline void pair(uint8_t* a, uint8_t* b,
                                                                           uint8_t* const* lines) {
     if (!kPack) return rows<kStream>(a, b, lines, 0xF);
     __m256i ra[4], rb[4], oa[4], ob[4];
-    for (int k = 0; k < 4; ++k) {
+    _Pragma("GCC unroll 4") for (int k = 0; k < 4; ++k) {
       ra[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(lines[k]));
       rb[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(lines[k] + 32));
     }
     pack_32x4_avx2(ra, oa);
     pack_32x4_avx2(rb, ob);
-    for (int i = 0; i < 4; ++i) store_half<kStream>(a + 32 * i, oa[i]);
-    for (int i = 0; i < 4; ++i) store_half<kStream>(b + 32 * i, ob[i]);
+    _Pragma("GCC unroll 4") for (int i = 0; i < 4; ++i) store_half<kStream>(a + 32 * i, oa[i]);
+    _Pragma("GCC unroll 4") for (int i = 0; i < 4; ++i) store_half<kStream>(b + 32 * i, ob[i]);
   }
   template <bool kStream>
   static __attribute__((target("avx2"))) inline void rows(uint8_t* a, uint8_t* b,
                                                                           uint8_t* const* lines, unsigned rows) {
     __m256i oa[4], ob[4], ra[4], rb[4];
-    for (int i = 0; i < 4; ++i) {
+    _Pragma("GCC unroll 4") for (int i = 0; i < 4; ++i) {
       oa[i] = _mm256_load_si256(reinterpret_cast<const __m256i*>(a + 32 * i));
       ob[i] = _mm256_load_si256(reinterpret_cast<const __m256i*>(b + 32 * i));
     }
@@ -2306,13 +2312,13 @@ __attribute__((target("avx2"), flatten)) void walk_tile_cols_avx2(const Plan& p,
         __m256i ra[4], rb[4], oa[4], ob[4];
         if (kPack) {
           if (valid == 64) {
-            for (int k = 0; k < 4; ++k) {
+            _Pragma("GCC unroll 4") for (int k = 0; k < 4; ++k) {
               _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
               ra[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[k]));
               rb[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[k] + 32));
             }
           } else {
-            for (int k = 0; k < 4; ++k) {
+            _Pragma("GCC unroll 4") for (int k = 0; k < 4; ++k) {
               std::memset(buf[k], p.pad_element[0], 64);
               if (valid != 0) std::memcpy(buf[k], rows[k], valid);
               ra[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(buf[k]));
@@ -2323,13 +2329,13 @@ __attribute__((target("avx2"), flatten)) void walk_tile_cols_avx2(const Plan& p,
             _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T2);
           }
           pack_32x4_avx2(ra, oa);
-          for (int h = 0; h < 4; ++h) {
+          _Pragma("GCC unroll 4") for (int h = 0; h < 4; ++h) {
             if (kStream) _mm256_stream_si256(reinterpret_cast<__m256i*>(pa + 32 * h), oa[h]);
             else _mm256_storeu_si256(reinterpret_cast<__m256i*>(pa + 32 * h), oa[h]);
           }
           if (two) {
             pack_32x4_avx2(rb, ob);
-            for (int h = 0; h < 4; ++h) {
+            _Pragma("GCC unroll 4") for (int h = 0; h < 4; ++h) {
               if (kStream) _mm256_stream_si256(reinterpret_cast<__m256i*>(pa + t.xl.ps + 32 * h), ob[h]);
               else _mm256_storeu_si256(reinterpret_cast<__m256i*>(pa + t.xl.ps + 32 * h), ob[h]);
             }
@@ -2344,15 +2350,15 @@ __attribute__((target("avx2"), flatten)) void walk_tile_cols_avx2(const Plan& p,
           _mm_prefetch(reinterpret_cast<const char*>(next + 64), _MM_HINT_T0);
           _mm_prefetch(reinterpret_cast<const char*>(next + t.xl.ps), _MM_HINT_T0);
           _mm_prefetch(reinterpret_cast<const char*>(next + t.xl.ps + 64), _MM_HINT_T0);
-          for (int h = 0; h < 4; ++h) oa[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pa + 32 * h));
+          _Pragma("GCC unroll 4") for (int h = 0; h < 4; ++h) oa[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pa + 32 * h));
           unpack_32x4_avx2(oa, ra);
           if (two) {
-            for (int h = 0; h < 4; ++h) ob[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pa + t.xl.ps + 32 * h));
+            _Pragma("GCC unroll 4") for (int h = 0; h < 4; ++h) ob[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pa + t.xl.ps + 32 * h));
             unpack_32x4_avx2(ob, rb);
           } else {
             for (int k = 0; k < 4; ++k) rb[k] = ra[k];
           }
-          for (int k = 0; k < 4; ++k) {
+          _Pragma("GCC unroll 4") for (int k = 0; k < 4; ++k) {
             if (valid == 64) {
               if (!t.block) _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
               _mm256_storeu_si256(reinterpret_cast<__m256i*>(rows[k]), ra[k]);
