@@ -2218,8 +2218,8 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
           // kept r on the stack, each line stored there and loaded back
           // (measured on a Zen 4, 3 x 3 x 1024 x 1820, pinned, alternating,
           // of memcpy: pack 0.56-0.73 -> 1.26-1.32, unpack 0.54-0.60 ->
-          // 0.60-0.65; capped at AVX2, whose walk keeps its rows in
-          // registers, the pack ran at 0.71-0.84).
+          // 0.60-0.65). walk_tile_cols_avx2 had the same fault in its own
+          // loops (see Avx2TilePair).
           if (valid == 64) {
             _Pragma("GCC unroll 4") for (int k = 0; k < 4; ++k) {
               _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
