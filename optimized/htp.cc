@@ -78,6 +78,14 @@
 #define LC_HTP_X86 1
 #endif
 
+// Complete unrolling of a loop of four over an array of vector registers
+// (rows, lines or pieces of a tile). GCC 12 at -O2 left such loops rolled,
+// most of all with a branch inside, and then kept the array on the stack:
+// each register stored there and loaded back before its own store (what
+// that cost the tile columns' and tile pairs' walks on a Zen 4: see
+// walk_tile_cols, walk_tile_cols_avx2 and Avx2TilePair).
+#define LC_HTP_UNROLL4 _Pragma("GCC unroll 4")
+
 namespace layoutcheck {
 namespace {
 
@@ -1767,9 +1775,7 @@ LC_HTP_AVX512 inline void tile_pair_32x4_rows(uint8_t* a, uint8_t* b, uint8_t* c
   __m512i o[4] = {_mm512_load_si512(a), _mm512_load_si512(a + 64), _mm512_load_si512(b), _mm512_load_si512(b + 64)};
   __m512i r[4];
   unpack_32x4x2(o, r);
-  // Unrolled, so that r stays in registers (rolled, GCC 12 stored the four
-  // rows on the stack and loaded each back to store it; see walk_tile_cols).
-  _Pragma("GCC unroll 4") for (int k = 0; k < 4; ++k) {
+  LC_HTP_UNROLL4 for (int k = 0; k < 4; ++k) {
     if ((rows >> k) & 1) store_line<kStream>(lines[k], r[k]);
   }
 }
@@ -1821,7 +1827,7 @@ __attribute__((target("avx2"), always_inline)) inline void unpack_32x4_avx2(cons
                                           0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   const __m256i pair_lanes = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   __m256i w[4];
-  _Pragma("GCC unroll 4") for (int i = 0; i < 4; ++i) {
+  LC_HTP_UNROLL4 for (int i = 0; i < 4; ++i) {
     // 8-byte piece k: row k, depths 8i..8i+7.
     w[i] = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(o[i], by_row), pair_lanes);
   }
@@ -1847,39 +1853,36 @@ __attribute__((target("avx2"), always_inline)) inline void store_half(uint8_t* a
 // 0.26-0.30 / 0.34 -> 0.72-0.83 / 0.60-0.68, crouton2x2 0.59 / 0.49-0.52 ->
 // 0.81-0.86 / 0.59-0.61; 1 x 256 x 256 x 1024 crouton4x1 0.91-0.98 /
 // 0.73-0.78 -> 1.27-1.31 / 1.04-1.31, crouton2x2 1.02-1.08 / 0.71-0.77 ->
-// 1.23-1.31 / 0.97-1.02. Its loops over the rows and pieces, and those of
-// the transposes, are unrolled by pragma: GCC 12 left them rolled and kept
-// the registers on the stack, each stored and loaded back (the same capped,
-// pinned, alternating, 1 x 255 x 255 x 256, pack / unpack: crouton4x1
-// 0.68-0.70 / 0.63-0.65 -> 1.05 / 0.84, crouton2x2 0.74 / 0.63-0.64 ->
-// 1.04-1.07 / 0.84-0.99; the weights' walk_tile_cols_avx2, 3 x 3 x 1024 x
-// 1820, 0.77 / 0.49-0.51 -> 1.05 / 0.62-0.64).
+// 1.23-1.31 / 0.97-1.02. Its loops and those of the transposes unrolled
+// (LC_HTP_UNROLL4; the same capped, pinned, alternating, 1 x 255 x 255 x 256,
+// pack / unpack: crouton4x1 0.68-0.70 / 0.63-0.65 -> 1.05 / 0.84, crouton2x2
+// 0.74 / 0.63-0.64 -> 1.04-1.07 / 0.84-0.99).
 struct Avx2TilePair {
   template <bool kPack, bool kStream>
   static __attribute__((target("avx2"))) inline void pair(uint8_t* a, uint8_t* b,
                                                                           uint8_t* const* lines) {
     if (!kPack) return rows<kStream>(a, b, lines, 0xF);
     __m256i ra[4], rb[4], oa[4], ob[4];
-    _Pragma("GCC unroll 4") for (int k = 0; k < 4; ++k) {
+    LC_HTP_UNROLL4 for (int k = 0; k < 4; ++k) {
       ra[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(lines[k]));
       rb[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(lines[k] + 32));
     }
     pack_32x4_avx2(ra, oa);
     pack_32x4_avx2(rb, ob);
-    _Pragma("GCC unroll 4") for (int i = 0; i < 4; ++i) store_half<kStream>(a + 32 * i, oa[i]);
-    _Pragma("GCC unroll 4") for (int i = 0; i < 4; ++i) store_half<kStream>(b + 32 * i, ob[i]);
+    LC_HTP_UNROLL4 for (int i = 0; i < 4; ++i) store_half<kStream>(a + 32 * i, oa[i]);
+    LC_HTP_UNROLL4 for (int i = 0; i < 4; ++i) store_half<kStream>(b + 32 * i, ob[i]);
   }
   template <bool kStream>
   static __attribute__((target("avx2"))) inline void rows(uint8_t* a, uint8_t* b,
                                                                           uint8_t* const* lines, unsigned rows) {
     __m256i oa[4], ob[4], ra[4], rb[4];
-    _Pragma("GCC unroll 4") for (int i = 0; i < 4; ++i) {
+    LC_HTP_UNROLL4 for (int i = 0; i < 4; ++i) {
       oa[i] = _mm256_load_si256(reinterpret_cast<const __m256i*>(a + 32 * i));
       ob[i] = _mm256_load_si256(reinterpret_cast<const __m256i*>(b + 32 * i));
     }
     unpack_32x4_avx2(oa, ra);
     unpack_32x4_avx2(ob, rb);
-    _Pragma("GCC unroll 4") for (int k = 0; k < 4; ++k) {  // unrolled: see tile_pair_32x4_rows
+    LC_HTP_UNROLL4 for (int k = 0; k < 4; ++k) {
       if ((rows >> k) & 1) {
         store_half<kStream>(lines[k], ra[k]);
         store_half<kStream>(lines[k] + 32, rb[k]);
@@ -2214,19 +2217,17 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
         __m512i r[4], o[4];
         if (kPack) {
           // The test of valid outside the loops over k (here and in the
-          // unpack), so that r stays in registers: with it inside, GCC 12
-          // kept r on the stack, each line stored there and loaded back
-          // (measured on a Zen 4, 3 x 3 x 1024 x 1820, pinned, alternating,
-          // of memcpy: pack 0.56-0.73 -> 1.26-1.32, unpack 0.54-0.60 ->
-          // 0.60-0.65). walk_tile_cols_avx2 had the same fault in its own
-          // loops (see Avx2TilePair).
+          // unpack), and those unrolled, so that r stays in registers
+          // (LC_HTP_UNROLL4; measured on a Zen 4, 3 x 3 x 1024 x 1820,
+          // pinned, alternating, of memcpy: pack 0.56-0.73 -> 1.26-1.32,
+          // unpack 0.54-0.60 -> 0.60-0.65).
           if (valid == 64) {
-            _Pragma("GCC unroll 4") for (int k = 0; k < 4; ++k) {
+            LC_HTP_UNROLL4 for (int k = 0; k < 4; ++k) {
               _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
               r[k] = load_halves(rows[k]);
             }
           } else {
-            _Pragma("GCC unroll 4") for (int k = 0; k < 4; ++k) r[k] = masked::_mm512_mask_loadu_epi8(pad, mask, rows[k]);
+            LC_HTP_UNROLL4 for (int k = 0; k < 4; ++k) r[k] = masked::_mm512_mask_loadu_epi8(pad, mask, rows[k]);
           }
           for (uint64_t n = 0; n < t.per_step && ahead < ahead_end; ++n, ahead += 64) {
             _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T2);  // mutate: equivalent (a prefetch: the same bytes)
@@ -2263,12 +2264,12 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
           o[3] = two ? _mm512_loadu_si512(pa + t.xl.ps + 64) : pad;
           unpack_32x4x2(o, r);
           if (valid == 64) {
-            _Pragma("GCC unroll 4") for (int k = 0; k < 4; ++k) {
+            LC_HTP_UNROLL4 for (int k = 0; k < 4; ++k) {
               if (!t.block) _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
               _mm512_storeu_si512(rows[k], r[k]);
             }
           } else {
-            _Pragma("GCC unroll 4") for (int k = 0; k < 4; ++k) masked::_mm512_mask_storeu_epi8(rows[k], mask, r[k]);
+            LC_HTP_UNROLL4 for (int k = 0; k < 4; ++k) masked::_mm512_mask_storeu_epi8(rows[k], mask, r[k]);
           }
         }
       }
@@ -2285,7 +2286,8 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
 // wholly padding, go through rows on the stack (once per run of x).
 // Measured on a Zen 4 capped at AVX2 with 3 x 3 x 1024 x 1820, pinned,
 // alternating, against a tile at a time (walk_tiles_avx2): pack 0.32-0.36 of
-// memcpy -> 0.81-0.85, unpack 0.30-0.31 -> 0.50-0.52.
+// memcpy -> 0.81-0.85, unpack 0.30-0.31 -> 0.50-0.52; its loops unrolled
+// (LC_HTP_UNROLL4), 0.77 / 0.49-0.51 -> 1.05 / 0.62-0.64.
 template <bool kPack, bool kStream>
 __attribute__((target("avx2"), flatten)) void walk_tile_cols_avx2(const Plan& p, const std::vector<Loop>& loops,
                                                                   uint8_t* logical, uint8_t* phys, uint64_t begin,
@@ -2312,13 +2314,13 @@ __attribute__((target("avx2"), flatten)) void walk_tile_cols_avx2(const Plan& p,
         __m256i ra[4], rb[4], oa[4], ob[4];
         if (kPack) {
           if (valid == 64) {
-            _Pragma("GCC unroll 4") for (int k = 0; k < 4; ++k) {
+            LC_HTP_UNROLL4 for (int k = 0; k < 4; ++k) {
               _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
               ra[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[k]));
               rb[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[k] + 32));
             }
           } else {
-            _Pragma("GCC unroll 4") for (int k = 0; k < 4; ++k) {
+            LC_HTP_UNROLL4 for (int k = 0; k < 4; ++k) {
               std::memset(buf[k], p.pad_element[0], 64);
               if (valid != 0) std::memcpy(buf[k], rows[k], valid);
               ra[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(buf[k]));
@@ -2329,13 +2331,13 @@ __attribute__((target("avx2"), flatten)) void walk_tile_cols_avx2(const Plan& p,
             _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T2);
           }
           pack_32x4_avx2(ra, oa);
-          _Pragma("GCC unroll 4") for (int h = 0; h < 4; ++h) {
+          LC_HTP_UNROLL4 for (int h = 0; h < 4; ++h) {
             if (kStream) _mm256_stream_si256(reinterpret_cast<__m256i*>(pa + 32 * h), oa[h]);
             else _mm256_storeu_si256(reinterpret_cast<__m256i*>(pa + 32 * h), oa[h]);
           }
           if (two) {
             pack_32x4_avx2(rb, ob);
-            _Pragma("GCC unroll 4") for (int h = 0; h < 4; ++h) {
+            LC_HTP_UNROLL4 for (int h = 0; h < 4; ++h) {
               if (kStream) _mm256_stream_si256(reinterpret_cast<__m256i*>(pa + t.xl.ps + 32 * h), ob[h]);
               else _mm256_storeu_si256(reinterpret_cast<__m256i*>(pa + t.xl.ps + 32 * h), ob[h]);
             }
@@ -2350,15 +2352,15 @@ __attribute__((target("avx2"), flatten)) void walk_tile_cols_avx2(const Plan& p,
           _mm_prefetch(reinterpret_cast<const char*>(next + 64), _MM_HINT_T0);
           _mm_prefetch(reinterpret_cast<const char*>(next + t.xl.ps), _MM_HINT_T0);
           _mm_prefetch(reinterpret_cast<const char*>(next + t.xl.ps + 64), _MM_HINT_T0);
-          _Pragma("GCC unroll 4") for (int h = 0; h < 4; ++h) oa[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pa + 32 * h));
+          LC_HTP_UNROLL4 for (int h = 0; h < 4; ++h) oa[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pa + 32 * h));
           unpack_32x4_avx2(oa, ra);
           if (two) {
-            _Pragma("GCC unroll 4") for (int h = 0; h < 4; ++h) ob[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pa + t.xl.ps + 32 * h));
+            LC_HTP_UNROLL4 for (int h = 0; h < 4; ++h) ob[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pa + t.xl.ps + 32 * h));
             unpack_32x4_avx2(ob, rb);
           } else {
             for (int k = 0; k < 4; ++k) rb[k] = ra[k];
           }
-          _Pragma("GCC unroll 4") for (int k = 0; k < 4; ++k) {
+          LC_HTP_UNROLL4 for (int k = 0; k < 4; ++k) {
             if (valid == 64) {
               if (!t.block) _mm_prefetch(reinterpret_cast<const char*>(rows[k] + kAhead), _MM_HINT_T0);
               _mm256_storeu_si256(reinterpret_cast<__m256i*>(rows[k]), ra[k]);
