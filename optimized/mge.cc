@@ -4316,6 +4316,108 @@ LC_MGE_AVX2 uint64_t split_nibbles_avx2(const uint8_t* in, uint8_t* a, uint8_t* 
   return l;
 }
 
+// Without AVX-512, groups of 32k row pairs make their pairs straight in the
+// 8-bit blocks' stage, 32 pairs of kCols pixels at a time, and the 16-pixel
+// transposes read it (unpacking: write it, and the pairs are split straight
+// out of it), so the pairs take no stage of their own. Each 16-pixel piece
+// of a stage row holds its 8 even pixels before its 8 odd ones, and the
+// pieces of each 64 pixels lie in the order 0, 2, 1, 3: a row pair's 32
+// bytes of each parity (the two rows' nibbles ANDed and shifted together)
+// become two stage lines by a 64-bit unpack within lanes, and back, with no
+// byte shuffle or move across lanes; the transposes take the pixels in that
+// order. Measured on a Zen 4 capped at AVX2, pinned, alternating, 1 x 128 x
+// 64 x 64 int4 NCHW64, of memcpy: pack 0.23 -> 0.45 (pairs made in the stage
+// in pixel order 0.33), unpack 0.23 -> 0.40 (in pixel order 0.29-0.31); 16
+// x 128 x 256 x 128 unpack (streamed, non-temporal stores into lines)
+// 0.61-0.72 -> 0.76-0.97 in pixel order. Not for streamed packs, whose
+// pixels go out in whole lines by pack_streamed_rows_epi8_avx2 (the pairs of
+// those through this stage: 0.69-0.82 -> 0.58-0.64). Whole blocks; returns
+// the pixels done.
+LC_MGE_AVX2_INLINE uint64_t nibble_piece_at(uint64_t c) {
+  return (c & ~uint64_t{63}) | (c >> 4 & 1) << 5 | (c >> 5 & 1) << 4;
+}
+
+template <bool kPack, uint64_t kCols>
+LC_MGE_AVX2 uint64_t nibble_blocks_avx2(const Group& g, uint8_t* logical, uint8_t* phys, bool stream) {
+  alignas(64) uint8_t stage[32][kCols];
+  const __m256i low = _mm256_set1_epi8(0x0F), high = _mm256_set1_epi8(static_cast<char>(0xF0));
+  const uint64_t H = g.R / 2, L = g.L / kCols * kCols;
+  uint8_t* base = phys + g.pixels / 2;
+  const auto row_at = [&](uint64_t r, uint64_t l0) -> uint8_t* {
+    return g.rows[r] == kPad ? nullptr : logical + (g.rows[r] + l0) / 2;
+  };
+  const auto put = [](uint8_t* to, __m256i v, bool nt) __attribute__((target("avx2"), always_inline)) {
+    if (nt) _mm256_stream_si256(reinterpret_cast<__m256i*>(to), v);
+    else _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), v);
+  };
+  for (uint64_t kg = 0; kg < H; kg += 64) {  // 64 pairs' pixels (64 bytes) out together
+    const uint64_t ke = std::min<uint64_t>(H, kg + 64);
+    for (uint64_t l0 = 0; l0 < L; l0 += kCols) {
+      for (uint64_t k0 = kg; k0 < ke; k0 += 32) {
+        uint8_t* px = base + k0 + l0 * H;
+        if (kPack) {
+          for (uint64_t j = 0; j < 32; ++j) {
+            const uint8_t *a = row_at(2 * (k0 + j), l0), *b = row_at(2 * (k0 + j) + 1, l0);
+            for (uint64_t l = 0; l < kCols; l += 64) {
+              const __m256i x = a ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + l / 2)) : _mm256_setzero_si256();
+              const __m256i y = b ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + l / 2)) : _mm256_setzero_si256();
+              const __m256i even = _mm256_or_si256(_mm256_and_si256(x, low), _mm256_and_si256(_mm256_slli_epi16(y, 4), high));
+              const __m256i odd = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(x, 4), low), _mm256_and_si256(y, high));
+              _mm256_store_si256(reinterpret_cast<__m256i*>(stage[j] + l), _mm256_unpacklo_epi64(even, odd));
+              _mm256_store_si256(reinterpret_cast<__m256i*>(stage[j] + l + 32), _mm256_unpackhi_epi64(even, odd));
+            }
+          }
+        }
+        for (uint64_t c = 0; c < kCols; c += 16) {
+          const uint64_t at = nibble_piece_at(c);
+          __m256i v[16];  // pixels c, c + 2, ..., c + 14, c + 1, c + 3, ..., c + 15
+          if (kPack) {
+            LC_MGE_UNROLL
+            for (int k = 0; k < 16; ++k) {
+              const __m128i lo = _mm_load_si128(reinterpret_cast<const __m128i*>(stage[k] + at));
+              const __m128i hi = _mm_load_si128(reinterpret_cast<const __m128i*>(stage[k + 16] + at));
+              v[k] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+            }
+            byte_transpose::transpose16x16_epi8_x2(v);
+            LC_MGE_UNROLL
+            for (int k = 0; k < 8; ++k) {
+              _mm256_storeu_si256(reinterpret_cast<__m256i*>(px + (c + 2 * k) * H), v[k]);
+              _mm256_storeu_si256(reinterpret_cast<__m256i*>(px + (c + 2 * k + 1) * H), v[8 + k]);
+            }
+          } else {
+            LC_MGE_UNROLL
+            for (int k = 0; k < 8; ++k) {
+              v[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(px + (c + 2 * k) * H));
+              v[8 + k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(px + (c + 2 * k + 1) * H));
+            }
+            byte_transpose::transpose16x16_epi8_x2(v);
+            LC_MGE_UNROLL
+            for (int j = 0; j < 16; ++j) {
+              _mm_store_si128(reinterpret_cast<__m128i*>(stage[j] + at), _mm256_castsi256_si128(v[j]));
+              _mm_store_si128(reinterpret_cast<__m128i*>(stage[j + 16] + at), _mm256_extracti128_si256(v[j], 1));
+            }
+          }
+        }
+        if (kPack) continue;
+        for (uint64_t j = 0; j < 32; ++j) {
+          uint8_t *a = row_at(2 * (k0 + j), l0), *b = row_at(2 * (k0 + j) + 1, l0);
+          const bool nt_a = stream && reinterpret_cast<uintptr_t>(a) % 32 == 0;
+          const bool nt_b = stream && reinterpret_cast<uintptr_t>(b) % 32 == 0;
+          if (!a && !b) continue;
+          for (uint64_t l = 0; l < kCols; l += 64) {
+            const __m256i v0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(stage[j] + l));
+            const __m256i v1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(stage[j] + l + 32));
+            const __m256i even = _mm256_unpacklo_epi64(v0, v1), odd = _mm256_unpackhi_epi64(v0, v1);
+            if (a) put(a + l / 2, _mm256_or_si256(_mm256_and_si256(even, low), _mm256_and_si256(_mm256_slli_epi16(odd, 4), high)), nt_a);
+            if (b) put(b + l / 2, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(even, 4), low), _mm256_and_si256(odd, high)), nt_b);
+          }
+        }
+      }
+    }
+  }
+  return L;
+}
+
 // 4-bit elements, 64 rows paired into bytes (nibble_pairs' condition), pack,
 // AVX-512BW: 128 pixels a step, so that each row gives one whole line and the
 // 32 row pairs' bytes go through registers into the 32-row transpose of
@@ -4528,6 +4630,11 @@ bool nibble_pairs(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys
       start = p.stream || aliased ? unpack_nibble_pairs_x128<512>(g, logical, phys, p.stream)
                                   : unpack_nibble_pairs_x128<256>(g, logical, phys, p.stream);
     }
+  }
+  if (H % 32 == 0 && !(kPack && p.stream) && !have_avx512() && have_avx2()) {
+    start = kPack || p.stream    ? nibble_blocks_avx2<kPack, kStageCols>(g, logical, phys, p.stream)
+            : long_stage_fits_l1() ? nibble_blocks_avx2<kPack, kLongStageCols>(g, logical, phys, false)
+                                   : nibble_blocks_avx2<kPack, kMidStageCols>(g, logical, phys, false);
   }
 #endif
   for (uint64_t l0 = start; l0 < g.L; l0 += block) {

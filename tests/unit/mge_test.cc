@@ -308,6 +308,21 @@ TEST(MgeLarge, int4_row_pairs_from_a_line_and_inside_one) {
   }
 }
 
+// The same in cache (the pairs made in the 8-bit blocks' stage without
+// AVX-512): 64 rows of 4096 pixels (whole blocks), 97 channels (a pair with
+// one padding row, pairs of padding only) of 1050 pixels (a tail), NHWC of
+// 128 channels (64 row pairs, two blocks of 32 a step) and of 64.
+TEST(MgeLarge, int4_row_pairs_in_cache) {
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"mge.nchw64", "int4", "1,128,64,64"},
+           {"mge.nchw64", "int4", "2,97,30,35"},
+           {"mge.nhwc", "int4", "1,128,40,40"},
+           {"mge.nhwc", "uint4", "3,64,17,61"},
+       }) {
+    expect_both_ways_from_a_line_and_inside_one(layout, dtype, shape, 10);
+  }
+}
+
 // Streamed groups of rows the fastest tiles do not take: packs through a
 // stage of padded pixels closed up straight to memory (8-bit of 24 and 13
 // rows, 16-bit of 20 and 12, 32-bit of 12 and 17), non-temporal when the
