@@ -3,6 +3,11 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#endif
 
 namespace layoutcheck {
 
@@ -24,6 +29,26 @@ Isa detect() {
   if (__builtin_cpu_supports("ssse3")) return Isa::kSsse3;
 #endif
   return Isa::kPortable;
+}
+
+// AMD family 0x19 (Zen 3 and Zen 4) with AVX-512 is Zen 4.
+bool detect_split_512() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
+  char vendor[13] = {};
+  std::memcpy(vendor, &b, 4), std::memcpy(vendor + 4, &d, 4), std::memcpy(vendor + 8, &c, 4);
+  if (std::strcmp(vendor, "AuthenticAMD") != 0 || !__get_cpuid(1, &a, &b, &c, &d)) return false;
+  const unsigned base = a >> 8 & 0xF, family = base == 0xF ? base + (a >> 20 & 0xFF) : base;
+  return family == 0x19 && detect() >= Isa::kAvx512;
+#else
+  return false;
+#endif
+}
+
+std::atomic<int8_t>& split_override() {  // -1: the CPU's answer
+  static std::atomic<int8_t> s{-1};
+  return s;
 }
 
 // The cap from LAYOUTCHECK_ISA; an unknown value is reported once and ignored.
@@ -74,6 +99,15 @@ std::vector<Isa> available_isas() {
   for (uint8_t i = 0; i <= static_cast<uint8_t>(cpu_isa()); ++i) out.push_back(static_cast<Isa>(i));
   return out;
 }
+
+bool splits_512bit_ops() {
+  static const bool cpu = detect_split_512();
+  const int8_t s = split_override().load(std::memory_order_relaxed);
+  return s < 0 ? cpu : s != 0;
+}
+
+Split512Scope::Split512Scope(bool split) : saved_(split_override().exchange(split ? 1 : 0)) {}
+Split512Scope::~Split512Scope() { split_override().store(saved_); }
 
 IsaCapScope::IsaCapScope(Isa c) : saved_(cap().exchange(static_cast<uint8_t>(c))) {}
 IsaCapScope::~IsaCapScope() { cap().store(saved_); }

@@ -45,6 +45,25 @@ inline bool isa_at_least(Isa level) { return static_cast<uint8_t>(optimized_isa(
 // The levels up to cpu_isa(), portable first: the paths a test can run here.
 std::vector<Isa> available_isas();
 
+// Whether this CPU runs each 512-bit operation as two 256-bit halves (AMD Zen
+// 4: family 0x19 with AVX-512; Zen 5 and Intel's AVX-512 cores have whole
+// 512-bit units), so that a kernel bound by its 512-bit shuffles may run
+// slower than its AVX2 form. A kernel whose AVX2 form measured faster on such
+// a CPU asks this, never the CPU directly; the innermost Split512Scope sets
+// the answer, so that a test reaches both forms on any CPU with AVX-512.
+bool splits_512bit_ops();
+
+class Split512Scope {
+ public:
+  explicit Split512Scope(bool split);
+  ~Split512Scope();
+  Split512Scope(const Split512Scope&) = delete;
+  Split512Scope& operator=(const Split512Scope&) = delete;
+
+ private:
+  int8_t saved_;
+};
+
 class IsaCapScope {
  public:
   explicit IsaCapScope(Isa cap);

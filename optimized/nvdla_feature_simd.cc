@@ -461,6 +461,19 @@ bool feature_copy_avx512(const FeatureGeometry& g, const uint8_t* src, uint8_t* 
   const Runs runs = runs_of(g);
   const uint64_t physical = g.surfaces * g.ss, logical = g.C * g.H * g.W * g.eb;
   const bool streaming = (pack ? physical : logical) >= kStreamingBytes;
+  // Streamed unpacks on a CPU that splits 512-bit operations in two take the
+  // AVX2 squares of atom_lines instead: a block's 64 (32) positions take
+  // their transposes' 512-bit shuffles at half rate there, and the int8
+  // one's 32 registers spill. Measured on a Zen 4, pinned, alternating, 256
+  // x 256 x 256, the unpack's own time in ms: int8 1.26-1.28 -> 0.85-0.90,
+  // fp16 0.98-1.04 -> 0.66-0.73, int8 with lines 8224 bytes apart 1.27-1.32
+  // -> 0.85-0.86 (fetching 2 or 8 KiB ahead, into L2 or non-temporally,
+  // groups of 8 blocks, unmasked loads and 256-bit non-temporal stores left
+  // the AVX-512 unpack at 0.87-1.08 for fp16). Its packs keep AVX-512
+  // (faster there: fp16 1.04-1.28 of memcpy against 0.93-1.01), and so does
+  // every unpack on a Zen 5 (0.82 int8 and 0.95 fp16 of memcpy against
+  // 0.63-0.67 and 0.74 capped at AVX2).
+  if (!pack && streaming && splits_512bit_ops()) return false;
   const uint64_t per_atom = kAtom / g.eb;
   if (!streaming && group_permutes::fits(per_atom, g.H * g.W, g.eb) && g.ls == g.W * kAtom && g.ss == g.H * g.ls &&
       isa_at_least(Isa::kAvx512Vbmi)) {

@@ -56,6 +56,25 @@ TEST(Isa, the_cpu_level_follows_the_cpu_features) {
 }
 #endif
 
+// A split scope sets the answer, the inner one wins, and each end restores
+// the one before; no AVX-512, no split (the CPU's own answer).
+TEST(Isa, a_split_scope_sets_the_answer_and_its_end_restores_it) {
+  const bool cpu = splits_512bit_ops();
+  if (cpu_isa() < Isa::kAvx512) {
+    EXPECT_FALSE(cpu);
+  }
+  {
+    Split512Scope on(true);
+    EXPECT_TRUE(splits_512bit_ops());
+    {
+      Split512Scope off(false);
+      EXPECT_FALSE(splits_512bit_ops());
+    }
+    EXPECT_TRUE(splits_512bit_ops());
+  }
+  EXPECT_EQ(splits_512bit_ops(), cpu);
+}
+
 TEST(Isa, available_levels_run_from_portable_to_the_cpu) {
   const std::vector<Isa> levels = available_isas();
   ASSERT_FALSE(levels.empty());

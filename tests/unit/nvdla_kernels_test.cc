@@ -138,7 +138,8 @@ TEST(NvdlaKernels, equal_the_reference_at_every_isa_level) {
 }
 
 // Tensors of 4 MiB and more below AVX-512 stream their atoms (pack) and rows
-// (unpack) out of the stage: a partial last surface and a last chunk of a line
+// (unpack) out of the stage, and so do unpacks with AVX-512 where 512-bit
+// operations split in two (Split512Scope: both ways on any CPU): a partial last surface and a last chunk of a line
 // shorter than the stage's, line and surface gaps, SDP data of 64-byte atoms.
 TEST(NvdlaKernels, streamed_atom_lines_equal_the_reference) {
   const Shape shapes[] = {{"nvdla.feature", "int8", "40,240,280"},
@@ -150,8 +151,12 @@ TEST(NvdlaKernels, streamed_atom_lines_equal_the_reference) {
     for (const Shape& s : shapes) {
       const Case c = must_case(s.layout, s.dtype, s.shape);
       ASSERT_GE(*reference_impl().size_bytes(c), uint64_t{4} << 20) << s.layout;
-      CheckReport r = check(c, reference_impl(), optimized_impl());
-      EXPECT_EQ(r.verdict, Verdict::kPass) << isa_name(isa) << " " << s.layout << " " << r.message;
+      // The AVX-512 unpacks and, where 512-bit operations split, the AVX2 squares instead.
+      for (bool split : {false, true}) {
+        Split512Scope halves(split);
+        CheckReport r = check(c, reference_impl(), optimized_impl());
+        EXPECT_EQ(r.verdict, Verdict::kPass) << isa_name(isa) << " split " << split << " " << s.layout << " " << r.message;
+      }
     }
     // Each thread fences its own streaming stores.
     testing::expect_same_bytes_at_every_thread_count(shapes[0].layout, shapes[0].dtype, shapes[0].shape, {1, 3});
