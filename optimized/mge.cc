@@ -4002,7 +4002,7 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     return;
   }
   if (kPack && p.stream && p.bits == 16 && g.R % 32 == 0 &&
-      reinterpret_cast<uintptr_t>(phys + g.pixels * 2) % kLine == 0 && have_avx512()) {
+      reinterpret_cast<uintptr_t>(phys + g.pixels * 2) % kLine == 0 && have_avx512() && !splits_512bit_ops()) {
     // 16-bit elements, 32 | R: a pass of 32 rows over the whole run of pixels
     // writes whole lines (32 elements of every pixel), streamed straight out,
     // the rows fetched ahead (measured on a Zen 5, 8 x 64 x 256 x 256 fp16,
@@ -4014,13 +4014,18 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     return;
   }
   if (kPack && p.stream && p.bits == 16 && g.R % 32 == 0 &&
-      reinterpret_cast<uintptr_t>(phys + g.pixels * 2) % kLine == 0 && !have_avx512() && have_avx2()) {
+      reinterpret_cast<uintptr_t>(phys + g.pixels * 2) % kLine == 0 && have_avx2()) {
     // The same without AVX-512 (measured on a Zen 5 capped at AVX2, best of
     // 7, against the L1 stage below: NHWC 8 x 64 x 256 x 256 fp16 0.21 ->
     // 0.57 of memcpy, NCHW32 0.33 -> 0.60, NCHW64 8 x 128 x 256 x 128 0.25
     // -> 0.48, CHWN4 16 x 64 x 128 x 128 0.37 -> 0.51; each row's lines
     // fetched 256, 512, 1024, 2048, 4096 bytes ahead, into L1 or L2: 1024
-    // into L2 the best, 15% less time than none).
+    // into L2 the best, 15% less time than none), and with AVX-512 where
+    // 512-bit operations split in two (a Zen 4, pinned, alternating, the
+    // pack's time in ms against the 32 x 32 tiles above: NHWC 8 x 64 x 256 x
+    // 256 fp16 7.0-7.5 -> 4.7-4.9, NCHW32 5.5-5.8 -> 4.5-4.6, NCHW64 8 x 128
+    // x 256 x 128 5.6-5.8 -> 4.8-5.1, CHWN4 16 x 64 x 256 x 128 5.9 -> 5.5,
+    // NHWC 4 x 128 x 256 x 256 bf16 5.7-6.0 -> 4.8-5.4).
     const uint64_t done = pack_32rows_epi16_avx2_streamed(g, logical, phys);
     if (done < g.L) transpose_rest<kPack, 2>(g, logical, phys, done);
     return;

@@ -444,6 +444,20 @@ TEST(MgeLarge, streamed_tiles_at_every_isa_level) {
   }
 }
 
+// Where 512-bit operations split in two (Split512Scope), streamed 16-bit
+// packs of 32k rows whose pixels start on a line take the AVX2 rows' L1 stage
+// with AVX-512 about them.
+TEST(MgeLarge, streamed_16bit_packs_where_512bit_operations_split) {
+  Split512Scope split(true);
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"mge.nhwc", "fp16", "2,64,256,257"},
+           {"mge.nchw32", "bf16", "1,72,256,500"},
+           {"mge.chwn4", "fp16", "16,10,256,384"},
+       }) {
+    expect_both_ways_from_a_line_and_inside_one(layout, dtype, shape, 12);
+  }
+}
+
 // Streamed packs of 8-bit groups of 17 to 31 rows without AVX-512: two
 // 16-row tiles into an L1 stage, streamed out when the pixels start on 32
 // bytes (from a line), else through the L2 stage (16 bytes in): 24 rows and a
