@@ -902,18 +902,34 @@ LC_MGE_AVX2_INLINE void unstage_rows(uint8_t (*stage)[kCols], const uint64_t* ro
   }
 }
 
+// Columns at..at+15 of stage rows 0..15 (the low lanes) and 16..31 (the high
+// lanes) into v[0..15], and back.
+template <uint64_t kCols>
+LC_MGE_AVX2_INLINE void stage_pieces_in(const uint8_t (*stage)[kCols], uint64_t at, __m256i v[16]) {
+  LC_MGE_UNROLL
+  for (int k = 0; k < 16; ++k) {
+    const __m128i lo = _mm_load_si128(reinterpret_cast<const __m128i*>(stage[k] + at));
+    const __m128i hi = _mm_load_si128(reinterpret_cast<const __m128i*>(stage[k + 16] + at));
+    v[k] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+  }
+}
+
+template <uint64_t kCols>
+LC_MGE_AVX2_INLINE void stage_pieces_out(uint8_t (*stage)[kCols], uint64_t at, const __m256i v[16]) {
+  LC_MGE_UNROLL
+  for (int j = 0; j < 16; ++j) {
+    _mm_store_si128(reinterpret_cast<__m128i*>(stage[j] + at), _mm256_castsi256_si128(v[j]));
+    _mm_store_si128(reinterpret_cast<__m128i*>(stage[j + 16] + at), _mm256_extracti128_si256(v[j], 1));
+  }
+}
+
 // Stage columns c..c+15 of 32 rows -> 16 pixels of 32 bytes (pack), or back.
 template <bool kPack, uint64_t kCols>
 LC_MGE_AVX2_INLINE void transpose_16_pixels(uint8_t (*stage)[kCols], uint64_t c, uint8_t* out, uint64_t pitch,
                                             uint64_t n) {
   __m256i v[16];
   if (kPack) {
-    LC_MGE_UNROLL
-    for (int k = 0; k < 16; ++k) {
-      const __m128i lo = _mm_load_si128(reinterpret_cast<const __m128i*>(stage[k] + c));
-      const __m128i hi = _mm_load_si128(reinterpret_cast<const __m128i*>(stage[k + 16] + c));
-      v[k] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
-    }
+    stage_pieces_in(stage, c, v);
     byte_transpose::transpose16x16_epi8_x2(v);
     if (n == 16) {
       LC_MGE_UNROLL
@@ -932,11 +948,7 @@ LC_MGE_AVX2_INLINE void transpose_16_pixels(uint8_t (*stage)[kCols], uint64_t c,
       }
     }
     byte_transpose::transpose16x16_epi8_x2(v);
-    LC_MGE_UNROLL
-    for (int j = 0; j < 16; ++j) {
-      _mm_store_si128(reinterpret_cast<__m128i*>(stage[j] + c), _mm256_castsi256_si128(v[j]));
-      _mm_store_si128(reinterpret_cast<__m128i*>(stage[j + 16] + c), _mm256_extracti128_si256(v[j], 1));
-    }
+    stage_pieces_out(stage, c, v);
   }
 }
 
@@ -1020,12 +1032,7 @@ LC_MGE_AVX2 void pack_streamed_rows_epi8_avx2(const Group& g, const uint8_t* log
     else _mm256_storeu_si256(reinterpret_cast<__m256i*>(at), v);
   };
   const auto pixels = [&](uint64_t r, uint64_t c, __m256i v[16]) __attribute__((target("avx2"), always_inline)) {
-    LC_MGE_UNROLL
-    for (int k = 0; k < 16; ++k) {
-      const __m128i lo = _mm_load_si128(reinterpret_cast<const __m128i*>(stage[r + k] + c));
-      const __m128i hi = _mm_load_si128(reinterpret_cast<const __m128i*>(stage[r + k + 16] + c));
-      v[k] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
-    }
+    stage_pieces_in(stage + r, c, v);
     byte_transpose::transpose16x16_epi8_x2(v);  // v[k]: the 32 rows of pixel c + k
   };
   for (uint64_t rg = 0; rg < R; rg += span) {
@@ -4377,12 +4384,7 @@ LC_MGE_AVX2 uint64_t nibble_blocks_avx2(const Group& g, uint8_t* logical, uint8_
           const uint64_t at = nibble_piece_at(c);
           __m256i v[16];  // pixels c, c + 2, ..., c + 14, c + 1, c + 3, ..., c + 15
           if (kPack) {
-            LC_MGE_UNROLL
-            for (int k = 0; k < 16; ++k) {
-              const __m128i lo = _mm_load_si128(reinterpret_cast<const __m128i*>(stage[k] + at));
-              const __m128i hi = _mm_load_si128(reinterpret_cast<const __m128i*>(stage[k + 16] + at));
-              v[k] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
-            }
+            stage_pieces_in(stage, at, v);
             byte_transpose::transpose16x16_epi8_x2(v);
             LC_MGE_UNROLL
             for (int k = 0; k < 8; ++k) {
@@ -4396,11 +4398,7 @@ LC_MGE_AVX2 uint64_t nibble_blocks_avx2(const Group& g, uint8_t* logical, uint8_
               v[8 + k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(px + (c + 2 * k + 1) * H));
             }
             byte_transpose::transpose16x16_epi8_x2(v);
-            LC_MGE_UNROLL
-            for (int j = 0; j < 16; ++j) {
-              _mm_store_si128(reinterpret_cast<__m128i*>(stage[j] + at), _mm256_castsi256_si128(v[j]));
-              _mm_store_si128(reinterpret_cast<__m128i*>(stage[j + 16] + at), _mm256_extracti128_si256(v[j], 1));
-            }
+            stage_pieces_out(stage, at, v);
           }
         }
         if (kPack) continue;

@@ -139,8 +139,9 @@ TEST(NvdlaKernels, equal_the_reference_at_every_isa_level) {
 
 // Tensors of 4 MiB and more below AVX-512 stream their atoms (pack) and rows
 // (unpack) out of the stage, and so do unpacks with AVX-512 where 512-bit
-// operations split in two (Split512Scope: both ways on any CPU): a partial last surface and a last chunk of a line
-// shorter than the stage's, line and surface gaps, SDP data of 64-byte atoms.
+// operations split in two (Split512Scope: both ways on any CPU): a partial
+// last surface and a last chunk of a line shorter than the stage's, line and
+// surface gaps, SDP data of 64-byte atoms.
 TEST(NvdlaKernels, streamed_atom_lines_equal_the_reference) {
   const Shape shapes[] = {{"nvdla.feature", "int8", "40,240,280"},
                           {"nvdla.feature(line_stride=9312,surface_stride=2142272)", "fp16", "20,230,290"},
@@ -155,7 +156,8 @@ TEST(NvdlaKernels, streamed_atom_lines_equal_the_reference) {
       for (bool split : {false, true}) {
         Split512Scope halves(split);
         CheckReport r = check(c, reference_impl(), optimized_impl());
-        EXPECT_EQ(r.verdict, Verdict::kPass) << isa_name(isa) << " split " << split << " " << s.layout << " " << r.message;
+        EXPECT_EQ(r.verdict, Verdict::kPass)
+            << isa_name(isa) << " split " << split << " " << s.layout << " " << r.message;
       }
     }
     // Each thread fences its own streaming stores.
