@@ -166,9 +166,6 @@ struct Group {
   // (32)) over the whole run of pixels before the next rows; 16-bit tiles the
   // multiple of 32 (8) at or below it.
   uint64_t group_rows = 64;
-  // Rows far apart in memory, streamed: the 8-bit blocks fetch each row's
-  // lines ahead in software.
-  bool fetch_ahead = false;
   // An unpack in cache: the 8-bit blocks take long runs of each row.
   bool long_rows = false;
 };
@@ -796,7 +793,7 @@ uint64_t small_rows_pshufb(const Group& g, uint8_t* logical, uint8_t* phys) {
 constexpr uint64_t kStageCols = 256;  // columns per block: four cache lines of every row
 constexpr uint64_t kLongStageCols = 1024;  // the same, unpacking in cache (L1d of 48 KiB or more)
 constexpr uint64_t kMidStageCols = 512;    // the same, unpacking in cache (a smaller L1d)
-constexpr uint64_t kStagePrefetch = 4;  // blocks ahead a row is fetched
+constexpr uint64_t kStreamHalfCols = 128;  // columns of a half of the AVX2 streamed pack's stage
 
 // The last piece (n < 32 bytes) of a partial block's row, to or from a stage
 // row. The partial rows went by a copy of unknown size into the aligned stage,
@@ -838,20 +835,12 @@ LC_MGE_AVX2_INLINE void store_part(uint8_t* dst, __m256i v, uint64_t n) {
 
 template <uint64_t kCols>
 LC_MGE_AVX2_INLINE void stage_rows(uint8_t (*stage)[kCols], const uint64_t* rows, const uint8_t* logical,
-                                   uint64_t l0, uint64_t cols, bool fetch_ahead) {
+                                   uint64_t l0, uint64_t cols) {
   for (int j = 0; j < 32; ++j) {
     if (rows[j] == kPad) {
       std::memset(stage[j], 0, kCols);
     } else if (cols == kCols) {
       const uint8_t* src = logical + rows[j] + l0;
-      // 32 (or 64) rows far apart outrun the hardware prefetchers: each row's
-      // lines kStagePrefetch blocks ahead go into L1 now.
-      if (fetch_ahead) {
-        LC_MGE_UNROLL
-        for (uint64_t q = 0; q < kCols; q += kLine) {
-          _mm_prefetch(reinterpret_cast<const char*>(src + kStagePrefetch * kCols + q), _MM_HINT_T0);
-        }
-      }
       LC_MGE_UNROLL
       for (uint64_t k = 0; k < kCols; k += 32) {
         _mm256_store_si256(reinterpret_cast<__m256i*>(stage[j] + k),
@@ -965,7 +954,7 @@ LC_MGE_AVX2_INLINE uint64_t blocks_32x256_epi8_cols(const Group& g, uint8_t* log
       for (uint64_t r0 = rg; r0 < re; r0 += 32) {
         const uint64_t* rows = g.rows + r0;
         uint8_t* px = phys + g.pixels + r0 + l0 * pitch;
-        if (kPack) stage_rows(stage, rows, logical, l0, cols, g.fetch_ahead);
+        if (kPack) stage_rows(stage, rows, logical, l0, cols);
         for (uint64_t c = 0; c < cols; c += 16) {
           transpose_16_pixels<kPack, kCols>(stage, c, px + c * pitch, pitch, std::min<uint64_t>(16, cols - c));
         }
@@ -1010,64 +999,112 @@ LC_MGE_AVX2 void blocks_32x256_epi8_avx2(const Group& g, uint8_t* logical, uint8
   blocks_32x256_epi8<kPack>(g, logical, phys, 0);
 }
 
+// Rows begin..end - 1 of `rows`: `cols` bytes (a multiple of 16) from
+// column l0 into a half of the stage (zeros for a padding row).
+template <uint64_t kC>
+LC_MGE_AVX2_INLINE void fill_half_avx2(uint8_t (*half)[kC], const uint64_t* rows, const uint8_t* logical, uint64_t l0,
+                                       uint64_t cols, uint64_t begin, uint64_t end) {
+  for (uint64_t k = begin; k < end; ++k) {
+    if (rows[k] == kPad) {
+      for (uint64_t q = 0; q < cols; q += 16) _mm_store_si128(reinterpret_cast<__m128i*>(half[k] + q), _mm_setzero_si128());
+      continue;
+    }
+    const uint8_t* src = logical + rows[k] + l0;
+    if (cols == kC) {
+      LC_MGE_UNROLL
+      for (uint64_t q = 0; q < kC; q += 32) {
+        _mm256_store_si256(reinterpret_cast<__m256i*>(half[k] + q), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + q)));
+      }
+      continue;
+    }
+    uint64_t q = 0;
+    for (; q + 32 <= cols; q += 32) {
+      _mm256_store_si256(reinterpret_cast<__m256i*>(half[k] + q), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + q)));
+    }
+    if (q < cols) _mm_store_si128(reinterpret_cast<__m128i*>(half[k] + q), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + q)));
+  }
+}
+
 // Streamed packs of 8-bit groups of 32 or 64k rows with AVX2 (AVX-512 hosts
-// take pack_rows_x64_epi8_avx512 and its stage): 64 rows (32 for R == 32) go
-// through an L1 stage a block of kStageCols columns at a time, each row's
-// lines fetched kStagePrefetch blocks ahead, and every pixel's 64 bytes (a
-// pair of pixels of 32 rows) leave at once, whole lines with non-temporal
-// stores, where they went into an L2 stage by the blocks above and were
-// copied out from there (measured on a Zen 5 capped at AVX2, best of 7,
-// ratios to memcpy: NCHW32 int8 8 x 64 x 256 x 256 0.41 -> 0.54-0.60, NCHW64
-// int8 8 x 128 x 256 x 256 0.45 -> 0.52-0.55, CHWN4 int8 16 x 64 x 256 x 256
-// 0.40 -> 0.48-0.51, NCHW64 int4 16 x 128 x 256 x 128 0.40 -> 0.52; the rows
-// fetched 1, 2 or 8 blocks ahead, or into L2, within noise of 4 into L1).
+// take pack_rows_staged_epi8_avx512, whose pipeline this is): 64 rows (32 for
+// R == 32) go through an L1 stage of two halves of kStreamHalfCols columns;
+// while one half is transposed 16 pixels a step, each step fills its share of
+// the rows of the next block into the other half and fetches their lines of
+// the block after into L2, and every pixel's 64 bytes (a pair of pixels of 32
+// rows) leave at once, whole lines with non-temporal stores. Measured on a Zen
+// 4 capped at AVX2, pinned, alternating, of memcpy, 8 x 64 x 256 x 256 int8
+// (16 x 64 x 256 x 256 CHWN4), against one stage filled whole before its
+// transposes (each row's lines fetched four blocks ahead into L1): NCHW32
+// 0.55-0.73 -> 0.80-1.04, NCHW64 0.56-0.63 -> 0.74-1.02, CHWN4 0.50-0.70 ->
+// 0.74-0.91; the lines fetched into L1 instead 0.50-0.73 (all three), not at
+// all 0.34-0.61; halves of 64 columns par, of 256 (the whole L1d) 0.77-0.91.
+// 4-bit streamed packs come here through their pairs' stage: par.
 LC_MGE_AVX2 void pack_streamed_rows_epi8_avx2(const Group& g, const uint8_t* logical, uint8_t* phys) {
-  alignas(64) uint8_t stage[64][kStageCols];
+  constexpr uint64_t kC = kStreamHalfCols;
+  alignas(64) uint8_t stage[2][64][kC];
   alignas(32) uint8_t low[16][32];  // rows 0..31 of 16 pixels, while rows 32..63 are transposed
-  const uint64_t R = g.R, span = R == 32 ? 32 : 64;
+  const uint64_t R = g.R, span = R == 32 ? 32 : 64, L16 = g.L / 16 * 16, blocks = ceil_div(L16, kC);
   uint8_t* base = phys + g.pixels;
   const bool nt = reinterpret_cast<uintptr_t>(base) % 32 == 0;
   const auto put = [nt](uint8_t* at, __m256i v) __attribute__((target("avx2"), always_inline)) {
     if (nt) _mm256_stream_si256(reinterpret_cast<__m256i*>(at), v);
     else _mm256_storeu_si256(reinterpret_cast<__m256i*>(at), v);
   };
-  const auto pixels = [&](uint64_t r, uint64_t c, __m256i v[16]) __attribute__((target("avx2"), always_inline)) {
-    stage_pieces_in(stage + r, c, v);
-    byte_transpose::transpose16x16_epi8_x2(v);  // v[k]: the 32 rows of pixel c + k
+  // 16 pixels from column c of a half, n of them, to `out`.
+  const auto pixels = [&](uint8_t (*half)[kC], uint64_t c, uint64_t n, uint8_t* out) __attribute__((target("avx2"), always_inline)) {
+    __m256i v[16];
+    stage_pieces_in(half, c, v);
+    byte_transpose::transpose16x16_epi8_x2(v);  // v[k]: rows 0..31 of pixel c + k
+    if (span == 32) {
+      if (n == 16) {
+        LC_MGE_UNROLL
+        for (int k = 0; k < 16; ++k) put(out + k * 32, v[k]);
+      } else {
+        for (uint64_t k = 0; k < n; ++k) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k * 32), v[k]);
+      }
+      return;
+    }
+    LC_MGE_UNROLL
+    for (int k = 0; k < 16; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(low[k]), v[k]);
+    stage_pieces_in(half + 32, c, v);
+    byte_transpose::transpose16x16_epi8_x2(v);  // rows 32..63
+    for (uint64_t k = 0; k < n; ++k) {
+      const __m256i first = _mm256_load_si256(reinterpret_cast<const __m256i*>(low[k]));
+      if (n == 16) {
+        put(out + k * R, first);
+        put(out + k * R + 32, v[k]);
+      } else {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k * R), first);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k * R + 32), v[k]);
+      }
+    }
   };
   for (uint64_t rg = 0; rg < R; rg += span) {
-    for (uint64_t l0 = 0; l0 < g.L; l0 += kStageCols) {
-      const uint64_t cols = std::min<uint64_t>(kStageCols, g.L - l0);
-      stage_rows(stage, g.rows + rg, logical, l0, cols, true);
-      if (span == 64) stage_rows(stage + 32, g.rows + rg + 32, logical, l0, cols, true);
-      for (uint64_t c = 0; c < cols; c += 16) {
-        const uint64_t n = std::min<uint64_t>(16, cols - c);
-        uint8_t* out = base + rg + (l0 + c) * R;
-        __m256i v[16];
-        pixels(0, c, v);
-        if (span == 32) {
-          if (n == 16) {
-            LC_MGE_UNROLL
-            for (int k = 0; k < 16; ++k) put(out + k * 32, v[k]);
-          } else {
-            for (uint64_t k = 0; k < n; ++k) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k * 32), v[k]);
-          }
-          continue;
-        }
-        LC_MGE_UNROLL
-        for (int k = 0; k < 16; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(low[k]), v[k]);
-        pixels(32, c, v);
-        for (uint64_t k = 0; k < n; ++k) {
-          const __m256i first = _mm256_load_si256(reinterpret_cast<const __m256i*>(low[k]));
-          if (n == 16) {
-            put(out + k * R, first);
-            put(out + k * R + 32, v[k]);
-          } else {
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k * R), first);
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k * R + 32), v[k]);
+    const uint64_t* rows = g.rows + rg;
+    if (blocks > 0) fill_half_avx2(stage[0], rows, logical, 0, std::min(kC, L16), 0, span);
+    for (uint64_t b = 0; b < blocks; ++b) {
+      const uint64_t l0 = b * kC, cols = std::min(kC, L16 - l0), steps = cols / 16;
+      const uint64_t next = b + 1 < blocks ? std::min(kC, L16 - l0 - kC) : 0;
+      const uint64_t later = b + 2 < blocks ? std::min(kC, L16 - l0 - 2 * kC) : 0;
+      for (uint64_t s = 0; s < steps; ++s) {
+        // This step's share of the rows: the block after the next into L2,
+        // the next into the other half.
+        const uint64_t k0 = s * span / steps, k1 = (s + 1) * span / steps;
+        for (uint64_t k = k0; later != 0 && k < k1; ++k) {  // mutate: equivalent (a prefetch: the same bytes)
+          if (rows[k] == kPad) continue;
+          for (uint64_t q = 0; q < later; q += kLine) {  // mutate: equivalent (a prefetch: the same bytes)
+            _mm_prefetch(reinterpret_cast<const char*>(logical + rows[k] + l0 + 2 * kC + q), _MM_HINT_T1);  // mutate: equivalent (a prefetch: the same bytes)
           }
         }
+        if (next != 0) fill_half_avx2(stage[(b + 1) & 1], rows, logical, l0 + kC, next, k0, k1);
+        pixels(stage[b & 1], s * 16, 16, base + rg + (l0 + s * 16) * R);
       }
+    }
+    if (L16 < g.L) {  // the last columns, fewer than 16
+      const uint64_t cols = g.L - L16;
+      stage_rows(stage[0], rows, logical, L16, cols);
+      if (span == 64) stage_rows(stage[0] + 32, rows + 32, logical, L16, cols);
+      pixels(stage[0], 0, cols, base + rg + L16 * R);
     }
   }
   _mm_sfence();
@@ -3170,7 +3207,7 @@ LC_MGE_AVX512BW uint64_t tiles_32x32_epi16_avx512(const Group& g, uint8_t* logic
         }
       }
     }
-  } else if (kPack && !nt && !g.fetch_ahead && rows_share_sets) {
+  } else if (kPack && !nt && rows_share_sets) {
     // Packing in cache rows a multiple of 2 KiB apart: each row's run of
     // kUnstage16Cols columns into a stage first, the tiles from there
     // (1 x 64 x 32 x 64 NCHW32 fp16 on a Zen 5: 0.25 -> 0.39 of memcpy).

@@ -458,6 +458,25 @@ TEST(MgeLarge, streamed_16bit_packs_where_512bit_operations_split) {
   }
 }
 
+// Streamed packs of 8-bit groups of 32 or 64k rows without AVX-512: two
+// halves of an L1 stage, one filled as the other is transposed, pixel lines
+// streamed out when the group starts on 32 bytes. Many blocks and a tail of
+// fewer than 16 pixels, two blocks (the second part), one part block, padding
+// rows (the second NCHW64 group, the last CHWN4 channels), 128 rows (CHWN4 of
+// 32 images).
+TEST(MgeLarge, streamed_8bit_packs_of_32_and_64k_rows_at_every_isa_level) {
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"mge.nchw32", "int8", "1,64,513,513"},
+           {"mge.nchw64", "int8", "1,70,363,363"},
+           {"mge.chwn4", "int8", "16,34,171,171"},
+           {"mge.nchw32", "int8", "1,84000,10,20"},
+           {"mge.nchw64", "int8", "1,169600,10,10"},
+           {"mge.chwn4", "int8", "32,8,257,257"},
+       }) {
+    expect_both_ways_from_a_line_and_inside_one(layout, dtype, shape, 13);
+  }
+}
+
 // Streamed packs of 8-bit groups of 17 to 31 rows without AVX-512: two
 // 16-row tiles into an L1 stage, streamed out when the pixels start on 32
 // bytes (from a line), else through the L2 stage (16 bytes in): 24 rows and a
