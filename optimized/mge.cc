@@ -1665,6 +1665,49 @@ LC_MGE_AVX2_INLINE void transpose8x8_epi32_avx2(__m256 v[8]) {
   }
 }
 
+// Streamed packs of 32-bit elements, 16 | R, pixels from a line, without
+// AVX-512: tiles_16x16_epi32_avx512's passes of 16 rows over the whole run of
+// pixels, 8 pixels a tile by two 8 x 8 transposes (rows 0..7 and 8..15), so
+// that each pixel's line of the pass (its 16 elements) leaves whole, two
+// non-temporal 32-byte stores. Only 16 rows are read at once, each fetched
+// kRowFetch bytes ahead into L1. Measured on a Zen 4 capped at AVX2, pinned,
+// alternating, of memcpy, against the L2 stage and its streaming copy: NHWC
+// fp32 8 x 64 x 256 x 128, 7.9-8.5 -> 4.5-4.6 ms beside a memcpy of 4.8-5.3
+// (0.57-0.61 -> 1.08-1.10). Returns the pixels done.
+LC_MGE_AVX2 uint64_t pack_16rows_epi32_avx2_streamed(const Group& g, const uint8_t* logical, uint8_t* phys) {
+  const uint64_t L8 = g.L / 8 * 8, pitch = g.R;  // elements per pixel
+  const float* lg = reinterpret_cast<const float*>(logical);
+  float* ph = reinterpret_cast<float*>(phys) + g.pixels;
+  for (uint64_t r = 0; r < g.R; r += 16) {
+    const uint64_t* rows = g.rows + r;
+    for (uint64_t l = 0; l < L8; l += 8) {
+      __m256 a[8], b[8];
+      LC_MGE_UNROLL
+      for (int k = 0; k < 8; ++k) {
+        a[k] = b[k] = _mm256_setzero_ps();
+        if (rows[k] != kPad) {
+          _mm_prefetch(reinterpret_cast<const char*>(lg + rows[k] + l) + kRowFetch, _MM_HINT_T0);  // mutate: equivalent (a prefetch: the same bytes)
+          a[k] = _mm256_loadu_ps(lg + rows[k] + l);
+        }
+        if (rows[8 + k] != kPad) {
+          _mm_prefetch(reinterpret_cast<const char*>(lg + rows[8 + k] + l) + kRowFetch, _MM_HINT_T0);  // mutate: equivalent (a prefetch: the same bytes)
+          b[k] = _mm256_loadu_ps(lg + rows[8 + k] + l);
+        }
+      }
+      transpose8x8_epi32_avx2(a);
+      transpose8x8_epi32_avx2(b);
+      float* px = ph + l * pitch + r;
+      LC_MGE_UNROLL
+      for (int k = 0; k < 8; ++k) {
+        _mm256_stream_ps(px + k * pitch, a[k]);
+        _mm256_stream_ps(px + k * pitch + 8, b[k]);
+      }
+    }
+  }
+  _mm_sfence();
+  return L8;
+}
+
 // The packs of four rows likewise: 32 bytes of each row a round -> 128 bytes
 // of pixels, two rounds a line of each row, the 4 x 4 word transpose per lane
 // (and for bytes the same byte shuffle, its own inverse) giving 16-byte
@@ -4042,6 +4085,12 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     Group d = g;
     d.group_rows = 16;
     const uint64_t done = tiles_16x16_epi32_avx512<true>(d, logical, phys, true);
+    if (done < g.L) transpose_rest<kPack, 4>(g, logical, phys, done);
+    return;
+  }
+  if (kPack && p.stream && p.bits == 32 && g.R % 16 == 0 &&
+      reinterpret_cast<uintptr_t>(phys + g.pixels * 4) % kLine == 0 && have_avx2() && !have_avx512()) {
+    const uint64_t done = pack_16rows_epi32_avx2_streamed(g, logical, phys);
     if (done < g.L) transpose_rest<kPack, 4>(g, logical, phys, done);
     return;
   }

@@ -477,6 +477,21 @@ TEST(MgeLarge, streamed_8bit_packs_of_32_and_64k_rows_at_every_isa_level) {
   }
 }
 
+// Streamed packs of 32-bit groups of 16k rows without AVX-512, pixels from
+// a line: passes of 16 rows, each pixel's 16 elements a pass streamed out
+// whole (16 bytes in: through the stage). Pixels past the last 8, padding rows
+// (NCHW32 of 40 channels, CHWN4 of 6), three passes (NHWC of 48 channels).
+TEST(MgeLarge, streamed_32bit_packs_of_16k_rows_at_every_isa_level) {
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"mge.nhwc", "fp32", "1,64,257,257"},
+           {"mge.nchw32", "fp32", "1,40,257,257"},
+           {"mge.chwn4", "fp32", "4,6,363,363"},
+           {"mge.nhwc", "fp32", "1,48,299,301"},
+       }) {
+    expect_both_ways_from_a_line_and_inside_one(layout, dtype, shape, 14);
+  }
+}
+
 // Streamed packs of 8-bit groups of 17 to 31 rows without AVX-512: two
 // 16-row tiles into an L1 stage, streamed out when the pixels start on 32
 // bytes (from a line), else through the L2 stage (16 bytes in): 24 rows and a
