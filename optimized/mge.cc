@@ -1591,18 +1591,30 @@ LC_MGE_AVX2_INLINE __m256i transpose_4x4_bytes_avx2() {
                           0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
 }
 
-// The unpacks of four rows of 8- or 32-bit elements (NCHW4) without AVX-512:
-// 256 bytes of pixels -> a line of each row, its two 32-byte halves from two
-// rounds over 128 bytes. Sixteen-byte pieces k and k + 4 of a round go into
-// the two lanes of a register straight from memory (an insert with a memory
-// operand takes no shuffle); a piece is a pixel of 32-bit elements or four
-// of bytes, whose channels a byte shuffle first gathers into words; a 4 x 4
-// word transpose per lane then gives the rows, all in registers. The rows'
+// The shuffle within each 16 bytes from two pixels of four 16-bit channels to
+// the four channels' pairs (kToChannels), or back.
+template <bool kToChannels>
+LC_MGE_AVX2_INLINE __m256i pixel_pairs_epi16_avx2() {
+  if constexpr (kToChannels) {
+    return _mm256_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15,  //
+                            0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15);
+  }
+  return _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15,  //
+                          0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+}
+
+// The unpacks of four rows (NCHW4) without AVX-512: 256 bytes of pixels -> a
+// line of each row, its two 32-byte halves from two rounds over 128 bytes.
+// Sixteen-byte pieces k and k + 4 of a round go into the two lanes of a
+// register straight from memory (an insert with a memory operand takes no
+// shuffle); a piece is a pixel of 32-bit elements, two of 16-bit ones or four
+// of bytes, whose channels a byte shuffle first gathers into 32-bit words; a
+// 4 x 4 word transpose per lane then gives the rows, all in registers. The rows'
 // lines start on a line when they share their offset in one (the columns
 // before that first, one by one); with `stream` they go out non-temporal.
 template <uint64_t kE>
 LC_MGE_AVX2 uint64_t unpack_4rows_avx2(const Group& g, uint8_t* logical, const uint8_t* phys, bool stream) {
-  static_assert(kE == 1 || kE == 4);
+  static_assert(kE == 1 || kE == 2 || kE == 4);
   uint8_t* row[4];
   LC_MGE_UNROLL
   for (int k = 0; k < 4; ++k) row[k] = g.rows[k] == kPad ? nullptr : logical + g.rows[k] * kE;
@@ -1612,7 +1624,7 @@ LC_MGE_AVX2 uint64_t unpack_4rows_avx2(const Group& g, uint8_t* logical, const u
   if (head > 0) transpose_rest<false, kE>(Group{g.rows, g.R, head, g.pixels}, logical, const_cast<uint8_t*>(phys), 0);
   constexpr uint64_t kCols = kLine / kE;  // a line of each row
   const uint64_t end = head + (g.L - head) / kCols * kCols;
-  const __m256i gather = transpose_4x4_bytes_avx2();
+  const __m256i gather = kE == 1 ? transpose_4x4_bytes_avx2() : pixel_pairs_epi16_avx2<true>();
   const uint8_t* in = phys + (g.pixels + head * 4) * kE;
   for (uint64_t l = head; l < end; l += kCols, in += 4 * kLine) {
     LC_MGE_UNROLL
@@ -1624,7 +1636,7 @@ LC_MGE_AVX2 uint64_t unpack_4rows_avx2(const Group& g, uint8_t* logical, const u
         u[k] = _mm256_inserti128_si256(
             _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k))),
             _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 64 + 16 * k)), 1);
-        if constexpr (kE == 1) u[k] = _mm256_shuffle_epi8(u[k], gather);
+        if constexpr (kE != 4) u[k] = _mm256_shuffle_epi8(u[k], gather);
       }
       const __m256i t0 = _mm256_unpacklo_epi32(u[0], u[1]), t1 = _mm256_unpackhi_epi32(u[0], u[1]);
       const __m256i t2 = _mm256_unpacklo_epi32(u[2], u[3]), t3 = _mm256_unpackhi_epi32(u[2], u[3]);
@@ -1717,7 +1729,7 @@ LC_MGE_AVX2 uint64_t pack_16rows_epi32_avx2_streamed(const Group& g, const uint8
 // done.
 template <uint64_t kE>
 LC_MGE_AVX2 uint64_t pack_4rows_avx2(const Group& g, const uint8_t* logical, uint8_t* phys, bool stream) {
-  static_assert(kE == 1 || kE == 4);
+  static_assert(kE == 1 || kE == 2 || kE == 4);
   const uint8_t* row[4];
   for (int k = 0; k < 4; ++k) row[k] = g.rows[k] == kPad ? nullptr : logical + g.rows[k] * kE;
   const uint64_t misalign = reinterpret_cast<uintptr_t>(phys + g.pixels * kE) % kLine;
@@ -1727,7 +1739,7 @@ LC_MGE_AVX2 uint64_t pack_4rows_avx2(const Group& g, const uint8_t* logical, uin
   if (head > 0) transpose_rest<true, kE>(Group{g.rows, g.R, head, g.pixels}, const_cast<uint8_t*>(logical), phys, 0);
   constexpr uint64_t kCols = kLine / kE;  // a line of each row
   const uint64_t end = head + (g.L - head) / kCols * kCols;
-  const __m256i gather = transpose_4x4_bytes_avx2();
+  const __m256i gather = kE == 1 ? transpose_4x4_bytes_avx2() : pixel_pairs_epi16_avx2<false>();
   uint8_t* out = phys + (g.pixels + head * 4) * kE;
   for (uint64_t l = head; l < end; l += kCols, out += 4 * kLine) {
     LC_MGE_UNROLL
@@ -1742,7 +1754,7 @@ LC_MGE_AVX2 uint64_t pack_4rows_avx2(const Group& g, const uint8_t* logical, uin
       const __m256i t2 = _mm256_unpacklo_epi32(o[2], o[3]), t3 = _mm256_unpackhi_epi32(o[2], o[3]);
       __m256i u[4] = {_mm256_unpacklo_epi64(t0, t2), _mm256_unpackhi_epi64(t0, t2), _mm256_unpacklo_epi64(t1, t3),
                       _mm256_unpackhi_epi64(t1, t3)};  // pieces k | k + 4
-      if constexpr (kE == 1) {
+      if constexpr (kE != 4) {
         LC_MGE_UNROLL
         for (int k = 0; k < 4; ++k) u[k] = _mm256_shuffle_epi8(u[k], gather);
       }
@@ -1757,6 +1769,14 @@ LC_MGE_AVX2 uint64_t pack_4rows_avx2(const Group& g, const uint8_t* logical, uin
     }
   }
   return end;
+}
+
+// A group of four rows by pack_4rows_avx2 or unpack_4rows_avx2, the columns
+// they leave one by one.
+template <bool kPack, uint64_t kE>
+LC_MGE_AVX2 void four_rows_avx2(const Group& g, uint8_t* logical, uint8_t* phys, bool stream) {
+  const uint64_t done = kPack ? pack_4rows_avx2<kE>(g, logical, phys, stream) : unpack_4rows_avx2<kE>(g, logical, phys, stream);
+  if (done < g.L) transpose_rest<kPack, kE>(g, logical, phys, done);
 }
 
 // NHWC images of at most 64 pixels in cache, 16- or 32-bit, 8 | C, without
@@ -4051,29 +4071,20 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
     }
     return;
   }
-  if (kPack && g.R == 4 && (p.bits == 8 || p.bits == 32) && have_avx2() && !have_avx512()) {
-    // The packs likewise (measured on a Zen 4 capped at AVX2, pinned,
-    // alternating, against the stage and tiles_4x8_epi32_avx2, of memcpy:
-    // NCHW4 fp32 8 x 64 x 256 x 128 0.62-0.94 -> 1.66-1.96, 1 x 64 x 32 x 32
-    // 0.67 -> 0.89-0.90; int8 16 x 128 x 256 x 128 0.66-0.89 -> 1.42-1.64, 1 x
-    // 64 x 64 x 64 0.59 -> 0.88-0.95).
-    const uint64_t done = p.bits == 8 ? pack_4rows_avx2<1>(g, logical, phys, p.stream) : pack_4rows_avx2<4>(g, logical, phys, p.stream);
-    if (done < g.L) {
-      if (p.bits == 8) transpose_rest<true, 1>(g, logical, phys, done);
-      else transpose_rest<true, 4>(g, logical, phys, done);
-    }
-    return;
-  }
-  if (!kPack && g.R == 4 && (p.bits == 8 || p.bits == 32) && have_avx2() && !have_avx512()) {
-    // The same without AVX-512 (measured on a Zen 4 capped at AVX2, pinned,
-    // alternating, against the staged unpacks and tiles_4x8_epi32_avx2, of
-    // memcpy: NCHW4 fp32 1 x 64 x 32 x 32 0.15 -> 0.87-0.91, 8 x 64 x 256 x
-    // 128 0.58 -> 1.39-1.59, int8 16 x 128 x 256 x 128 0.34-0.37 -> 1.30-1.60).
-    const uint64_t done = p.bits == 8 ? unpack_4rows_avx2<1>(g, logical, phys, p.stream)
-                                      : unpack_4rows_avx2<4>(g, logical, phys, p.stream);
-    if (done < g.L) {
-      if (p.bits == 8) transpose_rest<false, 1>(g, logical, phys, done);
-      else transpose_rest<false, 4>(g, logical, phys, done);
+  if (g.R == 4 && (p.bits == 8 || p.bits == 16 || p.bits == 32) && have_avx2() && !have_avx512()) {
+    // Four rows without AVX-512: whole lines straight from registers, both
+    // ways (measured on a Zen 4 capped at AVX2, pinned, alternating, against
+    // the stages and tiles_4x8_epi32_avx2, of memcpy, pack / unpack: NCHW4
+    // fp32 8 x 64 x 256 x 128 0.62-0.94 / 0.58 -> 1.66-1.96 / 1.39-1.59, 1 x
+    // 64 x 32 x 32 0.67 / 0.15 -> 0.89-0.90 / 0.87-0.91; int8 16 x 128 x 256
+    // x 128 0.66-0.89 / 0.34-0.37 -> 1.42-1.64 / 1.30-1.60, 1 x 64 x 64 x 64
+    // pack 0.59 -> 0.88-0.95; fp16 8 x 64 x 256 x 256 0.78-0.81 / 0.70-0.71 ->
+    // 1.45-1.50 / 1.31-1.40, 1 x 64 x 32 x 64 0.72-0.73 / 0.68-0.71 ->
+    // 0.92-0.94 / 0.87-0.92).
+    switch (p.bits) {
+      case 8: four_rows_avx2<kPack, 1>(g, logical, phys, p.stream); break;
+      case 16: four_rows_avx2<kPack, 2>(g, logical, phys, p.stream); break;
+      default: four_rows_avx2<kPack, 4>(g, logical, phys, p.stream); break;
     }
     return;
   }

@@ -674,10 +674,12 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nchw4", "int16", "1,8,32,64"},
            {"mge.chwn4", "fp16", "1,10,3,5"},
            {"mge.nchw4", "fp16", "3,5,1,3"},
-           // Four rows of 8- or 32-bit elements below AVX-512 (pack_4rows_avx2,
-           // unpack_4rows_avx2): columns up to a line boundary, whole lines
-           // of each row, a tail; a padding row.
+           // Four rows of 8-, 16- or 32-bit elements below AVX-512
+           // (pack_4rows_avx2, unpack_4rows_avx2): columns up to a line
+           // boundary, whole lines of each row, a tail; a padding row.
            {"mge.nchw4", "fp32", "2,9,9,15"},
+           {"mge.nchw4", "fp16", "1,9,33,35"},
+           {"mge.nchw4", "bf16", "2,8,40,41"},
            {"mge.nchw4", "int8", "1,7,16,40"},
            // 4-bit groups as 8-bit groups of row pairs (rows on a byte: an
            // even H*W): a pair with a padding row, 130 pixels (a tail of the
