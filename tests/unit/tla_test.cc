@@ -506,6 +506,31 @@ TEST(TlaOptimized, fractal_copies_at_every_buffer_offset) {
   }
 }
 
+// Past L2, z unpacks into logical rows on lines below kStreamAbove (4 MiB): two rows
+// a line of each fractal, written side by side (z_unpack_rows_avx2 without
+// AVX-512), a partial last block row; nothing written outside the tensor.
+TEST(TlaOptimized, z_unpacks_past_l2_into_rows_on_lines_at_every_isa_level) {
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"tla.zN", "fp16", "648,1024"}, {"tla.zN", "int8", "520,2048"}, {"tla.zZ", "fp16", "528,1056"}}) {
+    SCOPED_TRACE(std::string(layout) + " " + dtype + " " + shape);
+    const Case c = testing::must_case(layout, dtype, shape);
+    std::vector<uint8_t> logical;
+    fill_position_unique(c, 7, &logical);
+    const size_t pb = *reference_impl().size_bytes(c);
+    std::vector<uint8_t> want(pb);
+    ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), want.data(), pb).ok());
+    std::vector<uint8_t> back(logical.size() + 128);
+    for (Isa isa : available_isas()) {
+      IsaCapScope cap(isa);
+      std::memset(back.data(), 0xA5, back.size());
+      uint8_t* out = at_line_offset(back, 0);
+      ASSERT_TRUE(optimized_impl().unpack(c, want.data(), pb, out, logical.size()).ok());
+      EXPECT_EQ(0, std::memcmp(out, logical.data(), logical.size())) << isa_name(isa);
+      EXPECT_EQ(changed_outside(back, out, logical.size(), 0xA5), 0u) << isa_name(isa);
+    }
+  }
+}
+
 // Notation layouts of the fractal formats take the fractal copies.
 TEST(TlaOptimized, notation_fractal_layouts_match_the_reference) {
   const std::pair<const char*, const char*> cases[] = {
