@@ -400,13 +400,17 @@ void atom_lines(const AtomLines& p, const uint8_t* src, uint8_t* dst, bool pack,
   // Tensors of kStreamingBytes or more: the atoms of the AVX2 squares packed
   // straight out with non-temporal stores, the unpacked rows leaving the stage
   // so, as the AVX-512 kernels do (the tensor's lines are not read before
-  // they are written), and packing 8- and 16-bit rows, each row's next chunk
-  // fetched into L1 as its chunk goes into the stage. Measured on a Zen 5
+  // they are written), and packing 8- and 16-bit rows, each row's chunk after
+  // the next fetched into L2 as its chunk goes into the stage. Measured on a Zen 5
   // capped at AVX2, best of 7, pack / unpack, ratios to memcpy: 256 x 256 x
   // 256 int8 0.37 / 0.27 -> 0.57 / 0.63-0.67, 128 x 256 x 256 fp16 0.38 /
   // 0.34 -> 0.66-0.68 / 0.74 (0.45 / 0.67 and 0.55 / 0.74 streamed without
   // the fetches); uncapped, SDP ew2 int16 64 x 128 x 128 unpack 0.47-0.49 ->
-  // 0.61-0.68.
+  // 0.61-0.68. (The fetch went into L1 one chunk ahead before: measured on a
+  // Zen 4 capped at AVX2, pinned, alternating, the pack's own time, 256 x 256
+  // x 256 int8 1.10-1.99 -> 0.95-1.01 ms beside a memcpy of 0.87-1.0, 128 x
+  // 256 x 256 fp16 0.91-1.24 -> 0.82-0.96; one chunk ahead into L2 par, two
+  // into L1 0.97-1.09 for int8.)
   const bool stream = LC_NVDLA_STREAMS && has_avx2() && p.surfaces * p.ss >= nvdla_simd::kStreamingBytes;
   for (uint64_t i = begin; i < end; ++i) {
     const uint64_t s = i / p.H, h = i - s * p.H;
@@ -421,7 +425,7 @@ void atom_lines(const AtomLines& p, const uint8_t* src, uint8_t* dst, bool pack,
           const uint8_t* from = src + logical_line + r * plane + w0 * eb;
 #if LC_NVDLA_STREAMS
           if (stream && eb <= 2) {  // the row's next chunk (or line), into L1
-            for (uint64_t k = 0; k < pitch; k += 64) _mm_prefetch(reinterpret_cast<const char*>(from + pitch + k), _MM_HINT_T0);  // mutate: equivalent (a prefetch: the same bytes)
+            for (uint64_t k = 0; k < pitch; k += 64) _mm_prefetch(reinterpret_cast<const char*>(from + 2 * pitch + k), _MM_HINT_T1);  // mutate: equivalent (a prefetch: the same bytes)
           }
 #endif
           std::memcpy(staged + r * pitch, from, pitch);
