@@ -424,7 +424,7 @@ void atom_lines(const AtomLines& p, const uint8_t* src, uint8_t* dst, bool pack,
         for (uint64_t r = 0; r < nc; ++r) {
           const uint8_t* from = src + logical_line + r * plane + w0 * eb;
 #if LC_NVDLA_STREAMS
-          if (stream && eb <= 2) {  // the row's next chunk (or line), into L1
+          if (stream && eb <= 2) {  // the row's chunk (or line) after the next, into L2
             for (uint64_t k = 0; k < pitch; k += 64) _mm_prefetch(reinterpret_cast<const char*>(from + 2 * pitch + k), _MM_HINT_T1);  // mutate: equivalent (a prefetch: the same bytes)
           }
 #endif

@@ -994,9 +994,9 @@ void z_unpack_rows_portable(uint8_t* logical, size_t pitch, const uint8_t* block
 // kStream), and that line of the same fractal of the next block row, `ahead`
 // bytes on (0: none), is fetched into L2 as z_unpack_rows_avx512 does (row
 // by row without the fetch before: measured on a Zen 4 capped at AVX2,
-// pinned, alternating, of memcpy: zN fp16 2048 x 2048 0.66-0.78 -> 0.83-0.90, int8 2048 x
-// 4096 0.72-0.78 -> 0.86-0.90, 32 MiB fp16 0.64-0.72 -> 0.94-1.15, int8
-// 0.66-0.71 -> 0.96-1.22; zZ and in L2 par).
+// pinned, alternating, of memcpy: zN fp16 2048 x 2048 0.66-0.78 ->
+// 0.83-0.90, int8 2048 x 4096 0.72-0.78 -> 0.86-0.90, 32 MiB fp16 0.64-0.72
+// -> 0.94-1.15, int8 0.66-0.71 -> 0.96-1.22; zZ and in L2 par).
 template <bool kStream>
 __attribute__((target("avx2"))) void z_unpack_rows_avx2(uint8_t* logical, size_t pitch, const uint8_t* block,
                                                          size_t step, uint64_t n, size_t ahead) {
