@@ -11,7 +11,7 @@
 // from a table indexed by the mask byte with SSSE3, 32 bytes a step with
 // AVX2). Decompression is the inverse: the kept elements, in order, go to the
 // set bits and 0 to the others (vpexpandb/w with VBMI2, else a table byte
-// shuffle per mask byte).
+// shuffle per mask byte; with AVX2, int8 takes two mask bytes a 128-bit lane).
 #include <algorithm>
 #include <cstring>
 
@@ -133,6 +133,7 @@ struct ExpandTables {
   uint8_t count[256];
   uint8_t u8[256][8];
   uint8_t u16[256][16];
+  uint8_t after[9][16];  // int8 pairs of mask bytes: c added to the second byte's 8 entries
 };
 
 const ExpandTables& expand_tables() {
@@ -149,6 +150,7 @@ const ExpandTables& expand_tables() {
       }
       t.count[m] = k;
     }
+    for (unsigned c = 0; c <= 8; ++c) std::memset(t.after[c] + 8, static_cast<int>(c), 8);
     return t;
   }();
   return tables;
@@ -205,6 +207,52 @@ __attribute__((target("ssse3,popcnt"))) uint64_t expand_ssse3(const ExpandTables
       expand8_u16(data + r + 2 * static_cast<unsigned>(_mm_popcnt_u32(m0)), t.u16[m1], out + b * 16 + 16);
       r += 2 * static_cast<unsigned>(_mm_popcnt_u32(m0 | m1 << 8));
     }
+  }
+  *read = r;
+  return b;
+}
+
+// AVX2, int8: 32 elements a step, one shuffle and one store. A 128-bit lane
+// expands two mask bytes from one 16-byte load: the second byte's table
+// entries are raised by the first byte's popcount (an entry of 0x80 stays
+// negative, a zero), so both index the same kept elements; the upper lane
+// loads from the popcount of the step's first two mask bytes.
+// Two mask bytes of int8 for one 128-bit lane.
+__attribute__((target("sse2"), always_inline)) inline __m128i expand_pair_u8(const ExpandTables& t, unsigned m0,
+                                                                              unsigned m1) {
+  const __m128i lo = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(t.u8[m0]));
+  const __m128i both = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(lo), reinterpret_cast<const double*>(t.u8[m1])));
+  return _mm_add_epi8(both, _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.after[t.count[m0]])));
+}
+
+// 32 elements of mask word m from the kept ones at `from`; the loads end by 32 bytes past it.
+__attribute__((target("avx2,popcnt"), always_inline)) inline void expand32_u8(const ExpandTables& t, uint32_t m,
+                                                                             const uint8_t* from, uint8_t* o) {
+  const unsigned c01 = static_cast<unsigned>(_mm_popcnt_u32(m & 0xFFFFu));
+  const __m256i v = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(from + c01),
+                                        reinterpret_cast<const __m128i*>(from));
+  const __m256i ctl = _mm256_set_m128i(expand_pair_u8(t, m >> 16 & 0xFFu, m >> 24),
+                                       expand_pair_u8(t, m & 0xFFu, m >> 8 & 0xFFu));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(o), _mm256_shuffle_epi8(v, ctl));
+}
+
+__attribute__((target("avx2,popcnt"))) uint64_t expand_avx2_u8(const ExpandTables& t, const uint8_t* mask,
+                                                               uint64_t whole, const uint8_t* data, uint64_t* read,
+                                                               uint64_t size, uint8_t* out) {
+  uint64_t b = 0, r = *read;
+  for (; b + 8 <= whole && r + 64 <= size; b += 8) {
+    uint64_t m;
+    std::memcpy(&m, mask + b, 8);
+    const uint32_t m0 = static_cast<uint32_t>(m);
+    expand32_u8(t, m0, data + r, out + b * 8);
+    expand32_u8(t, static_cast<uint32_t>(m >> 32), data + r + static_cast<unsigned>(_mm_popcnt_u32(m0)), out + b * 8 + 32);
+    r += static_cast<uint64_t>(_mm_popcnt_u64(m));
+  }
+  for (; b + 4 <= whole && r + 32 <= size; b += 4) {
+    uint32_t m;
+    std::memcpy(&m, mask + b, 4);
+    expand32_u8(t, m, data + r, out + b * 8);
+    r += static_cast<unsigned>(_mm_popcnt_u32(m));
   }
   *read = r;
   return b;
@@ -554,6 +602,7 @@ Status decompress(const Case& c, const CompressedWeights& in, void* physical, si
     uint64_t b = 0;
 #if defined(LC_SPARSE_SSSE3)
     if (has_vbmi2()) b = expand_vbmi2(mask, whole, data, &read, in.data.size(), out, s.eb);
+    if (s.eb == 1 && has_avx2() && has_ssse3()) b += expand_avx2_u8(t, mask + b, whole - b, data, &read, in.data.size(), out + b * 8);
     if (has_ssse3()) b += expand_ssse3(t, mask + b, whole - b, data, &read, in.data.size(), out + b * 8 * s.eb, s.eb);
 #endif
     // Eight elements per mask byte: zero them, then place the kept ones.
