@@ -494,9 +494,10 @@ TEST(MgeLarge, streamed_32bit_packs_of_16k_rows_at_every_isa_level) {
 
 // Streamed packs of 8-bit groups of 17 to 31 rows without AVX-512: two
 // 16-row tiles into an L1 stage, streamed out when the pixels start on 32
-// bytes (from a line), else through the L2 stage (16 bytes in): 24 rows and a
-// tail of 3 pixels, 17 rows, images of 31 rows one after the other, 18 rows
-// whose second and third images start off 32 bytes, CHWN4 of 5 images with
+// bytes (from a line), else through the L2 stage (16 bytes in); 24 rows from
+// registers at every level from AVX2 up: 24 rows and a tail of 3 pixels, 17
+// rows, images of 31 rows one after the other, 18 rows whose second and third
+// images start off 32 bytes, CHWN4 of 5 and of 6 images (24 rows) with
 // padding rows; at every instruction-set level.
 TEST(MgeLarge, streamed_rows_17_to_31_from_a_line_and_inside_one) {
   for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
@@ -505,6 +506,7 @@ TEST(MgeLarge, streamed_rows_17_to_31_from_a_line_and_inside_one) {
            {"mge.nhwc", "int8", "2,31,512,520"},
            {"mge.nhwc", "int8", "3,18,511,609"},
            {"mge.chwn4", "int8", "5,7,256,1700"},
+           {"mge.chwn4", "int8", "6,7,256,1700"},
        }) {
     expect_both_ways_from_a_line_and_inside_one(layout, dtype, shape, 17);
   }
@@ -512,7 +514,9 @@ TEST(MgeLarge, streamed_rows_17_to_31_from_a_line_and_inside_one) {
 
 // Packs of 24 rows of bytes (NHWC int8 with 24 channels) go 64 pixels a step
 // through registers with AVX-512 VBMI, the last pixels (fewer than 64)
-// through the padded pitch when streamed, else the masked tiles. Streamed: no
+// through the padded pitch when streamed, else the masked tiles; streamed
+// ones whose pixels start on 32 bytes (from a line) 32 pixels a step through
+// AVX2's registers at every level from AVX2 up. Streamed: no
 // tail, a tail of 4 with the second image starting 32 bytes into a line,
 // images of fewer than 64 pixels (all by the padded pitch), and a tail of 3;
 // in cache: no tail, a tail of 4, one step and a tail of 17, images of 49
