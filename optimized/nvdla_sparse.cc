@@ -335,16 +335,21 @@ __attribute__((target("ssse3,popcnt"))) uint64_t compress_ssse3(const CompressTa
 // 512 x 1024 x 3 x 3 half zeros: int8 0.21 -> 0.24 of memcpy against 16
 // bytes a step, 256 x 1024 x 3 x 3 fp16 par at 0.25; AVX-512 hosts without
 // VBMI2 keep the dword compress, par on int8 and 0.37 against 0.22 on fp16).
+// The input is fetched 2 KiB ahead into L1 (a Zen 4 capped at AVX2, pinned,
+// alternating, 4 MiB half zeros: int8 0.41-0.44 -> 0.38-0.40 ms a compress,
+// fp16 0.35-0.36 -> 0.34-0.35; 1 KiB par, 4 KiB between).
 __attribute__((target("avx2,popcnt"))) uint64_t compress_avx2(const CompressTables& t, const uint8_t* src, uint64_t n,
                                                              uint64_t first, uint8_t* mask, uint8_t* out, uint64_t eb,
                                                              uint64_t* kept_out) {
   uint64_t kept = 0, i = 0;  // bytes kept
   const __m256i zero = _mm256_setzero_si256();
+  constexpr uint64_t kAhead = 2048;  // bytes fetched ahead into L1
   const auto ctl8 = [](const uint8_t* row) {
     return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row));
   };
   if (eb == 1) {
     for (; i + 32 <= n; i += 32) {
+      _mm_prefetch(reinterpret_cast<const char*>(src + i + kAhead), _MM_HINT_T0);
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
       const uint32_t m = ~static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, zero)));
       std::memcpy(mask + (first + i) / 8, &m, 4);
@@ -360,6 +365,7 @@ __attribute__((target("avx2,popcnt"))) uint64_t compress_avx2(const CompressTabl
     }
   } else {
     for (; i + 16 <= n; i += 16) {
+      _mm_prefetch(reinterpret_cast<const char*>(src + 2 * i + kAhead), _MM_HINT_T0);
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i));
       const __m256i z = _mm256_cmpeq_epi16(v, zero);
       // A byte per element, in order: lane 0 of the pack holds elements 0-7, lane 1 8-15.
