@@ -238,18 +238,27 @@ class MappingPool {
   ~MappingPool() {
     for (size_t i = 0; i < count_; ++i) munmap(free_[i].base, free_[i].mapped);
   }
+  // The latest mapping of that size given back (the one most likely still in
+  // the caches and the TLB).
   uint8_t* take(size_t mapped) {
-    for (size_t i = 0; i < count_; ++i) {
+    for (size_t i = count_; i-- > 0;) {
       if (free_[i].mapped != mapped) continue;
       uint8_t* base = free_[i].base;
-      free_[i] = free_[--count_];
+      std::copy(free_ + i + 1, free_ + count_, free_ + i);
+      --count_;
       return base;
     }
     return nullptr;
   }
-  // False when the mapping is too large or the pool full: the caller unmaps it.
+  // False when the mapping is too large: the caller unmaps it. A full pool
+  // unmaps its oldest mapping to keep this one.
   bool give(uint8_t* base, size_t mapped) {
-    if (count_ == kMappings || mapped > kMaxBody + 2 * GuardedPages::kGuardBytes) return false;
+    if (mapped > kMaxBody + 2 * GuardedPages::kGuardBytes) return false;
+    if (count_ == kMappings) {
+      munmap(free_[0].base, free_[0].mapped);
+      std::copy(free_ + 1, free_ + count_, free_);
+      --count_;
+    }
     free_[count_++] = {base, mapped};
     return true;
   }

@@ -5,7 +5,9 @@
 
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "layoutcheck/c_api.h"
 #include "layoutcheck/isolate.h"
@@ -54,9 +56,14 @@ TEST(Sandbox, a_write_into_the_slack_is_found_after_the_call) {
   EXPECT_NE(s.message().find("wrote 3 bytes before the physical buffer"), std::string::npos) << s.message();
 }
 
-// A buffer of a size the thread had before takes that mapping again: it reads
-// as a new one, zeros with the slack poisoned, and its guard pages still guard.
+// A buffer of a size the thread had before takes the latest such mapping
+// again, whatever else the pool holds (here: full of that size): it reads as a
+// new one, zeros with the slack poisoned, and its guard pages still guard.
 TEST(Sandbox, a_mapping_taken_again_reads_as_new) {
+  {
+    std::vector<std::unique_ptr<GuardedPages>> older;
+    for (int i = 0; i < 10; ++i) older.push_back(std::make_unique<GuardedPages>(100, "physical buffer"));
+  }
   const uint8_t* first = nullptr;
   {
     GuardedPages b(100, "physical buffer");
