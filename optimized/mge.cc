@@ -672,10 +672,11 @@ LC_MGE_AVX2_INLINE __m256i row32_fetched(const Group& g, const uint8_t* logical,
 
 // 8-bit groups of 24 rows (NHWC of 24 channels), packed and streamed, at
 // every level from AVX2 up: 32 pixels a step straight from registers, each
-// output line stored once (the rows through an L1 stage as the groups of 17
+// output line stored once (before, through the L1 stage of the groups of 17
 // to 31 rows above: a pack of 16 x 24 x 256 x 256 3.0-3.3 ms on a Zen 4
-// capped at AVX2, pinned, alternating -> 2.0-2.1, beside a memcpy of 1.6-2.4). Rows 0-15 are one 16 x 32 tile (after the transpose in
-// the lanes, register k holds pixel k's first 16 bytes in lane 0 and pixel
+// capped at AVX2, pinned, alternating -> 2.0-2.1, beside a memcpy of
+// 1.6-2.4). Rows 0-15 are one 16 x 32 tile (after the transpose in the
+// lanes, register k holds pixel k's first 16 bytes in lane 0 and pixel
 // 16 + k's in lane 1); rows 16-23 go by three rounds of unpacks into
 // registers of two pixels' last 8 bytes a lane (c[j]: pixels 2j, 2j + 1 and
 // 16 + 2j, 17 + 2j). Four pixels are 96 bytes, three 32-byte stores: pixel

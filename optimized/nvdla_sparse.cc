@@ -217,7 +217,7 @@ __attribute__((target("ssse3,popcnt"))) uint64_t expand_ssse3(const ExpandTables
 // entries are raised by the first byte's popcount (an entry of 0x80 stays
 // negative, a zero), so both index the same kept elements; the upper lane
 // loads from the popcount of the step's first two mask bytes.
-// Two mask bytes of int8 for one 128-bit lane.
+// expand_pair_u8: the shuffle control of one lane.
 __attribute__((target("sse2"), always_inline)) inline __m128i expand_pair_u8(const ExpandTables& t, unsigned m0,
                                                                               unsigned m1) {
   const __m128i lo = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(t.u8[m0]));

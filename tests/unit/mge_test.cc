@@ -494,11 +494,12 @@ TEST(MgeLarge, streamed_32bit_packs_of_16k_rows_at_every_isa_level) {
 
 // Streamed packs of 8-bit groups of 17 to 31 rows without AVX-512: two
 // 16-row tiles into an L1 stage, streamed out when the pixels start on 32
-// bytes (from a line), else through the L2 stage (16 bytes in); 24 rows from
-// registers at every level from AVX2 up: 24 rows and a tail of 3 pixels, 17
-// rows, images of 31 rows one after the other, 18 rows whose second and third
-// images start off 32 bytes, CHWN4 of 5 and of 6 images (24 rows) with
-// padding rows; at every instruction-set level.
+// bytes (from a line), else through the L2 stage (16 bytes in); groups of 24
+// rows from a line through registers instead, at every level from AVX2 up.
+// Cases: 24 rows and a tail of 3 pixels, 17 rows, images of 31 rows one after
+// the other, 18 rows whose second and third images start off 32 bytes, CHWN4
+// of 5 and of 6 images (24 rows) with padding rows; at every instruction-set
+// level.
 TEST(MgeLarge, streamed_rows_17_to_31_from_a_line_and_inside_one) {
   for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
            {"mge.nhwc", "int8", "1,24,1023,701"},
