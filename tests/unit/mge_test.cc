@@ -895,6 +895,7 @@ TEST(MgeThreads, every_thread_count_writes_the_same_bytes) {
            {"mge.matrix(order=col)", "int8", "3,1001"},
            {"mge.nchw32", "uint4", "1,33,3,129"},
            {"mge.nhwc", "int8", "2,24,256,257"},  // padded pitch: runs of pixels, the second image off a line
+           {"mge.nhwc", "int8", "2,24,512,700"},  // streamed: 24 rows from registers
            {"mge.nhwc", "fp32", "2,13,256,257"},
            {"mge.nchw4", "int8", "16,256,3,3"},  // byte permutes of tiny images
        }) {
