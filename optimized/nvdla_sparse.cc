@@ -337,7 +337,9 @@ __attribute__((target("ssse3,popcnt"))) uint64_t compress_ssse3(const CompressTa
 // VBMI2 keep the dword compress, par on int8 and 0.37 against 0.22 on fp16).
 // The input is fetched 2 KiB ahead into L1 (a Zen 4 capped at AVX2, pinned,
 // alternating, 4 MiB half zeros: int8 0.41-0.44 -> 0.38-0.40 ms a compress,
-// fp16 0.35-0.36 -> 0.34-0.35; 1 KiB par, 4 KiB between).
+// fp16 0.35-0.36 -> 0.34-0.35; 1 KiB par, 4 KiB between). 16-bit steps take
+// two registers (32 elements), one compare pack and one mask word for both:
+// 0.34-0.35 -> 0.31-0.32 ms.
 __attribute__((target("avx2,popcnt"))) uint64_t compress_avx2(const CompressTables& t, const uint8_t* src, uint64_t n,
                                                              uint64_t first, uint8_t* mask, uint8_t* out, uint64_t eb,
                                                              uint64_t* kept_out) {
@@ -364,6 +366,29 @@ __attribute__((target("avx2,popcnt"))) uint64_t compress_avx2(const CompressTabl
       kept += static_cast<unsigned>(_mm_popcnt_u32(m));
     }
   } else {
+    for (; i + 32 <= n; i += 32) {
+      _mm_prefetch(reinterpret_cast<const char*>(src + 2 * i + kAhead), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(src + 2 * i + kAhead + 64), _MM_HINT_T0);
+      const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i));
+      const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i + 32));
+      // Lane k of the pack: elements 8k.. of v0, then of v1; the permute puts them in order.
+      const __m256i bytes = _mm256_permute4x64_epi64(
+          _mm256_packs_epi16(_mm256_cmpeq_epi16(v0, zero), _mm256_cmpeq_epi16(v1, zero)), _MM_SHUFFLE(3, 1, 2, 0));
+      const uint32_t m = ~static_cast<uint32_t>(_mm256_movemask_epi8(bytes));
+      std::memcpy(mask + (first + i) / 8, &m, 4);
+      const uint64_t c0 = 2 * static_cast<unsigned>(_mm_popcnt_u32(m & 0xFFu));
+      const uint64_t c1 = 2 * static_cast<unsigned>(_mm_popcnt_u32(m & 0xFFFFu));
+      const uint64_t c2 = 2 * static_cast<unsigned>(_mm_popcnt_u32(m & 0xFFFFFFu));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + kept),
+                       _mm_shuffle_epi8(_mm256_castsi256_si128(v0), _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.u16[m & 0xFFu]))));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + kept + c0),
+                       _mm_shuffle_epi8(_mm256_extracti128_si256(v0, 1), _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.u16[m >> 8 & 0xFFu]))));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + kept + c1),
+                       _mm_shuffle_epi8(_mm256_castsi256_si128(v1), _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.u16[m >> 16 & 0xFFu]))));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + kept + c2),
+                       _mm_shuffle_epi8(_mm256_extracti128_si256(v1, 1), _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.u16[m >> 24]))));
+      kept += 2 * static_cast<unsigned>(_mm_popcnt_u32(m));
+    }
     for (; i + 16 <= n; i += 16) {
       _mm_prefetch(reinterpret_cast<const char*>(src + 2 * i + kAhead), _MM_HINT_T0);
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i));
