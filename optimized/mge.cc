@@ -613,13 +613,24 @@ LC_MGE_AVX2 uint64_t pack_32rows_epi16_avx2_streamed(const Group& g, const uint8
 }
 
 
+// 32 bytes of row k from pixel l on (zeros for a padding row), each row fetched
+// kAhead bytes ahead into L2 once a line.
+LC_MGE_AVX2_INLINE __m256i row32_fetched(const Group& g, const uint8_t* logical, uint64_t k, uint64_t l) {
+  constexpr uint64_t kAhead = 1024;
+  const uint64_t row = g.rows[k];
+  if (row == kPad) return _mm256_setzero_si256();
+  const uint8_t* in = logical + row + l;
+  if (l % kLine == 0) _mm_prefetch(reinterpret_cast<const char*>(in + kAhead), _MM_HINT_T1);  // mutate: equivalent (a hint)
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in));
+}
+
 // 8-bit groups of 17 to 31 rows, packed and streamed, without AVX-512 (NHWC
 // of 17 to 31 channels but 24, which pack_24rows_epi8_avx2_streamed below
 // takes): 32 pixels a step, the first 16 rows and the last 16 (some
 // of them again, the same bytes) each one 16 x 32 tile of the rows' 32
 // bytes, transposed in the lanes into a step's pixels in an L1 stage, which
 // leaves as its R whole 32-byte pieces by non-temporal stores; each row is
-// fetched kAhead bytes ahead into L2. The pixels' bytes are on a 32-byte
+// fetched ahead into L2 (row32_fetched). The pixels' bytes are on a 32-byte
 // boundary (phys + g.pixels). (They went through the tiles into an L2 stage
 // and were copied out of it: measured on a Zen 4 capped at AVX2, pinned,
 // alternating, three pairs, 16 x 24 x 256 x 256 int8 NHWC, 6.5-6.6 ms a pack
@@ -627,23 +638,13 @@ LC_MGE_AVX2 uint64_t pack_32rows_epi16_avx2_streamed(const Group& g, const uint8
 // 0.42-0.57 of memcpy -> 0.57-0.80.) Returns the pixels done.
 LC_MGE_AVX2 uint64_t pack_rows_17_31_epi8_avx2_streamed(const Group& g, const uint8_t* logical, uint8_t* phys) {
   const uint64_t R = g.R, L32 = g.L / 32 * 32;
-  constexpr uint64_t kAhead = 1024;  // bytes of each row fetched ahead into L2
   alignas(64) uint8_t stage[32 * 32];
   uint8_t* out = phys + g.pixels;
   for (uint64_t l = 0; l < L32; l += 32) {
     for (uint64_t r0 : {uint64_t{0}, R - 16}) {
       __m256i v[16];
       LC_MGE_UNROLL
-      for (uint64_t k = 0; k < 16; ++k) {
-        const uint64_t row = g.rows[r0 + k];
-        if (row == kPad) {
-          v[k] = _mm256_setzero_si256();
-          continue;
-        }
-        const uint8_t* in = logical + row + l;
-        if (l % kLine == 0) _mm_prefetch(reinterpret_cast<const char*>(in + kAhead), _MM_HINT_T1);  // mutate: equivalent (a hint)
-        v[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in));
-      }
+      for (uint64_t k = 0; k < 16; ++k) v[k] = row32_fetched(g, logical, r0 + k, l);
       byte_transpose::transpose16x16_epi8_x2(v);
       LC_MGE_UNROLL
       for (uint64_t k = 0; k < 16; ++k) {
@@ -657,17 +658,6 @@ LC_MGE_AVX2 uint64_t pack_rows_17_31_epi8_avx2_streamed(const Group& g, const ui
     }
   }
   return L32;
-}
-
-// 32 bytes of row k from pixel l on (zeros for a padding row), each row fetched
-// kAhead bytes ahead into L2 once a line.
-LC_MGE_AVX2_INLINE __m256i row32_fetched(const Group& g, const uint8_t* logical, uint64_t k, uint64_t l) {
-  constexpr uint64_t kAhead = 1024;
-  const uint64_t row = g.rows[k];
-  if (row == kPad) return _mm256_setzero_si256();
-  const uint8_t* in = logical + row + l;
-  if (l % kLine == 0) _mm_prefetch(reinterpret_cast<const char*>(in + kAhead), _MM_HINT_T1);  // mutate: equivalent (a hint)
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in));
 }
 
 // 8-bit groups of 24 rows (NHWC of 24 channels), packed and streamed, at

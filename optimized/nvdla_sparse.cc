@@ -291,6 +291,13 @@ const CompressTables& compress_tables() {
   return tables;
 }
 
+// Eight 16-bit elements of x, those of mask byte m gathered to the front, stored at o (16 bytes).
+__attribute__((target("ssse3"), always_inline)) inline void compress8_u16(const CompressTables& t, uint8_t* o, __m128i x,
+                                                                          unsigned m) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(o),
+                   _mm_shuffle_epi8(x, _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.u16[m]))));
+}
+
 // Whole 16-element (int8) or 8-element (16-bit) steps of [0, n); returns the
 // elements done, adds the kept ones to *kept_out.
 __attribute__((target("ssse3,popcnt"))) uint64_t compress_ssse3(const CompressTables& t, const uint8_t* src,
@@ -318,8 +325,7 @@ __attribute__((target("ssse3,popcnt"))) uint64_t compress_ssse3(const CompressTa
       const __m128i z = _mm_cmpeq_epi16(v, zero);
       const unsigned m = ~static_cast<unsigned>(_mm_movemask_epi8(_mm_packs_epi16(z, z))) & 0xFFu;
       mask[(first + i) / 8] = static_cast<uint8_t>(m);
-      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.u16[m]));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + kept), _mm_shuffle_epi8(v, c));
+      compress8_u16(t, out + kept, v, m);
       kept += 2 * static_cast<unsigned>(_mm_popcnt_u32(m));
     }
   }
@@ -379,18 +385,13 @@ __attribute__((target("avx2,popcnt"))) uint64_t compress_avx2(const CompressTabl
       const uint64_t c0 = 2 * static_cast<unsigned>(_mm_popcnt_u32(m & 0xFFu));
       const uint64_t c1 = 2 * static_cast<unsigned>(_mm_popcnt_u32(m & 0xFFFFu));
       const uint64_t c2 = 2 * static_cast<unsigned>(_mm_popcnt_u32(m & 0xFFFFFFu));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + kept),
-                       _mm_shuffle_epi8(_mm256_castsi256_si128(v0), _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.u16[m & 0xFFu]))));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + kept + c0),
-                       _mm_shuffle_epi8(_mm256_extracti128_si256(v0, 1), _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.u16[m >> 8 & 0xFFu]))));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + kept + c1),
-                       _mm_shuffle_epi8(_mm256_castsi256_si128(v1), _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.u16[m >> 16 & 0xFFu]))));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + kept + c2),
-                       _mm_shuffle_epi8(_mm256_extracti128_si256(v1, 1), _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.u16[m >> 24]))));
+      compress8_u16(t, out + kept, _mm256_castsi256_si128(v0), m & 0xFFu);
+      compress8_u16(t, out + kept + c0, _mm256_extracti128_si256(v0, 1), m >> 8 & 0xFFu);
+      compress8_u16(t, out + kept + c1, _mm256_castsi256_si128(v1), m >> 16 & 0xFFu);
+      compress8_u16(t, out + kept + c2, _mm256_extracti128_si256(v1, 1), m >> 24);
       kept += 2 * static_cast<unsigned>(_mm_popcnt_u32(m));
     }
-    for (; i + 16 <= n; i += 16) {
-      _mm_prefetch(reinterpret_cast<const char*>(src + 2 * i + kAhead), _MM_HINT_T0);
+    for (; i + 16 <= n; i += 16) {  // the last 16, if any
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i));
       const __m256i z = _mm256_cmpeq_epi16(v, zero);
       // A byte per element, in order: lane 0 of the pack holds elements 0-7, lane 1 8-15.
@@ -398,11 +399,8 @@ __attribute__((target("avx2,popcnt"))) uint64_t compress_avx2(const CompressTabl
       const uint32_t m = ~static_cast<uint32_t>(_mm256_movemask_epi8(bytes)) & 0xFFFFu;
       std::memcpy(mask + (first + i) / 8, &m, 2);
       const uint64_t c0 = 2 * static_cast<unsigned>(_mm_popcnt_u32(m & 0xFFu));
-      const __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + kept),
-                       _mm_shuffle_epi8(lo, _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.u16[m & 0xFFu]))));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + kept + c0),
-                       _mm_shuffle_epi8(hi, _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.u16[m >> 8]))));
+      compress8_u16(t, out + kept, _mm256_castsi256_si128(v), m & 0xFFu);
+      compress8_u16(t, out + kept + c0, _mm256_extracti128_si256(v, 1), m >> 8);
       kept += 2 * static_cast<unsigned>(_mm_popcnt_u32(m));
     }
   }
