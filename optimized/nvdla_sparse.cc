@@ -298,6 +298,14 @@ __attribute__((target("ssse3"), always_inline)) inline void compress8_u16(const 
                    _mm_shuffle_epi8(x, _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.u16[m]))));
 }
 
+// The low (table lo) or high (table hi) eight bytes of x, those of mask byte m
+// gathered to the front, stored at o (8 bytes).
+__attribute__((target("ssse3"), always_inline)) inline void compress8_u8(uint8_t* o, __m128i x, const uint8_t* table,
+                                                                         uint64_t m) {
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(o),
+                   _mm_shuffle_epi8(x, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(table + 8 * m))));
+}
+
 // Whole 16-element (int8) or 8-element (16-bit) steps of [0, n); returns the
 // elements done, adds the kept ones to *kept_out.
 __attribute__((target("ssse3,popcnt"))) uint64_t compress_ssse3(const CompressTables& t, const uint8_t* src,
@@ -333,6 +341,28 @@ __attribute__((target("ssse3,popcnt"))) uint64_t compress_ssse3(const CompressTa
   return i;
 }
 
+// Bit i set where byte i of a:b (64 bytes) is not zero.
+__attribute__((target("avx2"), always_inline)) inline uint64_t nonzero64_avx2(__m256i a, __m256i b) {
+  const __m256i zero = _mm256_setzero_si256();
+  const uint32_t za = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, zero)));
+  const uint32_t zb = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, zero)));
+  return ~(uint64_t{za} | uint64_t{zb} << 32);
+}
+
+// Bit i set where 16-bit element i of a:b (32 elements) is not zero.
+__attribute__((target("avx2"), always_inline)) inline uint32_t nonzero32_u16_avx2(__m256i a, __m256i b) {
+  const __m256i zero = _mm256_setzero_si256();
+  // Lane k of the pack: elements 8k.. of a, then of b; the permute puts them in order.
+  const __m256i bytes = _mm256_permute4x64_epi64(
+      _mm256_packs_epi16(_mm256_cmpeq_epi16(a, zero), _mm256_cmpeq_epi16(b, zero)), _MM_SHUFFLE(3, 1, 2, 0));
+  return ~static_cast<uint32_t>(_mm256_movemask_epi8(bytes));
+}
+
+// The set bits of m below bit `bits`.
+__attribute__((target("popcnt"), always_inline)) inline uint64_t popcnt_below(uint64_t m, int bits) {
+  return static_cast<uint64_t>(_mm_popcnt_u64(m & ((uint64_t{1} << bits) - 1)));
+}
+
 // AVX2: the same table shuffles, 32 bytes a step. The mask comes from one
 // compare of the whole step and is stored as one word; each 8-element group
 // (int8: 8 bytes, a half of a 128-bit lane; 16-bit: a lane) is shuffled from
@@ -345,7 +375,10 @@ __attribute__((target("ssse3,popcnt"))) uint64_t compress_ssse3(const CompressTa
 // alternating, 4 MiB half zeros: int8 0.41-0.44 -> 0.38-0.40 ms a compress,
 // fp16 0.35-0.36 -> 0.34-0.35; 1 KiB par, 4 KiB between). 16-bit steps take
 // two registers (32 elements), one compare pack and one mask word for both:
-// 0.34-0.35 -> 0.31-0.32 ms.
+// 0.34-0.35 -> 0.31-0.32 ms. Each step's mask is made one step ahead, so that
+// the table loads and the store offsets do not wait on the compare and the
+// move of its mask to a general register (int8 64 bytes a step): int8
+// 0.39 -> 0.36 ms, fp16 0.31 -> 0.27.
 __attribute__((target("avx2,popcnt"))) uint64_t compress_avx2(const CompressTables& t, const uint8_t* src, uint64_t n,
                                                              uint64_t first, uint8_t* mask, uint8_t* out, uint64_t eb,
                                                              uint64_t* kept_out) {
@@ -356,6 +389,36 @@ __attribute__((target("avx2,popcnt"))) uint64_t compress_avx2(const CompressTabl
     return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row));
   };
   if (eb == 1) {
+    // 64 bytes a step, the next step's mask made one step ahead.
+    const uint8_t* lo_rows = &t.lo[0][0];
+    const uint8_t* hi_rows = &t.hi[0][0];
+    if (n >= 128) {
+      __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
+      __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 32));
+      uint64_t m = nonzero64_avx2(v0, v1);
+      for (; i + 128 <= n; i += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(src + i + kAhead), _MM_HINT_T0);
+        const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 64));
+        const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 96));
+        const uint64_t next = nonzero64_avx2(w0, w1);
+        std::memcpy(mask + (first + i) / 8, &m, 8);
+        uint8_t* o = out + kept;
+        const __m128i x0 = _mm256_castsi256_si128(v0), x1 = _mm256_extracti128_si256(v0, 1);
+        const __m128i x2 = _mm256_castsi256_si128(v1), x3 = _mm256_extracti128_si256(v1, 1);
+        compress8_u8(o, x0, lo_rows, m & 0xFF);
+        compress8_u8(o + popcnt_below(m, 8), x0, hi_rows, m >> 8 & 0xFF);
+        compress8_u8(o + popcnt_below(m, 16), x1, lo_rows, m >> 16 & 0xFF);
+        compress8_u8(o + popcnt_below(m, 24), x1, hi_rows, m >> 24 & 0xFF);
+        compress8_u8(o + popcnt_below(m, 32), x2, lo_rows, m >> 32 & 0xFF);
+        compress8_u8(o + popcnt_below(m, 40), x2, hi_rows, m >> 40 & 0xFF);
+        compress8_u8(o + popcnt_below(m, 48), x3, lo_rows, m >> 48 & 0xFF);
+        compress8_u8(o + popcnt_below(m, 56), x3, hi_rows, m >> 56);
+        kept += static_cast<uint64_t>(_mm_popcnt_u64(m));
+        v0 = w0;
+        v1 = w1;
+        m = next;
+      }
+    }
     for (; i + 32 <= n; i += 32) {
       _mm_prefetch(reinterpret_cast<const char*>(src + i + kAhead), _MM_HINT_T0);
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
@@ -372,24 +435,28 @@ __attribute__((target("avx2,popcnt"))) uint64_t compress_avx2(const CompressTabl
       kept += static_cast<unsigned>(_mm_popcnt_u32(m));
     }
   } else {
-    for (; i + 32 <= n; i += 32) {
-      _mm_prefetch(reinterpret_cast<const char*>(src + 2 * i + kAhead), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(src + 2 * i + kAhead + 64), _MM_HINT_T0);
-      const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i));
-      const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i + 32));
-      // Lane k of the pack: elements 8k.. of v0, then of v1; the permute puts them in order.
-      const __m256i bytes = _mm256_permute4x64_epi64(
-          _mm256_packs_epi16(_mm256_cmpeq_epi16(v0, zero), _mm256_cmpeq_epi16(v1, zero)), _MM_SHUFFLE(3, 1, 2, 0));
-      const uint32_t m = ~static_cast<uint32_t>(_mm256_movemask_epi8(bytes));
-      std::memcpy(mask + (first + i) / 8, &m, 4);
-      const uint64_t c0 = 2 * static_cast<unsigned>(_mm_popcnt_u32(m & 0xFFu));
-      const uint64_t c1 = 2 * static_cast<unsigned>(_mm_popcnt_u32(m & 0xFFFFu));
-      const uint64_t c2 = 2 * static_cast<unsigned>(_mm_popcnt_u32(m & 0xFFFFFFu));
-      compress8_u16(t, out + kept, _mm256_castsi256_si128(v0), m & 0xFFu);
-      compress8_u16(t, out + kept + c0, _mm256_extracti128_si256(v0, 1), m >> 8 & 0xFFu);
-      compress8_u16(t, out + kept + c1, _mm256_castsi256_si128(v1), m >> 16 & 0xFFu);
-      compress8_u16(t, out + kept + c2, _mm256_extracti128_si256(v1, 1), m >> 24);
-      kept += 2 * static_cast<unsigned>(_mm_popcnt_u32(m));
+    // 32 elements a step, the next step's mask made one step ahead (as the int8 steps).
+    if (n >= 64) {
+      __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
+      __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 32));
+      uint32_t m = nonzero32_u16_avx2(v0, v1);
+      for (; i + 64 <= n; i += 32) {
+        _mm_prefetch(reinterpret_cast<const char*>(src + 2 * i + kAhead), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(src + 2 * i + kAhead + 64), _MM_HINT_T0);
+        const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i + 64));
+        const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i + 96));
+        const uint32_t next = nonzero32_u16_avx2(w0, w1);
+        std::memcpy(mask + (first + i) / 8, &m, 4);
+        uint8_t* o = out + kept;
+        compress8_u16(t, o, _mm256_castsi256_si128(v0), m & 0xFFu);
+        compress8_u16(t, o + 2 * popcnt_below(m, 8), _mm256_extracti128_si256(v0, 1), m >> 8 & 0xFFu);
+        compress8_u16(t, o + 2 * popcnt_below(m, 16), _mm256_castsi256_si128(v1), m >> 16 & 0xFFu);
+        compress8_u16(t, o + 2 * popcnt_below(m, 24), _mm256_extracti128_si256(v1, 1), m >> 24);
+        kept += 2 * static_cast<unsigned>(_mm_popcnt_u32(m));
+        v0 = w0;
+        v1 = w1;
+        m = next;
+      }
     }
     for (; i + 16 <= n; i += 16) {  // the last 16, if any
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i));
