@@ -375,10 +375,10 @@ __attribute__((target("popcnt"), always_inline)) inline uint64_t popcnt_below(ui
 // alternating, 4 MiB half zeros: int8 0.41-0.44 -> 0.38-0.40 ms a compress,
 // fp16 0.35-0.36 -> 0.34-0.35; 1 KiB par, 4 KiB between). 16-bit steps take
 // two registers (32 elements), one compare pack and one mask word for both:
-// 0.34-0.35 -> 0.31-0.32 ms. Each step's mask is made one step ahead, so that
-// the table loads and the store offsets do not wait on the compare and the
-// move of its mask to a general register (int8 64 bytes a step): int8
-// 0.39 -> 0.36 ms, fp16 0.31 -> 0.27.
+// 0.34-0.35 -> 0.31-0.32 ms. Each step's mask is made ahead, so that the
+// table loads and the store offsets do not wait on the compare and the move
+// of its mask to a general register (int8 64 bytes a step): int8 0.39 ->
+// 0.35 ms, fp16 0.31 -> 0.27.
 __attribute__((target("avx2,popcnt"))) uint64_t compress_avx2(const CompressTables& t, const uint8_t* src, uint64_t n,
                                                              uint64_t first, uint8_t* mask, uint8_t* out, uint64_t eb,
                                                              uint64_t* kept_out) {
@@ -389,34 +389,45 @@ __attribute__((target("avx2,popcnt"))) uint64_t compress_avx2(const CompressTabl
     return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row));
   };
   if (eb == 1) {
-    // 64 bytes a step, the next step's mask made one step ahead.
+    // 64 bytes a step. Each step's mask is made two steps ahead and stored;
+    // its bytes, the table rows, are read back from the mask surface (fewer
+    // instructions than taking them out of the word, 0.36 -> 0.35 ms; two
+    // steps, not one, so that a read finds its store done).
     const uint8_t* lo_rows = &t.lo[0][0];
     const uint8_t* hi_rows = &t.hi[0][0];
-    if (n >= 128) {
+    if (n >= 192) {
       __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
       __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 32));
-      uint64_t m = nonzero64_avx2(v0, v1);
-      for (; i + 128 <= n; i += 64) {
+      __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 64));
+      __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 96));
+      uint64_t m = nonzero64_avx2(v0, v1), next = nonzero64_avx2(w0, w1);
+      std::memcpy(mask + first / 8, &m, 8);
+      std::memcpy(mask + first / 8 + 8, &next, 8);
+      for (; i + 192 <= n; i += 64) {
         _mm_prefetch(reinterpret_cast<const char*>(src + i + kAhead), _MM_HINT_T0);
-        const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 64));
-        const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 96));
-        const uint64_t next = nonzero64_avx2(w0, w1);
-        std::memcpy(mask + (first + i) / 8, &m, 8);
+        const __m256i u0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 128));
+        const __m256i u1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 160));
+        const uint64_t after = nonzero64_avx2(u0, u1);
+        const uint8_t* mb = mask + (first + i) / 8;  // this step's mask bytes, stored two steps ago
+        std::memcpy(mask + (first + i) / 8 + 16, &after, 8);
         uint8_t* o = out + kept;
         const __m128i x0 = _mm256_castsi256_si128(v0), x1 = _mm256_extracti128_si256(v0, 1);
         const __m128i x2 = _mm256_castsi256_si128(v1), x3 = _mm256_extracti128_si256(v1, 1);
-        compress8_u8(o, x0, lo_rows, m & 0xFF);
-        compress8_u8(o + popcnt_below(m, 8), x0, hi_rows, m >> 8 & 0xFF);
-        compress8_u8(o + popcnt_below(m, 16), x1, lo_rows, m >> 16 & 0xFF);
-        compress8_u8(o + popcnt_below(m, 24), x1, hi_rows, m >> 24 & 0xFF);
-        compress8_u8(o + popcnt_below(m, 32), x2, lo_rows, m >> 32 & 0xFF);
-        compress8_u8(o + popcnt_below(m, 40), x2, hi_rows, m >> 40 & 0xFF);
-        compress8_u8(o + popcnt_below(m, 48), x3, lo_rows, m >> 48 & 0xFF);
-        compress8_u8(o + popcnt_below(m, 56), x3, hi_rows, m >> 56);
+        compress8_u8(o, x0, lo_rows, mb[0]);
+        compress8_u8(o + popcnt_below(m, 8), x0, hi_rows, mb[1]);
+        compress8_u8(o + popcnt_below(m, 16), x1, lo_rows, mb[2]);
+        compress8_u8(o + popcnt_below(m, 24), x1, hi_rows, mb[3]);
+        compress8_u8(o + popcnt_below(m, 32), x2, lo_rows, mb[4]);
+        compress8_u8(o + popcnt_below(m, 40), x2, hi_rows, mb[5]);
+        compress8_u8(o + popcnt_below(m, 48), x3, lo_rows, mb[6]);
+        compress8_u8(o + popcnt_below(m, 56), x3, hi_rows, mb[7]);
         kept += static_cast<uint64_t>(_mm_popcnt_u64(m));
         v0 = w0;
         v1 = w1;
+        w0 = u0;
+        w1 = u1;
         m = next;
+        next = after;
       }
     }
     for (; i + 32 <= n; i += 32) {
