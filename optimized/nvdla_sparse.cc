@@ -341,20 +341,30 @@ __attribute__((target("ssse3,popcnt"))) uint64_t compress_ssse3(const CompressTa
   return i;
 }
 
-// Bit i set where byte i of a:b (64 bytes) is not zero.
-__attribute__((target("avx2"), always_inline)) inline uint64_t nonzero64_avx2(__m256i a, __m256i b) {
+// 64 bytes in two registers.
+struct Pair256 {
+  __m256i lo, hi;
+};
+
+__attribute__((target("avx2"), always_inline)) inline Pair256 load_pair(const uint8_t* p) {
+  return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)),
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32))};
+}
+
+// Bit i set where byte i of the pair (64 bytes) is not zero.
+__attribute__((target("avx2"), always_inline)) inline uint64_t nonzero64_avx2(const Pair256& v) {
   const __m256i zero = _mm256_setzero_si256();
-  const uint32_t za = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, zero)));
-  const uint32_t zb = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, zero)));
+  const uint32_t za = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v.lo, zero)));
+  const uint32_t zb = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v.hi, zero)));
   return ~(uint64_t{za} | uint64_t{zb} << 32);
 }
 
-// Bit i set where 16-bit element i of a:b (32 elements) is not zero.
-__attribute__((target("avx2"), always_inline)) inline uint32_t nonzero32_u16_avx2(__m256i a, __m256i b) {
+// Bit i set where 16-bit element i of the pair (32 elements) is not zero.
+__attribute__((target("avx2"), always_inline)) inline uint32_t nonzero32_u16_avx2(const Pair256& v) {
   const __m256i zero = _mm256_setzero_si256();
-  // Lane k of the pack: elements 8k.. of a, then of b; the permute puts them in order.
+  // Lane k of the pack: elements 8k.. of lo, then of hi; the permute puts them in order.
   const __m256i bytes = _mm256_permute4x64_epi64(
-      _mm256_packs_epi16(_mm256_cmpeq_epi16(a, zero), _mm256_cmpeq_epi16(b, zero)), _MM_SHUFFLE(3, 1, 2, 0));
+      _mm256_packs_epi16(_mm256_cmpeq_epi16(v.lo, zero), _mm256_cmpeq_epi16(v.hi, zero)), _MM_SHUFFLE(3, 1, 2, 0));
   return ~static_cast<uint32_t>(_mm256_movemask_epi8(bytes));
 }
 
@@ -396,23 +406,19 @@ __attribute__((target("avx2,popcnt"))) uint64_t compress_avx2(const CompressTabl
     const uint8_t* lo_rows = &t.lo[0][0];
     const uint8_t* hi_rows = &t.hi[0][0];
     if (n >= 192) {
-      __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
-      __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 32));
-      __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 64));
-      __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 96));
-      uint64_t m = nonzero64_avx2(v0, v1), next = nonzero64_avx2(w0, w1);
+      Pair256 v = load_pair(src), w = load_pair(src + 64);
+      uint64_t m = nonzero64_avx2(v), next = nonzero64_avx2(w);
       std::memcpy(mask + first / 8, &m, 8);
       std::memcpy(mask + first / 8 + 8, &next, 8);
       for (; i + 192 <= n; i += 64) {
         _mm_prefetch(reinterpret_cast<const char*>(src + i + kAhead), _MM_HINT_T0);
-        const __m256i u0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 128));
-        const __m256i u1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 160));
-        const uint64_t after = nonzero64_avx2(u0, u1);
+        const Pair256 u = load_pair(src + i + 128);
+        const uint64_t after = nonzero64_avx2(u);
         const uint8_t* mb = mask + (first + i) / 8;  // this step's mask bytes, stored two steps ago
         std::memcpy(mask + (first + i) / 8 + 16, &after, 8);
         uint8_t* o = out + kept;
-        const __m128i x0 = _mm256_castsi256_si128(v0), x1 = _mm256_extracti128_si256(v0, 1);
-        const __m128i x2 = _mm256_castsi256_si128(v1), x3 = _mm256_extracti128_si256(v1, 1);
+        const __m128i x0 = _mm256_castsi256_si128(v.lo), x1 = _mm256_extracti128_si256(v.lo, 1);
+        const __m128i x2 = _mm256_castsi256_si128(v.hi), x3 = _mm256_extracti128_si256(v.hi, 1);
         compress8_u8(o, x0, lo_rows, mb[0]);
         compress8_u8(o + popcnt_below(m, 8), x0, hi_rows, mb[1]);
         compress8_u8(o + popcnt_below(m, 16), x1, lo_rows, mb[2]);
@@ -422,12 +428,8 @@ __attribute__((target("avx2,popcnt"))) uint64_t compress_avx2(const CompressTabl
         compress8_u8(o + popcnt_below(m, 48), x3, lo_rows, mb[6]);
         compress8_u8(o + popcnt_below(m, 56), x3, hi_rows, mb[7]);
         kept += static_cast<uint64_t>(_mm_popcnt_u64(m));
-        v0 = w0;
-        v1 = w1;
-        w0 = u0;
-        w1 = u1;
-        m = next;
-        next = after;
+        v = w, w = u;
+        m = next, next = after;
       }
     }
     for (; i + 32 <= n; i += 32) {
@@ -448,33 +450,25 @@ __attribute__((target("avx2,popcnt"))) uint64_t compress_avx2(const CompressTabl
   } else {
     // 32 elements a step, each step's mask made two steps ahead and its bytes read back (as the int8 steps).
     if (n >= 96) {
-      __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
-      __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 32));
-      __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 64));
-      __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 96));
-      uint32_t m = nonzero32_u16_avx2(v0, v1), next = nonzero32_u16_avx2(w0, w1);
+      Pair256 v = load_pair(src), w = load_pair(src + 64);
+      uint32_t m = nonzero32_u16_avx2(v), next = nonzero32_u16_avx2(w);
       std::memcpy(mask + first / 8, &m, 4);
       std::memcpy(mask + first / 8 + 4, &next, 4);
       for (; i + 96 <= n; i += 32) {
         _mm_prefetch(reinterpret_cast<const char*>(src + 2 * i + kAhead), _MM_HINT_T0);
         _mm_prefetch(reinterpret_cast<const char*>(src + 2 * i + kAhead + 64), _MM_HINT_T0);
-        const __m256i u0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i + 128));
-        const __m256i u1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i + 160));
-        const uint32_t after = nonzero32_u16_avx2(u0, u1);
+        const Pair256 u = load_pair(src + 2 * i + 128);
+        const uint32_t after = nonzero32_u16_avx2(u);
         const uint8_t* mb = mask + (first + i) / 8;  // this step's mask bytes, stored two steps ago
         std::memcpy(mask + (first + i) / 8 + 8, &after, 4);
         uint8_t* o = out + kept;
-        compress8_u16(t, o, _mm256_castsi256_si128(v0), mb[0]);
-        compress8_u16(t, o + 2 * popcnt_below(m, 8), _mm256_extracti128_si256(v0, 1), mb[1]);
-        compress8_u16(t, o + 2 * popcnt_below(m, 16), _mm256_castsi256_si128(v1), mb[2]);
-        compress8_u16(t, o + 2 * popcnt_below(m, 24), _mm256_extracti128_si256(v1, 1), mb[3]);
+        compress8_u16(t, o, _mm256_castsi256_si128(v.lo), mb[0]);
+        compress8_u16(t, o + 2 * popcnt_below(m, 8), _mm256_extracti128_si256(v.lo, 1), mb[1]);
+        compress8_u16(t, o + 2 * popcnt_below(m, 16), _mm256_castsi256_si128(v.hi), mb[2]);
+        compress8_u16(t, o + 2 * popcnt_below(m, 24), _mm256_extracti128_si256(v.hi, 1), mb[3]);
         kept += 2 * static_cast<unsigned>(_mm_popcnt_u32(m));
-        v0 = w0;
-        v1 = w1;
-        w0 = u0;
-        w1 = u1;
-        m = next;
-        next = after;
+        v = w, w = u;
+        m = next, next = after;
       }
     }
     for (; i + 16 <= n; i += 16) {  // the last 16, if any
