@@ -395,9 +395,6 @@ __attribute__((target("avx2,popcnt"))) uint64_t compress_avx2(const CompressTabl
   uint64_t kept = 0, i = 0;  // bytes kept
   const __m256i zero = _mm256_setzero_si256();
   constexpr uint64_t kAhead = 2048;  // bytes fetched ahead into L1
-  const auto ctl8 = [](const uint8_t* row) {
-    return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row));
-  };
   if (eb == 1) {
     // 64 bytes a step. Each step's mask is made two steps ahead and stored;
     // its bytes, the table rows, are read back from the mask surface (fewer
@@ -432,19 +429,16 @@ __attribute__((target("avx2,popcnt"))) uint64_t compress_avx2(const CompressTabl
         m = next, next = after;
       }
     }
-    for (; i + 32 <= n; i += 32) {
-      _mm_prefetch(reinterpret_cast<const char*>(src + i + kAhead), _MM_HINT_T0);
+    for (; i + 32 <= n; i += 32) {  // the last 32s, if any
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
       const uint32_t m = ~static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, zero)));
       std::memcpy(mask + (first + i) / 8, &m, 4);
-      const __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
-      const uint64_t c0 = static_cast<unsigned>(_mm_popcnt_u32(m & 0xFFu));
-      const uint64_t c1 = static_cast<unsigned>(_mm_popcnt_u32(m & 0xFFFFu));
-      const uint64_t c2 = static_cast<unsigned>(_mm_popcnt_u32(m & 0xFFFFFFu));
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + kept), _mm_shuffle_epi8(lo, ctl8(t.lo[m & 0xFFu])));
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + kept + c0), _mm_shuffle_epi8(lo, ctl8(t.hi[m >> 8 & 0xFFu])));
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + kept + c1), _mm_shuffle_epi8(hi, ctl8(t.lo[m >> 16 & 0xFFu])));
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + kept + c2), _mm_shuffle_epi8(hi, ctl8(t.hi[m >> 24])));
+      const __m128i x0 = _mm256_castsi256_si128(v), x1 = _mm256_extracti128_si256(v, 1);
+      uint8_t* o = out + kept;
+      compress8_u8(o, x0, lo_rows, m & 0xFFu);
+      compress8_u8(o + popcnt_below(m, 8), x0, hi_rows, m >> 8 & 0xFFu);
+      compress8_u8(o + popcnt_below(m, 16), x1, lo_rows, m >> 16 & 0xFFu);
+      compress8_u8(o + popcnt_below(m, 24), x1, hi_rows, m >> 24);
       kept += static_cast<unsigned>(_mm_popcnt_u32(m));
     }
   } else {
