@@ -116,6 +116,17 @@ const Shape kCases[] = {
     {"nvdla.weight.image", "int8", "64,3,7,7"},
     {"nvdla.weight.image", "int8", "5,3,3,9"},
     {"nvdla.weight.image(post_extension=2)", "int8", "40,2,5,5"},
+    // Without VBMI, lines of 16 to 32 bytes whose channel rows are 4 to 8
+    // bytes by two loads and in-lane shuffles a line: 2, 3 and 4 channels,
+    // 16-bit elements, lines of exactly 16 and 32 bytes, one line a kernel,
+    // post-extension 2 and 4 (line groups of fewer lines than it).
+    {"nvdla.weight.image", "int8", "33,4,5,6"},
+    {"nvdla.weight.image", "fp16", "35,3,4,3"},
+    {"nvdla.weight.image(post_extension=2)", "fp16", "33,2,3,4"},
+    {"nvdla.weight.image", "int8", "34,4,6,4"},
+    {"nvdla.weight.image", "int8", "9,3,1,7"},
+    {"nvdla.weight.image(post_extension=4)", "int16", "17,4,2,4"},
+    {"nvdla.weight.image(post_extension=2)", "int8", "3,2,7,8"},
     {"nvdla.weight.winograd", "fp16", "20,37,4,4"},
     {"nvdla.weight.winograd", "int8", "40,70,4,4"},
     {"nvdla.pixel(format=T_Y8___U8V8_N444,x_offset=3)", "uint8", "5,77,3"},
