@@ -915,7 +915,9 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void dc
 // shuffles, then runs out; unpacking: runs in, then shuffles (measured on a
 // Zen 5 capped at AVX2, and at AVX-512 without VBMI: 4096 x 3 x 7 x 7 int8
 // 0.03 / 0.02 of memcpy element by element -> 0.10 / 0.10, pack / unpack;
-// each shuffle's table lookups bound it).
+// each shuffle's table lookups bound it). Kernels whose lines are 16 to 32
+// bytes of 4- to 8-byte channel rows take the line shuffles further down
+// instead, one pass without a stage.
 
 // n bytes (at most 128) in moves of the widest size that fits, the last one
 // ending at n (overlapping the one before).
