@@ -1027,11 +1027,13 @@ __attribute__((target("avx2"))) void image_stage_shuffles(const ImageWeightShape
 // register, the line's two 16-byte halves each a shuffle of every register,
 // ORed. One pass over the bytes where the stage above takes two (measured on
 // a Zen 4 capped at AVX2, pinned, alternating, 4096 x 3 x 7 x 7 int8 beside a
-// memcpy of 0.013 ms: pack 0.040 -> 0.031 ms, unpack 0.044 -> 0.040; the
-// loop over lines unrolled for 7 of them, unpack 0.037, not taken).
+// memcpy of 0.013 ms: pack 0.040 -> 0.028 ms, unpack 0.044 -> 0.033). The
+// loop is bound by its instructions: with the tensor's last kernel and the
+// post-extension's choice checked in it and four fill shuffles a kernel
+// where one or two take bytes, 0.031 and 0.040 ms.
 struct LineShuffles {
   __m128i a[2], b[2];    // line -> rows, from the line's first and last 16 bytes
-  __m128i ja[2], jb[2];  // the last rows' bytes past them, from the kernel's first line
+  __m128i j[2];          // the last rows' bytes past them, from the first 16 bytes of the kernel's first line
   __m128i pa[2], pb[2];  // rows -> the line's first and last 16 bytes
 };
 
@@ -1043,7 +1045,7 @@ inline bool line_shuffles_apply(const ImageWeightShape& s) {
 
 __attribute__((target("avx2"))) inline LineShuffles line_shuffles(const ImageWeightShape& s) {
   const uint64_t R = s.W * s.eb, wc = s.C * R;
-  alignas(16) int8_t m[6][2][16];  // a, b, ja, jb, pa, pb
+  alignas(16) int8_t m[5][2][16];  // a, b, j, pa, pb
   std::memset(m, -1, sizeof m);
   const auto at = [&](uint64_t c, uint64_t i) { return (i / s.eb * s.C + c) * s.eb + i % s.eb; };  // row byte i
   const auto from_line = [&](int8_t(*lo)[16], int8_t(*hi)[16], uint64_t q, uint64_t to, uint64_t o) {
@@ -1056,16 +1058,18 @@ __attribute__((target("avx2"))) inline LineShuffles line_shuffles(const ImageWei
       if (i < R) {
         const uint64_t o = at(c, i);
         from_line(m[0], m[1], q, half + i, o);
-        if (o < 16) m[4][q][o] = static_cast<int8_t>(half + i);
-        if (o >= wc - 16) m[5][q][o - (wc - 16)] = static_cast<int8_t>(half + i);
-      } else if (c + 1 < s.C) {  // the next plane's byte i - R (its row 0: R >= 4 >= 8 - R)
-        from_line(m[2], m[3], q, half + i, at(c + 1, i - R));
+        if (o < 16) m[3][q][o] = static_cast<int8_t>(half + i);
+        if (o >= wc - 16) m[4][q][o - (wc - 16)] = static_cast<int8_t>(half + i);
+      } else if (c + 1 < s.C) {
+        // The next plane's byte i - R < 8 - R <= 4 <= R, in its row 0: element (i - R) / eb <= 3 of
+        // channel c + 1 <= 3, at (3 * 4 + 3) * 1 or (1 * 4 + 3) * 2 + 1 = 15 at most in the line.
+        m[2][q][half + i] = static_cast<int8_t>(at(c + 1, i - R));
       }
     }
   }
   LineShuffles t;
-  __m128i* to[6] = {t.a, t.b, t.ja, t.jb, t.pa, t.pb};
-  for (int k = 0; k < 6; ++k) {
+  __m128i* to[5] = {t.a, t.b, t.j, t.pa, t.pb};
+  for (int k = 0; k < 5; ++k) {
     for (int q = 0; q < 2; ++q) to[k][q] = _mm_load_si128(reinterpret_cast<const __m128i*>(m[k][q]));
   }
   return t;
@@ -1107,17 +1111,14 @@ __attribute__((target("avx2"), always_inline)) inline void line_shuffle_kernel(c
   const __m128i ma0 = t.a[0], mb0 = t.b[0], ma1 = t.a[1], mb1 = t.b[1];
   const uint8_t* first = line(0);
   const __m128i a0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(first));
-  const __m128i b0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(first + wc - 16));
-  for (uint64_t h = 0;; ++h) {
-    const uint8_t* from = line(h);
-    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from));
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + wc - 16));
+  __m128i a = a0, b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(first + wc - 16));
+  for (uint64_t h = 0;;) {
     __m128i x0 = _mm_or_si128(_mm_shuffle_epi8(a, ma0), _mm_shuffle_epi8(b, mb0));
     __m128i x1 = kTwo ? _mm_or_si128(_mm_shuffle_epi8(a, ma1), _mm_shuffle_epi8(b, mb1)) : x0;
     const bool last = h + 1 == H;
-    if (last) {
-      x0 = _mm_or_si128(x0, _mm_or_si128(_mm_shuffle_epi8(a0, t.ja[0]), _mm_shuffle_epi8(b0, t.jb[0])));
-      if (kTwo) x1 = _mm_or_si128(x1, _mm_or_si128(_mm_shuffle_epi8(a0, t.ja[1]), _mm_shuffle_epi8(b0, t.jb[1])));
+    if (last) {  // channels 0 and (kC == 4) 2 have a next plane
+      x0 = _mm_or_si128(x0, _mm_shuffle_epi8(a0, t.j[0]));
+      if (kC == 4) x1 = _mm_or_si128(x1, _mm_shuffle_epi8(a0, t.j[1]));
     }
     uint8_t* row = planes + h * R;
     _mm_storel_epi64(reinterpret_cast<__m128i*>(row), x0);
@@ -1125,6 +1126,9 @@ __attribute__((target("avx2"), always_inline)) inline void line_shuffle_kernel(c
     if (kTwo) _mm_storel_epi64(reinterpret_cast<__m128i*>(row + 2 * plane), x1);
     if (kC == 4) _mm_storeh_pd(reinterpret_cast<double*>(row + 3 * plane), _mm_castsi128_pd(x1));
     if (last) break;
+    const uint8_t* from = line(++h);
+    a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from));
+    b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + wc - 16));
   }
 }
 
@@ -1147,16 +1151,23 @@ __attribute__((target("avx2"))) void line_shuffle_copy(const ImageWeightShape& s
     }
     const uint8_t* block = physical + k0 * kernel;
     uint8_t* planes = const_cast<uint8_t*>(logical) + k0 * kernel;
-    for (uint64_t kk = 0; kk < gk; ++kk, planes += kernel) {
-      const uint8_t* first = block + kk * wc;
-      const auto rows = [first, rs](uint64_t h) { return first + h * rs; };  // no post-extension
-      const auto lines = [&](uint64_t h) { return block + off[h] + kk * step[h]; };
-      const bool last = k0 + kk + 1 == K;
-      uint8_t* to = last ? spare : planes;
-      if (kPack && last) std::memcpy(spare, planes, kernel);
-      if (s.ext == 1) line_shuffle_kernel<kC, kPack>(t, H, R, rows, to);
-      else line_shuffle_kernel<kC, kPack>(t, H, R, lines, to);
-      if (!kPack && last) std::memcpy(planes, spare, kernel);
+    const uint64_t n = k0 + gk == K ? gk - 1 : gk;  // the tensor's last kernel after the others
+    if (s.ext == 1) {
+      for (uint64_t kk = 0; kk < n; ++kk) {
+        const uint8_t* first = block + kk * wc;
+        line_shuffle_kernel<kC, kPack>(t, H, R, [first, rs](uint64_t h) { return first + h * rs; }, planes + kk * kernel);
+      }
+    } else {
+      for (uint64_t kk = 0; kk < n; ++kk) {
+        const auto lines = [block, kk, &off, &step](uint64_t h) { return block + off[h] + kk * step[h]; };
+        line_shuffle_kernel<kC, kPack>(t, H, R, lines, planes + kk * kernel);
+      }
+    }
+    if (n < gk) {
+      const auto lines = [block, n, &off, &step](uint64_t h) { return block + off[h] + n * step[h]; };
+      if (kPack) std::memcpy(spare, planes + n * kernel, kernel);
+      line_shuffle_kernel<kC, kPack>(t, H, R, lines, spare);
+      if (!kPack) std::memcpy(planes + n * kernel, spare, kernel);
     }
   }
 }
