@@ -71,6 +71,7 @@ const bool registered = [] {
       bench::Row{"nvdla.weight.dc/fp16/3x3", "nvdla.weight.dc", "fp16", "256,256,3,3", false},
       bench::Row{"nvdla.weight.dc/int8/1x1", "nvdla.weight.dc", "int8", "1024,1024,1,1", false},
       bench::Row{"nvdla.weight.image/int8/7x7x3", "nvdla.weight.image", "int8", "4096,3,7,7", false},
+      bench::Row{"nvdla.weight.image/fp16/7x7x3", "nvdla.weight.image", "fp16", "4096,3,7,7", false},
       bench::Row{"nvdla.weight.winograd/fp16", "nvdla.weight.winograd", "fp16", "256,256,4,4", false},
       bench::Row{"nvdla.pixel/T_A8B8G8R8/1080p", "nvdla.pixel(format=T_A8B8G8R8,x_offset=3)", "uint8", "1080,1920,4", false},
       bench::Row{"nvdla.pixel/T_Y8___U8V8_N444/1080p", "nvdla.pixel(format=T_Y8___U8V8_N444)", "uint8", "1080,1920,3", false},

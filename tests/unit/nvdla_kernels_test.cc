@@ -2,6 +2,7 @@
 // several thread counts (optimized/threads.h): every path equals the reference.
 #include <algorithm>
 #include <atomic>
+#include <string>
 #include <vector>
 
 #include "layoutcheck/checker.h"
@@ -127,6 +128,20 @@ const Shape kCases[] = {
     {"nvdla.weight.image", "int8", "9,3,1,7"},
     {"nvdla.weight.image(post_extension=4)", "int16", "17,4,2,4"},
     {"nvdla.weight.image(post_extension=2)", "int8", "3,2,7,8"},
+    // Without VBMI, channel rows of 9 to 16 bytes, one register each, from
+    // lines of 2 to 4 16-byte pieces: 3 channels of 3 pieces (7 x 7 fp16), 4
+    // channels of 9-byte rows (the next plane's bytes at line offset 27), of 3
+    // pieces with post-extension 2 and 4 pieces short of 64 bytes, 2 channels
+    // of 20-byte fp16 lines with post-extension 4 (a short last group), one kernel
+    // of one 36-byte int16 line, 3 channels of 33- and 27-byte lines.
+    {"nvdla.weight.image", "fp16", "33,3,7,7"},
+    {"nvdla.weight.image", "int8", "34,4,7,9"},
+    {"nvdla.weight.image(post_extension=2)", "fp16", "17,4,3,5"},
+    {"nvdla.weight.image", "fp16", "9,4,2,7"},
+    {"nvdla.weight.image(post_extension=4)", "fp16", "33,2,6,5"},
+    {"nvdla.weight.image", "int16", "1,3,1,6"},
+    {"nvdla.weight.image", "int8", "40,3,4,11"},
+    {"nvdla.weight.image", "int8", "35,3,3,9"},
     {"nvdla.weight.winograd", "fp16", "20,37,4,4"},
     {"nvdla.weight.winograd", "int8", "40,70,4,4"},
     {"nvdla.pixel(format=T_Y8___U8V8_N444,x_offset=3)", "uint8", "5,77,3"},
@@ -146,6 +161,21 @@ const Shape kCases[] = {
 
 TEST(NvdlaKernels, equal_the_reference_at_every_isa_level) {
   for (const Shape& s : kCases) testing::expect_pass_at_every_isa(s.layout, s.dtype, s.shape);
+}
+
+// Image weights of 9- to 16-byte rows pack through the AVX2 pairs' shuffles
+// even with VBMI where 512-bit operations split: both ways on any CPU.
+TEST(NvdlaKernels, long_image_rows_equal_the_reference_with_512_bit_operations_whole_or_split) {
+  const Shape shapes[] = {{"nvdla.weight.image", "fp16", "33,3,7,7"},
+                          {"nvdla.weight.image(post_extension=2)", "fp16", "17,4,3,5"},
+                          {"nvdla.weight.image", "int8", "40,3,4,11"}};
+  for (bool split : {false, true}) {
+    Split512Scope halves(split);
+    for (const Shape& s : shapes) {
+      SCOPED_TRACE(std::string(s.layout) + " split " + std::to_string(split));
+      testing::expect_pass_at_every_isa(s.layout, s.dtype, s.shape);
+    }
+  }
 }
 
 // Tensors of 4 MiB and more below AVX-512 stream their atoms (pack) and rows
