@@ -69,6 +69,12 @@ const Shape kCases[] = {
     {"nvdla.weight.dc", "fp16", "20,33,5,5"},
     {"nvdla.weight.dc", "fp16", "20,140,3,3"},
     {"nvdla.weight.dc", "int8", "33,128,1,9"},
+    // More than one channel block packed by tiles across a group's kernels,
+    // position tiles outermost: a tail block of 36 channels and a group of one
+    // kernel, 16-bit tiles with a tail of 8 channels, a tail of one tile.
+    {"nvdla.weight.dc", "int8", "33,100,5,5"},
+    {"nvdla.weight.dc", "fp16", "9,136,4,5"},
+    {"nvdla.weight.dc", "int8", "5,80,7,7"},
     // Kernels of one channel block (C <= 64) through byte permutes: a group
     // and a partial one, positions of 80 bytes (two moves), 64 channels of 2
     // x 2, 16, 15 and 3 bytes a position, int16; 720-byte kernels (the rows'
@@ -142,6 +148,12 @@ const Shape kCases[] = {
     {"nvdla.weight.image", "int16", "1,3,1,6"},
     {"nvdla.weight.image", "int8", "40,3,4,11"},
     {"nvdla.weight.image", "int8", "35,3,3,9"},
+    // Deconvolution weights: stride 1 (the DC copy alone), stride 2 with taps
+    // past the kernel in the sets of odd rows and columns, two channel blocks
+    // and a group of one kernel, strides 3 x 2 of 16-bit elements.
+    {"nvdla.weight.deconv", "fp16", "17,70,3,3"},
+    {"nvdla.weight.deconv(stride_x=2,stride_y=2)", "int8", "33,100,5,5"},
+    {"nvdla.weight.deconv(stride_x=3,stride_y=2)", "int16", "17,9,5,7"},
     {"nvdla.weight.winograd", "fp16", "20,37,4,4"},
     {"nvdla.weight.winograd", "int8", "40,70,4,4"},
     {"nvdla.pixel(format=T_Y8___U8V8_N444,x_offset=3)", "uint8", "5,77,3"},
