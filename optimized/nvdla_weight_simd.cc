@@ -1272,6 +1272,133 @@ __attribute__((target("avx2"), always_inline)) inline void pair_shuffle_kernel(c
   }
 }
 
+// ---- image weights without VBMI, kernels of at most 64 bytes in lines of at most 16 ----
+//
+// Where a whole kernel is at most 64 bytes (3 x 3 int8 of up to 7 channels,
+// one channel of 7 x 7) and each of its physical units (a line, or a
+// post-extension's line group) at most 16, a kernel is kP = 1 to 4 16-byte
+// pieces (at 0, 16, 32, the last ending at the kernel's end; one of 16 bytes
+// from the kernel's start below that) and each unit the OR of one in-lane
+// shuffle of each piece. Packing runs in physical order, unit by unit and in
+// each the group's kernels (their pieces reloaded from L1), so that the bytes
+// a 16-byte store writes past its unit are the next unit's, written next;
+// unpacking in logical order, each kernel's pieces the OR of one shuffle of
+// each unit's 16 bytes, stored in order. The tensor's last group goes through
+// scratch on both sides, so that no load or store leaves the buffers (its
+// kernels and units would read and write up to 16 bytes past them).
+constexpr uint64_t kSmallUnits = 16;
+
+struct SmallKernelShuffles {
+  uint64_t P = 0, U = 0, kernel = 0, piece[4] = {};
+  uint64_t off[kSmallUnits] = {}, len[kSmallUnits] = {};  // unit u of kernel kk at off[u] + kk * len[u] in the group
+  alignas(16) int8_t m[kSmallUnits][4][16];                // unit u from piece p (pack), piece p from unit u (unpack)
+};
+
+inline bool small_kernels_apply(const ImageWeightShape& s) {
+  const uint64_t kernel = s.C * s.H * s.W * s.eb, units = (s.H + s.ext - 1) / s.ext;
+  return kernel <= 64 && units <= kSmallUnits && std::min(s.ext, s.H) * s.C * s.W * s.eb <= 16;
+}
+
+// Unit u's placement for a group of gk kernels.
+inline void small_kernel_units(const ImageWeightShape& s, uint64_t gk, SmallKernelShuffles* t) {
+  const uint64_t wc = s.C * s.W * s.eb;
+  for (uint64_t u = 0; u < t->U; ++u) {
+    t->len[u] = (std::min(s.H, (u + 1) * s.ext) - u * s.ext) * wc;
+    t->off[u] = u * gk * s.ext * wc;
+  }
+}
+
+inline void small_kernel_shuffles(const ImageWeightShape& s, bool pack, SmallKernelShuffles* t) {
+  const uint64_t wc = s.C * s.W * s.eb;
+  t->kernel = s.C * s.H * s.W * s.eb;
+  t->P = (t->kernel + 15) / 16, t->U = (s.H + s.ext - 1) / s.ext;
+  for (uint64_t p = 0; p < 4; ++p) {
+    t->piece[p] = p + 1 == t->P ? (t->kernel < 16 ? 0 : t->kernel - 16) : 16 * p;
+  }
+  std::memset(t->m, -1, sizeof t->m);
+  for (uint64_t u = 0; u < t->U; ++u) {
+    const uint64_t units = (std::min(s.H, (u + 1) * s.ext) - u * s.ext) * wc;
+    for (uint64_t i = 0; i < units; ++i) {
+      // Unit byte i: line h, element e of it (channel e % C of column e / C).
+      const uint64_t h = u * s.ext + i / wc, b = i % wc, e = b / s.eb, c = e % s.C, w = e / s.C;
+      const uint64_t o = ((c * s.H + h) * s.W + w) * s.eb + b % s.eb;  // its kernel byte
+      uint64_t p = 0;
+      while (p + 1 < t->P && o - t->piece[p] >= 16) ++p;
+      if (pack) t->m[u][p][i] = static_cast<int8_t>(o - t->piece[p]);
+      // Unpacking, every piece holding the byte takes it (the pieces overlap).
+      for (uint64_t q = 0; q < t->P && !pack; ++q) {
+        if (o - t->piece[q] < 16) t->m[u][q][o - t->piece[q]] = static_cast<int8_t>(i);
+      }
+    }
+  }
+}
+
+// A group of `count` kernels from their logical bytes to the group's units (pack), or back.
+template <uint64_t kP, bool kPack>
+__attribute__((target("avx2"))) void small_kernel_group(const SmallKernelShuffles& t, uint64_t count,
+                                                        const uint8_t* from, uint8_t* to) {
+  const uint64_t kernel = t.kernel, p1 = t.piece[1], p2 = t.piece[2], p3 = t.piece[3];
+  const auto mask = [&t](uint64_t u, uint64_t p) { return _mm_load_si128(reinterpret_cast<const __m128i*>(t.m[u][p])); };
+  if (kPack) {
+    for (uint64_t u = 0; u < t.U; ++u) {
+      const __m128i m0 = mask(u, 0), m1 = mask(u, 1), m2 = mask(u, 2), m3 = mask(u, 3);
+      uint8_t* unit = to + t.off[u];
+      const uint64_t len = t.len[u];
+      const uint8_t* k = from;
+      for (uint64_t kk = 0; kk < count; ++kk, k += kernel, unit += len) {
+        __m128i x = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(k)), m0);
+        if (kP > 1) x = _mm_or_si128(x, _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(k + p1)), m1));
+        if (kP > 2) x = _mm_or_si128(x, _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(k + p2)), m2));
+        if (kP > 3) x = _mm_or_si128(x, _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(k + p3)), m3));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(unit), x);
+      }
+    }
+    return;
+  }
+  uint8_t* k = to;
+  for (uint64_t kk = 0; kk < count; ++kk, k += kernel) {
+    __m128i y0 = _mm_setzero_si128(), y1 = y0, y2 = y0, y3 = y0;
+    for (uint64_t u = 0; u < t.U; ++u) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + t.off[u] + kk * t.len[u]));
+      y0 = _mm_or_si128(y0, _mm_shuffle_epi8(x, mask(u, 0)));
+      if (kP > 1) y1 = _mm_or_si128(y1, _mm_shuffle_epi8(x, mask(u, 1)));
+      if (kP > 2) y2 = _mm_or_si128(y2, _mm_shuffle_epi8(x, mask(u, 2)));
+      if (kP > 3) y3 = _mm_or_si128(y3, _mm_shuffle_epi8(x, mask(u, 3)));
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(k), y0);
+    if (kP > 1) _mm_storeu_si128(reinterpret_cast<__m128i*>(k + p1), y1);
+    if (kP > 2) _mm_storeu_si128(reinterpret_cast<__m128i*>(k + p2), y2);
+    if (kP > 3) _mm_storeu_si128(reinterpret_cast<__m128i*>(k + p3), y3);
+  }
+}
+
+template <uint64_t kP, bool kPack>
+__attribute__((target("avx2"))) void small_kernel_copy(const ImageWeightShape& s, const uint8_t* src, uint8_t* dst) {
+  SmallKernelShuffles t;
+  small_kernel_shuffles(s, kPack, &t);
+  const uint64_t kernel = t.kernel;
+  const uint8_t* logical = kPack ? src : dst;
+  uint8_t* physical = kPack ? dst : const_cast<uint8_t*>(src);
+  // Groups whose loads and stores could pass the tensor's end (the last one, and the one before where the last
+  // is shorter than 16 bytes: a whole group is 32 bytes or more) through scratch of 16 bytes to spare.
+  alignas(16) uint8_t in[32 * 64 + 16], out[32 * 64 + 16];
+  uint64_t units_of = s.group;
+  small_kernel_units(s, s.group, &t);
+  for (uint64_t k0 = 0; k0 < s.K; k0 += s.group) {
+    const uint64_t gk = std::min(s.group, s.K - k0), bytes = gk * kernel;
+    if (gk != units_of) small_kernel_units(s, gk, &t), units_of = gk;
+    const uint8_t* from = (kPack ? logical : physical) + k0 * kernel;
+    uint8_t* to = (kPack ? physical : const_cast<uint8_t*>(logical)) + k0 * kernel;
+    if ((k0 + gk) * kernel + 16 <= s.K * kernel) {
+      small_kernel_group<kP, kPack>(t, gk, from, to);
+      continue;
+    }
+    std::memcpy(in, from, bytes);
+    small_kernel_group<kP, kPack>(t, gk, in, out);
+    std::memcpy(to, out, bytes);
+  }
+}
+
 // A kernel by line_shuffle_kernel (kL 0) or pair_shuffle_kernel (lines of kL pieces).
 template <uint64_t kC, uint64_t kL, bool kPack, typename T, typename L>
 __attribute__((target("avx2"), always_inline)) inline void shuffle_kernel(const T& t, uint64_t H, uint64_t R,
@@ -1357,6 +1484,14 @@ bool image_weight_copy_shuffles(const ImageWeightShape& s, const uint8_t* src, u
          line_shuffle_copy<4, 3, true>, line_shuffle_copy<4, 4, true>}};
     const uint64_t pieces = (s.C * s.W * s.eb + 15) / 16;
     kCopy[to_physical][s.C == 2 ? 0 : s.C == 3 ? pieces - 1 : pieces](s, src, dst);
+    return true;
+  }
+  if (small_kernels_apply(s)) {
+    static constexpr Copy kCopy[2][4] = {
+        {small_kernel_copy<1, false>, small_kernel_copy<2, false>, small_kernel_copy<3, false>,
+         small_kernel_copy<4, false>},
+        {small_kernel_copy<1, true>, small_kernel_copy<2, true>, small_kernel_copy<3, true>, small_kernel_copy<4, true>}};
+    kCopy[to_physical][(s.C * s.H * s.W * s.eb + 15) / 16 - 1](s, src, dst);
     return true;
   }
   const uint64_t hw = s.H * s.W;

@@ -148,6 +148,23 @@ const Shape kCases[] = {
     {"nvdla.weight.image", "int16", "1,3,1,6"},
     {"nvdla.weight.image", "int8", "40,3,4,11"},
     {"nvdla.weight.image", "int8", "35,3,3,9"},
+    // Without VBMI, kernels of at most 64 bytes in lines (line groups) of at
+    // most 16 bytes, by 1 to 4 kernel pieces: 3 x 3 of 3 channels (two pieces,
+    // 9-byte lines), of 5 (three), one channel of 7 x 7 (49 bytes, four) and
+    // of 4 x 8 fp16 (64), 2-byte kernels 257 of them (the last group of one
+    // kernel, the group before it through scratch too), fp16 2 x 2 x 2,
+    // post-extension 2 (line groups of 12 bytes and a last of 6, int8 and
+    // fp16) and 4 (12 and 3), a tensor of one group.
+    {"nvdla.weight.image", "int8", "40,3,3,3"},
+    {"nvdla.weight.image", "int8", "33,5,3,3"},
+    {"nvdla.weight.image", "int8", "35,1,7,7"},
+    {"nvdla.weight.image", "fp16", "17,1,4,8"},
+    {"nvdla.weight.image", "int8", "257,2,1,1"},
+    {"nvdla.weight.image", "fp16", "18,2,2,2"},
+    {"nvdla.weight.image(post_extension=2)", "int8", "34,2,3,3"},
+    {"nvdla.weight.image(post_extension=2)", "fp16", "17,1,5,3"},
+    {"nvdla.weight.image(post_extension=4)", "int8", "33,1,5,3"},
+    {"nvdla.weight.image", "int8", "20,4,3,3"},
     // Deconvolution weights: stride 1 (the DC copy alone), stride 2 with taps
     // past the kernel in the sets of odd rows and columns, two channel blocks
     // and a group of one kernel, strides 3 x 2 of 16-bit elements.
