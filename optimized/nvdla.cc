@@ -658,36 +658,103 @@ void transpose_tiles_overlapped(const uint8_t* src, uint64_t sp, uint8_t* dst, u
   transpose_block(src, sp, dst, dp, rows, cols, eb);
 }
 
-// Packing a (group, channel block) of gk kernels of cw rows of hw elements,
-// each position's gk * cw elements one physical run, in tiles of eb-byte
-// elements (16 x 16 bytes, 8 x 8 words), overlapped at the edges as in
-// transpose_tiles_overlapped; position tiles outermost, so that the runs are
-// written in order across the kernels rather than kernel by kernel at the
-// runs' pitch (on a Zen 4 capped at AVX2, pinned, alternating, of memcpy:
-// 256 x 256 x 5 x 5 int8 0.17 -> 0.23, 128 x 128 x 5 x 5 fp16 0.20 -> 0.34,
-// 256 x 256 x 7 x 7 int8 0.13 -> 0.20; unpacking in this order par or slower,
-// 128 x 128 x 5 x 5 fp16 0.37-0.39 -> 0.33). False where a side is shorter
-// than a tile.
-bool dc_block_tiles_pack(const uint8_t* logical_in, uint8_t* phys_out, uint64_t kernel, uint64_t gk, uint64_t cw,
-                         uint64_t hw, uint64_t eb) {
+#if defined(LC_NVDLA_AVX2)
+// dc_block_tiles' tiles two at a time, channel tiles i and i + t (t = 16
+// bytes, 8 words) in the two lanes of each register: packing, each position's
+// row of the pair is one 32-byte store, unpacking one 32-byte load (channel
+// blocks of 2t or more; on a Zen 4 capped at AVX2, pinned, alternating, of
+// memcpy, pack / unpack, against one tile at a time packing and kernel by
+// kernel unpacking: 256 x 256 x 5 x 5 int8 0.23 / 0.29 -> 0.36 / 0.37, 4 x 4
+// 0.34 / 0.39 -> 0.57 / 0.53, 7 x 7 0.20 / 0.25 -> 0.27 / 0.32, 128 x 128 x 5
+// x 5 fp16 0.34 / 0.35 -> 0.41 / 0.39-0.42).
+template <uint64_t kE, bool kPack>
+__attribute__((target("avx2"))) void dc_block_tile_pairs(const uint8_t* from_base, uint8_t* to_base, uint64_t kernel,
+                                                         uint64_t gk, uint64_t cw, uint64_t hw) {
+  constexpr uint64_t t = 16 / kE;
+  const uint64_t row = hw * kE, run = gk * cw * kE;
+  for (uint64_t j0 = 0; j0 < hw; j0 += t) {
+    const uint64_t j = std::min(j0, hw - t);
+    for (uint64_t kk = 0; kk < gk; ++kk) {
+      for (uint64_t i0 = 0; i0 < cw; i0 += 2 * t) {
+        const uint64_t i = std::min(i0, cw - 2 * t);
+        const uint64_t logical = kk * kernel + i * row + j * kE, physical = j * run + (kk * cw + i) * kE;
+        const uint8_t* from = from_base + (kPack ? logical : physical);
+        uint8_t* to = to_base + (kPack ? physical : logical);
+        __m256i v[t], w[t];
+        if (kPack) {  // channel rows r and r + t, t positions each, in the two lanes
+          LC_UNROLL
+          for (uint64_t r = 0; r < t; ++r) {
+            const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + r * row));
+            const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + (r + t) * row));
+            v[r] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+          }
+        } else {  // position rows of 2t channels
+          LC_UNROLL
+          for (uint64_t c = 0; c < t; ++c) v[c] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + c * run));
+        }
+        if constexpr (kE == 1) {
+          byte_transpose::transpose16x16_epi8_x2(v);
+          std::copy(v, v + t, w);
+        } else {
+          byte_transpose::transpose8x8_epi16_x2(v, w);
+        }
+        if (kPack) {
+          LC_UNROLL
+          for (uint64_t c = 0; c < t; ++c) _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + c * run), w[c]);
+        } else {
+          LC_UNROLL
+          for (uint64_t r = 0; r < t; ++r) {
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(to + r * row), _mm256_castsi256_si128(w[r]));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(to + (r + t) * row), _mm256_extracti128_si256(w[r], 1));
+          }
+        }
+      }
+    }
+  }
+}
+#endif
+
+// A (group, channel block) of gk kernels of cw rows of hw elements, each
+// position's gk * cw elements one physical run, from `from` to `to`, in tiles
+// of eb-byte elements (16 x 16 bytes, 8 x 8 words), overlapped at the edges
+// as in transpose_tiles_overlapped; position tiles outermost, so that the runs
+// are written (read) in order across the kernels rather than kernel by kernel
+// at the runs' pitch. With AVX2 and blocks of two tiles or more,
+// dc_block_tile_pairs both ways; otherwise packing only (on a Zen 4 capped at
+// AVX2, pinned, alternating, of memcpy, against kernel by kernel: 256 x 256 x
+// 5 x 5 int8 0.17 -> 0.23, 128 x 128 x 5 x 5 fp16 0.20 -> 0.34, 256 x 256 x 7
+// x 7 int8 0.13 -> 0.20; unpacking par or slower, 128 x 128 x 5 x 5 fp16
+// 0.37-0.39 -> 0.33). False where it takes none of them.
+bool dc_block_tiles(const uint8_t* from, uint8_t* to, uint64_t kernel, uint64_t gk, uint64_t cw, uint64_t hw,
+                    uint64_t eb, bool to_physical) {
 #if defined(__SSE2__)
   const uint64_t t = eb == 1 ? 16 : 8, row = hw * eb, run = gk * cw * eb;
   if ((eb != 1 && eb != 2) || cw < t || hw < t) return false;
+#if defined(LC_NVDLA_AVX2)
+  if (cw >= 2 * t && has_avx2()) {
+    using Pairs = void (*)(const uint8_t*, uint8_t*, uint64_t, uint64_t, uint64_t, uint64_t);
+    static constexpr Pairs kPairs[2][2] = {{dc_block_tile_pairs<1, false>, dc_block_tile_pairs<2, false>},
+                                           {dc_block_tile_pairs<1, true>, dc_block_tile_pairs<2, true>}};
+    kPairs[to_physical][eb - 1](from, to, kernel, gk, cw, hw);
+    return true;
+  }
+#endif
+  if (!to_physical) return false;
   for (uint64_t j0 = 0; j0 < hw; j0 += t) {
     const uint64_t j = std::min(j0, hw - t);
     for (uint64_t kk = 0; kk < gk; ++kk) {
       for (uint64_t i0 = 0; i0 < cw; i0 += t) {
         const uint64_t i = std::min(i0, cw - t);
-        const uint8_t* from = logical_in + kk * kernel + i * row + j * eb;
-        uint8_t* to = phys_out + j * run + (kk * cw + i) * eb;
-        if (eb == 1) transpose16x16_u8(from, row, to, run);
-        else transpose8x8_u16(from, row, to, run);
+        const uint8_t* tile = from + kk * kernel + i * row + j * eb;
+        uint8_t* out = to + j * run + (kk * cw + i) * eb;
+        if (eb == 1) transpose16x16_u8(tile, row, out, run);
+        else transpose8x8_u16(tile, row, out, run);
       }
     }
   }
   return true;
 #else
-  (void)logical_in, (void)phys_out, (void)kernel, (void)gk, (void)cw, (void)hw, (void)eb;
+  (void)from, (void)to, (void)kernel, (void)gk, (void)cw, (void)hw, (void)eb, (void)to_physical;
   return false;
 #endif
 }
@@ -741,8 +808,11 @@ void weight_copy(const WeightPlan& p, const uint8_t* logical_in, uint8_t* logica
       const uint64_t cw = std::min<uint64_t>(64, p.C - c0);
       if (full_blocks_done && cw == 64) continue;
       const uint64_t block_base = group_base + c0 * hw * gk;
-      const uint8_t* kernels = logical_in + (k0 * khw + c0 * hw) * eb;
-      if (to_physical && dc_block_tiles_pack(kernels, phys_out + block_base * eb, khw * eb, gk, cw, hw, eb)) continue;
+      const uint64_t rows = (k0 * khw + c0 * hw) * eb;
+      if (to_physical ? dc_block_tiles(logical_in + rows, phys_out + block_base * eb, khw * eb, gk, cw, hw, eb, true)
+                      : dc_block_tiles(phys_in + block_base * eb, logical_out + rows, khw * eb, gk, cw, hw, eb, false)) {
+        continue;
+      }
       for (uint64_t kk = 0; kk < gk; ++kk) {
         const uint64_t logical = (k0 + kk) * khw + c0 * hw, physical = block_base + kk * cw;
         if (eb == 1 && hw < 16) {
