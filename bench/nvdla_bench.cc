@@ -1,5 +1,6 @@
-// NVDLA: feature data pack/unpack (int8, fp16), direct-convolution weight
-// translation and sparse weight compression, beside memcpy of the same bytes.
+// NVDLA: feature data pack/unpack (int8, fp16), direct-convolution, image-input,
+// Winograd and deconvolution weight translation, pixel formats, SDP data and
+// sparse weight compression, beside memcpy of the same bytes.
 #include <cstring>
 #include <memory>
 
@@ -70,9 +71,13 @@ const bool registered = [] {
       bench::Row{"nvdla.weight.dc/int8/3x3", "nvdla.weight.dc", "int8", "256,256,3,3", true},
       bench::Row{"nvdla.weight.dc/fp16/3x3", "nvdla.weight.dc", "fp16", "256,256,3,3", false},
       bench::Row{"nvdla.weight.dc/int8/1x1", "nvdla.weight.dc", "int8", "1024,1024,1,1", false},
+      bench::Row{"nvdla.weight.dc/int8/5x5", "nvdla.weight.dc", "int8", "256,256,5,5", false},
       bench::Row{"nvdla.weight.image/int8/7x7x3", "nvdla.weight.image", "int8", "4096,3,7,7", false},
+      bench::Row{"nvdla.weight.image/int8/3x3x3", "nvdla.weight.image", "int8", "4096,3,3,3", false},
       bench::Row{"nvdla.weight.image/fp16/7x7x3", "nvdla.weight.image", "fp16", "4096,3,7,7", false},
       bench::Row{"nvdla.weight.winograd/fp16", "nvdla.weight.winograd", "fp16", "256,256,4,4", false},
+      bench::Row{"nvdla.weight.deconv/int8/4x4-stride2", "nvdla.weight.deconv(stride_x=2,stride_y=2)", "int8",
+                 "256,256,4,4", false},
       bench::Row{"nvdla.pixel/T_A8B8G8R8/1080p", "nvdla.pixel(format=T_A8B8G8R8,x_offset=3)", "uint8", "1080,1920,4", false},
       bench::Row{"nvdla.pixel/T_Y8___U8V8_N444/1080p", "nvdla.pixel(format=T_Y8___U8V8_N444)", "uint8", "1080,1920,3", false},
       bench::Row{"nvdla.pixel/T_A2B10G10R10/1080p", "nvdla.pixel(format=T_A2B10G10R10)", "uint16", "1080,1920,4", false},
