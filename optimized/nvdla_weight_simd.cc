@@ -1274,7 +1274,7 @@ __attribute__((target("avx2"), always_inline)) inline void pair_shuffle_kernel(c
 
 // ---- image weights without VBMI, kernels of at most 64 bytes in lines of at most 16 ----
 //
-// Where a whole kernel is at most 64 bytes (3 x 3 int8 of up to 7 channels,
+// Where a whole kernel is at most 64 bytes (3 x 3 int8 of up to 5 channels,
 // one channel of 7 x 7) and each of its physical units (a line, or a
 // post-extension's line group) at most 16, a kernel is kP = 1 to 4 16-byte
 // pieces (at 0, 16, 32, the last ending at the kernel's end; one of 16 bytes
@@ -1531,8 +1531,8 @@ bool image_weight_copy_avx512(const ImageWeightShape& s, const uint8_t* src, uin
   }
   // Past the runs, the in-lane shuffles where they take the kernels: unpacking and, with post-extension, packing
   // (on a Zen 4, 1024 kernels, of memcpy, pack / unpack, these permutes against the shuffles capped at AVX2: 3 x 11 x
-  // 11 int8 0.47 / 0.12 against 0.82 / 0.71, 2 x 11 x 11 fp16 0.57 / 0.18 against 0.41 / 0.40; post-extension 2, 3 x
-  // 7 x 7 int8 0.12 / 0.10 against 0.32 / 0.28, 3 x 3 x 3 fp16 0.11 / 0.07 against 0.25 / 0.21).
+  // 11 int8 0.47 / 0.12 against 0.46-0.82 / 0.40-0.71, 2 x 11 x 11 fp16 0.57 / 0.18 against 0.41 / 0.40;
+  // post-extension 2, 3 x 7 x 7 int8 0.12 / 0.10 against 0.32 / 0.28, 3 x 3 x 3 fp16 0.11 / 0.07 against 0.25 / 0.21).
   if ((!to_physical || s.ext > 1) && shuffles_take(s)) return false;
   if (s.eb == 1) {
     if (to_physical) image_pack<uint8_t>(s, src, dst);
