@@ -1337,6 +1337,44 @@ inline void small_kernel_shuffles(const ImageWeightShape& s, bool pack, SmallKer
   }
 }
 
+// The OR of kU shuffles, unit u's 16 bytes by mask u.
+template <uint64_t kU>
+__attribute__((target("avx2"), always_inline)) inline __m128i units_or(__m128i x0, __m128i x1, __m128i x2, __m128i x3,
+                                                                      __m128i a, __m128i b, __m128i c, __m128i d) {
+  __m128i y = _mm_shuffle_epi8(x0, a);
+  if (kU > 1) y = _mm_or_si128(y, _mm_shuffle_epi8(x1, b));
+  if (kU > 2) y = _mm_or_si128(y, _mm_shuffle_epi8(x2, c));
+  if (kU > 3) y = _mm_or_si128(y, _mm_shuffle_epi8(x3, d));
+  return y;
+}
+
+// small_kernel_group's unpacking of kernels of kU <= 4 units: each unit's
+// place advanced by its length a kernel, its masks loaded once.
+template <uint64_t kP, uint64_t kU>
+__attribute__((target("avx2"))) void small_kernel_unpack_units(const SmallKernelShuffles& t, uint64_t count,
+                                                               const uint8_t* from, uint8_t* to) {
+  const uint64_t kernel = t.kernel, p1 = t.piece[1], p2 = t.piece[2], p3 = t.piece[3];
+  const uint8_t* u0 = from + t.off[0];
+  const uint8_t* u1 = from + t.off[kU > 1 ? 1 : 0];
+  const uint8_t* u2 = from + t.off[kU > 2 ? 2 : 0];
+  const uint8_t* u3 = from + t.off[kU > 3 ? 3 : 0];
+  const uint64_t l0 = t.len[0], l1 = t.len[1], l2 = t.len[2], l3 = t.len[3];
+  const __m128i* m = reinterpret_cast<const __m128i*>(t.m);  // m[4 * u + p]
+  const __m128i m00 = m[0], m01 = m[1], m02 = m[2], m03 = m[3], m10 = m[4], m11 = m[5], m12 = m[6], m13 = m[7];
+  const __m128i m20 = m[8], m21 = m[9], m22 = m[10], m23 = m[11], m30 = m[12], m31 = m[13], m32 = m[14], m33 = m[15];
+  uint8_t* k = to;
+  for (uint64_t kk = 0; kk < count; ++kk, k += kernel, u0 += l0, u1 += l1, u2 += l2, u3 += l3) {
+    const __m128i x0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(u0));
+    const __m128i x1 = kU > 1 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(u1)) : x0;
+    const __m128i x2 = kU > 2 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(u2)) : x0;
+    const __m128i x3 = kU > 3 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(u3)) : x0;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(k), units_or<kU>(x0, x1, x2, x3, m00, m10, m20, m30));
+    if (kP > 1) _mm_storeu_si128(reinterpret_cast<__m128i*>(k + p1), units_or<kU>(x0, x1, x2, x3, m01, m11, m21, m31));
+    if (kP > 2) _mm_storeu_si128(reinterpret_cast<__m128i*>(k + p2), units_or<kU>(x0, x1, x2, x3, m02, m12, m22, m32));
+    if (kP > 3) _mm_storeu_si128(reinterpret_cast<__m128i*>(k + p3), units_or<kU>(x0, x1, x2, x3, m03, m13, m23, m33));
+  }
+}
+
 // A group of `count` kernels from their logical bytes to the group's units (pack), or back.
 template <uint64_t kP, bool kPack>
 __attribute__((target("avx2"))) void small_kernel_group(const SmallKernelShuffles& t, uint64_t count,
@@ -1360,6 +1398,13 @@ __attribute__((target("avx2"))) void small_kernel_group(const SmallKernelShuffle
     return;
   }
   uint8_t* k = to;
+  if (t.U <= 4) {  // the units' places and masks in registers
+    using Unpack = void (*)(const SmallKernelShuffles&, uint64_t, const uint8_t*, uint8_t*);
+    static constexpr Unpack kUnpack[4] = {small_kernel_unpack_units<kP, 1>, small_kernel_unpack_units<kP, 2>,
+                                          small_kernel_unpack_units<kP, 3>, small_kernel_unpack_units<kP, 4>};
+    kUnpack[t.U - 1](t, count, from, to);
+    return;
+  }
   for (uint64_t kk = 0; kk < count; ++kk, k += kernel) {
     __m128i y0 = _mm_setzero_si128(), y1 = y0, y2 = y0, y3 = y0;
     for (uint64_t u = 0; u < t.U; ++u) {
