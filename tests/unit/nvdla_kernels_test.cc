@@ -69,9 +69,10 @@ const Shape kCases[] = {
     {"nvdla.weight.dc", "fp16", "20,33,5,5"},
     {"nvdla.weight.dc", "fp16", "20,140,3,3"},
     {"nvdla.weight.dc", "int8", "33,128,1,9"},
-    // More than one channel block packed by tiles across a group's kernels,
-    // position tiles outermost: a tail block of 36 channels and a group of one
-    // kernel, 16-bit tiles with a tail of 8 channels, a tail of one tile.
+    // More than one channel block by tiles across a group's kernels, position
+    // tiles outermost, with AVX2 two channel tiles a register both ways: a
+    // tail block of 36 channels and a group of one kernel, 16-bit tiles with a
+    // tail of 8 channels (one tile), an int8 tail of one tile.
     {"nvdla.weight.dc", "int8", "33,100,5,5"},
     {"nvdla.weight.dc", "fp16", "9,136,4,5"},
     {"nvdla.weight.dc", "int8", "5,80,7,7"},
