@@ -1160,6 +1160,13 @@ inline bool pair_shuffles_apply(const ImageWeightShape& s) {
   return s.C >= 2 && s.C <= 4 && R >= 9 && R <= 16;
 }
 
+// The first of the n 16-byte pieces at piece[0..n) (ascending) that holds byte o.
+inline uint64_t first_piece(const uint64_t* piece, uint64_t n, uint64_t o) {
+  uint64_t p = 0;
+  while (p + 1 < n && o - piece[p] >= 16) ++p;
+  return p;
+}
+
 __attribute__((target("avx2"))) inline PairShuffles pair_shuffles(const ImageWeightShape& s, bool pack) {
   const uint64_t R = s.W * s.eb, wc = s.C * R, L = (wc + 15) / 16;
   PairShuffles t;
@@ -1168,11 +1175,6 @@ __attribute__((target("avx2"))) inline PairShuffles pair_shuffles(const ImageWei
   std::memset(m, -1, sizeof m);
   std::memset(j, -1, sizeof j);
   const auto at = [&](uint64_t c, uint64_t i) { return (i / s.eb * s.C + c) * s.eb + i % s.eb; };  // row byte i
-  const auto source = [&](uint64_t o, uint64_t pieces) {  // the first of `pieces` holding line byte o
-    uint64_t p = 0;
-    while (p + 1 < pieces && o - t.piece[p] >= 16) ++p;
-    return p;
-  };
   for (uint64_t q = 0; q < 2; ++q) {
     for (uint64_t lane = 0; lane < 2; ++lane) {
       const uint64_t out = 2 * q + lane;  // channel (unpack) or piece (pack)
@@ -1182,12 +1184,12 @@ __attribute__((target("avx2"))) inline PairShuffles pair_shuffles(const ImageWei
           const uint64_t o = t.piece[out] + i, e = o / s.eb;
           byte[32 * (e % s.C)] = static_cast<int8_t>(e / s.C * s.eb + o % s.eb);
         } else if (!pack && out < s.C && i < R) {
-          const uint64_t o = at(out, i), p = source(o, L);
+          const uint64_t o = at(out, i), p = first_piece(t.piece, L, o);
           byte[32 * p] = static_cast<int8_t>(o - t.piece[p]);
         } else if (!pack && out + 1 < s.C) {
           // The next plane's byte i - R < 7 in its row 0: element (i - R) / eb <= 6 of channel out + 1 <= 3,
           // at (6 * 4 + 3) * 1 or (2 * 4 + 3) * 2 + 1 = 27 at most in the line.
-          const uint64_t o = at(out + 1, i - R), p = source(o, 2);
+          const uint64_t o = at(out + 1, i - R), p = first_piece(t.piece, 2, o);
           j[q][p][16 * lane + i] = static_cast<int8_t>(o - t.piece[p]);
         }
       }
@@ -1303,13 +1305,9 @@ inline bool small_kernels_apply(const ImageWeightShape& s) {
   return kernel <= 64 && units <= kSmallUnits && std::min(s.ext, s.H) * s.C * s.W * s.eb <= 16;
 }
 
-// Unit u's placement for a group of gk kernels.
+// Unit u's place for a group of gk kernels.
 inline void small_kernel_units(const ImageWeightShape& s, uint64_t gk, SmallKernelShuffles* t) {
-  const uint64_t wc = s.C * s.W * s.eb;
-  for (uint64_t u = 0; u < t->U; ++u) {
-    t->len[u] = (std::min(s.H, (u + 1) * s.ext) - u * s.ext) * wc;
-    t->off[u] = u * gk * s.ext * wc;
-  }
+  for (uint64_t u = 0; u < t->U; ++u) t->off[u] = u * gk * s.ext * s.C * s.W * s.eb;
 }
 
 inline void small_kernel_shuffles(const ImageWeightShape& s, bool pack, SmallKernelShuffles* t) {
@@ -1321,13 +1319,12 @@ inline void small_kernel_shuffles(const ImageWeightShape& s, bool pack, SmallKer
   }
   std::memset(t->m, -1, sizeof t->m);
   for (uint64_t u = 0; u < t->U; ++u) {
-    const uint64_t units = (std::min(s.H, (u + 1) * s.ext) - u * s.ext) * wc;
-    for (uint64_t i = 0; i < units; ++i) {
+    t->len[u] = (std::min(s.H, (u + 1) * s.ext) - u * s.ext) * wc;
+    for (uint64_t i = 0; i < t->len[u]; ++i) {
       // Unit byte i: line h, element e of it (channel e % C of column e / C).
       const uint64_t h = u * s.ext + i / wc, b = i % wc, e = b / s.eb, c = e % s.C, w = e / s.C;
       const uint64_t o = ((c * s.H + h) * s.W + w) * s.eb + b % s.eb;  // its kernel byte
-      uint64_t p = 0;
-      while (p + 1 < t->P && o - t->piece[p] >= 16) ++p;
+      const uint64_t p = first_piece(t->piece, t->P, o);
       if (pack) t->m[u][p][i] = static_cast<int8_t>(o - t->piece[p]);
       // Unpacking, every piece holding the byte takes it (the pieces overlap).
       for (uint64_t q = 0; q < t->P && !pack; ++q) {
