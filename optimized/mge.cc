@@ -574,7 +574,11 @@ LC_MGE_AVX2 uint64_t tiles_8x16_epi16_avx2(const Group& g, uint8_t* logical, uin
 // and 8 + k of each 16 are the lanes of one register (8 pixels each), so the
 // 8 x 8 word transposes in the lanes leave pixel k's 16 rows in register k,
 // and a pixel's 32 rows (a line, at phys + g.pixels * 2 on a line) leave by
-// two non-temporal 32-byte stores. Returns the pixels done.
+// two non-temporal 32-byte stores, one after the other: a line's two halves
+// stored with seven other lines' between them left partial lines in the
+// write-combining buffers (measured on an Intel Xeon capped at AVX2, pinned,
+// alternating, 8 x 64 x 256 x 256 NHWC fp16: 0.37-0.39 of memcpy -> 1.15-1.22).
+// Returns the pixels done.
 LC_MGE_AVX2 uint64_t pack_32rows_epi16_avx2_streamed(const Group& g, const uint8_t* logical, uint8_t* phys) {
   const uint64_t L32 = g.L / 32 * 32, R = g.R;
   constexpr uint64_t kAhead = 1024;  // bytes of each row fetched ahead into L2
@@ -595,16 +599,20 @@ LC_MGE_AVX2 uint64_t pack_32rows_epi16_avx2_streamed(const Group& g, const uint8
       }
       for (uint64_t t = 0; t < 32; t += 8) {
         uint8_t* px = phys + (g.pixels + (l + t) * R + rg) * 2;
-        for (uint64_t h = 0; h < 32; h += 16) {
-          __m256i v[8];
-          LC_MGE_UNROLL
-          for (uint64_t k = 0; k < 8; ++k) {
-            v[k] = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(stage[h + 8 + k] + t * 2),
-                                       reinterpret_cast<const __m128i*>(stage[h + k] + t * 2));
-          }
-          byte_transpose::transpose8x8_epi16_x2(v, v);
-          LC_MGE_UNROLL
-          for (uint64_t k = 0; k < 8; ++k) _mm256_stream_si256(reinterpret_cast<__m256i*>(px + k * R * 2 + h * 2), v[k]);
+        __m256i v[8], w[8];
+        LC_MGE_UNROLL
+        for (uint64_t k = 0; k < 8; ++k) {
+          v[k] = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(stage[8 + k] + t * 2),
+                                     reinterpret_cast<const __m128i*>(stage[k] + t * 2));
+          w[k] = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(stage[24 + k] + t * 2),
+                                     reinterpret_cast<const __m128i*>(stage[16 + k] + t * 2));
+        }
+        byte_transpose::transpose8x8_epi16_x2(v, v);
+        byte_transpose::transpose8x8_epi16_x2(w, w);
+        LC_MGE_UNROLL
+        for (uint64_t k = 0; k < 8; ++k) {
+          _mm256_stream_si256(reinterpret_cast<__m256i*>(px + k * R * 2), v[k]);
+          _mm256_stream_si256(reinterpret_cast<__m256i*>(px + k * R * 2 + 32), w[k]);
         }
       }
     }
