@@ -4718,17 +4718,14 @@ LC_MGE_AVX512BW_INLINE void load_pairs32(const uint8_t* px, __m512i a[16], __m51
 // lanes' low halves held in a 2 KiB stage until the high halves are read. The
 // 64 rows' lines go to a stage of kRun bytes a row and leave it in runs
 // (rows a channel plane apart share their L1 sets: a line of each row at a
-// time evicts itself), non-temporal with `stream`.
+// time evicts itself). In cache only: streamed unpacks take the AVX2 blocks
+// (see nibble_pairs).
 template <uint64_t kRun>
-LC_MGE_AVX512BW uint64_t unpack_nibble_pairs_x128(const Group& g, uint8_t* logical, const uint8_t* phys, bool stream) {
+LC_MGE_AVX512BW uint64_t unpack_nibble_pairs_x128(const Group& g, uint8_t* logical, const uint8_t* phys) {
   alignas(64) __m512i held[32];
   alignas(64) static thread_local uint8_t stage[64][kRun];
   uint8_t* row[64];
-  bool nt = stream;
-  for (uint64_t r = 0; r < 64; ++r) {
-    row[r] = g.rows[r] == kPad ? nullptr : logical + g.rows[r] / 2;
-    nt = nt && (!row[r] || reinterpret_cast<uintptr_t>(row[r]) % kLine == 0);
-  }
+  for (uint64_t r = 0; r < 64; ++r) row[r] = g.rows[r] == kPad ? nullptr : logical + g.rows[r] / 2;
   const uint8_t* base = phys + g.pixels / 2;
   const uint64_t whole = g.L / 128 * 128;
   for (uint64_t l0 = 0; l0 < whole; l0 += 2 * kRun) {
@@ -4748,18 +4745,9 @@ LC_MGE_AVX512BW uint64_t unpack_nibble_pairs_x128(const Group& g, uint8_t* logic
       LC_MGE_UNROLL
       for (int k = 0; k < 16; ++k) split_lines(held[16 + k], b[k], stage[32 + 2 * k] + c / 2, stage[33 + 2 * k] + c / 2);
     }
-    // The next run's pixels are fetched while this one's rows go out, a
-    // share of their lines with every row; non-temporal, each line being
-    // read once (16 x 128 x 256 x 128 on a Zen 5, pinned, alternating with a
-    // fetch into L2: 0.74-0.77 -> 0.78-0.79 of memcpy).
-    const uint8_t* next = base + (l0 + n) * 32;
-    const uint64_t next_lines = stream ? std::min(2 * kRun, whole - l0 - n) * 32 / kLine : 0;
     for (uint64_t r = 0; r < 64; ++r) {
-      for (uint64_t i = r * next_lines / 64; i < (r + 1) * next_lines / 64; ++i) {
-        _mm_prefetch(reinterpret_cast<const char*>(next + i * kLine), _MM_HINT_NTA);  // mutate: equivalent (a prefetch)
-      }
       if (!row[r]) continue;
-      for (uint64_t q = 0; q < n / 2; q += kLine) put_line(row[r] + l0 / 2 + q, _mm512_load_si512(stage[r] + q), nt);
+      for (uint64_t q = 0; q < n / 2; q += kLine) put_line(row[r] + l0 / 2 + q, _mm512_load_si512(stage[r] + q), false);
     }
   }
   return whole;
@@ -4788,31 +4776,36 @@ bool nibble_pairs(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys
   const auto row_at = [&](uint64_t r, uint64_t l0) { return g.rows[r] == kPad ? nullptr : logical + (g.rows[r] + l0) / 2; };
   uint64_t start = 0;
 #if LC_MGE_X86
-  if (H == 32 && have_avx512()) {
+  const bool streamed_unpack = !kPack && p.stream;
+  if (H == 32 && have_avx512() && !streamed_unpack) {
     // 64 rows (NCHW64, NHWC of 64 channels): 128 pixels a step in registers,
     // every line of the rows read or written whole. Rows a multiple of 4 KiB
     // apart (in one L1 set) go through stages in cache. Measured on a Zen 5
     // (48 KiB L1d), pinned, alternating, against the row pairs' stage and the
     // 8-bit transposes below, of memcpy: 16 x 128 x 256 x 128 pack 0.51-0.56
     // -> 0.60-0.74 (each row's line fetched 256 bytes ahead: none 0.54, 512
-    // 0.66-0.70, 1024 0.65-0.66, 2048 0.60-0.63), unpack 0.59-0.63 -> 0.68-0.73
-    // (runs of 512 bytes; 256: 0.64-0.67; without fetching the next run's
-    // pixels 0.36-0.43); 1 x 128 x 64 x 64 pack 0.24 -> 0.35 (staged 0.31),
+    // 0.66-0.70, 1024 0.65-0.66, 2048 0.60-0.63); 1 x 128 x 64 x 64 pack
+    // 0.24 -> 0.35 (staged 0.31),
     // unpack 0.17 -> 0.30-0.33 (runs of 512: 0.27-0.30); 1 x 64 x 64 x 128
     // (rows 4 KiB apart) pack 0.25 -> 0.31 staged (straight 0.24-0.25, a
     // stage of 128 bytes a row 0.26, 64 0.19), unpack 0.17 -> 0.31 (runs of
-    // 256: 0.20).
+    // 256: 0.20). Streamed unpacks take the AVX2 blocks below instead, their
+    // lines stored non-temporal from a stage of 32 pairs (16 x 128 x 256 x 128,
+    // of memcpy, against these registers' runs streamed out with the next
+    // run's pixels fetched: an Intel Xeon 0.31-0.35 -> 0.84-0.88, a Zen 4 0.63
+    // -> 0.97 in the runs of commit d18ae55 uncapped and e6246f8 capped at
+    // AVX2; a Zen 5 had 0.78 with these registers, its AVX2 blocks not
+    // measured).
     const bool aliased = g.rows[0] != kPad && g.rows[1] != kPad && (g.rows[1] - g.rows[0]) / 2 % 4096 == 0;
     if (kPack) {
       start = p.stream || !aliased                ? pack_nibble_pairs_x128(g, logical, phys, p.stream, kTileFetch)
               : l1d_holds(3 * 64 * 256)           ? pack_nibble_pairs_staged<256>(g, logical, phys)
                                                   : pack_nibble_pairs_staged<128>(g, logical, phys);
     } else {
-      start = p.stream || aliased ? unpack_nibble_pairs_x128<512>(g, logical, phys, p.stream)
-                                  : unpack_nibble_pairs_x128<256>(g, logical, phys, p.stream);
+      start = aliased ? unpack_nibble_pairs_x128<512>(g, logical, phys) : unpack_nibble_pairs_x128<256>(g, logical, phys);
     }
   }
-  if (H % 32 == 0 && !(kPack && p.stream) && !have_avx512() && have_avx2()) {
+  if (H % 32 == 0 && have_avx2() && (kPack ? !p.stream && !have_avx512() : streamed_unpack || !have_avx512())) {
     start = kPack || p.stream    ? nibble_blocks_avx2<kPack, kStageCols>(g, logical, phys, p.stream)
             : long_stage_fits_l1() ? nibble_blocks_avx2<kPack, kLongStageCols>(g, logical, phys, false)
                                    : nibble_blocks_avx2<kPack, kMidStageCols>(g, logical, phys, false);
