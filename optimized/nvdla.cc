@@ -667,17 +667,22 @@ void transpose_tiles_overlapped(const uint8_t* src, uint64_t sp, uint8_t* dst, u
 // kernel unpacking: 256 x 256 x 5 x 5 int8 0.23 / 0.29 -> 0.36 / 0.37, 4 x 4
 // 0.34 / 0.39 -> 0.57 / 0.53, 7 x 7 0.20 / 0.25 -> 0.27 / 0.32, 128 x 128 x 5
 // x 5 fp16 0.34 / 0.35 -> 0.41 / 0.39-0.42).
-template <uint64_t kE, bool kPack>
+// With `place` (kPlaced), position j's run is at place[j] rather than j * run
+// (deconvolution weights: each tap's run in its set).
+template <uint64_t kE, bool kPack, bool kPlaced = false>
 __attribute__((target("avx2"))) void dc_block_tile_pairs(const uint8_t* from_base, uint8_t* to_base, uint64_t kernel,
-                                                         uint64_t gk, uint64_t cw, uint64_t hw) {
+                                                         uint64_t gk, uint64_t cw, uint64_t hw, const uint64_t* place) {
   constexpr uint64_t t = 16 / kE;
   const uint64_t row = hw * kE, run = gk * cw * kE;
   for (uint64_t j0 = 0; j0 < hw; j0 += t) {
     const uint64_t j = std::min(j0, hw - t);
+    uint64_t at[t];  // the tile's t positions' runs
+    LC_UNROLL
+    for (uint64_t c = 0; c < t; ++c) at[c] = kPlaced ? place[j + c] : (j + c) * run;
     for (uint64_t kk = 0; kk < gk; ++kk) {
       for (uint64_t i0 = 0; i0 < cw; i0 += 2 * t) {
         const uint64_t i = std::min(i0, cw - 2 * t);
-        const uint64_t logical = kk * kernel + i * row + j * kE, physical = j * run + (kk * cw + i) * kE;
+        const uint64_t logical = kk * kernel + i * row + j * kE, physical = (kk * cw + i) * kE;
         const uint8_t* from = from_base + (kPack ? logical : physical);
         uint8_t* to = to_base + (kPack ? physical : logical);
         __m256i v[t], w[t];
@@ -690,7 +695,7 @@ __attribute__((target("avx2"))) void dc_block_tile_pairs(const uint8_t* from_bas
           }
         } else {  // position rows of 2t channels
           LC_UNROLL
-          for (uint64_t c = 0; c < t; ++c) v[c] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + c * run));
+          for (uint64_t c = 0; c < t; ++c) v[c] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + at[c]));
         }
         if constexpr (kE == 1) {
           byte_transpose::transpose16x16_epi8_x2(v);
@@ -700,7 +705,7 @@ __attribute__((target("avx2"))) void dc_block_tile_pairs(const uint8_t* from_bas
         }
         if (kPack) {
           LC_UNROLL
-          for (uint64_t c = 0; c < t; ++c) _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + c * run), w[c]);
+          for (uint64_t c = 0; c < t; ++c) _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + at[c]), w[c]);
         } else {
           LC_UNROLL
           for (uint64_t r = 0; r < t; ++r) {
@@ -725,21 +730,26 @@ __attribute__((target("avx2"))) void dc_block_tile_pairs(const uint8_t* from_bas
 // 5 x 5 int8 0.17 -> 0.23, 128 x 128 x 5 x 5 fp16 0.20 -> 0.34, 256 x 256 x 7
 // x 7 int8 0.13 -> 0.20; unpacking par or slower, 128 x 128 x 5 x 5 fp16
 // 0.37-0.39 -> 0.33). False where it takes none of them.
+// With `place`, position j's run is at place[j] (dc_block_tile_pairs), and
+// only the pairs take it.
 bool dc_block_tiles(const uint8_t* from, uint8_t* to, uint64_t kernel, uint64_t gk, uint64_t cw, uint64_t hw,
-                    uint64_t eb, bool to_physical) {
+                    uint64_t eb, bool to_physical, const uint64_t* place = nullptr) {
 #if defined(__SSE2__)
   const uint64_t t = eb == 1 ? 16 : 8, row = hw * eb, run = gk * cw * eb;
   if ((eb != 1 && eb != 2) || cw < t || hw < t) return false;
 #if defined(LC_NVDLA_AVX2)
   if (cw >= 2 * t && has_avx2()) {
-    using Pairs = void (*)(const uint8_t*, uint8_t*, uint64_t, uint64_t, uint64_t, uint64_t);
-    static constexpr Pairs kPairs[2][2] = {{dc_block_tile_pairs<1, false>, dc_block_tile_pairs<2, false>},
-                                           {dc_block_tile_pairs<1, true>, dc_block_tile_pairs<2, true>}};
-    kPairs[to_physical][eb - 1](from, to, kernel, gk, cw, hw);
+    using Pairs = void (*)(const uint8_t*, uint8_t*, uint64_t, uint64_t, uint64_t, uint64_t, const uint64_t*);
+    static constexpr Pairs kPairs[2][2][2] = {
+        {{dc_block_tile_pairs<1, false>, dc_block_tile_pairs<2, false>},
+         {dc_block_tile_pairs<1, true>, dc_block_tile_pairs<2, true>}},
+        {{dc_block_tile_pairs<1, false, true>, dc_block_tile_pairs<2, false, true>},
+         {dc_block_tile_pairs<1, true, true>, dc_block_tile_pairs<2, true, true>}}};
+    kPairs[place != nullptr][to_physical][eb - 1](from, to, kernel, gk, cw, hw, place);
     return true;
   }
 #endif
-  if (!to_physical) return false;
+  if (!to_physical || place) return false;
   for (uint64_t j0 = 0; j0 < hw; j0 += t) {
     const uint64_t j = std::min(j0, hw - t);
     for (uint64_t kk = 0; kk < gk; ++kk) {
@@ -754,7 +764,7 @@ bool dc_block_tiles(const uint8_t* from, uint8_t* to, uint64_t kernel, uint64_t 
   }
   return true;
 #else
-  (void)from, (void)to, (void)kernel, (void)gk, (void)cw, (void)hw, (void)eb, (void)to_physical;
+  (void)from, (void)to, (void)kernel, (void)gk, (void)cw, (void)hw, (void)eb, (void)to_physical, (void)place;
   return false;
 #endif
 }
@@ -1715,6 +1725,11 @@ uint64_t deconv_place(const DeconvPlan& d, uint64_t k, uint64_t ch, uint64_t h, 
 // kernel): runs of whole kernels' bytes, where the taps one by one were
 // 0.007 of memcpy (256 x 256 x 4 x 4 int8, stride 2, on a Zen 4 capped at
 // AVX2: 0.33 / 0.33 pack / unpack).
+// Where the DC copy's paired tiles take every channel block, they place each
+// tap's run in its set themselves (deconv_placed), one pass; otherwise the
+// whole kernels' DC weights go through a scratch.
+bool deconv_placed(const DeconvPlan& d, const uint8_t* src, uint8_t* dst, bool to_physical);
+
 void deconv_copy(const DeconvPlan& d, const uint8_t* src, uint8_t* dst, bool to_physical) {
   const WeightPlan& p = d.set;
   const uint64_t sets = d.sx * d.sy;
@@ -1724,6 +1739,7 @@ void deconv_copy(const DeconvPlan& d, const uint8_t* src, uint8_t* dst, bool to_
     if (to_physical) std::memset(dst + p.data, 0, p.size - p.data);
     return;
   }
+  if (deconv_placed(d, src, dst, to_physical)) return;
   const WeightPlan& f = d.whole;
   std::unique_ptr<uint8_t[]> whole(new uint8_t[f.size]);  // the DC copy may touch its padding
   if (to_physical) weight_copy(f, src, nullptr, whole.get(), nullptr, true);
@@ -1748,6 +1764,62 @@ void deconv_copy(const DeconvPlan& d, const uint8_t* src, uint8_t* dst, bool to_
     if (to_physical) std::memset(set + p.data, 0, (s + 1 == sets ? p.size : d.stride) - p.data);
   }
   if (!to_physical) weight_copy(f, nullptr, dst, nullptr, whole.get(), false);
+}
+
+// Tap (h, w) of the whole kernels is tap (h / sy, w / sx) of set
+// (h mod sy) * sx + w mod sx; in a (group, channel block) its run of gk x cw
+// elements lies at the set's start, the block's start in a set and the tap's
+// place in the block. The pairs move each position's run between the kernels
+// and that place; packing then zeroes the sets' taps past the kernel and each
+// set's bytes past its data. False (nothing written) where the pairs do not
+// take every block: under 2 x 16 bytes of channels in a block, kernels of
+// fewer than 16 bytes' positions, or no AVX2. (256 x 256 x 4 x 4 int8, stride
+// 2, in the benchmark on an Intel Xeon, pack / unpack, of memcpy, against the
+// scratch: 0.29 / 0.28 -> 0.61 / 0.56; capped at AVX2 0.27 / 0.28 -> 0.62 / 0.56.)
+bool deconv_placed(const DeconvPlan& d, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  const WeightPlan& p = d.set;
+  const uint64_t eb = p.eb, hw = d.H * d.W, hsws = d.hs * d.ws, khw = p.C * hw, t = eb == 1 ? 16 : 8;
+  const uint64_t tail = p.C % 64;
+  if (!has_avx2() || (eb != 1 && eb != 2) || hw < t || p.C < 2 * t || (tail != 0 && tail < 2 * t)) return false;
+  static thread_local std::vector<uint64_t> place;
+  place.resize(hw);
+  for (uint64_t g0 = 0; g0 < p.K; g0 += p.group) {
+    const uint64_t gk = std::min(p.group, p.K - g0);
+    for (uint64_t c0 = 0; c0 < p.C; c0 += 64) {
+      const uint64_t cw = std::min<uint64_t>(64, p.C - c0), run = gk * cw * eb;
+      const uint64_t in_set = (g0 * p.C * hsws + c0 * hsws * gk) * eb, rows = (g0 * khw + c0 * hw) * eb;
+      for (uint64_t h = 0; h < d.H; ++h) {
+        for (uint64_t w = 0; w < d.W; ++w) {
+          place[h * d.W + w] = ((h % d.sy) * d.sx + w % d.sx) * d.stride + in_set + ((h / d.sy) * d.ws + w / d.sx) * run;
+        }
+      }
+      const bool done = to_physical ? dc_block_tiles(src + rows, dst, khw * eb, gk, cw, hw, eb, true, place.data())
+                                    : dc_block_tiles(src, dst + rows, khw * eb, gk, cw, hw, eb, false, place.data());
+      if (!done) return false;  // only the first block: every block is alike
+    }
+  }
+  if (!to_physical) return true;
+  const uint64_t sets = d.sx * d.sy;
+  for (uint64_t s = 0; s < sets; ++s) {
+    uint8_t* set = dst + s * d.stride;
+    const uint64_t h0 = s / d.sx, w0 = s % d.sx;
+    if (h0 + (d.hs - 1) * d.sy >= d.H || w0 + (d.ws - 1) * d.sx >= d.W) {  // taps past the kernel
+      for (uint64_t g0 = 0; g0 < p.K; g0 += p.group) {
+        const uint64_t gk = std::min(p.group, p.K - g0);
+        for (uint64_t c0 = 0; c0 < p.C; c0 += 64) {
+          const uint64_t run = gk * std::min<uint64_t>(64, p.C - c0) * eb;
+          uint8_t* block = set + (g0 * p.C * hsws + c0 * hsws * gk) * eb;
+          for (uint64_t i = 0; i < d.hs; ++i) {
+            for (uint64_t j = 0; j < d.ws; ++j) {
+              if (h0 + i * d.sy >= d.H || w0 + j * d.sx >= d.W) std::memset(block + (i * d.ws + j) * run, 0, run);
+            }
+          }
+        }
+      }
+    }
+    std::memset(set + p.data, 0, (s + 1 == sets ? p.size : d.stride) - p.data);
+  }
+  return true;
 }
 
 // ---- the Impl ---------------------------------------------------------------------

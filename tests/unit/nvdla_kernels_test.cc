@@ -168,10 +168,18 @@ const Shape kCases[] = {
     {"nvdla.weight.image", "int8", "20,4,3,3"},
     // Deconvolution weights: stride 1 (the DC copy alone), stride 2 with taps
     // past the kernel in the sets of odd rows and columns, two channel blocks
-    // and a group of one kernel, strides 3 x 2 of 16-bit elements.
+    // and a group of one kernel, strides 3 x 2 of 16-bit elements. With AVX2
+    // the paired tiles place each tap's run in its set where they take every
+    // channel block: int8 blocks of 64 and 36 channels above, 16-bit ones of
+    // 40 with taps past the kernel in one direction only, every set full (4 x
+    // 4, stride 2, a last group of one kernel); through the scratch a last
+    // block of 6 channels, too few for the pairs.
     {"nvdla.weight.deconv", "fp16", "17,70,3,3"},
     {"nvdla.weight.deconv(stride_x=2,stride_y=2)", "int8", "33,100,5,5"},
     {"nvdla.weight.deconv(stride_x=3,stride_y=2)", "int16", "17,9,5,7"},
+    {"nvdla.weight.deconv(stride_x=2,stride_y=3)", "fp16", "20,40,5,4"},
+    {"nvdla.weight.deconv(stride_x=2,stride_y=2)", "int8", "65,64,4,4"},
+    {"nvdla.weight.deconv(stride_x=2,stride_y=2)", "int8", "33,70,4,4"},
     {"nvdla.weight.winograd", "fp16", "20,37,4,4"},
     {"nvdla.weight.winograd", "int8", "40,70,4,4"},
     {"nvdla.pixel(format=T_Y8___U8V8_N444,x_offset=3)", "uint8", "5,77,3"},
