@@ -640,10 +640,13 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void dc
 // the 9 rows (and 7 zero registers) go the other way and each channel's 9
 // bytes leave by a masked store. A block whose 16-byte reads would pass the
 // end of the logical buffer (the last kernel's last block) is read from a
-// copy. Packs take it with VBMI too, unpacks only without (measured on a Zen
-// 5, 256 x 256 x 3 x 3, pack / unpack: capped at AVX-512 without VBMI, the
-// rows' loop 0.13 / 0.16 of memcpy -> 0.47 / 0.39; with it, the permutes
-// 0.42 / 0.40 against 0.47 / 0.37).
+// copy. Packs take it with VBMI too, and so do unpacks where 512-bit
+// operations are whole (measured on a Zen 5, 256 x 256 x 3 x 3, pack /
+// unpack: capped at AVX-512 without VBMI, the rows' loop 0.13 / 0.16 of
+// memcpy -> 0.47 / 0.39; with it, the permutes 0.42 / 0.40 against 0.47 /
+// 0.37; on an Intel Xeon, in the benchmark, the permutes' unpack 0.31-0.33
+// against 0.39 in these lanes). Where they split (a Zen 4) the permutes
+// unpack, 0.53 of memcpy in the run of commit d18ae55.
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void dc3x3_lanes_epi8(const DcWeightShape& s,
                                                                           const uint8_t* src, uint8_t* dst,
                                                                           bool to_physical) {
@@ -1592,7 +1595,7 @@ bool image_weight_copy_avx512(const ImageWeightShape& s, const uint8_t* src, uin
 
 bool dc_weight_full_blocks(const DcWeightShape& s, const uint8_t* src, uint8_t* dst, bool to_physical) {
   if ((s.eb != 1 && s.eb != 2) || s.H * s.W != static_cast<uint64_t>(kDcHw) || s.C < 64) return false;
-  if (s.eb == 1 && isa_at_least(Isa::kAvx512) && (to_physical || !has_avx512_vbmi())) {
+  if (s.eb == 1 && isa_at_least(Isa::kAvx512) && (to_physical || !has_avx512_vbmi() || !splits_512bit_ops())) {
     dc3x3_lanes_epi8(s, src, dst, to_physical);
     return true;
   }

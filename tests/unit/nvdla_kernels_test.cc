@@ -216,6 +216,20 @@ TEST(NvdlaKernels, long_image_rows_equal_the_reference_with_512_bit_operations_w
   }
 }
 
+// Full 64-channel blocks of 3 x 3 int8 kernels unpack by the VBMI permutes
+// where 512-bit operations split, by the byte transposes in lanes where they
+// are whole: both ways on any CPU.
+TEST(NvdlaKernels, dc_3x3_blocks_equal_the_reference_with_512_bit_operations_whole_or_split) {
+  const Shape shapes[] = {{"nvdla.weight.dc", "int8", "33,128,3,3"}, {"nvdla.weight.dc", "int8", "40,70,3,3"}};
+  for (bool split : {false, true}) {
+    Split512Scope halves(split);
+    for (const Shape& s : shapes) {
+      SCOPED_TRACE(std::string(s.layout) + " " + s.shape + " split " + std::to_string(split));
+      testing::expect_pass_at_every_isa(s.layout, s.dtype, s.shape);
+    }
+  }
+}
+
 // Tensors of 4 MiB and more below AVX-512 stream their atoms (pack) and rows
 // (unpack) out of the stage, and so do unpacks with AVX-512 where 512-bit
 // operations split in two (Split512Scope: both ways on any CPU): a partial
