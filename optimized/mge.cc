@@ -4785,11 +4785,10 @@ bool nibble_pairs(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys
     // 8-bit transposes below, of memcpy: 16 x 128 x 256 x 128 pack 0.51-0.56
     // -> 0.60-0.74 (each row's line fetched 256 bytes ahead: none 0.54, 512
     // 0.66-0.70, 1024 0.65-0.66, 2048 0.60-0.63); 1 x 128 x 64 x 64 pack
-    // 0.24 -> 0.35 (staged 0.31),
-    // unpack 0.17 -> 0.30-0.33 (runs of 512: 0.27-0.30); 1 x 64 x 64 x 128
-    // (rows 4 KiB apart) pack 0.25 -> 0.31 staged (straight 0.24-0.25, a
-    // stage of 128 bytes a row 0.26, 64 0.19), unpack 0.17 -> 0.31 (runs of
-    // 256: 0.20). Streamed unpacks take the AVX2 blocks below instead, their
+    // 0.24 -> 0.35 (staged 0.31), unpack 0.17 -> 0.30-0.33 (runs of 512:
+    // 0.27-0.30); 1 x 64 x 64 x 128 (rows 4 KiB apart) pack 0.25 -> 0.31
+    // staged (straight 0.24-0.25, a stage of 128 bytes a row 0.26, 64 0.19),
+    // unpack 0.17 -> 0.31 (runs of 256: 0.20). Streamed unpacks take the AVX2 blocks below instead, their
     // lines stored non-temporal from a stage of 32 pairs (16 x 128 x 256 x 128,
     // of memcpy, against these registers' runs streamed out with the next
     // run's pixels fetched: an Intel Xeon 0.31-0.35 -> 0.84-0.88, a Zen 4 0.63
