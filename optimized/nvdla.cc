@@ -1707,6 +1707,11 @@ Result<DeconvPlan> deconv_plan(const Case& c) {
   return d;
 }
 
+// Where a set's (group g0 of gk kernels, channel block c0) starts in the set, in bytes.
+uint64_t deconv_set_block(const DeconvPlan& d, uint64_t g0, uint64_t gk, uint64_t c0) {
+  return (g0 * d.set.C + c0 * gk) * d.hs * d.ws * d.set.eb;
+}
+
 uint64_t deconv_place(const DeconvPlan& d, uint64_t k, uint64_t ch, uint64_t h, uint64_t w) {
   const WeightPlan& p = d.set;
   const uint64_t hw = p.H * p.W, pos = (h / d.sy) * p.W + w / d.sx;
@@ -1743,14 +1748,14 @@ void deconv_copy(const DeconvPlan& d, const uint8_t* src, uint8_t* dst, bool to_
   const WeightPlan& f = d.whole;
   std::unique_ptr<uint8_t[]> whole(new uint8_t[f.size]);  // the DC copy may touch its padding
   if (to_physical) weight_copy(f, src, nullptr, whole.get(), nullptr, true);
-  const uint64_t eb = p.eb, hw = d.H * d.W, hsws = d.hs * d.ws;
+  const uint64_t eb = p.eb, hw = d.H * d.W;
   for (uint64_t s = 0; s < sets; ++s) {
     uint8_t* set = (to_physical ? dst : const_cast<uint8_t*>(src)) + s * d.stride;
     for (uint64_t g0 = 0; g0 < p.K; g0 += p.group) {
       const uint64_t gk = std::min(p.group, p.K - g0);
       for (uint64_t c0 = 0; c0 < p.C; c0 += 64) {
         const uint64_t run = gk * std::min<uint64_t>(64, p.C - c0) * eb;
-        uint8_t* in_set = set + (g0 * p.C * hsws + c0 * hsws * gk) * eb;
+        uint8_t* in_set = set + deconv_set_block(d, g0, gk, c0);
         uint8_t* in_whole = whole.get() + (g0 * p.C * hw + c0 * hw * gk) * eb;
         for (uint64_t h = s / d.sx; h < d.hs * d.sy; h += d.sy) {
           for (uint64_t w = s % d.sx; w < d.ws * d.sx; w += d.sx, in_set += run) {
@@ -1778,7 +1783,7 @@ void deconv_copy(const DeconvPlan& d, const uint8_t* src, uint8_t* dst, bool to_
 // scratch: 0.29 / 0.28 -> 0.61 / 0.56; capped at AVX2 0.27 / 0.28 -> 0.62 / 0.56.)
 bool deconv_placed(const DeconvPlan& d, const uint8_t* src, uint8_t* dst, bool to_physical) {
   const WeightPlan& p = d.set;
-  const uint64_t eb = p.eb, hw = d.H * d.W, hsws = d.hs * d.ws, khw = p.C * hw, t = eb == 1 ? 16 : 8;
+  const uint64_t eb = p.eb, hw = d.H * d.W, khw = p.C * hw, t = eb == 1 ? 16 : 8;
   const uint64_t tail = p.C % 64;
   if (!has_avx2() || (eb != 1 && eb != 2) || hw < t || p.C < 2 * t || (tail != 0 && tail < 2 * t)) return false;
   static thread_local std::vector<uint64_t> place;
@@ -1787,7 +1792,7 @@ bool deconv_placed(const DeconvPlan& d, const uint8_t* src, uint8_t* dst, bool t
     const uint64_t gk = std::min(p.group, p.K - g0);
     for (uint64_t c0 = 0; c0 < p.C; c0 += 64) {
       const uint64_t cw = std::min<uint64_t>(64, p.C - c0), run = gk * cw * eb;
-      const uint64_t in_set = (g0 * p.C * hsws + c0 * hsws * gk) * eb, rows = (g0 * khw + c0 * hw) * eb;
+      const uint64_t in_set = deconv_set_block(d, g0, gk, c0), rows = (g0 * khw + c0 * hw) * eb;
       for (uint64_t h = 0; h < d.H; ++h) {
         for (uint64_t w = 0; w < d.W; ++w) {
           place[h * d.W + w] = ((h % d.sy) * d.sx + w % d.sx) * d.stride + in_set + ((h / d.sy) * d.ws + w / d.sx) * run;
@@ -1808,7 +1813,7 @@ bool deconv_placed(const DeconvPlan& d, const uint8_t* src, uint8_t* dst, bool t
         const uint64_t gk = std::min(p.group, p.K - g0);
         for (uint64_t c0 = 0; c0 < p.C; c0 += 64) {
           const uint64_t run = gk * std::min<uint64_t>(64, p.C - c0) * eb;
-          uint8_t* block = set + (g0 * p.C * hsws + c0 * hsws * gk) * eb;
+          uint8_t* block = set + deconv_set_block(d, g0, gk, c0);
           for (uint64_t i = 0; i < d.hs; ++i) {
             for (uint64_t j = 0; j < d.ws; ++j) {
               if (h0 + i * d.sy >= d.H || w0 + j * d.sx >= d.W) std::memset(block + (i * d.ws + j) * run, 0, run);

@@ -201,26 +201,10 @@ TEST(NvdlaKernels, equal_the_reference_at_every_isa_level) {
   for (const Shape& s : kCases) testing::expect_pass_at_every_isa(s.layout, s.dtype, s.shape);
 }
 
-// Image weights of 9- to 16-byte rows pack through the AVX2 pairs' shuffles
-// even with VBMI where 512-bit operations split: both ways on any CPU.
-TEST(NvdlaKernels, long_image_rows_equal_the_reference_with_512_bit_operations_whole_or_split) {
-  const Shape shapes[] = {{"nvdla.weight.image", "fp16", "33,3,7,7"},
-                          {"nvdla.weight.image(post_extension=2)", "fp16", "17,4,3,5"},
-                          {"nvdla.weight.image", "int8", "40,3,4,11"}};
-  for (bool split : {false, true}) {
-    Split512Scope halves(split);
-    for (const Shape& s : shapes) {
-      SCOPED_TRACE(std::string(s.layout) + " split " + std::to_string(split));
-      testing::expect_pass_at_every_isa(s.layout, s.dtype, s.shape);
-    }
-  }
-}
-
-// Full 64-channel blocks of 3 x 3 int8 kernels unpack by the VBMI permutes
-// where 512-bit operations split, by the byte transposes in lanes where they
-// are whole: both ways on any CPU.
-TEST(NvdlaKernels, dc_3x3_blocks_equal_the_reference_with_512_bit_operations_whole_or_split) {
-  const Shape shapes[] = {{"nvdla.weight.dc", "int8", "33,128,3,3"}, {"nvdla.weight.dc", "int8", "40,70,3,3"}};
+// Every shape at every level, with 512-bit operations whole and split in two
+// (Split512Scope): the paths each answer chooses, on any CPU.
+template <size_t kN>
+void expect_pass_with_512_bit_operations_whole_or_split(const Shape (&shapes)[kN]) {
   for (bool split : {false, true}) {
     Split512Scope halves(split);
     for (const Shape& s : shapes) {
@@ -228,6 +212,23 @@ TEST(NvdlaKernels, dc_3x3_blocks_equal_the_reference_with_512_bit_operations_who
       testing::expect_pass_at_every_isa(s.layout, s.dtype, s.shape);
     }
   }
+}
+
+// Image weights of 9- to 16-byte rows pack through the AVX2 pairs' shuffles
+// even with VBMI where 512-bit operations split.
+TEST(NvdlaKernels, long_image_rows_equal_the_reference_with_512_bit_operations_whole_or_split) {
+  const Shape shapes[] = {{"nvdla.weight.image", "fp16", "33,3,7,7"},
+                          {"nvdla.weight.image(post_extension=2)", "fp16", "17,4,3,5"},
+                          {"nvdla.weight.image", "int8", "40,3,4,11"}};
+  expect_pass_with_512_bit_operations_whole_or_split(shapes);
+}
+
+// Full 64-channel blocks of 3 x 3 int8 kernels unpack by the VBMI permutes
+// where 512-bit operations split, by the byte transposes in lanes where they
+// are whole.
+TEST(NvdlaKernels, dc_3x3_blocks_equal_the_reference_with_512_bit_operations_whole_or_split) {
+  const Shape shapes[] = {{"nvdla.weight.dc", "int8", "33,128,3,3"}, {"nvdla.weight.dc", "int8", "40,70,3,3"}};
+  expect_pass_with_512_bit_operations_whole_or_split(shapes);
 }
 
 // Tensors of 4 MiB and more below AVX-512 stream their atoms (pack) and rows
