@@ -47,7 +47,10 @@
 // goes through a stage in the cache and out streamed). The weights' tiles go two chunk columns at
 // a time (AVX2 and up): one 64-byte piece of each logical row for two tiles,
 // the padded last column by masked loads and stores, pack streamed; an
-// unpack's run of rows goes through a stage in L2 and out streamed.
+// unpack's run of rows goes through a stage in L2 and out streamed. Other
+// tiles of 2 or 4 rows of 32-byte pieces (crouton2; the tiles of 16- and
+// 32-bit elements) are interleaved in AVX2 registers, a tile partly padding
+// through rows on the stack.
 // Threads (optimized/threads.h) take disjoint ranges of the positions of the
 // loops outside the two innermost ones (rows) or outside the tile's plain
 // loop (tiles); every position writes its own rows or tiles.
@@ -2525,15 +2528,139 @@ __attribute__((target("avx2"))) void walk_tiles_32x4_dense(const Plan& p, const 
 }
 #endif
 
+#ifdef LC_HTP_X86
+// Tiles of K = 2 or 4 rows of 32-byte pieces of E = 1, 2 or 4 byte elements
+// (crouton2, and the croutons' and weights' tiles of 16- and 32-bit
+// elements): the piece of each row at byte 32c is the tile's bytes
+// [32Kc, 32K(c + 1)). Pack interleaves rows by elements (unpacks of E and 2E
+// bytes in lanes, then the lanes' halves joined); unpack gathers each row's
+// elements in a lane with a byte shuffle and joins the lanes by 8-byte pieces
+// (K = 2) or transposes 4-byte pieces (K = 4).
+template <int kE>
+__attribute__((target("avx2"), always_inline)) inline __m256i unpack_lo(__m256i a, __m256i b) {
+  if constexpr (kE == 1) return _mm256_unpacklo_epi8(a, b);
+  else if constexpr (kE == 2) return _mm256_unpacklo_epi16(a, b);
+  else if constexpr (kE == 4) return _mm256_unpacklo_epi32(a, b);
+  else return _mm256_unpacklo_epi64(a, b);
+}
+template <int kE>
+__attribute__((target("avx2"), always_inline)) inline __m256i unpack_hi(__m256i a, __m256i b) {
+  if constexpr (kE == 1) return _mm256_unpackhi_epi8(a, b);
+  else if constexpr (kE == 2) return _mm256_unpackhi_epi16(a, b);
+  else if constexpr (kE == 4) return _mm256_unpackhi_epi32(a, b);
+  else return _mm256_unpackhi_epi64(a, b);
+}
+
+// The byte shuffle of one lane of a tile (16 bytes, elements t-major, K per
+// t) into K groups of 16 / K bytes, k-major.
+template <int kK, int kE>
+struct TileGroups {
+  alignas(16) uint8_t mask[16] = {};
+  constexpr TileGroups() {
+    constexpr int g = 16 / (kK * kE);  // elements of one row in a lane
+    for (int k = 0; k < kK; ++k) {
+      for (int t = 0; t < g; ++t) {
+        for (int b = 0; b < kE; ++b) mask[(k * g + t) * kE + b] = static_cast<uint8_t>((t * kK + k) * kE + b);
+      }
+    }
+  }
+};
+
+// The longest row of such a tile (bytes).
+constexpr uint64_t kMaxWideTileRow = 256;
+
+template <bool kPack, int kK, int kE, bool kStream>
+__attribute__((target("avx2"), always_inline)) inline void tile_wide_avx2(uint8_t* phys, uint8_t* const* rows,
+                                                                          uint64_t pieces) {
+  static constexpr TileGroups<kK, kE> kGroups;
+  for (uint64_t c = 0; c < pieces; ++c) {
+    __m256i r[kK], o[kK];
+    uint8_t* ph = phys + 32 * kK * c;
+    if (kPack) {
+      for (int k = 0; k < kK; ++k) r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[k] + 32 * c));
+      if constexpr (kK == 2) {
+        const __m256i lo = unpack_lo<kE>(r[0], r[1]), hi = unpack_hi<kE>(r[0], r[1]);
+        o[0] = _mm256_permute2x128_si256(lo, hi, 0x20);
+        o[1] = _mm256_permute2x128_si256(lo, hi, 0x31);
+      } else {
+        const __m256i a = unpack_lo<kE>(r[0], r[1]), b = unpack_lo<kE>(r[2], r[3]);
+        const __m256i d = unpack_hi<kE>(r[0], r[1]), e = unpack_hi<kE>(r[2], r[3]);
+        const __m256i o0 = unpack_lo<2 * kE>(a, b), o1 = unpack_hi<2 * kE>(a, b);
+        const __m256i o2 = unpack_lo<2 * kE>(d, e), o3 = unpack_hi<2 * kE>(d, e);
+        o[0] = _mm256_permute2x128_si256(o0, o1, 0x20);
+        o[1] = _mm256_permute2x128_si256(o2, o3, 0x20);
+        o[2] = _mm256_permute2x128_si256(o0, o1, 0x31);
+        o[3] = _mm256_permute2x128_si256(o2, o3, 0x31);
+      }
+      for (int i = 0; i < kK; ++i) {
+        __m256i* dst = reinterpret_cast<__m256i*>(ph + 32 * i);
+        if (kStream) _mm256_stream_si256(dst, o[i]);  // 32-byte aligned (checked by the caller)
+        else _mm256_storeu_si256(dst, o[i]);
+      }
+    } else {
+      const __m256i groups = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kGroups.mask)));
+      for (int i = 0; i < kK; ++i) {
+        o[i] = _mm256_shuffle_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ph + 32 * i)), groups);
+      }
+      if constexpr (kK == 2) {
+        // Lane l of o[i] holds 8 bytes of row 0 then 8 of row 1: the tile's lane 2i + l.
+        r[0] = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(o[0], o[1]), 0xD8);
+        r[1] = _mm256_permute4x64_epi64(_mm256_unpackhi_epi64(o[0], o[1]), 0xD8);
+      } else {
+        // Lane l of o[i]: 4 bytes of each row, the tile's lane 2i + l.
+        const __m256i lanes = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+        const __m256i a = _mm256_unpacklo_epi32(o[0], o[1]), b = _mm256_unpacklo_epi32(o[2], o[3]);
+        const __m256i d = _mm256_unpackhi_epi32(o[0], o[1]), e = _mm256_unpackhi_epi32(o[2], o[3]);
+        r[0] = _mm256_permutevar8x32_epi32(_mm256_unpacklo_epi64(a, b), lanes);
+        r[1] = _mm256_permutevar8x32_epi32(_mm256_unpackhi_epi64(a, b), lanes);
+        r[2] = _mm256_permutevar8x32_epi32(_mm256_unpacklo_epi64(d, e), lanes);
+        r[3] = _mm256_permutevar8x32_epi32(_mm256_unpackhi_epi64(d, e), lanes);
+      }
+      for (int k = 0; k < kK; ++k) _mm256_storeu_si256(reinterpret_cast<__m256i*>(rows[k] + 32 * c), r[k]);
+    }
+  }
+}
+
+// One tile by tile_wide_avx2: a tile partly padding goes through rows on the
+// stack, the padding element (pack) over their invalid bytes.
+template <bool kPack, int kK, size_t kE, bool kStream>
+__attribute__((target("avx2"))) inline void copy_tile_wide(uint8_t* phys, uint8_t* logical, uint64_t t_count,
+                                                          const uint64_t* row, uint64_t valid_t,
+                                                          const uint8_t* valid_k, bool all_valid,
+                                                          const uint8_t* pad_line) {
+  const uint64_t bytes = t_count * kE;
+  uint8_t* rows[kK];
+  if (all_valid) {
+    for (int k = 0; k < kK; ++k) rows[k] = logical + row[k] * kE;
+    tile_wide_avx2<kPack, kK, kE, kStream>(phys, rows, bytes / 32);
+    return;
+  }
+  alignas(32) uint8_t buf[kK][kMaxWideTileRow];
+  const size_t v = static_cast<size_t>(valid_t * kE);
+  for (int k = 0; k < kK; ++k) {
+    rows[k] = buf[k];
+    if (!kPack) continue;
+    for (uint64_t b = 0; b < bytes; b += 64) std::memcpy(buf[k] + b, pad_line, std::min<uint64_t>(64, bytes - b));
+    if (valid_k[k]) std::memcpy(buf[k], logical + row[k] * kE, v);
+  }
+  tile_wide_avx2<kPack, kK, kE, kStream>(phys, rows, bytes / 32);
+  if (kPack) return;
+  for (int k = 0; k < kK; ++k) {
+    if (valid_k[k]) std::memcpy(logical + row[k] * kE, buf[k], v);
+  }
+}
+#endif
+
 // Walks the tiles along `loops` (p.loops, or p.tile_order): the tile's
 // outer loops as an odometer around a plain innermost loop. Which physical
 // elements of a tile are padding depends on the coordinates; along the plain
 // loop it is recomputed only where it can change: never when that loop's
 // dimension has no padding, only the tile's valid length when the loop runs
 // along the tile's stride-1 dimension (and no loop inside the tile does), the
-// whole tile otherwise. kAvx2: 32 x 4 byte tiles with AVX2. The odometer's
-// positions [begin, end) run.
-template <bool kPack, size_t kE, bool kStream, bool kAvx2>
+// whole tile otherwise. kAvx2: 32 x 4 byte tiles with AVX2; kWide (2 or 4):
+// tiles of that many rows of 32-byte pieces with AVX2 (copy_tile_wide). The
+// odometer's positions [begin, end) run.
+template <bool kPack, size_t kE, bool kStream, bool kAvx2, int kWide = 0>
 inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const std::vector<Loop>& loops,
                                                           uint8_t* logical, uint8_t* phys, uint64_t begin,
                                                           uint64_t end) {
@@ -2717,6 +2844,11 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
         }
         continue;
       }
+      if constexpr (kWide != 0) {
+        copy_tile_wide<kPack, kWide, kE, kStream>(phys + po * kE, logical, tl.count, row.data(), valid_t,
+                                                  valid_k.data(), all_valid, p.pad_line);
+        continue;
+      }
 #endif
       copy_tile<kPack, kE, kStream>(phys + po * kE, logical, tl.count, k_count, row.data(), valid_t, valid_k.data(),
                                     all_valid, p.pad_element);
@@ -2740,6 +2872,22 @@ template <bool kPack, bool kStream>
 __attribute__((target("avx2"))) void walk_tiles_avx2(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
                                                      uint8_t* phys, uint64_t begin, uint64_t end) {
   walk_tiles_body<kPack, 1, kStream, true>(p, loops, logical, phys, begin, end);
+}
+
+template <bool kPack, int kK, size_t kE, bool kStream>
+__attribute__((target("avx2"))) void walk_tiles_wide(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
+                                                     uint8_t* phys, uint64_t begin, uint64_t end) {
+  walk_tiles_body<kPack, kE, kStream, false, kK>(p, loops, logical, phys, begin, end);
+}
+
+// The walk of tiles of kK rows of elem-byte elements by copy_tile_wide.
+template <bool kPack, int kK>
+WalkFn wide_tiles_walk(uint64_t elem, bool stream) {
+  switch (elem) {
+    case 1: return stream ? &walk_tiles_wide<kPack, kK, 1, true> : &walk_tiles_wide<kPack, kK, 1, false>;
+    case 2: return stream ? &walk_tiles_wide<kPack, kK, 2, true> : &walk_tiles_wide<kPack, kK, 2, false>;
+    default: return stream ? &walk_tiles_wide<kPack, kK, 4, true> : &walk_tiles_wide<kPack, kK, 4, false>;
+  }
 }
 #endif
 
@@ -2798,6 +2946,14 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
                         (reinterpret_cast<uintptr_t>(phys) & 15) == 0;
 #ifdef LC_HTP_X86
     if (by_32x4 && has_avx2()) return stream ? &walk_tiles_avx2<kPack, true> : &walk_tiles_avx2<kPack, false>;
+    // Other tiles of 2 or 4 rows of 32-byte pieces (crouton2; 16- and 32-bit elements).
+    const uint64_t t_bytes = p.loops[p.tile_at].count * p.elem;
+    if ((p.tile_k == 2 || p.tile_k == 4) && t_bytes % 32 == 0 && t_bytes <= kMaxWideTileRow && has_avx2()) {
+      const bool wide_stream = kPack && !p.tile_logical && p.elements * p.elem >= kStreamBytes &&
+                               (reinterpret_cast<uintptr_t>(phys) & 63) == 0;
+      return p.tile_k == 2 ? wide_tiles_walk<kPack, 2>(p.elem, wide_stream)
+                           : wide_tiles_walk<kPack, 4>(p.elem, wide_stream);
+    }
 #endif
     switch (p.elem) {
       case 1: return stream ? &walk_tiles<kPack, 1, true> : &walk_tiles<kPack, 1, false>;
