@@ -50,7 +50,10 @@
 // unpack's run of rows goes through a stage in L2 and out streamed. Other
 // tiles of 2 or 4 rows of 32-byte pieces (crouton2; the tiles of 16- and
 // 32-bit elements) are interleaved in AVX2 registers, a tile partly padding
-// through rows on the stack.
+// through rows on the stack. Rows of one element whose tensor has a loop of
+// logical stride 1 further out (the NCHW layouts) are transposes of planes:
+// tiles of 64 bytes by 64 bytes staged and transposed in registers, every
+// destination line written whole (streamed past 8 MiB).
 // Threads (optimized/threads.h) take disjoint ranges of the positions of the
 // loops outside the two innermost ones (rows) or outside the tile's plain
 // loop (tiles); every position writes its own rows or tiles.
@@ -137,6 +140,12 @@ struct Plan {
   // wherever they are).
   bool pair = false;
   size_t pair_x = 0, pair_m = 0;
+  // Planes (see make_plan): the innermost loop `plane_r` (rows of a plane,
+  // physical stride 1) against `plane_c` (columns, logical stride 1), the
+  // other loops around them in physical order.
+  bool plane = false;
+  size_t plane_r = 0, plane_c = 0;
+  std::vector<Loop> plane_outer;
   std::vector<Loop> pair_outer;
   // The same transpose for unpack of a padded tensor: x the only loop but the
   // row along the row's dimension (so a block's valid bytes are those of its
@@ -378,6 +387,23 @@ Result<Plan> make_plan(const Case& c) {
   // another loop x: a transpose of rows between x and the middle loop m, in
   // 2 x 2 blocks of 32-byte rows (one line on each side) or single 64-byte
   // ones, every line of either side read and written whole.
+  // Rows of one element (no tile, the innermost loop's logical stride more
+  // than one) in an unpadded tensor with a loop of logical stride 1 further
+  // out (the NCHW layouts): each position of the other loops is a transpose of
+  // a plane, physical [column][row] against logical [row][column].
+  if (!p.tile && p.padded == p.extent && p.loops.size() >= 3 && p.loops.back().count == 1) {
+    const size_t rows = p.loops.size() - 2;
+    size_t cols = SIZE_MAX;
+    for (size_t i = 0; i < rows; ++i) cols = p.loops[i].ls == 1 ? i : cols;
+    if (cols != SIZE_MAX) {
+      p.plane = true;
+      p.plane_r = rows;
+      p.plane_c = cols;
+      for (size_t i = 0; i < rows; ++i) {
+        if (i != cols) p.plane_outer.push_back(p.loops[i]);
+      }
+    }
+  }
   if (!p.tile && p.padded == p.extent && p.loops.size() >= 3) {
     const size_t mm = p.loops.size();
     const Loop& row = p.loops[mm - 1];
@@ -485,6 +511,8 @@ Result<Plan> make_plan(const Case& c) {
 // of x86-64), as memcpy does for large copies.
 constexpr uint64_t kStreamBytes = uint64_t{8} << 20;
 constexpr uintptr_t kPrefetchBytes = 256;
+// How far ahead of a plane tile's source lines the next ones are fetched.
+constexpr uint64_t kPlaneAhead = 128;
 
 // The padding element repeated over 64 bytes (made with the plan: a call's setup is no loop).
 inline void pad_pattern(const Plan& p, uint8_t* out) { std::memcpy(out, p.pad_line, sizeof p.pad_line); }
@@ -2651,6 +2679,15 @@ __attribute__((target("avx2"))) inline void copy_tile_wide(uint8_t* phys, uint8_
 }
 #endif
 
+#ifdef LC_HTP_X86
+// A tile without padding: 32 x 4 bytes (kWide 0) or by tile_wide_avx2.
+template <bool kPack, size_t kE, bool kStream, int kWide>
+__attribute__((target("avx2"))) inline void whole_tile_avx2(uint8_t* phys, uint8_t* const* rows, uint64_t t_count) {
+  if constexpr (kWide == 0) tile_32x4_u8_avx2<kPack, kStream>(phys, rows);
+  else tile_wide_avx2<kPack, kWide, kE, kStream>(phys, rows, t_count * kE / 32);
+}
+#endif
+
 // Walks the tiles along `loops` (p.loops, or p.tile_order): the tile's
 // outer loops as an odometer around a plain innermost loop. Which physical
 // elements of a tile are padding depends on the coordinates; along the plain
@@ -2684,6 +2721,7 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
   const bool dense = p.padded == p.extent;
   const bool along_t = last.clipped && last.dim == tl.dim && !last_inside;
   [[maybe_unused]] const bool simd = kE == 1 && k_count == 4 && tl.count == 32;
+  [[maybe_unused]] constexpr int kTileRows = kWide != 0 ? kWide : 4;  // of a tile by whole_tile_avx2
   std::vector<uint64_t> value(odometer, 0), x(p.rank, 0), row(k_count);
   std::vector<uint8_t> valid_k(k_count, 1);
   uint64_t lbase = 0, pbase = 0;
@@ -2736,7 +2774,7 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
     const uint64_t x_last = x[last.dim];
     bool rows_valid = true;  // every valid_k set (when only valid_t changes along the loop)
 #ifdef LC_HTP_X86
-    if (kAvx2 && simd) {
+    if ((kAvx2 && simd) || kWide != 0) {
       // Validity cannot change along an unpadded plain loop: when its first
       // tile is whole, all are, and the loop runs without coordinates.
       bool whole = dense;
@@ -2750,19 +2788,19 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
         x[last.dim] = x_last;
       }
       if (whole) {
-        const uint64_t o0 = p.tile_offset[0], o1 = p.tile_offset[1], o2 = p.tile_offset[2], o3 = p.tile_offset[3];
-        uint8_t* lg = logical + lbase;
-        uint8_t* ph = phys + pbase;
-        for (uint64_t i = 0; i < last.count; ++i, lg += last.ls, ph += last.ps) {
-          uint8_t* rows[4] = {lg + o0, lg + o1, lg + o2, lg + o3};
+        uint8_t* lg = logical + lbase * kE;
+        uint8_t* ph = phys + pbase * kE;
+        for (uint64_t i = 0; i < last.count; ++i, lg += last.ls * kE, ph += last.ps * kE) {
+          uint8_t* rows[kTileRows];
+          for (int k = 0; k < kTileRows; ++k) rows[k] = lg + p.tile_offset[k] * kE;
           if (p.tile_logical) {
-            __builtin_prefetch(ph + next_ps, kPack ? 1 : 0, 3);
-            __builtin_prefetch(ph + next_ps + 64, kPack ? 1 : 0, 3);
-            for (int k = 0; k < 4; ++k) __builtin_prefetch(rows[k] + kPrefetchBytes, kPack ? 0 : 1, 3);
+            __builtin_prefetch(ph + next_ps * kE, kPack ? 1 : 0, 3);
+            __builtin_prefetch(ph + next_ps * kE + 64, kPack ? 1 : 0, 3);
+            for (int k = 0; k < kTileRows; ++k) __builtin_prefetch(rows[k] + kPrefetchBytes, kPack ? 0 : 1, 3);
           } else if (kPack && kStream) {
             __builtin_prefetch(rows[0] + kPrefetchBytes);
           }
-          tile_32x4_u8_avx2<kPack, kStream>(ph, rows);
+          whole_tile_avx2<kPack, kE, kStream, kWide>(ph, rows, tl.count);
         }
         if (left > 1) advance(loops, odometer, &value, &x, &lbase, &pbase);
         continue;
@@ -2776,12 +2814,12 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
       } else if (i == 0 || (last.clipped && !along_t)) {
         x[last.dim] = x_last + i * last.step;
 #ifdef LC_HTP_X86
-        if (kAvx2 && simd && last.clipped && !along_t && whole_at()) {
+        if (((kAvx2 && simd) || kWide != 0) && last.clipped && !along_t && whole_at()) {
           // Every tile of the loop is checked anew: a whole one needs no
           // more than its reach (the rows of a tile at the padded edge do).
-          uint8_t* rows[4] = {logical + lo + p.tile_offset[0], logical + lo + p.tile_offset[1],
-                              logical + lo + p.tile_offset[2], logical + lo + p.tile_offset[3]};
-          tile_32x4_u8_avx2<kPack, kStream>(phys + po, rows);
+          uint8_t* rows[kTileRows];
+          for (int k = 0; k < kTileRows; ++k) rows[k] = logical + (lo + p.tile_offset[k]) * kE;
+          whole_tile_avx2<kPack, kE, kStream, kWide>(phys + po * kE, rows, tl.count);
           continue;
         }
 #endif
@@ -2891,6 +2929,159 @@ WalkFn wide_tiles_walk(uint64_t elem, bool stream) {
 }
 #endif
 
+// ---- plane transposes ---------------------------------------------------------
+
+#ifdef LC_HTP_X86
+// Per 128-bit lane of v (n = 16 / kE registers): the n x n transpose of
+// kE-byte elements, element j of v[i] ending in v[j] at element i.
+template <size_t kE>
+__attribute__((target("avx2"), always_inline)) inline void transpose_lanes_avx2(__m256i* v) {
+  if constexpr (kE == 1) {
+    byte_transpose::transpose16x16_epi8_x2(v);
+  } else if constexpr (kE == 2) {
+    byte_transpose::transpose8x8_epi16_x2(v, v);
+  } else {
+    const __m256i a = _mm256_unpacklo_epi32(v[0], v[1]), b = _mm256_unpacklo_epi32(v[2], v[3]);
+    const __m256i c = _mm256_unpackhi_epi32(v[0], v[1]), d = _mm256_unpackhi_epi32(v[2], v[3]);
+    v[0] = _mm256_unpacklo_epi64(a, b);
+    v[1] = _mm256_unpackhi_epi64(a, b);
+    v[2] = _mm256_unpacklo_epi64(c, d);
+    v[3] = _mm256_unpackhi_epi64(c, d);
+  }
+}
+
+// One block of a plane transpose: `r` rows (up to 2n, n = 16 / kE) of n
+// elements at src, stride sb bytes, become n rows of r elements at dst,
+// stride db. Rows i and n + i share a register, one per lane, so a
+// destination row's 2n elements are one store.
+template <size_t kE, bool kFull>
+__attribute__((target("avx2"), always_inline)) inline void plane_block_avx2(const uint8_t* src, uint64_t sb,
+                                                                            uint8_t* dst, uint64_t db, uint64_t r) {
+  constexpr uint64_t n = 16 / kE;
+  __m256i v[n];
+  for (uint64_t i = 0; i < n; ++i) {
+    const __m128i lo = kFull || i < r ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * sb))
+                                      : _mm_setzero_si128();
+    const __m128i hi = kFull || n + i < r ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + (n + i) * sb))
+                                          : _mm_setzero_si128();
+    v[i] = _mm256_set_m128i(hi, lo);
+  }
+  transpose_lanes_avx2<kE>(v);
+  for (uint64_t j = 0; j < n; ++j) {
+    if (kFull) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j * db), v[j]);
+    } else {
+      alignas(32) uint8_t row[32];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(row), v[j]);
+      std::memcpy(dst + j * db, row, r * kE);
+    }
+  }
+}
+
+// The blocks of a plane's rectangle the staged tiles leave: rows 2n at a
+// time (the last ones fewer), columns n at a time, the columns past the last
+// multiple of n one element at a time.
+template <size_t kE>
+__attribute__((target("avx2"))) void plane_edge_avx2(const uint8_t* src, uint64_t sb, uint8_t* dst, uint64_t db,
+                                                     uint64_t rows, uint64_t cols) {
+  constexpr uint64_t n = 16 / kE, block = 2 * n;
+  const uint64_t whole = cols - cols % n;
+  for (uint64_t r0 = 0; r0 < rows; r0 += block) {
+    const uint64_t r = std::min(block, rows - r0);
+    for (uint64_t c0 = 0; c0 < whole; c0 += n) {
+      const uint8_t* s = src + r0 * sb + c0 * kE;
+      uint8_t* d = dst + c0 * db + r0 * kE;
+      if (r == block) plane_block_avx2<kE, true>(s, sb, d, db, r);
+      else plane_block_avx2<kE, false>(s, sb, d, db, r);
+    }
+  }
+  for (uint64_t c = whole; c < cols; ++c) {
+    for (uint64_t i = 0; i < rows; ++i) std::memcpy(dst + c * db + i * kE, src + i * sb + c * kE, kE);
+  }
+}
+
+// dst[j][i] = src[i][j] for i < rows, j < cols: elements of kE bytes, row
+// strides ss and ds in elements. Tiles of 64 / kE rows and as many columns
+// (64 bytes of each row on both sides): the tile's source lines are read
+// whole into a stage on the stack (the next ones fetched meanwhile; rows of
+// a plane are often a power-of-two stride apart, and lines read a piece at a
+// time fall out of the cache's few ways for them), then transposed from it
+// in two blocks per 16 bytes of columns, each destination line written by
+// two adjacent stores (streamed: whole lines past the cache). The edges go
+// by plane_edge_avx2.
+template <size_t kE, bool kStream>
+__attribute__((target("avx2"))) void transpose_plane_avx2(const uint8_t* src, uint64_t ss, uint8_t* dst, uint64_t ds,
+                                                          uint64_t rows, uint64_t cols) {
+  constexpr uint64_t n = 16 / kE, block = 2 * n, tile = 4 * n;
+  const uint64_t sb = ss * kE, db = ds * kE;
+  const uint64_t full_r = rows - rows % tile, full_c = cols - cols % tile;
+  alignas(64) uint8_t stage[tile][64];
+  for (uint64_t r0 = 0; r0 < full_r; r0 += tile) {
+    for (uint64_t c0 = 0; c0 < full_c; c0 += tile) {
+      const uint8_t* s = src + r0 * sb + c0 * kE;
+      for (uint64_t i = 0; i < tile; ++i) {
+        __builtin_prefetch(s + i * sb + kPlaneAhead);
+        const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i * sb));
+        const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i * sb + 32));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(stage[i]), x0);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(stage[i] + 32), x1);
+      }
+      for (uint64_t q = 0; q < 4; ++q) {
+        __m256i v[n], w[n];
+        for (uint64_t i = 0; i < n; ++i) {
+          const __m128i* at = reinterpret_cast<const __m128i*>(stage[i] + 16 * q);
+          v[i] = _mm256_set_m128i(_mm_load_si128(at + 4 * n), _mm_load_si128(at));
+          w[i] = _mm256_set_m128i(_mm_load_si128(at + 4 * (block + n)), _mm_load_si128(at + 4 * block));
+        }
+        transpose_lanes_avx2<kE>(v);
+        transpose_lanes_avx2<kE>(w);
+        uint8_t* d = dst + (c0 + q * n) * db + r0 * kE;
+        for (uint64_t j = 0; j < n; ++j) {
+          __m256i* out = reinterpret_cast<__m256i*>(d + j * db);
+          if (kStream) {  // lines (checked by the caller)
+            _mm256_stream_si256(out, v[j]);
+            _mm256_stream_si256(out + 1, w[j]);
+          } else {
+            _mm256_storeu_si256(out, v[j]);
+            _mm256_storeu_si256(out + 1, w[j]);
+          }
+        }
+      }
+    }
+  }
+  plane_edge_avx2<kE>(src + full_c * kE, sb, dst + full_c * db, db, full_r, cols - full_c);
+  plane_edge_avx2<kE>(src + full_r * sb, sb, dst + full_r * kE, db, rows - full_r, cols);
+}
+
+// Planes (see make_plan): each position of the loops around the plane is one
+// transpose, rows the innermost loop (physical stride 1), columns the loop
+// of logical stride 1. Outputs of 8 MiB and more stream the planes whose
+// destination rows start on cache lines.
+template <bool kPack, size_t kE>
+__attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
+                                                 uint8_t* phys, uint64_t begin, uint64_t end) {
+  const Loop& r = p.loops[p.plane_r];
+  const Loop& c = p.loops[p.plane_c];
+  const bool large = p.elements * kE >= kStreamBytes;
+  std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
+  uint64_t lbase = 0, pbase = 0;
+  seek(loops, loops.size(), begin, &value, &x, &lbase, &pbase);
+  for (uint64_t left = end - begin; left != 0; --left) {
+    const uint8_t* src = kPack ? logical + lbase * kE : phys + pbase * kE;
+    uint8_t* dst = kPack ? phys + pbase * kE : logical + lbase * kE;
+    const uint64_t ss = kPack ? r.ls : c.ps, ds = kPack ? c.ps : r.ls;
+    const uint64_t rows = kPack ? r.count : c.count, cols = kPack ? c.count : r.count;
+    if (large && ((reinterpret_cast<uintptr_t>(dst) | (ds * kE)) & 63) == 0) {
+      transpose_plane_avx2<kE, true>(src, ss, dst, ds, rows, cols);
+    } else {
+      transpose_plane_avx2<kE, false>(src, ss, dst, ds, rows, cols);
+    }
+    if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
+  }
+  if (large) _mm_sfence();
+}
+#endif
+
 // The walk for this plan, its loops and the number of odometer positions
 // they split into (the tiles' loops outside the plain one; the rows' loops
 // outside the middle one).
@@ -2962,6 +3153,15 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
     }
   }
 #ifdef LC_HTP_X86
+  if (p.plane && has_avx2()) {
+    *loops = &p.plane_outer;
+    *outer = p.plane_outer.size();
+    switch (p.elem) {
+      case 1: return &walk_planes<kPack, 1>;
+      case 2: return &walk_planes<kPack, 2>;
+      default: return &walk_planes<kPack, 4>;  // no dtype is wider than 32 bits
+    }
+  }
   const bool lines = ((reinterpret_cast<uintptr_t>(logical) | reinterpret_cast<uintptr_t>(phys)) & 63) == 0;
   if (p.pair && lines && has_avx2()) {
     *loops = &p.pair_outer;

@@ -301,6 +301,44 @@ TEST(HtpLarge, streaming_rows_equal_the_reference_at_every_isa_level) {
   expect_pass_at_every_isa("ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 1,8, 2,8, 3,96>", "uint8", "1,64,64,2050");
 }
 
+// Tiles of 2 or 4 rows of 32-byte pieces other than 32 x 4 bytes (crouton2 at
+// every element size; the 4-row croutons and the weights with 16- and 32-bit
+// elements): whole, partly padding along the depth, the width or the height,
+// streamed from 8 MiB on.
+TEST(HtpKernels, wide_tiles_equal_the_reference_at_every_isa_level) {
+  expect_pass_at_every_isa("htp.crouton2", "uint8", "1,16,8,64");
+  expect_pass_at_every_isa("htp.crouton2(pad=3)", "uint8", "1,9,7,70");
+  expect_pass_at_every_isa("htp.crouton2", "fp16", "2,8,12,96");
+  expect_pass_at_every_isa("htp.crouton2(pad=5)", "fp32", "1,9,9,40");
+  expect_pass_at_every_isa("htp.crouton2(pad=5)", "int16", "1,17,6,31");
+  expect_pass_at_every_isa("htp.crouton4x1", "fp16", "1,8,16,64");
+  expect_pass_at_every_isa("htp.crouton4x1(pad=3)", "fp32", "1,9,9,33");
+  expect_pass_at_every_isa("htp.crouton2x2(pad=7)", "fp16", "1,9,9,70");
+  expect_pass_at_every_isa("htp.spatial_x_major", "bf16", "1,4,8,64");
+  expect_pass_at_every_isa("htp.weights", "int16", "3,3,64,64");
+  expect_pass_at_every_isa("htp.weights(pad=9)", "fp32", "3,2,33,70");
+  expect_pass_at_every_isa("htp.crouton2", "uint8", "1,64,64,2048");
+  expect_pass_at_every_isa("htp.crouton2(pad=3)", "fp16", "1,63,62,1030");
+  expect_pass_at_every_isa("htp.crouton4x1", "fp16", "1,64,64,1024");
+}
+
+// The NCHW layouts transpose planes (rows the innermost physical loop,
+// columns the logical one of stride 1): bands of whole blocks, a last block
+// of fewer rows, columns past the last whole block, every element size.
+TEST(HtpKernels, plane_transposes_equal_the_reference_at_every_isa_level) {
+  expect_pass_at_every_isa("htp.nchw", "uint8", "1,64,3,64");
+  expect_pass_at_every_isa("htp.nchw", "uint8", "2,70,5,35");
+  expect_pass_at_every_isa("htp.nchw", "fp16", "1,30,30,70");
+  expect_pass_at_every_isa("htp.nchw", "fp32", "1,17,9,13");
+  expect_pass_at_every_isa("htp.nchw", "int16", "1,100,2,24");
+  expect_pass_at_every_isa("htp.nchw", "uint8", "1,5,5,3");
+  expect_pass_at_every_isa("htp.nchw_prose", "uint8", "1,9,13,70");
+  expect_pass_at_every_isa("htp.nchw_prose", "fp32", "1,64,64,33");
+  expect_pass_at_every_isa("htp.nchw_prose", "int16", "1,8,8,40");
+  expect_pass_at_every_isa("ChunkedMemoryLayout<3, 2,0, 1,0, 0,0>", "int32", "7,130,9");
+  expect_pass_at_every_isa("htp.nchw", "uint8", "1,64,64,2048");
+}
+
 // Every thread count (optimized/threads.h) writes the reference's bytes, on
 // every walk: rows dense and padded, streamed (8 MiB and more) or not, 32 x 4
 // tiles dense and padded, tiles in logical order (the weights), wider
@@ -325,6 +363,9 @@ TEST(HtpLarge, every_thread_count_writes_the_same_bytes_at_every_isa_level) {
                          {"htp.crouton2x2(pad=3)", "uint8", "1,181,183,256"},
                          {"htp.weights", "uint8", "3,3,1024,1024"},
                          {"htp.weights", "fp16", "3,3,70,50"},
+                         {"htp.crouton2(pad=3)", "fp16", "1,63,62,1030"},
+                         {"htp.nchw", "uint8", "1,64,64,2048"},
+                         {"htp.nchw_prose", "fp16", "2,9,13,70"},
                          {"htp.chunk_table(rank=4,pairs=0:0 1:0 2:0 3:0 1:8 2:8 3:32,pad=7,chunk_stride=4608)", "fp16", "1,9,9,33"},
                          {"ChunkedMemoryLayout<1, 0,0, 0,3, 0,5>(pad=4)", "uint8", "16"}};
   for (const Shape& s : cases) testing::expect_same_bytes_at_every_thread_count(s.layout, s.dtype, s.shape);
