@@ -2605,7 +2605,9 @@ __attribute__((target("avx2"), always_inline)) inline void tile_wide_avx2(uint8_
     __m256i r[kK], o[kK];
     uint8_t* ph = phys + 32 * kK * c;
     if (kPack) {
-      for (int k = 0; k < kK; ++k) r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[k] + 32 * c));
+      LC_HTP_UNROLL4 for (int k = 0; k < kK; ++k) {
+        r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[k] + 32 * c));
+      }
       if constexpr (kK == 2) {
         const __m256i lo = unpack_lo<kE>(r[0], r[1]), hi = unpack_hi<kE>(r[0], r[1]);
         o[0] = _mm256_permute2x128_si256(lo, hi, 0x20);
@@ -2620,14 +2622,14 @@ __attribute__((target("avx2"), always_inline)) inline void tile_wide_avx2(uint8_
         o[2] = _mm256_permute2x128_si256(o0, o1, 0x31);
         o[3] = _mm256_permute2x128_si256(o2, o3, 0x31);
       }
-      for (int i = 0; i < kK; ++i) {
+      LC_HTP_UNROLL4 for (int i = 0; i < kK; ++i) {
         __m256i* dst = reinterpret_cast<__m256i*>(ph + 32 * i);
         if (kStream) _mm256_stream_si256(dst, o[i]);  // 32-byte aligned (checked by the caller)
         else _mm256_storeu_si256(dst, o[i]);
       }
     } else {
       const __m256i groups = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kGroups.mask)));
-      for (int i = 0; i < kK; ++i) {
+      LC_HTP_UNROLL4 for (int i = 0; i < kK; ++i) {
         o[i] = _mm256_shuffle_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ph + 32 * i)), groups);
       }
       if constexpr (kK == 2) {
@@ -2644,13 +2646,16 @@ __attribute__((target("avx2"), always_inline)) inline void tile_wide_avx2(uint8_
         r[2] = _mm256_permutevar8x32_epi32(_mm256_unpacklo_epi64(d, e), lanes);
         r[3] = _mm256_permutevar8x32_epi32(_mm256_unpackhi_epi64(d, e), lanes);
       }
-      for (int k = 0; k < kK; ++k) _mm256_storeu_si256(reinterpret_cast<__m256i*>(rows[k] + 32 * c), r[k]);
+      LC_HTP_UNROLL4 for (int k = 0; k < kK; ++k) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(rows[k] + 32 * c), r[k]);
+      }
     }
   }
 }
 
-// One tile by tile_wide_avx2: a tile partly padding goes through rows on the
-// stack, the padding element (pack) over their invalid bytes.
+// One tile by tile_wide_avx2: a tile partly padding goes a 32-byte piece at a
+// time, the pieces of a row in padding or cut by it through the stack (the
+// padding element over their invalid bytes when packing).
 template <bool kPack, int kK, size_t kE, bool kStream>
 __attribute__((target("avx2"))) inline void copy_tile_wide(uint8_t* phys, uint8_t* logical, uint64_t t_count,
                                                           const uint64_t* row, uint64_t valid_t,
@@ -2663,18 +2668,26 @@ __attribute__((target("avx2"))) inline void copy_tile_wide(uint8_t* phys, uint8_
     tile_wide_avx2<kPack, kK, kE, kStream>(phys, rows, bytes / 32);
     return;
   }
-  alignas(32) uint8_t buf[kK][kMaxWideTileRow];
-  const size_t v = static_cast<size_t>(valid_t * kE);
-  for (int k = 0; k < kK; ++k) {
-    rows[k] = buf[k];
-    if (!kPack) continue;
-    for (uint64_t b = 0; b < bytes; b += 64) std::memcpy(buf[k] + b, pad_line, std::min<uint64_t>(64, bytes - b));
-    if (valid_k[k]) std::memcpy(buf[k], logical + row[k] * kE, v);
-  }
-  tile_wide_avx2<kPack, kK, kE, kStream>(phys, rows, bytes / 32);
-  if (kPack) return;
-  for (int k = 0; k < kK; ++k) {
-    if (valid_k[k]) std::memcpy(logical + row[k] * kE, buf[k], v);
+  alignas(32) uint8_t buf[kK][32];
+  const uint64_t v = valid_t * kE;  // the valid bytes of every valid row
+  for (uint64_t at = 0; at < bytes; at += 32) {
+    const uint64_t part = at >= v ? 0 : std::min<uint64_t>(32, v - at);  // of this piece
+    for (int k = 0; k < kK; ++k) {
+      uint8_t* lg = logical + row[k] * kE + at;
+      if (valid_k[k] && part == 32) {
+        rows[k] = lg;
+        continue;
+      }
+      rows[k] = buf[k];
+      if (!kPack) continue;
+      std::memcpy(buf[k], pad_line, 32);  // whole elements: 32 is a multiple of kE
+      if (valid_k[k]) std::memcpy(buf[k], lg, part);
+    }
+    tile_wide_avx2<kPack, kK, kE, kStream>(phys + kK * at, rows, 1);
+    if (kPack || part == 32) continue;
+    for (int k = 0; k < kK; ++k) {
+      if (valid_k[k]) std::memcpy(logical + row[k] * kE + at, buf[k], part);
+    }
   }
 }
 #endif
@@ -2797,6 +2810,8 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
             __builtin_prefetch(ph + next_ps * kE, kPack ? 1 : 0, 3);
             __builtin_prefetch(ph + next_ps * kE + 64, kPack ? 1 : 0, 3);
             for (int k = 0; k < kTileRows; ++k) __builtin_prefetch(rows[k] + kPrefetchBytes, kPack ? 0 : 1, 3);
+          } else if (kPack && kStream && kWide != 0) {
+            for (int k = 0; k < kTileRows; ++k) __builtin_prefetch(rows[k] + kPrefetchBytes);
           } else if (kPack && kStream) {
             __builtin_prefetch(rows[0] + kPrefetchBytes);
           }
@@ -3010,8 +3025,8 @@ __attribute__((target("avx2"))) void plane_edge_avx2(const uint8_t* src, uint64_
 // two adjacent stores (streamed: whole lines past the cache). The edges go
 // by plane_edge_avx2.
 template <size_t kE, bool kStream>
-__attribute__((target("avx2"))) void transpose_plane_avx2(const uint8_t* src, uint64_t ss, uint8_t* dst, uint64_t ds,
-                                                          uint64_t rows, uint64_t cols) {
+__attribute__((target("avx2"))) void transpose_plane_tiles_avx2(const uint8_t* src, uint64_t ss, uint8_t* dst,
+                                                                uint64_t ds, uint64_t rows, uint64_t cols) {
   constexpr uint64_t n = 16 / kE, block = 2 * n, tile = 4 * n;
   const uint64_t sb = ss * kE, db = ds * kE;
   const uint64_t full_r = rows - rows % tile, full_c = cols - cols % tile;
@@ -3053,10 +3068,22 @@ __attribute__((target("avx2"))) void transpose_plane_avx2(const uint8_t* src, ui
   plane_edge_avx2<kE>(src + full_r * sb, sb, dst + full_r * kE, db, rows - full_r, cols);
 }
 
+// The same, the rows before the first whose destination bytes start a line
+// (when all destination rows start at the same place in a line) by the
+// edge: the tiles then write whole lines.
+template <size_t kE, bool kStream>
+__attribute__((target("avx2"))) void transpose_plane_avx2(const uint8_t* src, uint64_t ss, uint8_t* dst, uint64_t ds,
+                                                          uint64_t rows, uint64_t cols) {
+  const uint64_t db = ds * kE, misaligned = reinterpret_cast<uintptr_t>(dst) % 64;
+  const uint64_t head = db % 64 == 0 && misaligned % kE == 0 ? std::min(rows, (64 - misaligned) % 64 / kE) : 0;
+  plane_edge_avx2<kE>(src, ss * kE, dst, db, head, cols);
+  transpose_plane_tiles_avx2<kE, kStream>(src + head * ss * kE, ss, dst + head * kE, ds, rows - head, cols);
+}
+
 // Planes (see make_plan): each position of the loops around the plane is one
 // transpose, rows the innermost loop (physical stride 1), columns the loop
 // of logical stride 1. Outputs of 8 MiB and more stream the planes whose
-// destination rows start on cache lines.
+// destination rows are whole lines apart.
 template <bool kPack, size_t kE>
 __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
                                                  uint8_t* phys, uint64_t begin, uint64_t end) {
@@ -3071,7 +3098,7 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
     uint8_t* dst = kPack ? phys + pbase * kE : logical + lbase * kE;
     const uint64_t ss = kPack ? r.ls : c.ps, ds = kPack ? c.ps : r.ls;
     const uint64_t rows = kPack ? r.count : c.count, cols = kPack ? c.count : r.count;
-    if (large && ((reinterpret_cast<uintptr_t>(dst) | (ds * kE)) & 63) == 0) {
+    if (large && (ds * kE) % 64 == 0 && reinterpret_cast<uintptr_t>(dst) % kE == 0) {
       transpose_plane_avx2<kE, true>(src, ss, dst, ds, rows, cols);
     } else {
       transpose_plane_avx2<kE, false>(src, ss, dst, ds, rows, cols);

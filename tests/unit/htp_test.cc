@@ -337,6 +337,10 @@ TEST(HtpKernels, plane_transposes_equal_the_reference_at_every_isa_level) {
   expect_pass_at_every_isa("htp.nchw_prose", "int16", "1,8,8,40");
   expect_pass_at_every_isa("ChunkedMemoryLayout<3, 2,0, 1,0, 0,0>", "int32", "7,130,9");
   expect_pass_at_every_isa("htp.nchw", "uint8", "1,64,64,2048");
+  // Streamed planes: unpacked planes starting half a line into their rows
+  // (16 rows by the edge first), and packed rows half a line apart (none streamed).
+  expect_pass_at_every_isa("htp.nchw", "fp16", "1,64,64,1040");
+  expect_pass_at_every_isa("htp.nchw", "uint8", "1,32,129,2048");
 }
 
 // Every thread count (optimized/threads.h) writes the reference's bytes, on
