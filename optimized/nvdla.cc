@@ -464,7 +464,20 @@ void atom_lines(const AtomLines& p, const uint8_t* src, uint8_t* dst, bool pack,
 #endif
 }
 
-void atom_copy(const AtomLines& p, const uint8_t* src, uint8_t* dst, bool pack) {
+// Lines without a gap between them make a surface one line of H x W atoms
+// (position h * W + w, at h * ls + w * atom either way): a line of a small
+// width is then no longer cut into chunks with a narrow last one, whose
+// columns go through the blocks and element by element (measured on an Intel
+// Xeon capped at AVX2, pinned, pack / unpack, ratios to memcpy: int8 64 x 56
+// x 56 0.19 / 0.17 -> 0.47 / 0.43, fp16 100 x 30 x 30 0.18 / 0.18 -> 0.58 /
+// 0.43, four batches of int8 64 x 28 x 28 0.09 / 0.08 -> 0.43 / 0.36).
+void atom_copy(const AtomLines& lines, const uint8_t* src, uint8_t* dst, bool pack) {
+  AtomLines p = lines;
+  if (p.H > 1 && p.ls == p.W * p.atom) {
+    p.W *= p.H;
+    p.ls *= p.H;
+    p.H = 1;
+  }
   parallel_ranges(p.surfaces * p.H, p.surfaces * p.ss, [&](uint64_t begin, uint64_t end) {
     atom_lines(p, src, dst, pack, begin, end);
   });
