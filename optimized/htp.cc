@@ -81,6 +81,7 @@
 #include <immintrin.h>
 
 #include "optimized/masked.h"
+#include "optimized/plane_transpose.h"
 #define LC_HTP_X86 1
 #endif
 
@@ -511,8 +512,6 @@ Result<Plan> make_plan(const Case& c) {
 // of x86-64), as memcpy does for large copies.
 constexpr uint64_t kStreamBytes = uint64_t{8} << 20;
 constexpr uintptr_t kPrefetchBytes = 256;
-// How far ahead of a plane tile's source lines the next ones are fetched.
-constexpr uint64_t kPlaneAhead = 128;
 
 // The padding element repeated over 64 bytes (made with the plan: a call's setup is no loop).
 inline void pad_pattern(const Plan& p, uint8_t* out) { std::memcpy(out, p.pad_line, sizeof p.pad_line); }
@@ -2944,142 +2943,9 @@ WalkFn wide_tiles_walk(uint64_t elem, bool stream) {
 }
 #endif
 
-// ---- plane transposes ---------------------------------------------------------
+// ---- plane transposes (optimized/plane_transpose.h) ---------------------------
 
 #ifdef LC_HTP_X86
-// Per 128-bit lane of v (n = 16 / kE registers): the n x n transpose of
-// kE-byte elements, element j of v[i] ending in v[j] at element i.
-template <size_t kE>
-__attribute__((target("avx2"), always_inline)) inline void transpose_lanes_avx2(__m256i* v) {
-  if constexpr (kE == 1) {
-    byte_transpose::transpose16x16_epi8_x2(v);
-  } else if constexpr (kE == 2) {
-    byte_transpose::transpose8x8_epi16_x2(v, v);
-  } else {
-    const __m256i a = _mm256_unpacklo_epi32(v[0], v[1]), b = _mm256_unpacklo_epi32(v[2], v[3]);
-    const __m256i c = _mm256_unpackhi_epi32(v[0], v[1]), d = _mm256_unpackhi_epi32(v[2], v[3]);
-    v[0] = _mm256_unpacklo_epi64(a, b);
-    v[1] = _mm256_unpackhi_epi64(a, b);
-    v[2] = _mm256_unpacklo_epi64(c, d);
-    v[3] = _mm256_unpackhi_epi64(c, d);
-  }
-}
-
-// One block of a plane transpose: `r` rows (up to 2n, n = 16 / kE) of n
-// elements at src, stride sb bytes, become n rows of r elements at dst,
-// stride db. Rows i and n + i share a register, one per lane, so a
-// destination row's 2n elements are one store.
-template <size_t kE, bool kFull>
-__attribute__((target("avx2"), always_inline)) inline void plane_block_avx2(const uint8_t* src, uint64_t sb,
-                                                                            uint8_t* dst, uint64_t db, uint64_t r) {
-  constexpr uint64_t n = 16 / kE;
-  __m256i v[n];
-  for (uint64_t i = 0; i < n; ++i) {
-    const __m128i lo = kFull || i < r ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * sb))
-                                      : _mm_setzero_si128();
-    const __m128i hi = kFull || n + i < r ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + (n + i) * sb))
-                                          : _mm_setzero_si128();
-    v[i] = _mm256_set_m128i(hi, lo);
-  }
-  transpose_lanes_avx2<kE>(v);
-  for (uint64_t j = 0; j < n; ++j) {
-    if (kFull) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j * db), v[j]);
-    } else {
-      alignas(32) uint8_t row[32];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(row), v[j]);
-      std::memcpy(dst + j * db, row, r * kE);
-    }
-  }
-}
-
-// The blocks of a plane's rectangle the staged tiles leave: rows 2n at a
-// time (the last ones fewer), columns n at a time, the columns past the last
-// multiple of n one element at a time.
-template <size_t kE>
-__attribute__((target("avx2"))) void plane_edge_avx2(const uint8_t* src, uint64_t sb, uint8_t* dst, uint64_t db,
-                                                     uint64_t rows, uint64_t cols) {
-  constexpr uint64_t n = 16 / kE, block = 2 * n;
-  const uint64_t whole = cols - cols % n;
-  for (uint64_t r0 = 0; r0 < rows; r0 += block) {
-    const uint64_t r = std::min(block, rows - r0);
-    for (uint64_t c0 = 0; c0 < whole; c0 += n) {
-      const uint8_t* s = src + r0 * sb + c0 * kE;
-      uint8_t* d = dst + c0 * db + r0 * kE;
-      if (r == block) plane_block_avx2<kE, true>(s, sb, d, db, r);
-      else plane_block_avx2<kE, false>(s, sb, d, db, r);
-    }
-  }
-  for (uint64_t c = whole; c < cols; ++c) {
-    for (uint64_t i = 0; i < rows; ++i) std::memcpy(dst + c * db + i * kE, src + i * sb + c * kE, kE);
-  }
-}
-
-// dst[j][i] = src[i][j] for i < rows, j < cols: elements of kE bytes, row
-// strides ss and ds in elements. Tiles of 64 / kE rows and as many columns
-// (64 bytes of each row on both sides): the tile's source lines are read
-// whole into a stage on the stack (the next ones fetched meanwhile; rows of
-// a plane are often a power-of-two stride apart, and lines read a piece at a
-// time fall out of the cache's few ways for them), then transposed from it
-// in two blocks per 16 bytes of columns, each destination line written by
-// two adjacent stores (streamed: whole lines past the cache). The edges go
-// by plane_edge_avx2.
-template <size_t kE, bool kStream>
-__attribute__((target("avx2"))) void transpose_plane_tiles_avx2(const uint8_t* src, uint64_t ss, uint8_t* dst,
-                                                                uint64_t ds, uint64_t rows, uint64_t cols) {
-  constexpr uint64_t n = 16 / kE, block = 2 * n, tile = 4 * n;
-  const uint64_t sb = ss * kE, db = ds * kE;
-  const uint64_t full_r = rows - rows % tile, full_c = cols - cols % tile;
-  alignas(64) uint8_t stage[tile][64];
-  for (uint64_t r0 = 0; r0 < full_r; r0 += tile) {
-    for (uint64_t c0 = 0; c0 < full_c; c0 += tile) {
-      const uint8_t* s = src + r0 * sb + c0 * kE;
-      for (uint64_t i = 0; i < tile; ++i) {
-        __builtin_prefetch(s + i * sb + kPlaneAhead);
-        const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i * sb));
-        const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i * sb + 32));
-        _mm256_store_si256(reinterpret_cast<__m256i*>(stage[i]), x0);
-        _mm256_store_si256(reinterpret_cast<__m256i*>(stage[i] + 32), x1);
-      }
-      for (uint64_t q = 0; q < 4; ++q) {
-        __m256i v[n], w[n];
-        for (uint64_t i = 0; i < n; ++i) {
-          const __m128i* at = reinterpret_cast<const __m128i*>(stage[i] + 16 * q);
-          v[i] = _mm256_set_m128i(_mm_load_si128(at + 4 * n), _mm_load_si128(at));
-          w[i] = _mm256_set_m128i(_mm_load_si128(at + 4 * (block + n)), _mm_load_si128(at + 4 * block));
-        }
-        transpose_lanes_avx2<kE>(v);
-        transpose_lanes_avx2<kE>(w);
-        uint8_t* d = dst + (c0 + q * n) * db + r0 * kE;
-        for (uint64_t j = 0; j < n; ++j) {
-          __m256i* out = reinterpret_cast<__m256i*>(d + j * db);
-          if (kStream) {  // lines (checked by the caller)
-            _mm256_stream_si256(out, v[j]);
-            _mm256_stream_si256(out + 1, w[j]);
-          } else {
-            _mm256_storeu_si256(out, v[j]);
-            _mm256_storeu_si256(out + 1, w[j]);
-          }
-        }
-      }
-    }
-  }
-  plane_edge_avx2<kE>(src + full_c * kE, sb, dst + full_c * db, db, full_r, cols - full_c);
-  plane_edge_avx2<kE>(src + full_r * sb, sb, dst + full_r * kE, db, rows - full_r, cols);
-}
-
-// The same, the rows before the first whose destination bytes start a line
-// (when all destination rows start at the same place in a line) by the
-// edge: the tiles then write whole lines.
-template <size_t kE, bool kStream>
-__attribute__((target("avx2"))) void transpose_plane_avx2(const uint8_t* src, uint64_t ss, uint8_t* dst, uint64_t ds,
-                                                          uint64_t rows, uint64_t cols) {
-  const uint64_t db = ds * kE, misaligned = reinterpret_cast<uintptr_t>(dst) % 64;
-  const uint64_t head = db % 64 == 0 && misaligned % kE == 0 ? std::min(rows, (64 - misaligned) % 64 / kE) : 0;
-  plane_edge_avx2<kE>(src, ss * kE, dst, db, head, cols);
-  transpose_plane_tiles_avx2<kE, kStream>(src + head * ss * kE, ss, dst + head * kE, ds, rows - head, cols);
-}
-
 // Planes (see make_plan): each position of the loops around the plane is one
 // transpose, rows the innermost loop (physical stride 1), columns the loop
 // of logical stride 1. Outputs of 8 MiB and more stream the planes whose
@@ -3099,9 +2965,9 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
     const uint64_t ss = kPack ? r.ls : c.ps, ds = kPack ? c.ps : r.ls;
     const uint64_t rows = kPack ? r.count : c.count, cols = kPack ? c.count : r.count;
     if (large && (ds * kE) % 64 == 0 && reinterpret_cast<uintptr_t>(dst) % kE == 0) {
-      transpose_plane_avx2<kE, true>(src, ss, dst, ds, rows, cols);
+      plane_transpose::transpose_plane_avx2<kE, true>(src, ss, dst, ds, rows, cols);
     } else {
-      transpose_plane_avx2<kE, false>(src, ss, dst, ds, rows, cols);
+      plane_transpose::transpose_plane_avx2<kE, false>(src, ss, dst, ds, rows, cols);
     }
     if (left > 1) advance(loops, loops.size(), &value, &x, &lbase, &pbase);
   }

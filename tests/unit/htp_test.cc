@@ -323,8 +323,9 @@ TEST(HtpKernels, wide_tiles_equal_the_reference_at_every_isa_level) {
 }
 
 // The NCHW layouts transpose planes (rows the innermost physical loop,
-// columns the logical one of stride 1): bands of whole blocks, a last block
-// of fewer rows, columns past the last whole block, every element size.
+// columns the logical one of stride 1; optimized/plane_transpose.h): staged
+// tiles, blocks overlapping the last ones at the edges, planes narrower than
+// a block, every element size.
 TEST(HtpKernels, plane_transposes_equal_the_reference_at_every_isa_level) {
   expect_pass_at_every_isa("htp.nchw", "uint8", "1,64,3,64");
   expect_pass_at_every_isa("htp.nchw", "uint8", "2,70,5,35");
@@ -332,6 +333,10 @@ TEST(HtpKernels, plane_transposes_equal_the_reference_at_every_isa_level) {
   expect_pass_at_every_isa("htp.nchw", "fp32", "1,17,9,13");
   expect_pass_at_every_isa("htp.nchw", "int16", "1,100,2,24");
   expect_pass_at_every_isa("htp.nchw", "uint8", "1,5,5,3");
+  // Planes of fewer rows than a block: squares of 16 bytes a side.
+  expect_pass_at_every_isa("htp.nchw", "uint8", "1,20,3,40");
+  expect_pass_at_every_isa("htp.nchw", "fp16", "1,12,2,9");
+  expect_pass_at_every_isa("htp.nchw", "fp32", "1,6,3,10");
   expect_pass_at_every_isa("htp.nchw_prose", "uint8", "1,9,13,70");
   expect_pass_at_every_isa("htp.nchw_prose", "fp32", "1,64,64,33");
   expect_pass_at_every_isa("htp.nchw_prose", "int16", "1,8,8,40");
