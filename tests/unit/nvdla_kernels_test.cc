@@ -76,6 +76,14 @@ const Shape kCases[] = {
     {"nvdla.weight.dc", "int8", "33,100,5,5"},
     {"nvdla.weight.dc", "fp16", "9,136,4,5"},
     {"nvdla.weight.dc", "int8", "5,80,7,7"},
+    // Kernels of 4 positions (and 2 of 16-bit elements) as lanes of words, of
+    // 3 by byte shuffles (AVX2): tail blocks of 36, 6, 2 and 35 channels, the
+    // last ones past the shuffles' 16 bytes.
+    {"nvdla.weight.dc", "int8", "9,100,2,2"},
+    {"nvdla.weight.dc", "fp16", "17,70,1,4"},
+    {"nvdla.weight.dc", "fp16", "5,130,2,1"},
+    {"nvdla.weight.dc", "fp16", "20,99,3,1"},
+    {"nvdla.weight.dc", "int8", "33,77,1,3"},
     // Kernels of one channel block (C <= 64) through byte permutes: a group
     // and a partial one, positions of 80 bytes (two moves), 64 channels of 2
     // x 2, 16, 15 and 3 bytes a position, int16; 720-byte kernels (the rows'
