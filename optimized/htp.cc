@@ -141,13 +141,13 @@ struct Plan {
   // wherever they are).
   bool pair = false;
   size_t pair_x = 0, pair_m = 0;
+  std::vector<Loop> pair_outer;
   // Planes (see make_plan): the innermost loop `plane_r` (rows of a plane,
   // physical stride 1) against `plane_c` (columns, logical stride 1), the
   // other loops around them in physical order.
   bool plane = false;
   size_t plane_r = 0, plane_c = 0;
   std::vector<Loop> plane_outer;
-  std::vector<Loop> pair_outer;
   // The same transpose for unpack of a padded tensor: x the only loop but the
   // row along the row's dimension (so a block's valid bytes are those of its
   // x step), the other loops around it by logical stride (pair_pad_outer) with
@@ -384,10 +384,6 @@ Result<Plan> make_plan(const Case& c) {
   p.logical_order = p.loops;
   std::stable_sort(p.logical_order.begin(), p.logical_order.end() - 1,  // mutate: equivalent (the row loop has the least logical stride and a stable sort keeps it last)
                    [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
-  // Unpadded rows of 32 or 64 bytes whose logical neighbour row is a step of
-  // another loop x: a transpose of rows between x and the middle loop m, in
-  // 2 x 2 blocks of 32-byte rows (one line on each side) or single 64-byte
-  // ones, every line of either side read and written whole.
   // Rows of one element (no tile, the innermost loop's logical stride more
   // than one) in an unpadded tensor with a loop of logical stride 1 further
   // out (the NCHW layouts): each position of the other loops is a transpose of
@@ -405,6 +401,10 @@ Result<Plan> make_plan(const Case& c) {
       }
     }
   }
+  // Unpadded rows of 32 or 64 bytes whose logical neighbour row is a step of
+  // another loop x: a transpose of rows between x and the middle loop m, in
+  // 2 x 2 blocks of 32-byte rows (one line on each side) or single 64-byte
+  // ones, every line of either side read and written whole.
   if (!p.tile && p.padded == p.extent && p.loops.size() >= 3) {
     const size_t mm = p.loops.size();
     const Loop& row = p.loops[mm - 1];
@@ -2593,9 +2593,6 @@ struct TileGroups {
   }
 };
 
-// The longest row of such a tile (bytes).
-constexpr uint64_t kMaxWideTileRow = 256;
-
 template <bool kPack, int kK, int kE, bool kStream>
 __attribute__((target("avx2"), always_inline)) inline void tile_wide_avx2(uint8_t* phys, uint8_t* const* rows,
                                                                           uint64_t pieces) {
@@ -3032,7 +3029,7 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
     if (by_32x4 && has_avx2()) return stream ? &walk_tiles_avx2<kPack, true> : &walk_tiles_avx2<kPack, false>;
     // Other tiles of 2 or 4 rows of 32-byte pieces (crouton2; 16- and 32-bit elements).
     const uint64_t t_bytes = p.loops[p.tile_at].count * p.elem;
-    if ((p.tile_k == 2 || p.tile_k == 4) && t_bytes % 32 == 0 && t_bytes <= kMaxWideTileRow && has_avx2()) {
+    if ((p.tile_k == 2 || p.tile_k == 4) && t_bytes % 32 == 0 && has_avx2()) {
       const bool wide_stream = kPack && !p.tile_logical && p.elements * p.elem >= kStreamBytes &&
                                (reinterpret_cast<uintptr_t>(phys) & 63) == 0;
       return p.tile_k == 2 ? wide_tiles_walk<kPack, 2>(p.elem, wide_stream)
