@@ -1878,7 +1878,7 @@ __attribute__((target("avx2"), always_inline)) inline void store_half(uint8_t* a
 // tile b, so each tile is one 32 x 4 transpose of the lines' halves; every
 // line of either side is still read and written whole (two 32-byte stores).
 // Measured on a Zen 4 capped at AVX2, pinned, alternating, ratio to memcpy,
-// pack / unpack, against a tile at a time (walk_tiles_avx2, and
+// pack / unpack, against a tile at a time (the walk of tiles then, and
 // walk_tiles_32x4_dense without padding): crouton4x1 1 x 255 x 255 x 256
 // 0.26-0.30 / 0.34 -> 0.72-0.83 / 0.60-0.68, crouton2x2 0.59 / 0.49-0.52 ->
 // 0.81-0.86 / 0.59-0.61; 1 x 256 x 256 x 1024 crouton4x1 0.91-0.98 /
@@ -2315,7 +2315,7 @@ LC_HTP_AVX512 void walk_tile_cols(const Plan& p, const std::vector<Loop>& loops,
 // each tile a 32 x 4 transpose of four halves. The last columns, partly or
 // wholly padding, go through rows on the stack (once per run of x).
 // Measured on a Zen 4 capped at AVX2 with 3 x 3 x 1024 x 1820, pinned,
-// alternating, against a tile at a time (walk_tiles_avx2): pack 0.32-0.36 of
+// alternating, against a tile at a time (the walk of tiles then): pack 0.32-0.36 of
 // memcpy -> 0.81-0.85, unpack 0.30-0.31 -> 0.50-0.52; its loops unrolled
 // (LC_HTP_UNROLL4), 0.77 / 0.49-0.51 -> 1.05 / 0.62-0.64.
 template <bool kPack, bool kStream>
@@ -2689,11 +2689,10 @@ __attribute__((target("avx2"))) inline void copy_tile_wide(uint8_t* phys, uint8_
 #endif
 
 #ifdef LC_HTP_X86
-// A tile without padding: 32 x 4 bytes (kWide 0) or by tile_wide_avx2.
+// A tile without padding by tile_wide_avx2 (a call the portable walks never make).
 template <bool kPack, size_t kE, bool kStream, int kWide>
 __attribute__((target("avx2"))) inline void whole_tile_avx2(uint8_t* phys, uint8_t* const* rows, uint64_t t_count) {
-  if constexpr (kWide == 0) tile_32x4_u8_avx2<kPack, kStream>(phys, rows);
-  else tile_wide_avx2<kPack, kWide, kE, kStream>(phys, rows, t_count * kE / 32);
+  if constexpr (kWide != 0) tile_wide_avx2<kPack, kWide, kE, kStream>(phys, rows, t_count * kE / 32);
 }
 #endif
 
@@ -2703,10 +2702,10 @@ __attribute__((target("avx2"))) inline void whole_tile_avx2(uint8_t* phys, uint8
 // loop it is recomputed only where it can change: never when that loop's
 // dimension has no padding, only the tile's valid length when the loop runs
 // along the tile's stride-1 dimension (and no loop inside the tile does), the
-// whole tile otherwise. kAvx2: 32 x 4 byte tiles with AVX2; kWide (2 or 4):
-// tiles of that many rows of 32-byte pieces with AVX2 (copy_tile_wide). The
-// odometer's positions [begin, end) run.
-template <bool kPack, size_t kE, bool kStream, bool kAvx2, int kWide = 0>
+// whole tile otherwise. kWide (2 or 4): tiles of that many rows of 32-byte
+// pieces with AVX2 (tile_wide_avx2, copy_tile_wide). The odometer's positions
+// [begin, end) run.
+template <bool kPack, size_t kE, bool kStream, int kWide = 0>
 inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const std::vector<Loop>& loops,
                                                           uint8_t* logical, uint8_t* phys, uint64_t begin,
                                                           uint64_t end) {
@@ -2729,8 +2728,7 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
   for (size_t i = p.tile_at + 1; i < m; ++i) tile_clipped = tile_clipped || loops[i].clipped;
   const bool dense = p.padded == p.extent;
   const bool along_t = last.clipped && last.dim == tl.dim && !last_inside;
-  [[maybe_unused]] const bool simd = kE == 1 && k_count == 4 && tl.count == 32;
-  [[maybe_unused]] constexpr int kTileRows = kWide != 0 ? kWide : 4;  // of a tile by whole_tile_avx2
+  [[maybe_unused]] constexpr int kTileRows = kWide != 0 ? kWide : 1;  // of a tile by tile_wide_avx2
   std::vector<uint64_t> value(odometer, 0), x(p.rank, 0), row(k_count);
   std::vector<uint8_t> valid_k(k_count, 1);
   uint64_t lbase = 0, pbase = 0;
@@ -2756,8 +2754,6 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
       row[k] = v ? lo + p.tile_offset[k] : 0;
     }
   };
-  alignas(32) uint8_t pad_row[32];
-  std::memset(pad_row, p.pad_element[0], sizeof pad_row);
   // The padded dimensions, each with the farthest a tile reaches along it
   // from its coordinate: a tile is whole when every one stays inside.
   std::vector<std::pair<size_t, uint64_t>> reach;
@@ -2783,7 +2779,7 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
     const uint64_t x_last = x[last.dim];
     bool rows_valid = true;  // every valid_k set (when only valid_t changes along the loop)
 #ifdef LC_HTP_X86
-    if ((kAvx2 && simd) || kWide != 0) {
+    if (kWide != 0) {
       // Validity cannot change along an unpadded plain loop: when its first
       // tile is whole, all are, and the loop runs without coordinates.
       bool whole = dense;
@@ -2825,7 +2821,7 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
       } else if (i == 0 || (last.clipped && !along_t)) {
         x[last.dim] = x_last + i * last.step;
 #ifdef LC_HTP_X86
-        if (((kAvx2 && simd) || kWide != 0) && last.clipped && !along_t && whole_at()) {
+        if (kWide != 0 && last.clipped && !along_t && whole_at()) {
           // Every tile of the loop is checked anew: a whole one needs no
           // more than its reach (the rows of a tile at the padded edge do).
           uint8_t* rows[kTileRows];
@@ -2860,39 +2856,6 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
         }
       }
 #ifdef LC_HTP_X86
-      if (kAvx2 && simd && all_valid) {
-        uint8_t* rows[4] = {logical + row[0], logical + row[1], logical + row[2], logical + row[3]};
-        tile_32x4_u8_avx2<kPack, kStream>(phys + po, rows);
-        continue;
-      }
-      if (kAvx2 && simd && (valid_t == tl.count || valid_t == 0)) {
-        // Whole rows, some or all of them padding: those read a row of the
-        // pad element (pack) or are written to a scratch row (unpack).
-        uint8_t* rows[4];
-        for (int k = 0; k < 4; ++k) rows[k] = valid_k[k] ? logical + row[k] : pad_row;
-        tile_32x4_u8_avx2<kPack, kStream>(phys + po, rows);
-        continue;
-      }
-      if (kAvx2 && simd) {
-        // A tile partly padding: its valid bytes and the padding gathered in
-        // (or its result scattered from) four rows on the stack.
-        alignas(32) uint8_t buf[4][32];
-        uint8_t* rows[4] = {buf[0], buf[1], buf[2], buf[3]};
-        const size_t v = static_cast<size_t>(valid_t);
-        if (kPack) {
-          for (size_t k = 0; k < 4; ++k) {
-            std::memset(buf[k], p.pad_element[0], 32);
-            if (valid_k[k]) std::memcpy(buf[k], logical + row[k], v);
-          }
-        }
-        tile_32x4_u8_avx2<kPack, kStream>(phys + po, rows);
-        if (!kPack) {
-          for (size_t k = 0; k < 4; ++k) {
-            if (valid_k[k]) std::memcpy(logical + row[k], buf[k], v);
-          }
-        }
-        continue;
-      }
       if constexpr (kWide != 0) {
         copy_tile_wide<kPack, kWide, kE, kStream>(phys + po * kE, logical, tl.count, row.data(), valid_t,
                                                   valid_k.data(), all_valid, p.pad_line);
@@ -2913,20 +2876,14 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
 template <bool kPack, size_t kE, bool kStream>
 void walk_tiles(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical, uint8_t* phys, uint64_t begin,
                 uint64_t end) {
-  walk_tiles_body<kPack, kE, kStream, false>(p, loops, logical, phys, begin, end);
+  walk_tiles_body<kPack, kE, kStream>(p, loops, logical, phys, begin, end);
 }
 
 #ifdef LC_HTP_X86
-template <bool kPack, bool kStream>
-__attribute__((target("avx2"))) void walk_tiles_avx2(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
-                                                     uint8_t* phys, uint64_t begin, uint64_t end) {
-  walk_tiles_body<kPack, 1, kStream, true>(p, loops, logical, phys, begin, end);
-}
-
 template <bool kPack, int kK, size_t kE, bool kStream>
 __attribute__((target("avx2"))) void walk_tiles_wide(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
                                                      uint8_t* phys, uint64_t begin, uint64_t end) {
-  walk_tiles_body<kPack, kE, kStream, false, kK>(p, loops, logical, phys, begin, end);
+  walk_tiles_body<kPack, kE, kStream, kK>(p, loops, logical, phys, begin, end);
 }
 
 // The walk of tiles of kK rows of elem-byte elements by copy_tile_wide.
@@ -3026,8 +2983,8 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
     const bool stream = kPack && by_32x4 && !p.tile_logical && p.elements >= kStreamBytes &&
                         (reinterpret_cast<uintptr_t>(phys) & 15) == 0;
 #ifdef LC_HTP_X86
-    if (by_32x4 && has_avx2()) return stream ? &walk_tiles_avx2<kPack, true> : &walk_tiles_avx2<kPack, false>;
-    // Other tiles of 2 or 4 rows of 32-byte pieces (crouton2; 16- and 32-bit elements).
+    // Tiles of 2 or 4 rows of 32-byte pieces (croutons, weights) the walks
+    // above leave: padded ones, crouton2, 16- and 32-bit elements.
     const uint64_t t_bytes = p.loops[p.tile_at].count * p.elem;
     if ((p.tile_k == 2 || p.tile_k == 4) && t_bytes % 32 == 0 && has_avx2()) {
       const bool wide_stream = kPack && !p.tile_logical && p.elements * p.elem >= kStreamBytes &&
