@@ -26,6 +26,15 @@
 #include <cstring>
 
 #include "optimized/byte_transpose.h"
+#include "optimized/isa.h"
+
+// GCC 12 reads the _mm512_undefined_epi32() operand of some AVX-512 intrinsics
+// as an uninitialized value.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 namespace layoutcheck::plane_transpose {
 
@@ -190,6 +199,63 @@ __attribute__((target("avx2"))) void tiles_avx2(const uint8_t* src, uint64_t ss,
   rect_avx2<kE>(src, sb, dst, db, rows, cols, full_r, rows, 0, cols);
 }
 
+// The same tiles with AVX-512 (512-bit operations whole: on a CPU that splits
+// them the AVX2 tiles run), without a stage: rows i, n + i, 2n + i and 3n + i
+// of a tile are read as four whole lines, their 16-byte lanes transposed so
+// that each register holds one 16-byte column group of the four rows, and a
+// transpose per lane leaves each destination line in one register. Half the
+// shuffles of the AVX2 tiles, whose lane inserts and transposes bound them in
+// the cache.
+template <size_t kE>
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline void transpose_lanes_avx512(__m512i* v) {
+  if constexpr (kE == 1) {
+    byte_transpose::transpose16x16_epi8_x4(v);
+  } else if constexpr (kE == 2) {
+    byte_transpose::transpose8x8_epi16_x4(v, v);
+  } else {
+    const __m512i a = _mm512_unpacklo_epi32(v[0], v[1]), b = _mm512_unpacklo_epi32(v[2], v[3]);
+    const __m512i c = _mm512_unpackhi_epi32(v[0], v[1]), d = _mm512_unpackhi_epi32(v[2], v[3]);
+    v[0] = _mm512_unpacklo_epi64(a, b);
+    v[1] = _mm512_unpackhi_epi64(a, b);
+    v[2] = _mm512_unpacklo_epi64(c, d);
+    v[3] = _mm512_unpackhi_epi64(c, d);
+  }
+}
+
+template <size_t kE, bool kStream>
+__attribute__((target("avx512f,avx512bw"))) void tiles_avx512(const uint8_t* src, uint64_t ss, uint8_t* dst,
+                                                              uint64_t ds, uint64_t rows, uint64_t cols) {
+  constexpr uint64_t n = 16 / kE, tile = 4 * n;
+  const uint64_t sb = ss * kE, db = ds * kE;
+  const uint64_t full_r = rows - rows % tile, full_c = cols - cols % tile;
+  __m512i groups[4][n];  // [16-byte column group][row i]: rows i, n + i, 2n + i, 3n + i
+  for (uint64_t r0 = 0; r0 < full_r; r0 += tile) {
+    for (uint64_t c0 = 0; c0 < full_c; c0 += tile) {
+      const uint8_t* s = src + r0 * sb + c0 * kE;
+      for (uint64_t i = 0; i < n; ++i) {
+        __m512i x[4];
+        for (uint64_t k = 0; k < 4; ++k) {
+          const uint8_t* line = s + (k * n + i) * sb;
+          __builtin_prefetch(line + kAhead);
+          x[k] = _mm512_loadu_si512(line);
+        }
+        byte_transpose::transpose_lanes4x4(x);
+        for (uint64_t q = 0; q < 4; ++q) groups[q][i] = x[q];
+      }
+      for (uint64_t q = 0; q < 4; ++q) {
+        transpose_lanes_avx512<kE>(groups[q]);
+        uint8_t* d = dst + (c0 + q * n) * db + r0 * kE;
+        for (uint64_t j = 0; j < n; ++j) {
+          if (kStream) _mm512_stream_si512(reinterpret_cast<__m512i*>(d + j * db), groups[q][j]);  // lines (the caller's)
+          else _mm512_storeu_si512(d + j * db, groups[q][j]);
+        }
+      }
+    }
+  }
+  rect_avx2<kE>(src, sb, dst, db, rows, cols, 0, full_r, full_c, cols);
+  rect_avx2<kE>(src, sb, dst, db, rows, cols, full_r, rows, 0, cols);
+}
+
 // dst[j][i] = src[i][j] for i < rows, j < cols, row strides ss and ds in
 // elements of kE bytes. When every destination row starts at the same place
 // in a line, the rows before the first whose destination bytes start a line
@@ -202,8 +268,16 @@ __attribute__((target("avx2"))) void transpose_plane_avx2(const uint8_t* src, ui
   const uint64_t sb = ss * kE, db = ds * kE, misaligned = reinterpret_cast<uintptr_t>(dst) % 64;
   const uint64_t head = db % 64 == 0 && misaligned % kE == 0 ? std::min(rows, (64 - misaligned) % 64 / kE) : 0;
   rect_avx2<kE>(src, sb, dst, db, rows, cols, 0, head, 0, cols);
-  tiles_avx2<kE, kStream>(src + head * sb, ss, dst + head * kE, ds, rows - head, cols);
+  if (isa_at_least(Isa::kAvx512) && !splits_512bit_ops()) {
+    tiles_avx512<kE, kStream>(src + head * sb, ss, dst + head * kE, ds, rows - head, cols);
+  } else {
+    tiles_avx2<kE, kStream>(src + head * sb, ss, dst + head * kE, ds, rows - head, cols);
+  }
 }
 
 }  // namespace layoutcheck::plane_transpose
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #endif
