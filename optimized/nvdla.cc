@@ -1035,6 +1035,39 @@ void image_copy_typed(const WeightPlan& p, const uint8_t* src, uint8_t* dst, boo
   }
 }
 
+// One line of image weights by lanes: the line's W*C elements in (w, c) order
+// are the interleave of the C logical rows of W elements (pitch hw elements),
+// by optimized/lane_interleave.h for 4 channels (2 of 16-bit elements),
+// lane3_copy for 3 with AVX2, a copy for 1. False for other channel counts.
+template <uint64_t kEb>
+bool image_line_lanes(uint8_t* words, uint8_t* rows0, uint64_t hw, uint64_t W, uint64_t C, bool to_physical) {
+  uint8_t* rows[4] = {};
+  if (C > 4) return false;
+  for (uint64_t c = 0; c < C; ++c) rows[c] = rows0 + c * hw * kEb;
+  if (C == 1) {
+    if (to_physical) std::memcpy(words, rows[0], W * kEb);
+    else std::memcpy(rows[0], words, W * kEb);
+    return true;
+  }
+#if defined(LC_NVDLA_AVX2)
+  if (C == 3 && has_avx2()) {
+    lane3_copy<kEb>(words, rows, W, !to_physical);
+    return true;
+  }
+#endif
+  if (C == 4) {
+    if (to_physical) lanes::interleave<4, kEb>(words, rows, W);
+    else lanes::deinterleave<4, kEb>(rows, words, W);
+    return true;
+  }
+  if (C == 2 && kEb == 2) {
+    if (to_physical) lanes::interleave<2, 2>(words, rows, W);
+    else lanes::deinterleave<2, 2>(rows, words, W);
+    return true;
+  }
+  return false;
+}
+
 // When a line's W*C channels fit one cube (always so with post-extension),
 // kernel kk's line group j is one run of the lines j*e.. of the group, each
 // W*C elements in (w, c) order: walked in physical order, the physical side
@@ -1053,6 +1086,12 @@ void image_runs_typed(const WeightPlan& p, const uint8_t* src, uint8_t* dst, boo
         const uint64_t kernel = (k0 + kk) * chw;
         for (uint64_t h = h0; h < h1; ++h) {
           const uint64_t line = kernel + h * W;
+          uint8_t* words = (to_physical ? dst : const_cast<uint8_t*>(src)) + phys * sizeof(T);
+          uint8_t* rows = (to_physical ? const_cast<uint8_t*>(src) : dst) + line * sizeof(T);
+          if (image_line_lanes<sizeof(T)>(words, rows, hw, W, C, to_physical)) {
+            phys += W * C;
+            continue;
+          }
           for (uint64_t w = 0; w < W; ++w) {
             for (uint64_t c = 0; c < C; ++c, ++phys) {
               const uint64_t logical = line + c * hw + w;

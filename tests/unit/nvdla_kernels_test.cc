@@ -116,6 +116,9 @@ const Shape kCases[] = {
     {"nvdla.weight.image", "fp16", "20,3,5,5"},
     {"nvdla.weight.image", "int16", "17,5,6,6"},
     {"nvdla.weight.image", "fp16", "37,2,8,2"},
+    // Lines of 3 channels of more elements than the shuffles take, by lanes.
+    {"nvdla.weight.image", "fp16", "5,3,11,11"},
+    {"nvdla.weight.image", "int8", "5,3,2,21"},
     // Without VBMI (AVX2 and up) through a stage of the kernels' transposes by
     // in-lane shuffles: post-extension 4 with a short last line group, fp16
     // lines of 64 elements (128 bytes), 32 and 33 kernels (the last one or two
