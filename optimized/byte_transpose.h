@@ -7,9 +7,9 @@
 // in v[0..15], byte j of row i ends in v[j] at byte i. Example: v[i] = {16i,
 // 16i+1, ..., 16i+15} becomes v[j] = {j, 16+j, 32+j, ..., 240+j}.
 // transpose16x16_epi8_x2 does two independent transposes, one per 128-bit lane;
-// transpose16x16_epi8_x4 four, for 512-bit rows. Below them: 8x8 word
-// transposes per lane, the 4 x 4 transpose of 128-bit lanes, and 16 x 16
-// 32-bit elements.
+// transpose16x16_epi8_x4 four, for 512-bit rows. Below them: 8x8 word and
+// 4x4 dword transposes per lane, the 4 x 4 transpose of 128-bit lanes, and
+// 16 x 16 32-bit elements.
 #pragma once
 
 #if defined(__x86_64__) || defined(_M_X64)
@@ -101,6 +101,33 @@ __attribute__((target("avx512f,avx512bw"), always_inline)) inline void transpose
 }
 
 #undef LC_WORD_TRANSPOSE_NETWORK
+
+// 4x4 transposes of 32-bit elements per 128-bit lane, in place: element j of
+// v[i] ends in v[j] at element i. Unpacks at 32 and 64 bits.
+#define LC_DWORD_TRANSPOSE_NETWORK(V, VEC, LO32, HI32, LO64, HI64)       \
+  const VEC a = LO32(V[0], V[1]), b = LO32(V[2], V[3]);                 \
+  const VEC c = HI32(V[0], V[1]), d = HI32(V[2], V[3]);                 \
+  V[0] = LO64(a, b);                                                    \
+  V[1] = HI64(a, b);                                                    \
+  V[2] = LO64(c, d);                                                    \
+  V[3] = HI64(c, d)
+
+__attribute__((always_inline)) inline void transpose4x4_epi32(__m128i v[4]) {
+  LC_DWORD_TRANSPOSE_NETWORK(v, __m128i, _mm_unpacklo_epi32, _mm_unpackhi_epi32, _mm_unpacklo_epi64,
+                             _mm_unpackhi_epi64);
+}
+
+__attribute__((target("avx2"), always_inline)) inline void transpose4x4_epi32_x2(__m256i v[4]) {
+  LC_DWORD_TRANSPOSE_NETWORK(v, __m256i, _mm256_unpacklo_epi32, _mm256_unpackhi_epi32, _mm256_unpacklo_epi64,
+                             _mm256_unpackhi_epi64);
+}
+
+__attribute__((target("avx512f"), always_inline)) inline void transpose4x4_epi32_x4(__m512i v[4]) {
+  LC_DWORD_TRANSPOSE_NETWORK(v, __m512i, _mm512_unpacklo_epi32, _mm512_unpackhi_epi32, _mm512_unpacklo_epi64,
+                             _mm512_unpackhi_epi64);
+}
+
+#undef LC_DWORD_TRANSPOSE_NETWORK
 
 // The 4 x 4 transpose of the 128-bit lanes of four registers: lane l of v[i]
 // ends in v[l] at lane i.

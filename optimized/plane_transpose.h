@@ -50,12 +50,7 @@ __attribute__((target("avx2"), always_inline)) inline void transpose_lanes_avx2(
   } else if constexpr (kE == 2) {
     byte_transpose::transpose8x8_epi16_x2(v, v);
   } else {
-    const __m256i a = _mm256_unpacklo_epi32(v[0], v[1]), b = _mm256_unpacklo_epi32(v[2], v[3]);
-    const __m256i c = _mm256_unpackhi_epi32(v[0], v[1]), d = _mm256_unpackhi_epi32(v[2], v[3]);
-    v[0] = _mm256_unpacklo_epi64(a, b);
-    v[1] = _mm256_unpackhi_epi64(a, b);
-    v[2] = _mm256_unpacklo_epi64(c, d);
-    v[3] = _mm256_unpackhi_epi64(c, d);
+    byte_transpose::transpose4x4_epi32_x2(v);
   }
 }
 
@@ -98,12 +93,7 @@ __attribute__((always_inline)) inline void square_sse2(const uint8_t* src, uint6
   } else if constexpr (kE == 2) {
     byte_transpose::transpose8x8_epi16(v, v);
   } else {
-    const __m128i a = _mm_unpacklo_epi32(v[0], v[1]), b = _mm_unpacklo_epi32(v[2], v[3]);
-    const __m128i c = _mm_unpackhi_epi32(v[0], v[1]), d = _mm_unpackhi_epi32(v[2], v[3]);
-    v[0] = _mm_unpacklo_epi64(a, b);
-    v[1] = _mm_unpackhi_epi64(a, b);
-    v[2] = _mm_unpacklo_epi64(c, d);
-    v[3] = _mm_unpackhi_epi64(c, d);
+    byte_transpose::transpose4x4_epi32(v);
   }
   for (uint64_t j = 0; j < n; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j * db), v[j]);
 }
@@ -213,12 +203,7 @@ __attribute__((target("avx512f,avx512bw"), always_inline)) inline void transpose
   } else if constexpr (kE == 2) {
     byte_transpose::transpose8x8_epi16_x4(v, v);
   } else {
-    const __m512i a = _mm512_unpacklo_epi32(v[0], v[1]), b = _mm512_unpacklo_epi32(v[2], v[3]);
-    const __m512i c = _mm512_unpackhi_epi32(v[0], v[1]), d = _mm512_unpackhi_epi32(v[2], v[3]);
-    v[0] = _mm512_unpacklo_epi64(a, b);
-    v[1] = _mm512_unpackhi_epi64(a, b);
-    v[2] = _mm512_unpacklo_epi64(c, d);
-    v[3] = _mm512_unpackhi_epi64(c, d);
+    byte_transpose::transpose4x4_epi32_x4(v);
   }
 }
 
