@@ -49,8 +49,9 @@
 // the padded last column by masked loads and stores, pack streamed; an
 // unpack's run of rows goes through a stage in L2 and out streamed. Other
 // tiles of 2 or 4 rows of 32-byte pieces (crouton2; the tiles of 16- and
-// 32-bit elements) are interleaved in AVX2 registers, a tile partly padding
-// through rows on the stack. Rows of one element whose tensor has a loop of
+// 32-bit elements; the padded and logical-order 32 x 4 byte tiles) are
+// interleaved in AVX2 registers, a tile partly padding a 32-byte piece at a
+// time through the stack. Rows of one element whose tensor has a loop of
 // logical stride 1 further out (the NCHW layouts) are transposes of planes:
 // tiles of 64 bytes by 64 bytes staged and transposed in registers, every
 // destination line written whole (streamed past 8 MiB).

@@ -784,14 +784,6 @@ bool dc_block_tiles(const uint8_t* from, uint8_t* to, uint64_t kernel, uint64_t 
 #endif
 }
 
-// Kernels of 4 positions (2 x 2, 1 x 4, 4 x 1), or of 2 with 16-bit elements:
-// a kernel's channel c is a word of hw elements, position j its lane j, so
-// the kernel's block of channels is the interleave of its positions' runs
-// (optimized/lane_interleave.h; pitch `dp` elements apart); of 3 positions
-// with AVX2, lane3_copy. False for other kernels. (On an Intel Xeon, pinned,
-// of memcpy, pack / unpack, against the 16 x 16 transposes of rows read 16
-// bytes at a time: 256 x 256 x 2 x 2 int8 0.11 / 0.06 -> 0.46 / 0.52, fp16
-// 0.05 / 0.08 -> 0.59 / 0.65, 1 x 3 int8 0.09 / 0.05 -> 0.26 / 0.25.)
 #if defined(LC_NVDLA_AVX2)
 // Kernels of 3 positions (1 x 3, 3 x 1): words of 3 elements. Per 16 / kE
 // channels (48 bytes of words), each position's 16 bytes gather from the
@@ -855,6 +847,14 @@ __attribute__((target("avx2"))) void lane3_copy(uint8_t* words, uint8_t* const* 
 }
 #endif
 
+// Kernels of 4 positions (2 x 2, 1 x 4, 4 x 1), or of 2 with 16-bit elements:
+// a kernel's channel c is a word of hw elements, position j its lane j, so
+// the kernel's block of channels is the interleave of its positions' runs
+// (optimized/lane_interleave.h; pitch `dp` elements apart); of 3 positions
+// with AVX2, lane3_copy. False for other kernels. (On an Intel Xeon, pinned,
+// of memcpy, pack / unpack, against the 16 x 16 transposes of rows read 16
+// bytes at a time: 256 x 256 x 2 x 2 int8 0.11 / 0.06 -> 0.46 / 0.52, fp16
+// 0.05 / 0.08 -> 0.59 / 0.65, 1 x 3 int8 0.09 / 0.05 -> 0.26 / 0.25.)
 bool lane_kernel(const uint8_t* logical_in, uint8_t* logical_out, uint8_t* phys_out, const uint8_t* phys_in,
                  uint64_t logical, uint64_t physical, uint64_t dp, uint64_t cw, uint64_t hw, uint64_t eb,
                  bool to_physical) {
