@@ -62,6 +62,7 @@ __attribute__((target("avx2"), always_inline)) inline void block_avx2(const uint
                                                                       uint64_t db, uint64_t r) {
   constexpr uint64_t n = 16 / kE;
   __m256i v[n];
+#pragma GCC unroll 16
   for (uint64_t i = 0; i < n; ++i) {
     const __m128i lo = kFull || i < r ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * sb))
                                       : _mm_setzero_si128();
@@ -70,6 +71,7 @@ __attribute__((target("avx2"), always_inline)) inline void block_avx2(const uint
     v[i] = _mm256_set_m128i(hi, lo);
   }
   transpose_lanes_avx2<kE>(v);
+#pragma GCC unroll 16
   for (uint64_t j = 0; j < n; ++j) {
     if (kFull) {
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j * db), v[j]);
@@ -164,6 +166,7 @@ __attribute__((target("avx2"))) void tiles_avx2(const uint8_t* src, uint64_t ss,
       }
       for (uint64_t q = 0; q < 4; ++q) {
         __m256i v[n], w[n];
+#pragma GCC unroll 16
         for (uint64_t i = 0; i < n; ++i) {
           const __m128i* at = reinterpret_cast<const __m128i*>(stage[i] + 16 * q);
           v[i] = _mm256_set_m128i(_mm_load_si128(at + 4 * n), _mm_load_si128(at));
@@ -172,6 +175,7 @@ __attribute__((target("avx2"))) void tiles_avx2(const uint8_t* src, uint64_t ss,
         transpose_lanes_avx2<kE>(v);
         transpose_lanes_avx2<kE>(w);
         uint8_t* d = dst + (c0 + q * n) * db + r0 * kE;
+#pragma GCC unroll 16
         for (uint64_t j = 0; j < n; ++j) {
           __m256i* out = reinterpret_cast<__m256i*>(d + j * db);
           if (kStream) {  // lines (checked by the caller)
