@@ -811,37 +811,59 @@ struct Lane3Shuffles {
   }
 };
 
+__attribute__((target("avx2"), always_inline)) inline __m256i lane3_mask(const uint8_t* m) {
+  return _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(m)));
+}
+
+// 32 / kE words a step, the two 16-byte lanes of each register 48 bytes of
+// words apart (loaded and stored as halves); the run pointers are copied to
+// locals, which the byte stores cannot alias.
 template <uint64_t kE>
 __attribute__((target("avx2"))) void lane3_copy(uint8_t* words, uint8_t* const* runs, uint64_t cw, bool to_physical) {
   static constexpr Lane3Shuffles<kE> kShuffles;
-  constexpr uint64_t step = 16 / kE;
-  auto mask = [](const uint8_t* m) { return _mm_load_si128(reinterpret_cast<const __m128i*>(m)); };
+  constexpr uint64_t step = 32 / kE;
+  uint8_t* const run[3] = {runs[0], runs[1], runs[2]};
+  __m256i m[3][3];
+  for (int a = 0; a < 3; ++a) {
+    for (int b = 0; b < 3; ++b) m[a][b] = lane3_mask(to_physical ? kShuffles.split[a][b] : kShuffles.join[a][b]);
+  }
   uint64_t c = 0;
-  for (; c + step <= cw; c += step) {
-    uint8_t* w = words + 3 * kE * c;
-    __m128i in[3];
-    if (to_physical) {
-      for (int r = 0; r < 3; ++r) in[r] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 16 * r));
-      for (int j = 0; j < 3; ++j) {
-        const __m128i v = _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(in[0], mask(kShuffles.split[j][0])),
-                                                    _mm_shuffle_epi8(in[1], mask(kShuffles.split[j][1]))),
-                                       _mm_shuffle_epi8(in[2], mask(kShuffles.split[j][2])));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(runs[j] + kE * c), v);
-      }
-    } else {
-      for (int j = 0; j < 3; ++j) in[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(runs[j] + kE * c));
+  if (to_physical) {
+    for (; c + step <= cw; c += step) {
+      const uint8_t* w = words + 3 * kE * c;
+      __m256i in[3];
+#pragma GCC unroll 3
       for (int r = 0; r < 3; ++r) {
-        const __m128i v = _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(in[0], mask(kShuffles.join[r][0])),
-                                                    _mm_shuffle_epi8(in[1], mask(kShuffles.join[r][1]))),
-                                       _mm_shuffle_epi8(in[2], mask(kShuffles.join[r][2])));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(w + 16 * r), v);
+        in[r] = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(w + 48 + 16 * r),
+                                    reinterpret_cast<const __m128i*>(w + 16 * r));
+      }
+#pragma GCC unroll 3
+      for (int j = 0; j < 3; ++j) {
+        const __m256i v = _mm256_or_si256(
+            _mm256_or_si256(_mm256_shuffle_epi8(in[0], m[j][0]), _mm256_shuffle_epi8(in[1], m[j][1])),
+            _mm256_shuffle_epi8(in[2], m[j][2]));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(run[j] + kE * c), v);
+      }
+    }
+  } else {
+    for (; c + step <= cw; c += step) {
+      uint8_t* w = words + 3 * kE * c;
+      __m256i in[3];
+#pragma GCC unroll 3
+      for (int j = 0; j < 3; ++j) in[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(run[j] + kE * c));
+#pragma GCC unroll 3
+      for (int r = 0; r < 3; ++r) {
+        const __m256i v = _mm256_or_si256(
+            _mm256_or_si256(_mm256_shuffle_epi8(in[0], m[r][0]), _mm256_shuffle_epi8(in[1], m[r][1])),
+            _mm256_shuffle_epi8(in[2], m[r][2]));
+        _mm256_storeu2_m128i(reinterpret_cast<__m128i*>(w + 48 + 16 * r), reinterpret_cast<__m128i*>(w + 16 * r), v);
       }
     }
   }
   for (; c < cw; ++c) {
     for (uint64_t j = 0; j < 3; ++j) {
-      if (to_physical) std::memcpy(runs[j] + kE * c, words + (3 * c + j) * kE, kE);
-      else std::memcpy(words + (3 * c + j) * kE, runs[j] + kE * c, kE);
+      if (to_physical) std::memcpy(run[j] + kE * c, words + (3 * c + j) * kE, kE);
+      else std::memcpy(words + (3 * c + j) * kE, run[j] + kE * c, kE);
     }
   }
 }
@@ -926,6 +948,16 @@ void weight_copy(const WeightPlan& p, const uint8_t* logical_in, uint8_t* logica
   // 7 x 7 0.11 -> 0.19, fp16 5 x 5 0.10 / 0.23 -> 0.21 / 0.28, 7 x 7 0.13 /
   // 0.17 -> 0.34 / 0.21; the 5 x 5 int8 unpack stays at 0.30 with squares).
   if (!full_blocks_done && p.C <= 64) {
+    // Kernels of 2 to 4 positions: the group's gk * C rows are words of hw
+    // elements whose lanes are its positions' runs (lane_kernel, the whole
+    // group at once).
+    bool lanes_done = true;
+    for (uint64_t k0 = 0; k0 < p.K && lanes_done; k0 += p.group) {
+      const uint64_t rows = std::min(p.group, p.K - k0) * p.C;
+      lanes_done = lane_kernel(logical_in, logical_out, phys_out, phys_in, k0 * khw, k0 * khw, rows, rows, hw, eb,
+                               to_physical);
+    }
+    if (lanes_done) return;
     if (hw < 16 && dc_weight_one_block_permutes(shape, in, out, to_physical)) return;
     if (hw >= (eb == 1 ? 16u : 8u)) {
       for (uint64_t k0 = 0; k0 < p.K; k0 += p.group) {
