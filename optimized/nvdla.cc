@@ -815,18 +815,39 @@ __attribute__((target("avx2"), always_inline)) inline __m256i lane3_mask(const u
   return _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(m)));
 }
 
-// 32 / kE words a step, the two 16-byte lanes of each register 48 bytes of
-// words apart (loaded and stored as halves); the run pointers are copied to
-// locals, which the byte stores cannot alias.
+// One step of 16 / kE words from word c.
 template <uint64_t kE>
-__attribute__((target("avx2"))) void lane3_copy(uint8_t* words, uint8_t* const* runs, uint64_t cw, bool to_physical) {
+__attribute__((target("avx2"), always_inline)) inline void lane3_step16(uint8_t* words, uint8_t* const (&run)[3],
+                                                                        const uint8_t (&m)[3][3][16], uint64_t c,
+                                                                        bool to_physical) {
+  uint8_t* w = words + 3 * kE * c;
+  __m128i in[3];
+#pragma GCC unroll 3
+  for (int r = 0; r < 3; ++r) {
+    in[r] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(to_physical ? w + 16 * r : run[r] + kE * c));
+  }
+#pragma GCC unroll 3
+  for (int j = 0; j < 3; ++j) {
+    __m128i v = _mm_setzero_si128();
+#pragma GCC unroll 3
+    for (int r = 0; r < 3; ++r) {
+      v = _mm_or_si128(v, _mm_shuffle_epi8(in[r], _mm_load_si128(reinterpret_cast<const __m128i*>(m[j][r]))));
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(to_physical ? run[j] + kE * c : w + 16 * j), v);
+  }
+}
+
+// 32 / kE words a step, the two 16-byte lanes of each register 48 bytes of
+// words apart (loaded and stored as halves), then 16-byte steps, the last
+// one ending at cw (overlapping the one before: the same bytes again). The
+// runs come by value, not through memory the byte stores could alias.
+template <uint64_t kE>
+__attribute__((target("avx2"))) void lane3_copy(uint8_t* words, uint8_t* r0, uint8_t* r1, uint8_t* r2, uint64_t cw,
+                                                bool to_physical) {
   static constexpr Lane3Shuffles<kE> kShuffles;
   constexpr uint64_t step = 32 / kE;
-  uint8_t* const run[3] = {runs[0], runs[1], runs[2]};
-  __m256i m[3][3];
-  for (int a = 0; a < 3; ++a) {
-    for (int b = 0; b < 3; ++b) m[a][b] = lane3_mask(to_physical ? kShuffles.split[a][b] : kShuffles.join[a][b]);
-  }
+  uint8_t* const run[3] = {r0, r1, r2};
+  const auto& m = to_physical ? kShuffles.split : kShuffles.join;
   uint64_t c = 0;
   if (to_physical) {
     for (; c + step <= cw; c += step) {
@@ -840,8 +861,9 @@ __attribute__((target("avx2"))) void lane3_copy(uint8_t* words, uint8_t* const* 
 #pragma GCC unroll 3
       for (int j = 0; j < 3; ++j) {
         const __m256i v = _mm256_or_si256(
-            _mm256_or_si256(_mm256_shuffle_epi8(in[0], m[j][0]), _mm256_shuffle_epi8(in[1], m[j][1])),
-            _mm256_shuffle_epi8(in[2], m[j][2]));
+            _mm256_or_si256(_mm256_shuffle_epi8(in[0], lane3_mask(m[j][0])),
+                            _mm256_shuffle_epi8(in[1], lane3_mask(m[j][1]))),
+            _mm256_shuffle_epi8(in[2], lane3_mask(m[j][2])));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(run[j] + kE * c), v);
       }
     }
@@ -854,12 +876,15 @@ __attribute__((target("avx2"))) void lane3_copy(uint8_t* words, uint8_t* const* 
 #pragma GCC unroll 3
       for (int r = 0; r < 3; ++r) {
         const __m256i v = _mm256_or_si256(
-            _mm256_or_si256(_mm256_shuffle_epi8(in[0], m[r][0]), _mm256_shuffle_epi8(in[1], m[r][1])),
-            _mm256_shuffle_epi8(in[2], m[r][2]));
+            _mm256_or_si256(_mm256_shuffle_epi8(in[0], lane3_mask(m[r][0])),
+                            _mm256_shuffle_epi8(in[1], lane3_mask(m[r][1]))),
+            _mm256_shuffle_epi8(in[2], lane3_mask(m[r][2])));
         _mm256_storeu2_m128i(reinterpret_cast<__m128i*>(w + 48 + 16 * r), reinterpret_cast<__m128i*>(w + 16 * r), v);
       }
     }
   }
+  if (c + step / 2 <= cw) lane3_step16<kE>(words, run, m, c, to_physical), c += step / 2;
+  if (c < cw && cw >= step / 2) lane3_step16<kE>(words, run, m, cw - step / 2, to_physical), c = cw;
   for (; c < cw; ++c) {
     for (uint64_t j = 0; j < 3; ++j) {
       if (to_physical) std::memcpy(run[j] + kE * c, words + (3 * c + j) * kE, kE);
@@ -887,8 +912,8 @@ bool lane_kernel(const uint8_t* logical_in, uint8_t* logical_out, uint8_t* phys_
       runs[j] = (to_physical ? phys_out : const_cast<uint8_t*>(phys_in)) + (physical + j * dp) * eb;
     }
     uint8_t* words = to_physical ? const_cast<uint8_t*>(logical_in) + logical * eb : logical_out + logical * eb;
-    if (eb == 1) lane3_copy<1>(words, runs, cw, to_physical);
-    else lane3_copy<2>(words, runs, cw, to_physical);
+    if (eb == 1) lane3_copy<1>(words, runs[0], runs[1], runs[2], cw, to_physical);
+    else lane3_copy<2>(words, runs[0], runs[1], runs[2], cw, to_physical);
     return true;
   }
 #endif
@@ -1083,7 +1108,7 @@ bool image_line_lanes(uint8_t* words, uint8_t* rows0, uint64_t hw, uint64_t W, u
   }
 #if defined(LC_NVDLA_AVX2)
   if (C == 3 && has_avx2()) {
-    lane3_copy<kEb>(words, rows, W, !to_physical);
+    lane3_copy<kEb>(words, rows[0], rows[1], rows[2], W, !to_physical);
     return true;
   }
 #endif
