@@ -2594,55 +2594,70 @@ struct TileGroups {
   }
 };
 
+// One 32-byte piece of each of the kK rows, r[k], to the tile's 32 * kK
+// bytes at ph.
+template <int kK, int kE, bool kStream>
+__attribute__((target("avx2"), always_inline)) inline void pack_piece_wide(uint8_t* ph, const __m256i* r) {
+  __m256i o[kK];
+  if constexpr (kK == 2) {
+    const __m256i lo = unpack_lo<kE>(r[0], r[1]), hi = unpack_hi<kE>(r[0], r[1]);
+    o[0] = _mm256_permute2x128_si256(lo, hi, 0x20);
+    o[1] = _mm256_permute2x128_si256(lo, hi, 0x31);
+  } else {
+    const __m256i a = unpack_lo<kE>(r[0], r[1]), b = unpack_lo<kE>(r[2], r[3]);
+    const __m256i d = unpack_hi<kE>(r[0], r[1]), e = unpack_hi<kE>(r[2], r[3]);
+    const __m256i o0 = unpack_lo<2 * kE>(a, b), o1 = unpack_hi<2 * kE>(a, b);
+    const __m256i o2 = unpack_lo<2 * kE>(d, e), o3 = unpack_hi<2 * kE>(d, e);
+    o[0] = _mm256_permute2x128_si256(o0, o1, 0x20);
+    o[1] = _mm256_permute2x128_si256(o2, o3, 0x20);
+    o[2] = _mm256_permute2x128_si256(o0, o1, 0x31);
+    o[3] = _mm256_permute2x128_si256(o2, o3, 0x31);
+  }
+  LC_HTP_UNROLL4 for (int i = 0; i < kK; ++i) {
+    __m256i* dst = reinterpret_cast<__m256i*>(ph + 32 * i);
+    if (kStream) _mm256_stream_si256(dst, o[i]);  // 32-byte aligned (checked by the caller)
+    else _mm256_storeu_si256(dst, o[i]);
+  }
+}
+
+// The tile's 32 * kK bytes at ph to one 32-byte piece of each row, r[k].
+template <int kK, int kE>
+__attribute__((target("avx2"), always_inline)) inline void unpack_piece_wide(const uint8_t* ph, __m256i* r) {
+  static constexpr TileGroups<kK, kE> kGroups;
+  const __m256i groups = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kGroups.mask)));
+  __m256i o[kK];
+  LC_HTP_UNROLL4 for (int i = 0; i < kK; ++i) {
+    o[i] = _mm256_shuffle_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ph + 32 * i)), groups);
+  }
+  if constexpr (kK == 2) {
+    // Lane l of o[i] holds 8 bytes of row 0 then 8 of row 1: the tile's lane 2i + l.
+    r[0] = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(o[0], o[1]), 0xD8);
+    r[1] = _mm256_permute4x64_epi64(_mm256_unpackhi_epi64(o[0], o[1]), 0xD8);
+  } else {
+    // Lane l of o[i]: 4 bytes of each row, the tile's lane 2i + l.
+    const __m256i lanes = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    const __m256i a = _mm256_unpacklo_epi32(o[0], o[1]), b = _mm256_unpacklo_epi32(o[2], o[3]);
+    const __m256i d = _mm256_unpackhi_epi32(o[0], o[1]), e = _mm256_unpackhi_epi32(o[2], o[3]);
+    r[0] = _mm256_permutevar8x32_epi32(_mm256_unpacklo_epi64(a, b), lanes);
+    r[1] = _mm256_permutevar8x32_epi32(_mm256_unpackhi_epi64(a, b), lanes);
+    r[2] = _mm256_permutevar8x32_epi32(_mm256_unpacklo_epi64(d, e), lanes);
+    r[3] = _mm256_permutevar8x32_epi32(_mm256_unpackhi_epi64(d, e), lanes);
+  }
+}
+
 template <bool kPack, int kK, int kE, bool kStream>
 __attribute__((target("avx2"), always_inline)) inline void tile_wide_avx2(uint8_t* phys, uint8_t* const* rows,
                                                                           uint64_t pieces) {
-  static constexpr TileGroups<kK, kE> kGroups;
   for (uint64_t c = 0; c < pieces; ++c) {
-    __m256i r[kK], o[kK];
+    __m256i r[kK];
     uint8_t* ph = phys + 32 * kK * c;
     if (kPack) {
       LC_HTP_UNROLL4 for (int k = 0; k < kK; ++k) {
         r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[k] + 32 * c));
       }
-      if constexpr (kK == 2) {
-        const __m256i lo = unpack_lo<kE>(r[0], r[1]), hi = unpack_hi<kE>(r[0], r[1]);
-        o[0] = _mm256_permute2x128_si256(lo, hi, 0x20);
-        o[1] = _mm256_permute2x128_si256(lo, hi, 0x31);
-      } else {
-        const __m256i a = unpack_lo<kE>(r[0], r[1]), b = unpack_lo<kE>(r[2], r[3]);
-        const __m256i d = unpack_hi<kE>(r[0], r[1]), e = unpack_hi<kE>(r[2], r[3]);
-        const __m256i o0 = unpack_lo<2 * kE>(a, b), o1 = unpack_hi<2 * kE>(a, b);
-        const __m256i o2 = unpack_lo<2 * kE>(d, e), o3 = unpack_hi<2 * kE>(d, e);
-        o[0] = _mm256_permute2x128_si256(o0, o1, 0x20);
-        o[1] = _mm256_permute2x128_si256(o2, o3, 0x20);
-        o[2] = _mm256_permute2x128_si256(o0, o1, 0x31);
-        o[3] = _mm256_permute2x128_si256(o2, o3, 0x31);
-      }
-      LC_HTP_UNROLL4 for (int i = 0; i < kK; ++i) {
-        __m256i* dst = reinterpret_cast<__m256i*>(ph + 32 * i);
-        if (kStream) _mm256_stream_si256(dst, o[i]);  // 32-byte aligned (checked by the caller)
-        else _mm256_storeu_si256(dst, o[i]);
-      }
+      pack_piece_wide<kK, kE, kStream>(ph, r);
     } else {
-      const __m256i groups = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kGroups.mask)));
-      LC_HTP_UNROLL4 for (int i = 0; i < kK; ++i) {
-        o[i] = _mm256_shuffle_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ph + 32 * i)), groups);
-      }
-      if constexpr (kK == 2) {
-        // Lane l of o[i] holds 8 bytes of row 0 then 8 of row 1: the tile's lane 2i + l.
-        r[0] = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(o[0], o[1]), 0xD8);
-        r[1] = _mm256_permute4x64_epi64(_mm256_unpackhi_epi64(o[0], o[1]), 0xD8);
-      } else {
-        // Lane l of o[i]: 4 bytes of each row, the tile's lane 2i + l.
-        const __m256i lanes = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-        const __m256i a = _mm256_unpacklo_epi32(o[0], o[1]), b = _mm256_unpacklo_epi32(o[2], o[3]);
-        const __m256i d = _mm256_unpackhi_epi32(o[0], o[1]), e = _mm256_unpackhi_epi32(o[2], o[3]);
-        r[0] = _mm256_permutevar8x32_epi32(_mm256_unpacklo_epi64(a, b), lanes);
-        r[1] = _mm256_permutevar8x32_epi32(_mm256_unpackhi_epi64(a, b), lanes);
-        r[2] = _mm256_permutevar8x32_epi32(_mm256_unpacklo_epi64(d, e), lanes);
-        r[3] = _mm256_permutevar8x32_epi32(_mm256_unpackhi_epi64(d, e), lanes);
-      }
+      unpack_piece_wide<kK, kE>(ph, r);
       LC_HTP_UNROLL4 for (int k = 0; k < kK; ++k) {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(rows[k] + 32 * c), r[k]);
       }
@@ -2650,40 +2665,90 @@ __attribute__((target("avx2"), always_inline)) inline void tile_wide_avx2(uint8_
   }
 }
 
+// The first n (< 32) bytes of x at to, by stores of 16, 8, 4, 2 and 1 bytes.
+__attribute__((target("avx2"), always_inline)) inline void store_head_avx2(uint8_t* to, __m256i x, uint64_t n) {
+  __m128i v = _mm256_castsi256_si128(x);
+  if (n & 16) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(to), v);
+    v = _mm256_extracti128_si256(x, 1);
+    to += 16;
+  }
+  if (n & 8) {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(to), v);
+    v = _mm_srli_si128(v, 8);
+    to += 8;
+  }
+  uint64_t rest = static_cast<uint64_t>(_mm_cvtsi128_si64(v));
+  if (n & 4) {
+    const uint32_t w = static_cast<uint32_t>(rest);
+    std::memcpy(to, &w, 4);
+    rest >>= 32;
+    to += 4;
+  }
+  if (n & 2) {
+    const uint16_t w = static_cast<uint16_t>(rest);
+    std::memcpy(to, &w, 2);
+    rest >>= 16;
+    to += 2;
+  }
+  if (n & 1) *to = static_cast<uint8_t>(rest);
+}
+
+// Bytes [32 - n, 64 - n): the mask of a piece's first n bytes.
+alignas(64) constexpr uint8_t kHeadMask[64] = {
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+
 // One tile by tile_wide_avx2: a tile partly padding goes a 32-byte piece at a
-// time, the pieces of a row in padding or cut by it through the stack (the
-// padding element over their invalid bytes when packing).
+// time in registers. Packing, a row in padding is the padding pattern and a
+// piece cut by it the pattern blended under the piece's 32 bytes (read whole
+// when they lie before logical_end: bytes past the row's are other rows',
+// not written; otherwise through the stack); unpacking, a cut piece's valid
+// bytes are stored by halving stores.
 template <bool kPack, int kK, size_t kE, bool kStream>
 __attribute__((target("avx2"))) inline void copy_tile_wide(uint8_t* phys, uint8_t* logical, uint64_t t_count,
                                                           const uint64_t* row, uint64_t valid_t,
                                                           const uint8_t* valid_k, bool all_valid,
-                                                          const uint8_t* pad_line) {
+                                                          const uint8_t* pad_line, const uint8_t* logical_end) {
   const uint64_t bytes = t_count * kE;
-  uint8_t* rows[kK];
   if (all_valid) {
+    uint8_t* rows[kK];
     for (int k = 0; k < kK; ++k) rows[k] = logical + row[k] * kE;
     tile_wide_avx2<kPack, kK, kE, kStream>(phys, rows, bytes / 32);
     return;
   }
-  alignas(32) uint8_t buf[kK][32];
+  const __m256i pad = _mm256_load_si256(reinterpret_cast<const __m256i*>(pad_line));
   const uint64_t v = valid_t * kE;  // the valid bytes of every valid row
   for (uint64_t at = 0; at < bytes; at += 32) {
     const uint64_t part = at >= v ? 0 : std::min<uint64_t>(32, v - at);  // of this piece
-    for (int k = 0; k < kK; ++k) {
-      uint8_t* lg = logical + row[k] * kE + at;
-      if (valid_k[k] && part == 32) {
-        rows[k] = lg;
-        continue;
+    __m256i r[kK];
+    if (kPack) {
+      const __m256i head = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kHeadMask + 32 - part));
+      LC_HTP_UNROLL4 for (int k = 0; k < kK; ++k) {
+        const uint8_t* lg = logical + row[k] * kE + at;
+        if (!valid_k[k] || part == 0) {
+          r[k] = pad;
+        } else if (part == 32) {
+          r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lg));
+        } else if (lg + 32 <= logical_end) {
+          r[k] = _mm256_blendv_epi8(pad, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lg)), head);
+        } else {
+          alignas(32) uint8_t buf[32];
+          std::memcpy(buf, pad_line, 32);  // whole elements: 32 is a multiple of kE
+          std::memcpy(buf, lg, part);
+          r[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(buf));
+        }
       }
-      rows[k] = buf[k];
-      if (!kPack) continue;
-      std::memcpy(buf[k], pad_line, 32);  // whole elements: 32 is a multiple of kE
-      if (valid_k[k]) std::memcpy(buf[k], lg, part);
+      pack_piece_wide<kK, kE, kStream>(phys + kK * at, r);
+      continue;
     }
-    tile_wide_avx2<kPack, kK, kE, kStream>(phys + kK * at, rows, 1);
-    if (kPack || part == 32) continue;
-    for (int k = 0; k < kK; ++k) {
-      if (valid_k[k]) std::memcpy(logical + row[k] * kE + at, buf[k], part);
+    if (part == 0) continue;
+    unpack_piece_wide<kK, kE>(phys + kK * at, r);
+    LC_HTP_UNROLL4 for (int k = 0; k < kK; ++k) {
+      if (!valid_k[k]) continue;
+      uint8_t* lg = logical + row[k] * kE + at;
+      if (part == 32) _mm256_storeu_si256(reinterpret_cast<__m256i*>(lg), r[k]);
+      else store_head_avx2(lg, r[k], part);
     }
   }
 }
@@ -2735,6 +2800,9 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
   uint64_t lbase = 0, pbase = 0;
   const uint64_t next_ps = outer >= 2 ? loops[outer - 2].ps : 0;
   constexpr uint64_t kAhead = 1;
+  uint64_t logical_bytes = kE;
+  for (uint64_t n : p.extent) logical_bytes *= n;
+  [[maybe_unused]] const uint8_t* const logical_end = logical + logical_bytes;
   bool all_valid = true;
   uint64_t valid_t = tl.count;
   // The validity of the tile at coordinate x, its rows at logical offset lo.
@@ -2859,7 +2927,7 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
 #ifdef LC_HTP_X86
       if constexpr (kWide != 0) {
         copy_tile_wide<kPack, kWide, kE, kStream>(phys + po * kE, logical, tl.count, row.data(), valid_t,
-                                                  valid_k.data(), all_valid, p.pad_line);
+                                                  valid_k.data(), all_valid, p.pad_line, logical_end);
         continue;
       }
 #endif

@@ -303,11 +303,14 @@ TEST(HtpLarge, streaming_rows_equal_the_reference_at_every_isa_level) {
 
 // Tiles of 2 or 4 rows of 32-byte pieces other than 32 x 4 bytes (crouton2 at
 // every element size; the 4-row croutons and the weights with 16- and 32-bit
-// elements): whole, partly padding along the depth, the width or the height,
-// streamed from 8 MiB on.
+// elements): whole, partly padding along the depth (pieces cut after 6, 13, 7,
+// 30 and 12 bytes, read whole or, at the tensor's end, through the stack),
+// the width or the height, streamed from 8 MiB on.
 TEST(HtpKernels, wide_tiles_equal_the_reference_at_every_isa_level) {
   expect_pass_at_every_isa("htp.crouton2", "uint8", "1,16,8,64");
   expect_pass_at_every_isa("htp.crouton2(pad=3)", "uint8", "1,9,7,70");
+  expect_pass_at_every_isa("htp.crouton2(pad=3)", "uint8", "1,7,9,45");
+  expect_pass_at_every_isa("htp.crouton2(pad=3)", "uint8", "1,7,9,39");
   expect_pass_at_every_isa("htp.crouton2", "fp16", "2,8,12,96");
   expect_pass_at_every_isa("htp.crouton2(pad=5)", "fp32", "1,9,9,40");
   expect_pass_at_every_isa("htp.crouton2(pad=5)", "int16", "1,17,6,31");
