@@ -2762,6 +2762,29 @@ __attribute__((target("avx2"))) inline void whole_tile_avx2(uint8_t* phys, uint8
 }
 #endif
 
+#ifdef LC_HTP_X86
+// The whole tiles of one run of the plain loop `last` from lg / ph, fetching
+// ahead as the walk's tiles do.
+template <bool kPack, size_t kE, bool kStream, int kWide>
+__attribute__((target("avx2"))) inline void whole_tiles_avx2(const Plan& p, uint8_t* lg, uint8_t* ph, const Loop& last,
+                                                             uint64_t next_ps, uint64_t t_count) {
+  if constexpr (kWide != 0) {
+    for (uint64_t i = 0; i < last.count; ++i, lg += last.ls * kE, ph += last.ps * kE) {
+      uint8_t* rows[kWide];
+      for (int k = 0; k < kWide; ++k) rows[k] = lg + p.tile_offset[k] * kE;
+      if (p.tile_logical) {
+        __builtin_prefetch(ph + next_ps * kE, kPack ? 1 : 0, 3);
+        __builtin_prefetch(ph + next_ps * kE + 64, kPack ? 1 : 0, 3);
+        for (int k = 0; k < kWide; ++k) __builtin_prefetch(rows[k] + kPrefetchBytes, kPack ? 0 : 1, 3);
+      } else if (kPack && kStream) {
+        for (int k = 0; k < kWide; ++k) __builtin_prefetch(rows[k] + kPrefetchBytes);
+      }
+      whole_tile_avx2<kPack, kE, kStream, kWide>(ph, rows, t_count);
+    }
+  }
+}
+#endif
+
 // Walks the tiles along `loops` (p.loops, or p.tile_order): the tile's
 // outer loops as an odometer around a plain innermost loop. Which physical
 // elements of a tile are padding depends on the coordinates; along the plain
@@ -2805,19 +2828,35 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
   [[maybe_unused]] const uint8_t* const logical_end = logical + logical_bytes;
   bool all_valid = true;
   uint64_t valid_t = tl.count;
+  // What the validity of a tile checks, made once: the padded dimensions
+  // outside the tile (its coordinate inside the extent), and for each row k
+  // those of the clipped loops inside it (coordinate plus the row's delta).
+  struct Bound {
+    size_t dim;
+    uint64_t delta, extent;
+  };
+  std::vector<Bound> outside, inside;
+  std::vector<size_t> inside_end(k_count, 0);
+  for (size_t d = 0; d < p.rank; ++d) {
+    if (!in_tile[d] && p.padded[d] != p.extent[d]) outside.push_back({d, 0, p.extent[d]});
+  }
+  for (uint64_t k = 0; k < k_count; ++k) {
+    for (size_t i = 0; i < inner && tile_clipped; ++i) {
+      const Loop& l = loops[p.tile_at + 1 + i];
+      if (l.clipped) inside.push_back({l.dim, p.tile_delta[k * inner + i], p.extent[l.dim]});
+    }
+    inside_end[k] = inside.size();
+  }
   // The validity of the tile at coordinate x, its rows at logical offset lo.
   auto compute = [&](uint64_t lo) {
     bool ok = true;
-    for (size_t d = 0; d < p.rank; ++d) ok &= in_tile[d] || p.padded[d] == p.extent[d] || x[d] < p.extent[d];
+    for (const Bound& b : outside) ok &= x[b.dim] < b.extent;
     const uint64_t xt = x[tl.dim], et = p.extent[tl.dim];
     valid_t = !ok ? 0 : !tl.clipped ? tl.count : xt < et ? std::min(tl.count, et - xt) : 0;
     all_valid = valid_t == tl.count;
-    for (uint64_t k = 0; k < k_count; ++k) {
+    for (uint64_t k = 0, i = 0; k < k_count; ++k) {
       bool v = valid_t != 0;
-      for (size_t i = 0; i < inner && v && tile_clipped; ++i) {
-        const Loop& l = loops[p.tile_at + 1 + i];
-        v = !l.clipped || x[l.dim] + p.tile_delta[k * inner + i] < p.extent[l.dim];
-      }
+      for (; i < inside_end[k]; ++i) v = v && x[inside[i].dim] + inside[i].delta < inside[i].extent;
       valid_k[k] = v;
       all_valid = all_valid && v;
       row[k] = v ? lo + p.tile_offset[k] : 0;
@@ -2848,6 +2887,40 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
     const uint64_t x_last = x[last.dim];
     bool rows_valid = true;  // every valid_k set (when only valid_t changes along the loop)
 #ifdef LC_HTP_X86
+    if (kWide != 0 && odometer >= 1 && value[odometer - 1] == 0 && left >= loops[odometer - 1].count) {
+      // A whole run of the loop around the plain one, or the run's first
+      // positions while they are whole (a position's tiles are when its
+      // farthest is: coordinates only grow along both loops), goes without
+      // the odometer: short plain loops (crouton2's 2) would spend more on
+      // it than on their tiles.
+      const Loop& l2 = loops[odometer - 1];
+      uint64_t run = l2.count;
+      if (!dense) {
+        const uint64_t x2 = x[l2.dim];
+        for (run = 0; run < l2.count; ++run) {
+          x[l2.dim] = x2 + run * l2.step;
+          x[last.dim] += (last.count - 1) * last.step;
+          const bool whole = whole_at();
+          x[last.dim] -= (last.count - 1) * last.step;
+          if (!whole) break;
+        }
+        x[l2.dim] = x2;
+      }
+      if (run != 0) {
+        for (uint64_t j = 0; j < run; ++j) {
+          whole_tiles_avx2<kPack, kE, kStream, kWide>(p, logical + (lbase + j * l2.ls) * kE,
+                                                      phys + (pbase + j * l2.ps) * kE, last, next_ps, tl.count);
+        }
+        // To the last position run, where the odometer moves on as after any.
+        value[odometer - 1] = run - 1;
+        x[l2.dim] += (run - 1) * l2.step;
+        lbase += (run - 1) * l2.ls;
+        pbase += (run - 1) * l2.ps;
+        left -= run - 1;
+        if (left > 1) advance(loops, odometer, &value, &x, &lbase, &pbase);
+        continue;
+      }
+    }
     if (kWide != 0) {
       // Validity cannot change along an unpadded plain loop: when its first
       // tile is whole, all are, and the loop runs without coordinates.
@@ -2862,22 +2935,8 @@ inline __attribute__((always_inline)) void walk_tiles_body(const Plan& p, const 
         x[last.dim] = x_last;
       }
       if (whole) {
-        uint8_t* lg = logical + lbase * kE;
-        uint8_t* ph = phys + pbase * kE;
-        for (uint64_t i = 0; i < last.count; ++i, lg += last.ls * kE, ph += last.ps * kE) {
-          uint8_t* rows[kTileRows];
-          for (int k = 0; k < kTileRows; ++k) rows[k] = lg + p.tile_offset[k] * kE;
-          if (p.tile_logical) {
-            __builtin_prefetch(ph + next_ps * kE, kPack ? 1 : 0, 3);
-            __builtin_prefetch(ph + next_ps * kE + 64, kPack ? 1 : 0, 3);
-            for (int k = 0; k < kTileRows; ++k) __builtin_prefetch(rows[k] + kPrefetchBytes, kPack ? 0 : 1, 3);
-          } else if (kPack && kStream && kWide != 0) {
-            for (int k = 0; k < kTileRows; ++k) __builtin_prefetch(rows[k] + kPrefetchBytes);
-          } else if (kPack && kStream) {
-            __builtin_prefetch(rows[0] + kPrefetchBytes);
-          }
-          whole_tile_avx2<kPack, kE, kStream, kWide>(ph, rows, tl.count);
-        }
+        whole_tiles_avx2<kPack, kE, kStream, kWide>(p, logical + lbase * kE, phys + pbase * kE, last, next_ps,
+                                                    tl.count);
         if (left > 1) advance(loops, odometer, &value, &x, &lbase, &pbase);
         continue;
       }
