@@ -976,10 +976,9 @@ void weight_copy(const WeightPlan& p, const uint8_t* logical_in, uint8_t* logica
     // Kernels of 2 to 4 positions: the group's gk * C rows are words of hw
     // elements whose lanes are its positions' runs (lane_kernel, the whole
     // group at once; it answers alike for every group, so a first false
-    // has moved nothing). Measured on an Intel Xeon, pinned, of memcpy, pack
-    // / unpack, against the byte permutes: 100 x 64 x 3 x 1 fp16 0.36 / 0.39
-    // -> 0.61 / 0.74, int8 0.08 -> 0.18; 64 x 64 x 2 x 2 fp16 0.11 / 0.16 ->
-    // 0.63 / 0.74.
+    // has moved nothing). Measured on an Intel Xeon, of memcpy: 100 x 64 x 3
+    // x 1 int8 0.11 -> 0.18 pack and unpack against the byte permutes; fp16
+    // 0.61 / 0.74 pack / unpack, 64 x 64 x 2 x 2 fp16 0.63 / 0.74.
     bool lanes_done = true;
     for (uint64_t k0 = 0; k0 < p.K && lanes_done; k0 += p.group) {
       const uint64_t rows = std::min(p.group, p.K - k0) * p.C;
