@@ -1,5 +1,6 @@
 // Interleaving the lanes of packed storage words (TPU 4N / 2N / 2IC modes;
-// MegEngine NCHW4 of 16-bit elements: 4 lanes of 2 bytes).
+// MegEngine NCHW4 of 16-bit elements: 4 lanes of 2 bytes; NVDLA weights of
+// 2 and 4 positions).
 //
 // Word i of the physical run holds element i of each lane source, lane 0 at
 // the lowest address. SSE2 unpack instructions interleave (pack) and
@@ -76,6 +77,9 @@ inline void interleave(uint8_t* dst, const uint8_t* const* src, uint64_t count) 
     } else if constexpr (kLaneBytes == 2) {
       store(out, _mm_unpacklo_epi16(a, b));
       store(out + 16, _mm_unpackhi_epi16(a, b));
+    } else if constexpr (kLaneBytes == 1) {
+      store(out, _mm_unpacklo_epi8(a, b));
+      store(out + 16, _mm_unpackhi_epi8(a, b));
     } else {
       store(out, _mm_unpacklo_epi32(a, b));
       store(out + 16, _mm_unpackhi_epi32(a, b));
@@ -122,6 +126,12 @@ inline void deinterleave(uint8_t* const* dst, const uint8_t* src, uint64_t count
       store_lane(dst[1], byte, _mm_unpackhi_epi64(v0, v2));
       store_lane(dst[2], byte, _mm_unpacklo_epi64(v1, v3));
       store_lane(dst[3], byte, _mm_unpackhi_epi64(v1, v3));
+    } else if constexpr (kLaneBytes == 1) {
+      // Bytes a0 b0 a1 b1 ...: the even bytes (the words' low halves) and the
+      // odd ones, each pair of registers packed back to bytes.
+      const __m128i low = _mm_set1_epi16(0x00FF);
+      store_lane(dst[0], byte, _mm_packus_epi16(_mm_and_si128(w0, low), _mm_and_si128(w1, low)));
+      store_lane(dst[1], byte, _mm_packus_epi16(_mm_srli_epi16(w0, 8), _mm_srli_epi16(w1, 8)));
     } else {
       __m128i s0 = w0, s1 = w1;
       if constexpr (kLaneBytes == 2) {

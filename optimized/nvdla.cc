@@ -894,14 +894,15 @@ __attribute__((target("avx2"))) void lane3_copy(uint8_t* words, uint8_t* r0, uin
 }
 #endif
 
-// Kernels of 4 positions (2 x 2, 1 x 4, 4 x 1), or of 2 with 16-bit elements:
+// Kernels of 4 positions (2 x 2, 1 x 4, 4 x 1) or 2 (2 x 1, 1 x 2):
 // a kernel's channel c is a word of hw elements, position j its lane j, so
 // the kernel's block of channels is the interleave of its positions' runs
 // (optimized/lane_interleave.h; pitch `dp` elements apart); of 3 positions
 // with AVX2, lane3_copy. False for other kernels. (On an Intel Xeon, pinned,
 // of memcpy, pack / unpack, against the 16 x 16 transposes of rows read 16
 // bytes at a time: 256 x 256 x 2 x 2 int8 0.11 / 0.06 -> 0.46 / 0.52, fp16
-// 0.05 / 0.08 -> 0.59 / 0.65, 1 x 3 int8 0.09 / 0.05 -> 0.26 / 0.25.)
+// 0.05 / 0.08 -> 0.59 / 0.65, 1 x 3 int8 0.09 / 0.05 -> 0.26 / 0.25; 256 x
+// 256 x 1 x 2 int8, element by element before, 0.06 / 0.01 -> 0.28 / 0.31.)
 bool lane_kernel(const uint8_t* logical_in, uint8_t* logical_out, uint8_t* phys_out, const uint8_t* phys_in,
                  uint64_t logical, uint64_t physical, uint64_t dp, uint64_t cw, uint64_t hw, uint64_t eb,
                  bool to_physical) {
@@ -917,19 +918,21 @@ bool lane_kernel(const uint8_t* logical_in, uint8_t* logical_out, uint8_t* phys_
     return true;
   }
 #endif
-  if (!(hw == 4 || (hw == 2 && eb == 2)) || (eb != 1 && eb != 2)) return false;
+  if (!(hw == 4 || hw == 2) || (eb != 1 && eb != 2)) return false;
   uint8_t* runs[4] = {};
   for (uint64_t j = 0; j < hw; ++j) {
     runs[j] = to_physical ? phys_out + (physical + j * dp) * eb : const_cast<uint8_t*>(phys_in) + (physical + j * dp) * eb;
   }
   if (to_physical) {
     const uint8_t* words = logical_in + logical * eb;
-    if (hw == 2) lanes::deinterleave<2, 2>(runs, words, cw);
+    if (hw == 2 && eb == 1) lanes::deinterleave<2, 1>(runs, words, cw);
+    else if (hw == 2) lanes::deinterleave<2, 2>(runs, words, cw);
     else if (eb == 1) lanes::deinterleave<4, 1>(runs, words, cw);
     else lanes::deinterleave<4, 2>(runs, words, cw);
   } else {
     uint8_t* words = logical_out + logical * eb;
-    if (hw == 2) lanes::interleave<2, 2>(words, runs, cw);
+    if (hw == 2 && eb == 1) lanes::interleave<2, 1>(words, runs, cw);
+    else if (hw == 2) lanes::interleave<2, 2>(words, runs, cw);
     else if (eb == 1) lanes::interleave<4, 1>(words, runs, cw);
     else lanes::interleave<4, 2>(words, runs, cw);
   }

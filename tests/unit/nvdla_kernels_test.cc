@@ -84,6 +84,11 @@ const Shape kCases[] = {
     {"nvdla.weight.dc", "fp16", "5,130,2,1"},
     {"nvdla.weight.dc", "fp16", "20,99,3,1"},
     {"nvdla.weight.dc", "int8", "33,77,1,3"},
+    // And of 2 positions of 8-bit elements: two channel blocks and a tail of
+    // 36, a tail of 6, one block of 20 channels (a last group of 3 kernels).
+    {"nvdla.weight.dc", "int8", "9,100,2,1"},
+    {"nvdla.weight.dc", "int8", "33,70,1,2"},
+    {"nvdla.weight.dc", "int8", "35,20,2,1"},
     // The same for kernels of one channel block (C <= 64), a group's gk * C
     // rows at once: a group and a partial one, 64 channels of 2 x 2, kernels
     // of 5 and 9 rows (groups' rows past the last 32-byte step, a last group
@@ -95,12 +100,12 @@ const Shape kCases[] = {
     {"nvdla.weight.dc", "int8", "35,3,1,4"},
     {"nvdla.weight.dc", "fp16", "18,13,2,1"},
     // Kernels of one channel block through byte permutes: a group and a
-    // partial one, positions of 80 bytes (two moves), 64 channels of 1 x 2,
+    // partial one, positions of 80 bytes (two moves), 64 channels of 1 x 5,
     // 16, 15 and 3 bytes a position, int16; 720-byte kernels (the rows'
     // path).
     {"nvdla.weight.dc", "int8", "40,32,3,3"},
     {"nvdla.weight.dc", "fp16", "20,40,1,5"},
-    {"nvdla.weight.dc", "int8", "33,64,1,2"},
+    {"nvdla.weight.dc", "int8", "33,64,1,5"},
     {"nvdla.weight.dc", "int8", "5,16,5,5"},
     {"nvdla.weight.dc", "fp16", "3,8,3,3"},
     {"nvdla.weight.dc", "int16", "17,24,3,3"},
