@@ -1676,29 +1676,37 @@ LC_HTP_AVX512 void walk_pairs_padded_pack(const Plan& p, const std::vector<Loop>
   if (kStream) _mm_sfence();
 }
 
-// The first v bytes of the 64 at `at` over the padding pattern (`pad`, and
-// `pad_line` 64 bytes of it), whole 32-byte loads while the 64 bytes lie
-// before `end`; `head` holds 64 bytes 0xFF then 64 bytes 0.
+// Bytes [32 - n, 64 - n): the mask of a piece's first n bytes.
+alignas(64) constexpr uint8_t kHeadMask[64] = {
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+
+// The first n (<= 32) bytes of the 32 at `at` over the padding pattern (`pad`,
+// and `pad_line` 64 bytes of it): the 32 bytes read whole and blended when
+// they lie before `end` (bytes past the first n are other rows', not
+// written), through the stack otherwise.
+__attribute__((target("avx2"), always_inline)) inline __m256i load_head_avx2(const uint8_t* at, uint64_t n,
+                                                                             const uint8_t* end, __m256i pad,
+                                                                             const uint8_t* pad_line) {
+  if (n == 32) return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
+  if (n == 0) return pad;
+  if (at + 32 <= end) {
+    const __m256i head = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kHeadMask + 32 - n));
+    return _mm256_blendv_epi8(pad, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at)), head);
+  }
+  alignas(32) uint8_t buf[32];
+  std::memcpy(buf, pad_line, 32);  // whole elements: 32 is a multiple of every element size
+  std::memcpy(buf, at, n);
+  return _mm256_load_si256(reinterpret_cast<const __m256i*>(buf));
+}
+
+// The first v bytes of the 64 at `at` over the padding pattern, as two halves.
 __attribute__((target("avx2"), always_inline)) inline void load_piece_avx2(const uint8_t* at, uint64_t v,
                                                                            const uint8_t* end, __m256i pad,
-                                                                           const uint8_t* head,
                                                                            const uint8_t* pad_line, __m256i* lo,
                                                                            __m256i* hi) {
-  if (v == 64) {
-    *lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
-    *hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + 32));
-  } else if (at + 64 <= end) {
-    const __m256i m0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(head + 64 - v));
-    const __m256i m1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(head + 96 - v));
-    *lo = _mm256_blendv_epi8(pad, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at)), m0);
-    *hi = _mm256_blendv_epi8(pad, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + 32)), m1);
-  } else {
-    alignas(32) uint8_t buf[64];
-    std::memcpy(buf, pad_line, 64);
-    std::memcpy(buf, at, v);
-    *lo = _mm256_load_si256(reinterpret_cast<const __m256i*>(buf));
-    *hi = _mm256_load_si256(reinterpret_cast<const __m256i*>(buf + 32));
-  }
+  *lo = load_head_avx2(at, std::min<uint64_t>(v, 32), end, pad, pad_line);
+  *hi = load_head_avx2(at + 32, v > 32 ? v - 32 : 0, end, pad, pad_line);
 }
 
 // walk_pairs_padded_pack with AVX2: a line's logical pieces are two 32-byte
@@ -1725,10 +1733,6 @@ __attribute__((target("avx2"))) void walk_pairs_padded_pack_avx2(const Plan& p, 
   for (uint64_t n : p.extent) logical_bytes *= n;
   const uint8_t* const logical_end = logical + logical_bytes;
   const __m256i pad = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.pad_line));
-  // Bytes [64 - v, 128 - v) of `head`: the mask of a piece's first v bytes.
-  alignas(64) uint8_t head[128];
-  std::memset(head, 0xFF, 64);
-  std::memset(head + 64, 0, 64);
   const uint64_t next = loops.empty() ? 0 : loops.back().ls * e;
   std::vector<uint64_t> value(loops.size(), 0), x(p.rank, 0);
   uint64_t lbase = 0, pbase = 0;
@@ -1746,14 +1750,14 @@ __attribute__((target("avx2"))) void walk_pairs_padded_pack_avx2(const Plan& p, 
         __m256i lo0 = pad, hi0 = pad;
         if (r0) {
           if (next != 0) _mm_prefetch(reinterpret_cast<const char*>(lg + next), _MM_HINT_T0);
-          load_piece_avx2(lg, v, logical_end, pad, head, p.pad_line, &lo0, &hi0);
+          load_piece_avx2(lg, v, logical_end, pad, p.pad_line, &lo0, &hi0);
         }
         if (kHalf) {
           const bool r1 = v != 0 && m + 1 < m_valid;
           __m256i lo1 = pad, hi1 = pad;
           if (r1) {
             if (next != 0) _mm_prefetch(reinterpret_cast<const char*>(lg + m_ls + next), _MM_HINT_T0);
-            load_piece_avx2(lg + m_ls, v, logical_end, pad, head, p.pad_line, &lo1, &hi1);
+            load_piece_avx2(lg + m_ls, v, logical_end, pad, p.pad_line, &lo1, &hi1);
           }
           store_line_avx2<kStream>(ph, lo0, lo1);
           store_line_avx2<kStream>(ph + x_ps, hi0, hi1);
@@ -2694,17 +2698,10 @@ __attribute__((target("avx2"), always_inline)) inline void store_head_avx2(uint8
   if (n & 1) *to = static_cast<uint8_t>(rest);
 }
 
-// Bytes [32 - n, 64 - n): the mask of a piece's first n bytes.
-alignas(64) constexpr uint8_t kHeadMask[64] = {
-    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
-    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
-
 // One tile by tile_wide_avx2: a tile partly padding goes a 32-byte piece at a
 // time in registers. Packing, a row in padding is the padding pattern and a
-// piece cut by it the pattern blended under the piece's 32 bytes (read whole
-// when they lie before logical_end: bytes past the row's are other rows',
-// not written; otherwise through the stack); unpacking, a cut piece's valid
-// bytes are stored by halving stores.
+// piece cut by it load_head_avx2's; unpacking, a cut piece's valid bytes are
+// stored by halving stores.
 template <bool kPack, int kK, size_t kE, bool kStream>
 __attribute__((target("avx2"))) inline void copy_tile_wide(uint8_t* phys, uint8_t* logical, uint64_t t_count,
                                                           const uint64_t* row, uint64_t valid_t,
@@ -2723,21 +2720,8 @@ __attribute__((target("avx2"))) inline void copy_tile_wide(uint8_t* phys, uint8_
     const uint64_t part = at >= v ? 0 : std::min<uint64_t>(32, v - at);  // of this piece
     __m256i r[kK];
     if (kPack) {
-      const __m256i head = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kHeadMask + 32 - part));
       LC_HTP_UNROLL4 for (int k = 0; k < kK; ++k) {
-        const uint8_t* lg = logical + row[k] * kE + at;
-        if (!valid_k[k] || part == 0) {
-          r[k] = pad;
-        } else if (part == 32) {
-          r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lg));
-        } else if (lg + 32 <= logical_end) {
-          r[k] = _mm256_blendv_epi8(pad, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lg)), head);
-        } else {
-          alignas(32) uint8_t buf[32];
-          std::memcpy(buf, pad_line, 32);  // whole elements: 32 is a multiple of kE
-          std::memcpy(buf, lg, part);
-          r[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(buf));
-        }
+        r[k] = valid_k[k] ? load_head_avx2(logical + row[k] * kE + at, part, logical_end, pad, pad_line) : pad;
       }
       pack_piece_wide<kK, kE, kStream>(phys + kK * at, r);
       continue;
