@@ -29,6 +29,7 @@
 #endif
 #include <immintrin.h>
 
+#include "optimized/head_store.h"
 #include "optimized/masked.h"
 #define LC_WEIGHT_AVX512 1
 #endif
@@ -1379,12 +1380,105 @@ __attribute__((target("avx2"))) void small_kernel_unpack_units(const SmallKernel
   }
 }
 
+// units_or's 256-bit form: the OR of kP shuffles, two kernels' unit a register.
+template <uint64_t kP>
+__attribute__((target("avx2"), always_inline)) inline __m256i pieces_or(__m256i x0, __m256i x1, __m256i x2, __m256i x3,
+                                                                       __m256i a, __m256i b, __m256i c, __m256i d) {
+  __m256i y = _mm256_shuffle_epi8(x0, a);
+  if (kP > 1) y = _mm256_or_si256(y, _mm256_shuffle_epi8(x1, b));
+  if (kP > 2) y = _mm256_or_si256(y, _mm256_shuffle_epi8(x2, c));
+  if (kP > 3) y = _mm256_or_si256(y, _mm256_shuffle_epi8(x3, d));
+  return y;
+}
+
+// Piece `at` of kernels k and k + 1 (`kernel` bytes on), one in each lane.
+__attribute__((target("avx2"), always_inline)) inline __m256i kernel_pair(const uint8_t* k, uint64_t kernel, uint64_t at) {
+  return _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(k + kernel + at), reinterpret_cast<const __m128i*>(k + at));
+}
+
+// Two kernels' unit: kernel kk's at `unit`, kk + 1's `len` bytes on, in that order.
+__attribute__((target("avx2"), always_inline)) inline void store_unit_pair(uint8_t* unit, uint64_t len, __m256i y) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(unit), _mm256_castsi256_si128(y));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(unit + len), _mm256_extracti128_si256(y, 1));
+}
+
+// small_kernel_group's packing of kernels of kU <= 4 units: two kernels a
+// 256-bit register (kernel kk's pieces in the low lane, kk + 1's in the high
+// one), loaded once for all their units, the units stored kernel pair by
+// kernel pair. The bytes a 16-byte store writes past its unit are the next
+// kernel's unit, written later, but for the group's last kernel, whose units
+// are followed by the next units' first kernels (written before them): they
+// are stored exactly.
+template <uint64_t kP, uint64_t kU>
+__attribute__((target("avx2"))) void small_kernel_pack_pairs(const SmallKernelShuffles& t, uint64_t count,
+                                                             const uint8_t* from, uint8_t* to) {
+  const uint64_t kernel = t.kernel, p1 = t.piece[1], p2 = t.piece[2], p3 = t.piece[3];
+  const uint64_t l0 = t.len[0], l1 = t.len[1], l2 = t.len[2], l3 = t.len[3];
+  uint8_t* u0 = to + t.off[0];
+  uint8_t* u1 = to + t.off[kU > 1 ? 1 : 0];
+  uint8_t* u2 = to + t.off[kU > 2 ? 2 : 0];
+  uint8_t* u3 = to + t.off[kU > 3 ? 3 : 0];
+  const __m128i* m = reinterpret_cast<const __m128i*>(t.m);  // m[4 * u + p]
+  const __m128i m00 = m[0], m01 = m[1], m02 = m[2], m03 = m[3], m10 = m[4], m11 = m[5], m12 = m[6], m13 = m[7];
+  const __m128i m20 = m[8], m21 = m[9], m22 = m[10], m23 = m[11], m30 = m[12], m31 = m[13], m32 = m[14], m33 = m[15];
+  const uint8_t* k = from;
+  uint64_t kk = 0;
+  {
+    const __m256i w00 = _mm256_broadcastsi128_si256(m00), w01 = _mm256_broadcastsi128_si256(m01),
+                  w02 = _mm256_broadcastsi128_si256(m02), w03 = _mm256_broadcastsi128_si256(m03),
+                  w10 = _mm256_broadcastsi128_si256(m10), w11 = _mm256_broadcastsi128_si256(m11),
+                  w12 = _mm256_broadcastsi128_si256(m12), w13 = _mm256_broadcastsi128_si256(m13),
+                  w20 = _mm256_broadcastsi128_si256(m20), w21 = _mm256_broadcastsi128_si256(m21),
+                  w22 = _mm256_broadcastsi128_si256(m22), w23 = _mm256_broadcastsi128_si256(m23),
+                  w30 = _mm256_broadcastsi128_si256(m30), w31 = _mm256_broadcastsi128_si256(m31),
+                  w32 = _mm256_broadcastsi128_si256(m32), w33 = _mm256_broadcastsi128_si256(m33);
+    for (; kk + 2 < count; kk += 2, k += 2 * kernel, u0 += 2 * l0, u1 += 2 * l1, u2 += 2 * l2, u3 += 2 * l3) {
+      const __m256i x0 = kernel_pair(k, kernel, 0);
+      const __m256i x1 = kP > 1 ? kernel_pair(k, kernel, p1) : x0;
+      const __m256i x2 = kP > 2 ? kernel_pair(k, kernel, p2) : x0;
+      const __m256i x3 = kP > 3 ? kernel_pair(k, kernel, p3) : x0;
+      store_unit_pair(u0, l0, pieces_or<kP>(x0, x1, x2, x3, w00, w01, w02, w03));
+      if (kU > 1) store_unit_pair(u1, l1, pieces_or<kP>(x0, x1, x2, x3, w10, w11, w12, w13));
+      if (kU > 2) store_unit_pair(u2, l2, pieces_or<kP>(x0, x1, x2, x3, w20, w21, w22, w23));
+      if (kU > 3) store_unit_pair(u3, l3, pieces_or<kP>(x0, x1, x2, x3, w30, w31, w32, w33));
+    }
+  }
+  for (; kk < count; ++kk, k += kernel, u0 += l0, u1 += l1, u2 += l2, u3 += l3) {  // one or two kernels
+    const __m128i x0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(k));
+    const __m128i x1 = kP > 1 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(k + p1)) : x0;
+    const __m128i x2 = kP > 2 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(k + p2)) : x0;
+    const __m128i x3 = kP > 3 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(k + p3)) : x0;
+    const __m128i y0 = units_or<kP>(x0, x1, x2, x3, m00, m01, m02, m03);
+    const __m128i y1 = units_or<kP>(x0, x1, x2, x3, m10, m11, m12, m13);
+    const __m128i y2 = units_or<kP>(x0, x1, x2, x3, m20, m21, m22, m23);
+    const __m128i y3 = units_or<kP>(x0, x1, x2, x3, m30, m31, m32, m33);
+    if (kk + 1 < count) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(u0), y0);
+      if (kU > 1) _mm_storeu_si128(reinterpret_cast<__m128i*>(u1), y1);
+      if (kU > 2) _mm_storeu_si128(reinterpret_cast<__m128i*>(u2), y2);
+      if (kU > 3) _mm_storeu_si128(reinterpret_cast<__m128i*>(u3), y3);
+      continue;
+    }
+    store_head_avx2(u0, _mm256_castsi128_si256(y0), l0);
+    if (kU > 1) store_head_avx2(u1, _mm256_castsi128_si256(y1), l1);
+    if (kU > 2) store_head_avx2(u2, _mm256_castsi128_si256(y2), l2);
+    if (kU > 3) store_head_avx2(u3, _mm256_castsi128_si256(y3), l3);
+  }
+}
+
 // A group of `count` kernels from their logical bytes to the group's units (pack), or back.
 template <uint64_t kP, bool kPack>
 __attribute__((target("avx2"))) void small_kernel_group(const SmallKernelShuffles& t, uint64_t count,
                                                         const uint8_t* from, uint8_t* to) {
   const uint64_t kernel = t.kernel, p1 = t.piece[1], p2 = t.piece[2], p3 = t.piece[3];
   const auto mask = [&t](uint64_t u, uint64_t p) { return _mm_load_si128(reinterpret_cast<const __m128i*>(t.m[u][p])); };
+  if (kPack && t.U <= 4 && kP * t.U <= 8) {  // the masks in registers
+    using Pack = void (*)(const SmallKernelShuffles&, uint64_t, const uint8_t*, uint8_t*);
+    static constexpr Pack kPairs[4] = {small_kernel_pack_pairs<kP, 1>, small_kernel_pack_pairs<kP, 2>,
+                                       small_kernel_pack_pairs<kP, 3>, small_kernel_pack_pairs<kP, 4>};
+    kPairs[t.U - 1](t, count, from, to);
+    return;
+  }
   if (kPack) {
     for (uint64_t u = 0; u < t.U; ++u) {
       const __m128i m0 = mask(u, 0), m1 = mask(u, 1), m2 = mask(u, 2), m3 = mask(u, 3);

@@ -181,8 +181,11 @@ const Shape kCases[] = {
     // of 4 x 8 fp16 (64), 2-byte kernels 257 of them (the last group of one
     // kernel, the group before it through scratch too), fp16 2 x 2 x 2,
     // post-extension 2 (line groups of 12 bytes and a last of 6, int8 and
-    // fp16) and 4 (12 and 3), a tensor of one group.
+    // fp16) and 4 (12 and 3), a tensor of one group. Packing, two kernels a
+    // register: groups of 32 and 8 kernels, of 32 and 3 (a pair, then the
+    // last kernel alone, its units stored exactly).
     {"nvdla.weight.image", "int8", "40,3,3,3"},
+    {"nvdla.weight.image", "int8", "35,3,3,3"},
     {"nvdla.weight.image", "int8", "33,5,3,3"},
     {"nvdla.weight.image", "int8", "35,1,7,7"},
     {"nvdla.weight.image", "fp16", "17,1,4,8"},
