@@ -1301,6 +1301,10 @@ constexpr uint64_t kSmallUnits = 16;
 struct SmallKernelShuffles {
   uint64_t P = 0, U = 0, kernel = 0, piece[4] = {};
   uint64_t off[kSmallUnits] = {}, len[kSmallUnits] = {};  // unit u of kernel kk at off[u] + kk * len[u] in the group
+  // Packing kernel by kernel, the group's last last[u] kernels store unit u
+  // exactly (a 16-byte store would pass the unit's end), and the kernel
+  // pairs stop before the last `exact` kernels (the most of them).
+  uint64_t last[kSmallUnits] = {}, exact = 0;
   alignas(16) int8_t m[kSmallUnits][4][16];                // unit u from piece p (pack), piece p from unit u (unpack)
 };
 
@@ -1324,6 +1328,8 @@ inline void small_kernel_shuffles(const ImageWeightShape& s, bool pack, SmallKer
   std::memset(t->m, -1, sizeof t->m);
   for (uint64_t u = 0; u < t->U; ++u) {
     t->len[u] = (std::min(s.H, (u + 1) * s.ext) - u * s.ext) * wc;
+    t->last[u] = (16 + t->len[u] - 1) / t->len[u] - 1;
+    t->exact = std::max(t->exact, t->last[u]);
     for (uint64_t i = 0; i < t->len[u]; ++i) {
       // Unit byte i: line h, element e of it (channel e % C of column e / C).
       const uint64_t h = u * s.ext + i / wc, b = i % wc, e = b / s.eb, c = e % s.C, w = e / s.C;
@@ -1396,19 +1402,55 @@ __attribute__((target("avx2"), always_inline)) inline __m256i kernel_pair(const 
   return _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(k + kernel + at), reinterpret_cast<const __m128i*>(k + at));
 }
 
-// Two kernels' unit: kernel kk's at `unit`, kk + 1's `len` bytes on, in that order.
-__attribute__((target("avx2"), always_inline)) inline void store_unit_pair(uint8_t* unit, uint64_t len, __m256i y) {
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(unit), _mm256_castsi256_si128(y));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(unit + len), _mm256_extracti128_si256(y, 1));
+__attribute__((target("avx2"), always_inline)) inline __m256i both_lanes(__m128i x) {
+  return _mm256_broadcastsi128_si256(x);
 }
 
-// small_kernel_group's packing of kernels of kU <= 4 units: two kernels a
-// 256-bit register (kernel kk's pieces in the low lane, kk + 1's in the high
-// one), loaded once for all their units, the units stored kernel pair by
-// kernel pair. The bytes a 16-byte store writes past its unit are the next
-// kernel's unit, written later, but for the group's last kernel, whose units
-// are followed by the next units' first kernels (written before them): they
-// are stored exactly.
+// Two kernels' unit: kernel kk's at `unit`, kk + 1's `len` bytes on, in that
+// order, `unit` left past them (no register for twice the length: the loop
+// below had too few).
+__attribute__((target("avx2"), always_inline)) inline void store_unit_pair(uint8_t*& unit, uint64_t len, __m256i y) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(unit), _mm256_castsi256_si128(y));
+  unit += len;
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(unit), _mm256_extracti128_si256(y, 1));
+  unit += len;
+}
+
+// The kernels kk.. of a group after the pairs below, one at a time, each
+// unit by a 16-byte store or, for the group's last t.last[u] kernels, exactly.
+template <uint64_t kP>
+__attribute__((target("avx2"))) void small_kernel_pack_rest(const SmallKernelShuffles& t, uint64_t kk, uint64_t count,
+                                                            const uint8_t* from, uint8_t* to) {
+  const uint64_t p1 = t.piece[1], p2 = t.piece[2], p3 = t.piece[3];
+  const __m128i* m = reinterpret_cast<const __m128i*>(t.m);  // m[4 * u + p]
+  for (; kk < count; ++kk) {
+    const uint8_t* k = from + kk * t.kernel;
+    const __m128i x0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(k));
+    const __m128i x1 = kP > 1 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(k + p1)) : x0;
+    const __m128i x2 = kP > 2 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(k + p2)) : x0;
+    const __m128i x3 = kP > 3 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(k + p3)) : x0;
+    for (uint64_t u = 0; u < t.U; ++u) {
+      const __m128i y = units_or<kP>(x0, x1, x2, x3, m[4 * u], m[4 * u + 1], m[4 * u + 2], m[4 * u + 3]);
+      uint8_t* unit = to + t.off[u] + kk * t.len[u];
+      if (kk + t.last[u] < count) _mm_storeu_si128(reinterpret_cast<__m128i*>(unit), y);
+      else store_head_avx2(unit, _mm256_castsi128_si256(y), t.len[u]);
+    }
+  }
+}
+
+// store_unit_pair for a group's last two kernels: the second's unit exactly.
+__attribute__((target("avx2"), always_inline)) inline void store_unit_pair_last(uint8_t* unit, uint64_t len, __m256i y) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(unit), _mm256_castsi256_si128(y));
+  store_head_avx2(unit + len, _mm256_castsi128_si256(_mm256_extracti128_si256(y, 1)), len);
+}
+
+// small_kernel_group's packing: two kernels a 256-bit register (kernel kk's
+// pieces in the low lane, kk + 1's in the high one), loaded once for all
+// their units, the units stored kernel pair by kernel pair. The bytes a
+// 16-byte store writes past its unit are the next kernels' units, written
+// later, up to the group's last kernels, whose units are followed by the next
+// units' first kernels (written before them): small_kernel_pack_rest stores
+// those exactly. Kernels of kU <= 4 units keep their masks in registers.
 template <uint64_t kP, uint64_t kU>
 __attribute__((target("avx2"))) void small_kernel_pack_pairs(const SmallKernelShuffles& t, uint64_t count,
                                                              const uint8_t* from, uint8_t* to) {
@@ -1419,51 +1461,56 @@ __attribute__((target("avx2"))) void small_kernel_pack_pairs(const SmallKernelSh
   uint8_t* u2 = to + t.off[kU > 2 ? 2 : 0];
   uint8_t* u3 = to + t.off[kU > 3 ? 3 : 0];
   const __m128i* m = reinterpret_cast<const __m128i*>(t.m);  // m[4 * u + p]
-  const __m128i m00 = m[0], m01 = m[1], m02 = m[2], m03 = m[3], m10 = m[4], m11 = m[5], m12 = m[6], m13 = m[7];
-  const __m128i m20 = m[8], m21 = m[9], m22 = m[10], m23 = m[11], m30 = m[12], m31 = m[13], m32 = m[14], m33 = m[15];
+  const __m256i w00 = both_lanes(m[0]), w01 = both_lanes(m[1]), w02 = both_lanes(m[2]), w03 = both_lanes(m[3]);
+  const __m256i w10 = both_lanes(m[4]), w11 = both_lanes(m[5]), w12 = both_lanes(m[6]), w13 = both_lanes(m[7]);
+  const __m256i w20 = both_lanes(m[8]), w21 = both_lanes(m[9]), w22 = both_lanes(m[10]), w23 = both_lanes(m[11]);
+  const __m256i w30 = both_lanes(m[12]), w31 = both_lanes(m[13]), w32 = both_lanes(m[14]), w33 = both_lanes(m[15]);
+  const uint64_t pairs = count > t.exact ? (count - t.exact) / 2 : 0;
   const uint8_t* k = from;
-  uint64_t kk = 0;
-  {
-    const __m256i w00 = _mm256_broadcastsi128_si256(m00), w01 = _mm256_broadcastsi128_si256(m01),
-                  w02 = _mm256_broadcastsi128_si256(m02), w03 = _mm256_broadcastsi128_si256(m03),
-                  w10 = _mm256_broadcastsi128_si256(m10), w11 = _mm256_broadcastsi128_si256(m11),
-                  w12 = _mm256_broadcastsi128_si256(m12), w13 = _mm256_broadcastsi128_si256(m13),
-                  w20 = _mm256_broadcastsi128_si256(m20), w21 = _mm256_broadcastsi128_si256(m21),
-                  w22 = _mm256_broadcastsi128_si256(m22), w23 = _mm256_broadcastsi128_si256(m23),
-                  w30 = _mm256_broadcastsi128_si256(m30), w31 = _mm256_broadcastsi128_si256(m31),
-                  w32 = _mm256_broadcastsi128_si256(m32), w33 = _mm256_broadcastsi128_si256(m33);
-    for (; kk + 2 < count; kk += 2, k += 2 * kernel, u0 += 2 * l0, u1 += 2 * l1, u2 += 2 * l2, u3 += 2 * l3) {
-      const __m256i x0 = kernel_pair(k, kernel, 0);
-      const __m256i x1 = kP > 1 ? kernel_pair(k, kernel, p1) : x0;
-      const __m256i x2 = kP > 2 ? kernel_pair(k, kernel, p2) : x0;
-      const __m256i x3 = kP > 3 ? kernel_pair(k, kernel, p3) : x0;
-      store_unit_pair(u0, l0, pieces_or<kP>(x0, x1, x2, x3, w00, w01, w02, w03));
-      if (kU > 1) store_unit_pair(u1, l1, pieces_or<kP>(x0, x1, x2, x3, w10, w11, w12, w13));
-      if (kU > 2) store_unit_pair(u2, l2, pieces_or<kP>(x0, x1, x2, x3, w20, w21, w22, w23));
-      if (kU > 3) store_unit_pair(u3, l3, pieces_or<kP>(x0, x1, x2, x3, w30, w31, w32, w33));
+  for (const uint8_t* const end = from + 2 * pairs * kernel; k != end; k += 2 * kernel) {
+    const __m256i x0 = kernel_pair(k, kernel, 0);
+    const __m256i x1 = kP > 1 ? kernel_pair(k, kernel, p1) : x0;
+    const __m256i x2 = kP > 2 ? kernel_pair(k, kernel, p2) : x0;
+    const __m256i x3 = kP > 3 ? kernel_pair(k, kernel, p3) : x0;
+    store_unit_pair(u0, l0, pieces_or<kP>(x0, x1, x2, x3, w00, w01, w02, w03));
+    if (kU > 1) store_unit_pair(u1, l1, pieces_or<kP>(x0, x1, x2, x3, w10, w11, w12, w13));
+    if (kU > 2) store_unit_pair(u2, l2, pieces_or<kP>(x0, x1, x2, x3, w20, w21, w22, w23));
+    if (kU > 3) store_unit_pair(u3, l3, pieces_or<kP>(x0, x1, x2, x3, w30, w31, w32, w33));
+  }
+  if (count - 2 * pairs != 2 || t.exact != 1) {
+    small_kernel_pack_rest<kP>(t, 2 * pairs, count, from, to);
+    return;
+  }
+  // The group's last two kernels a pair as well, the last one's units stored exactly (units of 8 bytes or more).
+  const __m256i x0 = kernel_pair(k, kernel, 0);
+  const __m256i x1 = kP > 1 ? kernel_pair(k, kernel, p1) : x0;
+  const __m256i x2 = kP > 2 ? kernel_pair(k, kernel, p2) : x0;
+  const __m256i x3 = kP > 3 ? kernel_pair(k, kernel, p3) : x0;
+  store_unit_pair_last(u0, l0, pieces_or<kP>(x0, x1, x2, x3, w00, w01, w02, w03));
+  if (kU > 1) store_unit_pair_last(u1, l1, pieces_or<kP>(x0, x1, x2, x3, w10, w11, w12, w13));
+  if (kU > 2) store_unit_pair_last(u2, l2, pieces_or<kP>(x0, x1, x2, x3, w20, w21, w22, w23));
+  if (kU > 3) store_unit_pair_last(u3, l3, pieces_or<kP>(x0, x1, x2, x3, w30, w31, w32, w33));
+}
+
+// The same for any number of units, their masks (w: each of t.m's in both
+// lanes) read as operands of the shuffles.
+template <uint64_t kP>
+__attribute__((target("avx2"))) void small_kernel_pack_pairs_any(const SmallKernelShuffles& t, const __m256i (*w)[4],
+                                                                 uint64_t count, const uint8_t* from, uint8_t* to) {
+  const uint64_t kernel = t.kernel, p1 = t.piece[1], p2 = t.piece[2], p3 = t.piece[3];
+  const uint64_t pairs = count > t.exact ? (count - t.exact) / 2 : 0;
+  for (uint64_t kk = 0; kk < 2 * pairs; kk += 2) {
+    const uint8_t* k = from + kk * kernel;
+    const __m256i x0 = kernel_pair(k, kernel, 0);
+    const __m256i x1 = kP > 1 ? kernel_pair(k, kernel, p1) : x0;
+    const __m256i x2 = kP > 2 ? kernel_pair(k, kernel, p2) : x0;
+    const __m256i x3 = kP > 3 ? kernel_pair(k, kernel, p3) : x0;
+    for (uint64_t u = 0; u < t.U; ++u) {
+      uint8_t* unit = to + t.off[u] + kk * t.len[u];
+      store_unit_pair(unit, t.len[u], pieces_or<kP>(x0, x1, x2, x3, w[u][0], w[u][1], w[u][2], w[u][3]));
     }
   }
-  for (; kk < count; ++kk, k += kernel, u0 += l0, u1 += l1, u2 += l2, u3 += l3) {  // one or two kernels
-    const __m128i x0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(k));
-    const __m128i x1 = kP > 1 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(k + p1)) : x0;
-    const __m128i x2 = kP > 2 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(k + p2)) : x0;
-    const __m128i x3 = kP > 3 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(k + p3)) : x0;
-    const __m128i y0 = units_or<kP>(x0, x1, x2, x3, m00, m01, m02, m03);
-    const __m128i y1 = units_or<kP>(x0, x1, x2, x3, m10, m11, m12, m13);
-    const __m128i y2 = units_or<kP>(x0, x1, x2, x3, m20, m21, m22, m23);
-    const __m128i y3 = units_or<kP>(x0, x1, x2, x3, m30, m31, m32, m33);
-    if (kk + 1 < count) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(u0), y0);
-      if (kU > 1) _mm_storeu_si128(reinterpret_cast<__m128i*>(u1), y1);
-      if (kU > 2) _mm_storeu_si128(reinterpret_cast<__m128i*>(u2), y2);
-      if (kU > 3) _mm_storeu_si128(reinterpret_cast<__m128i*>(u3), y3);
-      continue;
-    }
-    store_head_avx2(u0, _mm256_castsi128_si256(y0), l0);
-    if (kU > 1) store_head_avx2(u1, _mm256_castsi128_si256(y1), l1);
-    if (kU > 2) store_head_avx2(u2, _mm256_castsi128_si256(y2), l2);
-    if (kU > 3) store_head_avx2(u3, _mm256_castsi128_si256(y3), l3);
-  }
+  small_kernel_pack_rest<kP>(t, 2 * pairs, count, from, to);
 }
 
 // A group of `count` kernels from their logical bytes to the group's units (pack), or back.
@@ -1472,27 +1519,19 @@ __attribute__((target("avx2"))) void small_kernel_group(const SmallKernelShuffle
                                                         const uint8_t* from, uint8_t* to) {
   const uint64_t kernel = t.kernel, p1 = t.piece[1], p2 = t.piece[2], p3 = t.piece[3];
   const auto mask = [&t](uint64_t u, uint64_t p) { return _mm_load_si128(reinterpret_cast<const __m128i*>(t.m[u][p])); };
-  if (kPack && t.U <= 4 && kP * t.U <= 8) {  // the masks in registers
-    using Pack = void (*)(const SmallKernelShuffles&, uint64_t, const uint8_t*, uint8_t*);
-    static constexpr Pack kPairs[4] = {small_kernel_pack_pairs<kP, 1>, small_kernel_pack_pairs<kP, 2>,
-                                       small_kernel_pack_pairs<kP, 3>, small_kernel_pack_pairs<kP, 4>};
-    kPairs[t.U - 1](t, count, from, to);
-    return;
-  }
   if (kPack) {
-    for (uint64_t u = 0; u < t.U; ++u) {
-      const __m128i m0 = mask(u, 0), m1 = mask(u, 1), m2 = mask(u, 2), m3 = mask(u, 3);
-      uint8_t* unit = to + t.off[u];
-      const uint64_t len = t.len[u];
-      const uint8_t* k = from;
-      for (uint64_t kk = 0; kk < count; ++kk, k += kernel, unit += len) {
-        __m128i x = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(k)), m0);
-        if (kP > 1) x = _mm_or_si128(x, _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(k + p1)), m1));
-        if (kP > 2) x = _mm_or_si128(x, _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(k + p2)), m2));
-        if (kP > 3) x = _mm_or_si128(x, _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(k + p3)), m3));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(unit), x);
-      }
+    if (t.U <= 4 && kP * t.U <= 8) {  // the masks in registers
+      using Pack = void (*)(const SmallKernelShuffles&, uint64_t, const uint8_t*, uint8_t*);
+      static constexpr Pack kPairs[4] = {small_kernel_pack_pairs<kP, 1>, small_kernel_pack_pairs<kP, 2>,
+                                         small_kernel_pack_pairs<kP, 3>, small_kernel_pack_pairs<kP, 4>};
+      kPairs[t.U - 1](t, count, from, to);
+      return;
     }
+    __m256i w[kSmallUnits][4];
+    for (uint64_t u = 0; u < t.U; ++u) {
+      for (uint64_t p = 0; p < kP; ++p) w[u][p] = both_lanes(_mm_load_si128(reinterpret_cast<const __m128i*>(t.m[u][p])));
+    }
+    small_kernel_pack_pairs_any<kP>(t, w, count, from, to);
     return;
   }
   uint8_t* k = to;

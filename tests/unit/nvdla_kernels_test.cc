@@ -182,10 +182,14 @@ const Shape kCases[] = {
     // kernel, the group before it through scratch too), fp16 2 x 2 x 2,
     // post-extension 2 (line groups of 12 bytes and a last of 6, int8 and
     // fp16) and 4 (12 and 3), a tensor of one group. Packing, two kernels a
-    // register: groups of 32 and 8 kernels, of 32 and 3 (a pair, then the
-    // last kernel alone, its units stored exactly).
+    // register: groups of 32 and 8 kernels (the last pair's second kernel
+    // stored exactly), of 32 and 3 (a pair, then the last kernel alone),
+    // units of 6 and 5 bytes (the last two and three kernels' units exact,
+    // masks in registers and read from memory).
     {"nvdla.weight.image", "int8", "40,3,3,3"},
     {"nvdla.weight.image", "int8", "35,3,3,3"},
+    {"nvdla.weight.image", "int8", "40,2,3,3"},
+    {"nvdla.weight.image", "int8", "37,1,5,5"},
     {"nvdla.weight.image", "int8", "33,5,3,3"},
     {"nvdla.weight.image", "int8", "35,1,7,7"},
     {"nvdla.weight.image", "fp16", "17,1,4,8"},
