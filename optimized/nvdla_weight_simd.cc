@@ -1285,17 +1285,22 @@ __attribute__((target("avx2"), always_inline)) inline void pair_shuffle_kernel(c
 // post-extension's line group) at most 16, a kernel is kP = 1 to 4 16-byte
 // pieces (at 0, 16, 32, the last ending at the kernel's end; one of 16 bytes
 // from the kernel's start below that) and each unit the OR of one in-lane
-// shuffle of each piece. Packing runs in physical order, unit by unit and in
-// each the group's kernels (their pieces reloaded from L1), so that the bytes
-// a 16-byte store writes past its unit are the next unit's, written next;
-// unpacking in logical order, each kernel's pieces the OR of one shuffle of
-// each unit's 16 bytes, stored in order. The tensor's last group goes through
-// scratch on both sides, so that no load or store leaves the buffers (its
-// kernels and units would read and write up to 16 bytes past them). Bound by
-// its instructions (3 x 3 x 3 int8 packing: 18 a 27-byte kernel); two kernels a
-// 256-bit register, one in each lane, measured no better (on a Zen 4 capped at
-// AVX2, pinned, 1024 x 3 x 3 x 3 int8 pack / unpack 0.23 / 0.16-0.18 of memcpy
-// -> 0.24 / 0.20, 1 x 7 x 7 0.14 / 0.12 -> 0.11 / 0.15).
+// shuffle of each piece. Packing goes kernel pair by kernel pair
+// (small_kernel_pack_pairs); unpacking in logical order, each kernel's pieces
+// the OR of one shuffle of each unit's 16 bytes, stored in order. The tensor's
+// last group goes through scratch on both sides, so that no load or store
+// leaves the buffers (a kernel under 16 bytes is read as one piece of 16, the
+// unpacked kernels stored 16 bytes at a time). Bound by its instructions and
+// stores (a store a unit). Packing had gone unit by unit, each unit's kernels
+// in physical order with their pieces reloaded from L1, so that the bytes past
+// a unit were the next one's, written next (18 instructions a 3 x 3 x 3 int8
+// kernel); two kernels a 256-bit register, one in each lane, in that order
+// measured no better (on a Zen 4 capped at AVX2, pinned, 1024 x 3 x 3 x 3 int8
+// pack / unpack 0.23 / 0.16-0.18 of memcpy -> 0.24 / 0.20, 1 x 7 x 7 0.14 /
+// 0.12 -> 0.11 / 0.15; an Intel Xeon, 4096 x 3 x 3 x 3 pack 0.28 -> 0.30);
+// kernel pair by kernel pair, every unit from the same loads, the last kernels
+// stored exactly, 0.28-0.29 -> 0.40-0.42 there (capped at AVX2, pinned,
+// alternating).
 constexpr uint64_t kSmallUnits = 16;
 
 struct SmallKernelShuffles {
