@@ -90,6 +90,19 @@ struct Lines {
   }
 };
 
+// The windows of image_pack below: runs of channels [c0, c1) whose rows at a
+// line (c1 - 1 - c0 planes and W elements) fit one vector.
+inline uint64_t pack_windows(const ImageWeightShape& s) {
+  const uint64_t n = 64 / s.eb, hw = s.H * s.W;
+  uint64_t windows = 0;
+  for (uint64_t c0 = 0; c0 < s.C; ++windows) {
+    uint64_t c1 = c0 + 1;
+    while (c1 < s.C && (c1 - c0) * hw + s.W <= n) ++c1;
+    c0 = c1;
+  }
+  return windows;
+}
+
 template <typename T>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void image_pack(const ImageWeightShape& s,
                                                                                         const uint8_t* src,
@@ -1710,9 +1723,10 @@ bool image_weight_copy_shuffles(const ImageWeightShape& s, const uint8_t* src, u
 bool image_weight_copy_avx512(const ImageWeightShape& s, const uint8_t* src, uint8_t* dst, bool to_physical) {
   if ((s.eb != 1 && s.eb != 2) || (s.ext != 1 && s.ext != 2 && s.ext != 4) || s.C == 0 || s.W == 0) return false;
   if (s.W * s.C > 64 / s.eb || !has_avx512_vbmi()) return false;
-  // Packing rows of 9 to 16 bytes, the AVX2 pairs' 256-bit shuffles where 512-bit operations split (measured on a
-  // Zen 4, pinned, alternating, 4096 x 3 x 7 x 7 fp16 of memcpy: 0.47-0.49 -> 0.61; unpacking par, 0.50-0.51).
-  if (to_physical && splits_512bit_ops() && pair_shuffles_apply(s) && shuffles_take(s)) return false;
+  // Rows of 9 to 16 bytes by the AVX2 pairs' 256-bit shuffles: where 512-bit operations split (measured on a Zen 4,
+  // pinned, alternating, 4096 x 3 x 7 x 7 fp16 of memcpy: 0.47-0.49 -> 0.61; unpacking par, 0.50-0.51) and where
+  // they do not (an Intel Xeon, pinned, 1024 x 3 x 7 x 7 fp16, pack / unpack: 0.26 / 0.37 -> 0.55 / 0.47).
+  if (pair_shuffles_apply(s) && shuffles_take(s)) return false;
   if (s.eb == 1 ? image_runs_copy<uint8_t>(s, src, dst, to_physical) : image_runs_copy<uint16_t>(s, src, dst, to_physical)) {
     return true;
   }
@@ -1720,7 +1734,11 @@ bool image_weight_copy_avx512(const ImageWeightShape& s, const uint8_t* src, uin
   // (on a Zen 4, 1024 kernels, of memcpy, pack / unpack, these permutes against the shuffles capped at AVX2: 3 x 11 x
   // 11 int8 0.47 / 0.12 against 0.46-0.82 / 0.40-0.71, 2 x 11 x 11 fp16 0.57 / 0.18 against 0.41 / 0.40;
   // post-extension 2, 3 x 7 x 7 int8 0.12 / 0.10 against 0.32 / 0.28, 3 x 3 x 3 fp16 0.11 / 0.07 against 0.25 / 0.21).
-  if ((!to_physical || s.ext > 1) && shuffles_take(s)) return false;
+  // Packing without post-extension, the permutes only where a line is one (two windows at most, image_pack's
+  // first loop): the lines of more windows, their loads, permutes and masked store one after the other, measured
+  // slower than the shuffles (on an Intel Xeon, 1024 kernels, pinned, of memcpy, capped at AVX2 against not: 3 x 11
+  // x 11 int8 0.06 -> 0.51, 3 x 9 x 9 0.06 -> 0.48, 3 x 7 x 7 fp16 0.26 -> 0.55).
+  if ((!to_physical || s.ext > 1 || pack_windows(s) > 2) && shuffles_take(s)) return false;
   if (s.eb == 1) {
     if (to_physical) image_pack<uint8_t>(s, src, dst);
     else image_unpack<uint8_t>(s, src, dst);
