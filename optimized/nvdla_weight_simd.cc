@@ -980,51 +980,67 @@ __attribute__((target("avx2"))) inline void copy_runs(uint8_t* to, uint64_t tp, 
   }
 }
 
-// `count` runs of 17 to 31 bytes, each by one 32-byte load and store, where
-// copy_runs takes two overlapping 16-byte moves: the caller makes sure the
-// 32 bytes are in the buffers and those past the run are written later
-// (measured on a Zen 4 capped at AVX2, pinned, alternating, three pairs,
+// `count` runs of fewer than kBytes (16 or 32) bytes, each by one load and
+// store of kBytes, where copy_runs takes two overlapping moves: the caller
+// makes sure the kBytes are in the buffers and those past the run are written
+// later (measured on a Zen 4 capped at AVX2, pinned, alternating, three pairs,
 // 4096 x 3 x 7 x 7 int8, runs of 21 bytes, pack / unpack, of memcpy: 0.30-0.31
 // / 0.30-0.31 -> 0.32-0.33 / 0.31-0.32).
+template <int kBytes>
 __attribute__((target("avx2"))) inline void copy_runs_over(uint8_t* to, uint64_t tp, const uint8_t* from, uint64_t fp,
                                                            uint64_t count) {
   for (uint64_t i = 0; i < count; ++i, to += tp, from += fp) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from)));
+    if (kBytes == 32) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from)));
+    } else {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(to), _mm_loadu_si128(reinterpret_cast<const __m128i*>(from)));
+    }
   }
 }
 
-// `transpose(from, to, n)`: n kernels' transposes, one after the other on both sides.
-template <typename F>
+// `transpose(from, to, n)`: n kernels' transposes, one after the other on
+// both sides. kDirect (one channel: a kernel is its own transpose): no stage,
+// the runs move between the logical tensor and their places.
+template <bool kDirect, typename F>
 __attribute__((target("avx2"))) void image_stage_shuffles(const ImageWeightShape& s, const F& transpose,
                                                           const uint8_t* src, uint8_t* dst, bool to_physical) {
   const uint64_t hw = s.H * s.W, kernel = s.C * hw * s.eb, wc = s.W * s.C * s.eb, width = s.ext * wc;
+  const uint64_t total = s.K * kernel;
   // 32 bytes past the kernels for copy_runs_over's reads.
-  alignas(64) static thread_local uint8_t stage[32 * group_permutes::kMaxBytes + 32];
+  alignas(64) static thread_local uint8_t stage_buffer[kDirect ? 1 : 32 * group_permutes::kMaxBytes + 32];
   for (uint64_t k0 = 0; k0 < s.K; k0 += s.group) {
     const uint64_t gk = std::min(s.group, s.K - k0);
-    if (to_physical) transpose(src + k0 * kernel, stage, gk);
+    uint8_t* stage = kDirect ? (to_physical ? const_cast<uint8_t*>(src) : dst) + k0 * kernel : stage_buffer;
+    if (to_physical && !kDirect) transpose(src + k0 * kernel, stage, gk);
     uint8_t* block = (to_physical ? dst : const_cast<uint8_t*>(src)) + k0 * kernel;
     for (uint64_t j = 0; j * s.ext < s.H; ++j) {
       const uint64_t h0 = j * s.ext, wj = (std::min(s.H, h0 + s.ext) - h0) * wc;
       uint8_t* run = block + j * gk * width;
-      // Runs of 17 to 31 bytes by one 32-byte move each where its 32 bytes
-      // stay in the tensor (the runs after it in physical order, written
-      // later when packing) and, unpacking, in the kernel's stage (its next
-      // lines, written later); the rest by exact moves.
+      // Runs of fewer than 16 or 32 bytes by one move of 16 or 32 each where
+      // it stays in the tensor (the runs after it in physical order, written
+      // later when packing) and, unpacking, in the kernel (its next lines,
+      // written later), and reads and writes on the logical side stay in the
+      // stage or the tensor; the rest by exact moves.
+      const uint64_t move = wj < 16 ? 16 : 32, at = k0 * kernel + j * gk * width;
       uint64_t over = 0;
-      const uint64_t at = k0 * kernel + j * gk * width, total = s.K * kernel;
-      if (wj > 16 && wj < 32 && at + 32 <= total && (to_physical || h0 * wc + 32 <= kernel)) {
-        over = std::min(gk, (total - at - 32) / wj + 1);
+      if (wj < 32 && wj != 16 && at + move <= total && (to_physical || h0 * wc + move <= kernel)) {
+        over = std::min(gk, (total - at - move) / wj + 1);
+        const uint64_t logical = k0 * kernel + h0 * wc;
+        if (kDirect) over = logical + move > total ? 0 : std::min(over, (total - logical - move) / kernel + 1);
       }
+      const auto over_runs = [&](uint8_t* to, uint64_t tp, const uint8_t* from, uint64_t fp) {
+        if (move == 16) copy_runs_over<16>(to, tp, from, fp, over);
+        else copy_runs_over<32>(to, tp, from, fp, over);
+      };
       if (to_physical) {
-        copy_runs_over(run, wj, stage + h0 * wc, kernel, over);
+        over_runs(run, wj, stage + h0 * wc, kernel);
         copy_runs(run + over * wj, wj, stage + h0 * wc + over * kernel, kernel, gk - over, wj);
       } else {
-        copy_runs_over(stage + h0 * wc, kernel, run, wj, over);
+        over_runs(stage + h0 * wc, kernel, run, wj);
         copy_runs(stage + h0 * wc + over * kernel, kernel, run + over * wj, wj, gk - over, wj);
       }
     }
-    if (!to_physical) transpose(stage, dst + k0 * kernel, gk);
+    if (!to_physical && !kDirect) transpose(stage, dst + k0 * kernel, gk);
   }
 }
 
@@ -1690,6 +1706,16 @@ bool image_weight_copy_shuffles(const ImageWeightShape& s, const uint8_t* src, u
     kCopy[to_physical][s.C == 2 ? 0 : s.C == 3 ? pieces - 1 : pieces](s, src, dst);
     return true;
   }
+  // One channel: a kernel's lines are its plane's rows, moved without shuffles, but for the units under 7 bytes of
+  // kernels of at most 64 (each run's share of a group's set-up costing more than the small kernels' pairs; an Intel
+  // Xeon capped at AVX2, pinned, 4096 kernels, pack / unpack of memcpy, against the shuffles: 11 x 11 int8 0.14 /
+  // 0.12 -> 0.26 / 0.25, fp16 0.17 -> 0.55 / 0.48, 7 x 7 int8 0.15 / 0.11 -> 0.16 / 0.15, 4 x 8 fp16 0.31 / 0.38 ->
+  // 0.44; 5 x 5 int8 0.14 / 0.11 -> 0.11 / 0.10, 3 x 3 0.10 / 0.19 -> 0.07 / 0.03).
+  if (s.C == 1 && (!small_kernels_apply(s) || std::min(s.ext, s.H) * s.W * s.eb >= 7)) {
+    const auto none = [](const uint8_t*, uint8_t*, uint64_t) {};
+    image_stage_shuffles<true>(s, none, src, dst, to_physical);
+    return true;
+  }
   if (small_kernels_apply(s)) {
     static constexpr Copy kCopy[2][4] = {
         {small_kernel_copy<1, false>, small_kernel_copy<2, false>, small_kernel_copy<3, false>,
@@ -1710,13 +1736,13 @@ bool image_weight_copy_shuffles(const ImageWeightShape& s, const uint8_t* src, u
     const auto planes = [&](const uint8_t* from, uint8_t* to, uint64_t n) {
       group_permutes::run_planes(t, from, to, hw, n);
     };
-    image_stage_shuffles(s, planes, src, dst, to_physical);
+    image_stage_shuffles<false>(s, planes, src, dst, to_physical);
     return true;
   }
   const group_permutes::ShuffleTables& t = group_permutes::shuffle_tables(s.C, hw, s.eb, to_physical);
   if (!t.ok) return false;
   const auto shuffles = [&](const uint8_t* from, uint8_t* to, uint64_t n) { group_permutes::run_shuffles(t, from, to, n); };
-  image_stage_shuffles(s, shuffles, src, dst, to_physical);
+  image_stage_shuffles<false>(s, shuffles, src, dst, to_physical);
   return true;
 }
 

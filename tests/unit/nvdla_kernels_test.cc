@@ -188,6 +188,14 @@ const Shape kCases[] = {
     // masks in registers and read from memory).
     {"nvdla.weight.image", "int8", "40,3,3,3"},
     {"nvdla.weight.image", "int8", "35,3,3,3"},
+    // One channel without shuffles, the runs moved between the logical
+    // tensor and their places: runs of 11 bytes (one 16-byte move each, the
+    // last line's unpacked and the last kernel's packed exactly), of 18
+    // (32-byte moves), line groups of 22 and 11 bytes, runs of exactly 16.
+    {"nvdla.weight.image", "int8", "37,1,11,11"},
+    {"nvdla.weight.image", "fp16", "19,1,9,9"},
+    {"nvdla.weight.image(post_extension=2)", "int8", "35,1,3,11"},
+    {"nvdla.weight.image", "fp16", "17,1,3,8"},
     {"nvdla.weight.image", "int8", "40,2,3,3"},
     {"nvdla.weight.image", "int8", "37,1,5,5"},
     {"nvdla.weight.image", "int8", "33,5,3,3"},
