@@ -196,6 +196,17 @@ const Shape kCases[] = {
     {"nvdla.weight.image", "fp16", "19,1,9,9"},
     {"nvdla.weight.image(post_extension=2)", "int8", "35,1,3,11"},
     {"nvdla.weight.image", "fp16", "17,1,3,8"},
+    // Kernels past the shuffles' groups (640 bytes), whole kernels
+    // interleaved into a stage and their units copied: 3 channels (AVX2), 4
+    // of 16- and 8-bit elements, 2 of 16-bit ones, post-extension 2 (units of
+    // two lines and a last of one, int8); a kernel past the stage's 16 KiB line
+    // by line.
+    {"nvdla.weight.image", "fp16", "19,3,11,11"},
+    {"nvdla.weight.image", "fp16", "17,4,11,11"},
+    {"nvdla.weight.image", "int8", "33,4,15,15"},
+    {"nvdla.weight.image", "fp16", "18,2,13,13"},
+    {"nvdla.weight.image(post_extension=2)", "int8", "33,3,31,10"},
+    {"nvdla.weight.image", "fp16", "3,4,300,16"},
     {"nvdla.weight.image", "int8", "40,2,3,3"},
     {"nvdla.weight.image", "int8", "37,1,5,5"},
     {"nvdla.weight.image", "int8", "33,5,3,3"},
