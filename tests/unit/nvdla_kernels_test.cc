@@ -77,8 +77,9 @@ const Shape kCases[] = {
     {"nvdla.weight.dc", "fp16", "9,136,4,5"},
     {"nvdla.weight.dc", "int8", "5,80,7,7"},
     // Kernels of 4 positions (and 2 of 16-bit elements) as lanes of words, of
-    // 3 by byte shuffles (AVX2): tail blocks of 36, 6, 2 and 35 channels, the
-    // last ones past the shuffles' 16 bytes.
+    // 3 by byte shuffles (AVX2), a group's block of every kernel at once
+    // through a stage: tail blocks of 36, 6, 2 and 35 channels, the last ones
+    // past the shuffles' 16 bytes.
     {"nvdla.weight.dc", "int8", "9,100,2,2"},
     {"nvdla.weight.dc", "fp16", "17,70,1,4"},
     {"nvdla.weight.dc", "fp16", "5,130,2,1"},
