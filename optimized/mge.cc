@@ -4506,6 +4506,115 @@ LC_MGE_AVX2 uint64_t split_nibbles_avx2(const uint8_t* in, uint8_t* a, uint8_t* 
   return l;
 }
 
+// The rest of a row pair past the steps above (its last n - done < 64
+// bytes) by one more AVX2 step on copies: the rows' bytes into zeroed
+// scratch, the pair's bytes out of it (they went nibble by nibble: 1 x 256 x
+// 14 x 14 int4 NCHW64, 196 pixels, 68 of them past the steps, on an Intel
+// Xeon, pinned, of memcpy, pack / unpack 0.007 / 0.005 -> see the commit).
+LC_MGE_AVX2 uint64_t pair_nibbles_rest_avx2(const uint8_t* a, const uint8_t* b, uint8_t* out, uint64_t done,
+                                            uint64_t n) {
+  for (; done < n;) {
+    const uint64_t m = std::min<uint64_t>(64, n - done), bytes = (m + 1) / 2;
+    alignas(32) uint8_t ta[32] = {}, tb[32] = {}, pair[64];
+    if (a) std::memcpy(ta, a + done / 2, bytes);
+    if (b) std::memcpy(tb, b + done / 2, bytes);
+    pair_nibbles_avx2(a ? ta : nullptr, b ? tb : nullptr, pair, 64, 0);
+    std::memcpy(out + done, pair, m);
+    done += m;
+  }
+  return done;
+}
+
+// The same for splitting: a row's last byte, half of it past the pair's n
+// nibbles when n is odd, keeps its other nibble.
+LC_MGE_AVX2 uint64_t split_nibbles_rest_avx2(const uint8_t* in, uint8_t* a, uint8_t* b, uint64_t done, uint64_t n) {
+  for (; done < n;) {
+    const uint64_t m = std::min<uint64_t>(64, n - done), whole = m / 2;
+    alignas(32) uint8_t pair[64] = {}, ta[32], tb[32];
+    std::memcpy(pair, in + done, m);
+    split_nibbles_avx2(pair, a ? ta : nullptr, b ? tb : nullptr, 64, false);
+    for (uint8_t* row : {a, b}) {
+      if (!row) continue;
+      const uint8_t* from = row == a ? ta : tb;
+      std::memcpy(row + done / 2, from, whole);
+      if (m % 2 == 0) continue;
+      uint8_t& last = row[done / 2 + whole];
+      const unsigned kept = last & 0xF0;  // mutate: equivalent (the row's next nibble: a later block or row writes it)
+      last = static_cast<uint8_t>(kept | (from[whole] & 0x0F));
+    }
+    done += m;
+  }
+  return done;
+}
+
+// Rows at odd nibble offsets (NCHW64 of an odd H*W: every other channel's
+// plane starts inside a byte) pair through scratch copies on byte
+// boundaries: realign_nibbles copies nibbles [from, from + n) of `base` to
+// ceil(n / 2) bytes at `to`, the first nibble low; scatter_nibbles writes
+// them back, the nibbles around the run kept. (They went nibble by nibble:
+// 1 x 512 x 7 x 7 int4 NCHW64 on an Intel Xeon, pinned, of memcpy, pack /
+// unpack 0.002 / 0.002 -> see the commit.)
+LC_MGE_AVX2 uint64_t realign_nibbles_avx2(const uint8_t* x, uint64_t last, uint8_t* to) {
+  const __m256i low = _mm256_set1_epi8(0x0F), high = _mm256_set1_epi8(static_cast<char>(0xF0));
+  uint64_t i = 0;
+  for (; i + 32 <= last; i += 32) {  // bytes x[i .. i + 32]
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i + 1));
+    const __m256i t = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), low),
+                                      _mm256_and_si256(_mm256_slli_epi16(b, 4), high));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + i), t);
+  }
+  return i;
+}
+
+void realign_nibbles(const uint8_t* base, uint64_t from, uint64_t n, uint8_t* to) {
+  const uint8_t* x = base + from / 2;
+  const uint64_t bytes = (n + 1) / 2;
+  if (from % 2 == 0) {
+    std::memcpy(to, x, bytes);
+    return;
+  }
+  // Byte i takes the high nibble of x[i] and the low one of x[i + 1], which is in the run while 2i + 1 < n.
+  uint64_t i = 0;
+#if LC_MGE_X86
+  if (have_avx2()) i = realign_nibbles_avx2(x, n / 2, to);
+#endif
+  for (; i < bytes; ++i) to[i] = static_cast<uint8_t>(x[i] >> 4 | (2 * i + 1 < n ? x[i + 1] << 4 : 0));
+}
+
+LC_MGE_AVX2 uint64_t scatter_nibbles_avx2(const uint8_t* t, uint8_t* x, uint64_t n) {
+  const __m256i low = _mm256_set1_epi8(0x0F), high = _mm256_set1_epi8(static_cast<char>(0xF0));
+  uint64_t i = 1;
+  for (; 2 * (i + 31) < n; i += 32) {  // bytes x[i .. i + 31], whole
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t + i - 1));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t + i));
+    const __m256i v = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), low),
+                                      _mm256_and_si256(_mm256_slli_epi16(b, 4), high));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(x + i), v);
+  }
+  return i;
+}
+
+void scatter_nibbles(const uint8_t* t, uint8_t* base, uint64_t from, uint64_t n) {
+  uint8_t* x = base + from / 2;
+  if (n == 0) return;
+  if (from % 2 == 0) {
+    std::memcpy(x, t, n / 2);
+    if (n % 2) x[n / 2] = static_cast<uint8_t>((x[n / 2] & 0xF0) | (t[n / 2] & 0x0F));
+    return;
+  }
+  // Nibble j of the run is nibble from + j: x[0]'s high one, then x[i] holds nibbles 2i - 1 and 2i.
+  x[0] = static_cast<uint8_t>((x[0] & 0x0F) | t[0] << 4);
+  uint64_t i = 1;
+#if LC_MGE_X86
+  if (have_avx2()) i = scatter_nibbles_avx2(t, x, n);
+#endif
+  for (; 2 * i < n; ++i) x[i] = static_cast<uint8_t>(t[i - 1] >> 4 | t[i] << 4);
+  if (2 * i - 1 >= n) return;
+  const unsigned kept = x[i] & 0xF0;  // mutate: equivalent (n is even in a row's blocks before its last only)
+  x[i] = static_cast<uint8_t>(kept | t[i - 1] >> 4);
+}
+
 // Without AVX-512, groups of 32k row pairs make their pairs straight in the
 // 8-bit blocks' stage, 32 pairs of kCols pixels at a time, and the 16-pixel
 // transposes read it (unpacking: write it, and the pairs are split straight
@@ -4759,9 +4868,8 @@ constexpr uint64_t kPairStageBytes = 32u << 10;  // the L1 stage of the row pair
 template <bool kPack>
 bool nibble_pairs(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
   if (g.R % 2 != 0 || g.pixels % 2 != 0) return false;
-  for (uint64_t r = 0; r < g.R; ++r) {
-    if (g.rows[r] != kPad && g.rows[r] % 2 != 0) return false;
-  }
+  bool odd = false;  // a row at an odd nibble: the rows through realign_nibbles and scatter_nibbles
+  for (uint64_t r = 0; r < g.R; ++r) odd = odd || (g.rows[r] != kPad && g.rows[r] % 2 != 0);
   const uint64_t H = g.R / 2;
   const uint64_t block = std::max<uint64_t>(128, kPairStageBytes / H / 128 * 128);  // pixels, whole 128-byte runs
   static thread_local std::vector<uint8_t> stage_buffer;
@@ -4773,11 +4881,13 @@ bool nibble_pairs(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys
   Plan bytes = p;
   bytes.bits = 8;
   bytes.stream = kPack && p.stream;  // the stage is read back at once when unpacking
+  static thread_local std::vector<uint8_t> realigned;
+  if (odd && realigned.size() < block + 64) realigned.resize(block + 64);
   const auto row_at = [&](uint64_t r, uint64_t l0) { return g.rows[r] == kPad ? nullptr : logical + (g.rows[r] + l0) / 2; };
   uint64_t start = 0;
 #if LC_MGE_X86
   const bool streamed_unpack = !kPack && p.stream;
-  if (H == 32 && have_avx512() && !streamed_unpack) {
+  if (H == 32 && have_avx512() && !streamed_unpack && !odd) {
     // 64 rows (NCHW64, NHWC of 64 channels): 128 pixels a step in registers,
     // every line of the rows read or written whole. Rows a multiple of 4 KiB
     // apart (in one L1 set) go through stages in cache. Measured on a Zen 5
@@ -4804,7 +4914,7 @@ bool nibble_pairs(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys
       start = aliased ? unpack_nibble_pairs_x128<512>(g, logical, phys) : unpack_nibble_pairs_x128<256>(g, logical, phys);
     }
   }
-  if (H % 32 == 0 && have_avx2() && (kPack ? !p.stream && !have_avx512() : streamed_unpack || !have_avx512())) {
+  if (H % 32 == 0 && have_avx2() && !odd && (kPack ? !p.stream && !have_avx512() : streamed_unpack || !have_avx512())) {
     start = kPack || p.stream    ? nibble_blocks_avx2<kPack, kStageCols>(g, logical, phys, p.stream)
             : long_stage_fits_l1() ? nibble_blocks_avx2<kPack, kLongStageCols>(g, logical, phys, false)
                                    : nibble_blocks_avx2<kPack, kMidStageCols>(g, logical, phys, false);
@@ -4817,11 +4927,18 @@ bool nibble_pairs(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys
       for (uint64_t k = 0; k < H; ++k) {
         if (pair_rows[k] == kPad) continue;
         const uint8_t *a = row_at(2 * k, l0), *b = row_at(2 * k + 1, l0);
+        if (odd) {  // both rows on bytes, from copies
+          uint8_t* ra = realigned.data();
+          uint8_t* rb = ra + (block + 64) / 2;
+          if (a) realign_nibbles(logical, g.rows[2 * k] + l0, n, ra), a = ra;
+          if (b) realign_nibbles(logical, g.rows[2 * k + 1] + l0, n, rb), b = rb;
+        }
         uint64_t done = 0;
 #if LC_MGE_X86
         // Two blocks ahead (each row gives n / 2 bytes a block).
         if (have_avx512()) done = pair_nibbles_avx512(a, b, stage + pair_rows[k], n, p.stream ? block : 0);
         else if (have_avx2()) done = pair_nibbles_avx2(a, b, stage + pair_rows[k], n, p.stream ? block : 0);
+        if (have_avx2()) done = pair_nibbles_rest_avx2(a, b, stage + pair_rows[k], done, n);
 #endif
         pair_nibbles_scalar(a, b, stage + pair_rows[k], done, n);
       }
@@ -4840,12 +4957,18 @@ bool nibble_pairs(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys
 #endif
         if (pair_rows[k] == kPad) continue;
         uint8_t *a = row_at(2 * k, l0), *b = row_at(2 * k + 1, l0);
+        uint8_t* ra = realigned.data();
+        uint8_t* rb = ra + (block + 64) / 2;
+        if (odd) a = a ? ra : nullptr, b = b ? rb : nullptr;  // split into copies, scattered below
         uint64_t done = 0;
 #if LC_MGE_X86
         if (have_avx512()) done = split_nibbles_avx512(stage + pair_rows[k], a, b, n, p.stream);
         else if (have_avx2()) done = split_nibbles_avx2(stage + pair_rows[k], a, b, n, p.stream);
+        if (have_avx2()) done = split_nibbles_rest_avx2(stage + pair_rows[k], a, b, done, n);
 #endif
         split_nibbles_scalar(stage + pair_rows[k], a, b, done, n);
+        if (odd && a) scatter_nibbles(ra, logical, g.rows[2 * k] + l0, n);
+        if (odd && b) scatter_nibbles(rb, logical, g.rows[2 * k + 1] + l0, n);
       }
     }
   }

@@ -323,6 +323,24 @@ TEST(MgeLarge, int4_row_pairs_in_cache) {
   }
 }
 
+// 4-bit rows that start inside a byte (planes of an odd H*W: every other
+// channel's) pair through copies realigned on bytes and back: NCHW64 of 7 x 7
+// (a group of 2 channels and 62 padding rows after the first), of 27 x 27
+// (blocks of pairs past 64 pixels and a rest), NCHW32 of 5 x 9, NHWC of 4 and
+// 6 channels; at every ISA level (the AVX2 realignment and the bytes around
+// it).
+TEST(MgeKernels, int4_rows_inside_a_byte_equal_the_reference_at_every_isa_level) {
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"mge.nchw64", "int4", "1,66,7,7"},
+           {"mge.nchw64", "uint4", "2,64,27,27"},
+           {"mge.nchw32", "int4", "3,40,5,9"},
+           {"mge.nhwc", "int4", "1,4,5,5"},
+           {"mge.nhwc", "uint4", "2,6,9,131"},
+       }) {
+    expect_pass_at_every_isa(layout, dtype, shape);
+  }
+}
+
 // Streamed groups of rows the fastest tiles do not take: packs through a
 // stage of padded pixels closed up straight to memory (8-bit of 24 and 13
 // rows, 16-bit of 20 and 12, 32-bit of 12 and 17), non-temporal when the
