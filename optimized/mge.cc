@@ -4510,7 +4510,8 @@ LC_MGE_AVX2 uint64_t split_nibbles_avx2(const uint8_t* in, uint8_t* a, uint8_t* 
 // bytes) by one more AVX2 step on copies: the rows' bytes into zeroed
 // scratch, the pair's bytes out of it (they went nibble by nibble: 1 x 256 x
 // 14 x 14 int4 NCHW64, 196 pixels, 68 of them past the steps, on an Intel
-// Xeon, pinned, of memcpy, pack / unpack 0.007 / 0.005 -> see the commit).
+// Xeon, pinned, of memcpy, pack / unpack 0.012 / 0.010 -> 0.041 / 0.033: a
+// tensor of 25 KiB, its groups' set-up beside an L1 memcpy).
 LC_MGE_AVX2 uint64_t pair_nibbles_rest_avx2(const uint8_t* a, const uint8_t* b, uint8_t* out, uint64_t done,
                                             uint64_t n) {
   for (; done < n;) {
@@ -4552,8 +4553,8 @@ LC_MGE_AVX2 uint64_t split_nibbles_rest_avx2(const uint8_t* in, uint8_t* a, uint
 // boundaries: realign_nibbles copies nibbles [from, from + n) of `base` to
 // ceil(n / 2) bytes at `to`, the first nibble low; scatter_nibbles writes
 // them back, the nibbles around the run kept. (They went nibble by nibble:
-// 1 x 512 x 7 x 7 int4 NCHW64 on an Intel Xeon, pinned, of memcpy, pack /
-// unpack 0.002 / 0.002 -> see the commit.)
+// int4 NCHW64 on an Intel Xeon, pinned, of memcpy, pack / unpack, 2 x 128 x
+// 27 x 27 0.008 / 0.009 -> 0.14 / 0.13, 1 x 512 x 7 x 7 0.002 -> 0.005.)
 LC_MGE_AVX2 uint64_t realign_nibbles_avx2(const uint8_t* x, uint64_t last, uint8_t* to) {
   const __m256i low = _mm256_set1_epi8(0x0F), high = _mm256_set1_epi8(static_cast<char>(0xF0));
   uint64_t i = 0;
