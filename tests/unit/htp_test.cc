@@ -350,6 +350,13 @@ TEST(HtpKernels, plane_transposes_equal_the_reference_at_every_isa_level) {
   expect_pass_at_every_isa("htp.nchw", "uint8", "1,7,9,33");
   expect_pass_at_every_isa("htp.nchw", "fp16", "1,6,5,40");
   expect_pass_at_every_isa("htp.nchw", "fp32", "2,3,2,20");
+  // Planes of at most 64 pixels fuse into tiles (pixels x channels): in
+  // squares of 16 bytes a side, the last ones moved back inside the tile, of
+  // exactly one square, of every element size.
+  expect_pass_at_every_isa("htp.nchw", "uint8", "1,7,7,40");
+  expect_pass_at_every_isa("htp.nchw", "uint8", "2,4,4,16");
+  expect_pass_at_every_isa("htp.nchw", "fp16", "1,4,5,21");
+  expect_pass_at_every_isa("htp.nchw_prose", "fp32", "1,3,3,9");
   expect_pass_at_every_isa("ChunkedMemoryLayout<3, 2,0, 1,0, 0,0>", "int32", "7,130,9");
   expect_pass_at_every_isa("htp.nchw", "uint8", "1,64,64,2048");
   // Streamed planes: unpacked planes starting half a line into their rows
