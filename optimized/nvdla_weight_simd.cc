@@ -1563,7 +1563,7 @@ __attribute__((target("avx2"))) void small_kernel_group(const SmallKernelShuffle
     }
     __m256i w[kSmallUnits][4];
     for (uint64_t u = 0; u < t.U; ++u) {
-      for (uint64_t p = 0; p < kP; ++p) w[u][p] = both_lanes(_mm_load_si128(reinterpret_cast<const __m128i*>(t.m[u][p])));
+      for (uint64_t p = 0; p < 4; ++p) w[u][p] = both_lanes(_mm_load_si128(reinterpret_cast<const __m128i*>(t.m[u][p])));
     }
     small_kernel_pack_pairs_any<kP>(t, w, count, from, to);
     return;
@@ -1762,7 +1762,7 @@ bool image_weight_copy_avx512(const ImageWeightShape& s, const uint8_t* src, uin
   // post-extension 2, 3 x 7 x 7 int8 0.12 / 0.10 against 0.32 / 0.28, 3 x 3 x 3 fp16 0.11 / 0.07 against 0.25 / 0.21).
   // Packing without post-extension, the permutes only where a line is one (two windows at most, image_pack's
   // first loop): the lines of more windows, their loads, permutes and masked store one after the other, measured
-  // slower than the shuffles (on an Intel Xeon, 1024 kernels, pinned, of memcpy, capped at AVX2 against not: 3 x 11
+  // slower than the shuffles (on an Intel Xeon, 1024 kernels, pinned, of memcpy, the permutes -> the shuffles: 3 x 11
   // x 11 int8 0.06 -> 0.51, 3 x 9 x 9 0.06 -> 0.48, 3 x 7 x 7 fp16 0.26 -> 0.55).
   if ((!to_physical || s.ext > 1 || pack_windows(s) > 2) && shuffles_take(s)) return false;
   if (s.eb == 1) {

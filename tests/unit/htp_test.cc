@@ -343,13 +343,14 @@ TEST(HtpKernels, plane_transposes_equal_the_reference_at_every_isa_level) {
   expect_pass_at_every_isa("htp.nchw_prose", "uint8", "1,9,13,70");
   expect_pass_at_every_isa("htp.nchw_prose", "fp32", "1,64,64,33");
   expect_pass_at_every_isa("htp.nchw_prose", "int16", "1,8,8,40");
-  // Planes narrower than 16 bytes of at least two blocks' rows: whole blocks
-  // storing the plane's few columns, the rows whose reads would pass the
-  // plane's end (a block and a row; fewer than a block) element by element.
+  // Planes (more than 64 pixels) narrower than 16 bytes of at least two
+  // blocks' rows, unpacking: whole blocks storing the plane's few columns,
+  // the rows whose reads would pass the plane's end element by element (a
+  // block and a row; two blocks and 8 rows; two and 4).
   expect_pass_at_every_isa("htp.nchw", "uint8", "1,14,14,256");
-  expect_pass_at_every_isa("htp.nchw", "uint8", "1,7,9,33");
-  expect_pass_at_every_isa("htp.nchw", "fp16", "1,6,5,40");
-  expect_pass_at_every_isa("htp.nchw", "fp32", "2,3,2,20");
+  expect_pass_at_every_isa("htp.nchw", "uint8", "1,9,8,33");
+  expect_pass_at_every_isa("htp.nchw", "fp16", "1,6,12,40");
+  expect_pass_at_every_isa("htp.nchw", "fp32", "2,3,22,20");
   // Planes of at most 64 pixels fuse into tiles (pixels x channels): in
   // squares of 16 bytes a side, the last ones moved back inside the tile, of
   // exactly one square, of every element size.
