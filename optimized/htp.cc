@@ -2482,13 +2482,7 @@ void tile_squares(uint8_t* phys, uint8_t* logical, uint64_t t_count, uint64_t k_
         const uint8_t* from = kPack ? logical + (row[k + i] + t) * kE : ph + i * k_count * kE;
         v[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from));
       }
-      if constexpr (kE == 1) {
-        byte_transpose::transpose16x16_epi8(v);
-      } else if constexpr (kE == 2) {
-        byte_transpose::transpose8x8_epi16(v, v);
-      } else {
-        byte_transpose::transpose4x4_epi32(v);
-      }
+      plane_transpose::transpose_square_sse2<kE>(v);
       for (uint64_t j = 0; j < n; ++j) {
         uint8_t* to = kPack ? ph + j * k_count * kE : logical + (row[k + j] + t) * kE;
         _mm_storeu_si128(reinterpret_cast<__m128i*>(to), v[j]);

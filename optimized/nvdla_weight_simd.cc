@@ -1244,7 +1244,8 @@ template <uint64_t kN>
 __attribute__((target("avx2"), always_inline)) inline __m256i shuffle_or(__m256i s0, __m256i s1, __m256i s2, __m256i s3,
                                                                         __m256i m0, __m256i m1, __m256i m2,
                                                                         __m256i m3) {
-  __m256i r = _mm256_or_si256(_mm256_shuffle_epi8(s0, m0), _mm256_shuffle_epi8(s1, m1));
+  __m256i r = _mm256_shuffle_epi8(s0, m0);
+  if (kN > 1) r = _mm256_or_si256(r, _mm256_shuffle_epi8(s1, m1));
   if (kN > 2) r = _mm256_or_si256(r, _mm256_shuffle_epi8(s2, m2));
   if (kN > 3) r = _mm256_or_si256(r, _mm256_shuffle_epi8(s3, m3));
   return r;
@@ -1420,17 +1421,6 @@ __attribute__((target("avx2"))) void small_kernel_unpack_units(const SmallKernel
   }
 }
 
-// units_or's 256-bit form: the OR of kP shuffles, two kernels' unit a register.
-template <uint64_t kP>
-__attribute__((target("avx2"), always_inline)) inline __m256i pieces_or(__m256i x0, __m256i x1, __m256i x2, __m256i x3,
-                                                                       __m256i a, __m256i b, __m256i c, __m256i d) {
-  __m256i y = _mm256_shuffle_epi8(x0, a);
-  if (kP > 1) y = _mm256_or_si256(y, _mm256_shuffle_epi8(x1, b));
-  if (kP > 2) y = _mm256_or_si256(y, _mm256_shuffle_epi8(x2, c));
-  if (kP > 3) y = _mm256_or_si256(y, _mm256_shuffle_epi8(x3, d));
-  return y;
-}
-
 // Piece `at` of kernels k and k + 1 (`kernel` bytes on), one in each lane.
 __attribute__((target("avx2"), always_inline)) inline __m256i kernel_pair(const uint8_t* k, uint64_t kernel, uint64_t at) {
   return _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(k + kernel + at), reinterpret_cast<const __m128i*>(k + at));
@@ -1506,24 +1496,26 @@ __attribute__((target("avx2"))) void small_kernel_pack_pairs(const SmallKernelSh
     const __m256i x1 = kP > 1 ? kernel_pair(k, kernel, p1) : x0;
     const __m256i x2 = kP > 2 ? kernel_pair(k, kernel, p2) : x0;
     const __m256i x3 = kP > 3 ? kernel_pair(k, kernel, p3) : x0;
-    store_unit_pair(u0, l0, pieces_or<kP>(x0, x1, x2, x3, w00, w01, w02, w03));
-    if (kU > 1) store_unit_pair(u1, l1, pieces_or<kP>(x0, x1, x2, x3, w10, w11, w12, w13));
-    if (kU > 2) store_unit_pair(u2, l2, pieces_or<kP>(x0, x1, x2, x3, w20, w21, w22, w23));
-    if (kU > 3) store_unit_pair(u3, l3, pieces_or<kP>(x0, x1, x2, x3, w30, w31, w32, w33));
+    store_unit_pair(u0, l0, shuffle_or<kP>(x0, x1, x2, x3, w00, w01, w02, w03));
+    if (kU > 1) store_unit_pair(u1, l1, shuffle_or<kP>(x0, x1, x2, x3, w10, w11, w12, w13));
+    if (kU > 2) store_unit_pair(u2, l2, shuffle_or<kP>(x0, x1, x2, x3, w20, w21, w22, w23));
+    if (kU > 3) store_unit_pair(u3, l3, shuffle_or<kP>(x0, x1, x2, x3, w30, w31, w32, w33));
   }
   if (count - 2 * pairs != 2 || t.exact != 1) {
     small_kernel_pack_rest<kP>(t, 2 * pairs, count, from, to);
     return;
   }
-  // The group's last two kernels a pair as well, the last one's units stored exactly (units of 8 bytes or more).
+  // The group's last two kernels a pair as well, the last one's units stored exactly (units of 8 bytes or more);
+  // the loop's steps again rather than a choice in the loop (4096 x 3 x 3 x 3 int8 on an Intel Xeon capped at AVX2,
+  // pinned, alternating: 0.41 of memcpy so, 0.31 with the choice).
   const __m256i x0 = kernel_pair(k, kernel, 0);
   const __m256i x1 = kP > 1 ? kernel_pair(k, kernel, p1) : x0;
   const __m256i x2 = kP > 2 ? kernel_pair(k, kernel, p2) : x0;
   const __m256i x3 = kP > 3 ? kernel_pair(k, kernel, p3) : x0;
-  store_unit_pair_last(u0, l0, pieces_or<kP>(x0, x1, x2, x3, w00, w01, w02, w03));
-  if (kU > 1) store_unit_pair_last(u1, l1, pieces_or<kP>(x0, x1, x2, x3, w10, w11, w12, w13));
-  if (kU > 2) store_unit_pair_last(u2, l2, pieces_or<kP>(x0, x1, x2, x3, w20, w21, w22, w23));
-  if (kU > 3) store_unit_pair_last(u3, l3, pieces_or<kP>(x0, x1, x2, x3, w30, w31, w32, w33));
+  store_unit_pair_last(u0, l0, shuffle_or<kP>(x0, x1, x2, x3, w00, w01, w02, w03));
+  if (kU > 1) store_unit_pair_last(u1, l1, shuffle_or<kP>(x0, x1, x2, x3, w10, w11, w12, w13));
+  if (kU > 2) store_unit_pair_last(u2, l2, shuffle_or<kP>(x0, x1, x2, x3, w20, w21, w22, w23));
+  if (kU > 3) store_unit_pair_last(u3, l3, shuffle_or<kP>(x0, x1, x2, x3, w30, w31, w32, w33));
 }
 
 // The same for any number of units, their masks (w: each of t.m's in both
@@ -1541,7 +1533,7 @@ __attribute__((target("avx2"))) void small_kernel_pack_pairs_any(const SmallKern
     const __m256i x3 = kP > 3 ? kernel_pair(k, kernel, p3) : x0;
     for (uint64_t u = 0; u < t.U; ++u) {
       uint8_t* unit = to + t.off[u] + kk * t.len[u];
-      store_unit_pair(unit, t.len[u], pieces_or<kP>(x0, x1, x2, x3, w[u][0], w[u][1], w[u][2], w[u][3]));
+      store_unit_pair(unit, t.len[u], shuffle_or<kP>(x0, x1, x2, x3, w[u][0], w[u][1], w[u][2], w[u][3]));
     }
   }
   small_kernel_pack_rest<kP>(t, 2 * pairs, count, from, to);

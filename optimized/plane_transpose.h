@@ -87,13 +87,9 @@ __attribute__((target("avx2"), always_inline)) inline void block_avx2(const uint
   }
 }
 
-// One n x n block in 128-bit registers (SSE2): n rows of n elements at src
-// become n rows of n elements at dst.
+// The n x n transpose of kE-byte elements in n 16-byte registers (SSE2).
 template <size_t kE>
-__attribute__((always_inline)) inline void square_sse2(const uint8_t* src, uint64_t sb, uint8_t* dst, uint64_t db) {
-  constexpr uint64_t n = 16 / kE;
-  __m128i v[n];
-  for (uint64_t i = 0; i < n; ++i) v[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * sb));
+__attribute__((always_inline)) inline void transpose_square_sse2(__m128i* v) {
   if constexpr (kE == 1) {
     byte_transpose::transpose16x16_epi8(v);
   } else if constexpr (kE == 2) {
@@ -101,6 +97,16 @@ __attribute__((always_inline)) inline void square_sse2(const uint8_t* src, uint6
   } else {
     byte_transpose::transpose4x4_epi32(v);
   }
+}
+
+// One n x n block in 128-bit registers (SSE2): n rows of n elements at src
+// become n rows of n elements at dst.
+template <size_t kE>
+__attribute__((always_inline)) inline void square_sse2(const uint8_t* src, uint64_t sb, uint8_t* dst, uint64_t db) {
+  constexpr uint64_t n = 16 / kE;
+  __m128i v[n];
+  for (uint64_t i = 0; i < n; ++i) v[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * sb));
+  transpose_square_sse2<kE>(v);
   for (uint64_t j = 0; j < n; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j * db), v[j]);
 }
 
