@@ -4548,13 +4548,7 @@ LC_MGE_AVX2 uint64_t split_nibbles_rest_avx2(const uint8_t* in, uint8_t* a, uint
   return done;
 }
 
-// Rows at odd nibble offsets (NCHW64 of an odd H*W: every other channel's
-// plane starts inside a byte) pair through scratch copies on byte
-// boundaries: realign_nibbles copies nibbles [from, from + n) of `base` to
-// ceil(n / 2) bytes at `to`, the first nibble low; scatter_nibbles writes
-// them back, the nibbles around the run kept. (They went nibble by nibble:
-// int4 NCHW64 on an Intel Xeon, pinned, of memcpy, pack / unpack, 2 x 128 x
-// 27 x 27 0.008 / 0.009 -> 0.14 / 0.13, 1 x 512 x 7 x 7 0.002 -> 0.005.)
+// realign_nibbles and scatter_nibbles (below) with AVX2, 32 bytes a step.
 LC_MGE_AVX2 uint64_t realign_nibbles_avx2(const uint8_t* x, uint64_t last, uint8_t* to) {
   const __m256i low = _mm256_set1_epi8(0x0F), high = _mm256_set1_epi8(static_cast<char>(0xF0));
   uint64_t i = 0;
@@ -4568,20 +4562,6 @@ LC_MGE_AVX2 uint64_t realign_nibbles_avx2(const uint8_t* x, uint64_t last, uint8
   return i;
 }
 
-void realign_nibbles(const uint8_t* base, uint64_t from, uint64_t n, uint8_t* to) {
-  const uint8_t* x = base + from / 2;
-  const uint64_t bytes = (n + 1) / 2;
-  if (from % 2 == 0) {
-    std::memcpy(to, x, bytes);
-    return;
-  }
-  // Byte i takes the high nibble of x[i] and the low one of x[i + 1], which is in the run while 2i + 1 < n.
-  uint64_t i = 0;
-#if LC_MGE_X86
-  if (have_avx2()) i = realign_nibbles_avx2(x, n / 2, to);
-#endif
-  for (; i < bytes; ++i) to[i] = static_cast<uint8_t>(x[i] >> 4 | (2 * i + 1 < n ? x[i + 1] << 4 : 0));
-}
 
 LC_MGE_AVX2 uint64_t scatter_nibbles_avx2(const uint8_t* t, uint8_t* x, uint64_t n) {
   const __m256i low = _mm256_set1_epi8(0x0F), high = _mm256_set1_epi8(static_cast<char>(0xF0));
@@ -4596,25 +4576,6 @@ LC_MGE_AVX2 uint64_t scatter_nibbles_avx2(const uint8_t* t, uint8_t* x, uint64_t
   return i;
 }
 
-void scatter_nibbles(const uint8_t* t, uint8_t* base, uint64_t from, uint64_t n) {
-  uint8_t* x = base + from / 2;
-  if (n == 0) return;
-  if (from % 2 == 0) {
-    std::memcpy(x, t, n / 2);
-    if (n % 2) x[n / 2] = static_cast<uint8_t>((x[n / 2] & 0xF0) | (t[n / 2] & 0x0F));
-    return;
-  }
-  // Nibble j of the run is nibble from + j: x[0]'s high one, then x[i] holds nibbles 2i - 1 and 2i.
-  x[0] = static_cast<uint8_t>((x[0] & 0x0F) | t[0] << 4);
-  uint64_t i = 1;
-#if LC_MGE_X86
-  if (have_avx2()) i = scatter_nibbles_avx2(t, x, n);
-#endif
-  for (; 2 * i < n; ++i) x[i] = static_cast<uint8_t>(t[i - 1] >> 4 | t[i] << 4);
-  if (2 * i - 1 >= n) return;
-  const unsigned kept = x[i] & 0xF0;  // mutate: equivalent (n is even in a row's blocks before its last only)
-  x[i] = static_cast<uint8_t>(kept | t[i - 1] >> 4);
-}
 
 // Without AVX-512, groups of 32k row pairs make their pairs straight in the
 // 8-bit blocks' stage, 32 pairs of kCols pixels at a time, and the 16-pixel
@@ -4863,6 +4824,48 @@ LC_MGE_AVX512BW uint64_t unpack_nibble_pairs_x128(const Group& g, uint8_t* logic
   return whole;
 }
 #endif
+
+// Rows at odd nibble offsets (NCHW64 of an odd H*W: every other channel's
+// plane starts inside a byte) pair through scratch copies on byte
+// boundaries: realign_nibbles copies nibbles [from, from + n) of `base` to
+// ceil(n / 2) bytes at `to`, the first nibble low; scatter_nibbles writes
+// them back, the nibbles around the run kept. (They went nibble by nibble:
+// int4 NCHW64 on an Intel Xeon, pinned, of memcpy, pack / unpack, 2 x 128 x
+// 27 x 27 0.008 / 0.009 -> 0.14 / 0.13, 1 x 512 x 7 x 7 0.002 -> 0.005.)
+void realign_nibbles(const uint8_t* base, uint64_t from, uint64_t n, uint8_t* to) {
+  const uint8_t* x = base + from / 2;
+  const uint64_t bytes = (n + 1) / 2;
+  if (from % 2 == 0) {
+    std::memcpy(to, x, bytes);
+    return;
+  }
+  // Byte i takes the high nibble of x[i] and the low one of x[i + 1], which is in the run while 2i + 1 < n.
+  uint64_t i = 0;
+#if LC_MGE_X86
+  if (have_avx2()) i = realign_nibbles_avx2(x, n / 2, to);
+#endif
+  for (; i < bytes; ++i) to[i] = static_cast<uint8_t>(x[i] >> 4 | (2 * i + 1 < n ? x[i + 1] << 4 : 0));
+}
+
+void scatter_nibbles(const uint8_t* t, uint8_t* base, uint64_t from, uint64_t n) {
+  uint8_t* x = base + from / 2;
+  if (n == 0) return;
+  if (from % 2 == 0) {
+    std::memcpy(x, t, n / 2);
+    if (n % 2) x[n / 2] = static_cast<uint8_t>((x[n / 2] & 0xF0) | (t[n / 2] & 0x0F));
+    return;
+  }
+  // Nibble j of the run is nibble from + j: x[0]'s high one, then x[i] holds nibbles 2i - 1 and 2i.
+  x[0] = static_cast<uint8_t>((x[0] & 0x0F) | t[0] << 4);
+  uint64_t i = 1;
+#if LC_MGE_X86
+  if (have_avx2()) i = scatter_nibbles_avx2(t, x, n);
+#endif
+  for (; 2 * i < n; ++i) x[i] = static_cast<uint8_t>(t[i - 1] >> 4 | t[i] << 4);
+  if (2 * i - 1 >= n) return;
+  const unsigned kept = x[i] & 0xF0;  // mutate: equivalent (n is even in a row's blocks before its last only)
+  x[i] = static_cast<uint8_t>(kept | t[i - 1] >> 4);
+}
 
 constexpr uint64_t kPairStageBytes = 32u << 10;  // the L1 stage of the row pairs of a 4-bit group
 
