@@ -36,7 +36,7 @@
 // AVX-512, groups of 64 rows 128 pixels a step, the pairs in registers),
 // else by a nibble loop. Tensors of kStreamBytes and more are packed with streaming
 // stores: straight from the registers where a tile writes whole lines (those
-// 8-bit tiles, 32-bit groups of 16k rows taken 16 rows a pass), else block by
+// 8-bit tiles, 32-bit groups of 16k rows taken 32 rows a pass), else block by
 // block through an L1 stage; groups of many rows are unpacked the same way, a
 // block of pixels into stage rows that stream out to the logical rows.
 // Tiles only move whole elements between the places the table above gives
@@ -87,7 +87,14 @@ constexpr uint64_t kUnstageBytes = 16u << 10;  // the L1 stage of a streamed unp
 constexpr uint64_t kLine = 64;                 // bytes in a cache line
 constexpr uint64_t kDirectRows = 8;            // groups of up to this many rows unpack in place
 constexpr uint64_t kPrefetchBytes = 3u << 10;  // how far ahead of its loads a streamed transpose fetches a row
-constexpr uint64_t kRowFetch = 512;            // the same for the 16-row passes of a streamed 32-bit pack
+constexpr uint64_t kRowFetch = 512;            // the same for the passes of a streamed 32-bit pack
+// Rows a pass of a streamed 32-bit pack reads at once: each pixel's two lines
+// of them written together (measured on an Intel Xeon, pinned, alternating,
+// NHWC fp32 8 x 64 x 256 x 128, against passes of 16 rows, a line a pixel:
+// 6.8-7.2 -> 5.5 ms a pack beside a memcpy of 6.0-6.5, 4 x 256 x 128 x 128
+// 6.9-7.2 -> 5.8; capped at AVX2 7.0-7.1 -> 6.2 and 7.2 -> 6.4; the whole
+// 64 rows a pass 7.1 / 6.6-6.8).
+constexpr uint64_t kPassRows = 32;
 
 enum class Kind { kIdentity, kNhwc, kNchwx, kChwn4, kColMajor };
 
@@ -1749,41 +1756,45 @@ LC_MGE_AVX2_INLINE void transpose8x8_epi32_avx2(__m256 v[8]) {
 }
 
 // Streamed packs of 32-bit elements, 16 | R, pixels from a line, without
-// AVX-512: tiles_16x16_epi32_avx512's passes of 16 rows over the whole run of
-// pixels, 8 pixels a tile by two 8 x 8 transposes (rows 0..7 and 8..15), so
-// that each pixel's line of the pass (its 16 elements) leaves whole, two
-// non-temporal 32-byte stores. Only 16 rows are read at once, each fetched
-// kRowFetch bytes ahead into L1. Measured on a Zen 4 capped at AVX2, pinned,
-// alternating, of memcpy, against the L2 stage and its streaming copy: NHWC
-// fp32 8 x 64 x 256 x 128, 7.9-8.5 -> 4.5-4.6 ms beside a memcpy of 4.8-5.3
-// (0.57-0.61 -> 1.08-1.10). Returns the pixels done.
+// AVX-512: tiles_16x16_epi32_avx512's passes of kPassRows rows over the whole
+// run of pixels, 8 pixels a tile by two 8 x 8 transposes (rows 0..7 and
+// 8..15), so that each pixel's line of 16 elements leaves whole, two
+// non-temporal 32-byte stores. Only the pass's rows are read at once, each
+// fetched kRowFetch bytes ahead into L1. Measured on a Zen 4 capped at AVX2,
+// pinned, alternating, of memcpy, against the L2 stage and its streaming
+// copy: NHWC fp32 8 x 64 x 256 x 128, 7.9-8.5 -> 4.5-4.6 ms beside a memcpy
+// of 4.8-5.3 (0.57-0.61 -> 1.08-1.10), in passes of 16 rows. Returns the
+// pixels done.
 LC_MGE_AVX2 uint64_t pack_16rows_epi32_avx2_streamed(const Group& g, const uint8_t* logical, uint8_t* phys) {
   const uint64_t L8 = g.L / 8 * 8, pitch = g.R;  // elements per pixel
   const float* lg = reinterpret_cast<const float*>(logical);
   float* ph = reinterpret_cast<float*>(phys) + g.pixels;
-  for (uint64_t r = 0; r < g.R; r += 16) {
-    const uint64_t* rows = g.rows + r;
+  for (uint64_t pass = 0; pass < g.R; pass += kPassRows) {
+    const uint64_t pass_end = std::min(g.R, pass + kPassRows);
     for (uint64_t l = 0; l < L8; l += 8) {
-      __m256 a[8], b[8];
-      LC_MGE_UNROLL
-      for (int k = 0; k < 8; ++k) {
-        a[k] = b[k] = _mm256_setzero_ps();
-        if (rows[k] != kPad) {
-          _mm_prefetch(reinterpret_cast<const char*>(lg + rows[k] + l) + kRowFetch, _MM_HINT_T0);  // mutate: equivalent (a prefetch: the same bytes)
-          a[k] = _mm256_loadu_ps(lg + rows[k] + l);
+      for (uint64_t r = pass; r < pass_end; r += 16) {
+        const uint64_t* rows = g.rows + r;
+        __m256 a[8], b[8];
+        LC_MGE_UNROLL
+        for (int k = 0; k < 8; ++k) {
+          a[k] = b[k] = _mm256_setzero_ps();
+          if (rows[k] != kPad) {
+            _mm_prefetch(reinterpret_cast<const char*>(lg + rows[k] + l) + kRowFetch, _MM_HINT_T0);  // mutate: equivalent (a prefetch: the same bytes)
+            a[k] = _mm256_loadu_ps(lg + rows[k] + l);
+          }
+          if (rows[8 + k] != kPad) {
+            _mm_prefetch(reinterpret_cast<const char*>(lg + rows[8 + k] + l) + kRowFetch, _MM_HINT_T0);  // mutate: equivalent (a prefetch: the same bytes)
+            b[k] = _mm256_loadu_ps(lg + rows[8 + k] + l);
+          }
         }
-        if (rows[8 + k] != kPad) {
-          _mm_prefetch(reinterpret_cast<const char*>(lg + rows[8 + k] + l) + kRowFetch, _MM_HINT_T0);  // mutate: equivalent (a prefetch: the same bytes)
-          b[k] = _mm256_loadu_ps(lg + rows[8 + k] + l);
+        transpose8x8_epi32_avx2(a);
+        transpose8x8_epi32_avx2(b);
+        float* px = ph + l * pitch + r;
+        LC_MGE_UNROLL
+        for (int k = 0; k < 8; ++k) {
+          _mm256_stream_ps(px + k * pitch, a[k]);
+          _mm256_stream_ps(px + k * pitch + 8, b[k]);
         }
-      }
-      transpose8x8_epi32_avx2(a);
-      transpose8x8_epi32_avx2(b);
-      float* px = ph + l * pitch + r;
-      LC_MGE_UNROLL
-      for (int k = 0; k < 8; ++k) {
-        _mm256_stream_ps(px + k * pitch, a[k]);
-        _mm256_stream_ps(px + k * pitch + 8, b[k]);
       }
     }
   }
@@ -2531,7 +2542,7 @@ LC_MGE_AVX512 uint64_t tiles_16x16_epi32_avx512(const Group& g, uint8_t* logical
             if (rows[k] == kPad) {
               v[k] = _mm512_setzero_ps();
             } else {
-              // Streamed (16 rows a pass, nt): each row kRowFetch bytes ahead,
+              // Streamed (kPassRows rows a pass, nt): each row kRowFetch bytes ahead,
               // into L1. Else two 256-byte blocks of the stage ahead, into L2
               // (fetching into L1 takes line fill buffers the streaming stores
               // of the stage need).
@@ -4161,11 +4172,11 @@ void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
   }
   if (kPack && p.stream && p.bits == 32 && g.R % 16 == 0 &&
       reinterpret_cast<uintptr_t>(phys + g.pixels * 4) % kLine == 0 && have_avx512()) {
-    // 32-bit elements, 16 | R: a pass of 16 rows over the whole run of
-    // pixels writes whole lines (16 elements of every pixel), so the lines
-    // stream straight out and only 16 rows are read at once.
+    // 32-bit elements, 16 | R: a pass of kPassRows rows over the whole run
+    // of pixels writes whole lines (16 or 32 elements of every pixel), so the
+    // lines stream straight out and only the pass's rows are read at once.
     Group d = g;
-    d.group_rows = 16;
+    d.group_rows = kPassRows;
     const uint64_t done = tiles_16x16_epi32_avx512<true>(d, logical, phys, true);
     if (done < g.L) transpose_rest<kPack, 4>(g, logical, phys, done);
     return;

@@ -495,10 +495,11 @@ TEST(MgeLarge, streamed_8bit_packs_of_32_and_64k_rows_at_every_isa_level) {
   }
 }
 
-// Streamed packs of 32-bit groups of 16k rows without AVX-512, pixels from
-// a line: passes of 16 rows, each pixel's 16 elements a pass streamed out
-// whole (16 bytes in: through the stage). Pixels past the last 8, padding rows
-// (NCHW32 of 40 channels, CHWN4 of 6), three passes (NHWC of 48 channels).
+// Streamed packs of 32-bit groups of 16k rows, pixels from a line: passes of
+// 32 rows (16 tiles of 16 rows each), each pixel's lines of a pass streamed
+// out whole (16 bytes in: through the stage). Pixels past the last 8, padding
+// rows (NCHW32 of 40 channels, CHWN4 of 6), a last pass of 16 rows (NHWC of
+// 48 channels).
 TEST(MgeLarge, streamed_32bit_packs_of_16k_rows_at_every_isa_level) {
   for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
            {"mge.nhwc", "fp32", "1,64,257,257"},
