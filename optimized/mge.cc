@@ -177,9 +177,9 @@ struct Group {
   bool long_rows = false;
 };
 
+#if LC_MGE_X86
 bool have_avx512();
 
-#if LC_MGE_X86
 // Columns l0.. of every row with AVX-512 masks, in tiles of 16 rows x 64
 // (8-bit) or 16 (32-bit) columns: the columns the tiles below leave (the
 // last L % 64 pixels) and groups of fewer pixels than a tile, which late
@@ -4056,6 +4056,10 @@ void stream_lines(uint8_t* dst, const uint8_t* src, uint64_t n) {
 
 template <bool kPack>
 bool nibble_pairs(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys);
+template <bool kPack>
+bool nibble_bytes(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys);
+template <bool kPack>
+void walk_units(const Plan& p, uint8_t* logical, uint8_t* phys, uint64_t slices, uint64_t begin, uint64_t end);
 
 #if LC_MGE_X86
 // Streamed packs of the groups of a few rows the shuffles take (pshufb_rows:
@@ -4114,6 +4118,7 @@ LC_MGE_AVX2 bool small_rows_straight(const Group& g, uint8_t* logical, uint8_t* 
 
 template <bool kPack>
 void run_group(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
+  if (p.bits == 4 && nibble_bytes<kPack>(p, g, logical, phys)) return;
   if (p.bits == 4 && nibble_pairs<kPack>(p, g, logical, phys)) return;
 #if LC_MGE_X86
   const uint64_t pixel_bytes = g.R * p.bits / 8;
@@ -4587,6 +4592,35 @@ LC_MGE_AVX2 uint64_t scatter_nibbles_avx2(const uint8_t* t, uint8_t* x, uint64_t
   return i;
 }
 
+// expand_nibbles and compress_nibbles (below) with AVX2 from a byte boundary:
+// 32 bytes of nibbles <-> 64 bytes. Return the bytes of nibbles done.
+LC_MGE_AVX2 uint64_t expand_nibbles_avx2(const uint8_t* x, uint64_t bytes, uint8_t* to) {
+  const __m256i low = _mm256_set1_epi8(0x0F);
+  uint64_t i = 0;
+  for (; i + 32 <= bytes; i += 32) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
+    const __m256i lo = _mm256_and_si256(v, low), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+    const __m256i a = _mm256_unpacklo_epi8(lo, hi), b = _mm256_unpackhi_epi8(lo, hi);  // lanes: bytes 0-7 | 16-23, 8-15 | 24-31
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + 2 * i), _mm256_permute2x128_si256(a, b, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + 2 * i + 32), _mm256_permute2x128_si256(a, b, 0x31));
+  }
+  return i;
+}
+
+LC_MGE_AVX2 uint64_t compress_nibbles_avx2(const uint8_t* in, uint64_t bytes, uint8_t* x) {
+  const __m256i low = _mm256_set1_epi8(0x0F), weights = _mm256_set1_epi16(0x1001);  // byte 2j + 16 x byte 2j + 1
+  uint64_t i = 0;
+  for (; i + 32 <= bytes; i += 32) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 2 * i));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 2 * i + 32));
+    const __m256i wa = _mm256_maddubs_epi16(_mm256_and_si256(a, low), weights);
+    const __m256i wb = _mm256_maddubs_epi16(_mm256_and_si256(b, low), weights);
+    const __m256i v = _mm256_permute4x64_epi64(_mm256_packus_epi16(wa, wb), _MM_SHUFFLE(3, 1, 2, 0));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(x + i), v);
+  }
+  return i;
+}
+
 
 // Without AVX-512, groups of 32k row pairs make their pairs straight in the
 // 8-bit blocks' stage, 32 pairs of kCols pixels at a time, and the 16-pixel
@@ -4878,6 +4912,102 @@ void scatter_nibbles(const uint8_t* t, uint8_t* base, uint64_t from, uint64_t n)
   x[i] = static_cast<uint8_t>(kept | t[i - 1] >> 4);
 }
 
+// Nibbles [from, from + n) of `base` as n bytes at `to`, each the nibble's
+// value (expand_nibbles), and back (compress_nibbles: the low nibble of each
+// byte; the nibbles around the run kept).
+void expand_nibbles(const uint8_t* base, uint64_t from, uint64_t n, uint8_t* to) {
+  if (n == 0) return;
+  const uint8_t* x = base + from / 2;
+  if (from % 2 != 0) {
+    *to++ = static_cast<uint8_t>(*x++ >> 4);
+    --n;
+  }
+  uint64_t i = 0;  // bytes of x done
+#if LC_MGE_X86
+  if (have_avx2()) i = expand_nibbles_avx2(x, n / 2, to);
+#endif
+  for (; i < n / 2; ++i) {
+    to[2 * i] = x[i] & 0x0F;
+    to[2 * i + 1] = static_cast<uint8_t>(x[i] >> 4);
+  }
+  if (n % 2 != 0) to[n - 1] = x[n / 2] & 0x0F;
+}
+
+void compress_nibbles(const uint8_t* in, uint64_t n, uint8_t* base, uint64_t from) {
+  if (n == 0) return;
+  uint8_t* x = base + from / 2;
+  if (from % 2 != 0) {
+    *x = static_cast<uint8_t>((*x & 0x0F) | in[0] << 4);
+    ++x, ++in, --n;
+  }
+  uint64_t i = 0;
+#if LC_MGE_X86
+  if (have_avx2()) i = compress_nibbles_avx2(in, n / 2, x);
+#endif
+  for (; i < n / 2; ++i) x[i] = static_cast<uint8_t>((in[2 * i] & 0x0F) | in[2 * i + 1] << 4);
+  if (n % 2 != 0) x[n / 2] = static_cast<uint8_t>((x[n / 2] & 0xF0) | (in[n - 1] & 0x0F));
+}
+
+// Groups of 4-bit elements in cache that the row pairs below take slowly
+// (rows inside a byte, an odd number of rows, or few pixels: a pair's calls
+// cost more than its bytes): blocks of pixels through bytes, one element a
+// byte. Packing, each row's run of the block is expanded into a stage of
+// rows, the 8-bit transposes turn it into one of pixels, and that is
+// compressed into the group's run of physical nibbles (one run: a block's
+// pixels follow each other); unpacking the other way. Consecutive rows whose
+// runs follow each other (whole rows of an image) expand as one run.
+// The elements of a block in each stage; the most pixels of a group taken
+// so whose rows start on bytes, and with a row inside a byte.
+constexpr uint64_t kNibbleBytesStage = 32u << 10;  // mutate: equivalent (a block size)
+constexpr uint64_t kNibbleBytesPixels = 64;        // mutate: equivalent (a choice of path)
+constexpr uint64_t kNibbleBytesOddPixels = 128;    // mutate: equivalent (a choice of path)
+
+template <bool kPack>
+bool nibble_bytes(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
+  if (p.stream || g.R * 16 > kNibbleBytesStage) return false;  // mutate: equivalent (a choice of path)
+  bool odd = false;  // a row inside a byte
+  for (uint64_t r = 0; r < g.R; ++r) odd = odd || (g.rows[r] != kPad && g.rows[r] % 2 != 0);
+  if (g.R % 2 == 0 && g.pixels % 2 == 0 && g.L > (odd ? kNibbleBytesOddPixels : kNibbleBytesPixels)) {  // mutate: equivalent (a choice of path)
+    return false;  // the row pairs take it
+  }
+  const uint64_t n_max = std::min(g.L, kNibbleBytesStage / g.R);
+  static thread_local std::vector<uint8_t> rows_stage, pixels_stage;
+  if (rows_stage.size() < g.R * n_max) rows_stage.resize(g.R * n_max), pixels_stage.resize(g.R * n_max);  // mutate: equivalent (a resize to the same size)
+  uint8_t* rs = rows_stage.data();
+  uint8_t* ps = pixels_stage.data();
+  for (uint64_t l0 = 0; l0 < g.L; l0 += n_max) {  // mutate: equivalent (a last block of no pixels moves nothing)
+    const uint64_t n = std::min(n_max, g.L - l0);
+    // The stages as an NHWC image of bytes, R channels of n pixels.
+    Plan bytes;
+    bytes.kind = Kind::kNhwc;
+    bytes.C = g.R, bytes.HW = n;
+    bytes.elements = bytes.physical_elements = bytes.phys_bytes = bytes.logical_bytes = g.R * n;
+    const uint64_t at = g.pixels + l0 * g.R;  // the block's first physical nibble
+    if (!kPack) {
+      expand_nibbles(phys, at, n * g.R, ps);
+      walk_units<false>(bytes, rs, ps, 1, 0, 1);
+    }
+    for (uint64_t r = 0; r < g.R;) {
+      uint64_t e = r + 1;  // rows r .. e - 1: one run
+      if (g.rows[r] == kPad) {
+        if (kPack) std::memset(rs + r * n, 0, n);
+        r = e;
+        continue;
+      }
+      const auto follows = [&](uint64_t k) { return g.rows[k] == g.rows[k - 1] + g.L; };  // mutate: equivalent (no rows merged: run by run, the same bytes)
+      while (n == g.L && e < g.R && follows(e)) ++e;
+      if (kPack) expand_nibbles(logical, g.rows[r] + l0, (e - r) * n, rs + r * n);
+      else compress_nibbles(rs + r * n, (e - r) * n, logical, g.rows[r] + l0);
+      r = e;
+    }
+    if (kPack) {
+      walk_units<true>(bytes, rs, ps, 1, 0, 1);
+      compress_nibbles(ps, n * g.R, phys, at);
+    }
+  }
+  return true;
+}
+
 constexpr uint64_t kPairStageBytes = 32u << 10;  // the L1 stage of the row pairs of a 4-bit group
 
 template <bool kPack>
@@ -4962,8 +5092,10 @@ bool nibble_pairs(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys
       run_group<false>(bytes, pairs, stage, phys);
       // The next block's pixels are fetched into L2 while this one's rows go
       // out, a share of their lines with every row pair.
+#if LC_MGE_X86
       const uint8_t* next = phys + (g.pixels + (l0 + n) * g.R) / 2;
       const uint64_t next_lines = p.stream ? std::min(block, g.L - l0 - n) * H / kLine : 0;
+#endif
       for (uint64_t k = 0; k < H; ++k) {
 #if LC_MGE_X86
         for (uint64_t i = k * next_lines / H; i < (k + 1) * next_lines / H; ++i) {

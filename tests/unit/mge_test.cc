@@ -324,18 +324,40 @@ TEST(MgeLarge, int4_row_pairs_in_cache) {
 }
 
 // 4-bit rows that start inside a byte (planes of an odd H*W: every other
-// channel's) pair through copies realigned on bytes and back: NCHW64 of 7 x 7
-// (a group of 2 channels and 62 padding rows after the first), of 27 x 27
-// (blocks of pairs past 64 pixels and a rest), NCHW32 of 5 x 9, NHWC of 4 and
-// 6 channels; at every ISA level (the AVX2 realignment and the bytes around
-// it).
+// channel's) pair through copies realigned on bytes and back where images have
+// more than 128 pixels: NCHW64 of 13 x 13 (a group of 2 channels and 62
+// padding rows after the first), of 27 x 27 (blocks of pairs past 64 pixels
+// and a rest), NCHW32 of 11 x 13, NHWC of 4 and 6 channels; at every ISA
+// level (the AVX2 realignment and the bytes around it).
 TEST(MgeKernels, int4_rows_inside_a_byte_equal_the_reference_at_every_isa_level) {
   for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
-           {"mge.nchw64", "int4", "1,66,7,7"},
+           {"mge.nchw64", "int4", "1,66,13,13"},
            {"mge.nchw64", "uint4", "2,64,27,27"},
-           {"mge.nchw32", "int4", "3,40,5,9"},
-           {"mge.nhwc", "int4", "1,4,5,5"},
+           {"mge.nchw32", "int4", "3,40,11,13"},
+           {"mge.nhwc", "int4", "1,4,13,11"},
            {"mge.nhwc", "uint4", "2,6,9,131"},
+       }) {
+    expect_pass_at_every_isa(layout, dtype, shape);
+  }
+}
+
+// 4-bit groups in cache that the row pairs take slowly go through bytes, one
+// element a byte, and the 8-bit transposes: images of at most 64 pixels (128
+// with rows inside a byte: NCHW64 of 7 x 7 with padding rows, NCHW32 of 5 x
+// 9, NCHW4 of 11 x 11, CHWN4 of 3 x 3, NHWC of 1024 channels of 4 x 4), an
+// odd number of rows (NHWC of 3 and 5 channels), pixels that start inside a
+// byte (the second image of an odd C x H x W), blocks of pixels where the
+// stages do not hold the group (3 x 225 x 223); at every ISA level (the AVX2
+// expansions and compressions and the nibbles around their runs).
+TEST(MgeKernels, int4_groups_through_bytes_equal_the_reference_at_every_isa_level) {
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"mge.nchw64", "int4", "1,66,7,7"},
+           {"mge.nchw32", "uint4", "3,40,5,9"},
+           {"mge.nchw4", "int4", "2,6,11,11"},
+           {"mge.chwn4", "uint4", "3,5,3,3"},
+           {"mge.nhwc", "int4", "1,1024,4,4"},
+           {"mge.nhwc", "uint4", "2,5,1,9"},
+           {"mge.nhwc", "int4", "2,3,225,223"},
        }) {
     expect_pass_at_every_isa(layout, dtype, shape);
   }
