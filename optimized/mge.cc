@@ -32,9 +32,10 @@
 // in masked 16-row tiles; with AVX-512 VBMI packs of 8-bit groups of 24 rows
 // (NHWC, 24 channels) go 64 pixels a step in registers, each line stored
 // once; 4-bit elements (two per byte, low nibble first)
-// go as 8-bit groups of row pairs where every row starts on a byte (with
-// AVX-512, groups of 64 rows 128 pixels a step, the pairs in registers),
-// else by a nibble loop. Tensors of kStreamBytes and more are packed with streaming
+// go as 8-bit groups of row pairs (with AVX-512, groups of 64 rows 128
+// pixels a step, the pairs in registers; rows inside a byte through copies
+// on bytes), groups in cache of few pixels or an odd number of rows through
+// bytes, one element each, and the 8-bit transposes. Tensors of kStreamBytes and more are packed with streaming
 // stores: straight from the registers where a tile writes whole lines (those
 // 8-bit tiles, 32-bit groups of 16k rows taken 32 rows a pass), else block by
 // block through an L1 stage; groups of many rows are unpacked the same way, a
