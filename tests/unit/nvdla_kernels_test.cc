@@ -254,6 +254,47 @@ TEST(NvdlaKernels, equal_the_reference_at_every_isa_level) {
   for (const Shape& s : kCases) testing::expect_pass_at_every_isa(s.layout, s.dtype, s.shape);
 }
 
+// Small image kernels keep their masks for the last shape converted on a
+// thread: packs, then unpacks, of shapes one field apart in turn (channels,
+// lines, columns, element size, post-extension, then back to the first), each
+// against the reference, at every ISA level.
+TEST(NvdlaKernels, small_image_kernels_of_shapes_one_field_apart_equal_the_reference) {
+  const Shape shapes[] = {
+      {"nvdla.weight.image", "int8", "8,3,3,3"},
+      {"nvdla.weight.image", "int8", "8,2,3,3"},
+      {"nvdla.weight.image", "int8", "8,2,2,3"},
+      {"nvdla.weight.image", "int8", "8,2,2,2"},
+      {"nvdla.weight.image", "fp16", "8,2,2,2"},
+      {"nvdla.weight.image(post_extension=2)", "fp16", "8,2,2,2"},
+      {"nvdla.weight.image", "int8", "8,3,3,3"},
+  };
+  struct Bytes {
+    Case c;
+    std::vector<uint8_t> logical, physical;
+  };
+  std::vector<Bytes> cases;
+  for (const Shape& s : shapes) {
+    Bytes b{must_case(s.layout, s.dtype, s.shape), {}, {}};
+    fill_position_unique(b.c, 7, &b.logical);
+    b.physical.resize(*reference_impl().size_bytes(b.c));
+    ASSERT_TRUE(reference_impl().pack(b.c, b.logical.data(), b.logical.size(), b.physical.data(), b.physical.size()).ok());
+    cases.push_back(std::move(b));
+  }
+  for (Isa isa : available_isas()) {
+    IsaCapScope cap(isa);
+    for (const Bytes& b : cases) {
+      std::vector<uint8_t> physical(b.physical.size());
+      ASSERT_TRUE(optimized_impl().pack(b.c, b.logical.data(), b.logical.size(), physical.data(), physical.size()).ok());
+      EXPECT_EQ(physical, b.physical) << isa_name(isa) << " pack " << to_string(b.c);
+    }
+    for (const Bytes& b : cases) {
+      std::vector<uint8_t> logical(b.logical.size());
+      ASSERT_TRUE(optimized_impl().unpack(b.c, b.physical.data(), b.physical.size(), logical.data(), logical.size()).ok());
+      EXPECT_EQ(logical, b.logical) << isa_name(isa) << " unpack " << to_string(b.c);
+    }
+  }
+}
+
 // Every shape at every level, with 512-bit operations whole and split in two
 // (Split512Scope): the paths each answer chooses, on any CPU.
 template <size_t kN>
