@@ -363,6 +363,26 @@ TEST(MgeKernels, int4_groups_through_bytes_equal_the_reference_at_every_isa_leve
   }
 }
 
+// NCHW4 images of fewer than 16 bytes a channel row (every channel real)
+// without AVX-512 VBMI: blocks in 16-byte registers, two a 256-bit register,
+// the last ones through scratch: many blocks, 15 pixels of bytes, one block
+// (scratch only), four blocks of 28 bytes (the last two through scratch),
+// 16-bit rows of 7 and 4 elements, 32-bit rows of 3 and 2.
+TEST(MgeKernels, tiny_nchw4_blocks_equal_the_reference_at_every_isa_level) {
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"mge.nchw4", "int8", "1,1024,3,3"},
+           {"mge.nchw4", "uint8", "3,12,3,5"},
+           {"mge.nchw4", "int8", "1,4,2,1"},
+           {"mge.nchw4", "int8", "2,8,1,7"},
+           {"mge.nchw4", "fp16", "2,8,1,7"},
+           {"mge.nchw4", "bf16", "5,4,2,2"},
+           {"mge.nchw4", "fp32", "3,20,1,3"},
+           {"mge.nchw4", "int32", "1,8,2,1"},
+       }) {
+    expect_pass_at_every_isa(layout, dtype, shape);
+  }
+}
+
 // Streamed groups of rows the fastest tiles do not take: packs through a
 // stage of padded pixels closed up straight to memory (8-bit of 24 and 13
 // rows, 16-bit of 20 and 12, 32-bit of 12 and 17), non-temporal when the
@@ -938,7 +958,8 @@ TEST(MgeThreads, every_thread_count_writes_the_same_bytes) {
            {"mge.nhwc", "int8", "2,24,256,257"},  // padded pitch: runs of pixels, the second image off a line
            {"mge.nhwc", "int8", "2,24,512,700"},  // streamed: 24 rows from registers
            {"mge.nhwc", "fp32", "2,13,256,257"},
-           {"mge.nchw4", "int8", "16,256,3,3"},  // byte permutes of tiny images
+           {"mge.nchw4", "int8", "16,256,3,3"},  // byte permutes of tiny images (16-byte registers without VBMI)
+           {"mge.nchw4", "fp16", "9,12,1,5"},    // the same, ranges of blocks not in pairs
        }) {
     expect_same_bytes_at_every_thread_count(layout, dtype, shape);
   }
