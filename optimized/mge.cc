@@ -5148,42 +5148,15 @@ LC_MGE_AVX2 void tiny_blocks4_avx2(uint64_t L, uint8_t* logical, uint8_t* phys, 
                         : kE == 2 ? (kPack ? _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15)
                                            : _mm_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15))
                                   : _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  const auto one = [&](const uint8_t* from, uint8_t* to) LC_MGE_AVX2_LAMBDA {  // one block, in 128-bit registers
-    __m128i v[4];
-    LC_MGE_UNROLL
-    for (uint64_t k = 0; k < 4; ++k) v[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + (kPack ? k * row : 16 * k)));
-    if (!kPack && kE != 4) {
-      LC_MGE_UNROLL
-      for (uint64_t k = 0; k < 4; ++k) v[k] = _mm_shuffle_epi8(v[k], order);
-    }
-    byte_transpose::transpose4x4_epi32(v);
-    if (kPack && kE != 4) {
-      LC_MGE_UNROLL
-      for (uint64_t k = 0; k < 4; ++k) v[k] = _mm_shuffle_epi8(v[k], order);
-    }
-    if (kPack) {
-      LC_MGE_UNROLL
-      for (uint64_t k = 0; k < 4; ++k) _mm_storeu_si128(reinterpret_cast<__m128i*>(to + 16 * k), v[k]);
-    } else {
-      LC_MGE_UNROLL
-      for (uint64_t k = 0; k < 4; ++k) _mm_storeu_si128(reinterpret_cast<__m128i*>(to + k * row), v[k]);
-    }
-  };
-  // Bytes a block reads and writes from its start: 64 (the last row's 16
-  // bytes end before).
-  constexpr uint64_t reach = 64;
-  const uint64_t total = end * block;
-  uint64_t i = begin;
-  // Two blocks, one a lane, the first one's stores first.
   const __m256i order2 = _mm256_broadcastsi128_si256(order);
-  for (; i + 1 < end && (i + 1) * block + reach <= total; i += 2) {
-    const uint8_t* from = (kPack ? logical : phys) + i * block;
-    uint8_t* to = (kPack ? phys : logical) + i * block;
+  // Blocks `from` and from + `second` (0: the same one again) -> `to`, and
+  // with `two` to + block: one a lane, the first one's stores first.
+  const auto pair = [&](const uint8_t* from, uint64_t second, uint8_t* to, bool two) LC_MGE_AVX2_LAMBDA {
     __m256i v[4];
     LC_MGE_UNROLL
     for (uint64_t k = 0; k < 4; ++k) {
       const uint64_t o = kPack ? k * row : 16 * k;
-      v[k] = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(from + block + o)),
+      v[k] = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(from + second + o)),
                               _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + o)));
     }
     if (!kPack && kE != 4) {
@@ -5195,7 +5168,7 @@ LC_MGE_AVX2 void tiny_blocks4_avx2(uint64_t L, uint8_t* logical, uint8_t* phys, 
       LC_MGE_UNROLL
       for (uint64_t k = 0; k < 4; ++k) v[k] = _mm256_shuffle_epi8(v[k], order2);
     }
-    for (uint64_t lane = 0; lane < 2; ++lane) {
+    for (uint64_t lane = 0; lane < (two ? 2u : 1u); ++lane) {
       uint8_t* b = to + lane * block;
       LC_MGE_UNROLL
       for (uint64_t k = 0; k < 4; ++k) {
@@ -5203,13 +5176,21 @@ LC_MGE_AVX2 void tiny_blocks4_avx2(uint64_t L, uint8_t* logical, uint8_t* phys, 
                          lane ? _mm256_extracti128_si256(v[k], 1) : _mm256_castsi256_si128(v[k]));
       }
     }
+  };
+  // Bytes a block reads and writes from its start: 64 (the last row's 16
+  // bytes end before).
+  constexpr uint64_t reach = 64;
+  const uint64_t total = end * block;
+  uint64_t i = begin;
+  for (; i + 1 < end && (i + 1) * block + reach <= total; i += 2) {
+    pair((kPack ? logical : phys) + i * block, block, (kPack ? phys : logical) + i * block, true);
   }
   // The rest (a block without a pair, those near the end) through scratch.
   alignas(16) uint8_t in[reach], out[reach];
   for (; i < end; ++i) {
     const uint64_t at = i * block;
     std::memcpy(in, (kPack ? logical : phys) + at, block);
-    one(in, out);
+    pair(in, 0, out, false);
     std::memcpy((kPack ? phys : logical) + at, out, block);
   }
 }
