@@ -28,19 +28,20 @@
 // 8-bit rows are one block of the tensor each and go as one tile in
 // registers straight from it, NHWC images of 32-bit elements in 16-row tiles
 // through a stage, NCHW4 images of rows under 16 bytes block by block in
-// 16-byte registers (AVX-512 VBMI: many blocks a byte permute); images of one pixel (1 x 1) are copies (the padding of
-// a part block zeros); with AVX-512 the other pixels past the whole tiles go
-// in masked 16-row tiles; with AVX-512 VBMI packs of 8-bit groups of 24 rows
-// (NHWC, 24 channels) go 64 pixels a step in registers, each line stored
-// once; 4-bit elements (two per byte, low nibble first)
-// go as 8-bit groups of row pairs (with AVX-512, groups of 64 rows 128
-// pixels a step, the pairs in registers; rows inside a byte through copies
-// on bytes), groups in cache of few pixels or an odd number of rows through
-// bytes, one element each, and the 8-bit transposes. Tensors of kStreamBytes and more are packed with streaming
-// stores: straight from the registers where a tile writes whole lines (those
-// 8-bit tiles, 32-bit groups of 16k rows taken 32 rows a pass), else block by
-// block through an L1 stage; groups of many rows are unpacked the same way, a
-// block of pixels into stage rows that stream out to the logical rows.
+// 16-byte registers (AVX-512 VBMI: many blocks a byte permute); images of one
+// pixel (1 x 1) are copies (the padding of a part block zeros); with AVX-512
+// the other pixels past the whole tiles go in masked 16-row tiles; with AVX-512
+// VBMI packs of 8-bit groups of 24 rows (NHWC, 24 channels) go 64 pixels a step
+// in registers, each line stored once; 4-bit elements (two per byte, low nibble
+// first) go as 8-bit groups of row pairs (with AVX-512, groups of 64 rows 128
+// pixels a step, the pairs in registers; rows inside a byte through copies on
+// bytes), groups in cache of few pixels or an odd number of rows through bytes,
+// one element each, and the 8-bit transposes. Tensors of kStreamBytes and more
+// are packed with streaming stores: straight from the registers where a tile
+// writes whole lines (those 8-bit tiles, 32-bit groups of 16k rows taken 32
+// rows a pass), else block by block through an L1 stage; groups of many rows
+// are unpacked the same way, a block of pixels into stage rows that stream out
+// to the logical rows.
 // Tiles only move whole elements between the places the table above gives
 // them; padding rows read as zeros. Large tensors split over threads
 // (optimized/threads.h) by groups, or by runs of pixels of every group when
