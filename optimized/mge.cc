@@ -4916,6 +4916,14 @@ void scatter_nibbles(const uint8_t* t, uint8_t* base, uint64_t from, uint64_t n)
   x[i] = static_cast<uint8_t>(kept | t[i - 1] >> 4);
 }
 
+// Whether a row of a 4-bit group starts at an odd nibble, inside a byte.
+bool row_inside_a_byte(const Group& g) {
+  for (uint64_t r = 0; r < g.R; ++r) {
+    if (g.rows[r] != kPad && g.rows[r] % 2 != 0) return true;
+  }
+  return false;
+}
+
 // Nibbles [from, from + n) of `base` as n bytes at `to`, each the nibble's
 // value (expand_nibbles), and back (compress_nibbles: the low nibble of each
 // byte; the nibbles around the run kept).
@@ -4969,8 +4977,7 @@ constexpr uint64_t kNibbleBytesOddPixels = 128;    // mutate: equivalent (a choi
 template <bool kPack>
 bool nibble_bytes(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
   if (p.stream || g.R * 16 > kNibbleBytesStage) return false;  // mutate: equivalent (a choice of path)
-  bool odd = false;  // a row inside a byte
-  for (uint64_t r = 0; r < g.R; ++r) odd = odd || (g.rows[r] != kPad && g.rows[r] % 2 != 0);
+  const bool odd = row_inside_a_byte(g);
   if (g.R % 2 == 0 && g.pixels % 2 == 0 && g.L > (odd ? kNibbleBytesOddPixels : kNibbleBytesPixels)) {  // mutate: equivalent (a choice of path)
     return false;  // the row pairs take it
   }
@@ -5017,8 +5024,7 @@ constexpr uint64_t kPairStageBytes = 32u << 10;  // the L1 stage of the row pair
 template <bool kPack>
 bool nibble_pairs(const Plan& p, const Group& g, uint8_t* logical, uint8_t* phys) {
   if (g.R % 2 != 0 || g.pixels % 2 != 0) return false;
-  bool odd = false;  // a row at an odd nibble: the rows through realign_nibbles and scatter_nibbles
-  for (uint64_t r = 0; r < g.R; ++r) odd = odd || (g.rows[r] != kPad && g.rows[r] % 2 != 0);
+  const bool odd = row_inside_a_byte(g);  // the rows through realign_nibbles and scatter_nibbles
   const uint64_t H = g.R / 2;
   const uint64_t block = std::max<uint64_t>(128, kPairStageBytes / H / 128 * 128);  // pixels, whole 128-byte runs
   static thread_local std::vector<uint8_t> stage_buffer;
