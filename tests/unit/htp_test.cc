@@ -364,6 +364,28 @@ TEST(HtpKernels, plane_transposes_equal_the_reference_at_every_isa_level) {
   // (16 rows by the edge first), and packed rows half a line apart (none streamed).
   expect_pass_at_every_isa("htp.nchw", "fp16", "1,64,64,1040");
   expect_pass_at_every_isa("htp.nchw", "uint8", "1,32,129,2048");
+  // Packs whose planes' rows are not whole tiles go in runs of planes, their
+  // rows gathered: bands of rows within a plane and across planes, the last
+  // band and column tile moved back (a half tile where what is left fits),
+  // columns of exactly a half tile, every element size, two images; planes of
+  // fewer columns than a half tile a plane at a time.
+  expect_pass_at_every_isa("htp.nchw", "uint8", "1,17,17,160");
+  expect_pass_at_every_isa("htp.nchw", "uint8", "2,13,9,70");
+  expect_pass_at_every_isa("htp.nchw", "uint8", "1,112,9,32");
+  expect_pass_at_every_isa("htp.nchw", "fp16", "1,17,17,100");
+  expect_pass_at_every_isa("htp.nchw", "fp32", "1,13,20,40");
+  expect_pass_at_every_isa("htp.nchw", "int16", "1,24,5,16");
+  expect_pass_at_every_isa("htp.nchw", "uint8", "1,30,30,31");
+  // A band whose rows end exactly at its last plane's end (rows 240..255 of
+  // planes of 17), of two images: a band read one row further would take
+  // the second image's.
+  expect_pass_at_every_isa("htp.nchw", "fp32", "2,17,16,40");
+  // Planes of exactly half a tile of rows or columns whose rows are lines
+  // apart: tiles of 32 bytes that way (uint8 unpacks of 32-pixel planes,
+  // fp16 of 16, fp32 of 8).
+  expect_pass_at_every_isa("htp.nchw", "uint8", "1,32,32,256");
+  expect_pass_at_every_isa("htp.nchw", "fp16", "1,16,20,96");
+  expect_pass_at_every_isa("htp.nchw", "fp32", "1,8,30,48");
 }
 
 // Every thread count (optimized/threads.h) writes the reference's bytes, on
@@ -392,6 +414,7 @@ TEST(HtpLarge, every_thread_count_writes_the_same_bytes_at_every_isa_level) {
                          {"htp.weights", "fp16", "3,3,70,50"},
                          {"htp.crouton2(pad=3)", "fp16", "1,63,62,1030"},
                          {"htp.nchw", "uint8", "1,64,64,2048"},
+                         {"htp.nchw", "uint8", "2,17,13,160"},
                          {"htp.nchw_prose", "fp16", "2,9,13,70"},
                          {"htp.chunk_table(rank=4,pairs=0:0 1:0 2:0 3:0 1:8 2:8 3:32,pad=7,chunk_stride=4608)", "fp16", "1,9,9,33"},
                          {"ChunkedMemoryLayout<1, 0,0, 0,3, 0,5>(pad=4)", "uint8", "16"}};
@@ -429,7 +452,10 @@ TEST(HtpLarge, every_buffer_alignment_writes_the_same_bytes_at_every_isa_level) 
                          {"htp.crouton4x1(pad=9)", "uint8", "2,9,11,64"},
                          {"htp.crouton2x2(pad=3)", "uint8", "1,63,70,2048"},
                          {"htp.crouton4x1(pad=9)", "uint8", "1,183,181,256"},
-                         {"htp.crouton2x2(pad=3)", "uint8", "1,181,183,256"}};
+                         {"htp.crouton2x2(pad=3)", "uint8", "1,181,183,256"},
+                         // Packs of planes in runs, streamed (planes of whole lines): the
+                         // runs' tiles stream only where their destination rows start on a line.
+                         {"htp.nchw", "uint8", "1,36,128,2048"}};
   for (const Shape& s : cases) {
     SCOPED_TRACE(std::string(s.layout) + " " + s.dtype + " " + s.shape);
     const Case c = must_case(s.layout, s.dtype, s.shape);
