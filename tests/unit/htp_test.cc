@@ -380,6 +380,21 @@ TEST(HtpKernels, plane_transposes_equal_the_reference_at_every_isa_level) {
   // planes of 17), of two images: a band read one row further would take
   // the second image's.
   expect_pass_at_every_isa("htp.nchw", "fp32", "2,17,16,40");
+  // Planes of fewer columns than a half tile (the channels of an RGB image)
+  // in runs of pixels, bands of rows through a stage: bands of a whole tile,
+  // the last one moved back, planes of fewer rows than a tile, runs longer
+  // than the stage cut in two, every element size.
+  expect_pass_at_every_isa("htp.nchw", "uint8", "1,224,224,3");
+  expect_pass_at_every_isa("htp.nchw", "uint8", "1,100,30,3");
+  expect_pass_at_every_isa("htp.nchw", "uint8", "1,66,400,3");
+  expect_pass_at_every_isa("htp.nchw", "fp16", "2,20,9,5");
+  expect_pass_at_every_isa("htp.nchw", "fp32", "1,40,7,3");
+  expect_pass_at_every_isa("htp.nchw", "int16", "1,70,3,15");
+  expect_pass_at_every_isa("htp.nchw", "uint8", "1,12,20,3");
+  expect_pass_at_every_isa("htp.nchw", "fp16", "1,6,30,4");
+  // Not so when the loop around the planes is not logically next to the
+  // channels (the prose's NCHW: the images).
+  expect_pass_at_every_isa("htp.nchw_prose", "uint8", "2,20,10,3");
   // Planes of exactly half a tile of rows or columns whose rows are lines
   // apart: tiles of 32 bytes that way (uint8 unpacks of 32-pixel planes,
   // fp16 of 16, fp32 of 8).
@@ -415,6 +430,7 @@ TEST(HtpLarge, every_thread_count_writes_the_same_bytes_at_every_isa_level) {
                          {"htp.crouton2(pad=3)", "fp16", "1,63,62,1030"},
                          {"htp.nchw", "uint8", "1,64,64,2048"},
                          {"htp.nchw", "uint8", "2,17,13,160"},
+                         {"htp.nchw", "uint8", "2,67,45,3"},
                          {"htp.nchw_prose", "fp16", "2,9,13,70"},
                          {"htp.chunk_table(rank=4,pairs=0:0 1:0 2:0 3:0 1:8 2:8 3:32,pad=7,chunk_stride=4608)", "fp16", "1,9,9,33"},
                          {"ChunkedMemoryLayout<1, 0,0, 0,3, 0,5>(pad=4)", "uint8", "16"}};
