@@ -3034,9 +3034,9 @@ WalkFn wide_tiles_walk(uint64_t elem, bool stream) {
 // each of its rows copied between the stage and its physical row. A plane
 // at a time they went in blocks writing (or reading) a few elements of each
 // of 16 rows (on an Intel Xeon, pinned, alternating, of memcpy, pack /
-// unpack: uint8 1 x 224 x 224 x 3 0.10 / 0.04 -> 0.24 / 0.22, 8 x 224 x 224
-// x 3 0.19 / 0.08 -> 0.38 / 0.31, 1 x 64 x 64 x 15 0.09 / 0.08 -> 0.26 /
-// 0.31; fp16 1 x 224 x 224 x 3 0.27 / 0.09 -> 0.34 / 0.36).
+// unpack: uint8 1 x 224 x 224 x 3 0.10 / 0.04 -> 0.26 / 0.26, 8 x 224 x 224
+// x 3 0.19 / 0.08 -> 0.39 / 0.40, 1 x 64 x 64 x 15 0.09 / 0.08 -> 0.25 /
+// 0.32; fp16 1 x 224 x 224 x 3 0.27 / 0.09 -> 0.40 / 0.40).
 constexpr uint64_t kFewStageBytes = 64u << 10;
 
 // n bytes (at most 64) by two moves of the widest size that fits, the second
@@ -3064,18 +3064,18 @@ __attribute__((target("avx2"))) void few_columns(const Plan& p, const Loop& w, u
   constexpr uint64_t tile = 64 / kE;
   const Loop& r = p.loops[p.plane_r];
   const Loop& c = p.loops[p.plane_c];
-  const uint64_t cols = run * c.count, band = std::min(tile, r.count);
+  const uint64_t cols = run * c.count, band = std::min(tile, r.count), bytes = band * kE;
+  const uint64_t channels = c.count, w_step = w.ps * kE, c_step = c.ps * kE;
   alignas(64) static thread_local uint8_t stage[kFewStageBytes];
   for (uint64_t at = 0; at < r.count; at += band) {
     const uint64_t h0 = std::min(at, r.count - band);
     uint8_t* lg = logical + h0 * r.ls * kE;
     if (kPack) plane_transpose::transpose_plane_avx2<kE, false>(lg, r.ls, stage, tile, band, cols);
-    for (uint64_t wi = 0; wi < run; ++wi) {
-      for (uint64_t ci = 0; ci < c.count; ++ci) {
-        uint8_t* st = stage + (wi * c.count + ci) * 64;
-        uint8_t* ph = phys + (wi * w.ps + ci * c.ps + h0) * kE;
-        few_move(kPack ? ph : st, kPack ? st : ph, band * kE);
-      }
+    uint8_t* st = stage;
+    uint8_t* at_w = phys + h0 * kE;
+    for (uint64_t wi = 0; wi < run; ++wi, at_w += w_step) {
+      uint8_t* ph = at_w;
+      for (uint64_t ci = 0; ci < channels; ++ci, st += 64, ph += c_step) few_move(kPack ? ph : st, kPack ? st : ph, bytes);
     }
     if (!kPack) plane_transpose::transpose_plane_avx2<kE, false>(stage, tile, lg, r.ls, cols, band);
   }
@@ -3095,7 +3095,7 @@ __attribute__((target("avx2"))) void few_columns(const Plan& p, const Loop& w, u
 // bytes of rows (each destination line written twice, in two planes) or
 // tiles moved back over each other (on an Intel Xeon, pinned, alternating,
 // of memcpy: HTP NCHW uint8 1 x 14 x 14 x 256 0.13 -> 0.28, 1 x 28 x 28 x 128
-// 0.22 -> 0.34, 1 x 56 x 56 x 64 0.26 -> 0.43, fp16 1 x 28 x 28 x 128 0.37 ->
+// 0.22 -> 0.38, 1 x 56 x 56 x 64 0.26 -> 0.45, fp16 1 x 28 x 28 x 128 0.37 ->
 // 0.58, 1 x 17 x 17 x 160 0.28 -> 0.45). Unpacks so (the destination's rows
 // scattered by address) measured slower as often as faster, and stay a
 // plane at a time.

@@ -280,13 +280,19 @@ inline uint64_t tile_at(uint64_t len, uint64_t at, uint64_t tile, uint64_t half,
 
 // One tile of tr rows by tc columns (each 2n or 4n), by its size; `lines`:
 // a 4n-row tile whose destination rows are whole lines, streamed when
-// kStream.
+// kStream. `apart`: source rows a multiple of 4 KiB apart, where a 64 x 64
+// byte tile goes through AVX-512 registers without a stage; elsewhere the
+// stage measured faster (on an Intel Xeon, pinned, of memcpy, HTP NCHW uint8
+// packs and unpacks: rows 4 KiB apart, 1 x 64 x 64 x 64 0.27 against 0.25,
+// 64 KiB, 1 x 256 x 256 x 1024 unpack 0.47-0.49 against 0.43; rows 672 bytes
+// apart or gathered, 1 x 224 x 224 x 3 0.25 / 0.22 against 0.26 / 0.26, 1 x
+// 28 x 28 x 128 pack 0.31 against 0.37, 1 x 35 x 35 x 96 0.31 against 0.37).
 template <size_t kE, bool kStream, class SrcRow, class DstRow>
-__attribute__((target("avx2"), always_inline)) inline void tile_any(uint64_t tr, uint64_t tc, bool lines,
+__attribute__((target("avx2"), always_inline)) inline void tile_any(uint64_t tr, uint64_t tc, bool lines, bool apart,
                                                                     SrcRow src_row, DstRow dst_row) {
   constexpr uint64_t half = 32 / kE, tile = 64 / kE;
   if (tr == tile && tc == tile) {
-    if (kE == 1 && isa_at_least(Isa::kAvx512) && !splits_512bit_ops()) {
+    if (kE == 1 && apart && isa_at_least(Isa::kAvx512) && !splits_512bit_ops()) {  // mutate: equivalent (a path)
       if (kStream && lines) tile_avx512_epi8_call<true>(src_row, dst_row);
       else tile_avx512_epi8_call<false>(src_row, dst_row);
     } else if (kStream && lines) {
@@ -329,12 +335,13 @@ __attribute__((target("avx2"))) void tiles_avx2(const uint8_t* src, uint64_t ss,
   const uint64_t tr = rows >= tile ? tile : half;  // mutate: equivalent (see above)
   const uint64_t tc = cols >= tile ? tile : half;  // mutate: equivalent (see above)
   const uint64_t full_r = rows - rows % tr, full_c = cols - cols % tc;
+  const bool apart_4k = sb % 4096 == 0;  // mutate: equivalent (a choice of path, see tile_any)
   for (uint64_t r0 = 0; r0 < full_r; r0 += tr) {
     for (uint64_t c0 = 0; c0 < full_c; c0 += tc) {
       const uint8_t* s = src + r0 * sb + c0 * kE;
       uint8_t* d = dst + c0 * db + r0 * kE;
-      tile_any<kE, kStream>(
-          tr, tc, true, [=](uint64_t i) { return s + i * sb; }, [=](uint64_t j) { return d + j * db; });
+      tile_any<kE, kStream>(tr, tc, true, apart_4k, [=](uint64_t i) { return s + i * sb; },
+                            [=](uint64_t j) { return d + j * db; });
     }
   }
   rect_avx2<kE>(src, sb, dst, db, rows, cols, 0, full_r, full_c, cols);
@@ -391,9 +398,10 @@ __attribute__((target("avx2"))) void gather_tiles_avx2(const RunRows& from, uint
       const auto dst_row = [=](uint64_t j) { return d + j * db; };
       if (strided) {
         const uint8_t* s = first + c0 * kE;
-        tile_any<kE, kStream>(tr, tc, lines, [=](uint64_t i) { return s + i * sb; }, dst_row);
+        const bool apart_4k = sb % 4096 == 0;  // mutate: equivalent (a choice of path, see tile_any)
+        tile_any<kE, kStream>(tr, tc, lines, apart_4k, [=](uint64_t i) { return s + i * sb; }, dst_row);
       } else {
-        tile_any<kE, kStream>(tr, tc, lines, [&](uint64_t i) { return at[i] + c0 * kE; }, dst_row);
+        tile_any<kE, kStream>(tr, tc, lines, false, [&](uint64_t i) { return at[i] + c0 * kE; }, dst_row);
       }
     }
   }
