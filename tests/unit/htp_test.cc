@@ -381,12 +381,14 @@ TEST(HtpKernels, plane_transposes_equal_the_reference_at_every_isa_level) {
   // the second image's.
   expect_pass_at_every_isa("htp.nchw", "fp32", "2,17,16,40");
   // Planes of fewer columns than a half tile (the channels of an RGB image)
-  // in runs of pixels, bands of rows through a stage: bands of a whole tile,
-  // the last one moved back, planes of fewer rows than a tile, runs longer
-  // than the stage cut in two, every element size.
+  // in runs of pixels, bands of rows through a stage: packs of rows of at
+  // most 256 bytes in one band, others in bands of a whole tile, the last one
+  // moved back; planes of fewer rows than a tile, runs longer than the stage
+  // cut in two, every element size.
   expect_pass_at_every_isa("htp.nchw", "uint8", "1,224,224,3");
   expect_pass_at_every_isa("htp.nchw", "uint8", "1,100,30,3");
   expect_pass_at_every_isa("htp.nchw", "uint8", "1,66,400,3");
+  expect_pass_at_every_isa("htp.nchw", "uint8", "1,300,5,3");
   expect_pass_at_every_isa("htp.nchw", "fp16", "2,20,9,5");
   expect_pass_at_every_isa("htp.nchw", "fp32", "1,40,7,3");
   expect_pass_at_every_isa("htp.nchw", "int16", "1,70,3,15");
