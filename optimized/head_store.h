@@ -1,4 +1,5 @@
-// optimized/head_store.h — the first bytes of a vector register, exactly.
+// optimized/head_store.h — the first bytes of a vector register, exactly;
+// short runs of bytes.
 //
 // Where a kernel's last piece is shorter than its register and the bytes
 // past it are another's (already written, or past the buffer), it leaves by
@@ -40,6 +41,35 @@ __attribute__((target("avx2"), always_inline)) inline void store_head_avx2(uint8
     to += 2;
   }
   if (n & 1) *to = static_cast<uint8_t>(rest);
+}
+
+// n bytes in moves of the widest size that fits, the last one ending at n
+// (overlapping the one before): for runs of a size known only at run time,
+// which a memcpy moves by a string move, slow for so few bytes.
+__attribute__((target("avx2"), always_inline)) inline void copy_run(uint8_t* to, const uint8_t* from, uint64_t n) {
+  if (n >= 32) {
+    for (uint64_t i = 0; i + 32 < n; i += 32) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + i));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + i), v);
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + n - 32),
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + n - 32)));
+  } else if (n >= 16) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + n - 16));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(to), a);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(to + n - 16), b);
+  } else if (n >= 8) {
+    uint64_t a, b;
+    std::memcpy(&a, from, 8), std::memcpy(&b, from + n - 8, 8);
+    std::memcpy(to, &a, 8), std::memcpy(to + n - 8, &b, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, from, 4), std::memcpy(&b, from + n - 4, 4);
+    std::memcpy(to, &a, 4), std::memcpy(to + n - 4, &b, 4);
+  } else {
+    for (uint64_t i = 0; i < n; ++i) to[i] = from[i];
+  }
 }
 
 }  // namespace layoutcheck

@@ -937,34 +937,6 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi"))) void dc
 // bytes of 4- to 8-byte channel rows take the line shuffles further down
 // instead, one pass without a stage.
 
-// n bytes (at most 128) in moves of the widest size that fits, the last one
-// ending at n (overlapping the one before).
-__attribute__((target("avx2"), always_inline)) inline void copy_run(uint8_t* to, const uint8_t* from, uint64_t n) {
-  if (n >= 32) {
-    for (uint64_t i = 0; i + 32 < n; i += 32) {
-      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + i));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + i), v);
-    }
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + n - 32),
-                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + n - 32)));
-  } else if (n >= 16) {
-    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from));
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + n - 16));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(to), a);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(to + n - 16), b);
-  } else if (n >= 8) {
-    uint64_t a, b;
-    std::memcpy(&a, from, 8), std::memcpy(&b, from + n - 8, 8);
-    std::memcpy(to, &a, 8), std::memcpy(to + n - 8, &b, 8);
-  } else if (n >= 4) {
-    uint32_t a, b;
-    std::memcpy(&a, from, 4), std::memcpy(&b, from + n - 4, 4);
-    std::memcpy(to, &a, 4), std::memcpy(to + n - 4, &b, 4);
-  } else {
-    for (uint64_t i = 0; i < n; ++i) to[i] = from[i];
-  }
-}
-
 // `count` runs of n bytes (at most 128), run i from from + i * fp to to + i * tp.
 __attribute__((target("avx2"))) inline void copy_runs(uint8_t* to, uint64_t tp, const uint8_t* from, uint64_t fp,
                                                       uint64_t count, uint64_t n) {
