@@ -3027,16 +3027,17 @@ WalkFn wide_tiles_walk(uint64_t elem, bool stream) {
 // 3 for RGB) whose last loop around them (w) is logically just outside the
 // columns, so that a run of w of them is logically one plane of H rows of
 // run x C elements (the pixels' channels, row h at h * h.ls), physically
-// run x C rows (w, c) of H elements at w * w.ps + c * c.ps: in bands of 4n
-// rows (the last one moved back over the one before, or the plane's rows if
-// fewer) through a stage of run x C rows of 64 bytes, the band transposed
-// between the logical plane and the stage (plane_transpose.h's tiles), and
-// each of its rows copied between the stage and its physical row. A plane
-// at a time they went in blocks writing (or reading) a few elements of each
-// of 16 rows (on an Intel Xeon, pinned, alternating, of memcpy, pack /
-// unpack: uint8 1 x 224 x 224 x 3 0.10 / 0.04 -> 0.26 / 0.26, 8 x 224 x 224
-// x 3 0.19 / 0.08 -> 0.39 / 0.40, 1 x 64 x 64 x 15 0.09 / 0.08 -> 0.25 /
-// 0.32; fp16 1 x 224 x 224 x 3 0.27 / 0.09 -> 0.40 / 0.40).
+// run x C rows (w, c) of H elements at w * w.ps + c * c.ps: in bands of rows
+// (packs of rows of at most kFewWholeBytes: all of them; otherwise 4n, the
+// last one moved back over the one before, or the plane's rows if fewer)
+// through a stage of 64 KiB (a run too long for it in pieces), each band
+// transposed between the logical plane and the stage (plane_transpose.h's
+// tiles) and each of its rows copied between the stage and its physical row.
+// A plane at a time they went in blocks writing (or reading) a few elements
+// of each of 16 rows (on an Intel Xeon, pinned, alternating, of memcpy, pack
+// / unpack: uint8 1 x 224 x 224 x 3 0.10 / 0.04 -> 0.29 / 0.25, 8 x 224 x
+// 224 x 3 0.19 / 0.08 -> 0.47 / 0.37, 1 x 64 x 64 x 15 0.09 / 0.08 -> 0.27 /
+// 0.34; fp16 1 x 224 x 224 x 3 0.27 / 0.09 -> 0.40 / 0.38).
 constexpr uint64_t kFewStageBytes = 64u << 10;
 constexpr uint64_t kFewWholeBytes = 256;  // planes' rows of at most this many bytes go in one band
 

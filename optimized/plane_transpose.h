@@ -11,11 +11,14 @@
 // out of the few ways of the cache sets they share), then transposed from it
 // in blocks of 2n rows by n columns, each destination row written by one or
 // two adjacent stores (streamed when asked: whole lines past the cache); with
-// AVX-512 a 64 x 64-byte tile goes through registers only. The last tile of
-// a row or column of tiles ends at the plane's last row or column,
-// overlapping the one before (its elements written again, the same). A plane
-// narrower than 2n rows or columns goes in blocks of 2n rows by n columns,
-// partial blocks and element by element. src and dst must not overlap.
+// AVX-512 a 64 x 64-byte tile of rows a multiple of 4 KiB apart goes through
+// registers only. A plane's rows and columns past its last whole tiles, and
+// planes narrower than a tile, go in blocks of 2n rows by n columns, partial
+// blocks and element by element, the last block of a row or column of them
+// ending at the plane's last row or column (over the one before: its
+// elements written again, the same); a run of planes whose rows are
+// gathered by address (gather_tiles_avx2) ends its rows and columns so with
+// a tile. src and dst must not overlap.
 #pragma once
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
