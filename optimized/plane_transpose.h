@@ -238,8 +238,7 @@ __attribute__((target("avx2"), always_inline)) inline void tile_staged_avx2(SrcR
 // pack / unpack 0.32 / 0.32 -> 0.37 / 0.35, 1 x 16 x 32 x 256 fp32 0.32 /
 // 0.30 -> 0.42 / 0.40; 1 x 64 x 64 x 64 uint8 0.28 / 0.28 against 0.27).
 template <bool kStream, class SrcRow, class DstRow>
-__attribute__((target("avx512f,avx512bw"), always_inline)) inline void tile_avx512_epi8(SrcRow src_row,
-                                                                                      DstRow dst_row) {
+__attribute__((target("avx512f,avx512bw"))) void tile_avx512_epi8(SrcRow src_row, DstRow dst_row) {
   __m512i groups[4][16];  // [16-byte column group][row i]: rows i, 16 + i, 32 + i, 48 + i
   for (uint64_t i = 0; i < 16; ++i) {
     __m512i x[4];
@@ -259,11 +258,6 @@ __attribute__((target("avx512f,avx512bw"), always_inline)) inline void tile_avx5
       else _mm512_storeu_si512(out, groups[q][j]);
     }
   }
-}
-
-template <bool kStream, class SrcRow, class DstRow>
-__attribute__((target("avx512f,avx512bw"))) void tile_avx512_epi8_call(SrcRow src_row, DstRow dst_row) {
-  tile_avx512_epi8<kStream>(src_row, dst_row);
 }
 
 // The tile along an axis of `len` elements (at least `half`) that starts at
@@ -296,8 +290,8 @@ __attribute__((target("avx2"), always_inline)) inline void tile_any(uint64_t tr,
   constexpr uint64_t half = 32 / kE, tile = 64 / kE;
   if (tr == tile && tc == tile) {
     if (kE == 1 && apart && isa_at_least(Isa::kAvx512) && !splits_512bit_ops()) {  // mutate: equivalent (a path)
-      if (kStream && lines) tile_avx512_epi8_call<true>(src_row, dst_row);
-      else tile_avx512_epi8_call<false>(src_row, dst_row);
+      if (kStream && lines) tile_avx512_epi8<true>(src_row, dst_row);
+      else tile_avx512_epi8<false>(src_row, dst_row);
     } else if (kStream && lines) {
       tile_staged_avx2<kE, true, tile, tile>(src_row, dst_row);
     } else {
@@ -386,6 +380,7 @@ __attribute__((target("avx2"))) void gather_tiles_avx2(const RunRows& from, uint
   constexpr uint64_t half = 32 / kE, tile = 64 / kE;
   const uint64_t db = ds * kE, sb = from.inner;
   const uint64_t r_step = rows >= tile ? tile : half, c_step = cols >= tile ? tile : half;
+  const bool apart_4k = sb % 4096 == 0;  // mutate: equivalent (a choice of path, see tile_any)
   uint8_t* at[tile];
   for (uint64_t r_at = 0; r_at < rows; r_at += r_step) {
     uint64_t tr = 0;
@@ -401,7 +396,6 @@ __attribute__((target("avx2"))) void gather_tiles_avx2(const RunRows& from, uint
       const auto dst_row = [=](uint64_t j) { return d + j * db; };
       if (strided) {
         const uint8_t* s = first + c0 * kE;
-        const bool apart_4k = sb % 4096 == 0;  // mutate: equivalent (a choice of path, see tile_any)
         tile_any<kE, kStream>(tr, tc, lines, apart_4k, [=](uint64_t i) { return s + i * sb; }, dst_row);
       } else {
         tile_any<kE, kStream>(tr, tc, lines, false, [&](uint64_t i) { return at[i] + c0 * kE; }, dst_row);
