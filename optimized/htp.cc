@@ -51,7 +51,8 @@
 // tiles of 2 or 4 rows of 32-byte pieces (crouton2; the tiles of 16- and
 // 32-bit elements; the padded and logical-order 32 x 4 byte tiles) are
 // interleaved in AVX2 registers, a tile partly padding a 32-byte piece at a
-// time through the stack. Rows of one element whose tensor has a loop of
+// time through the stack; crouton2's tiles go a position's run of pixels at
+// a time along the depth, in logical order (walk_tile_runs). Rows of one element whose tensor has a loop of
 // logical stride 1 further out (the NCHW layouts) are transposes of planes:
 // tiles of 64 bytes by 64 bytes staged and transposed in registers, every
 // destination line written whole (streamed past 8 MiB); packs of planes of
@@ -108,6 +109,9 @@ struct Loop {
   uint64_t ps = 0;    // physical stride in elements: product of the counts of the loops inside
   bool clipped = false;
 };
+
+// The most rows a run of tiles takes (Plan::tile_run).
+constexpr uint64_t kMaxRunRows = 16;
 
 struct Plan {
   size_t rank = 0;
@@ -191,6 +195,18 @@ struct Plan {
   // column front to back.
   std::vector<Loop> tile_cols_outer_phys;
   Loop tile_cols_in;
+  // Runs of tiles of 2 rows of 32-byte pieces (crouton2): the tile, the loop
+  // inside it and the plain loop around it (`last`) are one physical block of
+  // run rows (tile_run_offset: logical offsets, elements; tile_run_delta:
+  // their coordinates, rank a row), each a tile's count of elements; the
+  // chunk loop `tile_run_x` steps them all along the tile's dimension. The
+  // other loops around, by decreasing logical stride, are the walk's
+  // odometer, the chunk loop inside them: each run row is read (unpack:
+  // written) front to back.
+  bool tile_run = false;
+  size_t tile_run_x = 0;
+  std::vector<uint64_t> tile_run_offset, tile_run_delta;
+  std::vector<Loop> tile_run_outer;
 };
 
 // The placement of htp.chunk_table. Two chunks of equal length overlap exactly
@@ -500,6 +516,38 @@ Result<Plan> make_plan(const Case& c) {
       bool lines = p.tile_order[xi].ps % 64 == 0 && (p.tile_cols_in.count == 1 || p.tile_cols_in.ps % 64 == 0);
       for (const Loop& l : p.tile_cols_outer) lines = lines && l.ps % 64 == 0;
       p.tile_cols_lines = lines;
+    }
+  }
+  if (p.tile && !p.tile_logical && p.tile_k == 2 && p.tile_at >= 2 &&
+      p.loops[p.tile_at].count * p.elem % 32 == 0) {
+    const Loop tl = p.loops[p.tile_at], last = p.loops[p.tile_at - 1];
+    const size_t in_loops = p.loops.size() - p.tile_at - 1;
+    size_t xi = SIZE_MAX;
+    for (size_t i = 0; i + 1 < p.tile_at; ++i) xi = p.loops[i].dim == tl.dim && p.loops[i].step == tl.count ? i : xi;
+    bool ok = xi != SIZE_MAX && last.dim != tl.dim && last.count * p.tile_k <= kMaxRunRows;
+    for (size_t i = p.tile_at + 1; ok && i < p.loops.size(); ++i) ok = p.loops[i].dim != tl.dim;
+    if (ok) {
+      p.tile_run = true;
+      p.tile_run_x = xi;
+      for (uint64_t s = 0; s < last.count; ++s) {
+        for (uint64_t k = 0; k < p.tile_k; ++k) {
+          p.tile_run_offset.push_back(s * last.ls + p.tile_offset[k]);
+          for (size_t d = 0; d < p.rank; ++d) {
+            uint64_t along = d == last.dim ? s * last.step : 0;
+            for (size_t i = 0; i < in_loops; ++i) {  // tile_delta: the sum over the inner loops along d
+              if (p.loops[p.tile_at + 1 + i].dim != d) continue;
+              along += p.tile_delta[k * in_loops + i];
+              break;
+            }
+            p.tile_run_delta.push_back(along);
+          }
+        }
+      }
+      for (size_t i = 0; i + 1 < p.tile_at; ++i) {
+        if (i != xi) p.tile_run_outer.push_back(p.loops[i]);
+      }
+      std::stable_sort(p.tile_run_outer.begin(), p.tile_run_outer.end(),
+                       [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
     }
   }
   if (c.layout.name == "htp.chunk_table") {
@@ -3150,6 +3198,154 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
 }
 #endif
 
+#ifdef LC_HTP_X86
+// Unpacking, each step fetches the block kRunAhead steps on: a crouton's
+// rows are read a step (1 KiB) apart, a stride the hardware does not follow
+// (crouton2 uint8 on a Zen 5, pinned: padded 16 MiB 0.27 -> 0.42-0.45 of
+// memcpy; 4 or 8 steps on 0.30-0.35, 32 or 64 no better than 16).
+constexpr uint64_t kRunAhead = 16;
+
+// The whole tiles of one position of walk_tile_runs: `count` steps of
+// `step` bytes (physical) and t_bytes (each of the rows), subs tiles a step.
+// Every bound is a value, not a field the stores could alias.
+template <bool kPack, int kK, size_t kE, bool kStream>
+__attribute__((target("avx2"), always_inline)) inline void run_tiles_whole(uint8_t* const* rows, uint64_t subs,
+                                                                           uint64_t count, uint64_t t_bytes,
+                                                                           uint64_t step, uint8_t* ph) {
+  const uint64_t tile_bytes = t_bytes * kK;
+  if (kK == 2 && subs == 2 && t_bytes == 32) {  // crouton2 (bytes): two tiles of one piece a step
+    uint8_t* const r0 = rows[0];
+    uint8_t* const r1 = rows[1];
+    uint8_t* const r2 = rows[2];
+    uint8_t* const r3 = rows[3];
+    for (uint64_t at = 0; at < count * 32; at += 32, ph += step) {
+      if (!kPack) {
+        __builtin_prefetch(ph + kRunAhead * step);
+        __builtin_prefetch(ph + kRunAhead * step + 64);
+      }
+      uint8_t* a[2] = {r0 + at, r1 + at};
+      uint8_t* b[2] = {r2 + at, r3 + at};
+      tile_wide_avx2<kPack, kK, kE, kStream>(ph, a, 1);
+      tile_wide_avx2<kPack, kK, kE, kStream>(ph + tile_bytes, b, 1);
+    }
+    return;
+  }
+  for (uint64_t i = 0; i < count; ++i, ph += step) {
+    if (!kPack) {
+      for (uint64_t b = 0; b < subs * tile_bytes; b += 64) __builtin_prefetch(ph + kRunAhead * step + b);
+    }
+    for (uint64_t s = 0; s < subs; ++s) {
+      uint8_t* r[kK];
+      for (int k = 0; k < kK; ++k) r[k] = rows[s * kK + k] + i * t_bytes;
+      tile_wide_avx2<kPack, kK, kE, kStream>(ph + s * tile_bytes, r, t_bytes / 32);
+    }
+  }
+}
+
+// Runs of tiles (Plan::tile_run) by tile_wide_avx2's pieces: at each position
+// of the odometer (loops: p.tile_run_outer, logical order) the run's rows are
+// stepped a tile at a time along the chunk loop, each step one physical
+// block of the run's tiles. Measured on a Zen 5 (pinned, the bench's rows,
+// against the tile walk): crouton2 uint8 1 x 32 x 32 x 256 pack 0.24 -> 0.40-
+// 0.45 of memcpy, unpack 0.23 -> 0.35-0.38; 1 x 256 x 256 x 1024 0.54 -> 0.75
+// and 0.58 -> 0.72-0.81; 1 x 255 x 255 x 256 0.39 -> 0.53-0.66 and 0.41 ->
+// 0.60. The tile walk's odometer had cost more than the tiles (crouton2's
+// plain loop around the tile counts 2). Croutons of four rows (crouton4x1 fp16, the padded byte croutons
+// the tile pairs leave, crouton2x2 fp16 in cache) measured slower this way
+// and keep the tile walk. With padding each position checks its rows'
+// coordinates once and the tile's dimension a step at a time: packing, a
+// row in padding is the padding pattern and a cut piece load_head_avx2's;
+// unpacking, neither is written past the extent.
+template <bool kPack, int kK, size_t kE, bool kStream>
+__attribute__((target("avx2"))) void walk_tile_runs(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
+                                                    uint8_t* phys, uint64_t begin, uint64_t end) {
+  const Loop& tl = p.loops[p.tile_at];
+  const Loop& cx = p.loops[p.tile_run_x];
+  const size_t outer = loops.size(), tdim = tl.dim;
+  const uint64_t rows_n = p.tile_run_offset.size(), subs = rows_n / kK;
+  const uint64_t t_bytes = tl.count * kE, tile_bytes = t_bytes * kK;
+  const uint64_t step_bytes = cx.ps * kE;
+  const bool dense = p.padded == p.extent, t_padded = p.padded[tdim] != p.extent[tdim];
+  uint64_t logical_bytes = kE;
+  for (uint64_t n : p.extent) logical_bytes *= n;
+  const uint8_t* const logical_end = logical + logical_bytes;
+  const __m256i pad = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.pad_line));
+  // The padded dimensions but the tile's: their loops are never fused, so
+  // their coordinates are exact (a fused loop's are not).
+  std::vector<size_t> padded_dims;
+  for (size_t d = 0; d < p.rank; ++d) {
+    if (d != tdim && p.padded[d] != p.extent[d]) padded_dims.push_back(d);
+  }
+  std::vector<uint64_t> value(outer, 0), x(p.rank, 0);
+  uint64_t lbase = 0, pbase = 0;
+  seek(loops, outer, begin, &value, &x, &lbase, &pbase);
+  uint8_t* rows[kMaxRunRows];
+  bool valid[kMaxRunRows];
+  for (uint64_t left = end - begin; left != 0; --left) {
+    uint8_t* const lg = logical + lbase * kE;
+    uint8_t* ph = phys + pbase * kE;
+    for (uint64_t j = 0; j < rows_n; ++j) rows[j] = lg + p.tile_run_offset[j] * kE;
+    bool whole = dense, any = true;
+    if (!dense) {
+      whole = !t_padded || x[tdim] + cx.count * tl.count <= p.extent[tdim];
+      any = false;
+      for (uint64_t j = 0; j < rows_n; ++j) {
+        bool v = true;
+        for (size_t d : padded_dims) v = v && x[d] + p.tile_run_delta[j * p.rank + d] < p.extent[d];
+        valid[j] = v;
+        whole = whole && v;
+        any = any || v;
+      }
+    }
+    if (whole) {
+      run_tiles_whole<kPack, kK, kE, kStream>(rows, subs, cx.count, t_bytes, step_bytes, ph);
+    } else if (kPack || any) {
+      for (uint64_t i = 0; i < cx.count; ++i, ph += step_bytes) {
+        const uint64_t xt = x[tdim] + i * tl.count, et = p.extent[tdim];
+        const uint64_t vb = !t_padded ? t_bytes : (xt < et ? std::min(tl.count, et - xt) : 0) * kE;  // of each row
+        if (!kPack && vb == 0) break;
+        for (uint64_t s = 0; s < subs; ++s) {
+          for (uint64_t at = 0; at < t_bytes; at += 32) {
+            const uint64_t part = at >= vb ? 0 : std::min<uint64_t>(32, vb - at);
+            uint8_t* const tp = ph + s * tile_bytes + kK * at;
+            __m256i r[kK];
+            if (kPack) {
+              for (int k = 0; k < kK; ++k) {
+                const uint64_t j = s * kK + k;
+                r[k] = valid[j] ? load_head_avx2(rows[j] + i * t_bytes + at, part, logical_end, pad, p.pad_line) : pad;
+              }
+              pack_piece_wide<kK, kE, kStream>(tp, r);
+              continue;
+            }
+            if (part == 0) break;
+            unpack_piece_wide<kK, kE>(tp, r);
+            for (int k = 0; k < kK; ++k) {
+              const uint64_t j = s * kK + k;
+              if (!valid[j]) continue;
+              uint8_t* const to = rows[j] + i * t_bytes + at;
+              if (part == 32) _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), r[k]);
+              else store_head_avx2(to, r[k], part);
+            }
+          }
+        }
+      }
+    }
+    if (left > 1) advance(loops, outer, &value, &x, &lbase, &pbase);
+  }
+  if (kStream) _mm_sfence();
+}
+
+// The walk of runs of tiles of two rows of elem-byte elements.
+template <bool kPack>
+WalkFn tile_runs_walk(uint64_t elem, bool stream) {
+  switch (elem) {
+    case 1: return stream ? &walk_tile_runs<kPack, 2, 1, true> : &walk_tile_runs<kPack, 2, 1, false>;
+    case 2: return stream ? &walk_tile_runs<kPack, 2, 2, true> : &walk_tile_runs<kPack, 2, 2, false>;
+    default: return stream ? &walk_tile_runs<kPack, 2, 4, true> : &walk_tile_runs<kPack, 2, 4, false>;
+  }
+}
+#endif
+
 // The walk for this plan, its loops and the number of odometer positions
 // they split into (the tiles' loops outside the plain one; the rows' loops
 // outside the middle one).
@@ -3206,6 +3402,17 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
 #ifdef LC_HTP_X86
     // Tiles of 2 or 4 rows of 32-byte pieces (croutons, weights) the walks
     // above leave: padded ones, crouton2, 16- and 32-bit elements.
+    if (p.tile_run && has_avx2()) {
+      *loops = &p.tile_run_outer;
+      *outer = p.tile_run_outer.size();
+      // Streamed when a step's block is 256 bytes or more (crouton2's 128-byte
+      // blocks 1 KiB apart measured faster through the cache: 0.48 -> 0.68 of
+      // memcpy at 64 MiB on a Zen 5, crouton4x1 fp16's 512 the other way round).
+      const bool run_stream = kPack && p.elements * p.elem >= kStreamBytes &&
+                              p.tile_run_offset.size() * p.loops[p.tile_at].count * p.elem >= 256 &&
+                              (reinterpret_cast<uintptr_t>(phys) & 63) == 0;
+      return tile_runs_walk<kPack>(p.elem, run_stream);
+    }
     const uint64_t t_bytes = p.loops[p.tile_at].count * p.elem;
     if ((p.tile_k == 2 || p.tile_k == 4) && t_bytes % 32 == 0 && has_avx2()) {
       const bool wide_stream = kPack && !p.tile_logical && p.elements * p.elem >= kStreamBytes &&
