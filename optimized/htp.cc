@@ -3250,12 +3250,12 @@ __attribute__((target("avx2"), always_inline)) inline void run_tiles_whole(uint8
 // 0.45 of memcpy, unpack 0.23 -> 0.35-0.38; 1 x 256 x 256 x 1024 0.54 -> 0.75
 // and 0.58 -> 0.72-0.81; 1 x 255 x 255 x 256 0.39 -> 0.53-0.66 and 0.41 ->
 // 0.60. The tile walk's odometer had cost more than the tiles (crouton2's
-// plain loop around the tile counts 2). Croutons of four rows (crouton4x1 fp16, the padded byte croutons
-// the tile pairs leave, crouton2x2 fp16 in cache) measured slower this way
-// and keep the tile walk. With padding each position checks its rows'
-// coordinates once and the tile's dimension a step at a time: packing, a
-// row in padding is the padding pattern and a cut piece load_head_avx2's;
-// unpacking, neither is written past the extent.
+// plain loop around the tile counts 2). Croutons of four rows (crouton4x1
+// fp16, the padded byte croutons the tile pairs leave, crouton2x2 fp16 in
+// cache) measured slower this way and keep the tile walk. With padding each
+// position checks its rows' coordinates once and the tile's dimension a step
+// at a time: packing, a row in padding is the padding pattern and a cut
+// piece load_head_avx2's; unpacking, neither is written past the extent.
 template <bool kPack, int kK, size_t kE, bool kStream>
 __attribute__((target("avx2"))) void walk_tile_runs(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
                                                     uint8_t* phys, uint64_t begin, uint64_t end) {
