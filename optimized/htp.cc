@@ -3208,12 +3208,13 @@ constexpr uint64_t kRunAhead = 16;
 // The whole tiles of one position of walk_tile_runs: `count` steps of
 // `step` bytes (physical) and t_bytes (each of the rows), subs tiles a step.
 // Every bound is a value, not a field the stores could alias.
-template <bool kPack, int kK, size_t kE, bool kStream>
+template <bool kPack, size_t kE, bool kStream>
 __attribute__((target("avx2"), always_inline)) inline void run_tiles_whole(uint8_t* const* rows, uint64_t subs,
                                                                            uint64_t count, uint64_t t_bytes,
                                                                            uint64_t step, uint8_t* ph) {
+  constexpr int kK = 2;  // a tile's rows (Plan::tile_run)
   const uint64_t tile_bytes = t_bytes * kK;
-  if (kK == 2 && subs == 2 && t_bytes == 32) {  // crouton2 (bytes): two tiles of one piece a step
+  if (subs == 2 && t_bytes == 32) {  // crouton2 (bytes): two tiles of one piece a step
     uint8_t* const r0 = rows[0];
     uint8_t* const r1 = rows[1];
     uint8_t* const r2 = rows[2];
@@ -3256,9 +3257,10 @@ __attribute__((target("avx2"), always_inline)) inline void run_tiles_whole(uint8
 // position checks its rows' coordinates once and the tile's dimension a step
 // at a time: packing, a row in padding is the padding pattern and a cut
 // piece load_head_avx2's; unpacking, neither is written past the extent.
-template <bool kPack, int kK, size_t kE, bool kStream>
+template <bool kPack, size_t kE, bool kStream>
 __attribute__((target("avx2"))) void walk_tile_runs(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
                                                     uint8_t* phys, uint64_t begin, uint64_t end) {
+  constexpr int kK = 2;  // a tile's rows (Plan::tile_run)
   const Loop& tl = p.loops[p.tile_at];
   const Loop& cx = p.loops[p.tile_run_x];
   const size_t outer = loops.size(), tdim = tl.dim;
@@ -3298,7 +3300,7 @@ __attribute__((target("avx2"))) void walk_tile_runs(const Plan& p, const std::ve
       }
     }
     if (whole) {
-      run_tiles_whole<kPack, kK, kE, kStream>(rows, subs, cx.count, t_bytes, step_bytes, ph);
+      run_tiles_whole<kPack, kE, kStream>(rows, subs, cx.count, t_bytes, step_bytes, ph);
     } else if (kPack || any) {
       for (uint64_t i = 0; i < cx.count; ++i, ph += step_bytes) {
         const uint64_t xt = x[tdim] + i * tl.count, et = p.extent[tdim];
@@ -3339,9 +3341,9 @@ __attribute__((target("avx2"))) void walk_tile_runs(const Plan& p, const std::ve
 template <bool kPack>
 WalkFn tile_runs_walk(uint64_t elem, bool stream) {
   switch (elem) {
-    case 1: return stream ? &walk_tile_runs<kPack, 2, 1, true> : &walk_tile_runs<kPack, 2, 1, false>;
-    case 2: return stream ? &walk_tile_runs<kPack, 2, 2, true> : &walk_tile_runs<kPack, 2, 2, false>;
-    default: return stream ? &walk_tile_runs<kPack, 2, 4, true> : &walk_tile_runs<kPack, 2, 4, false>;
+    case 1: return stream ? &walk_tile_runs<kPack, 1, true> : &walk_tile_runs<kPack, 1, false>;
+    case 2: return stream ? &walk_tile_runs<kPack, 2, true> : &walk_tile_runs<kPack, 2, false>;
+    default: return stream ? &walk_tile_runs<kPack, 4, true> : &walk_tile_runs<kPack, 4, false>;
   }
 }
 #endif
