@@ -406,6 +406,14 @@ TEST(HtpKernels, plane_transposes_equal_the_reference_at_every_isa_level) {
   expect_pass_at_every_isa("htp.nchw", "uint8", "1,32,32,256");
   expect_pass_at_every_isa("htp.nchw", "fp16", "1,16,20,96");
   expect_pass_at_every_isa("htp.nchw", "fp32", "1,8,30,48");
+  // In-cache planes whose destination rows are a multiple of 1 KiB apart, in
+  // groups of planes side by side through a stage: unpacks of 2 planes a
+  // group and packs of 4; unpacks in groups of 5 of 48 planes (the last group
+  // of 3), two images; packs so; planes of 32-byte rows (the uint8 unpack
+  // above) too short for a run of 256 bytes stay a plane at a time.
+  expect_pass_at_every_isa("htp.nchw", "fp16", "1,32,32,128");
+  expect_pass_at_every_isa("htp.nchw", "fp16", "2,100,48,32");
+  expect_pass_at_every_isa("htp.nchw", "uint8", "2,64,48,96");
 }
 
 // Every thread count (optimized/threads.h) writes the reference's bytes, on
@@ -438,6 +446,7 @@ TEST(HtpLarge, every_thread_count_writes_the_same_bytes_at_every_isa_level) {
                          {"htp.nchw", "uint8", "1,64,64,2048"},
                          {"htp.nchw", "uint8", "2,17,13,160"},
                          {"htp.nchw", "uint8", "2,67,45,3"},
+                         {"htp.nchw", "fp16", "1,100,48,32"},
                          {"htp.nchw_prose", "fp16", "2,9,13,70"},
                          {"htp.chunk_table(rank=4,pairs=0:0 1:0 2:0 3:0 1:8 2:8 3:32,pad=7,chunk_stride=4608)", "fp16", "1,9,9,33"},
                          {"ChunkedMemoryLayout<1, 0,0, 0,3, 0,5>(pad=4)", "uint8", "16"}};
@@ -478,7 +487,9 @@ TEST(HtpLarge, every_buffer_alignment_writes_the_same_bytes_at_every_isa_level) 
                          {"htp.crouton2x2(pad=3)", "uint8", "1,181,183,256"},
                          // Packs of planes in runs, streamed (planes of whole lines): the
                          // runs' tiles stream only where their destination rows start on a line.
-                         {"htp.nchw", "uint8", "1,36,128,2048"}};
+                         {"htp.nchw", "uint8", "1,36,128,2048"},
+                         // Groups of in-cache planes through a stage (rows copied out as runs).
+                         {"htp.nchw", "fp16", "1,32,32,128"}};
   for (const Shape& s : cases) {
     SCOPED_TRACE(std::string(s.layout) + " " + s.dtype + " " + s.shape);
     const Case c = must_case(s.layout, s.dtype, s.shape);
