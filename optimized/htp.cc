@@ -64,6 +64,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <optional>
 
 #include "core/case_cache.h"
@@ -3145,6 +3146,8 @@ __attribute__((target("avx2"))) void few_columns(const Plan& p, const Loop& w, u
 constexpr uint64_t kGroupStageBytes = 32u << 10;
 constexpr uint64_t kGroupRunBytes = 512;     // a group's pieces of a destination row: at most this many bytes
 constexpr uint64_t kGroupMinRunBytes = 256;  // and at least this many
+constexpr uint64_t kGroupLargeStageBytes = 256u << 10;  // streamed outputs: a stage in L2
+constexpr uint64_t kGroupLargeRunBytes = 2048;
 
 template <bool kPack, size_t kE>
 __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
@@ -3167,27 +3170,41 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
   // of memcpy so; its unpack 0.24 -> 0.33).
   const bool few = (kE < 4 || !kPack) &&  // mutate: equivalent (a choice of path: the same bytes)
                    c.count < half && m != 0 && loops[m - 1].ls == c.count;
-  // In-cache planes whose destination rows are a multiple of 1 KiB apart
-  // (a tile's destination lines in at most 4 of the L1 cache's 64 sets)
-  // and whose last loop around them (w) puts the next plane's pieces of
-  // those rows right after its own: a group of planes through a stage,
-  // each destination row then written as one run of at least 256 bytes. A
-  // tile at a time, each store of a tile's 32 or 64 lines in so few sets
-  // waits for its line (on a Zen 5, pinned, of memcpy: HTP NCHW fp16 1 x 32
-  // x 32 x 128 unpack 0.11 -> 0.22-0.23 in groups of 2, pack 0.12 -> 0.18-
-  // 0.19 in groups of 4; stores alone to 32 rows 8 KiB apart, 64 bytes of
-  // each row in turn, 0.12; runs of 256 bytes 0.84, of 512 0.90). Runs of
-  // 512 bytes: a stage of 64 KiB (packs in groups of 8) measured 0.17.
+  // Planes whose destination rows are a multiple of 1 KiB apart and whose
+  // last loop around them (w) puts the next plane's pieces of those rows
+  // right after its own: a group of planes through a stage, each
+  // destination row then written as one run of at least 256 bytes. In
+  // cache, a tile's destination lines fall in at most 4 of the L1 cache's
+  // 64 sets, and a tile at a time each store waits for its line (on a Zen
+  // 5, pinned, of memcpy: HTP NCHW fp16 1 x 32 x 32 x 128 unpack 0.11 ->
+  // 0.22-0.23 in groups of 2, pack 0.12 -> 0.18-0.19 in groups of 4; stores
+  // alone to 32 rows 8 KiB apart, 64 bytes of each row in turn, 0.12; runs
+  // of 256 bytes 0.84, of 512 0.90; a stage of 64 KiB, packs in groups of 8,
+  // 0.17). Streamed, the stage (256 KiB) is in L2 and its rows are streamed
+  // out, each a run of a DRAM page where a tile's streamed lines each went
+  // to a page of its own (uint8 1 x 256 x 256 x 1024 pack 0.24 -> 0.32,
+  // unpack 0.28 -> 0.35; 1 x 128 x 128 x 512 0.17 -> 0.37 and 0.19 -> 0.34;
+  // fp32 1 x 128 x 128 x 512 pack 0.35 -> 0.59); pieces of 2 KiB or more
+  // are runs enough (uint8 1 x 64 x 64 x 2048 unpack 0.23 so, 0.22 in
+  // groups of 1, 0.16 of 2).
   const uint64_t g_rows = kPack ? r.count : c.count, g_cols = kPack ? c.count : r.count;
   const uint64_t g_piece = g_rows * kE, g_db = (kPack ? c.ps : r.ls) * kE;
   uint64_t group = 0;
-  if (!large && !runs && !few && m != 0 && g_db % 1024 == 0 &&  // mutate: equivalent (a choice of path)
-      (kPack ? loops[m - 1].ps : loops[m - 1].ls) == g_rows) {
-    const uint64_t fit = kGroupStageBytes / (g_cols * g_piece);
-    group = std::min(fit, (kGroupRunBytes + g_piece - 1) / g_piece);
+  const uint64_t stage_bytes = large ? kGroupLargeStageBytes : kGroupStageBytes;
+  const uint64_t run_bytes = large ? kGroupLargeRunBytes : kGroupRunBytes;
+  if (!runs && !few && m != 0 && g_db % 1024 == 0 &&  // mutate: equivalent (a choice of path)
+      (kPack ? loops[m - 1].ps : loops[m - 1].ls) == g_rows && g_piece < run_bytes) {
+    const uint64_t fit = stage_bytes / (g_cols * g_piece);
+    group = std::min(fit, (run_bytes + g_piece - 1) / g_piece);  // mutate: equivalent (a choice of path)
     if (group * g_piece < kGroupMinRunBytes) group = 0;  // mutate: equivalent (a choice of path)
   }
-  alignas(64) static thread_local uint8_t group_stage[kGroupStageBytes];
+  alignas(64) static thread_local uint8_t small_stage[kGroupStageBytes];
+  std::unique_ptr<uint8_t[]> large_stage;
+  uint8_t* group_stage = small_stage;
+  if (large && group > 0) {
+    large_stage.reset(new uint8_t[kGroupLargeStageBytes + 64]);
+    group_stage = large_stage.get() + (64 - reinterpret_cast<uintptr_t>(large_stage.get()) % 64) % 64;
+  }
   std::vector<uint64_t> value(m, 0);
   uint64_t pos = begin;
   while (pos < end) {
@@ -3224,7 +3241,11 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
                                                          rows, cols);
       }
       const uint64_t pitch = group * piece, db = ds * kE;
-      for (uint64_t j = 0; j < cols; ++j) copy_run(dst + j * db, group_stage + j * pitch, n * piece);
+      if (large) {
+        for (uint64_t j = 0; j < cols; ++j) stream_run_avx2(dst + j * db, group_stage + j * pitch, n * piece);
+      } else {
+        for (uint64_t j = 0; j < cols; ++j) copy_run(dst + j * db, group_stage + j * pitch, n * piece);
+      }
       pos += n;
       continue;
     }

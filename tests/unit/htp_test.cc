@@ -414,6 +414,11 @@ TEST(HtpKernels, plane_transposes_equal_the_reference_at_every_isa_level) {
   expect_pass_at_every_isa("htp.nchw", "fp16", "1,32,32,128");
   expect_pass_at_every_isa("htp.nchw", "fp16", "2,100,48,32");
   expect_pass_at_every_isa("htp.nchw", "uint8", "2,64,48,96");
+  // Streamed (8 MiB and more): groups through a stage of 256 KiB, the rows
+  // streamed out; groups of 3 both ways of 104 planes (the last of 2), and
+  // unpacks in groups of 2 of 129 planes (the last of 1).
+  expect_pass_at_every_isa("htp.nchw", "uint8", "1,128,104,640");
+  expect_pass_at_every_isa("htp.nchw", "uint8", "1,64,129,1024");
 }
 
 // Every thread count (optimized/threads.h) writes the reference's bytes, on
@@ -447,6 +452,7 @@ TEST(HtpLarge, every_thread_count_writes_the_same_bytes_at_every_isa_level) {
                          {"htp.nchw", "uint8", "2,17,13,160"},
                          {"htp.nchw", "uint8", "2,67,45,3"},
                          {"htp.nchw", "fp16", "1,100,48,32"},
+                         {"htp.nchw", "uint8", "1,128,104,640"},
                          {"htp.nchw_prose", "fp16", "2,9,13,70"},
                          {"htp.chunk_table(rank=4,pairs=0:0 1:0 2:0 3:0 1:8 2:8 3:32,pad=7,chunk_stride=4608)", "fp16", "1,9,9,33"},
                          {"ChunkedMemoryLayout<1, 0,0, 0,3, 0,5>(pad=4)", "uint8", "16"}};
