@@ -3196,16 +3196,18 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
   // fp32 1 x 128 x 128 x 512 pack 0.35 -> 0.59); pieces of 2 KiB or more
   // are runs enough (uint8 1 x 64 x 64 x 2048 unpack 0.23 so, 0.22 in
   // groups of 1, 0.16 of 2).
-  const uint64_t g_rows = kPack ? r.count : c.count, g_cols = kPack ? c.count : r.count;
-  const uint64_t g_piece = g_rows * kE, g_db = (kPack ? c.ps : r.ls) * kE;
+  // A plane: `rows` source rows ss elements apart, `cols` destination rows ds apart.
+  const uint64_t ss = kPack ? r.ls : c.ps, ds = kPack ? c.ps : r.ls;
+  const uint64_t rows = kPack ? r.count : c.count, cols = kPack ? c.count : r.count;
+  const uint64_t piece = rows * kE, db = ds * kE;  // a plane's piece of a destination row; their stride
   uint64_t group = 0;
   const uint64_t stage_bytes = large ? kGroupLargeStageBytes : kGroupStageBytes;
   const uint64_t run_bytes = large ? kGroupLargeRunBytes : kGroupRunBytes;
-  if (!runs && !few && m != 0 && g_db % 1024 == 0 &&  // mutate: equivalent (a choice of path)
-      (kPack ? loops[m - 1].ps : loops[m - 1].ls) == g_rows && g_piece < run_bytes) {
-    const uint64_t fit = stage_bytes / (g_cols * g_piece);
-    group = std::min(fit, (run_bytes + g_piece - 1) / g_piece);  // mutate: equivalent (a choice of path)
-    if (group * g_piece < kGroupMinRunBytes) group = 0;  // mutate: equivalent (a choice of path)
+  if (!runs && !few && m != 0 && db % 1024 == 0 &&  // mutate: equivalent (a choice of path)
+      (kPack ? loops[m - 1].ps : loops[m - 1].ls) == rows && piece < run_bytes) {
+    const uint64_t fit = stage_bytes / (cols * piece);
+    group = std::min(fit, (run_bytes + piece - 1) / piece);  // mutate: equivalent (a choice of path)
+    if (group * piece < kGroupMinRunBytes) group = 0;  // mutate: equivalent (a choice of path)
   }
   alignas(64) static thread_local uint8_t small_stage[kGroupStageBytes];
   std::unique_ptr<uint8_t[]> large_stage;
@@ -3236,20 +3238,18 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
     }
     const uint8_t* src = kPack ? logical + lbase * kE : phys + pbase * kE;
     uint8_t* dst = kPack ? phys + pbase * kE : logical + lbase * kE;
-    const uint64_t ss = kPack ? r.ls : c.ps, ds = kPack ? c.ps : r.ls;
-    const uint64_t rows = kPack ? r.count : c.count, cols = kPack ? c.count : r.count;
     if (group > 0) {
       // `n` planes side by side in the stage, then each destination row's
       // n pieces out as one run.
       const Loop& w = loops[m - 1];
       // mutate: equivalent (past `end`: the next thread's planes, the same bytes)
-      const uint64_t n = std::min(group, std::min(end - pos, w.count - value[m - 1])), piece = rows * kE;
+      const uint64_t n = std::min(group, std::min(end - pos, w.count - value[m - 1]));
       const uint64_t s_step = (kPack ? w.ls : w.ps) * kE;
       for (uint64_t g = 0; g < n; ++g) {
         plane_transpose::transpose_plane_avx2<kE, false>(src + g * s_step, ss, group_stage + g * piece, group * rows,
                                                          rows, cols);
       }
-      const uint64_t pitch = group * piece, db = ds * kE;
+      const uint64_t pitch = group * piece;
       if (large) {
         for (uint64_t j = 0; j < cols; ++j) stream_run_avx2(dst + j * db, group_stage + j * pitch, n * piece);
       } else {
@@ -3258,7 +3258,7 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
       pos += n;
       continue;
     }
-    if (large && (ds * kE) % 64 == 0 && reinterpret_cast<uintptr_t>(dst) % kE == 0) {
+    if (large && db % 64 == 0 && reinterpret_cast<uintptr_t>(dst) % kE == 0) {
       plane_transpose::transpose_plane_avx2<kE, true>(src, ss, dst, ds, rows, cols);
     } else {
       plane_transpose::transpose_plane_avx2<kE, false>(src, ss, dst, ds, rows, cols);
