@@ -291,6 +291,10 @@ TEST(HtpLarge, streaming_rows_equal_the_reference_at_every_isa_level) {
   // buffers are on cache lines: every_buffer_alignment below).
   expect_pass_at_every_isa("htp.crouton4x1(pad=9)", "uint8", "1,63,70,2048");
   expect_pass_at_every_isa("htp.crouton2x2(pad=3)", "uint8", "1,63,70,2048");
+  // 16-bit four-row tiles unpacked with each row's piece of a tile a whole
+  // line (streamed), and with the depth padded (not streamed).
+  expect_pass_at_every_isa("htp.crouton4x1", "fp16", "1,64,64,1024");
+  expect_pass_at_every_isa("htp.crouton4x1", "fp16", "1,64,64,1040");
   // Padded 64-byte rows (16-bit depth32) streamed back a logical row at a
   // time: whole pieces only, and a last piece of 29 elements.
   expect_pass_at_every_isa("htp.depth32(pad=3)", "fp16", "1,63,66,1024");
@@ -437,6 +441,7 @@ TEST(HtpLarge, every_thread_count_writes_the_same_bytes_at_every_isa_level) {
                          {"htp.depth32(pad=3)", "fp16", "1,63,66,1021"},
                          {"htp.crouton", "fp16", "2,9,13,70"},
                          {"htp.crouton4x1", "uint8", "1,64,64,2048"},
+                         {"htp.crouton4x1", "fp16", "1,64,64,1024"},
                          {"htp.crouton4x1(pad=9)", "uint8", "1,63,70,2050"},
                          {"htp.crouton2x2", "uint8", "1,64,64,2048"},
                          {"htp.crouton2x2(pad=3)", "uint8", "2,9,9,65"},
@@ -475,6 +480,7 @@ TEST(HtpLarge, every_buffer_alignment_writes_the_same_bytes_at_every_isa_level) 
                          {"htp.depth32", "fp16", "1,5,12,64"},      {"htp.depth32", "fp16", "1,64,64,1024"},
                          {"htp.crouton(pad=5)", "uint8", "1,9,8,64"}, {"htp.crouton4x1", "uint8", "1,16,16,64"},
                          {"htp.crouton2x2", "uint8", "1,16,16,64"}, {"htp.crouton2x2", "uint8", "1,64,64,2048"},
+                         {"htp.crouton4x1", "fp16", "1,64,64,1024"},
                          {"htp.weights", "uint8", "3,3,64,100"},    {"htp.depth32(pad=3)", "fp16", "1,63,66,1021"},
                          {"htp.weights(pad=7)", "uint8", "3,1,64,70"}, {"htp.weights", "uint8", "1,2,32,64"},
                          {"htp.crouton", "uint8", "1,10,11,70"},      {"htp.depth32", "fp16", "1,5,7,61"},
