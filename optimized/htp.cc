@@ -3256,16 +3256,24 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
     }
     const uint8_t* src = kPack ? logical + lbase * kE : phys + pbase * kE;
     uint8_t* dst = kPack ? phys + pbase * kE : logical + lbase * kE;
+    // mutate: equivalent (past `end`: the next thread's planes, the same bytes)
+    const uint64_t n = group > 0 ? std::min(group, std::min(end - pos, loops[m - 1].count - value[m - 1])) : 1;
+    // Streamed, each source line a tile reads fetches the same line of the
+    // planes after these (the next step of w) into L2: a plane's rows are
+    // far apart, more streams than the hardware follows, so that each tile
+    // waited on its rows' first lines from memory (on a Zen 5, pinned, of
+    // memcpy: HTP NCHW uint8 1 x 256 x 256 x 1024 pack 0.25-0.29 ->
+    // 0.32-0.43, unpack 0.34-0.36 -> 0.34-0.47; two groups on, or four,
+    // no better).
+    const uint64_t s_step = m != 0 ? (kPack ? loops[m - 1].ls : loops[m - 1].ps) * kE : 0;
+    // mutate: equivalent (a fetch: the same bytes)
+    const uint64_t next = large && m != 0 && value[m - 1] + n < loops[m - 1].count ? n * s_step : 0;
     if (group > 0) {
       // `n` planes side by side in the stage, then each destination row's
       // n pieces out as one run.
-      const Loop& w = loops[m - 1];
-      // mutate: equivalent (past `end`: the next thread's planes, the same bytes)
-      const uint64_t n = std::min(group, std::min(end - pos, w.count - value[m - 1]));
-      const uint64_t s_step = (kPack ? w.ls : w.ps) * kE;
       for (uint64_t g = 0; g < n; ++g) {
         plane_transpose::transpose_plane_avx2<kE, false>(src + g * s_step, ss, group_stage + g * piece, group * rows,
-                                                         rows, cols);
+                                                         rows, cols, next);
       }
       const uint64_t pitch = group * piece;
       if (large) {
@@ -3277,9 +3285,9 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
       continue;
     }
     if (large && db % 64 == 0 && reinterpret_cast<uintptr_t>(dst) % kE == 0) {
-      plane_transpose::transpose_plane_avx2<kE, true>(src, ss, dst, ds, rows, cols);
+      plane_transpose::transpose_plane_avx2<kE, true>(src, ss, dst, ds, rows, cols, next);
     } else {
-      plane_transpose::transpose_plane_avx2<kE, false>(src, ss, dst, ds, rows, cols);
+      plane_transpose::transpose_plane_avx2<kE, false>(src, ss, dst, ds, rows, cols, next);
     }
     ++pos;
   }

@@ -1044,11 +1044,11 @@ void weight_copy(const WeightPlan& p, const uint8_t* logical_in, uint8_t* logica
         const uint64_t gk = std::min(p.group, p.K - k0), rows = gk * p.C, base = k0 * khw * eb;
 #if defined(LC_NVDLA_AVX2)
         if (has_avx2() && (eb == 1 || eb == 2) && (to_physical || hw >= 32 / eb)) {
-          using Plane = void (*)(const uint8_t*, uint64_t, uint8_t*, uint64_t, uint64_t, uint64_t);
+          using Plane = void (*)(const uint8_t*, uint64_t, uint8_t*, uint64_t, uint64_t, uint64_t, uint64_t);
           const Plane plane = eb == 1 ? plane_transpose::transpose_plane_avx2<1, false>
                                       : plane_transpose::transpose_plane_avx2<2, false>;
-          if (to_physical) plane(in + base, hw, out + base, rows, rows, hw);
-          else plane(in + base, rows, out + base, hw, hw, rows);
+          if (to_physical) plane(in + base, hw, out + base, rows, rows, hw, 0);
+          else plane(in + base, rows, out + base, hw, hw, rows, 0);
           continue;
         }
 #endif

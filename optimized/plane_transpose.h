@@ -190,14 +190,20 @@ __attribute__((target("avx2"))) void rect_avx2(const uint8_t* src, uint64_t sb, 
 // from it in blocks of 2n rows by n columns, each destination row's pieces
 // of a column group stored one after the other (a 64-byte row by two
 // adjacent stores; kStream: non-temporal, for 64-byte rows on lines only,
-// which the caller checks).
+// which the caller checks). `next`: see transpose_plane_avx2.
 template <size_t kE, bool kStream, uint64_t kR, uint64_t kC, class SrcRow, class DstRow>
-__attribute__((target("avx2"), always_inline)) inline void tile_staged_avx2(SrcRow src_row, DstRow dst_row) {
+__attribute__((target("avx2"), always_inline)) inline void tile_staged_avx2(SrcRow src_row, DstRow dst_row,
+                                                                            uint64_t next) {
   constexpr uint64_t n = 16 / kE, halves = kR / (2 * n);
   alignas(64) uint8_t stage[kR][kC * kE];
   for (uint64_t i = 0; i < kR; ++i) {
     const uint8_t* from = src_row(i);
     __builtin_prefetch(from + kAhead);
+    if (next != 0) {
+      for (uint64_t b = 0; b < kC * kE; b += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(from + next + b), _MM_HINT_T1);
+      }
+    }
     for (uint64_t b = 0; b < kC * kE; b += 32) {
       _mm256_store_si256(reinterpret_cast<__m256i*>(stage[i] + b),
                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + b)));
@@ -238,13 +244,14 @@ __attribute__((target("avx2"), always_inline)) inline void tile_staged_avx2(SrcR
 // pack / unpack 0.32 / 0.32 -> 0.37 / 0.35, 1 x 16 x 32 x 256 fp32 0.32 /
 // 0.30 -> 0.42 / 0.40; 1 x 64 x 64 x 64 uint8 0.28 / 0.28 against 0.27).
 template <bool kStream, class SrcRow, class DstRow>
-__attribute__((target("avx512f,avx512bw"))) void tile_avx512_epi8(SrcRow src_row, DstRow dst_row) {
+__attribute__((target("avx512f,avx512bw"))) void tile_avx512_epi8(SrcRow src_row, DstRow dst_row, uint64_t next) {
   __m512i groups[4][16];  // [16-byte column group][row i]: rows i, 16 + i, 32 + i, 48 + i
   for (uint64_t i = 0; i < 16; ++i) {
     __m512i x[4];
     for (uint64_t k = 0; k < 4; ++k) {
       const uint8_t* line = src_row(16 * k + i);
       __builtin_prefetch(line + kAhead);
+      if (next != 0) _mm_prefetch(reinterpret_cast<const char*>(line + next), _MM_HINT_T1);
       x[k] = _mm512_loadu_si512(line);
     }
     byte_transpose::transpose_lanes4x4(x);
@@ -286,24 +293,24 @@ inline uint64_t tile_at(uint64_t len, uint64_t at, uint64_t tile, uint64_t half,
 // 28 x 28 x 128 pack 0.31 against 0.37, 1 x 35 x 35 x 96 0.31 against 0.37).
 template <size_t kE, bool kStream, class SrcRow, class DstRow>
 __attribute__((target("avx2"), always_inline)) inline void tile_any(uint64_t tr, uint64_t tc, bool lines, bool apart,
-                                                                    SrcRow src_row, DstRow dst_row) {
+                                                                    SrcRow src_row, DstRow dst_row, uint64_t next) {
   constexpr uint64_t half = 32 / kE, tile = 64 / kE;
   if (tr == tile && tc == tile) {
     if (kE == 1 && apart && isa_at_least(Isa::kAvx512) && !splits_512bit_ops()) {  // mutate: equivalent (a path)
-      if (kStream && lines) tile_avx512_epi8<true>(src_row, dst_row);
-      else tile_avx512_epi8<false>(src_row, dst_row);
+      if (kStream && lines) tile_avx512_epi8<true>(src_row, dst_row, next);
+      else tile_avx512_epi8<false>(src_row, dst_row, next);
     } else if (kStream && lines) {
-      tile_staged_avx2<kE, true, tile, tile>(src_row, dst_row);
+      tile_staged_avx2<kE, true, tile, tile>(src_row, dst_row, next);
     } else {
-      tile_staged_avx2<kE, false, tile, tile>(src_row, dst_row);
+      tile_staged_avx2<kE, false, tile, tile>(src_row, dst_row, next);
     }
   } else if (tr == tile) {
-    if (kStream && lines) tile_staged_avx2<kE, true, tile, half>(src_row, dst_row);
-    else tile_staged_avx2<kE, false, tile, half>(src_row, dst_row);
+    if (kStream && lines) tile_staged_avx2<kE, true, tile, half>(src_row, dst_row, next);
+    else tile_staged_avx2<kE, false, tile, half>(src_row, dst_row, next);
   } else if (tc == tile) {
-    tile_staged_avx2<kE, false, half, tile>(src_row, dst_row);
+    tile_staged_avx2<kE, false, half, tile>(src_row, dst_row, next);
   } else {
-    tile_staged_avx2<kE, false, half, half>(src_row, dst_row);
+    tile_staged_avx2<kE, false, half, half>(src_row, dst_row, next);
   }
 }
 
@@ -320,7 +327,7 @@ __attribute__((target("avx2"), always_inline)) inline void tile_any(uint64_t tr,
 // on whole lines stream.
 template <size_t kE, bool kStream>
 __attribute__((target("avx2"))) void tiles_avx2(const uint8_t* src, uint64_t ss, uint8_t* dst, uint64_t ds,
-                                                uint64_t rows, uint64_t cols) {
+                                                uint64_t rows, uint64_t cols, uint64_t next) {
   constexpr uint64_t half = 32 / kE, tile = 64 / kE;
   const uint64_t sb = ss * kE, db = ds * kE;
   const bool apart = sb >= 64 && db >= 64;  // mutate: equivalent (a choice of path)
@@ -338,7 +345,7 @@ __attribute__((target("avx2"))) void tiles_avx2(const uint8_t* src, uint64_t ss,
       const uint8_t* s = src + r0 * sb + c0 * kE;
       uint8_t* d = dst + c0 * db + r0 * kE;
       tile_any<kE, kStream>(tr, tc, true, apart_4k, [=](uint64_t i) { return s + i * sb; },
-                            [=](uint64_t j) { return d + j * db; });
+                            [=](uint64_t j) { return d + j * db; }, next);
     }
   }
   rect_avx2<kE>(src, sb, dst, db, rows, cols, 0, full_r, full_c, cols);
@@ -396,27 +403,29 @@ __attribute__((target("avx2"))) void gather_tiles_avx2(const RunRows& from, uint
       const auto dst_row = [=](uint64_t j) { return d + j * db; };
       if (strided) {
         const uint8_t* s = first + c0 * kE;
-        tile_any<kE, kStream>(tr, tc, lines, apart_4k, [=](uint64_t i) { return s + i * sb; }, dst_row);
+        tile_any<kE, kStream>(tr, tc, lines, apart_4k, [=](uint64_t i) { return s + i * sb; }, dst_row, 0);
       } else {
-        tile_any<kE, kStream>(tr, tc, lines, false, [&](uint64_t i) { return at[i] + c0 * kE; }, dst_row);
+        tile_any<kE, kStream>(tr, tc, lines, false, [&](uint64_t i) { return at[i] + c0 * kE; }, dst_row, 0);
       }
     }
   }
 }
 
 // dst[j][i] = src[i][j] for i < rows, j < cols, row strides ss and ds in
-// elements of kE bytes. When every destination row starts at the same place
-// in a line, the rows before the first whose destination bytes start a line
-// go by rect_avx2 first, so that the tiles write whole lines (kStream: with
-// non-temporal stores, for which dst must be kE-aligned and ds * kE a
-// multiple of 64; the caller fences).
+// elements of kE bytes. `next` (bytes, 0 for none): each source line a tile
+// reads also fetches the line that far on into L2 (the next plane's, for a
+// walk of planes far apart in memory). When every destination row starts at
+// the same place in a line, the rows before the first whose destination
+// bytes start a line go by rect_avx2 first, so that the tiles write whole
+// lines (kStream: with non-temporal stores, for which dst must be
+// kE-aligned and ds * kE a multiple of 64; the caller fences).
 template <size_t kE, bool kStream>
 __attribute__((target("avx2"))) void transpose_plane_avx2(const uint8_t* src, uint64_t ss, uint8_t* dst, uint64_t ds,
-                                                          uint64_t rows, uint64_t cols) {
+                                                          uint64_t rows, uint64_t cols, uint64_t next = 0) {
   const uint64_t sb = ss * kE, db = ds * kE, misaligned = reinterpret_cast<uintptr_t>(dst) % 64;
   const uint64_t head = db % 64 == 0 && misaligned % kE == 0 ? std::min(rows, (64 - misaligned) % 64 / kE) : 0;
   rect_avx2<kE>(src, sb, dst, db, rows, cols, 0, head, 0, cols);
-  tiles_avx2<kE, kStream>(src + head * sb, ss, dst + head * kE, ds, rows - head, cols);
+  tiles_avx2<kE, kStream>(src + head * sb, ss, dst + head * kE, ds, rows - head, cols, next);
 }
 
 }  // namespace layoutcheck::plane_transpose
