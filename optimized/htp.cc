@@ -3218,6 +3218,7 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
   const uint64_t ss = kPack ? r.ls : c.ps, ds = kPack ? c.ps : r.ls;
   const uint64_t rows = kPack ? r.count : c.count, cols = kPack ? c.count : r.count;
   const uint64_t piece = rows * kE, db = ds * kE;  // a plane's piece of a destination row; their stride
+  const uint64_t s_step = m != 0 ? (kPack ? loops[m - 1].ls : loops[m - 1].ps) * kE : 0;  // the next plane's source
   uint64_t group = 0;
   const uint64_t stage_bytes = large ? kGroupLargeStageBytes : kGroupStageBytes;
   const uint64_t run_bytes = large ? kGroupLargeRunBytes : kGroupRunBytes;
@@ -3265,7 +3266,6 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
     // memcpy: HTP NCHW uint8 1 x 256 x 256 x 1024 pack 0.25-0.29 ->
     // 0.32-0.43, unpack 0.34-0.36 -> 0.34-0.47; two groups on, or four,
     // no better).
-    const uint64_t s_step = m != 0 ? (kPack ? loops[m - 1].ls : loops[m - 1].ps) * kE : 0;
     // mutate: equivalent (a fetch: the same bytes)
     const uint64_t next = large && m != 0 && value[m - 1] + n < loops[m - 1].count ? n * s_step : 0;
     if (group > 0) {
