@@ -3152,6 +3152,96 @@ __attribute__((target("avx2"))) void few_columns(const Plan& p, const Loop& w, u
   }
 }
 
+// A group of n 16-bit planes in cache with AVX-512, each plane H rows h (a
+// multiple of 32) by C columns c (a multiple of 32) on the logical side, C
+// rows of H on the physical side, through a stage in L1 in two passes whose
+// reads and writes run along whole rows of both tensors. Each step takes
+// eight rows h of 32 columns (the 64 bytes of each of 8 logical rows) and
+// transposes the 8 x 8 words of each 128-bit lane, which leaves lane q of
+// register k the 8 h of column 8q + k; four such registers of four steps
+// of h (one line of the stage each) become four physical lines (h 0..31 of
+// columns k, 8 + k, 16 + k, 24 + k) by one 4 x 4 transpose of their lanes.
+// Packing, the steps read the logical rows (source row h of plane g at src
+// + g * s_step + h * sb) and write the stage; the lane transposes read it
+// and write the physical rows (row c at dst + c * db, the n planes' H
+// elements one run). Unpacking runs the other way (physical row c of plane
+// g at src + g * s_step + c * sb, logical row h at dst + h * db, the n
+// planes' C elements one run), the stage in the lane transposes' order.
+// Five shuffles a line, as a 32 x 32 tile in registers, but where such a
+// tile reads or writes 32 rows 8 KiB apart a line each, in one L1 set (HTP
+// NCHW 1 x 32 x 32 x 128), these steps take 8 of them 256 bytes each, and
+// the lane transposes a run of 256 bytes of each physical row (on a Zen 5,
+// one thread, pinned, alternating, medians of 7, of memcpy, pack / unpack:
+// 0.19 / 0.22 through plane_transpose.h's tiles and a stage of the planes
+// side by side -> 0.33 / 0.32; lines of 16 bytes stored or loaded one by
+// one in place of the lane transposes 0.18 / 0.17; groups of two planes
+// 0.27 / 0.23 against 0.28 / 0.25 for four in one run, of eight 0.26 /
+// 0.25 against 0.32 / 0.30 in another; unpacking with the steps' planes
+// outermost, each logical row's run written a plane at a time, 0.30 ->
+// 0.17).
+template <bool kPack>
+LC_HTP_AVX512 void group_lanes_epi16(const uint8_t* src, uint64_t s_step, uint64_t sb, uint8_t* dst, uint64_t db,
+                                     uint64_t n, uint64_t H, uint64_t C, uint8_t* stage) {
+  const uint64_t HB = H / 8, CB = C / 32;
+  // The stage's line of step (g, hb, cb), register k: the steps' stores
+  // (pack) or loads (unpack) one after another.
+  const auto line = [=](uint64_t g, uint64_t hb, uint64_t cb, uint64_t k) {
+    return stage + 64 * (kPack ? ((g * HB + hb) * CB + cb) * 8 + k : ((g * CB + cb) * 8 + k) * HB + hb);
+  };
+  __m512i v[8];
+  if (kPack) {
+    for (uint64_t hb = 0; hb < HB; ++hb) {
+      for (uint64_t g = 0; g < n; ++g) {
+        for (uint64_t cb = 0; cb < CB; ++cb) {
+          const uint8_t* in = src + g * s_step + 8 * hb * sb + 64 * cb;
+#pragma GCC unroll 8
+          for (uint64_t i = 0; i < 8; ++i) v[i] = _mm512_loadu_si512(in + i * sb);
+          byte_transpose::transpose8x8_epi16_x4(v, v);
+#pragma GCC unroll 8
+          for (uint64_t k = 0; k < 8; ++k) _mm512_store_si512(line(g, hb, cb, k), v[k]);
+        }
+      }
+    }
+  }
+  // The lane transposes: physical rows 32cb + k + 8q, each a run over the
+  // planes g and their lines of 32 h (four steps of h).
+  for (uint64_t cb = 0; cb < CB; ++cb) {
+    for (uint64_t k = 0; k < 8; ++k) {
+      uint8_t* row = kPack ? dst + (32 * cb + k) * db : nullptr;
+      const uint8_t* from = kPack ? nullptr : src + (32 * cb + k) * sb;
+      for (uint64_t g = 0; g < n; ++g) {
+        for (uint64_t h0 = 0; h0 < HB; h0 += 4) {
+          __m512i o[4];
+#pragma GCC unroll 4
+          for (uint64_t j = 0; j < 4; ++j) {
+            o[j] = kPack ? _mm512_load_si512(line(g, h0 + j, cb, k))
+                         : _mm512_loadu_si512(from + 8 * j * sb + g * s_step + 16 * h0);
+          }
+          byte_transpose::transpose_lanes4x4(o);
+#pragma GCC unroll 4
+          for (uint64_t q = 0; q < 4; ++q) {
+            if (kPack) _mm512_storeu_si512(row + 8 * q * db + (g * H + 8 * h0) * 2, o[q]);
+            else _mm512_store_si512(line(g, h0 + q, cb, k), o[q]);
+          }
+        }
+      }
+    }
+  }
+  if (kPack) return;
+  for (uint64_t hb = 0; hb < HB; ++hb) {
+    for (uint64_t g = 0; g < n; ++g) {
+      for (uint64_t cb = 0; cb < CB; ++cb) {
+#pragma GCC unroll 8
+        for (uint64_t k = 0; k < 8; ++k) v[k] = _mm512_load_si512(line(g, hb, cb, k));
+        byte_transpose::transpose8x8_epi16_x4(v, v);
+        uint8_t* out = dst + 8 * hb * db + (g * C + 32 * cb) * 2;
+#pragma GCC unroll 8
+        for (uint64_t i = 0; i < 8; ++i) _mm512_storeu_si512(out + i * db, v[i]);
+      }
+    }
+  }
+}
+
 // Planes (see make_plan): each position of the loops around the plane is one
 // transpose, rows the innermost loop (physical stride 1), columns the loop
 // of logical stride 1. Outputs of 8 MiB and more stream the planes whose
@@ -3235,6 +3325,12 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
     large_stage.reset(new uint8_t[kGroupLargeStageBytes + 64]);
     group_stage = large_stage.get() + (64 - reinterpret_cast<uintptr_t>(large_stage.get()) % 64) % 64;
   }
+  // In cache, 16-bit planes of whole 32 x 32 tiles go through
+  // group_lanes_epi16 with AVX-512, as many a group as its stage holds.
+  const bool lanes = kE == 2 && !large && group > 0 &&  // mutate: equivalent (a choice of path: the same bytes)
+                     (kPack ? rows : cols) % 32 == 0 && (kPack ? cols : rows) % 32 == 0 &&
+                     has_avx512() && !splits_512bit_ops();  // mutate: equivalent (a choice of path)
+  if (lanes) group = kGroupStageBytes / (rows * cols * kE);  // at least one: group > 0
   std::vector<uint64_t> value(m, 0);
   uint64_t pos = begin;
   while (pos < end) {
@@ -3268,6 +3364,12 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
     // no better).
     // mutate: equivalent (a fetch: the same bytes)
     const uint64_t next = large && m != 0 && value[m - 1] + n < loops[m - 1].count ? n * s_step : 0;
+    if (lanes) {
+      group_lanes_epi16<kPack>(src, s_step, ss * kE, dst, db, n, kPack ? rows : cols, kPack ? cols : rows,
+                               group_stage);
+      pos += n;
+      continue;
+    }
     if (group > 0) {
       // `n` planes side by side in the stage, then each destination row's
       // n pieces out as one run.

@@ -418,6 +418,13 @@ TEST(HtpKernels, plane_transposes_equal_the_reference_at_every_isa_level) {
   expect_pass_at_every_isa("htp.nchw", "fp16", "1,32,32,128");
   expect_pass_at_every_isa("htp.nchw", "fp16", "2,100,48,32");
   expect_pass_at_every_isa("htp.nchw", "uint8", "2,64,48,96");
+  // 16-bit planes of whole 32 x 32 tiles in cache with AVX-512: groups of
+  // as many planes as a 32 KiB stage holds (group_lanes_epi16): 4 of 32 x
+  // 128 and of 64 x 64 (two images of two groups), 5 of 32 x 96 and of 96
+  // x 32 (the last group of one plane).
+  expect_pass_at_every_isa("htp.nchw", "fp16", "2,64,8,64");
+  expect_pass_at_every_isa("htp.nchw", "fp16", "1,32,16,96");
+  expect_pass_at_every_isa("htp.nchw", "int16", "1,96,16,32");
   // Streamed (8 MiB and more): groups through a stage of 256 KiB, the rows
   // streamed out; groups of 3 both ways of 104 planes (the last of 2), and
   // unpacks in groups of 2 of 129 planes (the last of 1).
