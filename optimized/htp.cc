@@ -3179,49 +3179,64 @@ __attribute__((target("avx2"))) void few_columns(const Plan& p, const Loop& w, u
 // 0.25 against 0.32 / 0.30 in another; unpacking with the steps' planes
 // outermost, each logical row's run written a plane at a time, 0.30 ->
 // 0.17).
-template <bool kPack>
-LC_HTP_AVX512 void group_lanes_epi16(const uint8_t* src, uint64_t s_step, uint64_t sb, uint8_t* dst, uint64_t db,
-                                     uint64_t n, uint64_t H, uint64_t C, uint8_t* stage) {
-  const uint64_t HB = H / 8, CB = C / 32;
+// The R x R transposes of kE-byte elements in each 128-bit lane of R = 16 /
+// kE registers: element j of v[i] ends in v[j] at element i.
+template <size_t kE>
+LC_HTP_AVX512 inline __attribute__((always_inline)) void lane_transpose(__m512i* v) {
+  if constexpr (kE == 1) byte_transpose::transpose16x16_epi8_x4(v);
+  else if constexpr (kE == 2) byte_transpose::transpose8x8_epi16_x4(v, v);
+  else byte_transpose::transpose4x4_epi32_x4(v);
+}
+
+template <bool kPack, size_t kE, bool kStream>
+LC_HTP_AVX512 void group_lanes(const uint8_t* src, uint64_t s_step, uint64_t sb, uint8_t* dst, uint64_t db,
+                               uint64_t n, uint64_t H, uint64_t C, uint8_t* stage) {
+  constexpr uint64_t R = 16 / kE;  // rows h a step; a step's 64 bytes of each hold 4R columns
+  const uint64_t HB = H / R, CB = C / (4 * R);
   // The stage's line of step (g, hb, cb), register k: the steps' stores
   // (pack) or loads (unpack) one after another.
   const auto line = [=](uint64_t g, uint64_t hb, uint64_t cb, uint64_t k) {
-    return stage + 64 * (kPack ? ((g * HB + hb) * CB + cb) * 8 + k : ((g * CB + cb) * 8 + k) * HB + hb);
+    return stage + 64 * (kPack ? ((g * HB + hb) * CB + cb) * R + k : ((g * CB + cb) * R + k) * HB + hb);
   };
-  __m512i v[8];
+  __m512i v[R];
   if (kPack) {
     for (uint64_t hb = 0; hb < HB; ++hb) {
       for (uint64_t g = 0; g < n; ++g) {
         for (uint64_t cb = 0; cb < CB; ++cb) {
-          const uint8_t* in = src + g * s_step + 8 * hb * sb + 64 * cb;
-#pragma GCC unroll 8
-          for (uint64_t i = 0; i < 8; ++i) v[i] = _mm512_loadu_si512(in + i * sb);
-          byte_transpose::transpose8x8_epi16_x4(v, v);
-#pragma GCC unroll 8
-          for (uint64_t k = 0; k < 8; ++k) _mm512_store_si512(line(g, hb, cb, k), v[k]);
+          const uint8_t* in = src + g * s_step + R * hb * sb + 64 * cb;
+#pragma GCC unroll 16
+          for (uint64_t i = 0; i < R; ++i) v[i] = _mm512_loadu_si512(in + i * sb);
+          lane_transpose<kE>(v);
+#pragma GCC unroll 16
+          for (uint64_t k = 0; k < R; ++k) _mm512_store_si512(line(g, hb, cb, k), v[k]);
         }
       }
     }
   }
-  // The lane transposes: physical rows 32cb + k + 8q, each a run over the
-  // planes g and their lines of 32 h (four steps of h).
+  // The lane transposes: physical rows 4R cb + k + Rq, each a run over the
+  // planes g and their lines of 4R h (four steps of h).
   for (uint64_t cb = 0; cb < CB; ++cb) {
-    for (uint64_t k = 0; k < 8; ++k) {
-      uint8_t* row = kPack ? dst + (32 * cb + k) * db : nullptr;
-      const uint8_t* from = kPack ? nullptr : src + (32 * cb + k) * sb;
+    for (uint64_t k = 0; k < R; ++k) {
+      uint8_t* row = kPack ? dst + (4 * R * cb + k) * db : nullptr;
+      const uint8_t* from = kPack ? nullptr : src + (4 * R * cb + k) * sb;
       for (uint64_t g = 0; g < n; ++g) {
         for (uint64_t h0 = 0; h0 < HB; h0 += 4) {
           __m512i o[4];
 #pragma GCC unroll 4
           for (uint64_t j = 0; j < 4; ++j) {
             o[j] = kPack ? _mm512_load_si512(line(g, h0 + j, cb, k))
-                         : _mm512_loadu_si512(from + 8 * j * sb + g * s_step + 16 * h0);
+                         : _mm512_loadu_si512(from + R * j * sb + g * s_step + 16 * h0);
           }
           byte_transpose::transpose_lanes4x4(o);
 #pragma GCC unroll 4
           for (uint64_t q = 0; q < 4; ++q) {
-            if (kPack) _mm512_storeu_si512(row + 8 * q * db + (g * H + 8 * h0) * 2, o[q]);
-            else _mm512_store_si512(line(g, h0 + q, cb, k), o[q]);
+            if (!kPack) {
+              _mm512_store_si512(line(g, h0 + q, cb, k), o[q]);
+            } else {
+              uint8_t* to = row + R * q * db + (g * H + R * h0) * kE;
+              if (kStream) _mm512_stream_si512(reinterpret_cast<__m512i*>(to), o[q]);
+              else _mm512_storeu_si512(to, o[q]);
+            }
           }
         }
       }
@@ -3231,12 +3246,15 @@ LC_HTP_AVX512 void group_lanes_epi16(const uint8_t* src, uint64_t s_step, uint64
   for (uint64_t hb = 0; hb < HB; ++hb) {
     for (uint64_t g = 0; g < n; ++g) {
       for (uint64_t cb = 0; cb < CB; ++cb) {
-#pragma GCC unroll 8
-        for (uint64_t k = 0; k < 8; ++k) v[k] = _mm512_load_si512(line(g, hb, cb, k));
-        byte_transpose::transpose8x8_epi16_x4(v, v);
-        uint8_t* out = dst + 8 * hb * db + (g * C + 32 * cb) * 2;
-#pragma GCC unroll 8
-        for (uint64_t i = 0; i < 8; ++i) _mm512_storeu_si512(out + i * db, v[i]);
+#pragma GCC unroll 16
+        for (uint64_t k = 0; k < R; ++k) v[k] = _mm512_load_si512(line(g, hb, cb, k));
+        lane_transpose<kE>(v);
+        uint8_t* out = dst + R * hb * db + (g * C + 4 * R * cb) * kE;
+#pragma GCC unroll 16
+        for (uint64_t i = 0; i < R; ++i) {
+          if (kStream) _mm512_stream_si512(reinterpret_cast<__m512i*>(out + i * db), v[i]);
+          else _mm512_storeu_si512(out + i * db, v[i]);
+        }
       }
     }
   }
@@ -3325,12 +3343,20 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
     large_stage.reset(new uint8_t[kGroupLargeStageBytes + 64]);
     group_stage = large_stage.get() + (64 - reinterpret_cast<uintptr_t>(large_stage.get()) % 64) % 64;
   }
-  // In cache, 16-bit planes of whole 32 x 32 tiles go through
-  // group_lanes_epi16 with AVX-512, as many a group as its stage holds.
-  const bool lanes = kE == 2 && !large && group > 0 &&  // mutate: equivalent (a choice of path: the same bytes)
-                     (kPack ? rows : cols) % 32 == 0 && (kPack ? cols : rows) % 32 == 0 &&
+  // Planes of whole tiles (64 bytes of rows and of columns) go through
+  // group_lanes with AVX-512, as many a group as the stage holds: packs,
+  // in-cache 16-bit unpacks and streamed 8-bit ones (on a Zen 5, one
+  // thread, pinned, of memcpy, against the tiles of plane_transpose.h, pack
+  // / unpack: uint8 1 x 256 x 256 x 1024 0.35 / 0.42 -> 0.56 / 0.53, fp16 1
+  // x 32 x 32 x 128 0.19 / 0.22 -> 0.33 / 0.32 (medians, alternating); fp16
+  // 1 x 128 x 128 x 1024 0.47 / 0.39 -> 0.60-0.64 / 0.34-0.37, fp32 1 x 64
+  // x 64 x 1024 0.39-0.43 / 0.46-0.49 -> 0.45-0.52 / 0.41-0.46, fp32 1 x 32
+  // x 32 x 128 0.21 / 0.14 -> 0.31 / 0.14, uint8 1 x 64 x 64 x 256 0.17 /
+  // 0.28 -> 0.17 / 0.26: the unpacks that lose stay with the tiles).
+  const bool lanes = (kPack || (kE == 2 ? !large : kE == 1 && large)) &&  // mutate: equivalent (a choice of path)
+                     group > 0 && (kPack ? rows : cols) * kE % 64 == 0 && (kPack ? cols : rows) * kE % 64 == 0 &&
                      has_avx512() && !splits_512bit_ops();  // mutate: equivalent (a choice of path)
-  if (lanes) group = kGroupStageBytes / (rows * cols * kE);  // at least one: group > 0
+  if (lanes) group = stage_bytes / (rows * cols * kE);  // at least one: group > 0
   std::vector<uint64_t> value(m, 0);
   uint64_t pos = begin;
   while (pos < end) {
@@ -3364,9 +3390,14 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
     // no better).
     // mutate: equivalent (a fetch: the same bytes)
     const uint64_t next = large && m != 0 && value[m - 1] + n < loops[m - 1].count ? n * s_step : 0;
-    if (lanes) {
-      group_lanes_epi16<kPack>(src, s_step, ss * kE, dst, db, n, kPack ? rows : cols, kPack ? cols : rows,
-                               group_stage);
+    if (lanes && (!large || reinterpret_cast<uintptr_t>(dst) % 64 == 0)) {
+      if (large) {
+        group_lanes<kPack, kE, true>(src, s_step, ss * kE, dst, db, n, kPack ? rows : cols, kPack ? cols : rows,
+                                     group_stage);
+      } else {
+        group_lanes<kPack, kE, false>(src, s_step, ss * kE, dst, db, n, kPack ? rows : cols, kPack ? cols : rows,
+                                      group_stage);
+      }
       pos += n;
       continue;
     }

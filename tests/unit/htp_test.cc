@@ -418,13 +418,18 @@ TEST(HtpKernels, plane_transposes_equal_the_reference_at_every_isa_level) {
   expect_pass_at_every_isa("htp.nchw", "fp16", "1,32,32,128");
   expect_pass_at_every_isa("htp.nchw", "fp16", "2,100,48,32");
   expect_pass_at_every_isa("htp.nchw", "uint8", "2,64,48,96");
-  // 16-bit planes of whole 32 x 32 tiles in cache with AVX-512: groups of
-  // as many planes as a 32 KiB stage holds (group_lanes_epi16): 4 of 32 x
-  // 128 and of 64 x 64 (two images of two groups), 5 of 32 x 96 and of 96
-  // x 32 (the last group of one plane).
+  // Planes of whole tiles with AVX-512 (group_lanes): groups of as many
+  // planes as the stage holds. 16-bit in cache both ways: 4 of 32 x 128 and
+  // of 64 x 64 (two images of two groups), 5 of 32 x 96 and of 96 x 32 (the
+  // last group of one plane); packs of 8 and 32 bits in cache (groups of 4
+  // and 2) and streamed (16-bit, groups of 2; buffers on a line: see
+  // every_buffer_alignment_writes_the_same_bytes_at_every_isa_level).
   expect_pass_at_every_isa("htp.nchw", "fp16", "2,64,8,64");
   expect_pass_at_every_isa("htp.nchw", "fp16", "1,32,16,96");
   expect_pass_at_every_isa("htp.nchw", "int16", "1,96,16,32");
+  expect_pass_at_every_isa("htp.nchw", "uint8", "1,64,16,128");
+  expect_pass_at_every_isa("htp.nchw", "fp32", "1,32,32,128");
+  expect_pass_at_every_isa("htp.nchw", "fp16", "1,64,64,1024");
   // Streamed (8 MiB and more): groups through a stage of 256 KiB, the rows
   // streamed out; groups of 3 both ways of 104 planes (the last of 2), and
   // unpacks in groups of 2 of 129 planes (the last of 1).
@@ -508,7 +513,12 @@ TEST(HtpLarge, every_buffer_alignment_writes_the_same_bytes_at_every_isa_level) 
                          // runs' tiles stream only where their destination rows start on a line.
                          {"htp.nchw", "uint8", "1,36,128,2048"},
                          // Groups of in-cache planes through a stage (rows copied out as runs).
-                         {"htp.nchw", "fp16", "1,32,32,128"}};
+                         {"htp.nchw", "fp16", "1,32,32,128"},
+                         // Planes of whole tiles through group_lanes, streamed where the
+                         // destination starts on a line: 8-bit both ways (groups of 4, the
+                         // last of 1), 16-bit packs (groups of 2).
+                         {"htp.nchw", "uint8", "1,64,129,1024"},
+                         {"htp.nchw", "fp16", "1,64,64,1024"}};
   for (const Shape& s : cases) {
     SCOPED_TRACE(std::string(s.layout) + " " + s.dtype + " " + s.shape);
     const Case c = must_case(s.layout, s.dtype, s.shape);
