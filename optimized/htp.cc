@@ -3152,33 +3152,6 @@ __attribute__((target("avx2"))) void few_columns(const Plan& p, const Loop& w, u
   }
 }
 
-// A group of n 16-bit planes in cache with AVX-512, each plane H rows h (a
-// multiple of 32) by C columns c (a multiple of 32) on the logical side, C
-// rows of H on the physical side, through a stage in L1 in two passes whose
-// reads and writes run along whole rows of both tensors. Each step takes
-// eight rows h of 32 columns (the 64 bytes of each of 8 logical rows) and
-// transposes the 8 x 8 words of each 128-bit lane, which leaves lane q of
-// register k the 8 h of column 8q + k; four such registers of four steps
-// of h (one line of the stage each) become four physical lines (h 0..31 of
-// columns k, 8 + k, 16 + k, 24 + k) by one 4 x 4 transpose of their lanes.
-// Packing, the steps read the logical rows (source row h of plane g at src
-// + g * s_step + h * sb) and write the stage; the lane transposes read it
-// and write the physical rows (row c at dst + c * db, the n planes' H
-// elements one run). Unpacking runs the other way (physical row c of plane
-// g at src + g * s_step + c * sb, logical row h at dst + h * db, the n
-// planes' C elements one run), the stage in the lane transposes' order.
-// Five shuffles a line, as a 32 x 32 tile in registers, but where such a
-// tile reads or writes 32 rows 8 KiB apart a line each, in one L1 set (HTP
-// NCHW 1 x 32 x 32 x 128), these steps take 8 of them 256 bytes each, and
-// the lane transposes a run of 256 bytes of each physical row (on a Zen 5,
-// one thread, pinned, alternating, medians of 7, of memcpy, pack / unpack:
-// 0.19 / 0.22 through plane_transpose.h's tiles and a stage of the planes
-// side by side -> 0.33 / 0.32; lines of 16 bytes stored or loaded one by
-// one in place of the lane transposes 0.18 / 0.17; groups of two planes
-// 0.27 / 0.23 against 0.28 / 0.25 for four in one run, of eight 0.26 /
-// 0.25 against 0.32 / 0.30 in another; unpacking with the steps' planes
-// outermost, each logical row's run written a plane at a time, 0.30 ->
-// 0.17).
 // The R x R transposes of kE-byte elements in each 128-bit lane of R = 16 /
 // kE registers: element j of v[i] ends in v[j] at element i.
 template <size_t kE>
@@ -3188,9 +3161,45 @@ LC_HTP_AVX512 inline __attribute__((always_inline)) void lane_transpose(__m512i*
   else byte_transpose::transpose4x4_epi32_x4(v);
 }
 
+// A group of n planes of kE-byte elements with AVX-512, each plane H rows h
+// by C columns c on the logical side (both multiples of 4R elements, R = 16
+// / kE: 64 bytes), C rows of H on the physical side, through a stage (in L1
+// in cache, in L2 streamed) in two passes whose reads and writes run along
+// whole rows of both tensors. Each step takes R rows h of 4R columns (the
+// 64 bytes of each of R logical rows) and transposes the R x R elements of
+// each 128-bit lane, which leaves lane q of register k the R h of column Rq
+// + k; four such registers of four steps of h (one line of the stage each)
+// become four physical lines (h 0..4R-1 of columns k, R + k, 2R + k, 3R +
+// k) by one 4 x 4 transpose of their lanes. Packing, the steps read the
+// logical rows (source row h of plane g at src + g * s_step + h * sb) and
+// write the stage; the lane transposes read it and write the physical rows
+// (row c at dst + c * db, the n planes' H elements one run). Unpacking runs
+// the other way (physical row c of plane g at src + g * s_step + c * sb,
+// logical row h at dst + h * db, the n planes' C elements one run), the
+// stage in the lane transposes' order, each physical line read fetching the
+// one `next` bytes on into L2 (0: none; the next group's, streamed). kStream:
+// the destination's lines non-temporal (dst and db on lines, the caller's).
+// As many shuffles a line as a 4R x 4R tile in registers, but where such a
+// tile reads or writes 4R rows a line each, often in one L1 set (HTP NCHW 1
+// x 32 x 32 x 128 fp16: rows 8 KiB apart) or each row a DRAM page of its own
+// (1 x 256 x 256 x 1024 uint8: 256 KiB apart), these steps take R of them
+// 64 bytes after 64 bytes along each row, and the lane transposes a run of
+// the planes' whole lines of each physical row. Measured on a Zen 5, one
+// thread, pinned, alternating, of memcpy, against plane_transpose.h's tiles
+// and a stage of the planes side by side, pack / unpack: fp16 1 x 32 x 32 x
+// 128 0.19 / 0.22 -> 0.33 / 0.32 (medians of 7); lines of 16 bytes stored
+// or loaded one by one in place of the lane transposes 0.18 / 0.17; groups
+// of two planes 0.27 / 0.23 against 0.28 / 0.25 for four in one run, of
+// eight 0.26 / 0.25 against 0.32 / 0.30 in another; unpacking with the
+// steps' planes outermost, each logical row's run written a plane at a
+// time, 0.30 -> 0.17. uint8 1 x 256 x 256 x 1024 0.35 / 0.42 -> 0.56 / 0.53
+// (medians of 3), with the unpack's fetch of the next plane 0.51 -> 0.63
+// (medians of 5; 1 x 128 x 128 x 1024 0.58 -> 0.69); the same fetch in the
+// packs' steps 0.59 -> 0.62 there, 0.62 -> 0.65 for fp16 1 x 128 x 128 x
+// 1024 and 0.60 -> 0.57 for uint8 1 x 128 x 128 x 1024: not taken.
 template <bool kPack, size_t kE, bool kStream>
 LC_HTP_AVX512 void group_lanes(const uint8_t* src, uint64_t s_step, uint64_t sb, uint8_t* dst, uint64_t db,
-                               uint64_t n, uint64_t H, uint64_t C, uint8_t* stage) {
+                               uint64_t n, uint64_t H, uint64_t C, uint8_t* stage, uint64_t next) {
   constexpr uint64_t R = 16 / kE;  // rows h a step; a step's 64 bytes of each hold 4R columns
   const uint64_t HB = H / R, CB = C / (4 * R);
   // The stage's line of step (g, hb, cb), register k: the steps' stores
@@ -3224,8 +3233,14 @@ LC_HTP_AVX512 void group_lanes(const uint8_t* src, uint64_t s_step, uint64_t sb,
           __m512i o[4];
 #pragma GCC unroll 4
           for (uint64_t j = 0; j < 4; ++j) {
-            o[j] = kPack ? _mm512_load_si512(line(g, h0 + j, cb, k))
-                         : _mm512_loadu_si512(from + R * j * sb + g * s_step + 16 * h0);
+            if (kPack) {
+              o[j] = _mm512_load_si512(line(g, h0 + j, cb, k));
+              continue;
+            }
+            const uint8_t* in = from + R * j * sb + g * s_step + 16 * h0;
+            const char* ahead = reinterpret_cast<const char*>(in + next);
+            if (next != 0) _mm_prefetch(ahead, _MM_HINT_T1);  // mutate: equivalent (a fetch: the same bytes)
+            o[j] = _mm512_loadu_si512(in);
           }
           byte_transpose::transpose_lanes4x4(o);
 #pragma GCC unroll 4
@@ -3393,10 +3408,10 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
     if (lanes && (!large || reinterpret_cast<uintptr_t>(dst) % 64 == 0)) {
       if (large) {
         group_lanes<kPack, kE, true>(src, s_step, ss * kE, dst, db, n, kPack ? rows : cols, kPack ? cols : rows,
-                                     group_stage);
+                                     group_stage, next);
       } else {
         group_lanes<kPack, kE, false>(src, s_step, ss * kE, dst, db, n, kPack ? rows : cols, kPack ? cols : rows,
-                                      group_stage);
+                                      group_stage, 0);  // mutate: equivalent (no fetch in cache)
       }
       pos += n;
       continue;
