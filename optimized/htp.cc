@@ -58,7 +58,9 @@
 // tiles of 64 bytes by 64 bytes staged and transposed in registers, every
 // destination line written whole (streamed past 8 MiB); packs of planes of
 // fewer rows or rows not whole tiles take a run of planes as one transpose,
-// its logical rows gathered by address.
+// its logical rows gathered by address; with AVX-512, groups of planes of
+// whole tiles go by steps along whole rows and lane transposes through a
+// stage (group_lanes).
 // Threads (optimized/threads.h) take disjoint ranges of the positions of the
 // loops outside the two innermost ones (rows) or outside the tile's plain
 // loop (tiles); every position writes its own rows or tiles.
@@ -3297,6 +3299,11 @@ constexpr uint64_t kGroupStageBytes = 32u << 10;
 constexpr uint64_t kGroupRunBytes = 512;     // a group's pieces of a destination row: at most this many bytes
 constexpr uint64_t kGroupMinRunBytes = 256;  // and at least this many
 constexpr uint64_t kGroupLargeStageBytes = 256u << 10;  // streamed outputs: a stage in L2
+// group_lanes' stage, streamed: half the L2 of the CPUs with AVX-512 (1 MiB
+// or more; on a Zen 5, pinned, uint8 1 x 256 x 256 x 1024 pack 0.63-0.66 of
+// memcpy with 256 KiB, 0.67-0.73 with 512, 0.63-0.68 with 1 MiB; the unpack
+// par).
+constexpr uint64_t kLanesLargeStageBytes = 512u << 10;
 constexpr uint64_t kGroupLargeRunBytes = 2048;
 
 template <bool kPack, size_t kE>
@@ -3351,13 +3358,6 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
     group = std::min(fit, (run_bytes + piece - 1) / piece);  // mutate: equivalent (a choice of path)
     if (group * piece < kGroupMinRunBytes) group = 0;  // mutate: equivalent (a choice of path)
   }
-  alignas(64) static thread_local uint8_t small_stage[kGroupStageBytes];
-  std::unique_ptr<uint8_t[]> large_stage;
-  uint8_t* group_stage = small_stage;
-  if (large && group > 0) {
-    large_stage.reset(new uint8_t[kGroupLargeStageBytes + 64]);
-    group_stage = large_stage.get() + (64 - reinterpret_cast<uintptr_t>(large_stage.get()) % 64) % 64;
-  }
   // Planes of whole tiles (64 bytes of rows and of columns) go through
   // group_lanes with AVX-512, as many a group as the stage holds: packs,
   // in-cache 16-bit unpacks and streamed 8-bit ones (on a Zen 5, one
@@ -3371,7 +3371,15 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
   const bool lanes = (kPack || (kE == 2 ? !large : kE == 1 && large)) &&  // mutate: equivalent (a choice of path)
                      group > 0 && (kPack ? rows : cols) * kE % 64 == 0 && (kPack ? cols : rows) * kE % 64 == 0 &&
                      has_avx512() && !splits_512bit_ops();  // mutate: equivalent (a choice of path)
-  if (lanes) group = stage_bytes / (rows * cols * kE);  // at least one: group > 0
+  const uint64_t large_bytes = lanes ? kLanesLargeStageBytes : kGroupLargeStageBytes;
+  if (lanes) group = (large ? large_bytes : stage_bytes) / (rows * cols * kE);  // at least one: group > 0
+  alignas(64) static thread_local uint8_t small_stage[kGroupStageBytes];
+  std::unique_ptr<uint8_t[]> large_stage;
+  uint8_t* group_stage = small_stage;
+  if (large && group > 0) {
+    large_stage.reset(new uint8_t[large_bytes + 64]);
+    group_stage = large_stage.get() + (64 - reinterpret_cast<uintptr_t>(large_stage.get()) % 64) % 64;
+  }
   std::vector<uint64_t> value(m, 0);
   uint64_t pos = begin;
   while (pos < end) {

@@ -422,7 +422,7 @@ TEST(HtpKernels, plane_transposes_equal_the_reference_at_every_isa_level) {
   // planes as the stage holds. 16-bit in cache both ways: 4 of 32 x 128 and
   // of 64 x 64 (two images of two groups), 5 of 32 x 96 and of 96 x 32 (the
   // last group of one plane); packs of 8 and 32 bits in cache (groups of 4
-  // and 2) and streamed (16-bit, groups of 2; buffers on a line: see
+  // and 2) and streamed (16-bit, groups of 4; buffers on a line: see
   // every_buffer_alignment_writes_the_same_bytes_at_every_isa_level).
   expect_pass_at_every_isa("htp.nchw", "fp16", "2,64,8,64");
   expect_pass_at_every_isa("htp.nchw", "fp16", "1,32,16,96");
@@ -515,8 +515,8 @@ TEST(HtpLarge, every_buffer_alignment_writes_the_same_bytes_at_every_isa_level) 
                          // Groups of in-cache planes through a stage (rows copied out as runs).
                          {"htp.nchw", "fp16", "1,32,32,128"},
                          // Planes of whole tiles through group_lanes, streamed where the
-                         // destination starts on a line: 8-bit both ways (groups of 4, the
-                         // last of 1), 16-bit packs (groups of 2).
+                         // destination starts on a line: 8-bit both ways (groups of 8, the
+                         // last of 1), 16-bit packs (groups of 4).
                          {"htp.nchw", "uint8", "1,64,129,1024"},
                          {"htp.nchw", "fp16", "1,64,64,1024"}};
   for (const Shape& s : cases) {
