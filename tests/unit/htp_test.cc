@@ -432,7 +432,10 @@ TEST(HtpKernels, plane_transposes_equal_the_reference_at_every_isa_level) {
   expect_pass_at_every_isa("htp.nchw", "fp16", "1,64,64,1024");
   // Streamed (8 MiB and more): groups through a stage of 256 KiB, the rows
   // streamed out; groups of 3 both ways of 104 planes (the last of 2), and
-  // unpacks in groups of 2 of 129 planes (the last of 1).
+  // unpacks in groups of 2 of 129 planes (the last of 1), below AVX-512;
+  // with it these 8-bit planes of whole tiles group as group_lanes does (6
+  // and 8 planes, a stage of 512 KiB), through it where the destination
+  // starts on a line and through the tiles where it does not.
   expect_pass_at_every_isa("htp.nchw", "uint8", "1,128,104,640");
   expect_pass_at_every_isa("htp.nchw", "uint8", "1,64,129,1024");
 }
