@@ -204,13 +204,16 @@ struct Plan {
   // run rows (tile_run_offset: logical offsets, elements; tile_run_delta:
   // their coordinates, rank a row), each a tile's count of elements; the
   // chunk loop `tile_run_x` steps them all along the tile's dimension. The
-  // other loops around, by decreasing logical stride, are the walk's
-  // odometer, the chunk loop inside them: each run row is read (unpack:
-  // written) front to back.
+  // other loops around, by decreasing physical stride, are the walk's
+  // odometer, the chunk loop inside them. tile_run_in (count 1 when none):
+  // the loop whose blocks fill the rest of a step (crouton2's rows h % 8);
+  // a walk of the odometer tile_run_in_outer, the other loops, runs it
+  // inside the chunk loop, so that a position's steps are one physical run.
   bool tile_run = false;
   size_t tile_run_x = 0;
   std::vector<uint64_t> tile_run_offset, tile_run_delta;
-  std::vector<Loop> tile_run_outer;
+  std::vector<Loop> tile_run_outer, tile_run_in_outer;
+  Loop tile_run_in;
 };
 
 // The placement of htp.chunk_table. Two chunks of equal length overlap exactly
@@ -551,7 +554,16 @@ Result<Plan> make_plan(const Case& c) {
         if (i != xi) p.tile_run_outer.push_back(p.loops[i]);
       }
       std::stable_sort(p.tile_run_outer.begin(), p.tile_run_outer.end(),
-                       [](const Loop& x, const Loop& y) { return x.ls > y.ls; });
+                       [](const Loop& x, const Loop& y) { return x.ps > y.ps; });
+      const uint64_t block = last.count * p.tile_k * tl.count;  // elements of a step's run of tiles
+      for (auto it = p.tile_run_outer.begin(); it != p.tile_run_outer.end(); ++it) {
+        if (it->ps == block && it->ps * it->count == p.loops[xi].ps && it->dim != tl.dim) {
+          p.tile_run_in = *it;
+          p.tile_run_in_outer = p.tile_run_outer;
+          p.tile_run_in_outer.erase(p.tile_run_in_outer.begin() + (it - p.tile_run_outer.begin()));
+          break;
+        }
+      }
     }
   }
   if (c.layout.name == "htp.chunk_table") {
@@ -3458,16 +3470,28 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
 // memcpy; 4 or 8 steps on 0.30-0.35, 32 or 64 no better than 16).
 constexpr uint64_t kRunAhead = 16;
 
+// The most logical bytes a position of walk_tile_runs reads with the blocks
+// of each step in turn: past them the position's rows' pieces (4 pixels of
+// 8 rows for crouton2, a step's 32 bytes of each) are more runs at once
+// than the hardware fetches ahead (crouton2 uint8 streamed, pinned, on a
+// Zen 5: 1 x 255 x 255 x 128 and 256 (4 and 8 KiB a position) 0.33-0.44
+// -> 0.69-0.72 and 0.62 -> 0.76 of memcpy; 512 and 1024 (16 and 32 KiB)
+// 0.75-0.83 -> 0.56-0.80).
+constexpr uint64_t kRunInBytes = 8 << 10;
+
 // The whole tiles of one position of walk_tile_runs: `count` steps of
-// `step` bytes (physical) and t_bytes (each of the rows), subs tiles a step.
-// Every bound is a value, not a field the stores could alias.
+// `step` bytes (physical) and t_bytes (each of the rows), each step the
+// in_count blocks (in_ps bytes apart, their rows in_ls bytes on) of subs
+// tiles. Every bound is a value, not a field the stores could alias.
 template <bool kPack, size_t kE, bool kStream>
 __attribute__((target("avx2"), always_inline)) inline void run_tiles_whole(uint8_t* const* rows, uint64_t subs,
                                                                            uint64_t count, uint64_t t_bytes,
-                                                                           uint64_t step, uint8_t* ph) {
+                                                                           uint64_t step, uint8_t* ph,
+                                                                           uint64_t in_count, uint64_t in_ls,
+                                                                           uint64_t in_ps) {
   constexpr int kK = 2;  // a tile's rows (Plan::tile_run)
   const uint64_t tile_bytes = t_bytes * kK;
-  if (subs == 2 && t_bytes == 32) {  // crouton2 (bytes): two tiles of one piece a step
+  if (subs == 2 && t_bytes == 32 && in_count == 1) {  // crouton2 (bytes): two tiles of one piece a step
     uint8_t* const r0 = rows[0];
     uint8_t* const r1 = rows[1];
     uint8_t* const r2 = rows[2];
@@ -3484,42 +3508,67 @@ __attribute__((target("avx2"), always_inline)) inline void run_tiles_whole(uint8
     }
     return;
   }
+  if (subs == 2 && t_bytes == 32) {  // the same, in_count blocks a step
+    for (uint64_t at = 0; at < count * 32; at += 32, ph += step) {
+      uint64_t in_at = at;
+      uint8_t* block = ph;
+      for (uint64_t r = 0; r < in_count; ++r, in_at += in_ls, block += in_ps) {
+        uint8_t* a[2] = {rows[0] + in_at, rows[1] + in_at};
+        uint8_t* b[2] = {rows[2] + in_at, rows[3] + in_at};
+        tile_wide_avx2<kPack, kK, kE, kStream>(block, a, 1);
+        tile_wide_avx2<kPack, kK, kE, kStream>(block + tile_bytes, b, 1);
+      }
+    }
+    return;
+  }
   for (uint64_t i = 0; i < count; ++i, ph += step) {
-    if (!kPack) {
+    if (!kPack && in_count == 1) {
       for (uint64_t b = 0; b < subs * tile_bytes; b += 64) __builtin_prefetch(ph + kRunAhead * step + b);
     }
-    for (uint64_t s = 0; s < subs; ++s) {
-      uint8_t* r[kK];
-      for (int k = 0; k < kK; ++k) r[k] = rows[s * kK + k] + i * t_bytes;
-      tile_wide_avx2<kPack, kK, kE, kStream>(ph + s * tile_bytes, r, t_bytes / 32);
+    for (uint64_t r = 0; r < in_count; ++r) {
+      for (uint64_t s = 0; s < subs; ++s) {
+        uint8_t* rr[kK];
+        for (int k = 0; k < kK; ++k) rr[k] = rows[s * kK + k] + i * t_bytes + r * in_ls;
+        tile_wide_avx2<kPack, kK, kE, kStream>(ph + r * in_ps + s * tile_bytes, rr, t_bytes / 32);
+      }
     }
   }
 }
 
 // Runs of tiles (Plan::tile_run) by tile_wide_avx2's pieces: at each position
-// of the odometer (loops: p.tile_run_outer, logical order) the run's rows are
-// stepped a tile at a time along the chunk loop, each step one physical
-// block of the run's tiles. Measured on a Zen 5 (pinned, the bench's rows,
-// against the tile walk): crouton2 uint8 1 x 32 x 32 x 256 pack 0.24 -> 0.40-
-// 0.45 of memcpy, unpack 0.23 -> 0.35-0.38; 1 x 256 x 256 x 1024 0.54 -> 0.75
-// and 0.58 -> 0.72-0.81; 1 x 255 x 255 x 256 0.39 -> 0.53-0.66 and 0.41 ->
-// 0.60. The tile walk's odometer had cost more than the tiles (crouton2's
-// plain loop around the tile counts 2). Croutons of four rows (crouton4x1
-// fp16, the padded byte croutons the tile pairs leave, crouton2x2 fp16 in
-// cache) measured slower this way and keep the tile walk. With padding each
-// position checks its rows' coordinates once and the tile's dimension a step
-// at a time: packing, a row in padding is the padding pattern and a cut
-// piece load_head_avx2's; unpacking, neither is written past the extent.
+// of the odometer (physical order) the run's rows are stepped a tile at a
+// time along the chunk loop, each step one physical block of the run's tiles
+// (loops: p.tile_run_outer) or, with the odometer p.tile_run_in_outer, the
+// blocks along tile_run_in in turn, one physical run (crouton2: a step is a
+// crouton, its eight rows h the blocks, a position 4 pixels of 8 rows).
+// Measured on a Zen 5 (pinned, the bench's rows, against the tile walk):
+// crouton2 uint8 1 x 32 x 32 x 256 pack 0.24 -> 0.40-0.45 of memcpy, unpack
+// 0.23 -> 0.35-0.38; 1 x 256 x 256 x 1024 0.54 -> 0.75 and 0.58 -> 0.72-0.81;
+// 1 x 255 x 255 x 256 0.39 -> 0.53-0.66 and 0.41 -> 0.60. The tile walk's
+// odometer had cost more than the tiles (crouton2's plain loop around the
+// tile counts 2). Its positions had been in logical order, each row read
+// (unpacking, written) front to back, not streamed; in physical order and
+// streamed past 8 MiB (the small packs a step's blocks in turn), crouton2
+// uint8 1 x 256 x 256 x 1024 0.70 -> 0.86 (pack) and 0.70 -> 0.86 (unpack),
+// 1 x 255 x 255 x 256 0.52 -> 0.72 and 0.50 -> 0.71 (binaries alternating,
+// medians of 5). Croutons of four rows (crouton4x1 fp16, the padded byte
+// croutons the tile pairs leave, crouton2x2 fp16 in cache) measured slower
+// this way and keep the tile walk. With padding each position checks its
+// rows' coordinates once (a block's, when not all of them are whole) and the
+// tile's dimension a step at a time: packing, a row in padding is the
+// padding pattern and a cut piece load_head_avx2's; unpacking, neither is
+// written past the extent.
 template <bool kPack, size_t kE, bool kStream>
 __attribute__((target("avx2"))) void walk_tile_runs(const Plan& p, const std::vector<Loop>& loops, uint8_t* logical,
                                                     uint8_t* phys, uint64_t begin, uint64_t end) {
   constexpr int kK = 2;  // a tile's rows (Plan::tile_run)
   const Loop& tl = p.loops[p.tile_at];
   const Loop& cx = p.loops[p.tile_run_x];
+  const Loop in = &loops == &p.tile_run_in_outer ? p.tile_run_in : Loop{};
   const size_t outer = loops.size(), tdim = tl.dim;
   const uint64_t rows_n = p.tile_run_offset.size(), subs = rows_n / kK;
   const uint64_t t_bytes = tl.count * kE, tile_bytes = t_bytes * kK;
-  const uint64_t step_bytes = cx.ps * kE;
+  const uint64_t step_bytes = cx.ps * kE, in_lb = in.ls * kE, in_pb = in.ps * kE;
   const bool dense = p.padded == p.extent, t_padded = p.padded[tdim] != p.extent[tdim];
   uint64_t logical_bytes = kE;
   for (uint64_t n : p.extent) logical_bytes *= n;
@@ -3536,50 +3585,67 @@ __attribute__((target("avx2"))) void walk_tile_runs(const Plan& p, const std::ve
   seek(loops, outer, begin, &value, &x, &lbase, &pbase);
   uint8_t* rows[kMaxRunRows];
   bool valid[kMaxRunRows];
+  // Whether every row of block r is in the extent (valid: each row's).
+  auto rows_valid = [&](uint64_t r) {
+    bool all = true;
+    for (uint64_t j = 0; j < rows_n; ++j) {
+      bool v = true;
+      for (size_t d : padded_dims) {
+        v = v && x[d] + p.tile_run_delta[j * p.rank + d] + (d == in.dim ? r * in.step : 0) < p.extent[d];
+      }
+      valid[j] = v;
+      all = all && v;
+    }
+    return all;
+  };
   for (uint64_t left = end - begin; left != 0; --left) {
     uint8_t* const lg = logical + lbase * kE;
-    uint8_t* ph = phys + pbase * kE;
+    uint8_t* const ph = phys + pbase * kE;
     for (uint64_t j = 0; j < rows_n; ++j) rows[j] = lg + p.tile_run_offset[j] * kE;
-    bool whole = dense, any = true;
-    if (!dense) {
-      whole = !t_padded || x[tdim] + cx.count * tl.count <= p.extent[tdim];
-      any = false;
-      for (uint64_t j = 0; j < rows_n; ++j) {
-        bool v = true;
-        for (size_t d : padded_dims) v = v && x[d] + p.tile_run_delta[j * p.rank + d] < p.extent[d];
-        valid[j] = v;
-        whole = whole && v;
-        any = any || v;
-      }
+    const bool t_whole = !t_padded || x[tdim] + cx.count * tl.count <= p.extent[tdim];
+    // A block's rows are further along in.dim than the one before: the last in the extent, all are.
+    if (dense || (t_whole && rows_valid(in.count - 1))) {
+      run_tiles_whole<kPack, kE, kStream>(rows, subs, cx.count, t_bytes, step_bytes, ph, in.count, in_lb, in_pb);
+      if (left > 1) advance(loops, outer, &value, &x, &lbase, &pbase);
+      continue;
     }
-    if (whole) {
-      run_tiles_whole<kPack, kE, kStream>(rows, subs, cx.count, t_bytes, step_bytes, ph);
-    } else if (kPack || any) {
-      for (uint64_t i = 0; i < cx.count; ++i, ph += step_bytes) {
+    for (uint64_t r = 0; r < in.count; ++r) {
+      const bool whole = rows_valid(r) && t_whole;
+      bool any = false;
+      for (uint64_t j = 0; j < rows_n; ++j) any = any || valid[j];
+      uint8_t* rr[kMaxRunRows];
+      for (uint64_t j = 0; j < rows_n; ++j) rr[j] = rows[j] + r * in_lb;
+      uint8_t* pr = ph + r * in_pb;
+      if (whole) {
+        run_tiles_whole<kPack, kE, kStream>(rr, subs, cx.count, t_bytes, step_bytes, pr, 1, 0, 0);
+        continue;
+      }
+      if (!kPack && !any) continue;
+      for (uint64_t i = 0; i < cx.count; ++i, pr += step_bytes) {
         const uint64_t xt = x[tdim] + i * tl.count, et = p.extent[tdim];
         const uint64_t vb = !t_padded ? t_bytes : (xt < et ? std::min(tl.count, et - xt) : 0) * kE;  // of each row
         if (!kPack && vb == 0) break;
         for (uint64_t s = 0; s < subs; ++s) {
           for (uint64_t at = 0; at < t_bytes; at += 32) {
             const uint64_t part = at >= vb ? 0 : std::min<uint64_t>(32, vb - at);
-            uint8_t* const tp = ph + s * tile_bytes + kK * at;
-            __m256i r[kK];
+            uint8_t* const tp = pr + s * tile_bytes + kK * at;
+            __m256i v[kK];
             if (kPack) {
               for (int k = 0; k < kK; ++k) {
                 const uint64_t j = s * kK + k;
-                r[k] = valid[j] ? load_head_avx2(rows[j] + i * t_bytes + at, part, logical_end, pad, p.pad_line) : pad;
+                v[k] = valid[j] ? load_head_avx2(rr[j] + i * t_bytes + at, part, logical_end, pad, p.pad_line) : pad;
               }
-              pack_piece_wide<kK, kE, kStream>(tp, r);
+              pack_piece_wide<kK, kE, kStream>(tp, v);
               continue;
             }
             if (part == 0) break;
-            unpack_piece_wide<kK, kE>(tp, r);
+            unpack_piece_wide<kK, kE>(tp, v);
             for (int k = 0; k < kK; ++k) {
               const uint64_t j = s * kK + k;
               if (!valid[j]) continue;
-              uint8_t* const to = rows[j] + i * t_bytes + at;
-              if (part == 32) _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), r[k]);
-              else store_head_avx2(to, r[k], part);
+              uint8_t* const to = rr[j] + i * t_bytes + at;
+              if (part == 32) _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), v[k]);
+              else store_head_avx2(to, v[k], part);
             }
           }
         }
@@ -3588,6 +3654,18 @@ __attribute__((target("avx2"))) void walk_tile_runs(const Plan& p, const std::ve
     if (left > 1) advance(loops, outer, &value, &x, &lbase, &pbase);
   }
   if (kStream) _mm_sfence();
+}
+
+// Whether walk_tile_runs streams its output: past 8 MiB, when every tile
+// (packing) or every run row's bytes (unpacking) are whole lines.
+inline bool tile_runs_stream(const Plan& p, bool pack, const uint8_t* logical, const uint8_t* phys) {
+  if (p.elements * p.elem < kStreamBytes) return false;
+  const Loop& tl = p.loops[p.tile_at];
+  if (pack) return (reinterpret_cast<uintptr_t>(phys) & 63) == 0;  // tiles of 2 x 32 bytes at multiples of them
+  uint64_t starts = reinterpret_cast<uintptr_t>(logical) | (p.loops[p.tile_run_x].count * tl.count * p.elem);
+  for (uint64_t o : p.tile_run_offset) starts |= o * p.elem;
+  for (const Loop& l : p.tile_run_outer) starts |= l.ls * p.elem;
+  return p.extent[tl.dim] == p.padded[tl.dim] && (starts & 63) == 0;
 }
 
 // The walk of runs of tiles of two rows of elem-byte elements.
@@ -3660,12 +3738,15 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
     if (p.tile_run && has_avx2()) {
       *loops = &p.tile_run_outer;
       *outer = p.tile_run_outer.size();
-      // Streamed when a step's block is 256 bytes or more (crouton2's 128-byte
-      // blocks 1 KiB apart measured faster through the cache: 0.48 -> 0.68 of
-      // memcpy at 64 MiB on a Zen 5, crouton4x1 fp16's 512 the other way round).
-      const bool run_stream = kPack && p.elements * p.elem >= kStreamBytes &&
-                              p.tile_run_offset.size() * p.loops[p.tile_at].count * p.elem >= 256 &&
-                              (reinterpret_cast<uintptr_t>(phys) & 63) == 0;
+      const bool run_stream = tile_runs_stream(p, kPack, logical, phys);
+      // A streamed pack whose position reads at most kRunInBytes runs the
+      // blocks of a step in turn (see walk_tile_runs).
+      const uint64_t in_bytes = p.tile_run_in.count * p.tile_run_offset.size() * p.loops[p.tile_run_x].count *
+                                p.loops[p.tile_at].count * p.elem;
+      if (kPack && run_stream && p.tile_run_in.count > 1 && in_bytes <= kRunInBytes) {
+        *loops = &p.tile_run_in_outer;
+        *outer = p.tile_run_in_outer.size();
+      }
       return tile_runs_walk<kPack>(p.elem, run_stream);
     }
     const uint64_t t_bytes = p.loops[p.tile_at].count * p.elem;

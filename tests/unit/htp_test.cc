@@ -330,6 +330,11 @@ TEST(HtpKernels, wide_tiles_equal_the_reference_at_every_isa_level) {
   expect_pass_at_every_isa("htp.crouton2", "uint8", "1,64,64,2048");
   expect_pass_at_every_isa("htp.crouton2(pad=3)", "fp16", "1,63,62,1030");
   expect_pass_at_every_isa("htp.crouton4x1", "fp16", "1,64,64,1024");
+  // Streamed crouton2 packs of 4 KiB a position (a crouton's eight rows in
+  // turn each step): the last crouton's rows and pixels partly padding, and
+  // the depth too; unpacked streamed when the depth is whole.
+  expect_pass_at_every_isa("htp.crouton2(pad=3)", "uint8", "1,255,257,128");
+  expect_pass_at_every_isa("htp.crouton2(pad=3)", "uint8", "1,255,257,120");
 }
 
 // The NCHW layouts transpose planes (rows the innermost physical loop,
@@ -468,6 +473,7 @@ TEST(HtpLarge, every_thread_count_writes_the_same_bytes_at_every_isa_level) {
                          {"htp.crouton2(pad=3)", "fp16", "1,63,62,1030"},
                          {"htp.crouton2", "uint8", "1,64,64,2048"},
                          {"htp.crouton2(pad=3)", "uint8", "2,9,13,70"},
+                         {"htp.crouton2(pad=3)", "uint8", "1,255,257,120"},
                          {"htp.nchw", "uint8", "1,64,64,2048"},
                          {"htp.nchw", "uint8", "2,17,13,160"},
                          {"htp.nchw", "uint8", "2,67,45,3"},
@@ -512,6 +518,9 @@ TEST(HtpLarge, every_buffer_alignment_writes_the_same_bytes_at_every_isa_level) 
                          {"htp.crouton2x2(pad=3)", "uint8", "1,63,70,2048"},
                          {"htp.crouton4x1(pad=9)", "uint8", "1,183,181,256"},
                          {"htp.crouton2x2(pad=3)", "uint8", "1,181,183,256"},
+                         // crouton2 streamed where the buffers start on lines: packs of a
+                         // crouton's eight rows in turn, unpacks of whole lines of rows.
+                         {"htp.crouton2(pad=3)", "uint8", "1,255,257,128"},
                          // Packs of planes in runs, streamed (planes of whole lines): the
                          // runs' tiles stream only where their destination rows start on a line.
                          {"htp.nchw", "uint8", "1,36,128,2048"},
