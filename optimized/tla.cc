@@ -497,9 +497,9 @@ LC_TLA_AVX512 LC_TLA_INLINE void transpose_lanes(__m512i a, __m512i b, __m512i c
 
 LC_TLA_AVX512 LC_TLA_INLINE __m512i load512(const uint8_t* p) { return _mm512_loadu_si512(p); }
 LC_TLA_AVX512 LC_TLA_INLINE void store512(uint8_t* p, __m512i v) { _mm512_storeu_si512(p, v); }
-// A line of the fractals a pack writes: non-temporal past the last-level
-// cache (the caller checked the alignment), so that its old contents are not
-// read first.
+// A line a group writes, the fractals' (pack) or a logical row's (unpack):
+// with kStream non-temporal, past the last-level cache (the caller checked
+// the alignment), so that its old contents are not read first.
 template <bool kStream>
 LC_TLA_AVX512 LC_TLA_INLINE void put512(uint8_t* p, __m512i v) {
   if constexpr (kStream) _mm512_stream_si512(reinterpret_cast<__m512i*>(p), v);
@@ -557,7 +557,9 @@ LC_TLA_AVX512 void n16_group_avx512(uint8_t* logical, size_t pitch, uint8_t* blo
   }
   LC_TLA_UNROLL for (int g = 0; g < 2; ++g) {
     byte_transpose::transpose8x8_epi16_x4(d[g], d[g]);
-    LC_TLA_UNROLL for (int i = 0; i < 8; ++i) store512(logical + static_cast<size_t>(8 * g + i) * pitch, d[g][i]);
+    LC_TLA_UNROLL for (int i = 0; i < 8; ++i) {
+      put512<kStream>(logical + static_cast<size_t>(8 * g + i) * pitch, d[g][i]);
+    }
   }
 }
 
@@ -590,7 +592,7 @@ LC_TLA_AVX512 void n8_group_avx512(uint8_t* logical, size_t pitch, uint8_t* bloc
   LC_TLA_UNROLL for (int g = 0; g < 2; ++g) {
     byte_transpose::transpose16x16_epi8_x4(d[g]);
     LC_TLA_UNROLL for (int i = 0; i < 16; ++i) {
-      store512(logical + static_cast<size_t>(16 * g + i) * pitch, d[g][i]);
+      put512<kStream>(logical + static_cast<size_t>(16 * g + i) * pitch, d[g][i]);
     }
   }
 }
@@ -651,8 +653,10 @@ LC_TLA_AVX512 void n4_group_avx512(uint8_t* logical, size_t pitch, uint8_t* bloc
     }
   }
   LC_TLA_UNROLL for (int k = 0; k < 4; ++k) {
-    store512(logical + static_cast<size_t>(2 * k) * pitch, _mm512_permutex2var_epi32(p2[2 * k], even_d, p2[2 * k + 1]));
-    store512(logical + static_cast<size_t>(2 * k + 1) * pitch, _mm512_permutex2var_epi32(p2[2 * k], odd_d, p2[2 * k + 1]));
+    const __m512i lo = _mm512_permutex2var_epi32(p2[2 * k], even_d, p2[2 * k + 1]);
+    const __m512i hi = _mm512_permutex2var_epi32(p2[2 * k], odd_d, p2[2 * k + 1]);
+    put512<kStream>(logical + static_cast<size_t>(2 * k) * pitch, lo);
+    put512<kStream>(logical + static_cast<size_t>(2 * k + 1) * pitch, hi);
   }
 }
 #undef LC_TLA_AVX512
@@ -1564,15 +1568,18 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
 #else
   const bool stream = false;
 #endif
-  // A streamed fp16 n unpack without AVX-512 writes each group's 16 lines
-  // straight from the registers, non-temporal, without the stage: whole
-  // lines, so their old contents are not read either way (measured on a Zen
-  // 4 capped at AVX2, nine runs A/B: 2048 x 2048 nN 0.48-0.67 of memcpy,
-  // mean 0.58 -> 0.54-0.74, mean 0.64; nZ par to a little faster; int8 and
-  // fp32 par or slower, so fp16 only).
+  // A streamed n unpack writes each group's lines straight from the
+  // registers, non-temporal, without the stage: whole lines, so their old
+  // contents are not read either way. With AVX-512 every element size
+  // (measured on a Zen 5, pinned, alternating, medians of 5, of memcpy:
+  // 2048 x 2048 fp16 nN 0.62 -> 0.76, nZ 0.68 -> 0.82, fp32 nZ 0.85 -> 1.07;
+  // int8 2048 x 4096 nZ 0.61 -> 0.66; 32 MiB fp16 nZ 0.91 -> 1.15, int8 0.84
+  // -> 0.87); with AVX2 fp16 only (measured on a Zen 4 capped at AVX2, nine
+  // runs A/B: 2048 x 2048 nN 0.48-0.67 of memcpy, mean 0.58 -> 0.54-0.74,
+  // mean 0.64; nZ par to a little faster; int8 and fp32 par or slower).
 #ifdef LC_TLA_X86
-  const bool direct = !kPack && !kZInside && EB == 2 && stream && !isa_at_least(Isa::kAvx512) &&
-                      isa_at_least(Isa::kAvx2);
+  const bool direct = !kPack && !kZInside && stream &&
+                      (isa_at_least(Isa::kAvx512) || (EB == 2 && isa_at_least(Isa::kAvx2)));
 #else
   const bool direct = false;
 #endif
