@@ -3380,8 +3380,12 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
   // x 64 x 1024 0.39-0.43 / 0.46-0.49 -> 0.45-0.52 / 0.41-0.46, fp32 1 x 32
   // x 32 x 128 0.21 / 0.14 -> 0.31 / 0.14, uint8 1 x 64 x 64 x 256 0.17 /
   // 0.28 -> 0.17 / 0.26: the unpacks that lose stay with the tiles).
+  // Streamed, every destination row of every group starts on a line.
+  uint64_t dst_starts = reinterpret_cast<uintptr_t>(kPack ? phys : logical);
+  for (const Loop& l : loops) dst_starts |= (kPack ? l.ps : l.ls) * kE;
   const bool lanes = (kPack || (kE == 2 ? !large : kE == 1 && large)) &&  // mutate: equivalent (a choice of path)
                      group > 0 && (kPack ? rows : cols) * kE % 64 == 0 && (kPack ? cols : rows) * kE % 64 == 0 &&
+                     (!large || dst_starts % 64 == 0) &&  // mutate: equivalent (a choice of path)
                      has_avx512() && !splits_512bit_ops();  // mutate: equivalent (a choice of path)
   const uint64_t large_bytes = lanes ? kLanesLargeStageBytes : kGroupLargeStageBytes;
   if (lanes) group = (large ? large_bytes : stage_bytes) / (rows * cols * kE);  // at least one: group > 0
@@ -3425,7 +3429,7 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
     // no better).
     // mutate: equivalent (a fetch: the same bytes)
     const uint64_t next = large && m != 0 && value[m - 1] + n < loops[m - 1].count ? n * s_step : 0;
-    if (lanes && (!large || reinterpret_cast<uintptr_t>(dst) % 64 == 0)) {
+    if (lanes) {
       if (large) {
         group_lanes<kPack, kE, true>(src, s_step, ss * kE, dst, db, n, kPack ? rows : cols, kPack ? cols : rows,
                                      group_stage, next);
