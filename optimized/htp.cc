@@ -205,11 +205,11 @@ struct Plan {
   // their coordinates, rank a row), each a tile's count of elements; the
   // chunk loop `tile_run_x` steps them all along the tile's dimension. The
   // other loops around, by decreasing physical stride, are the walk's
-  // odometer, the chunk loop inside them. tile_run_in (count 1 when none):
+  // odometer, the chunk loop inside them. tile_run_in (when tile_run_has_in):
   // the loop whose blocks fill the rest of a step (crouton2's rows h % 8);
   // a walk of the odometer tile_run_in_outer, the other loops, runs it
   // inside the chunk loop, so that a position's steps are one physical run.
-  bool tile_run = false;
+  bool tile_run = false, tile_run_has_in = false;
   size_t tile_run_x = 0;
   std::vector<uint64_t> tile_run_offset, tile_run_delta;
   std::vector<Loop> tile_run_outer, tile_run_in_outer;
@@ -558,6 +558,7 @@ Result<Plan> make_plan(const Case& c) {
       const uint64_t block = last.count * p.tile_k * tl.count;  // elements of a step's run of tiles
       for (auto it = p.tile_run_outer.begin(); it != p.tile_run_outer.end(); ++it) {
         if (it->ps == block && it->ps * it->count == p.loops[xi].ps && it->dim != tl.dim) {
+          p.tile_run_has_in = true;
           p.tile_run_in = *it;
           p.tile_run_in_outer = p.tile_run_outer;
           p.tile_run_in_outer.erase(p.tile_run_in_outer.begin() + (it - p.tile_run_outer.begin()));
@@ -3747,7 +3748,7 @@ WalkFn choose_walk(const Plan& p, const uint8_t* logical, const uint8_t* phys, c
       // blocks of a step in turn (see walk_tile_runs).
       const uint64_t in_bytes = p.tile_run_in.count * p.tile_run_offset.size() * p.loops[p.tile_run_x].count *
                                 p.loops[p.tile_at].count * p.elem;
-      if (kPack && run_stream && p.tile_run_in.count > 1 && in_bytes <= kRunInBytes) {
+      if (kPack && run_stream && p.tile_run_has_in && in_bytes <= kRunInBytes) {
         *loops = &p.tile_run_in_outer;
         *outer = p.tile_run_in_outer.size();
       }
