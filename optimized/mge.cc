@@ -1442,14 +1442,47 @@ alignas(64) constexpr uint16_t kEvenWords[32] = {0,  2,  4,  6,  8,  10, 12, 14,
 alignas(64) constexpr uint16_t kOddWords[32] = {1,  3,  5,  7,  9,  11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31,
                                                 33, 35, 37, 39, 41, 43, 45, 47, 49, 51, 53, 55, 57, 59, 61, 63};
 
-// Pixels l.. of a tile, all 32 or the first n (masked loads and stores).
-template <bool kPartial>
-LC_MGE_AVX512BW_INLINE void pack_4x32_epi16(const uint16_t* const row[4], uint64_t l, uint64_t n, uint16_t* out,
-                                            bool stream, bool nt) {
+// Rows 0..3 of 32 pixels (v[k]: row k) -> the pixels' 4 words, pixels 8q..8q
+// + 7 in o[q]: two rounds of two-source permutes.
+LC_MGE_AVX512BW_INLINE void pixels_4x32_epi16(const __m512i v[4], __m512i o[4]) {
   const __m512i pair_lo = _mm512_load_si512(kPairWordsLo), pair_hi = _mm512_load_si512(kPairWordsHi);
   // Pixels 0..7 (lo) and 8..15 (hi) of a row-0/1 pair (ab) and a row-2/3 pair (cd).
   const __m512i quad_lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
   const __m512i quad_hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  const __m512i ab0 = _mm512_permutex2var_epi16(v[0], pair_lo, v[1]);
+  const __m512i ab1 = _mm512_permutex2var_epi16(v[0], pair_hi, v[1]);
+  const __m512i cd0 = _mm512_permutex2var_epi16(v[2], pair_lo, v[3]);
+  const __m512i cd1 = _mm512_permutex2var_epi16(v[2], pair_hi, v[3]);
+  o[0] = _mm512_permutex2var_epi32(ab0, quad_lo, cd0);
+  o[1] = _mm512_permutex2var_epi32(ab0, quad_hi, cd0);
+  o[2] = _mm512_permutex2var_epi32(ab1, quad_lo, cd1);
+  o[3] = _mm512_permutex2var_epi32(ab1, quad_hi, cd1);
+}
+
+// The other way: z[q] holding pixels 8q..8q + 7 -> row k of the 32 pixels in v[k].
+LC_MGE_AVX512BW_INLINE void rows_4x32_epi16(const __m512i z[4], __m512i v[4]) {
+  const __m512i even_words = _mm512_load_si512(kEvenWords), odd_words = _mm512_load_si512(kOddWords);
+  // Dword 2p of a pixel line holds channels 0,1 of pixel p, dword 2p + 1 channels 2,3.
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const __m512i ab0 = _mm512_permutex2var_epi32(z[0], even, z[1]), cd0 = _mm512_permutex2var_epi32(z[0], odd, z[1]);
+  const __m512i ab1 = _mm512_permutex2var_epi32(z[2], even, z[3]), cd1 = _mm512_permutex2var_epi32(z[2], odd, z[3]);
+  v[0] = _mm512_permutex2var_epi16(ab0, even_words, ab1);
+  v[1] = _mm512_permutex2var_epi16(ab0, odd_words, ab1);
+  v[2] = _mm512_permutex2var_epi16(cd0, even_words, cd1);
+  v[3] = _mm512_permutex2var_epi16(cd0, odd_words, cd1);
+}
+
+// The words of o[q] (pixels 8q.. of a tile, 4 words each) that hold the first n pixels.
+LC_MGE_AVX512BW_INLINE __mmask32 pixel_words_mask(uint64_t n, uint64_t q) {
+  const uint64_t m = n > 8 * q ? std::min<uint64_t>(8, n - 8 * q) : 0;
+  return static_cast<__mmask32>((uint64_t{1} << (4 * m)) - 1);
+}
+
+// Pixels l.. of a tile, all 32 or the first n (masked loads and stores).
+template <bool kPartial>
+LC_MGE_AVX512BW_INLINE void pack_4x32_epi16(const uint16_t* const row[4], uint64_t l, uint64_t n, uint16_t* out,
+                                            bool stream, bool nt) {
   const __mmask32 cols = kPartial ? (__mmask32{1} << n) - 1 : ~__mmask32{0};
   __m512i v[4];
   LC_MGE_UNROLL
@@ -1459,16 +1492,12 @@ LC_MGE_AVX512BW_INLINE void pack_4x32_epi16(const uint16_t* const row[4], uint64
     else if (kPartial) v[k] = masked::_mm512_maskz_loadu_epi16(cols, row[k] + l);
     else v[k] = _mm512_loadu_si512(reinterpret_cast<const void*>(row[k] + l));
   }
-  const __m512i ab0 = _mm512_permutex2var_epi16(v[0], pair_lo, v[1]), ab1 = _mm512_permutex2var_epi16(v[0], pair_hi, v[1]);
-  const __m512i cd0 = _mm512_permutex2var_epi16(v[2], pair_lo, v[3]), cd1 = _mm512_permutex2var_epi16(v[2], pair_hi, v[3]);
-  const __m512i o[4] = {_mm512_permutex2var_epi32(ab0, quad_lo, cd0), _mm512_permutex2var_epi32(ab0, quad_hi, cd0),
-                        _mm512_permutex2var_epi32(ab1, quad_lo, cd1), _mm512_permutex2var_epi32(ab1, quad_hi, cd1)};
+  __m512i o[4];
+  pixels_4x32_epi16(v, o);
   LC_MGE_UNROLL
   for (uint64_t q = 0; q < 4; ++q) {
     if (kPartial) {
-      // Pixels 8q.. of the tile, 4 words each.
-      const uint64_t m = n > 8 * q ? std::min<uint64_t>(8, n - 8 * q) : 0;
-      masked::_mm512_mask_storeu_epi16(out + 32 * q, static_cast<__mmask32>((uint64_t{1} << (4 * m)) - 1), o[q]);
+      masked::_mm512_mask_storeu_epi16(out + 32 * q, pixel_words_mask(n, q), o[q]);
     } else if (nt) {
       _mm512_stream_si512(reinterpret_cast<__m512i*>(out + 32 * q), o[q]);
     } else {
@@ -1480,24 +1509,14 @@ LC_MGE_AVX512BW_INLINE void pack_4x32_epi16(const uint16_t* const row[4], uint64
 template <bool kPartial>
 LC_MGE_AVX512BW_INLINE void unpack_4x32_epi16(uint16_t* const row[4], uint64_t l, uint64_t n, const uint16_t* in,
                                               bool nt) {
-  const __m512i even_words = _mm512_load_si512(kEvenWords), odd_words = _mm512_load_si512(kOddWords);
-  // Dword 2p of a pixel line holds channels 0,1 of pixel p, dword 2p + 1 channels 2,3.
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
   __m512i z[4];
   LC_MGE_UNROLL
   for (uint64_t q = 0; q < 4; ++q) {
-    if (kPartial) {
-      const uint64_t m = n > 8 * q ? std::min<uint64_t>(8, n - 8 * q) : 0;
-      z[q] = masked::_mm512_maskz_loadu_epi16(static_cast<__mmask32>((uint64_t{1} << (4 * m)) - 1), in + 32 * q);
-    } else {
-      z[q] = _mm512_loadu_si512(reinterpret_cast<const void*>(in + 32 * q));
-    }
+    if (kPartial) z[q] = masked::_mm512_maskz_loadu_epi16(pixel_words_mask(n, q), in + 32 * q);
+    else z[q] = _mm512_loadu_si512(reinterpret_cast<const void*>(in + 32 * q));
   }
-  const __m512i ab0 = _mm512_permutex2var_epi32(z[0], even, z[1]), cd0 = _mm512_permutex2var_epi32(z[0], odd, z[1]);
-  const __m512i ab1 = _mm512_permutex2var_epi32(z[2], even, z[3]), cd1 = _mm512_permutex2var_epi32(z[2], odd, z[3]);
-  const __m512i v[4] = {_mm512_permutex2var_epi16(ab0, even_words, ab1), _mm512_permutex2var_epi16(ab0, odd_words, ab1),
-                        _mm512_permutex2var_epi16(cd0, even_words, cd1), _mm512_permutex2var_epi16(cd0, odd_words, cd1)};
+  __m512i v[4];
+  rows_4x32_epi16(z, v);
   const __mmask32 cols = kPartial ? (__mmask32{1} << n) - 1 : ~__mmask32{0};
   LC_MGE_UNROLL
   for (int k = 0; k < 4; ++k) {
@@ -2859,8 +2878,72 @@ LC_MGE_AVX512BW_INLINE void unpack_4x16_epi32_masked(float* const* row, uint64_t
 // fp16 0.37 / 0.28 -> 0.55 / 0.41, fp32 0.39 / 0.36 -> 0.50 / 0.47;
 // 1 x 256 x 28 x 28 fp16 0.52 / 0.46 -> 0.61 / 0.53, fp32 0.71 / 0.69 ->
 // 0.74 / 0.75; 1024 pixels (32 x 32) at par, so images of up to 1024 pixels
-// come here.
+// come here (16-bit blocks of every channel real but of whole tiles only:
+// the others go as one run, blocks4_run_epi16 below).
 constexpr uint64_t kSmallBlocks4Pixels = 1024;
+
+// NCHW4 16-bit blocks of images whose pixels are no whole number of tiles
+// (7 x 7: 49, 14 x 14: 196), every block whole (4 | C): block g's rows are
+// lg + 4 g L + k L and its pixels px + 4 g L, so the pixels of blocks [begin,
+// end) are one run on both sides. Tiles of 32 pixels of that run, a tile's
+// pixels from one block or two (L >= 32): each of its four rows read (pack)
+// or written (unpack) as the first block's piece and the next block's, masked,
+// the pixels' lines whole, on lines wherever phys is, but for the run's end.
+// Measured on a Zen 5, pinned, alternating, of memcpy, against the byte
+// permutes of group_permutes.h (images of up to 64 pixels) and the tiles of
+// small_blocks4_wide below, pack / unpack: 1 x 512 x 7 x 7 0.31-0.32 /
+// 0.33 -> 0.40-0.41 / 0.53-0.54 (medians of 5), 1 x 256 x 7 x 9 0.29 / 0.27
+// -> 0.39 / 0.41, 1 x 512 x 7 x 8 0.49 / 0.50 -> 0.54 / 0.67, 1 x 512 x 14 x 14
+// 0.56 / 0.41 -> 0.65 / 0.75, 1 x 128 x 28 x 28 0.51 / 0.51 -> 0.71 / 0.78;
+// packs of fewer than kBlocks4RunPackPixels pixels stay with the permutes
+// (1 x 512 x 6 x 6 0.37 -> 0.35, 5 x 8 0.45 -> 0.39; 5 x 9 0.38 at par).
+constexpr uint64_t kBlocks4RunPackPixels = 45;
+template <bool kPack>
+LC_MGE_AVX512BW void blocks4_run_epi16(uint64_t L, uint16_t* lg, uint16_t* px, uint64_t begin, uint64_t end) {
+  const uint64_t last = end * L;
+  uint64_t g = begin, p = 0;  // the block and pixel of the tile's first pixel
+  for (uint64_t P = begin * L; P < last; P += 32) {
+    const uint64_t m = std::min<uint64_t>(32, last - P), first = std::min(m, L - p);
+    const __mmask32 all = m == 32 ? ~__mmask32{0} : (__mmask32{1} << m) - 1;
+    const __mmask32 m1 = first == 32 ? ~__mmask32{0} : (__mmask32{1} << first) - 1, m2 = all & ~m1;
+    uint16_t* a = lg + 4 * g * L + p;  // row k of block g: a + k L
+    uint16_t* b = m2 != 0 ? lg + 4 * (g + 1) * L - first : nullptr;  // of block g + 1 from lane `first`: b + k L
+    uint16_t* out = px + 4 * P;
+    if (kPack) {
+      __m512i v[4], o[4];
+      LC_MGE_UNROLL
+      for (uint64_t k = 0; k < 4; ++k) {
+        v[k] = masked::_mm512_maskz_loadu_epi16(m1, a + k * L);
+        if (m2 != 0) v[k] = _mm512_or_si512(v[k], masked::_mm512_maskz_loadu_epi16(m2, b + k * L));
+      }
+      pixels_4x32_epi16(v, o);
+      LC_MGE_UNROLL
+      for (uint64_t q = 0; q < 4; ++q) {
+        if (m == 32) _mm512_storeu_si512(reinterpret_cast<void*>(out + 32 * q), o[q]);
+        else masked::_mm512_mask_storeu_epi16(out + 32 * q, pixel_words_mask(m, q), o[q]);
+      }
+    } else {
+      __m512i z[4], v[4];
+      LC_MGE_UNROLL
+      for (uint64_t q = 0; q < 4; ++q) {
+        z[q] = m == 32 ? _mm512_loadu_si512(reinterpret_cast<const void*>(out + 32 * q))
+                       : masked::_mm512_maskz_loadu_epi16(pixel_words_mask(m, q), out + 32 * q);
+      }
+      rows_4x32_epi16(z, v);
+      LC_MGE_UNROLL
+      for (uint64_t k = 0; k < 4; ++k) {
+        masked::_mm512_mask_storeu_epi16(a + k * L, m1, v[k]);
+        if (m2 != 0) masked::_mm512_mask_storeu_epi16(b + k * L, m2, v[k]);
+      }
+    }
+    p += m;
+    if (p >= L) {
+      p -= L;
+      ++g;
+    }
+  }
+}
+
 template <bool kPack, int E, class Rest>
 LC_MGE_AVX512BW void small_blocks4_wide(uint64_t C, uint64_t L, uint8_t* logical, uint8_t* phys, uint64_t begin,
                                         uint64_t end, const Rest& rest) {
@@ -5275,6 +5358,12 @@ void walk_units(const Plan& p, uint8_t* logical, uint8_t* phys, uint64_t slices,
     rows.resize(max_group_rows(p));
     run_group<kPack>(p, group_at(p, i, rows.data()), logical, phys);
   };
+  if (slices == 1 && p.kind == Kind::kNchwx && p.bits == 16 && p.block == 4 && p.C % 4 == 0 && p.HW % 32 != 0 &&
+      p.HW >= (kPack ? kBlocks4RunPackPixels : 32) && p.HW <= kSmallBlocks4Pixels && !p.stream && have_avx512()) {
+    blocks4_run_epi16<kPack>(p.HW, reinterpret_cast<uint16_t*>(logical), reinterpret_cast<uint16_t*>(phys), begin,
+                             end);
+    return;
+  }
   if (slices == 1 && p.kind == Kind::kNchwx && p.bits % 8 == 0 && p.C % p.block == 0 && !p.stream &&
       p.HW <= kPermuteGroupPixels && group_permutes::fits(p.block, p.HW, p.bits / 8) && have_avx512_vbmi()) {
     // NCHWx blocks of tiny images, every channel real: each block (x rows of
