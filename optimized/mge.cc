@@ -2879,61 +2879,105 @@ LC_MGE_AVX512BW_INLINE void unpack_4x16_epi32_masked(float* const* row, uint64_t
 // 1 x 256 x 28 x 28 fp16 0.52 / 0.46 -> 0.61 / 0.53, fp32 0.71 / 0.69 ->
 // 0.74 / 0.75; 1024 pixels (32 x 32) at par, so images of up to 1024 pixels
 // come here (16-bit blocks of every channel real but of whole tiles only:
-// the others go as one run, blocks4_run_epi16 below).
+// the others go as one run, blocks4_run below).
 constexpr uint64_t kSmallBlocks4Pixels = 1024;
 
-// NCHW4 16-bit blocks of images whose pixels are no whole number of tiles
-// (7 x 7: 49, 14 x 14: 196), every block whole (4 | C): block g's rows are
-// lg + 4 g L + k L and its pixels px + 4 g L, so the pixels of blocks [begin,
-// end) are one run on both sides. Tiles of 32 pixels of that run, a tile's
-// pixels from one block or two (L >= 32): each of its four rows read (pack)
-// or written (unpack) as the first block's piece and the next block's, masked,
-// the pixels' lines whole, on lines wherever phys is, but for the run's end.
-// Measured on a Zen 5, pinned, alternating, of memcpy, against the byte
-// permutes of group_permutes.h (images of up to 64 pixels) and the tiles of
-// small_blocks4_wide below, pack / unpack: 1 x 512 x 7 x 7 0.31-0.32 /
-// 0.33 -> 0.40-0.41 / 0.53-0.54 (medians of 5), 1 x 256 x 7 x 9 0.29 / 0.27
-// -> 0.39 / 0.41, 1 x 512 x 7 x 8 0.49 / 0.50 -> 0.54 / 0.67, 1 x 512 x 14 x 14
-// 0.56 / 0.41 -> 0.65 / 0.75, 1 x 128 x 28 x 28 0.51 / 0.51 -> 0.71 / 0.78;
-// packs of fewer than kBlocks4RunPackPixels pixels stay with the permutes
-// (1 x 512 x 6 x 6 0.37 -> 0.35, 5 x 8 0.45 -> 0.39; 5 x 9 0.38 at par).
-constexpr uint64_t kBlocks4RunPackPixels = 45;
-template <bool kPack>
-LC_MGE_AVX512BW void blocks4_run_epi16(uint64_t L, uint16_t* lg, uint16_t* px, uint64_t begin, uint64_t end) {
+// NCHW4 16- and 32-bit blocks of images whose pixels are no whole number of
+// tiles (7 x 7: 49, 14 x 14: 196), every block whole (4 | C): block g's rows
+// are lg + 4 g L + k L and its pixels px + 4 g L, so the pixels of blocks
+// [begin, end) are one run on both sides. Tiles of kV = 64 / E pixels of that
+// run, a tile's pixels from one block or two (L >= kV): each of its four rows
+// read (pack) or written (unpack) as the first block's piece and the next
+// block's, masked, the pixels' lines whole, on lines wherever phys is, but for
+// the run's end. Measured on a Zen 5, pinned, alternating, of memcpy, against
+// the byte permutes of group_permutes.h (images of up to 64 pixels) and the
+// tiles of small_blocks4_wide below, pack / unpack: fp16 1 x 512 x 7 x 7
+// 0.31-0.32 / 0.33 -> 0.40-0.41 / 0.53-0.54 (medians of 5), 1 x 256 x 7 x 9
+// 0.29 / 0.27 -> 0.39 / 0.41, 1 x 512 x 7 x 8 0.49 / 0.50 -> 0.54 / 0.67,
+// 1 x 512 x 14 x 14 0.56 / 0.41 -> 0.65 / 0.75, 1 x 128 x 28 x 28 0.51 / 0.51
+// -> 0.71 / 0.78; fp32 (best of 5) 1 x 512 x 7 x 7 0.47 / 0.48 -> 0.53 /
+// 0.61, 5 x 5 0.36 / 0.36 -> 0.45 / 0.54, 6 x 6 0.31 / 0.31 -> 0.53 / 0.66,
+// 10 x 10 0.57 / 0.54 -> 0.57 / 0.67. Packs of blocks of fewer than
+// kBlocks4RunPackBytes bytes stay with the permutes (fp16 1 x 512 x 6 x 6
+// 0.37 -> 0.35, 5 x 8 0.45 -> 0.39, fp32 4 x 5 0.44 -> 0.36; fp16 5 x 9 and
+// fp32 3 x 7, 360 and 336 bytes, at par).
+constexpr uint64_t kBlocks4RunPackBytes = 336;
+template <bool kPack, int E>
+LC_MGE_AVX512BW void blocks4_run(uint64_t L, uint8_t* logical, uint8_t* phys, uint64_t begin, uint64_t end) {
+  using T = std::conditional_t<E == 2, uint16_t, float>;
+  constexpr uint64_t kV = 64 / E;  // pixels a tile
+  T* lg = reinterpret_cast<T*>(logical);
+  T* px = reinterpret_cast<T*>(phys);
   const uint64_t last = end * L;
   uint64_t g = begin, p = 0;  // the block and pixel of the tile's first pixel
-  for (uint64_t P = begin * L; P < last; P += 32) {
-    const uint64_t m = std::min<uint64_t>(32, last - P), first = std::min(m, L - p);
-    const __mmask32 all = m == 32 ? ~__mmask32{0} : (__mmask32{1} << m) - 1;
-    const __mmask32 m1 = first == 32 ? ~__mmask32{0} : (__mmask32{1} << first) - 1, m2 = all & ~m1;
-    uint16_t* a = lg + 4 * g * L + p;  // row k of block g: a + k L
-    uint16_t* b = m2 != 0 ? lg + 4 * (g + 1) * L - first : nullptr;  // of block g + 1 from lane `first`: b + k L
-    uint16_t* out = px + 4 * P;
-    if (kPack) {
-      __m512i v[4], o[4];
-      LC_MGE_UNROLL
-      for (uint64_t k = 0; k < 4; ++k) {
-        v[k] = masked::_mm512_maskz_loadu_epi16(m1, a + k * L);
-        if (m2 != 0) v[k] = _mm512_or_si512(v[k], masked::_mm512_maskz_loadu_epi16(m2, b + k * L));
-      }
-      pixels_4x32_epi16(v, o);
-      LC_MGE_UNROLL
-      for (uint64_t q = 0; q < 4; ++q) {
-        if (m == 32) _mm512_storeu_si512(reinterpret_cast<void*>(out + 32 * q), o[q]);
-        else masked::_mm512_mask_storeu_epi16(out + 32 * q, pixel_words_mask(m, q), o[q]);
+  for (uint64_t P = begin * L; P < last; P += kV) {
+    const uint64_t m = std::min(kV, last - P), first = std::min(m, L - p);
+    const uint32_t all = m == 32 ? ~0u : (1u << m) - 1;
+    const uint32_t m1 = first == 32 ? ~0u : (1u << first) - 1, m2 = all & ~m1;  // lanes of block g, of g + 1
+    T* a = lg + 4 * g * L + p;  // row k of block g: a + k L
+    T* b = m2 != 0 ? lg + 4 * (g + 1) * L - first : nullptr;  // of block g + 1 from lane `first`: b + k L
+    T* out = px + 4 * P;
+    if constexpr (E == 2) {
+      if (kPack) {
+        __m512i v[4], o[4];
+        LC_MGE_UNROLL
+        for (uint64_t k = 0; k < 4; ++k) {
+          v[k] = masked::_mm512_maskz_loadu_epi16(m1, a + k * L);
+          if (m2 != 0) v[k] = _mm512_or_si512(v[k], masked::_mm512_maskz_loadu_epi16(m2, b + k * L));
+        }
+        pixels_4x32_epi16(v, o);
+        LC_MGE_UNROLL
+        for (uint64_t q = 0; q < 4; ++q) {
+          if (m == kV) _mm512_storeu_si512(reinterpret_cast<void*>(out + 32 * q), o[q]);
+          else masked::_mm512_mask_storeu_epi16(out + 32 * q, pixel_words_mask(m, q), o[q]);
+        }
+      } else {
+        __m512i z[4], v[4];
+        LC_MGE_UNROLL
+        for (uint64_t q = 0; q < 4; ++q) {
+          z[q] = m == kV ? _mm512_loadu_si512(reinterpret_cast<const void*>(out + 32 * q))
+                         : masked::_mm512_maskz_loadu_epi16(pixel_words_mask(m, q), out + 32 * q);
+        }
+        rows_4x32_epi16(z, v);
+        LC_MGE_UNROLL
+        for (uint64_t k = 0; k < 4; ++k) {
+          masked::_mm512_mask_storeu_epi16(a + k * L, m1, v[k]);
+          if (m2 != 0) masked::_mm512_mask_storeu_epi16(b + k * L, m2, v[k]);
+        }
       }
     } else {
-      __m512i z[4], v[4];
-      LC_MGE_UNROLL
-      for (uint64_t q = 0; q < 4; ++q) {
-        z[q] = m == 32 ? _mm512_loadu_si512(reinterpret_cast<const void*>(out + 32 * q))
-                       : masked::_mm512_maskz_loadu_epi16(pixel_words_mask(m, q), out + 32 * q);
-      }
-      rows_4x32_epi16(z, v);
-      LC_MGE_UNROLL
-      for (uint64_t k = 0; k < 4; ++k) {
-        masked::_mm512_mask_storeu_epi16(a + k * L, m1, v[k]);
-        if (m2 != 0) masked::_mm512_mask_storeu_epi16(b + k * L, m2, v[k]);
+      const auto lanes = [](uint64_t n, uint64_t q) {  // o[q]'s elements of the first n pixels
+        const uint64_t k = n > 4 * q ? std::min<uint64_t>(4, n - 4 * q) : 0;
+        return static_cast<__mmask16>((1u << (4 * k)) - 1);
+      };
+      if (kPack) {
+        __m512 v[4], o[4];
+        LC_MGE_UNROLL
+        for (uint64_t k = 0; k < 4; ++k) {
+          v[k] = masked::_mm512_maskz_loadu_ps(static_cast<__mmask16>(m1), a + k * L);
+          if (m2 != 0) {
+            const __m512 w = masked::_mm512_maskz_loadu_ps(static_cast<__mmask16>(m2), b + k * L);
+            v[k] = _mm512_mask_mov_ps(v[k], static_cast<__mmask16>(m2), w);
+          }
+        }
+        pixels_4x16_ps(v, o);
+        LC_MGE_UNROLL
+        for (uint64_t q = 0; q < 4; ++q) {
+          if (m == kV) _mm512_storeu_ps(out + 16 * q, o[q]);
+          else masked::_mm512_mask_storeu_ps(out + 16 * q, lanes(m, q), o[q]);
+        }
+      } else {
+        __m512 z[4], v[4];
+        LC_MGE_UNROLL
+        for (uint64_t q = 0; q < 4; ++q) {
+          z[q] = m == kV ? _mm512_loadu_ps(out + 16 * q) : masked::_mm512_maskz_loadu_ps(lanes(m, q), out + 16 * q);
+        }
+        rows_4x16_ps(z, v);
+        LC_MGE_UNROLL
+        for (uint64_t k = 0; k < 4; ++k) {
+          masked::_mm512_mask_storeu_ps(a + k * L, static_cast<__mmask16>(m1), v[k]);
+          if (m2 != 0) masked::_mm512_mask_storeu_ps(b + k * L, static_cast<__mmask16>(m2), v[k]);
+        }
       }
     }
     p += m;
@@ -5358,10 +5402,12 @@ void walk_units(const Plan& p, uint8_t* logical, uint8_t* phys, uint64_t slices,
     rows.resize(max_group_rows(p));
     run_group<kPack>(p, group_at(p, i, rows.data()), logical, phys);
   };
-  if (slices == 1 && p.kind == Kind::kNchwx && p.bits == 16 && p.block == 4 && p.C % 4 == 0 && p.HW % 32 != 0 &&
-      p.HW >= (kPack ? kBlocks4RunPackPixels : 32) && p.HW <= kSmallBlocks4Pixels && !p.stream && have_avx512()) {
-    blocks4_run_epi16<kPack>(p.HW, reinterpret_cast<uint16_t*>(logical), reinterpret_cast<uint16_t*>(phys), begin,
-                             end);
+  const uint64_t tile = 512 / std::max<uint64_t>(p.bits, 1);  // pixels a tile: 64 bytes of each row
+  if (slices == 1 && p.kind == Kind::kNchwx && (p.bits == 16 || p.bits == 32) && p.block == 4 && p.C % 4 == 0 &&
+      p.HW >= tile && p.HW % tile != 0 && p.HW <= kSmallBlocks4Pixels &&
+      (!kPack || p.HW * p.bits / 2 >= kBlocks4RunPackBytes) && !p.stream && have_avx512()) {
+    if (p.bits == 16) blocks4_run<kPack, 2>(p.HW, logical, phys, begin, end);
+    else blocks4_run<kPack, 4>(p.HW, logical, phys, begin, end);
     return;
   }
   if (slices == 1 && p.kind == Kind::kNchwx && p.bits % 8 == 0 && p.C % p.block == 0 && !p.stream &&

@@ -853,15 +853,19 @@ TEST(MgeInCache, masked_tiles_at_every_isa_level) {
            {"mge.nchw4", "int32", "1,7,3,3"},
            {"mge.nchw4", "fp32", "1,8,32,32"},
            {"mge.nchw4", "fp32", "1,4,4,4"},
-           // 16-bit NCHW4 blocks of images of no whole number of 32-pixel tiles,
-           // every channel real, as one run (blocks4_run_epi16): tiles across
-           // two blocks and two images, a last partial tile; 36 pixels (the
-           // unpack by the run, the pack by byte permutes); 196; a last tile of
-           // one pixel.
+           // 16- and 32-bit NCHW4 blocks of images of no whole number of tiles
+           // (32 and 16 pixels), every channel real, as one run (blocks4_run):
+           // tiles across two blocks and two images, a last partial tile; 36
+           // and 20 pixels (the unpack by the run, the pack by byte permutes);
+           // 196; a last tile of one pixel.
            {"mge.nchw4", "fp16", "2,12,7,7"},
            {"mge.nchw4", "bf16", "1,8,6,6"},
            {"mge.nchw4", "int16", "3,4,14,14"},
            {"mge.nchw4", "fp16", "1,4,1,33"},
+           {"mge.nchw4", "fp32", "2,12,5,5"},
+           {"mge.nchw4", "int32", "1,8,4,5"},
+           {"mge.nchw4", "fp32", "3,4,14,14"},
+           {"mge.nchw4", "int32", "1,4,1,17"},
            // NCHWx blocks of tiny images, every channel real, by byte permutes
            // (group_permutes.h): several groups a block and a last block of
            // fewer, one group of eight registers (NCHW32 4 x 4, NCHW64 2 x 4,
