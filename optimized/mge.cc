@@ -2878,8 +2878,8 @@ LC_MGE_AVX512BW_INLINE void unpack_4x16_epi32_masked(float* const* row, uint64_t
 // fp16 0.37 / 0.28 -> 0.55 / 0.41, fp32 0.39 / 0.36 -> 0.50 / 0.47;
 // 1 x 256 x 28 x 28 fp16 0.52 / 0.46 -> 0.61 / 0.53, fp32 0.71 / 0.69 ->
 // 0.74 / 0.75; 1024 pixels (32 x 32) at par, so images of up to 1024 pixels
-// come here (16-bit blocks of every channel real but of whole tiles only:
-// the others go as one run, blocks4_run below).
+// come here (of the blocks of every channel real, only images of whole tiles
+// and packs of small blocks: the others go as one run, blocks4_run below).
 constexpr uint64_t kSmallBlocks4Pixels = 1024;
 
 // NCHW4 16- and 32-bit blocks of images whose pixels are no whole number of
