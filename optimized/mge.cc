@@ -1385,6 +1385,12 @@ LC_MGE_AVX512_INLINE void rows_4x16_ps(const __m512 z[4], __m512 v[4]) {
   v[2] = _mm512_permutex2var_ps(a23, lows, b23), v[3] = _mm512_permutex2var_ps(a23, highs, b23);
 }
 
+// The elements of o[q] (pixels 4q.. of a 32-bit tile, 4 elements each) that hold the first n pixels.
+LC_MGE_AVX512_INLINE __mmask16 pixel_floats_mask(uint64_t n, uint64_t q) {
+  const uint64_t m = n > 4 * q ? std::min<uint64_t>(4, n - 4 * q) : 0;
+  return static_cast<__mmask16>((1u << (4 * m)) - 1);
+}
+
 // 32-bit elements, R == 4 (NCHW4), unpack: 16 pixels in four 64-byte loads ->
 // 16 columns of each of the 4 rows. The AVX2 tile is bound by its shuffles
 // (8 per 128 bytes); two rounds of two-source permutes need 8 per 256 bytes.
@@ -2841,8 +2847,7 @@ LC_MGE_AVX512BW_INLINE void pack_4x16_epi32_masked(const float* const* row, uint
   pixels_4x16_ps(v, o);
   LC_MGE_UNROLL
   for (uint64_t q = 0; q < 4; ++q) {
-    const uint64_t m = n > 4 * q ? std::min<uint64_t>(4, n - 4 * q) : 0;  // pixels 4q.. of the tile
-    if (kPartial) masked::_mm512_mask_storeu_ps(out + 16 * q, static_cast<__mmask16>((1u << (4 * m)) - 1), o[q]);
+    if (kPartial) masked::_mm512_mask_storeu_ps(out + 16 * q, pixel_floats_mask(n, q), o[q]);
     else _mm512_storeu_ps(out + 16 * q, o[q]);
   }
 }
@@ -2852,8 +2857,7 @@ LC_MGE_AVX512BW_INLINE void unpack_4x16_epi32_masked(float* const* row, uint64_t
   __m512 z[4];
   LC_MGE_UNROLL
   for (uint64_t q = 0; q < 4; ++q) {
-    const uint64_t m = n > 4 * q ? std::min<uint64_t>(4, n - 4 * q) : 0;
-    z[q] = kPartial ? masked::_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << (4 * m)) - 1), in + 16 * q)
+    z[q] = kPartial ? masked::_mm512_maskz_loadu_ps(pixel_floats_mask(n, q), in + 16 * q)
                     : _mm512_loadu_ps(in + 16 * q);
   }
   __m512 v[4];
@@ -2946,10 +2950,6 @@ LC_MGE_AVX512BW void blocks4_run(uint64_t L, uint8_t* logical, uint8_t* phys, ui
         }
       }
     } else {
-      const auto lanes = [](uint64_t n, uint64_t q) {  // o[q]'s elements of the first n pixels
-        const uint64_t k = n > 4 * q ? std::min<uint64_t>(4, n - 4 * q) : 0;
-        return static_cast<__mmask16>((1u << (4 * k)) - 1);
-      };
       if (kPack) {
         __m512 v[4], o[4];
         LC_MGE_UNROLL
@@ -2964,13 +2964,14 @@ LC_MGE_AVX512BW void blocks4_run(uint64_t L, uint8_t* logical, uint8_t* phys, ui
         LC_MGE_UNROLL
         for (uint64_t q = 0; q < 4; ++q) {
           if (m == kV) _mm512_storeu_ps(out + 16 * q, o[q]);
-          else masked::_mm512_mask_storeu_ps(out + 16 * q, lanes(m, q), o[q]);
+          else masked::_mm512_mask_storeu_ps(out + 16 * q, pixel_floats_mask(m, q), o[q]);
         }
       } else {
         __m512 z[4], v[4];
         LC_MGE_UNROLL
         for (uint64_t q = 0; q < 4; ++q) {
-          z[q] = m == kV ? _mm512_loadu_ps(out + 16 * q) : masked::_mm512_maskz_loadu_ps(lanes(m, q), out + 16 * q);
+          z[q] = m == kV ? _mm512_loadu_ps(out + 16 * q)
+                         : masked::_mm512_maskz_loadu_ps(pixel_floats_mask(m, q), out + 16 * q);
         }
         rows_4x16_ps(z, v);
         LC_MGE_UNROLL
@@ -5402,7 +5403,7 @@ void walk_units(const Plan& p, uint8_t* logical, uint8_t* phys, uint64_t slices,
     rows.resize(max_group_rows(p));
     run_group<kPack>(p, group_at(p, i, rows.data()), logical, phys);
   };
-  const uint64_t tile = 512 / std::max<uint64_t>(p.bits, 1);  // pixels a tile: 64 bytes of each row
+  const uint64_t tile = p.bits == 16 ? 32 : 16;  // pixels a 16- or 32-bit tile: 64 bytes of each row
   if (slices == 1 && p.kind == Kind::kNchwx && (p.bits == 16 || p.bits == 32) && p.block == 4 && p.C % 4 == 0 &&
       p.HW >= tile && p.HW % tile != 0 && p.HW <= kSmallBlocks4Pixels &&
       (!kPack || p.HW * p.bits / 2 >= kBlocks4RunPackBytes) && !p.stream && have_avx512()) {
