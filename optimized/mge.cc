@@ -1385,10 +1385,18 @@ LC_MGE_AVX512_INLINE void rows_4x16_ps(const __m512 z[4], __m512 v[4]) {
   v[2] = _mm512_permutex2var_ps(a23, lows, b23), v[3] = _mm512_permutex2var_ps(a23, highs, b23);
 }
 
+// The elements of register q (kPixels pixels of 4 elements each) that hold the first n pixels of a tile.
+template <uint64_t kPixels>
+constexpr uint64_t first_pixels_bits(uint64_t n, uint64_t q) {
+  const uint64_t m = n > kPixels * q ? std::min(kPixels, n - kPixels * q) : 0;
+  return (uint64_t{1} << (4 * m)) - 1;
+}
+static_assert(first_pixels_bits<8>(32, 3) == 0xFFFFFFFF && first_pixels_bits<8>(17, 2) == 0xF);
+static_assert(first_pixels_bits<4>(4, 1) == 0 && first_pixels_bits<4>(7, 1) == 0xFFF);
+
 // The elements of o[q] (pixels 4q.. of a 32-bit tile, 4 elements each) that hold the first n pixels.
 LC_MGE_AVX512_INLINE __mmask16 pixel_floats_mask(uint64_t n, uint64_t q) {
-  const uint64_t m = n > 4 * q ? std::min<uint64_t>(4, n - 4 * q) : 0;
-  return static_cast<__mmask16>((1u << (4 * m)) - 1);
+  return static_cast<__mmask16>(first_pixels_bits<4>(n, q));
 }
 
 // 32-bit elements, R == 4 (NCHW4), unpack: 16 pixels in four 64-byte loads ->
@@ -1481,8 +1489,7 @@ LC_MGE_AVX512BW_INLINE void rows_4x32_epi16(const __m512i z[4], __m512i v[4]) {
 
 // The words of o[q] (pixels 8q.. of a tile, 4 words each) that hold the first n pixels.
 LC_MGE_AVX512BW_INLINE __mmask32 pixel_words_mask(uint64_t n, uint64_t q) {
-  const uint64_t m = n > 8 * q ? std::min<uint64_t>(8, n - 8 * q) : 0;
-  return static_cast<__mmask32>((uint64_t{1} << (4 * m)) - 1);
+  return static_cast<__mmask32>(first_pixels_bits<8>(n, q));
 }
 
 // Pixels l.. of a tile, all 32 or the first n (masked loads and stores).
