@@ -45,6 +45,8 @@ else {
   # The ISA extensions the kernels choose between at run time.
   echo "ISA: $(grep -m1 -o -w -E 'sse4_2|avx|avx2|fma|f16c|bmi2|avx512f|avx512bw|avx512vl|avx512dq|avx512vbmi|avx512_vbmi2|avx512_bf16|avx512_fp16|gfni' /proc/cpuinfo | sort -u | tr '\n' ' ')"
   echo "Kernel: $(uname -sr)"
+  # The bench's buffers are not advised: under [madvise] or [never] they lie on 4 KiB pages.
+  echo "Transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo unknown)"
   if [ -n "${LAYOUTCHECK_ISA:-}" ]; then
     echo "Kernels capped: LAYOUTCHECK_ISA=$LAYOUTCHECK_ISA${onednn_isa:+, oneDNN ONEDNN_MAX_CPU_ISA=$onednn_isa} (the ISA line is the CPU's)"
   fi
