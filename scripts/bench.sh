@@ -9,7 +9,8 @@
 # cap on the kernels' instruction set, e.g. avx2: what a host without AVX-512 runs;
 # oneDNN is capped alike and the report says so); BENCH_REPORT_ONLY=1
 # rewrites the Markdown from the JSON of an earlier run; BENCH_README=1 also copies the
-# host and the summary by family into README.md (between the bench-summary markers).
+# host and the summary by family into README.md (between the bench-summary markers);
+# BENCH_INTERLEAVE=0 runs each row's repetitions back to back (see interleave below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 host="${1:-$(hostname -s)}"
@@ -30,6 +31,14 @@ case "${LAYOUTCHECK_ISA:-}" in
   avx512) onednn_isa=AVX512_CORE ;;
 esac
 [ -z "$onednn_isa" ] || export ONEDNN_MAX_CPU_ISA="$onednn_isa"
+# A row's repetitions in a random order among all rows', each on new buffers:
+# its median is then over as many moments of the run (a shared host has slow
+# minutes) and as many places of its buffers in memory, on which an in-cache
+# row's speed can depend more than memcpy's (1 x 128 x 64 x 64 NCHW64 int8
+# unpack on a Zen 5: 0.29 of memcpy in every repetition of one process, 0.35
+# in another's).
+interleave=true
+[ "${BENCH_INTERLEAVE:-1}" = 0 ] && interleave=false
 info=$(mktemp)
 trap 'rm -f "$info"' EXIT
 if [ -n "${BENCH_REPORT_ONLY:-}" ] && [ -f "$out/$host.md" ]; then
@@ -55,12 +64,15 @@ else {
     git diff --quiet HEAD -- . ':!bench/results' ':!bench/below_goal.txt' ':!README.md' 2>/dev/null || commit="$commit with uncommitted changes"
     echo "Commit: $commit"
   fi
+  if [ "$interleave" = true ]; then
+    echo "Repetitions: of all rows in a random order, each on new buffers (BENCH_INTERLEAVE=0 runs a row's back to back)"
+  fi
   echo "Load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$info"
 fi
 [ -n "${BENCH_REPORT_ONLY:-}" ] || OMP_NUM_THREADS=1 "$build/bin/layoutcheck_bench" \
   --benchmark_filter="${BENCH_FILTER:--/reference}" \
-  --benchmark_repetitions="${BENCH_REPETITIONS:-3}" \
+  --benchmark_repetitions="${BENCH_REPETITIONS:-3}" --benchmark_enable_random_interleaving="$interleave" \
   --benchmark_min_time="${BENCH_MIN_TIME:-0.05}" \
   --benchmark_out="$out/$host.json" --benchmark_out_format=json "$@" >/dev/null
 # bench/below_goal.txt: why a row falls short of its goal where it does.

@@ -13,12 +13,14 @@
 // does: "ROW | reason" lines ('#' starts a comment); the report lists every
 // missed row with its reason, or says that none is recorded.
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -141,9 +143,13 @@ int main(int argc, char** argv) {
   std::stringstream info;
   info << info_in.rdbuf();
 
-  // name (without /real_time) -> samples; names in the order of the run.
+  // name (without /real_time) -> samples; names in the order they were
+  // registered (google benchmark's family_index and the instance within the
+  // family), or, without those, in the order of the file: with repetitions
+  // interleaved at random, the file has each row once all of its are done.
   std::map<std::string, Sample> rows;
   std::vector<std::string> order;
+  std::map<std::string, std::pair<int64_t, int64_t>> registered;
   int repetitions = 0;
   for (const auto& b : doc.value("benchmarks", nlohmann::json::array())) {
     if (b.value("run_type", "") != "iteration" || b.value("error_occurred", false)) continue;
@@ -154,6 +160,9 @@ int main(int argc, char** argv) {
     const int rep = b.value("repetition_index", 0);
     repetitions = std::max(repetitions, rep + 1);
     if (!rows.count(name)) order.push_back(name);
+    if (b.contains("family_index")) {
+      registered[name] = {b.value("family_index", int64_t{0}), b.value("per_family_instance_index", int64_t{0})};
+    }
     Sample& s = rows[name];
     s.real[rep] = b.value("real_time", 0.0) * scale;
     s.cpu[rep] = b.value("cpu_time", 0.0) * scale;
@@ -162,6 +171,11 @@ int main(int argc, char** argv) {
       s.memcpy_real[rep] = b.value("memcpy_real", 0.0);
       s.memcpy_cpu[rep] = b.value("memcpy_cpu", 0.0);
     }
+  }
+
+  if (registered.size() == order.size()) {
+    std::stable_sort(order.begin(), order.end(),
+                     [&](const std::string& a, const std::string& b) { return registered[a] < registered[b]; });
   }
 
   // A row's speed against memcpy in one repetition: the time of the memcpy
@@ -206,8 +220,8 @@ int main(int argc, char** argv) {
      << "their wall ratios). Each ratio is the median over the "
      << "repetitions of (time of a memcpy of the same bytes between the row's own buffers, run as many times, "
      << "interleaved with the row in slices of a few milliseconds, each slice of either started by one untimed run "
-     << "so that each is timed in the cache state it leaves itself) / (time of the row): 1.0 is memcpy speed, and "
-     << "neither where the buffers landed in memory nor a shared host's load, which comes and goes, moves it. Every "
+     << "so that each is timed in the cache state it leaves itself) / (time of the row): 1.0 is memcpy speed, and a "
+     << "shared host's load, which comes and goes, slows both alike. Every "
      << "buffer starts on a 64-byte cache line, as a tensor allocator's do. `cpu` ratios use the measuring thread's "
      << "CPU time, `wall` ratios the real time; on a loaded host (load average below) the CPU-time ratio is the "
      << "fairer one. The goal column is the ratio the row must reach; **MISS** marks a row below it. A speed-up "

@@ -120,6 +120,30 @@ expect_row '^\| mge.nchw4/fp32/64MiB/pack/optimized \| 1\.000 \| .* \| 1\.197x \
   "1.197x against 1.2x reads 1.197x"
 expect_row '^- `mge.nchw4/fp32/64MiB/pack/optimized` \(1\.197x,' "the list of rows below 1.2x oneDNN reads 1.197x"
 
+# Repetitions interleaved at random (--benchmark_enable_random_interleaving):
+# the table keeps the rows' registration order (family_index), and each row's
+# ratio still pairs its own repetitions.
+fam() {  # FAMILY NAME REP REAL_MS [PAIRED_MEMCPY_MS]
+  row "$2" "$3" "$4" "${5:-}" | sed "s/^{/{\"family_index\": $1, \"per_family_instance_index\": 0, /"
+}
+{
+  echo '{"context": {"date": "today", "num_cpus": 2, "load_avg": [0.1, 0.1, 0.1]}, "benchmarks": ['
+  fam 2 tpu.aligned/fp32/16MiB/unpack/optimized 1 1.0 0.5
+  fam 0 tpu.aligned/fp32/16MiB/memcpy 0 1.0
+  fam 1 tpu.aligned/fp32/16MiB/pack/optimized 1 1.0 0.7
+  fam 2 tpu.aligned/fp32/16MiB/unpack/optimized 0 1.0 0.3
+  fam 1 tpu.aligned/fp32/16MiB/pack/optimized 0 1.0 0.9
+  fam 0 tpu.aligned/fp32/16MiB/memcpy 1 1.0
+  fam 1 tpu.aligned/fp32/16MiB/pack/optimized 2 1.0 0.8
+  fam 2 tpu.aligned/fp32/16MiB/unpack/optimized 2 1.0 0.4
+  echo '{"name": "end", "run_type": "aggregate"}]}'
+} > "$tmp/shuffled.json"
+"$report" "$tmp/shuffled.json" "$tmp/info" testhost > "$tmp/out.md" || fail "bench_report on shuffled.json exits $?"
+[ "$(grep -oE '^\| tpu[^ ]+/optimized' "$tmp/out.md" | tr '\n' ' ')" = "| tpu.aligned/fp32/16MiB/pack/optimized | tpu.aligned/fp32/16MiB/unpack/optimized " ] ||
+  fail "interleaved repetitions: rows not in registration order: $(grep -oE '^\| tpu[^ ]+/optimized' "$tmp/out.md" | tr '\n' ' ')"
+expect_row '^\| tpu.aligned/fp32/16MiB/pack/optimized \| 0\.800 \|' "interleaved: the pack's median of 0.7, 0.8, 0.9"
+expect_row '^\| tpu.aligned/fp32/16MiB/unpack/optimized \| 0\.400 \|' "interleaved: the unpack's median of 0.3, 0.4, 0.5"
+
 echo 'not json' > "$tmp/bad.json"
 if "$report" "$tmp/bad.json" "$tmp/info" testhost > /dev/null 2> "$tmp/err"; then
   fail "bench_report accepts a file that is not JSON"
