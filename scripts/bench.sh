@@ -65,7 +65,7 @@ else {
     echo "Commit: $commit"
   fi
   if [ "$interleave" = true ]; then
-    echo "Repetitions: of all rows in a random order, each on new buffers (BENCH_INTERLEAVE=0 runs a row's back to back)"
+    echo "Repetitions: of all rows in a random order, each on new buffers (not so with BENCH_INTERLEAVE=0)"
   fi
   echo "Load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$info"

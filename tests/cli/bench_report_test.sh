@@ -139,10 +139,12 @@ fam() {  # FAMILY NAME REP REAL_MS [PAIRED_MEMCPY_MS]
   echo '{"name": "end", "run_type": "aggregate"}]}'
 } > "$tmp/shuffled.json"
 "$report" "$tmp/shuffled.json" "$tmp/info" testhost > "$tmp/out.md" || fail "bench_report on shuffled.json exits $?"
-[ "$(grep -oE '^\| tpu[^ ]+/optimized' "$tmp/out.md" | tr '\n' ' ')" = "| tpu.aligned/fp32/16MiB/pack/optimized | tpu.aligned/fp32/16MiB/unpack/optimized " ] ||
-  fail "interleaved repetitions: rows not in registration order: $(grep -oE '^\| tpu[^ ]+/optimized' "$tmp/out.md" | tr '\n' ' ')"
+listed=$(grep -oE '^\| tpu[^ ]+/optimized' "$tmp/out.md" | tr '\n' ' ')
+[ "$listed" = "| tpu.aligned/fp32/16MiB/pack/optimized | tpu.aligned/fp32/16MiB/unpack/optimized " ] ||
+  fail "interleaved repetitions: rows not in registration order: $listed"
 expect_row '^\| tpu.aligned/fp32/16MiB/pack/optimized \| 0\.800 \|' "interleaved: the pack's median of 0.7, 0.8, 0.9"
-expect_row '^\| tpu.aligned/fp32/16MiB/unpack/optimized \| 0\.400 \|' "interleaved: the unpack's median of 0.3, 0.4, 0.5"
+expect_row '^\| tpu.aligned/fp32/16MiB/unpack/optimized \| 0\.400 \|' \
+  "interleaved: the unpack's median of 0.3, 0.4, 0.5"
 
 echo 'not json' > "$tmp/bad.json"
 if "$report" "$tmp/bad.json" "$tmp/info" testhost > /dev/null 2> "$tmp/err"; then
