@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
 
   if (registered.size() == order.size()) {
     std::stable_sort(order.begin(), order.end(),
-                     [&](const std::string& a, const std::string& b) { return registered[a] < registered[b]; });
+                     [&](const std::string& a, const std::string& b) { return registered.at(a) < registered.at(b); });
   }
 
   // A row's speed against memcpy in one repetition: the time of the memcpy
