@@ -59,6 +59,12 @@ constexpr uint64_t kLineBytes = 64;  // a cache line
 // of memcpy with 8, 0.73-0.75 with 4; 2048 x 4096 int8 0.53-0.57 and
 // 0.62-0.64; 32 MiB int8 0.83 and 0.92-0.97; nN fp16 and nZ fp16 32 MiB par).
 constexpr uint64_t kStageLines = 4;
+// And when the stage goes out streamed (AVX2 without AVX-512; AVX-512 streams
+// straight from the registers): measured on a 32 KiB L1d Zen 3 with no
+// AVX-512, pinned, alternating, medians of 5, of memcpy: 2048 x 2048 fp16 nZ
+// 0.53 with 4 -> 0.81 with 8 -> 0.74 with 16, nN 0.43 -> 0.71 -> 0.68,
+// 2048 x 4096 int8 nZ 0.50 -> 0.65 -> 0.58.
+constexpr uint64_t kStreamStageLines = 8;
 constexpr uint64_t kPrefetchGroups = 4;  // how far ahead a pack reading kH rows in turn prefetches them
 constexpr uint64_t kPrefetchAbove = 1u << 20;  // logical bytes: past a typical L2
 constexpr uint64_t kStreamAbove = 4u << 20;    // bytes written: past L2, a large share of a shared L3
@@ -1568,18 +1574,20 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
 #else
   const bool stream = false;
 #endif
-  // A streamed n unpack writes each group's lines straight from the
-  // registers, non-temporal, without the stage: whole lines, so their old
-  // contents are not read either way. With AVX-512 every element size
-  // (measured on a Zen 5, pinned, alternating, medians of 5, of memcpy:
-  // 2048 x 2048 fp16 nN 0.62 -> 0.76, nZ 0.68 -> 0.82, fp32 nZ 0.85 -> 1.07;
-  // int8 2048 x 4096 nZ 0.61 -> 0.66; 32 MiB fp16 nZ 0.91 -> 1.15, int8 0.84
-  // -> 0.87); with AVX2 fp16 only (measured on a Zen 4 capped at AVX2, nine
-  // runs A/B: 2048 x 2048 nN 0.48-0.67 of memcpy, mean 0.58 -> 0.54-0.74,
-  // mean 0.64; nZ par to a little faster; int8 and fp32 par or slower).
+  // A streamed n unpack with AVX-512 writes each group's lines straight from
+  // the registers, non-temporal, without the stage: whole lines, so their old
+  // contents are not read either way (measured on a Zen 5, pinned,
+  // alternating, medians of 5, of memcpy: 2048 x 2048 fp16 nN 0.62 -> 0.76,
+  // nZ 0.68 -> 0.82, fp32 nZ 0.85 -> 1.07; int8 2048 x 4096 nZ 0.61 -> 0.66;
+  // 32 MiB fp16 nZ 0.91 -> 1.15, int8 0.84 -> 0.87). With AVX2 alone the
+  // stage of kStreamStageLines lines a row goes out streamed instead: the
+  // groups' 32-byte halves straight to 16 rows 4 KiB apart were measured on
+  // a Zen 3 with no AVX-512 (pinned, alternating, medians of 5, fp16, of
+  // memcpy) at nN 2048 x 2048 0.45 against 0.68 staged, nZ 0.40 against
+  // 0.74, nZ 32 MiB 0.73 against 1.00 (on a Zen 4 capped at AVX2 the two
+  // had been near par, with a stage of 4 lines).
 #ifdef LC_TLA_X86
-  const bool direct = !kPack && !kZInside && stream &&
-                      (isa_at_least(Isa::kAvx512) || (EB == 2 && isa_at_least(Isa::kAvx2)));
+  const bool direct = !kPack && !kZInside && stream && isa_at_least(Isa::kAvx512);
 #else
   const bool direct = false;
 #endif
@@ -1618,12 +1626,14 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
   const bool z_shifted = false, stream_shifted = false, z_staged = false, stream_staged = false;
 #endif
   parallel_ranges(p.R, p.cosize * p.eb, [&](uint64_t begin, uint64_t end) {
-    // Unpack, unless straight: kStageLines groups go through a stage in L1,
-    // each row's kStageLines lines copied out in one run (measured: rows
+    // Unpack, unless straight: kStageLines groups (kStreamStageLines when
+    // streamed) go through a stage in L1, each row's lines of them copied out
+    // in one run (measured: rows
     // written one line at a time in turn, kH rows a pitch apart in a few L1
     // sets, are several times slower than runs of lines).
-    alignas(64) uint8_t stage[kH * kStageLines * kLineBytes];
-    constexpr uint64_t kStagePitch = kStageLines * kLineBytes;
+    alignas(64) uint8_t stage[kH * kStreamStageLines * kLineBytes];
+    const uint64_t stage_lines = stream ? kStreamStageLines : kStageLines;
+    const uint64_t stage_pitch = stage_lines * kLineBytes;
     for (uint64_t bi = begin; bi < end; ++bi) {
       uint64_t bj = 0;
       if (bi < full_r) {
@@ -1678,19 +1688,19 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
           if (prefetch && ahead == 0) fetch_fractals<false>(b, step, kStageLines * kG * step, kG);
           group(src + g * kLineBytes, pitch, b, step);
         }
-        for (uint64_t g0 = 0; !kPack && !z_rows && !straight && g0 < full_g; g0 += kStageLines) {
-          const uint64_t n = std::min<uint64_t>(kStageLines, full_g - g0);
+        for (uint64_t g0 = 0; !kPack && !z_rows && !straight && g0 < full_g; g0 += stage_lines) {
+          const uint64_t n = std::min<uint64_t>(stage_lines, full_g - g0);
           for (uint64_t g = 0; g < n; ++g) {
             uint8_t* b = block_at(bi, (g0 + g) * kG);
             fetch_fractals<false>(b, step, ahead, kG);
-            group(stage + g * kLineBytes, kStagePitch, b, step);
+            group(stage + g * kLineBytes, stage_pitch, b, step);
           }
           // Z order: the next run's fractals, fetched into L2 while this
           // run goes out (measured on a 32 KiB L1d Zen 4, nZ 32 MiB: int8
           // 0.53 -> 0.74 of memcpy, fp16 0.75 -> 0.93; the 8 MiB rows par).
-          const uint64_t next = g0 + kStageLines < full_g ? std::min(kStageLines, full_g - g0 - kStageLines) : 0;
-          if (prefetch && ahead == 0) fetch_fractals<false>(block_at(bi, g0 * kG), step, kStageLines * kG * step, next * kG);  // mutate: equivalent (a prefetch: the same bytes)
-          stage_out(src + g0 * kLineBytes, pitch, stage, kStagePitch, kH, n, stream);
+          const uint64_t next = g0 + stage_lines < full_g ? std::min(stage_lines, full_g - g0 - stage_lines) : 0;
+          if (prefetch && ahead == 0) fetch_fractals<false>(block_at(bi, g0 * kG), step, stage_lines * kG * step, next * kG);  // mutate: equivalent (a prefetch: the same bytes)
+          stage_out(src + g0 * kLineBytes, pitch, stage, stage_pitch, kH, n, stream);
         }
         bj = full_g * kG;
       } else if (full_g != 0) {
