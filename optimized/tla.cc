@@ -1001,7 +1001,11 @@ void z_unpack_rows_portable(uint8_t* logical, size_t pitch, const uint8_t* block
 #ifdef LC_TLA_X86
 // Without AVX-512: line k of each fractal holds rows 2k and 2k + 1, so the
 // two rows are written side by side, a 32-byte half each (non-temporal with
-// kStream), and that line of the same fractal of the next block row, `ahead`
+// kStream), line k of two fractals at a time so that each row's line gets its
+// two halves one after the other (measured on a Zen 3, pinned, alternating,
+// medians of 5, of memcpy: zN 32 MiB fp16 0.93 -> 1.05, int8 0.95 -> 1.03,
+// 2048 x 2048 fp16 zN and zZ par to 5% faster; a half of each row in turn
+// before), and that line of the same fractal of the next block row, `ahead`
 // bytes on (0: none), is fetched into L2 as z_unpack_rows_avx512 does (row
 // by row without the fetch before: measured on a Zen 4 capped at AVX2,
 // pinned, alternating, of memcpy: zN fp16 2048 x 2048 0.66-0.78 ->
@@ -1015,7 +1019,22 @@ __attribute__((target("avx2"))) void z_unpack_rows_avx2(uint8_t* logical, size_t
     for (uint64_t k = 0; k < kFractalC0s / 2; ++k) {
       uint8_t* lo = logical + 2 * k * pitch;
       uint8_t* hi = lo + pitch;
-      for (uint64_t q = q0; q < q1; ++q) {
+      uint64_t q = q0;
+      for (; q + 1 < q1; q += 2) {  // whole lines, their halves back to back
+        const uint8_t* a = block + q * step + k * kLineBytes;
+        const uint8_t* b = a + step;
+        if (ahead != 0) _mm_prefetch(reinterpret_cast<const char*>(a + ahead), _MM_HINT_T1);  // mutate: equivalent (a prefetch: the same bytes)
+        if (ahead != 0) _mm_prefetch(reinterpret_cast<const char*>(b + ahead), _MM_HINT_T1);  // mutate: equivalent (a prefetch: the same bytes)
+        const __m256i a0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
+        const __m256i a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + kC0Bytes));
+        const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
+        const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + kC0Bytes));
+        put256<kStream>(lo + q * kC0Bytes, a0);
+        put256<kStream>(lo + q * kC0Bytes + kC0Bytes, b0);
+        put256<kStream>(hi + q * kC0Bytes, a1);
+        put256<kStream>(hi + q * kC0Bytes + kC0Bytes, b1);
+      }
+      for (; q < q1; ++q) {
         const uint8_t* line = block + q * step + k * kLineBytes;
         if (ahead != 0) _mm_prefetch(reinterpret_cast<const char*>(line + ahead), _MM_HINT_T1);  // mutate: equivalent (a prefetch: the same bytes)
         put256<kStream>(lo + q * kC0Bytes, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(line)));

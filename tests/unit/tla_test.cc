@@ -508,10 +508,12 @@ TEST(TlaOptimized, fractal_copies_at_every_buffer_offset) {
 
 // Past L2, z unpacks into logical rows on lines below kStreamAbove (4 MiB): two rows
 // a line of each fractal, written side by side (z_unpack_rows_avx2 without
-// AVX-512), a partial last block row; nothing written outside the tensor.
+// AVX-512, two fractals at a time), a partial last block row, an odd count of
+// fractals a block row (520 x 1040 fp16: 65); nothing written outside the tensor.
 TEST(TlaOptimized, z_unpacks_past_l2_into_rows_on_lines_at_every_isa_level) {
   for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
-           {"tla.zN", "fp16", "648,1024"}, {"tla.zN", "int8", "520,2048"}, {"tla.zZ", "fp16", "528,1056"}}) {
+           {"tla.zN", "fp16", "648,1024"}, {"tla.zN", "int8", "520,2048"}, {"tla.zZ", "fp16", "528,1056"},
+           {"tla.zN", "fp16", "520,1040"}}) {
     SCOPED_TRACE(std::string(layout) + " " + dtype + " " + shape);
     const Case c = testing::must_case(layout, dtype, shape);
     std::vector<uint8_t> logical;
