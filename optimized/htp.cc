@@ -3290,6 +3290,112 @@ LC_HTP_AVX512 void group_lanes(const uint8_t* src, uint64_t s_step, uint64_t sb,
   }
 }
 
+// The R x R transposes of kE-byte elements in each 128-bit lane of R = 16 /
+// kE registers of 256 bits.
+template <size_t kE>
+__attribute__((target("avx2"), always_inline)) inline void lane_transpose(__m256i* v) {
+  if constexpr (kE == 1) byte_transpose::transpose16x16_epi8_x2(v);
+  else if constexpr (kE == 2) byte_transpose::transpose8x8_epi16_x2(v, v);
+  else byte_transpose::transpose4x4_epi32_x2(v);
+}
+
+// group_lanes with 256-bit registers, for hosts without AVX-512: a step
+// takes the 32 bytes (2R columns) of each of R logical rows h, which leaves
+// lane q of register k the R h of column Rq + k, and the lines of four
+// steps of h become the 64 bytes of h 0..4R-1 of two physical rows (columns
+// k and R + k) by two 2 x 2 lane exchanges, each row's line stored as its
+// two halves one after the other. Unpacking runs the other way (the same
+// arguments as group_lanes), its last pass two column blocks of 2R at a time
+// so that each logical row's line is stored whole too.
+template <bool kPack, size_t kE, bool kStream>
+__attribute__((target("avx2"))) void group_lanes_avx2(const uint8_t* src, uint64_t s_step, uint64_t sb, uint8_t* dst,
+                                                       uint64_t db, uint64_t n, uint64_t H, uint64_t C, uint8_t* stage,
+                                                       uint64_t next) {
+  constexpr uint64_t R = 16 / kE;  // rows h a step; a step's 32 bytes of each hold 2R columns
+  const uint64_t HB = H / R, CB = C / (2 * R);
+  // The stage's 32 bytes of step (g, hb, cb), register k: the steps' stores
+  // (pack) or loads (unpack) one after another.
+  const auto entry = [=](uint64_t g, uint64_t hb, uint64_t cb, uint64_t k) {
+    return reinterpret_cast<__m256i*>(
+        stage + 32 * (kPack ? ((g * HB + hb) * CB + cb) * R + k : ((g * CB + cb) * R + k) * HB + hb));
+  };
+  const auto put = [](uint8_t* to, __m256i v) __attribute__((target("avx2"), always_inline)) {
+    if (kStream) _mm256_stream_si256(reinterpret_cast<__m256i*>(to), v);
+    else _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), v);
+  };
+  __m256i v[2][R];
+  if (kPack) {
+    for (uint64_t hb = 0; hb < HB; ++hb) {
+      for (uint64_t g = 0; g < n; ++g) {
+        for (uint64_t cb = 0; cb < CB; ++cb) {
+          const uint8_t* in = src + g * s_step + R * hb * sb + 32 * cb;
+#pragma GCC unroll 16
+          for (uint64_t i = 0; i < R; ++i) v[0][i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i * sb));
+          lane_transpose<kE>(v[0]);
+#pragma GCC unroll 16
+          for (uint64_t k = 0; k < R; ++k) _mm256_store_si256(entry(g, hb, cb, k), v[0][k]);
+        }
+      }
+    }
+  }
+  // The lane exchanges: physical rows 2R cb + k and 2R cb + k + R, each a
+  // run over the planes g and their lines of 4R h (four steps of h).
+  for (uint64_t cb = 0; cb < CB; ++cb) {
+    for (uint64_t k = 0; k < R; ++k) {
+      uint8_t* row = kPack ? dst + (2 * R * cb + k) * db : nullptr;
+      const uint8_t* from = kPack ? nullptr : src + (2 * R * cb + k) * sb;
+      for (uint64_t g = 0; g < n; ++g) {
+        for (uint64_t h0 = 0; h0 < HB; h0 += 4) {
+          if (kPack) {
+            const __m256i o0 = _mm256_load_si256(entry(g, h0, cb, k));
+            const __m256i o1 = _mm256_load_si256(entry(g, h0 + 1, cb, k));
+            const __m256i o2 = _mm256_load_si256(entry(g, h0 + 2, cb, k));
+            const __m256i o3 = _mm256_load_si256(entry(g, h0 + 3, cb, k));
+            uint8_t* to = row + (g * H + R * h0) * kE;
+            put(to, _mm256_permute2x128_si256(o0, o1, 0x20));
+            put(to + 32, _mm256_permute2x128_si256(o2, o3, 0x20));
+            put(to + R * db, _mm256_permute2x128_si256(o0, o1, 0x31));
+            put(to + R * db + 32, _mm256_permute2x128_si256(o2, o3, 0x31));
+            continue;
+          }
+          const uint8_t* in = from + g * s_step + R * h0 * kE;
+          if (next != 0) {  // mutate: equivalent (a fetch: the same bytes)
+            _mm_prefetch(reinterpret_cast<const char*>(in + next), _MM_HINT_T1);
+            _mm_prefetch(reinterpret_cast<const char*>(in + R * sb + next), _MM_HINT_T1);
+          }
+          const __m256i a0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in));
+          const __m256i a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 32));
+          const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + R * sb));
+          const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + R * sb + 32));
+          _mm256_store_si256(entry(g, h0, cb, k), _mm256_permute2x128_si256(a0, b0, 0x20));
+          _mm256_store_si256(entry(g, h0 + 1, cb, k), _mm256_permute2x128_si256(a0, b0, 0x31));
+          _mm256_store_si256(entry(g, h0 + 2, cb, k), _mm256_permute2x128_si256(a1, b1, 0x20));
+          _mm256_store_si256(entry(g, h0 + 3, cb, k), _mm256_permute2x128_si256(a1, b1, 0x31));
+        }
+      }
+    }
+  }
+  if (kPack) return;
+  for (uint64_t hb = 0; hb < HB; ++hb) {
+    for (uint64_t g = 0; g < n; ++g) {
+      for (uint64_t cb = 0; cb < CB; cb += 2) {
+#pragma GCC unroll 2
+        for (uint64_t c = 0; c < 2; ++c) {
+#pragma GCC unroll 16
+          for (uint64_t k = 0; k < R; ++k) v[c][k] = _mm256_load_si256(entry(g, hb, cb + c, k));
+          lane_transpose<kE>(v[c]);
+        }
+        uint8_t* out = dst + R * hb * db + (g * C + 2 * R * cb) * kE;
+#pragma GCC unroll 16
+        for (uint64_t i = 0; i < R; ++i) {
+          put(out + i * db, v[0][i]);
+          put(out + i * db + 32, v[1][i]);
+        }
+      }
+    }
+  }
+}
+
 // Planes (see make_plan): each position of the loops around the plane is one
 // transpose, rows the innermost loop (physical stride 1), columns the loop
 // of logical stride 1. Outputs of 8 MiB and more stream the planes whose
@@ -3372,9 +3478,10 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
     if (group * piece < kGroupMinRunBytes) group = 0;  // mutate: equivalent (a choice of path)
   }
   // Planes of whole tiles (64 bytes of rows and of columns) go through
-  // group_lanes with AVX-512, as many a group as the stage holds: packs,
-  // in-cache 16-bit unpacks and streamed 8-bit ones (on a Zen 5, one
-  // thread, pinned, of memcpy, against the tiles of plane_transpose.h, pack
+  // group_lanes with AVX-512 (group_lanes_avx2 without it), as many a group
+  // as the stage holds: packs, in-cache 16-bit unpacks and streamed 8-bit
+  // ones (on a Zen 5, one thread, pinned, of memcpy, against the tiles of
+  // plane_transpose.h, pack
   // / unpack: uint8 1 x 256 x 256 x 1024 0.35 / 0.42 -> 0.56 / 0.53, fp16 1
   // x 32 x 32 x 128 0.19 / 0.22 -> 0.33 / 0.32 (medians, alternating); fp16
   // 1 x 128 x 128 x 1024 0.47 / 0.39 -> 0.60-0.64 / 0.34-0.37, fp32 1 x 64
@@ -3384,12 +3491,17 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
   // Streamed, every destination row of every group starts on a line.
   uint64_t dst_starts = reinterpret_cast<uintptr_t>(kPack ? phys : logical);
   for (const Loop& l : loops) dst_starts |= (kPack ? l.ps : l.ls) * kE;
-  const bool lanes = (kPack || (kE == 2 ? !large : kE == 1 && large)) &&  // mutate: equivalent (a choice of path)
-                     group > 0 && (kPack ? rows : cols) * kE % 64 == 0 && (kPack ? cols : rows) * kE % 64 == 0 &&
-                     (!large || dst_starts % 64 == 0) &&  // mutate: equivalent (a choice of path)
-                     has_avx512() && !splits_512bit_ops();  // mutate: equivalent (a choice of path)
+  const bool lanes_fit = (kPack || (kE == 2 ? !large : kE == 1 && large)) &&  // mutate: equivalent (a choice of path)
+                         group > 0 && (kPack ? rows : cols) * kE % 64 == 0 && (kPack ? cols : rows) * kE % 64 == 0 &&
+                         (!large || dst_starts % 64 == 0);  // mutate: equivalent (a choice of path)
+  const bool lanes = lanes_fit && has_avx512() && !splits_512bit_ops();  // mutate: equivalent (a choice of path)
+  // Without AVX-512 the same through group_lanes_avx2 (on a Zen 3, one
+  // thread, pinned, alternating, medians of 5, of memcpy, against the
+  // tiles: uint8 1 x 256 x 256 x 1024 pack 0.37 -> 0.58, unpack par at
+  // 0.50; fp16 1 x 32 x 32 x 128 0.28 / 0.26 -> 0.36 / 0.32).
+  const bool lanes256 = lanes_fit && !has_avx512();  // mutate: equivalent (a choice of path)
   const uint64_t large_bytes = lanes ? kLanesLargeStageBytes : kGroupLargeStageBytes;
-  if (lanes) group = (large ? large_bytes : stage_bytes) / (rows * cols * kE);  // at least one: group > 0
+  if (lanes || lanes256) group = (large ? large_bytes : stage_bytes) / (rows * cols * kE);  // at least one: group > 0
   alignas(64) static thread_local uint8_t small_stage[kGroupStageBytes];
   std::unique_ptr<uint8_t[]> large_stage;
   uint8_t* group_stage = small_stage;
@@ -3437,6 +3549,17 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
       } else {
         group_lanes<kPack, kE, false>(src, s_step, ss * kE, dst, db, n, kPack ? rows : cols, kPack ? cols : rows,
                                       group_stage, 0);  // mutate: equivalent (no fetch in cache)
+      }
+      pos += n;
+      continue;
+    }
+    if (lanes256) {
+      if (large) {
+        group_lanes_avx2<kPack, kE, true>(src, s_step, ss * kE, dst, db, n, kPack ? rows : cols, kPack ? cols : rows,
+                                          group_stage, next);
+      } else {
+        group_lanes_avx2<kPack, kE, false>(src, s_step, ss * kE, dst, db, n, kPack ? rows : cols, kPack ? cols : rows,
+                                           group_stage, 0);  // mutate: equivalent (no fetch in cache)
       }
       pos += n;
       continue;

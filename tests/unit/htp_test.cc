@@ -423,7 +423,8 @@ TEST(HtpKernels, plane_transposes_equal_the_reference_at_every_isa_level) {
   expect_pass_at_every_isa("htp.nchw", "fp16", "1,32,32,128");
   expect_pass_at_every_isa("htp.nchw", "fp16", "2,100,48,32");
   expect_pass_at_every_isa("htp.nchw", "uint8", "2,64,48,96");
-  // Planes of whole tiles with AVX-512 (group_lanes): groups of as many
+  // Planes of whole tiles (group_lanes with AVX-512, group_lanes_avx2
+  // without it): groups of as many
   // planes as the stage holds. 16-bit in cache both ways: 4 of 32 x 128 and
   // of 64 x 64 (two images of two groups), 5 of 32 x 96 and of 96 x 32 (the
   // last group of one plane); packs of 8 and 32 bits in cache (groups of 4
@@ -437,10 +438,11 @@ TEST(HtpKernels, plane_transposes_equal_the_reference_at_every_isa_level) {
   expect_pass_at_every_isa("htp.nchw", "fp16", "1,64,64,1024");
   // Streamed (8 MiB and more): groups through a stage of 256 KiB, the rows
   // streamed out; groups of 3 both ways of 104 planes (the last of 2), and
-  // unpacks in groups of 2 of 129 planes (the last of 1), below AVX-512;
-  // with it these 8-bit planes of whole tiles group as group_lanes does (6
-  // and 8 planes, a stage of 512 KiB), through it where the destination
-  // starts on a line and through the tiles where it does not.
+  // unpacks in groups of 2 of 129 planes (the last of 1), through the
+  // tiles; these 8-bit planes of whole tiles group as group_lanes does (6
+  // and 8 planes, a stage of 512 KiB; without AVX-512 group_lanes_avx2, 3
+  // and 4, 256 KiB), through it where the destination starts on a line and
+  // through the tiles where it does not.
   expect_pass_at_every_isa("htp.nchw", "uint8", "1,128,104,640");
   expect_pass_at_every_isa("htp.nchw", "uint8", "1,64,129,1024");
 }
