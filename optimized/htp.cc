@@ -3542,25 +3542,12 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
     // no better).
     // mutate: equivalent (a fetch: the same bytes)
     const uint64_t next = large && m != 0 && value[m - 1] + n < loops[m - 1].count ? n * s_step : 0;
-    if (lanes) {
-      if (large) {
-        group_lanes<kPack, kE, true>(src, s_step, ss * kE, dst, db, n, kPack ? rows : cols, kPack ? cols : rows,
-                                     group_stage, next);
-      } else {
-        group_lanes<kPack, kE, false>(src, s_step, ss * kE, dst, db, n, kPack ? rows : cols, kPack ? cols : rows,
-                                      group_stage, 0);  // mutate: equivalent (no fetch in cache)
-      }
-      pos += n;
-      continue;
-    }
-    if (lanes256) {
-      if (large) {
-        group_lanes_avx2<kPack, kE, true>(src, s_step, ss * kE, dst, db, n, kPack ? rows : cols, kPack ? cols : rows,
-                                          group_stage, next);
-      } else {
-        group_lanes_avx2<kPack, kE, false>(src, s_step, ss * kE, dst, db, n, kPack ? rows : cols, kPack ? cols : rows,
-                                           group_stage, 0);  // mutate: equivalent (no fetch in cache)
-      }
+    if (lanes || lanes256) {  // `next` is 0 in cache
+      using Lanes = void (*)(const uint8_t*, uint64_t, uint64_t, uint8_t*, uint64_t, uint64_t, uint64_t, uint64_t,
+                             uint8_t*, uint64_t);
+      const Lanes group_fn = lanes ? (large ? group_lanes<kPack, kE, true> : group_lanes<kPack, kE, false>)
+                                   : (large ? group_lanes_avx2<kPack, kE, true> : group_lanes_avx2<kPack, kE, false>);
+      group_fn(src, s_step, ss * kE, dst, db, n, kPack ? rows : cols, kPack ? cols : rows, group_stage, next);
       pos += n;
       continue;
     }
