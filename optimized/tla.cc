@@ -1664,9 +1664,9 @@ void fractal_groups(const Plan& p, uint8_t* logical, uint8_t* phys) {
   parallel_ranges(p.R, p.cosize * p.eb, [&](uint64_t begin, uint64_t end) {
     // Unpack, unless straight: kStageLines groups (kStreamStageLines when
     // streamed) go through a stage in L1, each row's lines of them copied out
-    // in one run (measured: rows
-    // written one line at a time in turn, kH rows a pitch apart in a few L1
-    // sets, are several times slower than runs of lines).
+    // in one run (measured: rows written one line at a time in turn, kH rows
+    // a pitch apart in a few L1 sets, are several times slower than runs of
+    // lines).
     alignas(64) uint8_t stage[kH * kStreamStageLines * kLineBytes];
     const uint64_t stage_lines = stream ? kStreamStageLines : kStageLines;
     const uint64_t stage_pitch = stage_lines * kLineBytes;

@@ -533,6 +533,34 @@ TEST(TlaOptimized, z_unpacks_past_l2_into_rows_on_lines_at_every_isa_level) {
   }
 }
 
+// Past kStreamAbove (4 MiB), n unpacks into logical rows on lines are
+// streamed: straight from the registers with AVX-512, through a stage of
+// kStreamStageLines lines a row without it; 65 lines a row (a partial last
+// run of the stage) and a partial last block row; nothing written outside
+// the tensor.
+TEST(TlaOptimized, streamed_n_unpacks_into_rows_on_lines_at_every_isa_level) {
+  for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"tla.nZ", "fp16", "1030,2080"}, {"tla.nN", "int8", "1030,4160"}}) {
+    SCOPED_TRACE(std::string(layout) + " " + dtype + " " + shape);
+    const Case c = testing::must_case(layout, dtype, shape);
+    std::vector<uint8_t> logical;
+    fill_position_unique(c, 7, &logical);
+    ASSERT_GE(logical.size(), size_t{4} << 20);
+    const size_t pb = *reference_impl().size_bytes(c);
+    std::vector<uint8_t> want(pb);
+    ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), want.data(), pb).ok());
+    std::vector<uint8_t> back(logical.size() + 128);
+    for (Isa isa : available_isas()) {
+      IsaCapScope cap(isa);
+      std::memset(back.data(), 0xA5, back.size());
+      uint8_t* out = at_line_offset(back, 0);
+      ASSERT_TRUE(optimized_impl().unpack(c, want.data(), pb, out, logical.size()).ok());
+      EXPECT_EQ(0, std::memcmp(out, logical.data(), logical.size())) << isa_name(isa);
+      EXPECT_EQ(changed_outside(back, out, logical.size(), 0xA5), 0u) << isa_name(isa);
+    }
+  }
+}
+
 // Notation layouts of the fractal formats take the fractal copies.
 TEST(TlaOptimized, notation_fractal_layouts_match_the_reference) {
   const std::pair<const char*, const char*> cases[] = {
