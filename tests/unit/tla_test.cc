@@ -506,6 +506,29 @@ TEST(TlaOptimized, fractal_copies_at_every_buffer_offset) {
   }
 }
 
+// The unpack of a case into logical rows on lines at every ISA level: the
+// logical bytes back, nothing written outside them; `min_bytes`: the least
+// logical size the case must have (the path it is there for).
+void expect_unpack_into_rows_on_lines(const char* layout, const char* dtype, const char* shape, size_t min_bytes) {
+  SCOPED_TRACE(std::string(layout) + " " + dtype + " " + shape);
+  const Case c = testing::must_case(layout, dtype, shape);
+  std::vector<uint8_t> logical;
+  fill_position_unique(c, 7, &logical);
+  ASSERT_GE(logical.size(), min_bytes);
+  const size_t pb = *reference_impl().size_bytes(c);
+  std::vector<uint8_t> want(pb);
+  ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), want.data(), pb).ok());
+  std::vector<uint8_t> back(logical.size() + 128);
+  for (Isa isa : available_isas()) {
+    IsaCapScope cap(isa);
+    std::memset(back.data(), 0xA5, back.size());
+    uint8_t* out = at_line_offset(back, 0);
+    ASSERT_TRUE(optimized_impl().unpack(c, want.data(), pb, out, logical.size()).ok());
+    EXPECT_EQ(0, std::memcmp(out, logical.data(), logical.size())) << isa_name(isa);
+    EXPECT_EQ(changed_outside(back, out, logical.size(), 0xA5), 0u) << isa_name(isa);
+  }
+}
+
 // Past L2, z unpacks into logical rows on lines below kStreamAbove (4 MiB): two rows
 // a line of each fractal, written side by side (z_unpack_rows_avx2 without
 // AVX-512, two fractals at a time), a partial last block row, an odd count of
@@ -514,22 +537,7 @@ TEST(TlaOptimized, z_unpacks_past_l2_into_rows_on_lines_at_every_isa_level) {
   for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
            {"tla.zN", "fp16", "648,1024"}, {"tla.zN", "int8", "520,2048"}, {"tla.zZ", "fp16", "528,1056"},
            {"tla.zN", "fp16", "520,1040"}}) {
-    SCOPED_TRACE(std::string(layout) + " " + dtype + " " + shape);
-    const Case c = testing::must_case(layout, dtype, shape);
-    std::vector<uint8_t> logical;
-    fill_position_unique(c, 7, &logical);
-    const size_t pb = *reference_impl().size_bytes(c);
-    std::vector<uint8_t> want(pb);
-    ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), want.data(), pb).ok());
-    std::vector<uint8_t> back(logical.size() + 128);
-    for (Isa isa : available_isas()) {
-      IsaCapScope cap(isa);
-      std::memset(back.data(), 0xA5, back.size());
-      uint8_t* out = at_line_offset(back, 0);
-      ASSERT_TRUE(optimized_impl().unpack(c, want.data(), pb, out, logical.size()).ok());
-      EXPECT_EQ(0, std::memcmp(out, logical.data(), logical.size())) << isa_name(isa);
-      EXPECT_EQ(changed_outside(back, out, logical.size(), 0xA5), 0u) << isa_name(isa);
-    }
+    expect_unpack_into_rows_on_lines(layout, dtype, shape, size_t{1} << 20);
   }
 }
 
@@ -541,23 +549,7 @@ TEST(TlaOptimized, z_unpacks_past_l2_into_rows_on_lines_at_every_isa_level) {
 TEST(TlaOptimized, streamed_n_unpacks_into_rows_on_lines_at_every_isa_level) {
   for (const auto& [layout, dtype, shape] : std::vector<std::tuple<const char*, const char*, const char*>>{
            {"tla.nZ", "fp16", "1030,2080"}, {"tla.nN", "int8", "1030,4160"}}) {
-    SCOPED_TRACE(std::string(layout) + " " + dtype + " " + shape);
-    const Case c = testing::must_case(layout, dtype, shape);
-    std::vector<uint8_t> logical;
-    fill_position_unique(c, 7, &logical);
-    ASSERT_GE(logical.size(), size_t{4} << 20);
-    const size_t pb = *reference_impl().size_bytes(c);
-    std::vector<uint8_t> want(pb);
-    ASSERT_TRUE(reference_impl().pack(c, logical.data(), logical.size(), want.data(), pb).ok());
-    std::vector<uint8_t> back(logical.size() + 128);
-    for (Isa isa : available_isas()) {
-      IsaCapScope cap(isa);
-      std::memset(back.data(), 0xA5, back.size());
-      uint8_t* out = at_line_offset(back, 0);
-      ASSERT_TRUE(optimized_impl().unpack(c, want.data(), pb, out, logical.size()).ok());
-      EXPECT_EQ(0, std::memcmp(out, logical.data(), logical.size())) << isa_name(isa);
-      EXPECT_EQ(changed_outside(back, out, logical.size(), 0xA5), 0u) << isa_name(isa);
-    }
+    expect_unpack_into_rows_on_lines(layout, dtype, shape, size_t{4} << 20);
   }
 }
 
