@@ -187,9 +187,17 @@ const Shape kCases[] = {
     // register: groups of 32 and 8 kernels (the last pair's second kernel
     // stored exactly), of 32 and 3 (a pair, then the last kernel alone),
     // units of 6 and 5 bytes (the last two and three kernels' units exact,
-    // masks in registers and read from memory).
+    // masks in registers and read from memory). Whole groups in one call,
+    // each group's last kernel's units ending at their units' ends: three
+    // groups and a fourth of 4 kernels, two groups (the second through scratch,
+    // 16 bytes past it needed), 45-byte kernels (three pieces, units of 15),
+    // fp16 kernels of 16 bytes (one piece, units of 8).
     {"nvdla.weight.image", "int8", "40,3,3,3"},
     {"nvdla.weight.image", "int8", "35,3,3,3"},
+    {"nvdla.weight.image", "int8", "100,3,3,3"},
+    {"nvdla.weight.image", "int8", "64,3,3,3"},
+    {"nvdla.weight.image", "int8", "70,5,3,3"},
+    {"nvdla.weight.image", "fp16", "48,2,2,2"},
     // One channel without shuffles, the runs moved between the logical
     // tensor and their places: runs of 11 bytes (one 16-byte move each, the
     // last line's unpacked and the last kernel's packed exactly), of 18
