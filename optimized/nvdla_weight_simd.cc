@@ -1426,9 +1426,14 @@ __attribute__((target("avx2"))) void small_kernel_unpack_units(const SmallKernel
   }
 }
 
-// Piece `at` of kernels k and k + 1 (`kernel` bytes on), one in each lane.
+// Piece `at` of kernels k and k + 1 (`kernel` bytes on), one in each lane:
+// the second loaded into both lanes and blended in (a load and a blend where a
+// lane insert takes a shuffle: 4096 x 3 x 3 x 3 int8 on a Zen 5 capped at
+// AVX2, pinned, alternating, packing 0.24 -> 0.25 of memcpy).
 __attribute__((target("avx2"), always_inline)) inline __m256i kernel_pair(const uint8_t* k, uint64_t kernel, uint64_t at) {
-  return _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(k + kernel + at), reinterpret_cast<const __m128i*>(k + at));
+  const __m128i second = _mm_loadu_si128(reinterpret_cast<const __m128i*>(k + kernel + at));
+  return _mm256_blend_epi32(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(k + at))),
+                            _mm256_broadcastsi128_si256(second), 0xF0);
 }
 
 __attribute__((target("avx2"), always_inline)) inline __m256i both_lanes(__m128i x) {
