@@ -191,13 +191,18 @@ const Shape kCases[] = {
     // each group's last kernel's units ending at their units' ends: three
     // groups and a fourth of 4 kernels, two groups (the second through scratch,
     // 16 bytes past it needed), 45-byte kernels (three pieces, units of 15),
-    // fp16 kernels of 16 bytes (one piece, units of 8).
+    // fp16 kernels of 16 bytes (one piece, units of 8). Unpacking kernels of
+    // 17 to 64 bytes by 32-byte stores: one a kernel (27 bytes above, fp16 24
+    // in three units of 8), two (the second ending at the kernel's end) for 60
+    // bytes in four units of 15; 36 and 45 bytes below.
     {"nvdla.weight.image", "int8", "40,3,3,3"},
     {"nvdla.weight.image", "int8", "35,3,3,3"},
     {"nvdla.weight.image", "int8", "100,3,3,3"},
     {"nvdla.weight.image", "int8", "64,3,3,3"},
     {"nvdla.weight.image", "int8", "70,5,3,3"},
     {"nvdla.weight.image", "fp16", "48,2,2,2"},
+    {"nvdla.weight.image", "fp16", "40,2,3,2"},
+    {"nvdla.weight.image", "int8", "33,5,4,3"},
     // One channel without shuffles, the runs moved between the logical
     // tensor and their places: runs of 11 bytes (one 16-byte move each, the
     // last line's unpacked and the last kernel's packed exactly), of 18
