@@ -1403,35 +1403,32 @@ __attribute__((target("avx2"), always_inline)) inline __m128i units_or(__m128i x
   return y;
 }
 
-// small_kernel_group's unpacking of kernels of kU <= 4 units of at most 16
-// bytes (kP 1; longer ones small_kernel_unpack_wide below): each unit's
-// place advanced by its length a kernel, its masks loaded once (4096 x 3 x 3
-// x 3 int8 on a Zen 4 capped at AVX2, pinned, of memcpy: 0.18 -> 0.36 against
-// the places and masks read from the tables each time). Packing the same way,
-// kernel by kernel with the units in registers (the group's last kernel's
-// units copied exactly), measured slower than unit by unit: 0.245 -> 0.23.
-template <uint64_t kP, uint64_t kU>
+// small_kernel_group's unpacking of kernels of kU <= 4 units and at most 16
+// bytes (kP 1; longer ones by small_kernel_unpack_wide below): each unit's
+// place advanced by its length a kernel, its masks loaded once (measured
+// while it took 3 x 3 x 3 int8 kernels by two pieces too, 4096 of them on a
+// Zen 4 capped at AVX2, pinned, of memcpy: 0.18 -> 0.36 against the places
+// and masks read from the tables each time). Packing the same way, kernel by
+// kernel with the units in registers (the group's last kernel's units copied
+// exactly), measured slower than unit by unit: 0.245 -> 0.23.
+template <uint64_t kU>
 __attribute__((target("avx2"))) void small_kernel_unpack_units(const SmallKernelShuffles& t, uint64_t count,
                                                                const uint8_t* from, uint8_t* to) {
-  const uint64_t kernel = t.kernel, p1 = t.piece[1], p2 = t.piece[2], p3 = t.piece[3];
+  const uint64_t kernel = t.kernel;
   const uint8_t* u0 = from + t.off[0];
   const uint8_t* u1 = from + t.off[kU > 1 ? 1 : 0];
   const uint8_t* u2 = from + t.off[kU > 2 ? 2 : 0];
   const uint8_t* u3 = from + t.off[kU > 3 ? 3 : 0];
   const uint64_t l0 = t.len[0], l1 = t.len[1], l2 = t.len[2], l3 = t.len[3];
-  const __m128i* m = reinterpret_cast<const __m128i*>(t.m);  // m[4 * u + p]
-  const __m128i m00 = m[0], m01 = m[1], m02 = m[2], m03 = m[3], m10 = m[4], m11 = m[5], m12 = m[6], m13 = m[7];
-  const __m128i m20 = m[8], m21 = m[9], m22 = m[10], m23 = m[11], m30 = m[12], m31 = m[13], m32 = m[14], m33 = m[15];
+  const __m128i* m = reinterpret_cast<const __m128i*>(t.m);  // m[4 * u]: the kernel's one piece from unit u
+  const __m128i m0 = m[0], m1 = m[4], m2 = m[8], m3 = m[12];
   uint8_t* k = to;
   for (uint64_t kk = 0; kk < count; ++kk, k += kernel, u0 += l0, u1 += l1, u2 += l2, u3 += l3) {
     const __m128i x0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(u0));
     const __m128i x1 = kU > 1 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(u1)) : x0;
     const __m128i x2 = kU > 2 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(u2)) : x0;
     const __m128i x3 = kU > 3 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(u3)) : x0;
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(k), units_or<kU>(x0, x1, x2, x3, m00, m10, m20, m30));
-    if (kP > 1) _mm_storeu_si128(reinterpret_cast<__m128i*>(k + p1), units_or<kU>(x0, x1, x2, x3, m01, m11, m21, m31));
-    if (kP > 2) _mm_storeu_si128(reinterpret_cast<__m128i*>(k + p2), units_or<kU>(x0, x1, x2, x3, m02, m12, m22, m32));
-    if (kP > 3) _mm_storeu_si128(reinterpret_cast<__m128i*>(k + p3), units_or<kU>(x0, x1, x2, x3, m03, m13, m23, m33));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(k), units_or<kU>(x0, x1, x2, x3, m0, m1, m2, m3));
   }
 }
 
@@ -1446,10 +1443,12 @@ __attribute__((target("avx2"), always_inline)) inline __m256i both_lanes_at(cons
 // end. The bytes a kernel of under 32 bytes writes past it are the next
 // kernel's, written next. A 3 x 3 x 3 int8 kernel takes three 256-bit
 // shuffles and a store, against six 128-bit shuffles and two stores by
-// pieces (small_kernel_unpack_units). Measured on a Zen 5 capped at AVX2,
-// pinned, alternating, the fastest of 2,000 calls, int8, 4096 kernels: 3 x 3
-// x 3 4.1 -> 3.6 us (0.25 -> 0.28 of memcpy), 4 x 3 x 3 5.6 -> 4.4, 5 x 4 x 3
-// (60 bytes, two stores) 10.7 -> 5.7; fp16 8192 x 2 x 3 x 2 8.0 -> 7.1.
+// pieces. Measured on a Zen 5 capped at AVX2, pinned, alternating, the
+// fastest of 2,000 calls, int8, 4096 kernels: 3 x 3 x 3 4.1 -> 3.6 us (0.25
+// -> 0.28 of memcpy), 4 x 3 x 3 5.6 -> 4.4, 5 x 4 x 3 (60 bytes, two stores)
+// 10.7 -> 5.7; fp16 8192 x 2 x 3 x 2 8.0 -> 7.1. The 3 x 3 x 3 bench row's
+// median over repetitions on new buffers stays 0.195 either way there (its
+// calls take 5.3-6.0 us most of the time, both forms alike).
 template <uint64_t kU, bool kTwo>
 __attribute__((target("avx2"))) void small_kernel_unpack_wide(const SmallKernelShuffles& t, uint64_t count,
                                                               const uint8_t* from, uint8_t* to) {
@@ -1650,11 +1649,12 @@ __attribute__((target("avx2"))) void small_kernel_group(const SmallKernelShuffle
   uint8_t* k = to;
   if (t.U <= 4) {  // the units' places and masks in registers
     using Unpack = void (*)(const SmallKernelShuffles&, uint64_t, const uint8_t*, uint8_t*);
-    static constexpr Unpack kUnpack[4] = {small_kernel_unpack_units<kP, 1>, small_kernel_unpack_units<kP, 2>,
-                                          small_kernel_unpack_units<kP, 3>, small_kernel_unpack_units<kP, 4>};
-    static constexpr Unpack kWide[4] = {small_kernel_unpack_wide<1, (kP > 2)>, small_kernel_unpack_wide<2, (kP > 2)>,
-                                        small_kernel_unpack_wide<3, (kP > 2)>, small_kernel_unpack_wide<4, (kP > 2)>};
-    (kP > 1 ? kWide : kUnpack)[t.U - 1](t, count, from, to);
+    static constexpr Unpack kUnpack[4] = {
+        kP == 1 ? small_kernel_unpack_units<1> : small_kernel_unpack_wide<1, (kP > 2)>,
+        kP == 1 ? small_kernel_unpack_units<2> : small_kernel_unpack_wide<2, (kP > 2)>,
+        kP == 1 ? small_kernel_unpack_units<3> : small_kernel_unpack_wide<3, (kP > 2)>,
+        kP == 1 ? small_kernel_unpack_units<4> : small_kernel_unpack_wide<4, (kP > 2)>};
+    kUnpack[t.U - 1](t, count, from, to);
     return;
   }
   for (uint64_t kk = 0; kk < count; ++kk, k += kernel) {
