@@ -1322,8 +1322,7 @@ struct SmallKernelShuffles {
   alignas(16) int8_t tail[kSmallUnits][2][16];
   // Unpacking kernels of more than 16 bytes by 32-byte stores (see
   // small_kernel_unpack_wide), byte j of store q from unit u by wide[u][q][j]
-  // (the low lane's bytes from the unit's 16 bytes in it, the high lane's
-  // from the same 16 bytes in it).
+  // (each lane shuffles the unit's 16 bytes, loaded into both).
   alignas(32) int8_t wide[kSmallUnits][2][32];
 };
 
@@ -1623,9 +1622,9 @@ bool small_kernel_groups_fit(const SmallKernelShuffles& t, uint64_t count) {
 }
 
 // `groups` groups of `count` kernels (more than one only packing where small_kernel_groups_fit) from their logical
-// bytes to the groups' units (pack), or back. Unpacking keeps a call a group: whole groups in one call measured
-// slower on a Zen 5 capped at AVX2 (4096 x 3 x 3 x 3 int8, pinned, alternating: 0.24 -> 0.21 of memcpy while the
-// host was quiet, 0.17 -> 0.19 while it was loaded), the inner loop the same.
+// bytes to the groups' units (pack), or back. Unpacking keeps a call a group: whole groups in one call, the inner
+// loop the same, measured no better on a Zen 5 capped at AVX2 (4096 x 3 x 3 x 3 int8, pinned, alternating: 0.24 ->
+// 0.21 of memcpy in one state of the host, 0.17 -> 0.19 in another).
 template <uint64_t kP, bool kPack>
 __attribute__((target("avx2"))) void small_kernel_group(const SmallKernelShuffles& t, uint64_t count, uint64_t groups,
                                                         const uint8_t* from, uint8_t* to) {
