@@ -427,8 +427,8 @@ TEST(HtpKernels, plane_transposes_equal_the_reference_at_every_isa_level) {
   // without it): groups of as many planes as the stage holds. 16-bit in
   // cache both ways: 4 of 32 x 128 and of 64 x 64 (two images of two
   // groups), 5 of 32 x 96 and of 96 x 32 (the last group of one plane);
-  // packs of 8 and 32 bits in cache (groups of 4
-  // and 2) and streamed (16-bit, groups of 4; buffers on a line: see
+  // packs of 8 and 32 bits in cache (groups of 4 and 2) and streamed
+  // (16-bit, groups of 4; buffers on a line: see
   // every_buffer_alignment_writes_the_same_bytes_at_every_isa_level).
   expect_pass_at_every_isa("htp.nchw", "fp16", "2,64,8,64");
   expect_pass_at_every_isa("htp.nchw", "fp16", "1,32,16,96");
