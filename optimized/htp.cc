@@ -3494,7 +3494,16 @@ __attribute__((target("avx2"))) void walk_planes(const Plan& p, const std::vecto
   const bool lanes_fit = (kPack || (kE == 2 ? !large : kE == 1 && large)) &&  // mutate: equivalent (a choice of path)
                          group > 0 && (kPack ? rows : cols) * kE % 64 == 0 && (kPack ? cols : rows) * kE % 64 == 0 &&
                          (!large || dst_starts % 64 == 0);  // mutate: equivalent (a choice of path)
-  const bool lanes = lanes_fit && has_avx512() && !splits_512bit_ops();  // mutate: equivalent (a choice of path)
+  // Where 512-bit operations split in two (a Zen 4) packs take group_lanes
+  // too, unpacks the tiles (one thread, pinned, alternating, medians of 5,
+  // of memcpy, tiles -> group_lanes / group_lanes_avx2, pack: fp16 1 x 32 x
+  // 32 x 128 0.25 -> 0.48 / 0.44, 1 x 128 x 128 x 1024 0.71 -> 0.89 / 0.69,
+  // fp32 1 x 32 x 32 x 128 0.35 -> 0.43 / 0.45, uint8 1 x 256 x 256 x 1024
+  // 0.58 -> 0.72 / 0.59; unpack: that uint8 one 0.65 -> 0.60 / 0.63 (medians
+  // of 9), fp16 1 x 32 x 32 x 128 par (0.36-0.43 all three), 1 x 128 x 128 x
+  // 1024 0.62 -> 0.58 / 0.59).
+  const bool lanes =
+      lanes_fit && has_avx512() && (kPack || !splits_512bit_ops());  // mutate: equivalent (a choice of path)
   // Without AVX-512 the same through group_lanes_avx2 (on a Zen 3, one
   // thread, pinned, alternating, medians of 5, of memcpy, against the
   // tiles: uint8 1 x 256 x 256 x 1024 pack 0.37 -> 0.58, unpack par at

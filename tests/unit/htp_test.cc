@@ -436,6 +436,17 @@ TEST(HtpKernels, plane_transposes_equal_the_reference_at_every_isa_level) {
   expect_pass_at_every_isa("htp.nchw", "uint8", "1,64,16,128");
   expect_pass_at_every_isa("htp.nchw", "fp32", "1,32,32,128");
   expect_pass_at_every_isa("htp.nchw", "fp16", "1,64,64,1024");
+  // Where 512-bit operations split in two (Split512Scope: both answers on
+  // any CPU), packs still go through group_lanes and unpacks through the
+  // tiles.
+  for (bool split : {true, false}) {
+    Split512Scope halves(split);
+    SCOPED_TRACE(split ? "512-bit operations split" : "512-bit operations whole");
+    expect_pass_at_every_isa("htp.nchw", "fp16", "1,32,32,128");
+    expect_pass_at_every_isa("htp.nchw", "uint8", "1,64,16,128");
+    expect_pass_at_every_isa("htp.nchw", "fp32", "1,32,32,128");
+    expect_pass_at_every_isa("htp.nchw", "fp16", "1,64,64,1024");
+  }
   // Streamed (8 MiB and more): groups through a stage of 256 KiB, the rows
   // streamed out; groups of 3 both ways of 104 planes (the last of 2), and
   // unpacks in groups of 2 of 129 planes (the last of 1), through the
