@@ -1615,10 +1615,17 @@ __attribute__((target("avx2"))) void small_kernel_pack_pairs_any(const SmallKern
   small_kernel_pack_rest<kP>(t, 2 * pairs, count, from, to);
 }
 
+// Whether small_kernel_group packs with the masks in registers
+// (small_kernel_pack_pairs): at most 4 units and 8 masks.
+template <uint64_t kP>
+bool small_kernel_masks_held(const SmallKernelShuffles& t) {
+  return t.U <= 4 && kP * t.U <= 8;
+}
+
 // Whether small_kernel_group packs whole groups of `count` kernels in one call.
 template <uint64_t kP>
 bool small_kernel_groups_fit(const SmallKernelShuffles& t, uint64_t count) {
-  return t.U <= 4 && kP * t.U <= 8 && t.tails && count % 2 == 0;
+  return small_kernel_masks_held<kP>(t) && t.tails && count % 2 == 0;
 }
 
 // `groups` groups of `count` kernels (more than one only packing where small_kernel_groups_fit) from their logical
@@ -1631,7 +1638,7 @@ __attribute__((target("avx2"))) void small_kernel_group(const SmallKernelShuffle
   const uint64_t kernel = t.kernel, p1 = t.piece[1], p2 = t.piece[2], p3 = t.piece[3];
   const auto mask = [&t](uint64_t u, uint64_t p) { return _mm_load_si128(reinterpret_cast<const __m128i*>(t.m[u][p])); };
   if (kPack) {
-    if (t.U <= 4 && kP * t.U <= 8) {  // the masks in registers
+    if (small_kernel_masks_held<kP>(t)) {
       using Pack = void (*)(const SmallKernelShuffles&, uint64_t, uint64_t, const uint8_t*, uint8_t*);
       static constexpr Pack kPairs[4] = {small_kernel_pack_pairs<kP, 1>, small_kernel_pack_pairs<kP, 2>,
                                          small_kernel_pack_pairs<kP, 3>, small_kernel_pack_pairs<kP, 4>};
